@@ -1,0 +1,48 @@
+/** The JSON-RPC connection to the node: one provider per process, with a bounded request time. */
+import { FetchRequest, JsonRpcProvider, makeError } from "ethers";
+
+/** Options every request to the node shares. */
+export interface RpcOptions {
+  rpcUrl: string;
+  timeoutMs: number;
+}
+
+function newRequest({ rpcUrl, timeoutMs }: RpcOptions): FetchRequest {
+  const request = new FetchRequest(rpcUrl);
+  request.timeout = timeoutMs;
+  return request;
+}
+
+/**
+ * Asks the node for its chain id with a single request. Used before the provider exists, because a
+ * JsonRpcProvider that detects its network by itself retries forever when the node is down.
+ */
+export async function fetchChainId(options: RpcOptions): Promise<bigint> {
+  const request = newRequest(options);
+  request.body = { jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] };
+  const response = await request.send();
+  response.assertOk();
+  const payload = response.bodyJson as { result?: string; error?: unknown };
+  if (typeof payload.result !== "string") {
+    throw makeError("eth_chainId returned no result", "BAD_DATA", { value: payload });
+  }
+  return BigInt(payload.result);
+}
+
+/**
+ * A provider bound to a known chain: it never re-detects the network, and sends each call on its own
+ * (no batching, whose stall would add latency to every request).
+ */
+export function createRpcProvider(options: RpcOptions, chainId: bigint): JsonRpcProvider {
+  return new JsonRpcProvider(newRequest(options), chainId, { staticNetwork: true, batchMaxCount: 1 });
+}
+
+/** The node's host for logs and messages; the path, query and credentials can hold API keys and are left out. */
+export function describeRpcUrl(rpcUrl: string): string {
+  try {
+    const url = new URL(rpcUrl);
+    return `${url.protocol}//${url.host}`;
+  } catch {
+    return "(unparseable RPC_URL)";
+  }
+}

@@ -1,0 +1,100 @@
+/** Service configuration: one TypeBox schema, loaded once from the environment and validated. */
+import { type Static, Type } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+
+const HEX_PRIVATE_KEY = "^0x[0-9a-fA-F]{64}$";
+const HEX_ADDRESS = "^0x[0-9a-fA-F]{40}$";
+
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+export const ConfigSchema = Type.Object({
+  rpcUrl: Type.Optional(Type.String({ pattern: "^https?://", description: "JSON-RPC endpoint of the Ethereum node" })),
+  privateKey: Type.Optional(Type.String({ pattern: HEX_PRIVATE_KEY, description: "hot wallet key, 0x and 64 hex digits" })),
+  tokenAddress: Type.Optional(Type.String({ pattern: HEX_ADDRESS, description: "ERC-20 contract address" })),
+  chainId: Type.Optional(Type.Integer({ minimum: 1, description: "expected chain id, checked against the node" })),
+  port: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
+  host: Type.String({ minLength: 1, default: "127.0.0.1" }),
+  logLevel: Type.Union(LOG_LEVELS.map((level) => Type.Literal(level)), { default: "info" }),
+  rpcTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000 }),
+  demoSetup: Type.Boolean({ default: false, description: "create a funded wallet and a demo token on an anvil node" }),
+});
+
+/** The validated configuration; derived from the schema, never written by hand. */
+export type Config = Static<typeof ConfigSchema>;
+
+/** Configuration once the node, wallet and token are known (after a dev chain was started, if any). */
+export type ChainConfig = Config & Required<Pick<Config, "rpcUrl" | "privateKey" | "tokenAddress">>;
+
+/** Which environment variable feeds which config field. */
+export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
+  rpcUrl: "RPC_URL",
+  privateKey: "PRIVATE_KEY",
+  tokenAddress: "TOKEN_ADDRESS",
+  chainId: "CHAIN_ID",
+  port: "PORT",
+  host: "HOST",
+  logLevel: "LOG_LEVEL",
+  rpcTimeoutMs: "RPC_TIMEOUT_MS",
+  demoSetup: "DEMO_SETUP",
+};
+
+const INTEGER_FIELDS: (keyof Config)[] = ["chainId", "port", "rpcTimeoutMs"];
+
+/** Raised when the environment does not describe a usable configuration; the message names every bad variable. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/**
+ * Reads and validates the configuration from an environment object. Pure: tests pass literal objects.
+ * Messages name the variable but never echo its value, since some values are secrets.
+ */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const raw: Record<string, unknown> = {};
+  for (const [field, variable] of Object.entries(ENVIRONMENT_VARIABLES)) {
+    const value = env[variable]?.trim();
+    if (value) raw[field] = value;
+  }
+  // TypeBox would turn "1.5" into 1; whole-number variables must be written as whole numbers.
+  const problems: string[] = [];
+  for (const field of INTEGER_FIELDS) {
+    if (field in raw && !/^[0-9]+$/.test(String(raw[field]))) {
+      problems.push(`${ENVIRONMENT_VARIABLES[field]}: must be a whole number`);
+      delete raw[field];
+    }
+  }
+  const candidate = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw));
+  problems.push(...[...Value.Errors(ConfigSchema, candidate)].map((error) => {
+    const field = error.path.split("/")[1] as keyof Config;
+    return `${ENVIRONMENT_VARIABLES[field]}: ${describeExpectation(field, error.message)}`;
+  }));
+  if (problems.length === 0) {
+    const config = candidate as Config;
+    if (config.rpcUrl && !config.demoSetup) {
+      if (!config.privateKey) problems.push("PRIVATE_KEY: required when RPC_URL is set");
+      if (!config.tokenAddress) problems.push("TOKEN_ADDRESS: required when RPC_URL is set");
+    }
+    if (config.demoSetup && !config.rpcUrl) problems.push("DEMO_SETUP: needs RPC_URL of an anvil node (without RPC_URL a local one is started anyway)");
+  }
+  if (problems.length > 0) {
+    throw new ConfigError(`invalid configuration:\n  ${[...new Set(problems)].join("\n  ")}`);
+  }
+  return candidate as Config;
+}
+
+function describeExpectation(field: keyof Config, schemaMessage: string): string {
+  switch (field) {
+    case "privateKey":
+      return "must be 0x followed by 64 hex digits";
+    case "tokenAddress":
+      return "must be 0x followed by 40 hex digits";
+    case "rpcUrl":
+      return "must be an http:// or https:// URL";
+    case "logLevel":
+      return `must be one of ${LOG_LEVELS.join(", ")}`;
+    case "demoSetup":
+      return "must be true or false";
+    default:
+      return schemaMessage.toLowerCase();
+  }
+}

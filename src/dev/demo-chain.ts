@@ -1,0 +1,50 @@
+/** Sets up a demo on an anvil node: a fresh funded wallet holding a freshly deployed OpenZeppelin ERC-20. */
+import { ContractFactory, JsonRpcProvider, type Signer, Wallet, parseUnits, toBeHex } from "ethers";
+import demoToken from "../../contracts/artifacts/DemoToken.json" with { type: "json" };
+
+/** A wallet and the token it holds. */
+export interface DemoChain {
+  privateKey: string;
+  walletAddress: string;
+  tokenAddress: string;
+}
+
+export interface DemoTokenOptions {
+  decimals?: number;
+  /** Whole tokens minted to the wallet. */
+  supply?: bigint;
+  /** Wei given to the wallet for gas. */
+  ethBalance?: bigint;
+}
+
+/**
+ * Creates a random wallet, gives it ETH with `anvil_setBalance`, and deploys DemoToken from it, so the
+ * whole supply is the wallet's. Works only against anvil; no private key is hard-coded anywhere.
+ */
+export async function setUpDemoChain(rpcUrl: string, options: DemoTokenOptions = {}): Promise<DemoChain> {
+  const { decimals = 18, supply = 1_000_000n, ethBalance = parseUnits("1000", "ether") } = options;
+  const provider = new JsonRpcProvider(rpcUrl, undefined, { staticNetwork: true, batchMaxCount: 1 });
+  try {
+    const wallet = new Wallet(Wallet.createRandom().privateKey, provider);
+    await provider.send("anvil_setBalance", [wallet.address, toBeHex(ethBalance)]);
+    const tokenAddress = await deployDemoToken(wallet, decimals, supply);
+    return { privateKey: wallet.privateKey, walletAddress: wallet.address, tokenAddress };
+  } finally {
+    provider.destroy();
+  }
+}
+
+/** Deploys a DemoToken whose whole supply goes to the deployer; resolves with its address once mined. */
+export async function deployDemoToken(deployer: Signer, decimals: number, supply: bigint): Promise<string> {
+  const factory = new ContractFactory(demoToken.abi, demoToken.bytecode, deployer);
+  const contract = await factory.deploy("Demo Token", "DEMO", decimals, supply * 10n ** BigInt(decimals));
+  await mineIfNeeded(deployer.provider as JsonRpcProvider);
+  await contract.waitForDeployment();
+  return contract.getAddress();
+}
+
+// A node started with --no-mining would otherwise never include the deployment.
+async function mineIfNeeded(provider: JsonRpcProvider): Promise<void> {
+  const automine: boolean = await provider.send("anvil_getAutomine", []);
+  if (!automine) await provider.send("evm_mine", []);
+}

@@ -1,0 +1,121 @@
+/** Request and response schemas shared by the routes: the HTTP contract, and the source of the OpenAPI document. */
+import { type Static, Type } from "@sinclair/typebox";
+
+export const AddressSchema = Type.String({
+  pattern: "^0x[0-9a-fA-F]{40}$",
+  description: "20-byte address, 0x-prefixed; a mixed-case address must carry a valid EIP-55 checksum",
+  examples: ["0x70997970C51812dc3A010C7d01b50e0d17dc79C8"],
+});
+
+export const TxHashSchema = Type.String({
+  pattern: "^0x[0-9a-fA-F]{64}$",
+  description: "transaction hash: 0x and 64 hex digits, either case",
+  examples: ["0xc193f20058868225941bc91a8286d45a4eac2105bea5d70f7a09e55c2c411deb"],
+});
+
+export const TokenAmountSchema = Type.Union([Type.Number(), Type.String({ maxLength: 100 })], {
+  description:
+    "amount in whole token units (1.5 is one and a half tokens), as a plain decimal number or string; " +
+    "large or very precise amounts should be strings",
+  examples: ["1.5", 25],
+});
+
+export const BigNumberSchema = Type.Object(
+  {
+    type: Type.Literal("BigNumber"),
+    hex: Type.String({ pattern: "^0x[0-9a-f]+$", description: "lowercase hex quantity, even number of digits" }),
+  },
+  { description: "an ethers v5 BigNumber", examples: [{ type: "BigNumber", hex: "0x0de0b6b3a7640000" }] },
+);
+
+const AccessListSchema = Type.Array(
+  Type.Object({ address: Type.String(), storageKeys: Type.Array(Type.String()) }),
+  { description: "EIP-2930 access list" },
+);
+
+/** The /transfer record, properties in ethers v5's order (the serializer writes them in this order). */
+export const TransferRecordSchema = Type.Object(
+  {
+    type: Type.Integer(),
+    chainId: Type.Integer(),
+    nonce: Type.Integer(),
+    maxPriorityFeePerGas: BigNumberSchema,
+    maxFeePerGas: BigNumberSchema,
+    gasPrice: Type.Null(),
+    gasLimit: BigNumberSchema,
+    to: Type.String({ description: "the token contract" }),
+    value: BigNumberSchema,
+    data: Type.String({ description: "ERC-20 transfer(to, amount) call data" }),
+    accessList: AccessListSchema,
+    hash: Type.String(),
+    v: Type.Integer(),
+    r: Type.String(),
+    s: Type.String(),
+    from: Type.String({ description: "the hot wallet" }),
+    confirmations: Type.Integer({ description: "always 0: the transaction has just been accepted by the node" }),
+  },
+  { description: "the transaction as ethers v5 returned it from contract.transfer(...)" },
+);
+
+/** The /getTransaction record, properties in ethers v5's order. */
+export const LookupRecordSchema = Type.Object(
+  {
+    hash: Type.String(),
+    type: Type.Integer(),
+    accessList: Type.Union([AccessListSchema, Type.Null()]),
+    blockHash: Type.Union([Type.String(), Type.Null()]),
+    blockNumber: Type.Union([Type.Integer(), Type.Null()]),
+    transactionIndex: Type.Union([Type.Integer(), Type.Null()]),
+    confirmations: Type.Integer({ description: "0 while pending; latest block - blockNumber + 1 once mined" }),
+    from: Type.String(),
+    gasPrice: Type.Optional(BigNumberSchema),
+    maxPriorityFeePerGas: Type.Optional(BigNumberSchema),
+    maxFeePerGas: Type.Optional(BigNumberSchema),
+    gasLimit: BigNumberSchema,
+    to: Type.Union([Type.String(), Type.Null()]),
+    value: BigNumberSchema,
+    nonce: Type.Integer(),
+    data: Type.String(),
+    r: Type.Optional(Type.String()),
+    s: Type.Optional(Type.String()),
+    v: Type.Optional(Type.Integer()),
+    creates: Type.Union([Type.String(), Type.Null()], { description: "address of the created contract, else null" }),
+    raw: Type.Optional(Type.String()),
+    chainId: Type.Integer(),
+  },
+  { description: "the transaction as ethers v5 returned it from provider.getTransaction(hash)" },
+);
+
+export const TransferBodySchema = Type.Object(
+  {
+    toAddress: Type.Optional(AddressSchema),
+    to: Type.Optional({ ...AddressSchema, description: "alias of toAddress (the spec's sample body uses it)" }),
+    amount: TokenAmountSchema,
+  },
+  { additionalProperties: false, description: "toAddress (or to) and amount" },
+);
+export type TransferBody = Static<typeof TransferBodySchema>;
+
+export const GetTransactionBodySchema = Type.Object({ Tx: TxHashSchema }, { additionalProperties: false });
+export type GetTransactionBody = Static<typeof GetTransactionBodySchema>;
+
+export const TransferReplySchema = Type.Object({ result: TransferRecordSchema });
+export const GetTransactionReplySchema = Type.Object({
+  result: Type.Union([LookupRecordSchema, Type.Null()], { description: "null when the node does not know the hash" }),
+});
+
+/** Every error, ours or Fastify's, in Fastify's envelope. */
+export const ErrorReplySchema = Type.Object(
+  {
+    statusCode: Type.Integer(),
+    code: Type.String({ description: "machine-readable error code" }),
+    error: Type.String({ description: "HTTP reason phrase" }),
+    message: Type.String({ description: "what went wrong, for people" }),
+  },
+  { examples: [{ statusCode: 417, code: "INSUFFICIENT_TOKEN_BALANCE", error: "Expectation Failed", message: "the hot wallet holds 0 base units of the token, 1500000000000000000 requested" }] },
+);
+
+/** The error replies a route can send, keyed by status, for its response schema. */
+export function errorReplies(...statusCodes: number[]): Record<number, typeof ErrorReplySchema> {
+  return Object.fromEntries(statusCodes.map((statusCode) => [statusCode, ErrorReplySchema]));
+}

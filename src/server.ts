@@ -1,0 +1,86 @@
+/** Entry point: environment -> config -> (dev chain) -> chain connection -> buildApp -> listen -> graceful close. */
+import type { AddressInfo } from "node:net";
+import dotenv from "dotenv";
+import { buildApp } from "./app.js";
+import { ChainStartupError, connectChain } from "./chain/connect-chain.js";
+import { describeRpcUrl } from "./chain/rpc-provider.js";
+import { type ChainConfig, type Config, ConfigError, loadConfig } from "./config.js";
+import { type AnvilNode, startAnvil } from "./dev/anvil.js";
+import { type DemoChain, setUpDemoChain } from "./dev/demo-chain.js";
+
+async function main(): Promise<void> {
+  dotenv.config({ quiet: true });
+  const config = loadConfig(process.env);
+  const devNode = config.rpcUrl ? undefined : await startAnvil();
+  const stopDevNode = () => devNode?.stop();
+  try {
+    const { chainConfig, demo } = await resolveChain(config, devNode);
+    const chain = await connectChain(chainConfig);
+    const app = buildApp(chainConfig, { chain });
+    closeGracefullyOnSignals(async () => {
+      await app.close();
+      chain.provider.destroy();
+      await stopDevNode();
+    }, app.log);
+    await app.listen({ port: config.port, host: config.host });
+    app.log.info({ node: describeRpcUrl(chainConfig.rpcUrl), chainId: Number(chain.chainId), token: chain.tokenAddress, wallet: chain.wallet.address }, "service ready");
+    if (demo) printDemoBanner(demo, app.server.address());
+  } catch (error) {
+    await stopDevNode();
+    throw error;
+  }
+}
+
+// Without RPC_URL, a local anvil was started; with DEMO_SETUP, RPC_URL is an anvil to set up the same way.
+async function resolveChain(config: Config, devNode: AnvilNode | undefined): Promise<{ chainConfig: ChainConfig; demo?: DemoChain }> {
+  const rpcUrl = devNode?.rpcUrl ?? config.rpcUrl;
+  if (!rpcUrl) throw new ConfigError("RPC_URL: required");
+  if (devNode || config.demoSetup) {
+    const demo = await setUpDemoChain(rpcUrl);
+    return { chainConfig: { ...config, rpcUrl, privateKey: demo.privateKey, tokenAddress: demo.tokenAddress }, demo };
+  }
+  if (!config.privateKey || !config.tokenAddress) throw new ConfigError("PRIVATE_KEY and TOKEN_ADDRESS: required when RPC_URL is set");
+  return { chainConfig: { ...config, rpcUrl, privateKey: config.privateKey, tokenAddress: config.tokenAddress } };
+}
+
+function printDemoBanner(demo: DemoChain, address: AddressInfo | string | null): void {
+  if (!address || typeof address === "string") return;
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const base = `http://${host === "0.0.0.0" || host === "[::]" ? "127.0.0.1" : host}:${address.port}`;
+  const example = JSON.stringify({ toAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", amount: "1.5" });
+  process.stdout.write(
+    [
+      "",
+      "Local dev chain ready (anvil). Demo token and a funded dev wallet were created for this run:",
+      `  token:  ${demo.tokenAddress} (DEMO, 18 decimals)`,
+      `  wallet: ${demo.walletAddress} (1,000,000 DEMO, 1000 ETH)`,
+      "Try it:",
+      `  curl -s -X POST ${base}/transfer -H 'content-type: application/json' -d '${example}'`,
+      "",
+    ].join("\n") + "\n",
+  );
+}
+
+function closeGracefullyOnSignals(close: () => Promise<void>, log: { info(msg: string): void; error(obj: unknown, msg: string): void }): void {
+  let closing = false;
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    process.on(signal, () => {
+      if (closing) return;
+      closing = true;
+      log.info(`${signal} received: finishing requests in flight, then exiting`);
+      close().then(
+        () => process.exit(0),
+        (error) => {
+          log.error({ err: error }, "error while closing");
+          process.exit(1);
+        },
+      );
+    });
+  }
+}
+
+main().catch((error: unknown) => {
+  const known = error instanceof ConfigError || error instanceof ChainStartupError;
+  process.stderr.write(`cannot start: ${known || error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,187 @@
+/**
+ * The ethers v5 wire format: turns ethers v6 values and raw node answers into the exact JSON that ethers
+ * v5.7.2 produced for `contract.transfer(...)` and `provider.getTransaction(hash)`, key order included.
+ */
+import { type Transaction, getAddress, getCreateAddress } from "ethers";
+import type { RpcTransaction } from "../chain/transaction-lookup.js";
+
+/** How ethers v5's BigNumber serialises itself. */
+export interface V5BigNumber {
+  type: "BigNumber";
+  hex: string;
+}
+
+export interface V5AccessListEntry {
+  address: string;
+  storageKeys: string[];
+}
+
+/** v5's record of a transaction it has just sent (`contract.transfer(...)`), in v5's key order. */
+export interface V5TransferRecord {
+  type: number;
+  chainId: number;
+  nonce: number;
+  maxPriorityFeePerGas: V5BigNumber;
+  maxFeePerGas: V5BigNumber;
+  gasPrice: null;
+  gasLimit: V5BigNumber;
+  to: string;
+  value: V5BigNumber;
+  data: string;
+  accessList: V5AccessListEntry[];
+  hash: string;
+  v: number;
+  r: string;
+  s: string;
+  from: string;
+  confirmations: number;
+}
+
+/** v5's record of a looked-up transaction (`provider.getTransaction(hash)`), in v5's key order. */
+export interface V5LookupRecord {
+  hash: string;
+  type: number;
+  accessList: V5AccessListEntry[] | null;
+  blockHash: string | null;
+  blockNumber: number | null;
+  transactionIndex: number | null;
+  confirmations: number;
+  from: string;
+  gasPrice?: V5BigNumber;
+  maxPriorityFeePerGas?: V5BigNumber;
+  maxFeePerGas?: V5BigNumber;
+  gasLimit: V5BigNumber;
+  to: string | null;
+  value: V5BigNumber;
+  nonce: number;
+  data: string;
+  r?: string;
+  s?: string;
+  v?: number;
+  creates: string | null;
+  raw?: string;
+  chainId: number;
+}
+
+/** A quantity as v5's BigNumber writes it: lowercase, even number of digits, no leading zero byte. */
+export function toV5BigNumber(value: bigint | string): V5BigNumber {
+  const digits = BigInt(value).toString(16);
+  return { type: "BigNumber", hex: `0x${digits.length % 2 === 0 ? digits : `0${digits}`}` };
+}
+
+/** The record v5 returned from `contract.transfer(...)` for this signed type-2 transaction. */
+export function toV5TransferRecord(transaction: Transaction): V5TransferRecord {
+  const { signature, maxFeePerGas, maxPriorityFeePerGas, to, from, hash } = transaction;
+  if (transaction.type !== 2 || !signature || maxFeePerGas === null || maxPriorityFeePerGas === null || !to || !from || !hash) {
+    throw new Error("a transfer record needs a signed type-2 transaction with a recipient");
+  }
+  return {
+    type: 2,
+    chainId: Number(transaction.chainId),
+    nonce: transaction.nonce,
+    maxPriorityFeePerGas: toV5BigNumber(maxPriorityFeePerGas),
+    maxFeePerGas: toV5BigNumber(maxFeePerGas),
+    gasPrice: null,
+    gasLimit: toV5BigNumber(transaction.gasLimit),
+    to: getAddress(to),
+    value: toV5BigNumber(transaction.value),
+    data: transaction.data.toLowerCase(),
+    accessList: (transaction.accessList ?? []).map((entry) => toV5AccessListEntry(entry)),
+    hash: hash.toLowerCase(),
+    v: signature.yParity,
+    r: padTo32Bytes(signature.r),
+    s: padTo32Bytes(signature.s),
+    from: getAddress(from),
+    confirmations: 0,
+  };
+}
+
+/**
+ * The record v5 returned from `provider.getTransaction(hash)`, built from the node's raw answer the way
+ * v5's Formatter did: absent optional quantities are left out, absent nullable fields become null.
+ */
+export function toV5LookupRecord(raw: RpcTransaction, latestBlockNumber: number): V5LookupRecord {
+  const to = readTo(raw);
+  const blockNumber = optionalNumber(raw.blockNumber);
+  const blockHash = raw.blockHash == null ? null : lowercaseHex(raw.blockHash);
+  const record: V5LookupRecord = {
+    hash: lowercaseHex(raw.hash),
+    type: raw.type == null || raw.type === "0x" ? 0 : toNumber(raw.type),
+    accessList: readAccessList(raw),
+    blockHash: blockHash !== null && /^0x0*$/.test(blockHash) ? null : blockHash,
+    blockNumber,
+    transactionIndex: optionalNumber(raw.transactionIndex),
+    // v5 counts the block itself; a head read just before the block arrived still means one.
+    confirmations: blockNumber === null ? 0 : Math.max(1, latestBlockNumber - blockNumber + 1),
+    from: getAddress(String(raw.from)),
+    gasPrice: optionalBigNumber(raw.gasPrice),
+    maxPriorityFeePerGas: optionalBigNumber(raw.maxPriorityFeePerGas),
+    maxFeePerGas: optionalBigNumber(raw.maxFeePerGas),
+    gasLimit: toV5BigNumber(String(raw.gasLimit ?? raw.gas)),
+    to,
+    value: toV5BigNumber(String(raw.value)),
+    nonce: toNumber(raw.nonce),
+    data: lowercaseHex(raw.data ?? raw.input),
+    r: raw.r == null ? undefined : padTo32Bytes(String(raw.r)),
+    s: raw.s == null ? undefined : padTo32Bytes(String(raw.s)),
+    v: raw.v == null ? undefined : toNumber(raw.v),
+    creates: readCreates(raw),
+    raw: raw.raw == null ? undefined : lowercaseHex(raw.raw),
+    chainId: readChainId(raw),
+  };
+  return record;
+}
+
+function toV5AccessListEntry(entry: { address: string; storageKeys: readonly string[] }): V5AccessListEntry {
+  return { address: getAddress(entry.address), storageKeys: entry.storageKeys.map((key) => key.toLowerCase()) };
+}
+
+function readAccessList(raw: RpcTransaction): V5AccessListEntry[] | null {
+  if (raw.accessList == null) return raw.type === 1 || raw.type === 2 ? [] : null;
+  return (raw.accessList as { address: string; storageKeys?: string[] }[]).map((entry) =>
+    toV5AccessListEntry({ address: entry.address, storageKeys: entry.storageKeys ?? [] }),
+  );
+}
+
+// Some nodes write the zero address as "0x0".
+function readTo(raw: RpcTransaction): string | null {
+  if (raw.to == null) return null;
+  return BigInt(String(raw.to)) === 0n ? "0x0000000000000000000000000000000000000000" : getAddress(String(raw.to));
+}
+
+function readCreates(raw: RpcTransaction): string | null {
+  if (raw.creates != null) return getAddress(String(raw.creates));
+  if (raw.to != null) return null;
+  return getCreateAddress({ from: String(raw.from), nonce: BigInt(String(raw.nonce)) });
+}
+
+// Pre-EIP-155 transactions carry no chain id; v5 derived one from v, or fell back to 0.
+function readChainId(raw: RpcTransaction): number {
+  const given = raw.chainId ?? raw.networkId;
+  if (given != null) return toNumber(given);
+  if (raw.v == null) return 0;
+  return Math.max(0, Math.trunc((toNumber(raw.v) - 35) / 2));
+}
+
+function toNumber(value: unknown): number {
+  const number = Number(BigInt(String(value)));
+  if (!Number.isSafeInteger(number)) throw new Error(`quantity ${String(value)} does not fit a JSON number`);
+  return number;
+}
+
+function optionalNumber(value: unknown): number | null {
+  return value == null ? null : toNumber(value);
+}
+
+function optionalBigNumber(value: unknown): V5BigNumber | undefined {
+  return value == null ? undefined : toV5BigNumber(String(value));
+}
+
+function lowercaseHex(value: unknown): string {
+  const text = String(value);
+  return (text.startsWith("0x") ? text : `0x${text}`).toLowerCase();
+}
+
+function padTo32Bytes(hex: string): string {
+  return `0x${hex.slice(2).padStart(64, "0")}`.toLowerCase();
+}

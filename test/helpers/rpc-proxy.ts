@@ -1,0 +1,64 @@
+/**
+ * An HTTP proxy in front of anvil that can misbehave on demand, so that node faults a real node will not
+ * produce when asked (time-outs, HTTP errors, refusals of one method) reach the service through its real
+ * ethers stack. It also counts the JSON-RPC calls it forwards, by method.
+ */
+import { type Server, createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { request } from "undici";
+
+export type ProxyFault =
+  | { kind: "hang" }
+  | { kind: "http-500" }
+  | { kind: "rpc-error"; message: string; methods: string[] };
+
+export interface RpcProxy {
+  url: string;
+  /** Calls forwarded (or answered with a fault) per JSON-RPC method. */
+  calls: Map<string, number>;
+  fault: ProxyFault | undefined;
+  close(): Promise<void>;
+}
+
+export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
+  const hanging = new Set<import("node:http").ServerResponse>();
+  const proxy: RpcProxy = {
+    url: "",
+    calls: new Map(),
+    fault: undefined,
+    close: () => closeServer(server, hanging),
+  };
+  const server: Server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks).toString();
+    const payload = JSON.parse(body) as { id: number; method: string };
+    proxy.calls.set(payload.method, (proxy.calls.get(payload.method) ?? 0) + 1);
+    const fault = proxy.fault;
+    if (fault?.kind === "hang") {
+      hanging.add(res);
+      return;
+    }
+    if (fault?.kind === "http-500") {
+      res.writeHead(500, { "content-type": "text/plain" }).end("internal error");
+      return;
+    }
+    if (fault?.kind === "rpc-error" && fault.methods.includes(payload.method)) {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ jsonrpc: "2.0", id: payload.id, error: { code: -32000, message: fault.message } }));
+      return;
+    }
+    const upstream = await request(targetUrl, { method: "POST", body, headers: { "content-type": "application/json" } });
+    res.writeHead(upstream.statusCode, { "content-type": "application/json" });
+    res.end(await upstream.body.text());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return proxy;
+}
+
+function closeServer(server: Server, hanging: Set<import("node:http").ServerResponse>): Promise<void> {
+  for (const res of hanging) res.destroy();
+  server.closeAllConnections();
+  return new Promise((resolve) => server.close(() => resolve()));
+}

@@ -1,0 +1,64 @@
+/** A real anvil node with a freshly deployed DemoToken, for tests that touch the chain. */
+import { Contract, JsonRpcProvider, Wallet, parseUnits, toBeHex } from "ethers";
+import demoToken from "../../contracts/artifacts/DemoToken.json" with { type: "json" };
+import { type AnvilNode, startAnvil } from "../../src/dev/anvil.js";
+import { type DemoChain, type DemoTokenOptions, setUpDemoChain } from "../../src/dev/demo-chain.js";
+
+export interface TestChain {
+  node: AnvilNode;
+  rpcUrl: string;
+  demo: DemoChain;
+  decimals: number;
+  /** What the service needs to use this chain's hot wallet and token. */
+  target: { rpcUrl: string; privateKey: string; tokenAddress: string };
+  /** A direct provider for assertions and outside actions; not the service's. */
+  provider: JsonRpcProvider;
+  /** The token, connected to the hot wallet (its owner), for balance checks and freezing. */
+  token: Contract;
+  /** The hot wallet, connected to the direct provider, for transactions "from outside" the service. */
+  hotWallet: Wallet;
+  stop(): Promise<void>;
+}
+
+/** Starts anvil (extra args pass through, e.g. ["--no-mining"]) and deploys a token held by a fresh wallet. */
+export async function startTestChain(anvilArgs: string[] = [], tokenOptions: DemoTokenOptions = {}): Promise<TestChain> {
+  const node = await startAnvil(anvilArgs);
+  const demo = await setUpDemoChain(node.rpcUrl, tokenOptions);
+  const provider = new JsonRpcProvider(node.rpcUrl, undefined, { staticNetwork: true, batchMaxCount: 1, cacheTimeout: -1 });
+  const hotWallet = new Wallet(demo.privateKey, provider);
+  const token = new Contract(demo.tokenAddress, demoToken.abi, hotWallet);
+  return {
+    node,
+    rpcUrl: node.rpcUrl,
+    demo,
+    decimals: tokenOptions.decimals ?? 18,
+    target: { rpcUrl: node.rpcUrl, privateKey: demo.privateKey, tokenAddress: demo.tokenAddress },
+    provider,
+    token,
+    hotWallet,
+    async stop() {
+      provider.destroy();
+      await node.stop();
+    },
+  };
+}
+
+/** The token balance of an address, in base units. */
+export async function tokenBalanceOf(chain: TestChain, address: string): Promise<bigint> {
+  return (await chain.token.getFunction("balanceOf")(address)) as bigint;
+}
+
+/** A fresh address with no history, so every test's recipient starts at zero. */
+export function freshAddress(): string {
+  return Wallet.createRandom().address;
+}
+
+/** Gives an address ETH directly on anvil. */
+export async function setEthBalance(chain: TestChain, address: string, ether: string): Promise<void> {
+  await chain.provider.send("anvil_setBalance", [address, toBeHex(parseUnits(ether, "ether"))]);
+}
+
+/** Mines `count` blocks. */
+export async function mineBlocks(chain: TestChain, count = 1): Promise<void> {
+  await chain.provider.send("anvil_mine", [toBeHex(count)]);
+}

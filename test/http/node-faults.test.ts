@@ -1,0 +1,113 @@
+/** What the service answers when the node misbehaves, and that it recovers by itself when the node is back. */
+import { rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startAnvil } from "../../src/dev/anvil.js";
+import { type RpcProxy, startRpcProxy } from "../helpers/rpc-proxy.js";
+import { type TestService, postJson, startService } from "../helpers/service.js";
+import { type TestChain, freshAddress, startTestChain, tokenBalanceOf } from "../helpers/test-chain.js";
+
+describe("node faults, through a proxy in front of anvil", () => {
+  let chain: TestChain;
+  let proxy: RpcProxy;
+  let service: TestService;
+
+  beforeAll(async () => {
+    chain = await startTestChain();
+    proxy = await startRpcProxy(chain.rpcUrl);
+    service = await startService({ ...chain.target, rpcUrl: proxy.url }, { RPC_TIMEOUT_MS: "300" });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await proxy?.close();
+    await chain?.stop();
+  });
+
+  const transfer = () => postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
+  const lookUp = () => postJson(service.app, "/getTransaction", { Tx: `0x${"ab".repeat(32)}` });
+
+  const cases: [string, () => void, string][] = [
+    ["a node that does not answer", () => (proxy.fault = { kind: "hang" }), "TIMEOUT"],
+    ["a node answering HTTP 500", () => (proxy.fault = { kind: "http-500" }), "SERVER_ERROR"],
+    ["a node that keeps refusing the nonce", () => (proxy.fault = { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "nonce too low" }), "NONCE_EXPIRED"],
+    [
+      "a node that keeps refusing the fee",
+      () => (proxy.fault = { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "replacement transaction underpriced" }),
+      "REPLACEMENT_UNDERPRICED",
+    ],
+    ["a node refusing for another reason", () => (proxy.fault = { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "max fee per gas less than block base fee" }), "UNKNOWN_ERROR"],
+  ];
+
+  it.each(cases)("transfer: %s gives 417 %s, then works again", async (_label, injectFault, code) => {
+    injectFault();
+    const failed = await transfer();
+    proxy.fault = undefined;
+    expect(failed.statusCode).toBe(417);
+    expect(failed.body).toMatchObject({ statusCode: 417, code, error: "Expectation Failed" });
+    expect(failed.body.message).not.toContain(proxy.url);
+    expect(failed.body.message).not.toContain("127.0.0.1");
+    const recipient = freshAddress();
+    expect((await postJson(service.app, "/transfer", { toAddress: recipient, amount: "2" })).statusCode).toBe(200);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(2n * 10n ** 18n);
+  });
+
+  it("the node's own refusal text is quoted", async () => {
+    proxy.fault = { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "max fee per gas less than block base fee" };
+    const failed = await transfer();
+    proxy.fault = undefined;
+    expect(failed.body.message).toContain("max fee per gas less than block base fee");
+  });
+
+  it.each([
+    ["hang", { kind: "hang" } as const],
+    ["HTTP 500", { kind: "http-500" } as const],
+  ])("lookup: a node fault (%s) gives 503 NODE_UNAVAILABLE, then works again", async (_label, fault) => {
+    proxy.fault = fault;
+    const failed = await lookUp();
+    proxy.fault = undefined;
+    expect(failed.statusCode).toBe(503);
+    expect(failed.body).toMatchObject({ statusCode: 503, code: "NODE_UNAVAILABLE", error: "Service Unavailable" });
+    expect((await lookUp()).statusCode).toBe(200);
+  });
+});
+
+describe("a node that stops and starts again", () => {
+  const stateFile = join(tmpdir(), `anvil-state-${process.pid}-${Date.now()}.json`);
+  let chain: TestChain;
+  let service: TestService;
+
+  beforeAll(async () => {
+    chain = await startTestChain(["--state", stateFile]);
+    service = await startService(chain.target);
+  });
+  afterAll(async () => {
+    await service?.close();
+    await chain?.stop();
+    rmSync(stateFile, { force: true });
+  });
+
+  it("gives 417 NETWORK_ERROR and 503 while down, and serves again without a restart", async () => {
+    const sent = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
+    expect(sent.statusCode).toBe(200);
+    const hash: string = sent.body.result.hash;
+
+    await chain.node.stop();
+    const transferWhileDown = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
+    expect(transferWhileDown.statusCode).toBe(417);
+    expect(transferWhileDown.body.code).toBe("NETWORK_ERROR");
+    const lookupWhileDown = await postJson(service.app, "/getTransaction", { Tx: hash });
+    expect(lookupWhileDown.statusCode).toBe(503);
+    expect(lookupWhileDown.body.code).toBe("NODE_UNAVAILABLE");
+
+    // Same port, same state: the service's provider reconnects on its own.
+    chain.node = await startAnvil(["--state", stateFile], Number(new URL(chain.rpcUrl).port));
+    const lookupAfter = await postJson(service.app, "/getTransaction", { Tx: hash });
+    expect(lookupAfter.statusCode).toBe(200);
+    expect(lookupAfter.body.result.hash).toBe(hash);
+    expect(lookupAfter.body.result.confirmations).toBeGreaterThanOrEqual(1);
+    const recipient = freshAddress();
+    expect((await postJson(service.app, "/transfer", { toAddress: recipient, amount: "3" })).statusCode).toBe(200);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(3n * 10n ** 18n);
+  });
+});

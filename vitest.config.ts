@@ -1,0 +1,11 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    // Each file starts its own anvil; two cores run two files at a time comfortably.
+    maxWorkers: 2,
+  },
+});
