@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../src/config.js";
+
+const KEY = `0x${"11".repeat(32)}`;
+const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
+
+describe("loadConfig", () => {
+  it("defaults everything when nothing is set (the dev-chain mode)", () => {
+    expect(loadConfig({})).toEqual({ port: 3000, host: "127.0.0.1", logLevel: "info", rpcTimeoutMs: 10_000, demoSetup: false });
+  });
+
+  it("reads and converts every variable", () => {
+    expect(
+      loadConfig({ RPC_URL: "https://node.example/v3/abc", PRIVATE_KEY: KEY, TOKEN_ADDRESS: TOKEN, CHAIN_ID: "1", PORT: "8080", HOST: "0.0.0.0", LOG_LEVEL: "warn", RPC_TIMEOUT_MS: "2500" }),
+    ).toEqual({ rpcUrl: "https://node.example/v3/abc", privateKey: KEY, tokenAddress: TOKEN, chainId: 1, port: 8080, host: "0.0.0.0", logLevel: "warn", rpcTimeoutMs: 2500, demoSetup: false });
+  });
+
+  it("treats empty values as unset", () => {
+    expect(loadConfig({ RPC_URL: "", PORT: " " }).port).toBe(3000);
+  });
+
+  const refusals: [string, Record<string, string>, string][] = [
+    ["RPC_URL without a key and token", { RPC_URL: "http://127.0.0.1:8545" }, "PRIVATE_KEY: required when RPC_URL is set"],
+    ["RPC_URL without a token", { RPC_URL: "http://127.0.0.1:8545", PRIVATE_KEY: KEY }, "TOKEN_ADDRESS: required when RPC_URL is set"],
+    ["a non-URL RPC_URL", { RPC_URL: "localhost:8545" }, "RPC_URL: must be an http:// or https:// URL"],
+    ["a short private key", { PRIVATE_KEY: "0x1234" }, "PRIVATE_KEY: must be 0x followed by 64 hex digits"],
+    ["a bad token address", { TOKEN_ADDRESS: "0x12" }, "TOKEN_ADDRESS: must be 0x followed by 40 hex digits"],
+    ["a fractional chain id", { CHAIN_ID: "1.5" }, "CHAIN_ID: must be a whole number"],
+    ["a port out of range", { PORT: "70000" }, "PORT:"],
+    ["a word for a port", { PORT: "http" }, "PORT: must be a whole number"],
+    ["an unknown log level", { LOG_LEVEL: "loud" }, "LOG_LEVEL: must be one of"],
+    ["DEMO_SETUP without RPC_URL", { DEMO_SETUP: "true" }, "DEMO_SETUP: needs RPC_URL"],
+  ];
+  it.each(refusals)("refuses %s, naming the variable", (_label, env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it("never echoes a private key in its message", () => {
+    const almostKey = `0x${"ab".repeat(31)}`;
+    try {
+      loadConfig({ PRIVATE_KEY: almostKey });
+      expect.unreachable();
+    } catch (error) {
+      expect(String(error)).not.toContain(almostKey.slice(2));
+    }
+  });
+
+  it("lists every bad variable at once", () => {
+    expect(() => loadConfig({ PORT: "x", LOG_LEVEL: "y" })).toThrow(/PORT[\s\S]*LOG_LEVEL/);
+  });
+});
