@@ -41,6 +41,10 @@ export function buildApp(config: Pick<Config, "logLevel" | "rpcUrl" | "privateKe
   // move optional keys to the end and break the byte-for-byte v5 format. Schemas still document replies.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   app.setErrorHandler(handleError);
+  // Callers correlate their logs with ours through the request id, theirs or ours.
+  app.addHook("onSend", async (request, reply) => {
+    reply.header("x-request-id", request.id);
+  });
   app.setNotFoundHandler((request, reply) =>
     reply.status(404).send(envelope(404, "ROUTE_NOT_FOUND", `no route ${request.method} ${request.url.split("?")[0]}`)),
   );

@@ -63,19 +63,19 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       delete raw[field];
     }
   }
+  // A variable that is missing is reported even when others are malformed, so one run lists every fix.
+  if (raw.rpcUrl && raw.demoSetup !== "true") {
+    if (!raw.privateKey) problems.push("PRIVATE_KEY: required when RPC_URL is set");
+    if (!raw.tokenAddress) problems.push("TOKEN_ADDRESS: required when RPC_URL is set");
+  }
+  if (raw.demoSetup === "true" && !raw.rpcUrl) {
+    problems.push("DEMO_SETUP: needs RPC_URL of an anvil node (without RPC_URL a local one is started anyway)");
+  }
   const candidate = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw));
   problems.push(...[...Value.Errors(ConfigSchema, candidate)].map((error) => {
     const field = error.path.split("/")[1] as keyof Config;
     return `${ENVIRONMENT_VARIABLES[field]}: ${describeExpectation(field, error.message)}`;
   }));
-  if (problems.length === 0) {
-    const config = candidate as Config;
-    if (config.rpcUrl && !config.demoSetup) {
-      if (!config.privateKey) problems.push("PRIVATE_KEY: required when RPC_URL is set");
-      if (!config.tokenAddress) problems.push("TOKEN_ADDRESS: required when RPC_URL is set");
-    }
-    if (config.demoSetup && !config.rpcUrl) problems.push("DEMO_SETUP: needs RPC_URL of an anvil node (without RPC_URL a local one is started anyway)");
-  }
   if (problems.length > 0) {
     throw new ConfigError(`invalid configuration:\n  ${[...new Set(problems)].join("\n  ")}`);
   }

@@ -1,0 +1,72 @@
+/**
+ * `npm start` with no RPC_URL: the real entry point starts anvil, deploys a demo token, prints a curl
+ * command that works as printed, and shuts everything down on SIGTERM.
+ */
+import { execFile, spawn } from "node:child_process";
+import { once } from "node:events";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+
+const run = promisify(execFile);
+
+describe("the server entry point without RPC_URL", () => {
+  it("starts a dev chain, prints a working curl command, and exits cleanly on SIGTERM", async () => {
+    const child = spawn(process.execPath, ["--import", "tsx", "src/server.ts"], {
+      env: { ...process.env, RPC_URL: "", DEMO_SETUP: "", PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    try {
+      const curlLine = await waitFor(() => output.split("\n").find((line) => line.trim().startsWith("curl ")), 30_000, () => output);
+      const anvilUrl = /"node":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(output)?.[1];
+      expect(anvilUrl).toBeDefined();
+
+      const { stdout } = await run("sh", ["-c", curlLine.trim()]);
+      const reply = JSON.parse(stdout);
+      expect(reply.result.hash).toMatch(/^0x[0-9a-f]{64}$/);
+      expect(reply.result.confirmations).toBe(0);
+      expect(output).toMatch(/token: +0x[0-9a-fA-F]{40}/);
+      expect(output).toMatch(/wallet: +0x[0-9a-fA-F]{40}/);
+
+      child.kill("SIGTERM");
+      const [exitCode] = await once(child, "exit");
+      expect(exitCode).toBe(0);
+      // The dev chain went down with the service.
+      await expect(fetch(anvilUrl as string, { method: "POST" })).rejects.toThrow();
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+
+  it("refuses to start with a bad variable, naming it", async () => {
+    const result = await run(process.execPath, ["--import", "tsx", "src/server.ts"], {
+      env: { ...process.env, RPC_URL: "http://127.0.0.1:1", PRIVATE_KEY: "0xnotakey", TOKEN_ADDRESS: "" },
+    }).catch((error: { code: number; stderr: string }) => error);
+    expect("code" in result && result.code).toBe(1);
+    expect(result.stderr).toContain("PRIVATE_KEY: must be 0x followed by 64 hex digits");
+    expect(result.stderr).toContain("TOKEN_ADDRESS: required when RPC_URL is set");
+    expect(result.stderr).not.toContain("notakey");
+  });
+
+  it("refuses to start when the node is unreachable, without printing the URL's secrets", async () => {
+    const result = await run(process.execPath, ["--import", "tsx", "src/server.ts"], {
+      env: { ...process.env, RPC_URL: "http://user:hunter2@127.0.0.1:1/v3/secret-key", PRIVATE_KEY: `0x${"11".repeat(32)}`, TOKEN_ADDRESS: "0x5FbDB2315678afecb367f032d93F642f64180aa3", RPC_TIMEOUT_MS: "1000" },
+    }).catch((error: { code: number; stderr: string }) => error);
+    expect("code" in result && result.code).toBe(1);
+    expect(result.stderr).toContain("RPC_URL: the node at http://127.0.0.1:1 did not answer");
+    expect(result.stderr).not.toContain("hunter2");
+    expect(result.stderr).not.toContain("secret-key");
+  });
+});
+
+async function waitFor<T>(probe: () => T | undefined, timeoutMs: number, describe: () => string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out; output so far:\n${describe()}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

@@ -1,0 +1,66 @@
+/** End to end: the app listening on a real socket, driven with undici like a client service would. */
+import type { AddressInfo } from "node:net";
+import { request } from "undici";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type TestService, startService } from "../helpers/service.js";
+import { type TestChain, freshAddress, mineBlocks, startTestChain, tokenBalanceOf } from "../helpers/test-chain.js";
+
+describe("the service over a real socket", () => {
+  let chain: TestChain;
+  let service: TestService;
+  let baseUrl: string;
+
+  beforeAll(async () => {
+    chain = await startTestChain(["--no-mining"]);
+    service = await startService(chain.target);
+    await service.app.listen({ host: "127.0.0.1", port: 0 });
+    baseUrl = `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await service?.close();
+    await chain?.stop();
+  });
+
+  async function post(path: string, body: unknown, headers: Record<string, string> = {}) {
+    const response = await request(`${baseUrl}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify(body),
+    });
+    return { statusCode: response.statusCode, headers: response.headers, body: (await response.body.json()) as any };
+  }
+
+  it("sends a transfer, reports it pending, then confirmed", async () => {
+    const recipient = freshAddress();
+    const sent = await post("/transfer", { toAddress: recipient, amount: "42.000001" });
+    expect(sent.statusCode).toBe(200);
+    expect(sent.headers["content-type"]).toMatch(/^application\/json/);
+    expect(sent.body.result.confirmations).toBe(0);
+
+    const pending = await post("/getTransaction", { Tx: sent.body.result.hash });
+    expect(pending.body.result.confirmations).toBe(0);
+
+    await mineBlocks(chain, 2);
+    const confirmed = await post("/getTransaction", { Tx: sent.body.result.hash });
+    expect(confirmed.body.result.confirmations).toBe(2);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(42_000_001_000_000_000_000n);
+  });
+
+  it("echoes the caller's x-request-id", async () => {
+    const reply = await post("/getTransaction", { Tx: `0x${"ab".repeat(32)}` }, { "x-request-id": "trace-123" });
+    expect(reply.statusCode).toBe(200);
+    expect(reply.headers["x-request-id"]).toBe("trace-123");
+    const generated = await post("/getTransaction", { Tx: "0x1" });
+    expect(generated.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(service.logs.some((line) => line.includes('"reqId":"trace-123"'))).toBe(true);
+  });
+
+  it("keeps the private key out of every log line and reply", async () => {
+    await post("/transfer", { toAddress: freshAddress(), amount: "1" });
+    await post("/transfer", { toAddress: freshAddress(), amount: "999999999" });
+    await post("/transfer", { toAddress: "0x1", amount: "1" });
+    const keyDigits = chain.demo.privateKey.slice(2).toLowerCase();
+    expect(service.logs.length).toBeGreaterThan(3);
+    for (const line of service.logs) expect(line.toLowerCase()).not.toContain(keyDigits);
+  });
+});
