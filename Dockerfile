@@ -1,10 +1,17 @@
 # syntax=docker/dockerfile:1
 
+# Production dependencies, with the tools to build better-sqlite3 should no prebuilt binary fit.
+FROM node:22-bookworm-slim AS deps
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --omit=optional --no-audit --no-fund
+
 # Build: compile TypeScript to dist/.
 FROM node:22-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=optional --ignore-scripts
+RUN npm ci --omit=optional --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY contracts/artifacts ./contracts/artifacts
 COPY src ./src
@@ -12,12 +19,15 @@ RUN npm run build
 
 # Runtime: production dependencies and the compiled code only, as the unprivileged node user.
 FROM node:22-bookworm-slim
-ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 JOURNAL_PATH=/app/data/transfers.sqlite
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --omit=optional --ignore-scripts && npm cache clean --force
+COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# The transfer journal: mount a volume here, and back it up.
+RUN mkdir -p /app/data && chown node:node /app/data
+VOLUME ["/app/data"]
 USER node
 EXPOSE 3000
-# node itself is PID 1's child-free main process, so SIGTERM from `docker stop` reaches the service.
+# node runs directly (no npm, no shell), so SIGTERM from `docker stop` reaches the service.
 CMD ["node", "dist/src/server.js"]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks the Dockerfile's steps without a Docker engine: builds dist/, installs production dependencies
-# only (as the image does) into a temporary folder, starts the compiled service there against a local
+# only (as the image does, native modules built) into a temporary folder, starts the compiled service there against a local
 # anvil with DEMO_SETUP, and sends one transfer through it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +16,7 @@ trap cleanup EXIT
 npm run build --silent
 cp package.json package-lock.json "$work/"
 cp -r dist "$work/dist"
-(cd "$work" && npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund --loglevel=error)
+(cd "$work" && npm ci --omit=dev --omit=optional --no-audit --no-fund --loglevel=error)
 if [ -d "$work/node_modules/vitest" ] || [ -d "$work/node_modules/ethers5" ] || [ -d "$work/node_modules/@foundry-rs" ]; then
   echo "production install contains dev or optional packages" >&2
   exit 1

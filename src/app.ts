@@ -2,14 +2,12 @@
 import { randomUUID } from "node:crypto";
 import { type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify from "fastify";
-import type { DestinationStream } from "pino";
-import type { Config } from "./config.js";
+import type { Logger } from "pino";
 import type { ChainConnection } from "./chain/connect-chain.js";
-import { TokenTransferSender } from "./chain/token-transfer.js";
 import { envelope, handleError } from "./http/error-handler.js";
 import { getTransactionRoute } from "./http/routes/get-transaction.js";
 import { transferRoute } from "./http/routes/transfer.js";
-import { createLogger } from "./logger.js";
+import type { WalletService } from "./wallet-service.js";
 
 /** Requests are a few hundred bytes of JSON; anything much larger is refused before parsing. */
 export const BODY_LIMIT_BYTES = 4096;
@@ -17,15 +15,16 @@ export const BODY_LIMIT_BYTES = 4096;
 /** What the app is built from besides its configuration. */
 export interface AppDependencies {
   chain: ChainConnection;
-  /** Where log lines go; stdout when absent. Tests pass a stream to read them. */
-  logDestination?: DestinationStream;
+  wallet: WalletService;
+  /** The process logger (createLogger), shared with the wallet service. */
+  logger: Logger;
 }
 
 /** Builds the Fastify app with every route, the error envelope and the body rules. Does not listen. */
-export function buildApp(config: Pick<Config, "logLevel" | "rpcUrl" | "privateKey">, deps: AppDependencies) {
-  const { chain } = deps;
+export function buildApp(deps: AppDependencies) {
+  const { chain, wallet } = deps;
   const app = Fastify({
-    loggerInstance: createLogger(config.logLevel, { privateKey: config.privateKey, rpcUrl: config.rpcUrl }, deps.logDestination),
+    loggerInstance: deps.logger,
     bodyLimit: BODY_LIMIT_BYTES,
     onProtoPoisoning: "error",
     onConstructorPoisoning: "error",
@@ -49,7 +48,7 @@ export function buildApp(config: Pick<Config, "logLevel" | "rpcUrl" | "privateKe
     reply.status(404).send(envelope(404, "ROUTE_NOT_FOUND", `no route ${request.method} ${request.url.split("?")[0]}`)),
   );
 
-  app.register(transferRoute, { transfers: new TokenTransferSender(chain), tokenDecimals: chain.tokenDecimals });
+  app.register(transferRoute, { transfers: wallet.sender, tokenDecimals: chain.tokenDecimals });
   app.register(getTransactionRoute, { provider: chain.provider });
   return app;
 }

@@ -17,6 +17,11 @@ export const ConfigSchema = Type.Object({
   logLevel: Type.Union(LOG_LEVELS.map((level) => Type.Literal(level)), { default: "info" }),
   rpcTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000 }),
   demoSetup: Type.Boolean({ default: false, description: "create a funded wallet and a demo token on an anvil node" }),
+  journalPath: Type.String({ minLength: 1, default: "./data/transfers.sqlite", description: "SQLite journal of every transfer" }),
+  journalSynchronous: Type.Union([Type.Literal("FULL"), Type.Literal("NORMAL")], { default: "FULL" }),
+  idempotencyKeyTtlHours: Type.Number({ exclusiveMinimum: 0, maximum: 8760, default: 24 }),
+  chainRefreshIntervalMs: Type.Integer({ minimum: 50, maximum: 60_000, default: 1000 }),
+  testFaultPoint: Type.Optional(Type.Union([Type.Literal("after-sign"), Type.Literal("after-broadcast")])),
 });
 
 /** The validated configuration; derived from the schema, never written by hand. */
@@ -36,9 +41,14 @@ export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
   logLevel: "LOG_LEVEL",
   rpcTimeoutMs: "RPC_TIMEOUT_MS",
   demoSetup: "DEMO_SETUP",
+  journalPath: "JOURNAL_PATH",
+  journalSynchronous: "JOURNAL_SYNCHRONOUS",
+  idempotencyKeyTtlHours: "IDEMPOTENCY_KEY_TTL_HOURS",
+  chainRefreshIntervalMs: "CHAIN_REFRESH_INTERVAL_MS",
+  testFaultPoint: "TEST_FAULT_POINT",
 };
 
-const INTEGER_FIELDS: (keyof Config)[] = ["chainId", "port", "rpcTimeoutMs"];
+const INTEGER_FIELDS: (keyof Config)[] = ["chainId", "port", "rpcTimeoutMs", "chainRefreshIntervalMs"];
 
 /** Raised when the environment does not describe a usable configuration; the message names every bad variable. */
 export class ConfigError extends Error {
@@ -94,6 +104,10 @@ function describeExpectation(field: keyof Config, schemaMessage: string): string
       return `must be one of ${LOG_LEVELS.join(", ")}`;
     case "demoSetup":
       return "must be true or false";
+    case "journalSynchronous":
+      return "must be FULL or NORMAL";
+    case "testFaultPoint":
+      return "must be after-sign or after-broadcast (tests only)";
     default:
       return schemaMessage.toLowerCase();
   }

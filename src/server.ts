@@ -1,12 +1,17 @@
 /** Entry point: environment -> config -> (dev chain) -> chain connection -> buildApp -> listen -> graceful close. */
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import dotenv from "dotenv";
 import { buildApp } from "./app.js";
 import { ChainStartupError, connectChain } from "./chain/connect-chain.js";
 import { describeRpcUrl } from "./chain/rpc-provider.js";
 import { type ChainConfig, type Config, ConfigError, loadConfig } from "./config.js";
 import { type AnvilNode, startAnvil } from "./dev/anvil.js";
+import { JournalOwnerMismatchError } from "./journal/sqlite-transfer-journal.js";
 import { type DemoChain, setUpDemoChain } from "./dev/demo-chain.js";
+import { createLogger } from "./logger.js";
+import { startWalletService } from "./wallet-service.js";
 
 async function main(): Promise<void> {
   dotenv.config({ quiet: true });
@@ -15,10 +20,14 @@ async function main(): Promise<void> {
   const stopDevNode = () => devNode?.stop();
   try {
     const { chainConfig, demo } = await resolveChain(config, devNode);
+    const logger = createLogger(config.logLevel, { privateKey: chainConfig.privateKey, rpcUrl: chainConfig.rpcUrl });
     const chain = await connectChain(chainConfig);
-    const app = buildApp(chainConfig, { chain });
+    const wallet = await startWalletService(chainConfig, chain, logger);
+    const app = buildApp({ chain, wallet, logger });
+    // In order: stop taking requests and finish those in flight, then background work and the journal.
     closeGracefullyOnSignals(async () => {
       await app.close();
+      await wallet.close();
       chain.provider.destroy();
       await stopDevNode();
     }, app.log);
@@ -37,7 +46,9 @@ async function resolveChain(config: Config, devNode: AnvilNode | undefined): Pro
   if (!rpcUrl) throw new ConfigError("RPC_URL: required");
   if (devNode || config.demoSetup) {
     const demo = await setUpDemoChain(rpcUrl);
-    return { chainConfig: { ...config, rpcUrl, privateKey: demo.privateKey, tokenAddress: demo.tokenAddress }, demo };
+    // Every demo run has a new wallet, and a journal belongs to one wallet: keep it out of JOURNAL_PATH.
+    const journalPath = join(tmpdir(), `token-transfer-demo-${demo.walletAddress}.sqlite`);
+    return { chainConfig: { ...config, rpcUrl, privateKey: demo.privateKey, tokenAddress: demo.tokenAddress, journalPath }, demo };
   }
   if (!config.privateKey || !config.tokenAddress) throw new ConfigError("PRIVATE_KEY and TOKEN_ADDRESS: required when RPC_URL is set");
   return { chainConfig: { ...config, rpcUrl, privateKey: config.privateKey, tokenAddress: config.tokenAddress } };
@@ -80,7 +91,7 @@ function closeGracefullyOnSignals(close: () => Promise<void>, log: { info(msg: s
 }
 
 main().catch((error: unknown) => {
-  const known = error instanceof ConfigError || error instanceof ChainStartupError;
+  const known = error instanceof ConfigError || error instanceof ChainStartupError || error instanceof JournalOwnerMismatchError;
   process.stderr.write(`cannot start: ${known || error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
 });

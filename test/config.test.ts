@@ -3,16 +3,36 @@ import { ConfigError, loadConfig } from "../src/config.js";
 
 const KEY = `0x${"11".repeat(32)}`;
 const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
+const DEFAULTS = {
+  port: 3000,
+  host: "127.0.0.1",
+  logLevel: "info",
+  rpcTimeoutMs: 10_000,
+  demoSetup: false,
+  journalPath: "./data/transfers.sqlite",
+  journalSynchronous: "FULL",
+  idempotencyKeyTtlHours: 24,
+  chainRefreshIntervalMs: 1000,
+};
 
 describe("loadConfig", () => {
   it("defaults everything when nothing is set (the dev-chain mode)", () => {
-    expect(loadConfig({})).toEqual({ port: 3000, host: "127.0.0.1", logLevel: "info", rpcTimeoutMs: 10_000, demoSetup: false });
+    expect(loadConfig({})).toEqual({ ...DEFAULTS });
   });
 
   it("reads and converts every variable", () => {
     expect(
       loadConfig({ RPC_URL: "https://node.example/v3/abc", PRIVATE_KEY: KEY, TOKEN_ADDRESS: TOKEN, CHAIN_ID: "1", PORT: "8080", HOST: "0.0.0.0", LOG_LEVEL: "warn", RPC_TIMEOUT_MS: "2500" }),
-    ).toEqual({ rpcUrl: "https://node.example/v3/abc", privateKey: KEY, tokenAddress: TOKEN, chainId: 1, port: 8080, host: "0.0.0.0", logLevel: "warn", rpcTimeoutMs: 2500, demoSetup: false });
+    ).toEqual({ ...DEFAULTS, rpcUrl: "https://node.example/v3/abc", privateKey: KEY, tokenAddress: TOKEN, chainId: 1, port: 8080, host: "0.0.0.0", logLevel: "warn", rpcTimeoutMs: 2500 });
+  });
+
+  it("reads the journal and idempotency settings", () => {
+    expect(loadConfig({ JOURNAL_PATH: "/var/lib/tts/j.sqlite", JOURNAL_SYNCHRONOUS: "NORMAL", IDEMPOTENCY_KEY_TTL_HOURS: "0.5", CHAIN_REFRESH_INTERVAL_MS: "250" })).toMatchObject({
+      journalPath: "/var/lib/tts/j.sqlite",
+      journalSynchronous: "NORMAL",
+      idempotencyKeyTtlHours: 0.5,
+      chainRefreshIntervalMs: 250,
+    });
   });
 
   it("treats empty values as unset", () => {
@@ -30,6 +50,8 @@ describe("loadConfig", () => {
     ["a word for a port", { PORT: "http" }, "PORT: must be a whole number"],
     ["an unknown log level", { LOG_LEVEL: "loud" }, "LOG_LEVEL: must be one of"],
     ["DEMO_SETUP without RPC_URL", { DEMO_SETUP: "true" }, "DEMO_SETUP: needs RPC_URL"],
+    ["an unknown journal mode", { JOURNAL_SYNCHRONOUS: "OFF" }, "JOURNAL_SYNCHRONOUS: must be FULL or NORMAL"],
+    ["a zero key lifetime", { IDEMPOTENCY_KEY_TTL_HOURS: "0" }, "IDEMPOTENCY_KEY_TTL_HOURS:"],
   ];
   it.each(refusals)("refuses %s, naming the variable", (_label, env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);

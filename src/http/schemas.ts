@@ -96,6 +96,17 @@ export const TransferBodySchema = Type.Object(
 );
 export type TransferBody = Static<typeof TransferBodySchema>;
 
+export const TransferHeadersSchema = Type.Object({
+  "idempotency-key": Type.Optional(
+    Type.String({
+      description:
+        "makes retries safe: a repeat with the same key and body answers the first result without sending again " +
+        "(409 while the first is in flight, 422 with a different body); keys are kept for IDEMPOTENCY_KEY_TTL_HOURS",
+      examples: ['"8e03978e-40d5-43e8-bc93-6894a57f9324"'],
+    }),
+  ),
+});
+
 export const GetTransactionBodySchema = Type.Object({ Tx: TxHashSchema }, { additionalProperties: false });
 export type GetTransactionBody = Static<typeof GetTransactionBodySchema>;
 

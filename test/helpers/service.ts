@@ -1,12 +1,18 @@
 /** Builds the service exactly as server.ts does, against a test chain, and captures its log lines. */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Writable } from "node:stream";
 import { type App, buildApp } from "../../src/app.js";
 import { type ChainConnection, connectChain } from "../../src/chain/connect-chain.js";
 import { type ChainConfig, loadConfig } from "../../src/config.js";
+import { createLogger } from "../../src/logger.js";
+import { type WalletService, startWalletService } from "../../src/wallet-service.js";
 
 export interface TestService {
   app: App;
   chain: ChainConnection;
+  wallet: WalletService;
   config: ChainConfig;
   /** Every log line the service wrote, as text. */
   logs: string[];
@@ -19,41 +25,57 @@ export interface ServiceTarget {
   tokenAddress: string;
 }
 
-/** Loads config from a literal environment, connects to the chain and builds the app. */
+/**
+ * Loads config from a literal environment, connects to the chain, opens a journal (in a fresh temporary
+ * folder unless JOURNAL_PATH is given) and builds the app.
+ */
 export async function startService(target: ServiceTarget, extraEnv: Record<string, string> = {}): Promise<TestService> {
+  const journalDir = extraEnv.JOURNAL_PATH ? undefined : mkdtempSync(join(tmpdir(), "journal-"));
   const config = loadConfig({
     RPC_URL: target.rpcUrl,
     PRIVATE_KEY: target.privateKey,
     TOKEN_ADDRESS: target.tokenAddress,
     LOG_LEVEL: "info",
+    CHAIN_REFRESH_INTERVAL_MS: "100",
+    ...(journalDir ? { JOURNAL_PATH: join(journalDir, "transfers.sqlite") } : {}),
     ...extraEnv,
   }) as ChainConfig;
-  const chain = await connectChain(config);
   const logs: string[] = [];
-  const logDestination = new Writable({
+  const destination = new Writable({
     write(chunk, _encoding, done) {
       logs.push(chunk.toString());
       done();
     },
   });
-  const app = buildApp(config, { chain, logDestination });
+  const logger = createLogger(config.logLevel, { privateKey: config.privateKey, rpcUrl: config.rpcUrl }, destination);
+  const chain = await connectChain(config);
+  const wallet = await startWalletService(config, chain, logger);
+  const app = buildApp({ chain, wallet, logger });
   await app.ready();
   return {
     app,
     chain,
+    wallet,
     config,
     logs,
     async close() {
       await app.close();
+      await wallet.close();
       chain.provider.destroy();
+      if (journalDir) rmSync(journalDir, { recursive: true, force: true });
     },
   };
 }
 
 /** POSTs a JSON body through app.inject and returns status and parsed body. */
-export async function postJson(app: App, url: string, body: unknown): Promise<{ statusCode: number; body: any; raw: string }> {
-  const response = await app.inject({ method: "POST", url, payload: body as object, headers: { "content-type": "application/json" } });
-  return { statusCode: response.statusCode, body: safeParse(response.body), raw: response.body };
+export async function postJson(
+  app: App,
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ statusCode: number; body: any; raw: string; headers: Record<string, unknown> }> {
+  const response = await app.inject({ method: "POST", url, payload: body as object, headers: { "content-type": "application/json", ...headers } });
+  return { statusCode: response.statusCode, body: safeParse(response.body), raw: response.body, headers: response.headers };
 }
 
 function safeParse(text: string): unknown {

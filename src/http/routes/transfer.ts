@@ -5,7 +5,7 @@ import { InvalidAddressError, parseRecipientAddress } from "../../domain/recipie
 import { InvalidAmountError, parseTokenAmount } from "../../domain/token-amount.js";
 import { ServiceError } from "../../errors.js";
 import { toV5TransferRecord } from "../../wire/v5-record.js";
-import { type TransferBody, TransferBodySchema, TransferReplySchema, errorReplies } from "../schemas.js";
+import { type TransferBody, TransferBodySchema, TransferHeadersSchema, TransferReplySchema, errorReplies } from "../schemas.js";
 
 export interface TransferRouteOptions {
   transfers: TokenTransferSender;
@@ -23,15 +23,23 @@ export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = as
           "(confirmations 0). Anything that would make the transfer fail is checked first and answered with 417.",
         tags: ["transfers"],
         operationId: "transfer",
+        headers: TransferHeadersSchema,
         body: TransferBodySchema,
-        response: { 200: TransferReplySchema, ...errorReplies(400, 413, 415, 417, 500) },
+        response: { 200: TransferReplySchema, ...errorReplies(400, 409, 413, 415, 417, 422, 500) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const recipient = readRecipient(request.body);
       const units = readUnits(request.body.amount, tokenDecimals);
-      const transaction = await transfers.sendTokenTransfer(recipient, units);
-      request.log.info({ hash: transaction.hash, nonce: transaction.nonce, recipient, units: units.toString() }, "transfer sent");
+      const idempotencyKey = readIdempotencyKey(request.headers["idempotency-key"]);
+      const { transaction, replayed } = await transfers.sendTokenTransfer({ recipient, units }, idempotencyKey);
+      const logged = { hash: transaction.hash, nonce: transaction.nonce, recipient, units: units.toString(), idempotencyKey };
+      if (replayed) {
+        reply.header("idempotent-replayed", "true");
+        request.log.info(logged, "transfer answered from the journal (repeated Idempotency-Key)");
+      } else {
+        request.log.info(logged, "transfer sent");
+      }
       return { result: toV5TransferRecord(transaction) };
     },
   );
@@ -49,6 +57,16 @@ function readRecipient({ toAddress, to }: TransferBody): string {
     if (error instanceof InvalidAddressError) throw new ServiceError("INVALID_ADDRESS", `toAddress: ${error.message}`);
     throw error;
   }
+}
+
+// The IETF draft sends the key as a structured-field string ("..."); a bare token is accepted too.
+function readIdempotencyKey(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const key = /^"(.*)"$/.exec(header)?.[1] ?? header;
+  if (!/^[\x20-\x7e]{1,255}$/.test(key) || key.trim() === "") {
+    throw new ServiceError("INVALID_IDEMPOTENCY_KEY", "Idempotency-Key must be 1 to 255 printable ASCII characters");
+  }
+  return key;
 }
 
 function readUnits(amount: number | string, decimals: number): bigint {

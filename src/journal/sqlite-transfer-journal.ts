@@ -1,0 +1,177 @@
+/** The transfer journal in an embedded SQLite database (better-sqlite3, WAL). */
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import Database from "better-sqlite3";
+import type { JournalEntry, KeyClaim, SignedTransfer, TransferJournal, TransferRequest } from "./transfer-journal.js";
+
+/** Which wallet, token and chain a journal belongs to: reusing one for another wallet is refused. */
+export interface JournalOwner {
+  chainId: bigint;
+  walletAddress: string;
+  tokenAddress: string;
+}
+
+export class JournalOwnerMismatchError extends Error {
+  override name = "JournalOwnerMismatchError";
+}
+
+interface EntryRow {
+  id: number;
+  idempotency_key: string | null;
+  recipient: string;
+  units: string;
+  state: JournalEntry["state"];
+  nonce: number | null;
+  hash: string | null;
+  raw_transaction: string | null;
+  created_at: number;
+}
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS journal_owner (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    chain_id TEXT NOT NULL,
+    wallet_address TEXT NOT NULL,
+    token_address TEXT NOT NULL
+  );
+  CREATE TABLE IF NOT EXISTS transfers (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    idempotency_key TEXT UNIQUE,
+    recipient TEXT NOT NULL,
+    units TEXT NOT NULL,
+    state TEXT NOT NULL,
+    nonce INTEGER,
+    hash TEXT,
+    raw_transaction TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX IF NOT EXISTS transfers_unsettled ON transfers (state, nonce) WHERE state IN ('claimed', 'signed', 'accepted');
+  CREATE INDEX IF NOT EXISTS transfers_hash ON transfers (hash);
+  CREATE INDEX IF NOT EXISTS transfers_key_age ON transfers (created_at) WHERE idempotency_key IS NOT NULL;
+`;
+
+/** Opens (creating if needed) the journal at `path`; ":memory:" keeps it in memory. */
+export function openSqliteJournal(path: string, owner: JournalOwner, synchronous: "FULL" | "NORMAL" = "FULL"): TransferJournal {
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  db.pragma("journal_mode = WAL");
+  // FULL survives power loss; NORMAL survives a crashed process only, but skips an fsync per commit.
+  db.pragma(`synchronous = ${synchronous}`);
+  db.pragma("busy_timeout = 5000");
+  db.exec(SCHEMA);
+  checkOwner(db, owner);
+  return new SqliteTransferJournal(db);
+}
+
+function checkOwner(db: Database.Database, owner: JournalOwner): void {
+  const expected = { chain_id: owner.chainId.toString(), wallet_address: owner.walletAddress, token_address: owner.tokenAddress };
+  const stored = db.prepare("SELECT chain_id, wallet_address, token_address FROM journal_owner WHERE id = 1").get() as typeof expected | undefined;
+  if (!stored) {
+    db.prepare("INSERT INTO journal_owner (id, chain_id, wallet_address, token_address) VALUES (1, @chain_id, @wallet_address, @token_address)").run(expected);
+    return;
+  }
+  if (stored.chain_id !== expected.chain_id || stored.wallet_address !== expected.wallet_address || stored.token_address !== expected.token_address) {
+    throw new JournalOwnerMismatchError(
+      `JOURNAL_PATH: this journal belongs to wallet ${stored.wallet_address}, token ${stored.token_address} on chain ${stored.chain_id}; use another file`,
+    );
+  }
+}
+
+class SqliteTransferJournal implements TransferJournal {
+  readonly #db: Database.Database;
+  readonly #statements;
+
+  constructor(db: Database.Database) {
+    this.#db = db;
+    this.#statements = {
+      claim: db.prepare(
+        `INSERT INTO transfers (idempotency_key, recipient, units, state, created_at, updated_at)
+         VALUES (@key, @recipient, @units, 'claimed', @now, @now) ON CONFLICT (idempotency_key) DO NOTHING`,
+      ),
+      byKey: db.prepare("SELECT * FROM transfers WHERE idempotency_key = ?"),
+      insertSigned: db.prepare(
+        `INSERT INTO transfers (recipient, units, state, nonce, hash, raw_transaction, created_at, updated_at)
+         VALUES (@recipient, @units, 'signed', @nonce, @hash, @rawTransaction, @now, @now)`,
+      ),
+      updateSigned: db.prepare(
+        "UPDATE transfers SET state = 'signed', nonce = @nonce, hash = @hash, raw_transaction = @rawTransaction, updated_at = @now WHERE id = @id",
+      ),
+      setState: db.prepare("UPDATE transfers SET state = @state, updated_at = @now WHERE id = @id"),
+      deleteClaim: db.prepare("DELETE FROM transfers WHERE id = ? AND state = 'claimed'"),
+      releaseKey: db.prepare("UPDATE transfers SET idempotency_key = NULL, updated_at = @now WHERE id = @id"),
+      settle: db.prepare("UPDATE transfers SET state = 'settled', updated_at = @now WHERE state = 'accepted' AND nonce < @count"),
+      unsettled: db.prepare("SELECT * FROM transfers WHERE state IN ('claimed', 'signed', 'accepted') ORDER BY nonce, id"),
+      byHash: db.prepare("SELECT * FROM transfers WHERE hash = ? ORDER BY id DESC LIMIT 1"),
+      expireKeys: db.prepare("UPDATE transfers SET idempotency_key = NULL WHERE idempotency_key IS NOT NULL AND created_at < ?"),
+    };
+  }
+
+  claimKey(key: string, request: TransferRequest): KeyClaim {
+    const now = Date.now();
+    const inserted = this.#statements.claim.run({ key, recipient: request.recipient, units: request.units.toString(), now });
+    if (inserted.changes === 1) return { outcome: "claimed", entryId: Number(inserted.lastInsertRowid) };
+    return { outcome: "existing", entry: toEntry(this.#statements.byKey.get(key) as EntryRow) };
+  }
+
+  recordSigned(entryId: number | undefined, request: TransferRequest, signed: SignedTransfer): number {
+    const values = { ...signed, now: Date.now() };
+    if (entryId !== undefined) {
+      this.#statements.updateSigned.run({ ...values, id: entryId });
+      return entryId;
+    }
+    const inserted = this.#statements.insertSigned.run({ ...values, recipient: request.recipient, units: request.units.toString() });
+    return Number(inserted.lastInsertRowid);
+  }
+
+  recordAccepted(entryId: number): void {
+    this.#statements.setState.run({ id: entryId, state: "accepted", now: Date.now() });
+  }
+
+  recordRejected(entryId: number): void {
+    this.#statements.setState.run({ id: entryId, state: "rejected", now: Date.now() });
+  }
+
+  recordReplaced(entryId: number): void {
+    this.#statements.setState.run({ id: entryId, state: "replaced", now: Date.now() });
+  }
+
+  releaseKey(entryId: number): void {
+    if (this.#statements.deleteClaim.run(entryId).changes === 0) this.#statements.releaseKey.run({ id: entryId, now: Date.now() });
+  }
+
+  settleBelowNonce(minedNonceCount: number): number {
+    return this.#statements.settle.run({ count: minedNonceCount, now: Date.now() }).changes;
+  }
+
+  unsettled(): JournalEntry[] {
+    return (this.#statements.unsettled.all() as EntryRow[]).map(toEntry);
+  }
+
+  findByHash(hash: string): JournalEntry | undefined {
+    const row = this.#statements.byHash.get(hash.toLowerCase()) as EntryRow | undefined;
+    return row && toEntry(row);
+  }
+
+  expireKeys(maxAgeMs: number, now = Date.now()): number {
+    return this.#statements.expireKeys.run(now - maxAgeMs).changes;
+  }
+
+  close(): void {
+    if (this.#db.open) this.#db.close();
+  }
+}
+
+function toEntry(row: EntryRow): JournalEntry {
+  return {
+    id: row.id,
+    idempotencyKey: row.idempotency_key,
+    recipient: row.recipient,
+    units: BigInt(row.units),
+    state: row.state,
+    nonce: row.nonce,
+    hash: row.hash,
+    rawTransaction: row.raw_transaction,
+    createdAt: row.created_at,
+  };
+}

@@ -1,0 +1,90 @@
+/**
+ * Assembles everything that acts for the hot wallet: the journal, the ledger kept fresh by a snapshot
+ * poller, startup reconciliation, the transfer sender and the background rebroadcast of lost sends.
+ */
+import type { FastifyBaseLogger } from "fastify";
+import type { Config } from "./config.js";
+import type { ChainConnection } from "./chain/connect-chain.js";
+import { SnapshotPoller } from "./chain/snapshot-poller.js";
+import { type FaultPoint, TokenTransferSender } from "./chain/token-transfer.js";
+import { TransferReconciler, rebroadcastUnanswered } from "./chain/transfer-reconciler.js";
+import { WalletLedger } from "./chain/wallet-ledger.js";
+import { readWalletSnapshot } from "./chain/wallet-snapshot.js";
+import { openSqliteJournal } from "./journal/sqlite-transfer-journal.js";
+import type { TransferJournal } from "./journal/transfer-journal.js";
+
+/** How often lost broadcasts are sent again, and keys past their lifetime forgotten. */
+const MAINTENANCE_INTERVAL_MS = 5_000;
+
+export interface WalletService {
+  sender: TokenTransferSender;
+  ledger: WalletLedger;
+  journal: TransferJournal;
+  /** Stops background work, waits for it, and closes the journal. Call after the HTTP server closed. */
+  close(): Promise<void>;
+}
+
+export type WalletServiceConfig = Pick<Config, "journalPath" | "journalSynchronous" | "idempotencyKeyTtlHours" | "chainRefreshIntervalMs" | "testFaultPoint">;
+
+/** Opens the journal, reads the wallet, reconciles unfinished transfers, and starts background work. */
+export async function startWalletService(config: WalletServiceConfig, chain: ChainConnection, log: FastifyBaseLogger): Promise<WalletService> {
+  const journal = openSqliteJournal(
+    config.journalPath,
+    { chainId: chain.chainId, walletAddress: chain.wallet.address, tokenAddress: chain.tokenAddress },
+    config.journalSynchronous,
+  );
+  try {
+    const ledger = new WalletLedger(await readWalletSnapshot(chain));
+    const reconciler = new TransferReconciler(chain, journal, ledger);
+    const summary = await reconciler.reconcileAtStartup();
+    log.info({ ...summary }, "journal reconciled with the chain");
+
+    const sender = new TokenTransferSender({ chain, journal, ledger, reconciler, reachFaultPoint: faultPointReacher(config.testFaultPoint) });
+    const keyTtlMs = config.idempotencyKeyTtlHours * 3_600_000;
+    const poller = new SnapshotPoller({
+      read: () => readWalletSnapshot(chain),
+      onSnapshot: (snapshot) => {
+        ledger.applySnapshot(snapshot);
+        journal.settleBelowNonce(snapshot.minedNonceCount);
+      },
+      onError: (error) => log.warn({ err: error }, "could not refresh the wallet snapshot; keeping the previous one"),
+      intervalMs: config.chainRefreshIntervalMs,
+    });
+    poller.start();
+
+    let maintenance: Promise<unknown> = Promise.resolve();
+    const maintenanceTimer = setInterval(() => {
+      maintenance = (async () => {
+        journal.expireKeys(keyTtlMs);
+        const outcomes = await rebroadcastUnanswered(reconciler, journal, (id) => sender.isInFlight(id));
+        if (outcomes.length > 0) log.info({ outcomes }, "sent unanswered transactions again");
+      })().catch((error) => log.warn({ err: error }, "background rebroadcast failed; will retry"));
+    }, MAINTENANCE_INTERVAL_MS).unref();
+    journal.expireKeys(keyTtlMs);
+
+    return {
+      sender,
+      ledger,
+      journal,
+      async close() {
+        clearInterval(maintenanceTimer);
+        await Promise.all([poller.stop(), maintenance]);
+        journal.close();
+      },
+    };
+  } catch (error) {
+    journal.close();
+    throw error;
+  }
+}
+
+// A test-only switch: at the named point the process announces itself and stops making progress, so a
+// test can kill -9 it exactly there.
+function faultPointReacher(configured: FaultPoint | undefined): ((point: FaultPoint) => Promise<void>) | undefined {
+  if (!configured) return undefined;
+  return (point) => {
+    if (point !== configured) return Promise.resolve();
+    process.stdout.write(`TEST_FAULT_POINT reached: ${point}\n`);
+    return new Promise<void>(() => {});
+  };
+}
