@@ -40,9 +40,16 @@ export function buildApp(deps: AppDependencies) {
   // move optional keys to the end and break the byte-for-byte v5 format. Schemas still document replies.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   app.setErrorHandler(handleError);
+  // While closing, requests in flight still finish, but their keep-alive connections must not hold the
+  // close up: answers go out with Connection: close.
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
   // Callers correlate their logs with ours through the request id, theirs or ours.
   app.addHook("onSend", async (request, reply) => {
     reply.header("x-request-id", request.id);
+    if (closing) reply.header("connection", "close");
   });
   app.setNotFoundHandler((request, reply) =>
     reply.status(404).send(envelope(404, "ROUTE_NOT_FOUND", `no route ${request.method} ${request.url.split("?")[0]}`)),

@@ -9,6 +9,8 @@ import { request } from "undici";
 
 export type ProxyFault =
   | { kind: "hang" }
+  /** Forwards these methods to the node but never answers: the node acts, the caller never learns. */
+  | { kind: "swallow-reply"; methods: string[] }
   | { kind: "http-500" }
   | { kind: "rpc-error"; message: string; methods: string[] };
 
@@ -49,6 +51,11 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
       return;
     }
     const upstream = await request(targetUrl, { method: "POST", body, headers: { "content-type": "application/json" } });
+    if (fault?.kind === "swallow-reply" && fault.methods.includes(payload.method)) {
+      await upstream.body.text();
+      hanging.add(res);
+      return;
+    }
     res.writeHead(upstream.statusCode, { "content-type": "application/json" });
     res.end(await upstream.body.text());
   });

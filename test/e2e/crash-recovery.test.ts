@@ -1,0 +1,113 @@
+/**
+ * kill -9 at a fault point between signing and answering: after a restart, the retry with the same
+ * Idempotency-Key answers the journaled transaction, and that transaction is on chain exactly once.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseUnits } from "ethers";
+import { request } from "undici";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
+import { type TestChain, freshAddress, startTestChain, tokenBalanceOf } from "../helpers/test-chain.js";
+
+describe.each(["after-sign", "after-broadcast"])("a crash %s", (faultPoint) => {
+  let chain: TestChain;
+  let journalDir: string;
+  const running: ServerProcess[] = [];
+
+  beforeAll(async () => {
+    chain = await startTestChain();
+    journalDir = mkdtempSync(join(tmpdir(), "crash-"));
+  });
+  afterAll(async () => {
+    for (const server of running) server.child.kill("SIGKILL");
+    await chain?.stop();
+    rmSync(journalDir, { recursive: true, force: true });
+  });
+
+  const start = async (extraEnv: Record<string, string> = {}) => {
+    const server = await startServerProcess({
+      RPC_URL: chain.rpcUrl,
+      PRIVATE_KEY: chain.demo.privateKey,
+      TOKEN_ADDRESS: chain.demo.tokenAddress,
+      JOURNAL_PATH: join(journalDir, "transfers.sqlite"),
+      ...extraEnv,
+    });
+    running.push(server);
+    return server;
+  };
+  const transfer = (server: ServerProcess, body: object, key: string) =>
+    request(`${server.baseUrl}/transfer`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "idempotency-key": key },
+      body: JSON.stringify(body),
+    });
+
+  it("loses nothing and sends nothing twice", async () => {
+    const body = { toAddress: freshAddress(), amount: "8" };
+    const nonceBefore = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
+
+    const doomed = await start({ TEST_FAULT_POINT: faultPoint });
+    const unanswered = transfer(doomed, body, "crash-order").catch((error: Error) => error);
+    await doomed.waitForOutput(`TEST_FAULT_POINT reached: ${faultPoint}`);
+    doomed.child.kill("SIGKILL");
+    expect(await doomed.exited).toBeNull();
+    expect(await unanswered).toBeInstanceOf(Error);
+
+    const restarted = await start();
+    expect(restarted.output()).toMatch(/"msg":"journal reconciled with the chain"/);
+    const retry = await transfer(restarted, body, "crash-order");
+    expect(retry.statusCode).toBe(200);
+    const { result } = (await retry.body.json()) as { result: { hash: string; nonce: number } };
+    expect(result.nonce).toBe(nonceBefore);
+
+    const again = await transfer(restarted, body, "crash-order");
+    expect(((await again.body.json()) as { result: { hash: string } }).result.hash).toBe(result.hash);
+
+    const mined = await chain.provider.waitForTransaction(result.hash, 1, 10_000);
+    expect(mined?.status).toBe(1);
+    expect(await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest")).toBe(nonceBefore + 1);
+    expect(await tokenBalanceOf(chain, body.toAddress)).toBe(parseUnits("8", 18));
+    restarted.child.kill("SIGTERM");
+    expect(await restarted.exited).toBe(0);
+  });
+});
+
+describe("SIGTERM with transfers in flight", () => {
+  it("finishes them, answers each truthfully, and exits 0", async () => {
+    const chain = await startTestChain();
+    const journalDir = mkdtempSync(join(tmpdir(), "sigterm-"));
+    const server = await startServerProcess({
+      RPC_URL: chain.rpcUrl,
+      PRIVATE_KEY: chain.demo.privateKey,
+      TOKEN_ADDRESS: chain.demo.tokenAddress,
+      JOURNAL_PATH: join(journalDir, "transfers.sqlite"),
+    });
+    try {
+      const recipients = Array.from({ length: 40 }, () => freshAddress());
+      const replies = recipients.map((toAddress) =>
+        request(`${server.baseUrl}/transfer`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ toAddress, amount: "1" }) })
+          .then(async (response) => ({ statusCode: response.statusCode, body: (await response.body.json()) as any }))
+          .catch((error: Error) => ({ statusCode: 0, body: error.message })),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      server.child.kill("SIGTERM");
+      const settled = await Promise.all(replies);
+      expect(await server.exited).toBe(0);
+
+      const answered = settled.filter((reply) => reply.statusCode === 200);
+      expect(answered.length).toBeGreaterThan(0);
+      for (const reply of settled) expect([0, 200, 503]).toContain(reply.statusCode);
+      for (const [index, reply] of settled.entries()) {
+        const balance = await tokenBalanceOf(chain, recipients[index]);
+        // A transfer is on chain exactly when it was answered 200.
+        expect(balance).toBe(reply.statusCode === 200 ? parseUnits("1", 18) : 0n);
+      }
+    } finally {
+      server.child.kill("SIGKILL");
+      await chain.stop();
+      rmSync(journalDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,102 @@
+/** Many transfers at once: one nonce each, no gaps, exact balances, and no overdraft reaching the chain. */
+import { isError, parseUnits } from "ethers";
+import { afterEach, describe, expect, it } from "vitest";
+import { type TestService, postJson, startService } from "../helpers/service.js";
+import { type TestChain, freshAddress, startTestChain, tokenBalanceOf } from "../helpers/test-chain.js";
+
+let chain: TestChain | undefined;
+let service: TestService | undefined;
+afterEach(async () => {
+  await service?.close();
+  await chain?.stop();
+  service = chain = undefined;
+});
+
+async function waitUntilMined(testChain: TestChain, nonceCount: number): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while ((await testChain.provider.getTransactionCount(testChain.demo.walletAddress, "latest")) < nonceCount) {
+    if (Date.now() > deadline) throw new Error(`transactions not mined within 30 s (want nonce count ${nonceCount})`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+describe.each([
+  ["automine", []],
+  ["a 1 s block time", ["--block-time", "1"]],
+])("200 concurrent transfers with %s", (_label, anvilArgs) => {
+  it("answers 200 to each, with contiguous nonces and exact balances", async () => {
+    chain = await startTestChain(anvilArgs);
+    service = await startService(chain.target);
+    const firstNonce = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
+    const recipients = Array.from({ length: 200 }, () => freshAddress());
+    const replies = await Promise.all(
+      recipients.map((toAddress, index) => postJson((service as TestService).app, "/transfer", { toAddress, amount: `${index + 1}.25` })),
+    );
+    expect(replies.filter((reply) => reply.statusCode !== 200).map((reply) => reply.body)).toEqual([]);
+    const nonces = replies.map((reply) => reply.body.result.nonce as number).sort((a, b) => a - b);
+    expect(nonces).toEqual(Array.from({ length: 200 }, (_, index) => firstNonce + index));
+
+    await waitUntilMined(chain, firstNonce + 200);
+    for (const [index, recipient] of recipients.entries()) {
+      expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits(`${index + 1}.25`, 18));
+    }
+  });
+});
+
+describe("a burst that overdraws the wallet", () => {
+  it("refuses the excess with 417 INSUFFICIENT_TOKEN_BALANCE at request time; nothing reverts on chain", async () => {
+    chain = await startTestChain(["--block-time", "1"], { supply: 100n });
+    service = await startService(chain.target);
+    const replies = await Promise.all(
+      Array.from({ length: 30 }, () => postJson((service as TestService).app, "/transfer", { toAddress: freshAddress(), amount: "5" })),
+    );
+    const accepted = replies.filter((reply) => reply.statusCode === 200);
+    const refused = replies.filter((reply) => reply.statusCode === 417);
+    expect(accepted).toHaveLength(20);
+    expect(refused).toHaveLength(10);
+    for (const reply of refused) expect(reply.body.code).toBe("INSUFFICIENT_TOKEN_BALANCE");
+
+    const firstNonce = Math.min(...accepted.map((reply) => reply.body.result.nonce as number));
+    await waitUntilMined(chain, firstNonce + 20);
+    for (const reply of accepted) {
+      const receipt = await chain.provider.getTransactionReceipt(reply.body.result.hash);
+      expect(receipt?.status).toBe(1);
+    }
+    expect(await tokenBalanceOf(chain, chain.demo.walletAddress)).toBe(0n);
+  });
+});
+
+// The operator races the service for nonces too; like any wallet, it retries when its nonce was taken.
+async function sendAsOperator(testChain: TestChain): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await (await testChain.hotWallet.sendTransaction({ to: freshAddress(), value: 1n })).wait();
+      return;
+    } catch (error) {
+      if (attempt >= 10 || !isError(error, "NONCE_EXPIRED")) throw error;
+    }
+  }
+}
+
+describe("an outside transaction from the same wallet in the middle of a run", () => {
+  it("is noticed; the sequence resyncs and every later transfer succeeds", async () => {
+    chain = await startTestChain();
+    service = await startService(chain.target);
+    const app = service.app;
+    const send = () => postJson(app, "/transfer", { toAddress: freshAddress(), amount: "1" });
+    const before = await Promise.all(Array.from({ length: 20 }, send));
+    // An operator uses the key directly, twice, while transfers keep arriving.
+    const [, during] = await Promise.all([
+      (async () => {
+        await sendAsOperator(chain!);
+        await sendAsOperator(chain!);
+      })(),
+      Promise.all(Array.from({ length: 20 }, send)),
+    ]);
+    const after = await Promise.all(Array.from({ length: 20 }, send));
+    for (const reply of [...before, ...during, ...after]) expect(reply.statusCode).toBe(200);
+    const nonces = [...before, ...during, ...after].map((reply) => reply.body.result.nonce as number);
+    expect(new Set(nonces).size).toBe(60);
+    expect(await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest")).toBe(Math.max(...nonces) + 1);
+  });
+});

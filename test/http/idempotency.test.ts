@@ -1,0 +1,123 @@
+/** Idempotency-Key: repeats answer from the journal, in flight 409, another body 422, and after a restart. */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseUnits } from "ethers";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RpcProxy, startRpcProxy } from "../helpers/rpc-proxy.js";
+import { type TestService, postJson, startService } from "../helpers/service.js";
+import { type TestChain, freshAddress, startTestChain, tokenBalanceOf } from "../helpers/test-chain.js";
+
+describe("Idempotency-Key", () => {
+  let chain: TestChain;
+  let proxy: RpcProxy;
+  let service: TestService;
+  let journalDir: string;
+  const journalEnv = () => ({ JOURNAL_PATH: join(journalDir, "transfers.sqlite"), RPC_TIMEOUT_MS: "500" });
+
+  beforeAll(async () => {
+    journalDir = mkdtempSync(join(tmpdir(), "idempotency-"));
+    chain = await startTestChain();
+    proxy = await startRpcProxy(chain.rpcUrl);
+    service = await startService({ ...chain.target, rpcUrl: proxy.url }, journalEnv());
+  });
+  afterAll(async () => {
+    await service?.close();
+    await proxy?.close();
+    await chain?.stop();
+    rmSync(journalDir, { recursive: true, force: true });
+  });
+
+  const transfer = (body: object, key?: string) => postJson(service.app, "/transfer", body, key === undefined ? {} : { "idempotency-key": key });
+  const nonceCount = () => chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
+
+  it("answers a repeat with the same status and body, sending nothing", async () => {
+    const body = { toAddress: freshAddress(), amount: "3" };
+    const first = await transfer(body, "order-1");
+    expect(first.statusCode).toBe(200);
+    const count = await nonceCount();
+    const repeat = await transfer(body, "order-1");
+    expect(repeat.statusCode).toBe(200);
+    expect(repeat.raw).toBe(first.raw);
+    expect(repeat.headers["idempotent-replayed"]).toBe("true");
+    expect(await nonceCount()).toBe(count);
+    expect(await tokenBalanceOf(chain, body.toAddress)).toBe(parseUnits("3", 18));
+  });
+
+  it("accepts the IETF quoted form and treats 3 and \"3.0\" as the same body", async () => {
+    const recipient = freshAddress();
+    const first = await transfer({ toAddress: recipient, amount: 3 }, '"order-2"');
+    const repeat = await transfer({ to: recipient.toLowerCase(), amount: "3.0" }, "order-2");
+    expect(repeat.statusCode).toBe(200);
+    expect(repeat.body.result.hash).toBe(first.body.result.hash);
+  });
+
+  it("answers 422 when the key comes back with another body", async () => {
+    const recipient = freshAddress();
+    await transfer({ toAddress: recipient, amount: "1" }, "order-3");
+    const other = await transfer({ toAddress: recipient, amount: "2" }, "order-3");
+    expect(other.statusCode).toBe(422);
+    expect(other.body).toMatchObject({ statusCode: 422, code: "IDEMPOTENCY_KEY_REUSED", error: "Unprocessable Entity" });
+    expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("1", 18));
+  });
+
+  it("a retry storm of 20 parallel copies sends once; every answer is the same or 409", async () => {
+    const body = { toAddress: freshAddress(), amount: "4" };
+    const count = await nonceCount();
+    const replies = await Promise.all(Array.from({ length: 20 }, () => transfer(body, "storm-1")));
+    const successes = replies.filter((reply) => reply.statusCode === 200);
+    const inFlight = replies.filter((reply) => reply.statusCode === 409);
+    expect(successes.length + inFlight.length).toBe(20);
+    expect(successes.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(successes.map((reply) => reply.raw)).size).toBe(1);
+    for (const reply of inFlight) expect(reply.body.code).toBe("IDEMPOTENCY_KEY_IN_FLIGHT");
+    expect(await nonceCount()).toBe(count + 1);
+    expect(await tokenBalanceOf(chain, body.toAddress)).toBe(parseUnits("4", 18));
+  });
+
+  it("does not hold a key for a transfer refused before sending: the retry runs afresh", async () => {
+    const body = { toAddress: freshAddress(), amount: "100000000" };
+    expect((await transfer(body, "too-big")).body.code).toBe("INSUFFICIENT_TOKEN_BALANCE");
+    const smaller = { ...body, amount: "1" };
+    expect((await transfer(smaller, "too-big")).statusCode).toBe(200);
+  });
+
+  it("refuses a malformed key with 400", async () => {
+    const reply = await transfer({ toAddress: freshAddress(), amount: "1" }, " ");
+    expect(reply.statusCode).toBe(400);
+    expect(reply.body.code).toBe("INVALID_IDEMPOTENCY_KEY");
+  });
+
+  it("a broadcast whose answer is lost keeps its nonce; the retry learns it went through, and it is on chain once", async () => {
+    const body = { toAddress: freshAddress(), amount: "6" };
+    const count = await nonceCount();
+    proxy.fault = { kind: "swallow-reply", methods: ["eth_sendRawTransaction"] };
+    const lost = await transfer(body, "lost-reply");
+    proxy.fault = undefined;
+    expect(lost.statusCode).toBe(417);
+    expect(lost.body.code).toBe("TIMEOUT");
+    expect(lost.body.message).toMatch(/transaction 0x[0-9a-f]{64} was signed and may have reached the node/);
+    const hash = /transaction (0x[0-9a-f]{64})/.exec(lost.body.message)?.[1];
+
+    const retry = await transfer(body, "lost-reply");
+    expect(retry.statusCode).toBe(200);
+    expect(retry.body.result.hash).toBe(hash);
+    // The next transfer takes the following nonce: the lost one's nonce stayed taken.
+    const next = await transfer({ toAddress: freshAddress(), amount: "1" });
+    expect(next.body.result.nonce).toBe(count + 1);
+    expect(await tokenBalanceOf(chain, body.toAddress)).toBe(parseUnits("6", 18));
+  });
+
+  it("answers a repeat the same way after a restart", async () => {
+    const body = { toAddress: freshAddress(), amount: "2.5" };
+    const first = await transfer(body, "before-restart");
+    await service.close();
+    service = await startService({ ...chain.target, rpcUrl: proxy.url }, journalEnv());
+    const count = await nonceCount();
+    const repeat = await transfer(body, "before-restart");
+    expect(repeat.statusCode).toBe(200);
+    expect(repeat.raw).toBe(first.raw);
+    expect(await nonceCount()).toBe(count);
+    expect(await tokenBalanceOf(chain, body.toAddress)).toBe(parseUnits("2.5", 18));
+  });
+});
