@@ -2,14 +2,14 @@
  * Sends ERC-20 transfers from the hot wallet: refuses up front what would fail or overdraw, journals
  * every signed transaction before broadcasting it, and answers a repeated Idempotency-Key from the journal.
  */
-import { Transaction, isError, toBigInt } from "ethers";
+import { Transaction, isError, keccak256, toBigInt } from "ethers";
 import { ServiceError } from "../errors.js";
 import type { JournalEntry, TransferJournal, TransferRequest } from "../journal/transfer-journal.js";
 import { BroadcastOutcomeUnknownError, isAlreadyKnown, isSurelyRejected } from "./broadcast-outcome.js";
 import type { ChainConnection } from "./connect-chain.js";
 import { encodeTransfer } from "./erc20.js";
 import { classifyChainFailure } from "./ethers-errors.js";
-import { NonceSequence } from "./nonce-sequence.js";
+import { NonceAllocator } from "./nonce-allocator.js";
 import type { TransferReconciler } from "./transfer-reconciler.js";
 import type { Reservation, WalletLedger } from "./wallet-ledger.js";
 
@@ -25,9 +25,20 @@ export interface TokenTransferSenderOptions {
   reachFaultPoint?: (point: FaultPoint) => Promise<void>;
 }
 
+/**
+ * A signed transfer with its hash, bytes and signer worked out once: ethers recomputes `hash` and
+ * `serialized` on every access, and recovers `from` from the signature (about a millisecond each time).
+ */
+export interface SignedTokenTransfer {
+  transaction: Transaction;
+  hash: string;
+  rawTransaction: string;
+  from: string;
+}
+
 /** A sent (or replayed) transfer. */
 export interface TransferOutcome {
-  transaction: Transaction;
+  transfer: SignedTokenTransfer;
   /** True when the answer comes from the journal for a repeated Idempotency-Key. */
   replayed: boolean;
 }
@@ -44,17 +55,14 @@ interface TransferAttempt {
 /** Sends token transfers for one hot wallet; safe to call concurrently. */
 export class TokenTransferSender {
   readonly #options: TokenTransferSenderOptions;
-  readonly #nonces: NonceSequence;
+  readonly #nonces: NonceAllocator;
   readonly #inFlightKeys = new Set<string>();
   readonly #inFlightEntries = new Set<number>();
 
   constructor(options: TokenTransferSenderOptions) {
     this.#options = options;
     const { provider, wallet } = options.chain;
-    this.#nonces = new NonceSequence(
-      async () => Number(await provider.send("eth_getTransactionCount", [wallet.address, "pending"])),
-      (error) => error instanceof BroadcastOutcomeUnknownError,
-    );
+    this.#nonces = new NonceAllocator(async () => Number(await provider.send("eth_getTransactionCount", [wallet.address, "pending"])));
   }
 
   /** True while a request is working on this journal entry. */
@@ -73,12 +81,12 @@ export class TokenTransferSender {
    * Throws ServiceError: 417 when it cannot be sent, 409/422 for a key in flight or reused.
    */
   async sendTokenTransfer(request: TransferRequest, idempotencyKey?: string): Promise<TransferOutcome> {
-    if (idempotencyKey === undefined) return { transaction: await this.#execute(request, undefined), replayed: false };
+    if (idempotencyKey === undefined) return { transfer: await this.#execute(request, undefined), replayed: false };
     const claim = this.#options.journal.claimKey(idempotencyKey, request);
     if (claim.outcome === "existing") return this.#answerRepeat(idempotencyKey, request, claim.entry);
     this.#inFlightKeys.add(idempotencyKey);
     try {
-      return { transaction: await this.#execute(request, claim.entryId), replayed: false };
+      return { transfer: await this.#execute(request, claim.entryId), replayed: false };
     } finally {
       this.#inFlightKeys.delete(idempotencyKey);
     }
@@ -101,11 +109,12 @@ export class TokenTransferSender {
       });
       if (outcome !== "accepted") return this.#answerRepeat(key, request, { ...entry, state: outcome });
     }
-    if (!entry.rawTransaction) throw new Error(`journal entry ${entry.id} holds key ${key} without a transaction`);
-    return { transaction: Transaction.from(entry.rawTransaction), replayed: true };
+    if (!entry.rawTransaction || !entry.hash) throw new Error(`journal entry ${entry.id} holds key ${key} without a transaction`);
+    const transfer = { transaction: Transaction.from(entry.rawTransaction), hash: entry.hash, rawTransaction: entry.rawTransaction, from: this.#options.chain.wallet.address };
+    return { transfer, replayed: true };
   }
 
-  async #execute(request: TransferRequest, claimedEntryId: number | undefined): Promise<Transaction> {
+  async #execute(request: TransferRequest, claimedEntryId: number | undefined): Promise<SignedTokenTransfer> {
     const { ledger, journal } = this.#options;
     let attempt: TransferAttempt | undefined;
     try {
@@ -130,33 +139,34 @@ export class TokenTransferSender {
     return toBigInt(await provider.send("eth_estimateGas", [{ from: wallet.address, to: tokenAddress, data }]));
   }
 
-  async #sendWithFreshNonceOnRefusal(attempt: TransferAttempt): Promise<Transaction> {
-    const send = (nonce: number) => this.#signAndBroadcast(attempt, nonce);
+  async #sendWithFreshNonceOnRefusal(attempt: TransferAttempt): Promise<SignedTokenTransfer> {
     try {
-      return await this.#nonces.useNext(send);
+      return await this.#signAndBroadcast(attempt);
     } catch (error) {
-      // The node refused the nonce, so nothing was broadcast: another sender used the key. The sequence
-      // has been re-read from the chain; one more try with a fresh nonce is safe.
-      if (!isError(error, "NONCE_EXPIRED") && !isError(error, "REPLACEMENT_UNDERPRICED")) throw error;
-      return await this.#nonces.useNext(send);
+      // The node refused the nonce as used: another sender used the key, and nothing of ours was
+      // broadcast. Catch up with the chain's count; one more try with a fresh nonce is safe.
+      if (!isNonceRefusal(error)) throw error;
+      return await this.#signAndBroadcast(attempt);
     }
   }
 
-  async #signAndBroadcast(attempt: TransferAttempt, nonce: number): Promise<Transaction> {
+  // Taking the nonce, signing and journaling happen in one synchronous step, so concurrent transfers get
+  // distinct nonces without waiting for each other's broadcasts.
+  async #signAndBroadcast(attempt: TransferAttempt): Promise<SignedTokenTransfer> {
     const { chain, journal, ledger } = this.#options;
-    const transaction = this.#sign(attempt, nonce);
-    const entryId = journal.recordSigned(attempt.entryId, attempt.request, {
-      nonce,
-      hash: transaction.hash as string,
-      rawTransaction: transaction.serialized,
-    });
+    await this.#nonces.ready();
+    const nonce = this.#nonces.take();
+    const transfer = this.#sign(attempt, nonce);
+    const entryId = journal.recordSigned(attempt.entryId, attempt.request, { nonce, hash: transfer.hash, rawTransaction: transfer.rawTransaction });
     attempt.entryId = entryId;
     ledger.assignNonce(attempt.reservation, nonce);
     this.#inFlightEntries.add(entryId);
     try {
+      // Nothing leaves the process before the signed bytes are on disk.
+      await journal.flushed();
       await this.#reachFaultPoint("after-sign");
       try {
-        await chain.provider.send("eth_sendRawTransaction", [transaction.serialized]);
+        await chain.provider.send("eth_sendRawTransaction", [transfer.rawTransaction]);
       } catch (error) {
         if (isAlreadyKnown(error)) {
           // The node holds it already: success.
@@ -164,20 +174,23 @@ export class TokenTransferSender {
           journal.recordRejected(entryId);
           ledger.release(attempt.reservation, nonce);
           ledger.reserveAgain(attempt.reservation);
+          // A nonce refused as used may belong to another sender now; any other refusal leaves it free.
+          if (isNonceRefusal(error)) await this.#nonces.catchUpWithChain(nonce);
+          else this.#nonces.release(nonce);
           throw error;
         } else {
-          throw new BroadcastOutcomeUnknownError(transaction.hash as string, error);
+          throw new BroadcastOutcomeUnknownError(transfer.hash, error);
         }
       }
       await this.#reachFaultPoint("after-broadcast");
       journal.recordAccepted(entryId);
-      return transaction;
+      return transfer;
     } finally {
       this.#inFlightEntries.delete(entryId);
     }
   }
 
-  #sign(attempt: TransferAttempt, nonce: number): Transaction {
+  #sign(attempt: TransferAttempt, nonce: number): SignedTokenTransfer {
     const { chain, ledger } = this.#options;
     const { maxFeePerGas, maxPriorityFeePerGas } = ledger.snapshot;
     const transaction = Transaction.from({
@@ -193,12 +206,17 @@ export class TokenTransferSender {
       accessList: [],
     });
     transaction.signature = chain.wallet.signingKey.sign(transaction.unsignedHash);
-    return transaction;
+    const rawTransaction = transaction.serialized;
+    return { transaction, rawTransaction, hash: keccak256(rawTransaction), from: chain.wallet.address };
   }
 
   #reachFaultPoint(point: FaultPoint): Promise<void> {
     return this.#options.reachFaultPoint?.(point) ?? Promise.resolve();
   }
+}
+
+function isNonceRefusal(error: unknown): boolean {
+  return isError(error, "NONCE_EXPIRED") || isError(error, "REPLACEMENT_UNDERPRICED");
 }
 
 function asTransferError(error: unknown): unknown {

@@ -81,6 +81,8 @@ function checkOwner(db: Database.Database, owner: JournalOwner): void {
 class SqliteTransferJournal implements TransferJournal {
   readonly #db: Database.Database;
   readonly #statements;
+  // Group commit: writes of one event-loop turn share a transaction and so a single fsync.
+  #pendingCommit: Promise<void> | undefined;
 
   constructor(db: Database.Database) {
     this.#db = db;
@@ -107,9 +109,36 @@ class SqliteTransferJournal implements TransferJournal {
     };
   }
 
+  flushed(): Promise<void> {
+    return this.#pendingCommit ?? Promise.resolve();
+  }
+
+  // Opens the shared transaction on the first write of a turn and commits it once the turn is over.
+  #write<T>(statement: () => T): T {
+    if (!this.#pendingCommit) {
+      this.#db.exec("BEGIN IMMEDIATE");
+      this.#pendingCommit = new Promise<void>((resolve, reject) =>
+        setImmediate(() => {
+          this.#pendingCommit = undefined;
+          if (!this.#db.open) return resolve();
+          try {
+            this.#db.exec("COMMIT");
+            resolve();
+          } catch (error) {
+            if (this.#db.inTransaction) this.#db.exec("ROLLBACK");
+            reject(error);
+          }
+        }),
+      );
+      // A failed commit must reach the writer awaiting flushed(), not crash the process meanwhile.
+      this.#pendingCommit.catch(() => undefined);
+    }
+    return statement();
+  }
+
   claimKey(key: string, request: TransferRequest): KeyClaim {
     const now = Date.now();
-    const inserted = this.#statements.claim.run({ key, recipient: request.recipient, units: request.units.toString(), now });
+    const inserted = this.#write(() => this.#statements.claim.run({ key, recipient: request.recipient, units: request.units.toString(), now }));
     if (inserted.changes === 1) return { outcome: "claimed", entryId: Number(inserted.lastInsertRowid) };
     return { outcome: "existing", entry: toEntry(this.#statements.byKey.get(key) as EntryRow) };
   }
@@ -117,31 +146,32 @@ class SqliteTransferJournal implements TransferJournal {
   recordSigned(entryId: number | undefined, request: TransferRequest, signed: SignedTransfer): number {
     const values = { ...signed, now: Date.now() };
     if (entryId !== undefined) {
-      this.#statements.updateSigned.run({ ...values, id: entryId });
+      this.#write(() => this.#statements.updateSigned.run({ ...values, id: entryId }));
       return entryId;
     }
-    const inserted = this.#statements.insertSigned.run({ ...values, recipient: request.recipient, units: request.units.toString() });
+    const inserted = this.#write(() => this.#statements.insertSigned.run({ ...values, recipient: request.recipient, units: request.units.toString() }));
     return Number(inserted.lastInsertRowid);
   }
 
   recordAccepted(entryId: number): void {
-    this.#statements.setState.run({ id: entryId, state: "accepted", now: Date.now() });
+    this.#write(() => this.#statements.setState.run({ id: entryId, state: "accepted", now: Date.now() }));
   }
 
   recordRejected(entryId: number): void {
-    this.#statements.setState.run({ id: entryId, state: "rejected", now: Date.now() });
+    this.#write(() => this.#statements.setState.run({ id: entryId, state: "rejected", now: Date.now() }));
   }
 
   recordReplaced(entryId: number): void {
-    this.#statements.setState.run({ id: entryId, state: "replaced", now: Date.now() });
+    this.#write(() => this.#statements.setState.run({ id: entryId, state: "replaced", now: Date.now() }));
   }
 
   releaseKey(entryId: number): void {
-    if (this.#statements.deleteClaim.run(entryId).changes === 0) this.#statements.releaseKey.run({ id: entryId, now: Date.now() });
+    const deleted = this.#write(() => this.#statements.deleteClaim.run(entryId)).changes;
+    if (deleted === 0) this.#write(() => this.#statements.releaseKey.run({ id: entryId, now: Date.now() }));
   }
 
   settleBelowNonce(minedNonceCount: number): number {
-    return this.#statements.settle.run({ count: minedNonceCount, now: Date.now() }).changes;
+    return this.#write(() => this.#statements.settle.run({ count: minedNonceCount, now: Date.now() })).changes;
   }
 
   unsettled(): JournalEntry[] {
@@ -154,11 +184,13 @@ class SqliteTransferJournal implements TransferJournal {
   }
 
   expireKeys(maxAgeMs: number, now = Date.now()): number {
-    return this.#statements.expireKeys.run(now - maxAgeMs).changes;
+    return this.#write(() => this.#statements.expireKeys.run(now - maxAgeMs)).changes;
   }
 
   close(): void {
-    if (this.#db.open) this.#db.close();
+    if (!this.#db.open) return;
+    if (this.#db.inTransaction) this.#db.exec("COMMIT");
+    this.#db.close();
   }
 }
 

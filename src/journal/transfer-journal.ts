@@ -1,6 +1,6 @@
 /**
  * The durable record of every transfer, written before anything is broadcast. An interface, so that a
- * networked store can replace the SQLite one; every method is synchronous and atomic on its own.
+ * networked store can replace the SQLite one; every method is atomic on its own.
  */
 
 /**
@@ -36,7 +36,13 @@ export interface JournalEntry extends TransferRequest {
 /** The outcome of claiming an Idempotency-Key: a new entry, or the entry that already holds the key. */
 export type KeyClaim = { outcome: "claimed"; entryId: number } | { outcome: "existing"; entry: JournalEntry };
 
+/**
+ * Writes take effect at once for every later read, and reach the disk together with the other writes of
+ * the same moment (group commit): await `flushed()` before acting on one, as before a broadcast.
+ */
 export interface TransferJournal {
+  /** Resolves once every write made so far is durable; rejects if committing them failed. */
+  flushed(): Promise<void>;
   /** Atomically reserves `key` for a new entry, or returns the entry that holds it already. */
   claimKey(key: string, request: TransferRequest): KeyClaim;
   /** Stores the signed transaction, creating the entry when there was no claim. Returns the entry id. */

@@ -69,10 +69,13 @@ export function toV5BigNumber(value: bigint | string): V5BigNumber {
   return { type: "BigNumber", hex: `0x${digits.length % 2 === 0 ? digits : `0${digits}`}` };
 }
 
-/** The record v5 returned from `contract.transfer(...)` for this signed type-2 transaction. */
-export function toV5TransferRecord(transaction: Transaction): V5TransferRecord {
-  const { signature, maxFeePerGas, maxPriorityFeePerGas, to, from, hash } = transaction;
-  if (transaction.type !== 2 || !signature || maxFeePerGas === null || maxPriorityFeePerGas === null || !to || !from || !hash) {
+/**
+ * The record v5 returned from `contract.transfer(...)` for this signed type-2 transaction. `hash` and
+ * `from` come from the caller, who knows them, because ethers would recompute them on every access.
+ */
+export function toV5TransferRecord({ transaction, hash, from }: { transaction: Transaction; hash: string; from: string }): V5TransferRecord {
+  const { signature, maxFeePerGas, maxPriorityFeePerGas, to } = transaction;
+  if (transaction.type !== 2 || !signature || maxFeePerGas === null || maxPriorityFeePerGas === null || !to) {
     throw new Error("a transfer record needs a signed type-2 transaction with a recipient");
   }
   return {

@@ -89,11 +89,13 @@ describe("toV5TransferRecord matches v5's own parse of the signed transaction", 
       transaction.signature = wallet.signingKey.sign(transaction.unsignedHash);
       const v5 = ethers5.utils.parseTransaction(transaction.serialized) as ethers5.Transaction & { confirmations?: number };
       v5.confirmations = 0;
-      expect(JSON.stringify(toV5TransferRecord(transaction))).toBe(JSON.stringify(v5));
+      const record = toV5TransferRecord({ transaction, hash: transaction.hash as string, from: wallet.address });
+      expect(JSON.stringify(record)).toBe(JSON.stringify(v5));
     }
   });
 
   it("refuses anything but a signed type-2 transaction", () => {
-    expect(() => toV5TransferRecord(Transaction.from({ type: 2, chainId: 1n, to: Wallet.createRandom().address }))).toThrow(/signed type-2/);
+    const unsigned = Transaction.from({ type: 2, chainId: 1n, to: Wallet.createRandom().address });
+    expect(() => toV5TransferRecord({ transaction: unsigned, hash: `0x${"00".repeat(32)}`, from: Wallet.createRandom().address })).toThrow(/signed type-2/);
   });
 });

@@ -32,15 +32,15 @@ export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = as
       const recipient = readRecipient(request.body);
       const units = readUnits(request.body.amount, tokenDecimals);
       const idempotencyKey = readIdempotencyKey(request.headers["idempotency-key"]);
-      const { transaction, replayed } = await transfers.sendTokenTransfer({ recipient, units }, idempotencyKey);
-      const logged = { hash: transaction.hash, nonce: transaction.nonce, recipient, units: units.toString(), idempotencyKey };
+      const { transfer, replayed } = await transfers.sendTokenTransfer({ recipient, units }, idempotencyKey);
+      const logged = { hash: transfer.hash, nonce: transfer.transaction.nonce, recipient, units: units.toString(), idempotencyKey };
       if (replayed) {
         reply.header("idempotent-replayed", "true");
         request.log.info(logged, "transfer answered from the journal (repeated Idempotency-Key)");
       } else {
         request.log.info(logged, "transfer sent");
       }
-      return { result: toV5TransferRecord(transaction) };
+      return { result: toV5TransferRecord(transfer) };
     },
   );
 };

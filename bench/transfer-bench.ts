@@ -1,0 +1,128 @@
+/**
+ * POST /transfer throughput against a local anvil (automine), next to a baseline measured in the same run
+ * at the same concurrency: a bare loop that signs the same token transfers with ethers and sends them with
+ * eth_sendRawTransaction straight to the node. Each measurement gets a fresh chain.
+ *
+ *   npm run bench:transfer            (TRANSFERS=1000 to change the count at concurrency 10 and 50)
+ */
+import type { AddressInfo } from "node:net";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { JsonRpcProvider, Transaction, Wallet, toBigInt } from "ethers";
+import { Pool } from "undici";
+import { buildApp } from "../src/app.js";
+import { connectChain } from "../src/chain/connect-chain.js";
+import { encodeTransfer } from "../src/chain/erc20.js";
+import { type ChainConfig, loadConfig } from "../src/config.js";
+import { startAnvil } from "../src/dev/anvil.js";
+import { setUpDemoChain } from "../src/dev/demo-chain.js";
+import { createLogger } from "../src/logger.js";
+import { startWalletService } from "../src/wallet-service.js";
+import { type RunResult, countRpcCalls, formatRate, runAtConcurrency } from "./measure.js";
+
+const CONCURRENCIES = [1, 10, 50];
+const TRANSFERS = Number(process.env.TRANSFERS ?? 1000);
+const recipients = Array.from({ length: 64 }, () => Wallet.createRandom().address);
+
+async function withFreshChain<T>(run: (rpcUrl: string, demo: Awaited<ReturnType<typeof setUpDemoChain>>) => Promise<T>): Promise<T> {
+  const node = await startAnvil();
+  try {
+    return await run(node.rpcUrl, await setUpDemoChain(node.rpcUrl));
+  } finally {
+    await node.stop();
+  }
+}
+
+/** The least work the job can take: sign, then eth_sendRawTransaction, nonces counted in-process. */
+async function measureBaseline(count: number, concurrency: number): Promise<RunResult> {
+  return withFreshChain(async (rpcUrl, demo) => {
+    const provider = new JsonRpcProvider(rpcUrl, undefined, { staticNetwork: true, batchMaxCount: 1 });
+    const wallet = new Wallet(demo.privateKey);
+    const data = encodeTransfer(recipients[0], 1n);
+    const gasLimit = toBigInt(await provider.send("eth_estimateGas", [{ from: wallet.address, to: demo.tokenAddress, data }])) * 2n;
+    let nonce = Number(await provider.send("eth_getTransactionCount", [wallet.address, "pending"]));
+    provider.destroy();
+    const pool = new Pool(rpcUrl, { connections: concurrency });
+    try {
+      return await runAtConcurrency(count, concurrency, async (index) => {
+        const transaction = Transaction.from({
+          type: 2,
+          chainId: 31337n,
+          nonce: nonce++,
+          to: demo.tokenAddress,
+          data: encodeTransfer(recipients[index % recipients.length], 1n),
+          gasLimit,
+          maxFeePerGas: 10_000_000_000n,
+          maxPriorityFeePerGas: 1_000_000_000n,
+        });
+        transaction.signature = wallet.signingKey.sign(transaction.unsignedHash);
+        const response = await pool.request({
+          path: "/",
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ jsonrpc: "2.0", id: index, method: "eth_sendRawTransaction", params: [transaction.serialized] }),
+        });
+        const reply = (await response.body.json()) as { result?: string };
+        return typeof reply.result === "string";
+      });
+    } finally {
+      await pool.close();
+    }
+  });
+}
+
+/** The service as deployed (journal on disk, FULL sync), driven over HTTP with undici. */
+async function measureService(count: number, concurrency: number): Promise<{ result: RunResult; rpcPerTransfer: number; byMethod: Record<string, number> }> {
+  return withFreshChain(async (rpcUrl, demo) => {
+    const journalDir = mkdtempSync(join(tmpdir(), "bench-journal-"));
+    const config = loadConfig({
+      RPC_URL: rpcUrl,
+      PRIVATE_KEY: demo.privateKey,
+      TOKEN_ADDRESS: demo.tokenAddress,
+      JOURNAL_PATH: join(journalDir, "transfers.sqlite"),
+      LOG_LEVEL: "warn",
+      JOURNAL_SYNCHRONOUS: process.env.JOURNAL_SYNCHRONOUS ?? "FULL",
+    }) as ChainConfig;
+    const logger = createLogger(config.logLevel, config);
+    const chain = await connectChain(config);
+    const wallet = await startWalletService(config, chain, logger);
+    const app = buildApp({ chain, wallet, logger });
+    await app.listen({ host: "127.0.0.1", port: 0 });
+    const pool = new Pool(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, { connections: concurrency });
+    const rpc = await countRpcCalls(chain.provider);
+    try {
+      const result = await runAtConcurrency(count, concurrency, async (index) => {
+        const response = await pool.request({
+          path: "/transfer",
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ toAddress: recipients[index % recipients.length], amount: "0.000001" }),
+        });
+        await response.body.text();
+        return response.statusCode === 200;
+      });
+      return { result, rpcPerTransfer: rpc.total() / count, byMethod: rpc.byMethod() };
+    } finally {
+      await pool.close();
+      await app.close();
+      await wallet.close();
+      chain.provider.destroy();
+      rmSync(journalDir, { recursive: true, force: true });
+    }
+  });
+}
+
+console.log(`POST /transfer vs bare sign + eth_sendRawTransaction, anvil automine, ${TRANSFERS} transfers (200 at concurrency 1)\n`);
+for (const concurrency of CONCURRENCIES) {
+  const count = concurrency === 1 ? Math.min(200, TRANSFERS) : TRANSFERS;
+  const baseline = await measureBaseline(count, concurrency);
+  const service = await measureService(count, concurrency);
+  console.log(`concurrency ${concurrency}`);
+  console.log(`  baseline  ${formatRate(baseline)}  failures ${baseline.failures}`);
+  console.log(`  service   ${formatRate(service.result)}  failures ${service.result.failures}`);
+  console.log(`  ratio     ${(service.result.perSecond / baseline.perSecond).toFixed(2)} of the baseline's rate`);
+  const hotPath = ((service.byMethod.eth_estimateGas ?? 0) + (service.byMethod.eth_sendRawTransaction ?? 0)) / count;
+  console.log(`  RPC calls ${service.rpcPerTransfer.toFixed(3)} per transfer in all: ${hotPath.toFixed(3)} on the hot path, the rest background snapshots`);
+  console.log(`            ${JSON.stringify(service.byMethod)}\n`);
+}

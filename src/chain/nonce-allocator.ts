@@ -1,0 +1,55 @@
+/**
+ * Hands out the hot wallet's nonces in the process: every nonce to exactly one transaction, and none
+ * skipped. Taking a nonce is synchronous, so transfers can be broadcast concurrently while their nonces
+ * stay unique; a nonce the node surely refused is given back and reused first, so no gap remains.
+ */
+export class NonceAllocator {
+  #next: number | undefined;
+  #released: number[] = [];
+  #reading: Promise<void> | undefined;
+
+  constructor(private readonly readPendingNonce: () => Promise<number>) {}
+
+  /** Reads the sequence from the chain the first time (and after a reset); concurrent callers share the read. */
+  async ready(): Promise<void> {
+    if (this.#next !== undefined) return;
+    this.#reading ??= this.readPendingNonce()
+      .then((pending) => {
+        this.#next ??= pending;
+      })
+      .finally(() => (this.#reading = undefined));
+    await this.#reading;
+  }
+
+  /** The lowest given-back nonce, else the next new one. Call after ready(). */
+  take(): number {
+    if (this.#next === undefined) throw new Error("NonceAllocator.take() before ready()");
+    return this.#released.shift() ?? this.#next++;
+  }
+
+  /** Gives back a nonce the node surely refused: nothing holds it, and the next transfer fills it. */
+  release(nonce: number): void {
+    if (this.#next === undefined || nonce >= this.#next || this.#released.includes(nonce)) return;
+    this.#released.push(nonce);
+    this.#released.sort((a, b) => a - b);
+  }
+
+  /**
+   * The node refused `refusedNonce` as already used. Moves past every nonce the chain counts (mined or
+   * pending): given-back nonces below that were taken by another sender. If the chain does not count
+   * `refusedNonce` after all, nothing holds it and it is given back.
+   */
+  async catchUpWithChain(refusedNonce: number): Promise<void> {
+    let pending: number;
+    try {
+      pending = await this.readPendingNonce();
+    } catch {
+      // Cannot tell: giving it back risks one more refusal, keeping it risks a gap that jams the wallet.
+      this.release(refusedNonce);
+      return;
+    }
+    this.#next = Math.max(this.#next ?? pending, pending);
+    this.#released = this.#released.filter((nonce) => nonce >= pending);
+    if (refusedNonce >= pending) this.release(refusedNonce);
+  }
+}

@@ -1,0 +1,49 @@
+import { describe, expect, it } from "vitest";
+import { NonceAllocator } from "../../src/chain/nonce-allocator.js";
+
+describe("NonceAllocator", () => {
+  it("reads the chain once, then hands out consecutive nonces synchronously", async () => {
+    let reads = 0;
+    const allocator = new NonceAllocator(async () => {
+      reads++;
+      return 7;
+    });
+    await Promise.all([allocator.ready(), allocator.ready(), allocator.ready()]);
+    expect([allocator.take(), allocator.take(), allocator.take()]).toEqual([7, 8, 9]);
+    expect(reads).toBe(1);
+  });
+
+  it("reuses a given-back nonce first, so no gap remains", async () => {
+    const allocator = new NonceAllocator(async () => 0);
+    await allocator.ready();
+    const taken = [allocator.take(), allocator.take(), allocator.take()];
+    allocator.release(taken[1]);
+    allocator.release(taken[0]);
+    expect([allocator.take(), allocator.take(), allocator.take()]).toEqual([0, 1, 3]);
+  });
+
+  it("moves past nonces another sender used, dropping given-back ones they took", async () => {
+    let chainPending = 0;
+    const allocator = new NonceAllocator(async () => chainPending);
+    await allocator.ready();
+    allocator.take();
+    allocator.take();
+    allocator.release(1);
+    chainPending = 5;
+    await allocator.catchUpWithChain(0);
+    expect(allocator.take()).toBe(5);
+  });
+
+  it("gives a refused nonce back when the chain does not count it after all", async () => {
+    const allocator = new NonceAllocator(async () => 3);
+    await allocator.ready();
+    const refused = allocator.take();
+    allocator.take();
+    await allocator.catchUpWithChain(refused);
+    expect(allocator.take()).toBe(refused);
+  });
+
+  it("refuses to hand out a nonce before the chain was read", () => {
+    expect(() => new NonceAllocator(async () => 0).take()).toThrow(/before ready/);
+  });
+});
