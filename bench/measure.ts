@@ -10,8 +10,12 @@ export interface RunResult {
   p99Ms: number;
 }
 
-/** Runs `job` `count` times with `concurrency` workers; a job returns false (or throws) on failure. */
-export async function runAtConcurrency(count: number, concurrency: number, job: (index: number) => Promise<boolean>): Promise<RunResult> {
+/**
+ * Runs `job` `count` times with `concurrency` workers; a job returns false (or throws) on failure.
+ * The first `warmup` jobs run before the clock starts (JIT, connection pools, first reads).
+ */
+export async function runAtConcurrency(count: number, concurrency: number, job: (index: number) => Promise<boolean>, warmup = 0): Promise<RunResult> {
+  if (warmup > 0) await runAtConcurrency(warmup, concurrency, (index) => job(count + index));
   const latencies: number[] = [];
   let next = 0;
   let failures = 0;

@@ -13,7 +13,13 @@ export const ERC20_INTERFACE = new Interface([
   "error EnforcedPause()",
 ]);
 
-/** Call data of `transfer(to, amount)`. */
+const TRANSFER_SELECTOR = ERC20_INTERFACE.getFunction("transfer")?.selector as string;
+
+/**
+ * Call data of `transfer(to, amount)` for an already validated address: the selector and two 32-byte
+ * words, written directly because the generic ABI encoder re-hashes the selector and the address checksum
+ * on every call, on the hot path of every transfer.
+ */
 export function encodeTransfer(to: string, amount: bigint): string {
-  return ERC20_INTERFACE.encodeFunctionData("transfer", [to, amount]);
+  return `${TRANSFER_SELECTOR}${to.slice(2).toLowerCase().padStart(64, "0")}${amount.toString(16).padStart(64, "0")}`;
 }

@@ -86,7 +86,8 @@ export function toV5TransferRecord({ transaction, hash, from }: { transaction: T
     maxFeePerGas: toV5BigNumber(maxFeePerGas),
     gasPrice: null,
     gasLimit: toV5BigNumber(transaction.gasLimit),
-    to: getAddress(to),
+    // ethers v6 checksums `to` when the transaction is built; `from` is the service's own wallet address.
+    to,
     value: toV5BigNumber(transaction.value),
     data: transaction.data.toLowerCase(),
     accessList: (transaction.accessList ?? []).map((entry) => toV5AccessListEntry(entry)),
@@ -94,7 +95,7 @@ export function toV5TransferRecord({ transaction, hash, from }: { transaction: T
     v: signature.yParity,
     r: padTo32Bytes(signature.r),
     s: padTo32Bytes(signature.s),
-    from: getAddress(from),
+    from,
     confirmations: 0,
   };
 }

@@ -111,3 +111,51 @@ describe("SIGTERM with transfers in flight", () => {
     }
   });
 });
+
+describe("a crash after signing, then another transaction takes that nonce", () => {
+  it("marks the journaled transfer replaced; the retry says so and sends nothing", async () => {
+    const chain = await startTestChain();
+    const journalDir = mkdtempSync(join(tmpdir(), "replaced-"));
+    const env = {
+      RPC_URL: chain.rpcUrl,
+      PRIVATE_KEY: chain.demo.privateKey,
+      TOKEN_ADDRESS: chain.demo.tokenAddress,
+      JOURNAL_PATH: join(journalDir, "transfers.sqlite"),
+    };
+    const servers: ServerProcess[] = [];
+    try {
+      const body = { toAddress: freshAddress(), amount: "9" };
+      const doomed = await startServerProcess({ ...env, TEST_FAULT_POINT: "after-sign" });
+      servers.push(doomed);
+      const unanswered = request(`${doomed.baseUrl}/transfer`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": "replaced-order" },
+        body: JSON.stringify(body),
+      }).catch((error: Error) => error);
+      await doomed.waitForOutput("TEST_FAULT_POINT reached: after-sign");
+      doomed.child.kill("SIGKILL");
+      await unanswered;
+
+      // While the service is down, an operator uses the wallet: the journaled nonce goes to their transaction.
+      await (await chain.hotWallet.sendTransaction({ to: freshAddress(), value: 1n })).wait();
+      const nonceAfterOperator = await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest");
+
+      const restarted = await startServerProcess(env);
+      servers.push(restarted);
+      expect(restarted.output()).toMatch(/"replaced":1/);
+      const retry = await request(`${restarted.baseUrl}/transfer`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": "replaced-order" },
+        body: JSON.stringify(body),
+      });
+      expect(retry.statusCode).toBe(417);
+      expect(((await retry.body.json()) as { code: string }).code).toBe("TRANSACTION_REPLACED");
+      expect(await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending")).toBe(nonceAfterOperator);
+      expect(await tokenBalanceOf(chain, body.toAddress)).toBe(0n);
+    } finally {
+      for (const server of servers) server.child.kill("SIGKILL");
+      await chain.stop();
+      rmSync(journalDir, { recursive: true, force: true });
+    }
+  });
+});
