@@ -18,7 +18,7 @@ import { type ChainConfig, loadConfig } from "../src/config.js";
 import { startAnvil } from "../src/dev/anvil.js";
 import { setUpDemoChain } from "../src/dev/demo-chain.js";
 import { createLogger } from "../src/logger.js";
-import { startWalletService } from "../src/wallet-service.js";
+import { startChainServices } from "../src/chain-services.js";
 import { type RunResult, countRpcCalls, formatRate, runAtConcurrency } from "./measure.js";
 
 const CONCURRENCIES = [1, 10, 50];
@@ -87,8 +87,8 @@ async function measureService(count: number, concurrency: number): Promise<{ res
     }) as ChainConfig;
     const logger = createLogger(config.logLevel, config);
     const chain = await connectChain(config);
-    const wallet = await startWalletService(config, chain, logger);
-    const app = buildApp({ chain, wallet, logger });
+    const services = await startChainServices(config, chain, logger);
+    const app = buildApp({ chain, services, logger });
     await app.listen({ host: "127.0.0.1", port: 0 });
     const pool = new Pool(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, { connections: concurrency });
     const rpc = await countRpcCalls(chain.provider);
@@ -107,7 +107,7 @@ async function measureService(count: number, concurrency: number): Promise<{ res
     } finally {
       await pool.close();
       await app.close();
-      await wallet.close();
+      await services.close();
       chain.provider.destroy();
       rmSync(journalDir, { recursive: true, force: true });
     }

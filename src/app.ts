@@ -7,7 +7,7 @@ import type { ChainConnection } from "./chain/connect-chain.js";
 import { envelope, handleError } from "./http/error-handler.js";
 import { getTransactionRoute } from "./http/routes/get-transaction.js";
 import { transferRoute } from "./http/routes/transfer.js";
-import type { WalletService } from "./wallet-service.js";
+import type { ChainServices } from "./chain-services.js";
 
 /** Requests are a few hundred bytes of JSON; anything much larger is refused before parsing. */
 export const BODY_LIMIT_BYTES = 4096;
@@ -15,14 +15,14 @@ export const BODY_LIMIT_BYTES = 4096;
 /** What the app is built from besides its configuration. */
 export interface AppDependencies {
   chain: ChainConnection;
-  wallet: WalletService;
-  /** The process logger (createLogger), shared with the wallet service. */
+  services: ChainServices;
+  /** The process logger (createLogger), shared with the chain services. */
   logger: Logger;
 }
 
 /** Builds the Fastify app with every route, the error envelope and the body rules. Does not listen. */
 export function buildApp(deps: AppDependencies) {
-  const { chain, wallet } = deps;
+  const { chain, services } = deps;
   const app = Fastify({
     loggerInstance: deps.logger,
     bodyLimit: BODY_LIMIT_BYTES,
@@ -55,8 +55,8 @@ export function buildApp(deps: AppDependencies) {
     reply.status(404).send(envelope(404, "ROUTE_NOT_FOUND", `no route ${request.method} ${request.url.split("?")[0]}`)),
   );
 
-  app.register(transferRoute, { transfers: wallet.sender, tokenDecimals: chain.tokenDecimals });
-  app.register(getTransactionRoute, { provider: chain.provider });
+  app.register(transferRoute, { transfers: services.sender, tokenDecimals: chain.tokenDecimals });
+  app.register(getTransactionRoute, { lookup: services.lookup });
   return app;
 }
 

@@ -21,6 +21,8 @@ export const ConfigSchema = Type.Object({
   journalSynchronous: Type.Union([Type.Literal("FULL"), Type.Literal("NORMAL")], { default: "FULL" }),
   idempotencyKeyTtlHours: Type.Number({ exclusiveMinimum: 0, maximum: 8760, default: 24 }),
   chainRefreshIntervalMs: Type.Integer({ minimum: 50, maximum: 60_000, default: 1000 }),
+  headMaxAgeMs: Type.Integer({ minimum: 0, maximum: 60_000, default: 500, description: "oldest chain head a lookup may use" }),
+  transactionCacheSize: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 10_000 }),
   testFaultPoint: Type.Optional(Type.Union([Type.Literal("after-sign"), Type.Literal("after-broadcast")])),
 });
 
@@ -45,10 +47,12 @@ export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
   journalSynchronous: "JOURNAL_SYNCHRONOUS",
   idempotencyKeyTtlHours: "IDEMPOTENCY_KEY_TTL_HOURS",
   chainRefreshIntervalMs: "CHAIN_REFRESH_INTERVAL_MS",
+  headMaxAgeMs: "HEAD_MAX_AGE_MS",
+  transactionCacheSize: "TRANSACTION_CACHE_SIZE",
   testFaultPoint: "TEST_FAULT_POINT",
 };
 
-const INTEGER_FIELDS: (keyof Config)[] = ["chainId", "port", "rpcTimeoutMs", "chainRefreshIntervalMs"];
+const INTEGER_FIELDS: (keyof Config)[] = ["chainId", "port", "rpcTimeoutMs", "chainRefreshIntervalMs", "headMaxAgeMs", "transactionCacheSize"];
 
 /** Raised when the environment does not describe a usable configuration; the message names every bad variable. */
 export class ConfigError extends Error {

@@ -11,7 +11,7 @@ import { type AnvilNode, startAnvil } from "./dev/anvil.js";
 import { JournalOwnerMismatchError } from "./journal/sqlite-transfer-journal.js";
 import { type DemoChain, setUpDemoChain } from "./dev/demo-chain.js";
 import { createLogger } from "./logger.js";
-import { startWalletService } from "./wallet-service.js";
+import { startChainServices } from "./chain-services.js";
 
 async function main(): Promise<void> {
   dotenv.config({ quiet: true });
@@ -22,12 +22,12 @@ async function main(): Promise<void> {
     const { chainConfig, demo } = await resolveChain(config, devNode);
     const logger = createLogger(config.logLevel, { privateKey: chainConfig.privateKey, rpcUrl: chainConfig.rpcUrl });
     const chain = await connectChain(chainConfig);
-    const wallet = await startWalletService(chainConfig, chain, logger);
-    const app = buildApp({ chain, wallet, logger });
+    const services = await startChainServices(chainConfig, chain, logger);
+    const app = buildApp({ chain, services, logger });
     // In order: stop taking requests and finish those in flight, then background work and the journal.
     closeGracefullyOnSignals(async () => {
       await app.close();
-      await wallet.close();
+      await services.close();
       chain.provider.destroy();
       await stopDevNode();
     }, app.log);

@@ -13,6 +13,8 @@ const DEFAULTS = {
   journalSynchronous: "FULL",
   idempotencyKeyTtlHours: 24,
   chainRefreshIntervalMs: 1000,
+  headMaxAgeMs: 500,
+  transactionCacheSize: 10_000,
 };
 
 describe("loadConfig", () => {

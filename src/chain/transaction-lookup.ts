@@ -1,32 +1,143 @@
-/** Looks transactions up on the node, together with the chain head their confirmations are counted from. */
-import type { JsonRpcProvider } from "ethers";
+/**
+ * Looks transactions up on the node, with a bounded cache of mined ones (their content does not change,
+ * unless a reorg moves them, which the cache watches for) and one node request per hash at a time.
+ */
+import { type JsonRpcProvider, toQuantity } from "ethers";
 import { ServiceError } from "../errors.js";
+import type { ChainHead, ChainHeadTracker } from "./chain-head.js";
 import { classifyChainFailure } from "./ethers-errors.js";
 
 /** A transaction as the node's `eth_getTransactionByHash` returns it: hex quantities, untouched. */
-export type RpcTransaction = Record<string, unknown> & { blockNumber?: string | null };
+export type RpcTransaction = Record<string, unknown> & { blockNumber?: string | null; blockHash?: string | null };
 
-/** A transaction and the latest block number read alongside it. */
+/** A receipt as `eth_getTransactionReceipt` returns it. */
+export type RpcReceipt = Record<string, unknown> & { status?: string; gasUsed?: string; effectiveGasPrice?: string };
+
+/** A transaction and the head its confirmations are counted from. */
 export interface FoundTransaction {
   transaction: RpcTransaction;
   latestBlockNumber: number;
 }
 
-/**
- * Finds a transaction by hash; resolves null when the node does not know it. The head is read fresh for
- * every lookup so confirmations are never under-reported. Node faults become NODE_UNAVAILABLE (503).
- */
-export async function findTransaction(provider: JsonRpcProvider, hash: string): Promise<FoundTransaction | null> {
-  try {
-    const [transaction, latestBlock] = await Promise.all([
-      provider.send("eth_getTransactionByHash", [hash]) as Promise<RpcTransaction | null>,
-      provider.send("eth_blockNumber", []) as Promise<string>,
-    ]);
-    if (transaction === null) return null;
-    return { transaction, latestBlockNumber: Number(latestBlock) };
-  } catch (error) {
-    const failure = classifyChainFailure(error);
-    if (!failure) throw error;
-    throw new ServiceError("NODE_UNAVAILABLE", `${failure.message}; try again`);
+interface MinedEntry {
+  transaction: RpcTransaction;
+  blockNumber: number;
+  blockHash: string;
+  receipt?: RpcReceipt;
+}
+
+/** Cached transactions in blocks older than this many blocks below the head are taken as final. */
+const REORG_WINDOW_BLOCKS = 256;
+
+export class TransactionLookup {
+  readonly #mined = new Map<string, MinedEntry>();
+  readonly #fetching = new Map<string, Promise<RpcTransaction | null>>();
+  // Bumped by every reorg: a fetch that began before it must not fill the cache with what it saw.
+  #generation = 0;
+
+  constructor(
+    private readonly provider: JsonRpcProvider,
+    private readonly head: ChainHeadTracker,
+    private readonly capacity = 10_000,
+  ) {
+    head.onNewHead((previous, next) => this.#evictReorganised(previous, next));
+  }
+
+  /** How many mined transactions are cached. */
+  get cachedCount(): number {
+    return this.#mined.size;
+  }
+
+  /**
+   * Finds a transaction by (lowercase) hash; null when the node does not know it. Mined ones come from
+   * the cache; pending and unknown ones are asked of the node every time. Node faults: NODE_UNAVAILABLE.
+   */
+  async find(hash: string): Promise<FoundTransaction | null> {
+    return this.#asLookupError(async () => {
+      const cached = this.#mined.get(hash);
+      if (cached) {
+        const head = await this.head.current();
+        // The head update may have evicted it (a reorg): then ask the node.
+        if (this.#mined.has(hash)) return { transaction: cached.transaction, latestBlockNumber: head.number };
+      }
+      const [head, transaction] = await Promise.all([this.head.current(), this.#fetchOnce(hash)]);
+      return transaction && { transaction, latestBlockNumber: head.number };
+    });
+  }
+
+  /** The receipt of a mined transaction (cached with it); null while pending or unknown. */
+  async receipt(hash: string): Promise<RpcReceipt | null> {
+    return this.#asLookupError(async () => {
+      const cached = this.#mined.get(hash);
+      if (cached?.receipt) return cached.receipt;
+      const receipt = (await this.provider.send("eth_getTransactionReceipt", [hash])) as RpcReceipt | null;
+      const entry = this.#mined.get(hash);
+      if (receipt && entry && receipt.blockHash === entry.blockHash) entry.receipt = receipt;
+      return receipt;
+    });
+  }
+
+  #fetchOnce(hash: string): Promise<RpcTransaction | null> {
+    let fetching = this.#fetching.get(hash);
+    if (!fetching) {
+      const generation = this.#generation;
+      fetching = (this.provider.send("eth_getTransactionByHash", [hash]) as Promise<RpcTransaction | null>)
+        .then((transaction) => {
+          if (transaction?.blockNumber && transaction.blockHash && generation === this.#generation) this.#remember(hash, transaction);
+          return transaction;
+        })
+        .finally(() => this.#fetching.delete(hash));
+      this.#fetching.set(hash, fetching);
+    }
+    return fetching;
+  }
+
+  #remember(hash: string, transaction: RpcTransaction): void {
+    this.#mined.set(hash, { transaction, blockNumber: Number(transaction.blockNumber), blockHash: String(transaction.blockHash) });
+    if (this.#mined.size > this.capacity) {
+      const oldest = this.#mined.keys().next().value as string;
+      this.#mined.delete(oldest);
+    }
+  }
+
+  /**
+   * Runs before a new head is handed out. Blocks at or below the previous head are unchanged when the
+   * new head builds on it (checked with its parent hash, or one block read); otherwise, and for blocks
+   * cached since, each cached block is compared with the chain's block at its height.
+   */
+  async #evictReorganised(previous: ChainHead | undefined, next: ChainHead): Promise<void> {
+    if (!previous || this.#mined.size === 0) return;
+    const extendsPrevious =
+      (next.number === previous.number + 1 && next.parentHash === previous.hash) ||
+      (next.number > previous.number && (await this.#canonicalHashAt(previous.number)) === previous.hash);
+    const lowestToCheck = extendsPrevious ? previous.number + 1 : next.number - REORG_WINDOW_BLOCKS;
+    const heights = new Set<number>();
+    for (const entry of this.#mined.values()) if (entry.blockNumber >= lowestToCheck) heights.add(entry.blockNumber);
+    if (heights.size === 0) return;
+    const canonical = new Map<number, string | null>();
+    for (const height of heights) canonical.set(height, height > next.number ? null : await this.#canonicalHashAt(height));
+    let evicted = false;
+    for (const [hash, entry] of this.#mined) {
+      if (heights.has(entry.blockNumber) && canonical.get(entry.blockNumber) !== entry.blockHash) {
+        this.#mined.delete(hash);
+        evicted = true;
+      }
+    }
+    if (evicted) this.#generation++;
+  }
+
+  async #canonicalHashAt(height: number): Promise<string | null> {
+    const block = (await this.provider.send("eth_getBlockByNumber", [toQuantity(height), false])) as { hash: string } | null;
+    return block?.hash ?? null;
+  }
+
+  async #asLookupError<T>(lookUp: () => Promise<T>): Promise<T> {
+    try {
+      return await lookUp();
+    } catch (error) {
+      const failure = classifyChainFailure(error);
+      if (!failure) throw error;
+      throw new ServiceError("NODE_UNAVAILABLE", `${failure.message}; try again`);
+    }
   }
 }

@@ -1,5 +1,5 @@
 /** Reads, at one block, everything the hot path would otherwise ask the node for on every transfer. */
-import { toBeHex, toBigInt } from "ethers";
+import { toBigInt, toQuantity } from "ethers";
 import type { ChainConnection } from "./connect-chain.js";
 import { ERC20_INTERFACE } from "./erc20.js";
 
@@ -25,7 +25,7 @@ export async function readWalletSnapshot({ provider, wallet, tokenAddress }: Cha
   if (block.baseFeePerGas === undefined) {
     throw new Error("the node's chain has no EIP-1559 base fee; only type-2 transactions are supported");
   }
-  const at = toBeHex(BigInt(block.number));
+  const at = toQuantity(BigInt(block.number));
   const [tokenBalance, ethBalance, minedNonceCount, tip] = await Promise.all([
     provider.send("eth_call", [{ to: tokenAddress, data: ERC20_INTERFACE.encodeFunctionData("balanceOf", [wallet.address]) }, at]),
     provider.send("eth_getBalance", [wallet.address, at]),

@@ -7,12 +7,13 @@ import { type App, buildApp } from "../../src/app.js";
 import { type ChainConnection, connectChain } from "../../src/chain/connect-chain.js";
 import { type ChainConfig, loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
-import { type WalletService, startWalletService } from "../../src/wallet-service.js";
+import { type ChainServices, startChainServices } from "../../src/chain-services.js";
+import { TEST_HEAD_MAX_AGE_MS } from "./test-chain.js";
 
 export interface TestService {
   app: App;
   chain: ChainConnection;
-  wallet: WalletService;
+  services: ChainServices;
   config: ChainConfig;
   /** Every log line the service wrote, as text. */
   logs: string[];
@@ -37,6 +38,7 @@ export async function startService(target: ServiceTarget, extraEnv: Record<strin
     TOKEN_ADDRESS: target.tokenAddress,
     LOG_LEVEL: "info",
     CHAIN_REFRESH_INTERVAL_MS: "100",
+    HEAD_MAX_AGE_MS: String(TEST_HEAD_MAX_AGE_MS),
     ...(journalDir ? { JOURNAL_PATH: join(journalDir, "transfers.sqlite") } : {}),
     ...extraEnv,
   }) as ChainConfig;
@@ -49,18 +51,18 @@ export async function startService(target: ServiceTarget, extraEnv: Record<strin
   });
   const logger = createLogger(config.logLevel, { privateKey: config.privateKey, rpcUrl: config.rpcUrl }, destination);
   const chain = await connectChain(config);
-  const wallet = await startWalletService(config, chain, logger);
-  const app = buildApp({ chain, wallet, logger });
+  const services = await startChainServices(config, chain, logger);
+  const app = buildApp({ chain, services, logger });
   await app.ready();
   return {
     app,
     chain,
-    wallet,
+    services,
     config,
     logs,
     async close() {
       await app.close();
-      await wallet.close();
+      await services.close();
       chain.provider.destroy();
       if (journalDir) rmSync(journalDir, { recursive: true, force: true });
     },

@@ -58,7 +58,14 @@ export async function setEthBalance(chain: TestChain, address: string, ether: st
   await chain.provider.send("anvil_setBalance", [address, toBeHex(parseUnits(ether, "ether"))]);
 }
 
-/** Mines `count` blocks. */
+/** The head bound the test services use (HEAD_MAX_AGE_MS): a head they report is at most this old. */
+export const TEST_HEAD_MAX_AGE_MS = 100;
+
+/**
+ * Mines `count` blocks, then waits out the services' head bound, so that what they report next is
+ * counted from a head that includes the new blocks.
+ */
 export async function mineBlocks(chain: TestChain, count = 1): Promise<void> {
   await chain.provider.send("anvil_mine", [toBeHex(count)]);
+  await new Promise((resolve) => setTimeout(resolve, TEST_HEAD_MAX_AGE_MS + 20));
 }

@@ -1,15 +1,14 @@
 /** POST /getTransaction: a transaction by hash, as ethers v5 returned it, with a fresh confirmation count. */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import type { JsonRpcProvider } from "ethers";
-import { findTransaction } from "../../chain/transaction-lookup.js";
+import type { TransactionLookup } from "../../chain/transaction-lookup.js";
 import { toV5LookupRecord } from "../../wire/v5-record.js";
 import { GetTransactionBodySchema, GetTransactionReplySchema, errorReplies } from "../schemas.js";
 
 export interface GetTransactionRouteOptions {
-  provider: JsonRpcProvider;
+  lookup: TransactionLookup;
 }
 
-export const getTransactionRoute: FastifyPluginAsyncTypebox<GetTransactionRouteOptions> = async (app, { provider }) => {
+export const getTransactionRoute: FastifyPluginAsyncTypebox<GetTransactionRouteOptions> = async (app, { lookup }) => {
   app.post(
     "/getTransaction",
     {
@@ -25,7 +24,7 @@ export const getTransactionRoute: FastifyPluginAsyncTypebox<GetTransactionRouteO
       },
     },
     async (request) => {
-      const found = await findTransaction(provider, request.body.Tx.toLowerCase());
+      const found = await lookup.find(request.body.Tx.toLowerCase());
       return { result: found && toV5LookupRecord(found.transaction, found.latestBlockNumber) };
     },
   );

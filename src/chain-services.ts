@@ -1,14 +1,17 @@
 /**
- * Assembles everything that acts for the hot wallet: the journal, the ledger kept fresh by a snapshot
- * poller, startup reconciliation, the transfer sender and the background rebroadcast of lost sends.
+ * Assembles what the routes use on the chain side: for the hot wallet the journal, the ledger kept fresh
+ * by a snapshot poller, startup reconciliation, the transfer sender and the background rebroadcast of lost
+ * sends; for everyone the chain head tracker and the cached transaction lookup.
  */
 import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "./config.js";
+import { ChainHeadTracker, readLatestBlock } from "./chain/chain-head.js";
 import type { ChainConnection } from "./chain/connect-chain.js";
 import { SnapshotPoller } from "./chain/snapshot-poller.js";
 import { type FaultPoint, TokenTransferSender } from "./chain/token-transfer.js";
 import { TransferReconciler, rebroadcastUnanswered } from "./chain/transfer-reconciler.js";
 import { WalletLedger } from "./chain/wallet-ledger.js";
+import { TransactionLookup } from "./chain/transaction-lookup.js";
 import { readWalletSnapshot } from "./chain/wallet-snapshot.js";
 import { openSqliteJournal } from "./journal/sqlite-transfer-journal.js";
 import type { TransferJournal } from "./journal/transfer-journal.js";
@@ -16,18 +19,23 @@ import type { TransferJournal } from "./journal/transfer-journal.js";
 /** How often lost broadcasts are sent again, and keys past their lifetime forgotten. */
 const MAINTENANCE_INTERVAL_MS = 5_000;
 
-export interface WalletService {
+export interface ChainServices {
   sender: TokenTransferSender;
   ledger: WalletLedger;
   journal: TransferJournal;
+  head: ChainHeadTracker;
+  lookup: TransactionLookup;
   /** Stops background work, waits for it, and closes the journal. Call after the HTTP server closed. */
   close(): Promise<void>;
 }
 
-export type WalletServiceConfig = Pick<Config, "journalPath" | "journalSynchronous" | "idempotencyKeyTtlHours" | "chainRefreshIntervalMs" | "testFaultPoint">;
+export type ChainServicesConfig = Pick<
+  Config,
+  "journalPath" | "journalSynchronous" | "idempotencyKeyTtlHours" | "chainRefreshIntervalMs" | "headMaxAgeMs" | "transactionCacheSize" | "testFaultPoint"
+>;
 
 /** Opens the journal, reads the wallet, reconciles unfinished transfers, and starts background work. */
-export async function startWalletService(config: WalletServiceConfig, chain: ChainConnection, log: FastifyBaseLogger): Promise<WalletService> {
+export async function startChainServices(config: ChainServicesConfig, chain: ChainConnection, log: FastifyBaseLogger): Promise<ChainServices> {
   const journal = openSqliteJournal(
     config.journalPath,
     { chainId: chain.chainId, walletAddress: chain.wallet.address, tokenAddress: chain.tokenAddress },
@@ -62,10 +70,15 @@ export async function startWalletService(config: WalletServiceConfig, chain: Cha
     }, MAINTENANCE_INTERVAL_MS).unref();
     journal.expireKeys(keyTtlMs);
 
+    const head = new ChainHeadTracker(() => readLatestBlock(chain.provider), config.headMaxAgeMs);
+    const lookup = new TransactionLookup(chain.provider, head, config.transactionCacheSize);
+
     return {
       sender,
       ledger,
       journal,
+      head,
+      lookup,
       async close() {
         clearInterval(maintenanceTimer);
         await Promise.all([poller.stop(), maintenance]);
