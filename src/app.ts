@@ -5,9 +5,14 @@ import Fastify from "fastify";
 import type { Logger } from "pino";
 import type { ChainConnection } from "./chain/connect-chain.js";
 import { envelope, handleError } from "./http/error-handler.js";
+import { waitForConfirmations } from "./chain/confirmation-wait.js";
 import { getTransactionRoute } from "./http/routes/get-transaction.js";
+import { transactionStatusRoute } from "./http/routes/transaction-status.js";
 import { transferRoute } from "./http/routes/transfer.js";
 import type { ChainServices } from "./chain-services.js";
+
+/** How often a transfer waiting for confirmations looks again (the head it sees is HEAD_MAX_AGE_MS fresh). */
+const CONFIRMATION_POLL_MS = 250;
 
 /** Requests are a few hundred bytes of JSON; anything much larger is refused before parsing. */
 export const BODY_LIMIT_BYTES = 4096;
@@ -55,8 +60,13 @@ export function buildApp(deps: AppDependencies) {
     reply.status(404).send(envelope(404, "ROUTE_NOT_FOUND", `no route ${request.method} ${request.url.split("?")[0]}`)),
   );
 
-  app.register(transferRoute, { transfers: services.sender, tokenDecimals: chain.tokenDecimals });
+  app.register(transferRoute, {
+    transfers: services.sender,
+    tokenDecimals: chain.tokenDecimals,
+    awaitConfirmations: (hash, wanted, timeoutMs) => waitForConfirmations(services.lookup, hash, wanted, timeoutMs, CONFIRMATION_POLL_MS),
+  });
   app.register(getTransactionRoute, { lookup: services.lookup });
+  app.register(transactionStatusRoute, { statuses: services.statuses });
   return app;
 }
 

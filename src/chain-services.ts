@@ -12,6 +12,7 @@ import { type FaultPoint, TokenTransferSender } from "./chain/token-transfer.js"
 import { TransferReconciler, rebroadcastUnanswered } from "./chain/transfer-reconciler.js";
 import { WalletLedger } from "./chain/wallet-ledger.js";
 import { TransactionLookup } from "./chain/transaction-lookup.js";
+import { TransactionStatusReader } from "./chain/transaction-status.js";
 import { readWalletSnapshot } from "./chain/wallet-snapshot.js";
 import { openSqliteJournal } from "./journal/sqlite-transfer-journal.js";
 import type { TransferJournal } from "./journal/transfer-journal.js";
@@ -25,6 +26,7 @@ export interface ChainServices {
   journal: TransferJournal;
   head: ChainHeadTracker;
   lookup: TransactionLookup;
+  statuses: TransactionStatusReader;
   /** Stops background work, waits for it, and closes the journal. Call after the HTTP server closed. */
   close(): Promise<void>;
 }
@@ -79,6 +81,7 @@ export async function startChainServices(config: ChainServicesConfig, chain: Cha
       journal,
       head,
       lookup,
+      statuses: new TransactionStatusReader(chain, lookup, journal),
       async close() {
         clearInterval(maintenanceTimer);
         await Promise.all([poller.stop(), maintenance]);

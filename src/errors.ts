@@ -7,6 +7,7 @@ export const ERROR_CODES = {
   MISSING_RECIPIENT: { statusCode: 400, description: "neither toAddress nor to was sent" },
   INVALID_IDEMPOTENCY_KEY: { statusCode: 400, description: "the Idempotency-Key header is empty, too long or not printable ASCII" },
   ROUTE_NOT_FOUND: { statusCode: 404, description: "no such route" },
+  TRANSACTION_NOT_FOUND: { statusCode: 404, description: "neither the node nor the journal knows this transaction" },
   IDEMPOTENCY_KEY_IN_FLIGHT: { statusCode: 409, description: "a request with this Idempotency-Key is still being processed" },
   IDEMPOTENCY_KEY_REUSED: { statusCode: 422, description: "this Idempotency-Key was used with a different request body" },
   INSUFFICIENT_TOKEN_BALANCE: { statusCode: 417, description: "the hot wallet holds fewer tokens than requested" },

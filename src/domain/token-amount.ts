@@ -55,3 +55,11 @@ function shiftDecimalPoint(digits: string, exponent: number): string {
   if (pointIndex >= digits.length) return digits + "0".repeat(pointIndex - digits.length);
   return `${digits.slice(0, pointIndex)}.${digits.slice(pointIndex)}`;
 }
+
+/** Writes base units as whole token units, without trailing zeros: 1500000 with 6 decimals is "1.5". */
+export function formatTokenAmount(units: bigint, decimals: number): string {
+  const digits = units.toString().padStart(decimals + 1, "0");
+  const whole = digits.slice(0, digits.length - decimals);
+  const fraction = digits.slice(digits.length - decimals).replace(/0+$/, "");
+  return fraction ? `${whole}.${fraction}` : whole;
+}

@@ -115,6 +115,69 @@ export const GetTransactionReplySchema = Type.Object({
   result: Type.Union([LookupRecordSchema, Type.Null()], { description: "null when the node does not know the hash" }),
 });
 
+export const TransactionStatusParamsSchema = Type.Object({ hash: TxHashSchema });
+
+export const TransactionStatusSchema = Type.Object(
+  {
+    hash: Type.String(),
+    state: Type.Union(["pending", "confirmed", "failed", "dropped", "replaced"].map((state) => Type.Literal(state)), {
+      description:
+        "pending: known to the node, not mined. confirmed: mined, receipt status 1. failed: mined, reverted (status 0). " +
+        "dropped: sent by this service, unknown to the node now. replaced: its nonce went to another transaction.",
+    }),
+    confirmations: Type.Integer({ description: "0 unless mined; latest block - blockNumber + 1" }),
+    blockNumber: Type.Union([Type.Integer(), Type.Null()]),
+    blockHash: Type.Union([Type.String(), Type.Null()]),
+    gasUsed: Type.Union([Type.String(), Type.Null()], { description: "from the receipt, decimal" }),
+    effectiveGasPrice: Type.Union([Type.String(), Type.Null()], { description: "from the receipt, wei, decimal" }),
+    transfer: Type.Union(
+      [
+        Type.Object({
+          token: Type.String({ description: "the ERC-20 contract" }),
+          from: Type.String(),
+          to: Type.String({ description: "the recipient" }),
+          amount: Type.String({ description: "base units, decimal" }),
+          amountInTokens: Type.Union([Type.String(), Type.Null()], { description: "whole token units, when decimals() is known" }),
+        }),
+        Type.Null(),
+      ],
+      { description: "the ERC-20 transfer(to, amount) the transaction carries, else null" },
+    ),
+  },
+  {
+    examples: [
+      {
+        hash: "0x4e8508c573d248757f356dece3cc6840ee08b1211fff55bd2f01b7ebb1691512",
+        state: "confirmed",
+        confirmations: 3,
+        blockNumber: 2,
+        blockHash: "0x4fe97cb89febd511c00c1005607e42bdf80cc87627098854a000ffe89730bd80",
+        gasUsed: "53750",
+        effectiveGasPrice: "1880830063",
+        transfer: {
+          token: "0x95b1E4De48aC11f50012B691bF42628F9d175800",
+          from: "0x0577A17Da00605B79cA15f1002aEdF1A7f801DdD",
+          to: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+          amount: "1500000000000000000",
+          amountInTokens: "1.5",
+        },
+      },
+    ],
+  },
+);
+
+export const TransferQuerySchema = Type.Object(
+  {
+    waitConfirmations: Type.Optional(
+      Type.String({ pattern: "^([0-9]|1[0-2])$", description: "answer only once the transfer has this many confirmations (0 to 12)" }),
+    ),
+    waitTimeoutMs: Type.Optional(
+      Type.String({ pattern: "^[0-9]{1,6}$", description: "how long to wait at most, in ms (up to 120000; default 60000); then answer as it stands" }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 /** Every error, ours or Fastify's, in Fastify's envelope. */
 export const ErrorReplySchema = Type.Object(
   {

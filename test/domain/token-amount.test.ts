@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { InvalidAmountError, parseTokenAmount } from "../../src/domain/token-amount.js";
+import { InvalidAmountError, formatTokenAmount, parseTokenAmount } from "../../src/domain/token-amount.js";
 
 describe("parseTokenAmount", () => {
   const accepted: [number | string, number, bigint][] = [
@@ -50,5 +50,19 @@ describe("parseTokenAmount", () => {
   it.each(refused)("refuses %s", (_label, amount, decimals, message) => {
     expect(() => parseTokenAmount(amount, decimals)).toThrow(InvalidAmountError);
     expect(() => parseTokenAmount(amount, decimals)).toThrow(message);
+  });
+});
+
+describe("formatTokenAmount", () => {
+  it.each([
+    [1_500_000n, 6, "1.5"],
+    [1_000_000n, 6, "1"],
+    [1n, 6, "0.000001"],
+    [0n, 18, "0"],
+    [123n, 0, "123"],
+    [10n ** 18n + 1n, 18, "1.000000000000000001"],
+  ])("%s with %i decimals is %s, and parses back", (units, decimals, text) => {
+    expect(formatTokenAmount(units, decimals)).toBe(text);
+    if (units > 0n) expect(parseTokenAmount(text, decimals)).toBe(units);
   });
 });

@@ -149,7 +149,11 @@ describe("a crash after signing, then another transaction takes that nonce", () 
         body: JSON.stringify(body),
       });
       expect(retry.statusCode).toBe(417);
-      expect(((await retry.body.json()) as { code: string }).code).toBe("TRANSACTION_REPLACED");
+      const refusal = (await retry.body.json()) as { code: string; message: string };
+      expect(refusal.code).toBe("TRANSACTION_REPLACED");
+      const hash = /transaction (0x[0-9a-f]{64})/.exec(refusal.message)?.[1];
+      const status = await request(`${restarted.baseUrl}/transactions/${hash}`);
+      expect(await status.body.json()).toMatchObject({ hash, state: "replaced", confirmations: 0, transfer: { to: body.toAddress, amountInTokens: "9" } });
       expect(await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending")).toBe(nonceAfterOperator);
       expect(await tokenBalanceOf(chain, body.toAddress)).toBe(0n);
     } finally {

@@ -5,14 +5,19 @@ import { InvalidAddressError, parseRecipientAddress } from "../../domain/recipie
 import { InvalidAmountError, parseTokenAmount } from "../../domain/token-amount.js";
 import { ServiceError } from "../../errors.js";
 import { toV5TransferRecord } from "../../wire/v5-record.js";
-import { type TransferBody, TransferBodySchema, TransferHeadersSchema, TransferReplySchema, errorReplies } from "../schemas.js";
+import { type TransferBody, TransferBodySchema, TransferHeadersSchema, TransferQuerySchema, TransferReplySchema, errorReplies } from "../schemas.js";
 
 export interface TransferRouteOptions {
   transfers: TokenTransferSender;
   tokenDecimals: number;
+  /** Resolves with the confirmations a transaction has once it has `wanted`, or when time runs out. */
+  awaitConfirmations: (hash: string, wanted: number, timeoutMs: number) => Promise<number>;
 }
 
-export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = async (app, { transfers, tokenDecimals }) => {
+const MAX_WAIT_MS = 120_000;
+const DEFAULT_WAIT_MS = 60_000;
+
+export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = async (app, { transfers, tokenDecimals, awaitConfirmations }) => {
   app.post(
     "/transfer",
     {
@@ -20,10 +25,13 @@ export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = as
         summary: "Send tokens from the hot wallet",
         description:
           "Sends `amount` tokens to `toAddress` (or `to`) and answers at once, before the transaction is mined " +
-          "(confirmations 0). Anything that would make the transfer fail is checked first and answered with 417.",
+          "(confirmations 0). Anything that would make the transfer fail is checked first and answered with 417. " +
+          "With ?waitConfirmations=N it answers once the transfer has N confirmations, or when waitTimeoutMs runs out, " +
+          "with the record as it stands then.",
         tags: ["transfers"],
         operationId: "transfer",
         headers: TransferHeadersSchema,
+        querystring: TransferQuerySchema,
         body: TransferBodySchema,
         response: { 200: TransferReplySchema, ...errorReplies(400, 409, 413, 415, 417, 422, 500) },
       },
@@ -40,7 +48,12 @@ export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = as
       } else {
         request.log.info(logged, "transfer sent");
       }
-      return { result: toV5TransferRecord(transfer) };
+      const record = toV5TransferRecord(transfer);
+      const { waitConfirmations, waitTimeoutMs } = request.query;
+      if (waitConfirmations === undefined || waitConfirmations === "0") return { result: record };
+      const timeoutMs = Math.min(MAX_WAIT_MS, waitTimeoutMs === undefined ? DEFAULT_WAIT_MS : Number(waitTimeoutMs));
+      const confirmations = await awaitConfirmations(transfer.hash, Number(waitConfirmations), timeoutMs);
+      return { result: { ...record, confirmations } };
     },
   );
 };

@@ -1,0 +1,132 @@
+/**
+ * The status document of a transaction, for people and dashboards: what happened to it, in plain words,
+ * from the node (receipt included) and, for transactions the node no longer knows, from the journal.
+ */
+import { getAddress, toBigInt } from "ethers";
+import { formatTokenAmount } from "../domain/token-amount.js";
+import { ServiceError } from "../errors.js";
+import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
+import type { ChainConnection } from "./connect-chain.js";
+import { ERC20_INTERFACE } from "./erc20.js";
+import type { RpcTransaction, TransactionLookup } from "./transaction-lookup.js";
+
+export type TransactionState = "pending" | "confirmed" | "failed" | "dropped" | "replaced";
+
+/** The ERC-20 transfer a transaction carries. */
+export interface DecodedTokenTransfer {
+  token: string;
+  from: string;
+  to: string;
+  /** Base units, as a decimal string. */
+  amount: string;
+  /** Whole token units ("1.5"), when the token's decimals are known. */
+  amountInTokens: string | null;
+}
+
+export interface TransactionStatus {
+  hash: string;
+  state: TransactionState;
+  confirmations: number;
+  blockNumber: number | null;
+  blockHash: string | null;
+  /** From the receipt, decimal strings; null until mined. */
+  gasUsed: string | null;
+  effectiveGasPrice: string | null;
+  transfer: DecodedTokenTransfer | null;
+}
+
+const TRANSFER_CALL = /^0xa9059cbb0{24}([0-9a-f]{40})([0-9a-f]{64})$/;
+
+export class TransactionStatusReader {
+  readonly #decimalsByToken = new Map<string, Promise<number | null>>();
+
+  constructor(
+    private readonly chain: ChainConnection,
+    private readonly lookup: TransactionLookup,
+    private readonly journal: TransferJournal,
+  ) {
+    this.#decimalsByToken.set(chain.tokenAddress, Promise.resolve(chain.tokenDecimals));
+  }
+
+  /** The status of a (lowercase) hash; TRANSACTION_NOT_FOUND when neither the node nor the journal knows it. */
+  async read(hash: string): Promise<TransactionStatus> {
+    const found = await this.lookup.find(hash);
+    if (found) return this.#fromChain(hash, found.transaction, found.latestBlockNumber);
+    const entry = this.journal.findByHash(hash);
+    if (entry) return this.#fromJournal(hash, entry);
+    throw new ServiceError("TRANSACTION_NOT_FOUND", `neither the node nor this service knows transaction ${hash}`);
+  }
+
+  async #fromChain(hash: string, transaction: RpcTransaction, latestBlockNumber: number): Promise<TransactionStatus> {
+    const transfer = await this.#decode(transaction);
+    if (transaction.blockNumber == null) {
+      return { hash, state: "pending", confirmations: 0, blockNumber: null, blockHash: null, gasUsed: null, effectiveGasPrice: null, transfer };
+    }
+    const blockNumber = Number(transaction.blockNumber);
+    const receipt = await this.lookup.receipt(hash);
+    return {
+      hash,
+      state: receipt?.status === "0x0" ? "failed" : "confirmed",
+      confirmations: Math.max(1, latestBlockNumber - blockNumber + 1),
+      blockNumber,
+      blockHash: String(transaction.blockHash),
+      gasUsed: receipt?.gasUsed ? toBigInt(receipt.gasUsed).toString() : null,
+      effectiveGasPrice: receipt?.effectiveGasPrice ? toBigInt(receipt.effectiveGasPrice).toString() : null,
+      transfer,
+    };
+  }
+
+  // The node does not know it: the journal tells whether its nonce went to another transaction
+  // (replaced) or it never made it into a block (dropped; the service sends it again if it can).
+  #fromJournal(hash: string, entry: JournalEntry): TransactionStatus {
+    const replaced = entry.state === "replaced" || entry.state === "settled";
+    if (entry.state === "settled") this.journal.recordReplaced(entry.id);
+    return {
+      hash,
+      state: replaced ? "replaced" : "dropped",
+      confirmations: 0,
+      blockNumber: null,
+      blockHash: null,
+      gasUsed: null,
+      effectiveGasPrice: null,
+      transfer: {
+        token: this.chain.tokenAddress,
+        from: this.chain.wallet.address,
+        to: entry.recipient,
+        amount: entry.units.toString(),
+        amountInTokens: formatTokenAmount(entry.units, this.chain.tokenDecimals),
+      },
+    };
+  }
+
+  async #decode(transaction: RpcTransaction): Promise<DecodedTokenTransfer | null> {
+    const match = TRANSFER_CALL.exec(String(transaction.input ?? transaction.data ?? "").toLowerCase());
+    if (!match || transaction.to == null) return null;
+    const token = getAddress(String(transaction.to));
+    const amount = BigInt(`0x${match[2]}`);
+    const decimals = await this.#decimalsOf(token);
+    return {
+      token,
+      from: getAddress(String(transaction.from)),
+      to: getAddress(`0x${match[1]}`),
+      amount: amount.toString(),
+      amountInTokens: decimals === null ? null : formatTokenAmount(amount, decimals),
+    };
+  }
+
+  // Read once per token; a contract without decimals() gets null, never an error.
+  #decimalsOf(token: string): Promise<number | null> {
+    let decimals = this.#decimalsByToken.get(token);
+    if (!decimals) {
+      decimals = (this.chain.provider.send("eth_call", [{ to: token, data: ERC20_INTERFACE.encodeFunctionData("decimals") }, "latest"]) as Promise<string>)
+        .then((result) => Number(ERC20_INTERFACE.decodeFunctionResult("decimals", result)[0]))
+        .catch(() => {
+          // Try again next time: the failure may have been the node's, not the contract's.
+          this.#decimalsByToken.delete(token);
+          return null;
+        });
+      this.#decimalsByToken.set(token, decimals);
+    }
+    return decimals;
+  }
+}

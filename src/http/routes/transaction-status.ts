@@ -1,0 +1,28 @@
+/** GET /transactions/:hash: what happened to a transaction, in plain words (not the v5 record). */
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { TransactionStatusReader } from "../../chain/transaction-status.js";
+import { TransactionStatusParamsSchema, TransactionStatusSchema, errorReplies } from "../schemas.js";
+
+export interface TransactionStatusRouteOptions {
+  statuses: TransactionStatusReader;
+}
+
+export const transactionStatusRoute: FastifyPluginAsyncTypebox<TransactionStatusRouteOptions> = async (app, { statuses }) => {
+  app.get(
+    "/transactions/:hash",
+    {
+      schema: {
+        summary: "What happened to a transaction",
+        description:
+          "A status document for people and dashboards: pending, confirmed, failed (mined but reverted), " +
+          "dropped (this service sent it, the node no longer has it) or replaced (its nonce went to another " +
+          "transaction), with confirmations, receipt figures and the decoded ERC-20 transfer.",
+        tags: ["transactions"],
+        operationId: "getTransactionStatus",
+        params: TransactionStatusParamsSchema,
+        response: { 200: TransactionStatusSchema, ...errorReplies(400, 404, 500, 503) },
+      },
+    },
+    async (request) => statuses.read(request.params.hash.toLowerCase()),
+  );
+};
