@@ -52,9 +52,10 @@ export function buildApp(deps: AppDependencies) {
     closing = true;
   });
   // Callers correlate their logs with ours through the request id, theirs or ours.
-  app.addHook("onSend", async (request, reply) => {
+  app.addHook("onSend", (request, reply, payload, done) => {
     reply.header("x-request-id", request.id);
     if (closing) reply.header("connection", "close");
+    done(null, payload);
   });
   app.setNotFoundHandler((request, reply) =>
     reply.status(404).send(envelope(404, "ROUTE_NOT_FOUND", `no route ${request.method} ${request.url.split("?")[0]}`)),

@@ -107,6 +107,7 @@ export function toV5TransferRecord({ transaction, hash, from }: { transaction: T
 export function toV5LookupRecord(raw: RpcTransaction, latestBlockNumber: number): V5LookupRecord {
   const to = readTo(raw);
   const blockNumber = optionalNumber(raw.blockNumber);
+  const confirmations = v5Confirmations(raw, latestBlockNumber);
   const blockHash = raw.blockHash == null ? null : lowercaseHex(raw.blockHash);
   const record: V5LookupRecord = {
     hash: lowercaseHex(raw.hash),
@@ -115,8 +116,7 @@ export function toV5LookupRecord(raw: RpcTransaction, latestBlockNumber: number)
     blockHash: blockHash !== null && /^0x0*$/.test(blockHash) ? null : blockHash,
     blockNumber,
     transactionIndex: optionalNumber(raw.transactionIndex),
-    // v5 counts the block itself; a head read just before the block arrived still means one.
-    confirmations: blockNumber === null ? 0 : Math.max(1, latestBlockNumber - blockNumber + 1),
+    confirmations,
     from: getAddress(String(raw.from)),
     gasPrice: optionalBigNumber(raw.gasPrice),
     maxPriorityFeePerGas: optionalBigNumber(raw.maxPriorityFeePerGas),
@@ -134,6 +134,11 @@ export function toV5LookupRecord(raw: RpcTransaction, latestBlockNumber: number)
     chainId: readChainId(raw),
   };
   return record;
+}
+
+/** 0 while pending; else v5's count, which includes the block itself (a head read just before it still means 1). */
+function v5Confirmations(raw: RpcTransaction, latestBlockNumber: number): number {
+  return raw.blockNumber == null ? 0 : Math.max(1, latestBlockNumber - toNumber(raw.blockNumber) + 1);
 }
 
 function toV5AccessListEntry(entry: { address: string; storageKeys: readonly string[] }): V5AccessListEntry {
@@ -188,4 +193,26 @@ function lowercaseHex(value: unknown): string {
 
 function padTo32Bytes(hex: string): string {
   return `0x${hex.slice(2).padStart(64, "0")}`.toLowerCase();
+}
+
+// The confirmations of a looked-up transaction change with every block; everything else in its record
+// does not. The record is written once per node answer and only the count is spliced in per reply.
+const serializedLookups = new WeakMap<RpcTransaction, [before: string, after: string]>();
+const CONFIRMATIONS_KEY = '"confirmations":';
+
+/**
+ * The /getTransaction reply body `{"result": record}` as JSON, byte for byte what JSON.stringify of
+ * toV5LookupRecord gives, with the record's fixed parts serialised once per node answer.
+ */
+export function serializeV5LookupReply(found: { transaction: RpcTransaction; latestBlockNumber: number } | null): string {
+  if (!found) return '{"result":null}';
+  const confirmations = v5Confirmations(found.transaction, found.latestBlockNumber);
+  let parts = serializedLookups.get(found.transaction);
+  if (!parts) {
+    const json = JSON.stringify({ result: toV5LookupRecord(found.transaction, found.latestBlockNumber) });
+    const at = json.indexOf(CONFIRMATIONS_KEY) + CONFIRMATIONS_KEY.length;
+    parts = [json.slice(0, at), json.slice(at + String(confirmations).length)];
+    serializedLookups.set(found.transaction, parts);
+  }
+  return parts[0] + String(confirmations) + parts[1];
 }

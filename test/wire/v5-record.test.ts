@@ -3,7 +3,7 @@ import { ethers as ethers5 } from "ethers5";
 import { Transaction, Wallet } from "ethers";
 import { describe, expect, it } from "vitest";
 import type { RpcTransaction } from "../../src/chain/transaction-lookup.js";
-import { toV5BigNumber, toV5LookupRecord, toV5TransferRecord } from "../../src/wire/v5-record.js";
+import { serializeV5LookupReply, toV5BigNumber, toV5LookupRecord, toV5TransferRecord } from "../../src/wire/v5-record.js";
 
 /** What ethers v5's provider.getTransaction made of the same node answer, with the same head. */
 function v5Lookup(raw: RpcTransaction, latestBlockNumber: number): string {
@@ -67,6 +67,18 @@ describe("toV5LookupRecord matches v5's Formatter", () => {
   ];
   it.each(cases)("%s", (_label, raw, head) => {
     expect(JSON.stringify(toV5LookupRecord(raw, head))).toBe(v5Lookup(raw, head));
+  });
+});
+
+describe("serializeV5LookupReply", () => {
+  it("writes what JSON.stringify writes, also when the same node answer is reused as the head moves", () => {
+    const mined = structuredClone(TYPE2);
+    for (const head of [4, 12, 13, 103, 1003, 5]) {
+      expect(serializeV5LookupReply({ transaction: mined, latestBlockNumber: head })).toBe(JSON.stringify({ result: toV5LookupRecord(mined, head) }));
+    }
+    const pending = { ...TYPE2, blockHash: null, blockNumber: null, transactionIndex: null };
+    expect(serializeV5LookupReply({ transaction: pending, latestBlockNumber: 9 })).toBe(JSON.stringify({ result: toV5LookupRecord(pending, 9) }));
+    expect(serializeV5LookupReply(null)).toBe('{"result":null}');
   });
 });
 

@@ -1,7 +1,8 @@
 /** POST /getTransaction: a transaction by hash, as ethers v5 returned it, with a fresh confirmation count. */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { Static } from "@sinclair/typebox";
 import type { TransactionLookup } from "../../chain/transaction-lookup.js";
-import { toV5LookupRecord } from "../../wire/v5-record.js";
+import { serializeV5LookupReply } from "../../wire/v5-record.js";
 import { GetTransactionBodySchema, GetTransactionReplySchema, errorReplies } from "../schemas.js";
 
 export interface GetTransactionRouteOptions {
@@ -23,9 +24,11 @@ export const getTransactionRoute: FastifyPluginAsyncTypebox<GetTransactionRouteO
         response: { 200: GetTransactionReplySchema, ...errorReplies(400, 413, 415, 500, 503) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const found = await lookup.find(request.body.Tx.toLowerCase());
-      return { result: found && toV5LookupRecord(found.transaction, found.latestBlockNumber) };
+      // Already JSON (see serializeV5LookupReply): Fastify sends a string body as it is.
+      const body = serializeV5LookupReply(found) as unknown as Static<typeof GetTransactionReplySchema>;
+      return reply.type("application/json; charset=utf-8").send(body);
     },
   );
 };

@@ -1,0 +1,90 @@
+/**
+ * POST /getTransaction for a mined transaction at 50 connections, next to, in the same run: a bare
+ * Fastify route returning the same JSON from memory (the ceiling of the HTTP layer), and the node's own
+ * eth_getTransactionByHash straight from a client (the baseline). The load comes from a worker thread.
+ * Also counts the service's RPC calls per lookup at steady state.
+ *
+ *   npm run bench:lookup            (SECONDS=5 to change the measuring time per target)
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Worker } from "node:worker_threads";
+import { Wallet } from "ethers";
+import Fastify from "fastify";
+import { buildApp } from "../src/app.js";
+import { startChainServices } from "../src/chain-services.js";
+import { connectChain } from "../src/chain/connect-chain.js";
+import { type ChainConfig, loadConfig } from "../src/config.js";
+import { startAnvil } from "../src/dev/anvil.js";
+import { setUpDemoChain } from "../src/dev/demo-chain.js";
+import { createLogger } from "../src/logger.js";
+import { type RunResult, countRpcCalls, formatRate } from "./measure.js";
+
+const CONNECTIONS = 50;
+const SECONDS = Number(process.env.SECONDS ?? 5);
+const WARMUP_SECONDS = 1;
+
+function load(url: string, path: string, body: unknown, expectBodyIncludes: string): Promise<RunResult & { failures: number }> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL("./http-load-worker.mjs", import.meta.url), {
+      workerData: { url, path, body: JSON.stringify(body), connections: CONNECTIONS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, expectBodyIncludes },
+    });
+    worker.once("message", resolve);
+    worker.once("error", reject);
+  });
+}
+
+const node = await startAnvil();
+const demo = await setUpDemoChain(node.rpcUrl);
+const journalDir = mkdtempSync(join(tmpdir(), "bench-lookup-"));
+const config = loadConfig({
+  RPC_URL: node.rpcUrl,
+  PRIVATE_KEY: demo.privateKey,
+  TOKEN_ADDRESS: demo.tokenAddress,
+  JOURNAL_PATH: join(journalDir, "transfers.sqlite"),
+  LOG_LEVEL: "warn",
+}) as ChainConfig;
+const logger = createLogger(config.logLevel, config);
+const chain = await connectChain(config);
+const services = await startChainServices(config, chain, logger);
+const app = buildApp({ chain, services, logger });
+await app.listen({ host: "127.0.0.1", port: 0 });
+const serviceUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+
+// One mined transfer to look up (anvil automines).
+const sent = await app.inject({ method: "POST", url: "/transfer", payload: { toAddress: Wallet.createRandom().address, amount: "1" } });
+const hash: string = sent.json().result.hash;
+await new Promise((resolve) => setTimeout(resolve, 600));
+const expected = (await app.inject({ method: "POST", url: "/getTransaction", payload: { Tx: hash } })).json();
+if (!expected.result?.blockNumber) throw new Error("the benchmark transaction is not mined");
+
+// The ceiling: a bare Fastify route answering the same JSON from memory.
+const bare = Fastify({ logger: false });
+bare.post("/getTransaction", async () => expected);
+await bare.listen({ host: "127.0.0.1", port: 0 });
+const bareUrl = `http://127.0.0.1:${(bare.server.address() as AddressInfo).port}`;
+
+console.log(`lookups of one mined transaction, ${CONNECTIONS} connections, ${SECONDS} s each after ${WARMUP_SECONDS} s of warm-up\n`);
+const rpc = await countRpcCalls(chain.provider);
+const serviceResult = await load(serviceUrl, "/getTransaction", { Tx: hash }, hash);
+const rpcCalls = rpc.total();
+const rpcByMethod = rpc.byMethod();
+const bareResult = await load(bareUrl, "/getTransaction", { Tx: hash }, hash);
+const nodeResult = await load(node.rpcUrl, "/", { jsonrpc: "2.0", id: 1, method: "eth_getTransactionByHash", params: [hash] }, hash);
+
+console.log(`  service      ${formatRate(serviceResult)}  failures ${serviceResult.failures}`);
+console.log(`  bare route   ${formatRate(bareResult)}  failures ${bareResult.failures}`);
+console.log(`  node direct  ${formatRate(nodeResult)}  failures ${nodeResult.failures}`);
+console.log(`  service / bare route  ${(serviceResult.perSecond / bareResult.perSecond).toFixed(2)}   (target >= 0.70)`);
+console.log(`  service / node        ${(serviceResult.perSecond / nodeResult.perSecond).toFixed(2)}   (target >= 2.00)`);
+const lookups = serviceResult.count + serviceResult.perSecond * WARMUP_SECONDS;
+console.log(`  RPC calls per lookup  ${(rpcCalls / lookups).toFixed(4)}   (${rpcCalls} calls: ${JSON.stringify(rpcByMethod)}; target <= 0.05)`);
+
+await bare.close();
+await app.close();
+await services.close();
+chain.provider.destroy();
+await node.stop();
+rmSync(journalDir, { recursive: true, force: true });
