@@ -4,7 +4,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { Pool } from "undici";
 
-const { url, path, body, connections, seconds, warmupSeconds, expectBodyIncludes } = workerData;
+const { url, path, body, authorization, connections, seconds, warmupSeconds, expectBodyIncludes } = workerData;
 const pool = new Pool(url, { connections, pipelining: 1 });
 
 async function run(durationMs, record) {
@@ -16,7 +16,7 @@ async function run(durationMs, record) {
       while (performance.now() < deadline) {
         const started = performance.now();
         try {
-          const response = await pool.request({ path, method: "POST", headers: { "content-type": "application/json" }, body });
+          const response = await pool.request({ path, method: "POST", headers: { "content-type": "application/json", authorization }, body });
           const text = await response.body.text();
           if (response.statusCode !== 200 || !text.includes(expectBodyIncludes)) failures++;
         } catch {

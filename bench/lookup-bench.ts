@@ -13,9 +13,7 @@ import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { Wallet } from "ethers";
 import Fastify from "fastify";
-import { buildApp } from "../src/app.js";
-import { startChainServices } from "../src/chain-services.js";
-import { connectChain } from "../src/chain/connect-chain.js";
+import { composeService } from "../src/compose.js";
 import { type ChainConfig, loadConfig } from "../src/config.js";
 import { startAnvil } from "../src/dev/anvil.js";
 import { setUpDemoChain } from "../src/dev/demo-chain.js";
@@ -25,11 +23,12 @@ import { type RunResult, countRpcCalls, formatRate } from "./measure.js";
 const CONNECTIONS = 50;
 const SECONDS = Number(process.env.SECONDS ?? 5);
 const WARMUP_SECONDS = 1;
+const BENCH_API_KEY = "bench-key-0123456789abcdef";
 
 function load(url: string, path: string, body: unknown, expectBodyIncludes: string): Promise<RunResult & { failures: number }> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL("./http-load-worker.mjs", import.meta.url), {
-      workerData: { url, path, body: JSON.stringify(body), connections: CONNECTIONS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, expectBodyIncludes },
+      workerData: { url, path, body: JSON.stringify(body), authorization: `Bearer ${BENCH_API_KEY}`, connections: CONNECTIONS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, expectBodyIncludes },
     });
     worker.once("message", resolve);
     worker.once("error", reject);
@@ -45,19 +44,21 @@ const config = loadConfig({
   TOKEN_ADDRESS: demo.tokenAddress,
   JOURNAL_PATH: join(journalDir, "transfers.sqlite"),
   LOG_LEVEL: "warn",
+  API_KEYS: BENCH_API_KEY,
+  // The load comes from one key: the rate limit must not be what is measured.
+  RATE_LIMIT_MAX: "1000000",
 }) as ChainConfig;
-const logger = createLogger(config.logLevel, config);
-const chain = await connectChain(config);
-const services = await startChainServices(config, chain, logger);
-const app = buildApp({ chain, services, logger });
+const service = await composeService(config, createLogger(config.logLevel, config));
+const { app, chain } = service;
 await app.listen({ host: "127.0.0.1", port: 0 });
 const serviceUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 
 // One mined transfer to look up (anvil automines).
-const sent = await app.inject({ method: "POST", url: "/transfer", payload: { toAddress: Wallet.createRandom().address, amount: "1" } });
+const authorization = `Bearer ${BENCH_API_KEY}`;
+const sent = await app.inject({ method: "POST", url: "/transfer", headers: { authorization }, payload: { toAddress: Wallet.createRandom().address, amount: "1" } });
 const hash: string = sent.json().result.hash;
 await new Promise((resolve) => setTimeout(resolve, 600));
-const expected = (await app.inject({ method: "POST", url: "/getTransaction", payload: { Tx: hash } })).json();
+const expected = (await app.inject({ method: "POST", url: "/getTransaction", headers: { authorization }, payload: { Tx: hash } })).json();
 if (!expected.result?.blockNumber) throw new Error("the benchmark transaction is not mined");
 
 // The ceiling: a bare Fastify route answering the same JSON from memory.
@@ -83,8 +84,6 @@ const lookups = serviceResult.count + serviceResult.perSecond * WARMUP_SECONDS;
 console.log(`  RPC calls per lookup  ${(rpcCalls / lookups).toFixed(4)}   (${rpcCalls} calls: ${JSON.stringify(rpcByMethod)}; target <= 0.05)`);
 
 await bare.close();
-await app.close();
-await services.close();
-chain.provider.destroy();
+await service.close();
 await node.stop();
 rmSync(journalDir, { recursive: true, force: true });

@@ -11,19 +11,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { JsonRpcProvider, Transaction, Wallet, toBigInt } from "ethers";
 import { Pool } from "undici";
-import { buildApp } from "../src/app.js";
-import { connectChain } from "../src/chain/connect-chain.js";
+import { composeService } from "../src/compose.js";
 import { encodeTransfer } from "../src/chain/erc20.js";
 import { type ChainConfig, loadConfig } from "../src/config.js";
 import { startAnvil } from "../src/dev/anvil.js";
 import { setUpDemoChain } from "../src/dev/demo-chain.js";
 import { createLogger } from "../src/logger.js";
-import { startChainServices } from "../src/chain-services.js";
 import { type RunResult, countRpcCalls, formatRate, runAtConcurrency } from "./measure.js";
 
 const CONCURRENCIES = [1, 10, 50];
 const TRANSFERS = Number(process.env.TRANSFERS ?? 1000);
 const WARMUP = 100;
+const BENCH_API_KEY = "bench-key-0123456789abcdef";
 const recipients = Array.from({ length: 64 }, () => Wallet.createRandom().address);
 
 async function withFreshChain<T>(run: (rpcUrl: string, demo: Awaited<ReturnType<typeof setUpDemoChain>>) => Promise<T>): Promise<T> {
@@ -83,12 +82,12 @@ async function measureService(count: number, concurrency: number): Promise<{ res
       TOKEN_ADDRESS: demo.tokenAddress,
       JOURNAL_PATH: join(journalDir, "transfers.sqlite"),
       LOG_LEVEL: "warn",
+      API_KEYS: BENCH_API_KEY,
+      // The load comes from one key: the rate limit must not be what is measured.
+      RATE_LIMIT_MAX: "1000000",
       JOURNAL_SYNCHRONOUS: process.env.JOURNAL_SYNCHRONOUS ?? "FULL",
     }) as ChainConfig;
-    const logger = createLogger(config.logLevel, config);
-    const chain = await connectChain(config);
-    const services = await startChainServices(config, chain, logger);
-    const app = buildApp({ chain, services, logger });
+    const { app, chain, close } = await composeService(config, createLogger(config.logLevel, config));
     await app.listen({ host: "127.0.0.1", port: 0 });
     const pool = new Pool(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, { connections: concurrency });
     const rpc = await countRpcCalls(chain.provider);
@@ -97,7 +96,7 @@ async function measureService(count: number, concurrency: number): Promise<{ res
         const response = await pool.request({
           path: "/transfer",
           method: "POST",
-          headers: { "content-type": "application/json" },
+          headers: { "content-type": "application/json", authorization: `Bearer ${BENCH_API_KEY}` },
           body: JSON.stringify({ toAddress: recipients[index % recipients.length], amount: "0.000001" }),
         });
         await response.body.text();
@@ -106,9 +105,7 @@ async function measureService(count: number, concurrency: number): Promise<{ res
       return { result, rpcPerTransfer: rpc.total() / (count + WARMUP), byMethod: rpc.byMethod() };
     } finally {
       await pool.close();
-      await app.close();
-      await services.close();
-      chain.provider.destroy();
+      await close();
       rmSync(journalDir, { recursive: true, force: true });
     }
   });

@@ -1,15 +1,27 @@
 /** buildApp(config, deps): the whole HTTP service, configured the same way for the server and the tests. */
 import { randomUUID } from "node:crypto";
+import rateLimit from "@fastify/rate-limit";
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
 import { type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import Fastify from "fastify";
+import Fastify, { type FastifyBaseLogger } from "fastify";
 import type { Logger } from "pino";
-import type { ChainConnection } from "./chain/connect-chain.js";
-import { envelope, handleError } from "./http/error-handler.js";
+import type { ApiKeyRing } from "./auth/api-keys.js";
+import type { ChainServices } from "./chain-services.js";
 import { waitForConfirmations } from "./chain/confirmation-wait.js";
+import type { ChainConnection } from "./chain/connect-chain.js";
+import type { Config } from "./config.js";
+import type { TransferPolicy } from "./domain/transfer-policy.js";
+import { isOpenRoute, requireApiKeys } from "./http/auth.js";
+import { envelope, handleError } from "./http/error-handler.js";
+import { OPENAPI_DOCUMENT_BASE } from "./http/openapi.js";
 import { getTransactionRoute } from "./http/routes/get-transaction.js";
+import { type ReadinessCheck, healthRoutes } from "./http/routes/health.js";
+import { metricsRoute } from "./http/routes/metrics.js";
 import { transactionStatusRoute } from "./http/routes/transaction-status.js";
 import { transferRoute } from "./http/routes/transfer.js";
-import type { ChainServices } from "./chain-services.js";
+import { walletRoute } from "./http/routes/wallet.js";
+import type { ServiceMetrics } from "./metrics.js";
 
 /** How often a transfer waiting for confirmations looks again (the head it sees is HEAD_MAX_AGE_MS fresh). */
 const CONFIRMATION_POLL_MS = 250;
@@ -23,13 +35,20 @@ export interface AppDependencies {
   services: ChainServices;
   /** The process logger (createLogger), shared with the chain services. */
   logger: Logger;
+  metrics: ServiceMetrics;
+  /** Undefined only with AUTH_DISABLED. */
+  apiKeys: ApiKeyRing | undefined;
+  policy: TransferPolicy;
+  readinessChecks: Record<string, ReadinessCheck>;
 }
 
-/** Builds the Fastify app with every route, the error envelope and the body rules. Does not listen. */
-export function buildApp(deps: AppDependencies) {
-  const { chain, services } = deps;
+export type AppConfig = Pick<Config, "rateLimitMax" | "rateLimitWindowMs">;
+
+/** Builds the Fastify app with every route, auth, limits, metrics and the error envelope. Does not listen. */
+export function buildApp(config: AppConfig, deps: AppDependencies) {
+  const { chain, services, metrics } = deps;
   const app = Fastify({
-    loggerInstance: deps.logger,
+    loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
     onProtoPoisoning: "error",
     onConstructorPoisoning: "error",
@@ -45,6 +64,10 @@ export function buildApp(deps: AppDependencies) {
   // move optional keys to the end and break the byte-for-byte v5 format. Schemas still document replies.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   app.setErrorHandler(handleError);
+  app.setNotFoundHandler((request, reply) =>
+    reply.status(404).send(envelope(404, "ROUTE_NOT_FOUND", `no route ${request.method} ${request.url.split("?")[0]}`)),
+  );
+
   // While closing, requests in flight still finish, but their keep-alive connections must not hold the
   // close up: answers go out with Connection: close.
   let closing = false;
@@ -57,17 +80,41 @@ export function buildApp(deps: AppDependencies) {
     if (closing) reply.header("connection", "close");
     done(null, payload);
   });
-  app.setNotFoundHandler((request, reply) =>
-    reply.status(404).send(envelope(404, "ROUTE_NOT_FOUND", `no route ${request.method} ${request.url.split("?")[0]}`)),
-  );
-
-  app.register(transferRoute, {
-    transfers: services.sender,
-    tokenDecimals: chain.tokenDecimals,
-    awaitConfirmations: (hash, wanted, timeoutMs) => waitForConfirmations(services.lookup, hash, wanted, timeoutMs, CONFIRMATION_POLL_MS),
+  app.addHook("onResponse", (request, reply, done) => {
+    metrics.observeHttp(request.routeOptions.url ?? "unmatched", request.method, reply.statusCode, reply.elapsedTime / 1000);
+    done();
   });
-  app.register(getTransactionRoute, { lookup: services.lookup });
-  app.register(transactionStatusRoute, { statuses: services.statuses });
+
+  // Order matters: the key is checked before the rate limit, which counts per key.
+  requireApiKeys(app, deps.apiKeys);
+  app.register(rateLimit, {
+    global: true,
+    max: config.rateLimitMax,
+    timeWindow: config.rateLimitWindowMs,
+    keyGenerator: (request) => request.apiKeyId || request.ip,
+    allowList: (request) => isOpenRoute(request),
+    errorResponseBuilder: (_request, context) => ({
+      ...envelope(429, "RATE_LIMITED", `more than ${context.max} requests in ${context.after}; retry after ${context.ttl} ms`),
+    }),
+  });
+  app.register(swagger, { openapi: OPENAPI_DOCUMENT_BASE });
+  app.register(swaggerUi, { routePrefix: "/docs" });
+
+  app.register(async (routes) => {
+    routes.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+    routes.register(healthRoutes, { checks: deps.readinessChecks });
+    routes.register(transferRoute, {
+      transfers: services.sender,
+      tokenDecimals: chain.tokenDecimals,
+      policy: deps.policy,
+      countOutcome: (outcome, code) => metrics.countTransfer(outcome, code),
+      awaitConfirmations: (hash, wanted, timeoutMs) => waitForConfirmations(services.lookup, hash, wanted, timeoutMs, CONFIRMATION_POLL_MS),
+    });
+    routes.register(getTransactionRoute, { lookup: services.lookup });
+    routes.register(transactionStatusRoute, { statuses: services.statuses });
+    routes.register(walletRoute, { chain, services });
+    routes.register(metricsRoute, { metrics });
+  });
   return app;
 }
 

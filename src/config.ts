@@ -1,6 +1,7 @@
 /** Service configuration: one TypeBox schema, loaded once from the environment and validated. */
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { ApiKeyRing, InvalidApiKeysError } from "./auth/api-keys.js";
 
 const HEX_PRIVATE_KEY = "^0x[0-9a-fA-F]{64}$";
 const HEX_ADDRESS = "^0x[0-9a-fA-F]{40}$";
@@ -23,6 +24,13 @@ export const ConfigSchema = Type.Object({
   chainRefreshIntervalMs: Type.Integer({ minimum: 50, maximum: 60_000, default: 1000 }),
   headMaxAgeMs: Type.Integer({ minimum: 0, maximum: 60_000, default: 500, description: "oldest chain head a lookup may use" }),
   transactionCacheSize: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 10_000 }),
+  apiKeys: Type.Optional(Type.String({ description: "comma-separated API keys, plain or sha256:<hex>" })),
+  authDisabled: Type.Boolean({ default: false }),
+  rateLimitMax: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 600, description: "requests per key per window" }),
+  rateLimitWindowMs: Type.Integer({ minimum: 1000, maximum: 86_400_000, default: 60_000 }),
+  maxTransferAmount: Type.Optional(Type.String({ pattern: "^[0-9]+(\\.[0-9]+)?$", description: "largest amount of one transfer, in token units" })),
+  transferCapPerDay: Type.Optional(Type.String({ pattern: "^[0-9]+(\\.[0-9]+)?$", description: "most one API key may send in 24 h, in token units" })),
+  allowedRecipients: Type.Optional(Type.String({ description: "comma-separated addresses; when set, the only recipients allowed" })),
   testFaultPoint: Type.Optional(Type.Union([Type.Literal("after-sign"), Type.Literal("after-broadcast")])),
 });
 
@@ -49,10 +57,26 @@ export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
   chainRefreshIntervalMs: "CHAIN_REFRESH_INTERVAL_MS",
   headMaxAgeMs: "HEAD_MAX_AGE_MS",
   transactionCacheSize: "TRANSACTION_CACHE_SIZE",
+  apiKeys: "API_KEYS",
+  authDisabled: "AUTH_DISABLED",
+  rateLimitMax: "RATE_LIMIT_MAX",
+  rateLimitWindowMs: "RATE_LIMIT_WINDOW_MS",
+  maxTransferAmount: "MAX_TRANSFER_AMOUNT",
+  transferCapPerDay: "TRANSFER_CAP_PER_DAY",
+  allowedRecipients: "ALLOWED_RECIPIENTS",
   testFaultPoint: "TEST_FAULT_POINT",
 };
 
-const INTEGER_FIELDS: (keyof Config)[] = ["chainId", "port", "rpcTimeoutMs", "chainRefreshIntervalMs", "headMaxAgeMs", "transactionCacheSize"];
+const INTEGER_FIELDS: (keyof Config)[] = [
+  "chainId",
+  "port",
+  "rpcTimeoutMs",
+  "chainRefreshIntervalMs",
+  "headMaxAgeMs",
+  "transactionCacheSize",
+  "rateLimitMax",
+  "rateLimitWindowMs",
+];
 
 /** Raised when the environment does not describe a usable configuration; the message names every bad variable. */
 export class ConfigError extends Error {
@@ -82,6 +106,17 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     if (!raw.privateKey) problems.push("PRIVATE_KEY: required when RPC_URL is set");
     if (!raw.tokenAddress) problems.push("TOKEN_ADDRESS: required when RPC_URL is set");
   }
+  if (raw.rpcUrl && raw.demoSetup !== "true" && !raw.apiKeys && raw.authDisabled !== "true") {
+    problems.push("API_KEYS: required (comma-separated keys, or sha256:<hex> of keys); or set AUTH_DISABLED=true to run without");
+  }
+  if (typeof raw.apiKeys === "string") {
+    try {
+      ApiKeyRing.parse(raw.apiKeys);
+    } catch (error) {
+      if (!(error instanceof InvalidApiKeysError)) throw error;
+      problems.push(`API_KEYS: ${error.message}`);
+    }
+  }
   if (raw.demoSetup === "true" && !raw.rpcUrl) {
     problems.push("DEMO_SETUP: needs RPC_URL of an anvil node (without RPC_URL a local one is started anyway)");
   }
@@ -107,7 +142,11 @@ function describeExpectation(field: keyof Config, schemaMessage: string): string
     case "logLevel":
       return `must be one of ${LOG_LEVELS.join(", ")}`;
     case "demoSetup":
+    case "authDisabled":
       return "must be true or false";
+    case "maxTransferAmount":
+    case "transferCapPerDay":
+      return "must be a plain decimal number of tokens, such as 1000 or 2.5";
     case "journalSynchronous":
       return "must be FULL or NORMAL";
     case "testFaultPoint":

@@ -1,10 +1,13 @@
 /** The process logger: pino JSON, with secrets kept out of every line. */
-import { type DestinationStream, type Logger, pino, stdSerializers } from "pino";
+import { createRequire } from "node:module";
+import { type DestinationStream, type Logger, pino, stdSerializers, transport } from "pino";
 
 /** What the logger must never print, besides the Authorization header. */
 export interface LoggerSecrets {
   privateKey?: string;
   rpcUrl?: string;
+  /** API_KEYS as configured: comma-separated keys. */
+  apiKeys?: string;
 }
 
 /**
@@ -17,15 +20,27 @@ export function createLogger(level: string, secrets: LoggerSecrets, destination?
   return pino(
     {
       level,
-      redact: { paths: ["req.headers.authorization", "headers.authorization"], censor: "[redacted]" },
+      redact: { paths: ["req.headers.authorization", "headers.authorization", "authorization"], censor: "[redacted]" },
       serializers: { err: (error: Error) => scrub(stdSerializers.err(error)) },
     },
-    destination,
+    destination ?? prettyInTerminal(),
   );
 }
 
-function secretScrubber({ privateKey, rpcUrl }: LoggerSecrets): <T>(value: T) => T {
-  const secrets = [privateKey, privateKey?.slice(2), rpcUrl, rpcUrl && new URL(rpcUrl).href]
+// A developer at a terminal reads pretty lines (pino-pretty, a dev dependency); everyone else gets JSON.
+function prettyInTerminal(): DestinationStream | undefined {
+  if (!process.stdout.isTTY) return undefined;
+  try {
+    createRequire(import.meta.url).resolve("pino-pretty");
+  } catch {
+    return undefined;
+  }
+  return transport({ target: "pino-pretty", options: { colorize: true, translateTime: "SYS:HH:MM:ss.l" } });
+}
+
+function secretScrubber({ privateKey, rpcUrl, apiKeys = "" }: LoggerSecrets): <T>(value: T) => T {
+  const keys = apiKeys.split(",").map((key) => key.trim());
+  const secrets = [privateKey, privateKey?.slice(2), rpcUrl, rpcUrl && new URL(rpcUrl).href, ...keys]
     .filter((secret): secret is string => typeof secret === "string" && secret.length >= 8)
     .flatMap((secret) => [secret, secret.toLowerCase()]);
   if (secrets.length === 0) return (value) => value;

@@ -1,17 +1,17 @@
-/** Entry point: environment -> config -> (dev chain) -> chain connection -> buildApp -> listen -> graceful close. */
+/** Entry point: environment -> config -> (dev chain) -> composeService -> listen -> graceful close. */
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import dotenv from "dotenv";
-import { buildApp } from "./app.js";
-import { ChainStartupError, connectChain } from "./chain/connect-chain.js";
+import { ApiKeyRing } from "./auth/api-keys.js";
+import { ChainStartupError } from "./chain/connect-chain.js";
 import { describeRpcUrl } from "./chain/rpc-provider.js";
 import { type ChainConfig, type Config, ConfigError, loadConfig } from "./config.js";
 import { type AnvilNode, startAnvil } from "./dev/anvil.js";
 import { JournalOwnerMismatchError } from "./journal/sqlite-transfer-journal.js";
 import { type DemoChain, setUpDemoChain } from "./dev/demo-chain.js";
+import { composeService } from "./compose.js";
 import { createLogger } from "./logger.js";
-import { startChainServices } from "./chain-services.js";
 
 async function main(): Promise<void> {
   dotenv.config({ quiet: true });
@@ -20,15 +20,15 @@ async function main(): Promise<void> {
   const stopDevNode = () => devNode?.stop();
   try {
     const { chainConfig, demo } = await resolveChain(config, devNode);
-    const logger = createLogger(config.logLevel, { privateKey: chainConfig.privateKey, rpcUrl: chainConfig.rpcUrl });
-    const chain = await connectChain(chainConfig);
-    const services = await startChainServices(chainConfig, chain, logger);
-    const app = buildApp({ chain, services, logger });
-    // In order: stop taking requests and finish those in flight, then background work and the journal.
+    const logger = createLogger(config.logLevel, chainConfig);
+    if (chainConfig.authDisabled) {
+      logger.warn("AUTH_DISABLED=true: ANYONE WHO CAN REACH THIS PORT CAN SPEND FROM THE HOT WALLET. Never do this outside a sealed network.");
+    }
+    const service = await composeService(chainConfig, logger);
+    const { app, chain } = service;
+    // In order: stop taking requests and finish those in flight, then background work, the journal, the node.
     closeGracefullyOnSignals(async () => {
-      await app.close();
-      await services.close();
-      chain.provider.destroy();
+      await service.close();
       await stopDevNode();
     }, app.log);
     await app.listen({ port: config.port, host: config.host });
@@ -41,32 +41,48 @@ async function main(): Promise<void> {
 }
 
 // Without RPC_URL, a local anvil was started; with DEMO_SETUP, RPC_URL is an anvil to set up the same way.
-async function resolveChain(config: Config, devNode: AnvilNode | undefined): Promise<{ chainConfig: ChainConfig; demo?: DemoChain }> {
+interface DemoRun extends DemoChain {
+  /** The API key generated for this run, if API_KEYS was empty. */
+  generatedKey?: string;
+  /** What the example command sends as its bearer token. */
+  exampleKey?: string;
+}
+
+async function resolveChain(config: Config, devNode: AnvilNode | undefined): Promise<{ chainConfig: ChainConfig; demo?: DemoRun }> {
   const rpcUrl = devNode?.rpcUrl ?? config.rpcUrl;
   if (!rpcUrl) throw new ConfigError("RPC_URL: required");
   if (devNode || config.demoSetup) {
-    const demo = await setUpDemoChain(rpcUrl);
+    const setup = await setUpDemoChain(rpcUrl);
     // Every demo run has a new wallet, and a journal belongs to one wallet: keep it out of JOURNAL_PATH.
-    const journalPath = join(tmpdir(), `token-transfer-demo-${demo.walletAddress}.sqlite`);
-    return { chainConfig: { ...config, rpcUrl, privateKey: demo.privateKey, tokenAddress: demo.tokenAddress, journalPath }, demo };
+    const journalPath = join(tmpdir(), `token-transfer-demo-${setup.walletAddress}.sqlite`);
+    // A demo without API_KEYS gets a generated key, printed with the example command.
+    const generatedKey = config.apiKeys || config.authDisabled ? undefined : ApiKeyRing.generateKey();
+    const apiKeys = generatedKey ?? config.apiKeys;
+    return {
+      chainConfig: { ...config, rpcUrl, privateKey: setup.privateKey, tokenAddress: setup.tokenAddress, journalPath, apiKeys },
+      demo: { ...setup, generatedKey, exampleKey: generatedKey ?? (config.authDisabled ? undefined : "<one of your API_KEYS>") },
+    };
   }
   if (!config.privateKey || !config.tokenAddress) throw new ConfigError("PRIVATE_KEY and TOKEN_ADDRESS: required when RPC_URL is set");
   return { chainConfig: { ...config, rpcUrl, privateKey: config.privateKey, tokenAddress: config.tokenAddress } };
 }
 
-function printDemoBanner(demo: DemoChain, address: AddressInfo | string | null): void {
+function printDemoBanner(demo: DemoRun, address: AddressInfo | string | null): void {
   if (!address || typeof address === "string") return;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const base = `http://${host === "0.0.0.0" || host === "[::]" ? "127.0.0.1" : host}:${address.port}`;
   const example = JSON.stringify({ toAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", amount: "1.5" });
+  const authHeader = demo.exampleKey ? ` -H 'authorization: Bearer ${demo.exampleKey}'` : "";
   process.stdout.write(
     [
       "",
       "Local dev chain ready (anvil). Demo token and a funded dev wallet were created for this run:",
-      `  token:  ${demo.tokenAddress} (DEMO, 18 decimals)`,
-      `  wallet: ${demo.walletAddress} (1,000,000 DEMO, 1000 ETH)`,
+      `  token:   ${demo.tokenAddress} (DEMO, 18 decimals)`,
+      `  wallet:  ${demo.walletAddress} (1,000,000 DEMO, 1000 ETH)`,
+      ...(demo.generatedKey ? [`  API key: ${demo.generatedKey} (generated for this run; set API_KEYS to choose your own)`] : []),
+      `  docs:    ${base}/docs`,
       "Try it:",
-      `  curl -s -X POST ${base}/transfer -H 'content-type: application/json' -d '${example}'`,
+      `  curl -s -X POST ${base}/transfer -H 'content-type: application/json'${authHeader} -d '${example}'`,
       "",
     ].join("\n") + "\n",
   );

@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from "../src/config.js";
 
 const KEY = `0x${"11".repeat(32)}`;
 const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
+const API_KEY = "a-long-enough-api-key";
 const DEFAULTS = {
   port: 3000,
   host: "127.0.0.1",
@@ -15,6 +16,9 @@ const DEFAULTS = {
   chainRefreshIntervalMs: 1000,
   headMaxAgeMs: 500,
   transactionCacheSize: 10_000,
+  authDisabled: false,
+  rateLimitMax: 600,
+  rateLimitWindowMs: 60_000,
 };
 
 describe("loadConfig", () => {
@@ -24,8 +28,8 @@ describe("loadConfig", () => {
 
   it("reads and converts every variable", () => {
     expect(
-      loadConfig({ RPC_URL: "https://node.example/v3/abc", PRIVATE_KEY: KEY, TOKEN_ADDRESS: TOKEN, CHAIN_ID: "1", PORT: "8080", HOST: "0.0.0.0", LOG_LEVEL: "warn", RPC_TIMEOUT_MS: "2500" }),
-    ).toEqual({ ...DEFAULTS, rpcUrl: "https://node.example/v3/abc", privateKey: KEY, tokenAddress: TOKEN, chainId: 1, port: 8080, host: "0.0.0.0", logLevel: "warn", rpcTimeoutMs: 2500 });
+      loadConfig({ RPC_URL: "https://node.example/v3/abc", PRIVATE_KEY: KEY, TOKEN_ADDRESS: TOKEN, CHAIN_ID: "1", PORT: "8080", HOST: "0.0.0.0", LOG_LEVEL: "warn", RPC_TIMEOUT_MS: "2500", API_KEYS: API_KEY }),
+    ).toEqual({ ...DEFAULTS, rpcUrl: "https://node.example/v3/abc", privateKey: KEY, tokenAddress: TOKEN, chainId: 1, port: 8080, host: "0.0.0.0", logLevel: "warn", rpcTimeoutMs: 2500, apiKeys: API_KEY });
   });
 
   it("reads the journal and idempotency settings", () => {
@@ -37,6 +41,10 @@ describe("loadConfig", () => {
     });
   });
 
+  it("accepts a real node without API keys only with AUTH_DISABLED=true", () => {
+    expect(loadConfig({ RPC_URL: "http://127.0.0.1:8545", PRIVATE_KEY: KEY, TOKEN_ADDRESS: TOKEN, AUTH_DISABLED: "true" }).authDisabled).toBe(true);
+  });
+
   it("treats empty values as unset", () => {
     expect(loadConfig({ RPC_URL: "", PORT: " " }).port).toBe(3000);
   });
@@ -44,6 +52,10 @@ describe("loadConfig", () => {
   const refusals: [string, Record<string, string>, string][] = [
     ["RPC_URL without a key and token", { RPC_URL: "http://127.0.0.1:8545" }, "PRIVATE_KEY: required when RPC_URL is set"],
     ["RPC_URL without a token", { RPC_URL: "http://127.0.0.1:8545", PRIVATE_KEY: KEY }, "TOKEN_ADDRESS: required when RPC_URL is set"],
+    ["a real node without API keys", { RPC_URL: "http://127.0.0.1:8545", PRIVATE_KEY: KEY, TOKEN_ADDRESS: TOKEN }, "API_KEYS: required"],
+    ["a short API key", { API_KEYS: "short" }, "API_KEYS: entry 1 is neither"],
+    ["a malformed key hash", { API_KEYS: "sha256:abc" }, "API_KEYS: entry 1 is neither"],
+    ["a policy amount with an exponent", { MAX_TRANSFER_AMOUNT: "1e6" }, "MAX_TRANSFER_AMOUNT: must be a plain decimal"],
     ["a non-URL RPC_URL", { RPC_URL: "localhost:8545" }, "RPC_URL: must be an http:// or https:// URL"],
     ["a short private key", { PRIVATE_KEY: "0x1234" }, "PRIVATE_KEY: must be 0x followed by 64 hex digits"],
     ["a bad token address", { TOKEN_ADDRESS: "0x12" }, "TOKEN_ADDRESS: must be 0x followed by 40 hex digits"],

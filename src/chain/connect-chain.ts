@@ -2,7 +2,7 @@
 import { type JsonRpcProvider, Wallet, getAddress } from "ethers";
 import type { ChainConfig } from "../config.js";
 import { ERC20_INTERFACE } from "./erc20.js";
-import { createRpcProvider, describeRpcUrl, fetchChainId } from "./rpc-provider.js";
+import { type RpcObserver, createRpcProvider, describeRpcUrl, fetchChainId } from "./rpc-provider.js";
 
 /** The node, the hot wallet and the token, read once at startup. */
 export interface ChainConnection {
@@ -19,7 +19,7 @@ export class ChainStartupError extends Error {
 }
 
 /** Opens the provider, checks CHAIN_ID and TOKEN_ADDRESS against the node, and reads the token's decimals. */
-export async function connectChain(config: ChainConfig): Promise<ChainConnection> {
+export async function connectChain(config: ChainConfig, observeRpc?: RpcObserver): Promise<ChainConnection> {
   const rpc = { rpcUrl: config.rpcUrl, timeoutMs: config.rpcTimeoutMs };
   const node = describeRpcUrl(config.rpcUrl);
   let chainId: bigint;
@@ -31,7 +31,7 @@ export async function connectChain(config: ChainConfig): Promise<ChainConnection
   if (config.chainId !== undefined && BigInt(config.chainId) !== chainId) {
     throw new ChainStartupError(`CHAIN_ID: expected ${config.chainId}, but the node at ${node} serves chain ${chainId}`);
   }
-  const provider = createRpcProvider(rpc, chainId);
+  const provider = createRpcProvider(rpc, chainId, observeRpc);
   const tokenAddress = getAddress(config.tokenAddress.toLowerCase());
   try {
     const code: string = await provider.send("eth_getCode", [tokenAddress, "latest"]);

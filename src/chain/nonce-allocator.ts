@@ -27,6 +27,11 @@ export class NonceAllocator {
     return this.#released.shift() ?? this.#next++;
   }
 
+  /** The nonce the next transfer would take; undefined until the chain was read. */
+  peek(): number | undefined {
+    return this.#released[0] ?? this.#next;
+  }
+
   /** Gives back a nonce the node surely refused: nothing holds it, and the next transfer fills it. */
   release(nonce: number): void {
     if (this.#next === undefined || nonce >= this.#next || this.#released.includes(nonce)) return;

@@ -1,5 +1,5 @@
 /** The JSON-RPC connection to the node: one provider per process, with a bounded request time. */
-import { FetchRequest, JsonRpcProvider, makeError } from "ethers";
+import { FetchRequest, JsonRpcProvider, type JsonRpcPayload, type JsonRpcResult, makeError } from "ethers";
 
 /** Options every request to the node shares. */
 export interface RpcOptions {
@@ -29,11 +29,39 @@ export async function fetchChainId(options: RpcOptions): Promise<bigint> {
   return BigInt(payload.result);
 }
 
+/** Told about every request to the node: its method, how it ended, and how long it took. */
+export type RpcObserver = (method: string, outcome: "ok" | "rpc_error" | "transport_error", seconds: number) => void;
+
+/** A JsonRpcProvider that reports each request to an observer (metrics). */
+class ObservedJsonRpcProvider extends JsonRpcProvider {
+  constructor(
+    request: FetchRequest,
+    chainId: bigint,
+    private readonly observe: RpcObserver,
+  ) {
+    super(request, chainId, { staticNetwork: true, batchMaxCount: 1 });
+  }
+
+  override async _send(payload: JsonRpcPayload | JsonRpcPayload[]): Promise<JsonRpcResult[]> {
+    const started = performance.now();
+    const method = Array.isArray(payload) ? "batch" : payload.method;
+    try {
+      const results = await super._send(payload);
+      this.observe(method, results.some((result) => "error" in result) ? "rpc_error" : "ok", (performance.now() - started) / 1000);
+      return results;
+    } catch (error) {
+      this.observe(method, "transport_error", (performance.now() - started) / 1000);
+      throw error;
+    }
+  }
+}
+
 /**
  * A provider bound to a known chain: it never re-detects the network, and sends each call on its own
  * (no batching, whose stall would add latency to every request).
  */
-export function createRpcProvider(options: RpcOptions, chainId: bigint): JsonRpcProvider {
+export function createRpcProvider(options: RpcOptions, chainId: bigint, observe?: RpcObserver): JsonRpcProvider {
+  if (observe) return new ObservedJsonRpcProvider(newRequest(options), chainId, observe);
   return new JsonRpcProvider(newRequest(options), chainId, { staticNetwork: true, batchMaxCount: 1 });
 }
 

@@ -43,6 +43,12 @@ export interface TransferOutcome {
   replayed: boolean;
 }
 
+/**
+ * The transfer policy for a new transfer (never for a repeat answered from the journal): throws to refuse,
+ * or returns the function that takes the authorization back if nothing gets sent.
+ */
+export type AuthorizeTransfer = () => () => void;
+
 /** Mutable state of one transfer across its attempts. */
 interface TransferAttempt {
   request: TransferRequest;
@@ -70,6 +76,11 @@ export class TokenTransferSender {
     return this.#inFlightEntries.has(entryId);
   }
 
+  /** The nonce the next transfer would take; undefined before the first transfer. */
+  get nextNonce(): number | undefined {
+    return this.#nonces.peek();
+  }
+
   /** Transfers being worked on right now. */
   get inFlightCount(): number {
     return this.#inFlightEntries.size;
@@ -77,16 +88,17 @@ export class TokenTransferSender {
 
   /**
    * Sends `transfer(recipient, units)` and resolves once the node has accepted it, before it is mined.
-   * With an idempotency key, a repeat answers from the journal without sending anything.
+   * With an idempotency key, a repeat answers from the journal without sending anything (and without
+   * `authorize`, which only new transfers go through).
    * Throws ServiceError: 417 when it cannot be sent, 409/422 for a key in flight or reused.
    */
-  async sendTokenTransfer(request: TransferRequest, idempotencyKey?: string): Promise<TransferOutcome> {
-    if (idempotencyKey === undefined) return { transfer: await this.#execute(request, undefined), replayed: false };
+  async sendTokenTransfer(request: TransferRequest, idempotencyKey?: string, authorize?: AuthorizeTransfer): Promise<TransferOutcome> {
+    if (idempotencyKey === undefined) return { transfer: await this.#execute(request, undefined, authorize), replayed: false };
     const claim = this.#options.journal.claimKey(idempotencyKey, request);
     if (claim.outcome === "existing") return this.#answerRepeat(idempotencyKey, request, claim.entry);
     this.#inFlightKeys.add(idempotencyKey);
     try {
-      return { transfer: await this.#execute(request, claim.entryId), replayed: false };
+      return { transfer: await this.#execute(request, claim.entryId, authorize), replayed: false };
     } finally {
       this.#inFlightKeys.delete(idempotencyKey);
     }
@@ -114,10 +126,12 @@ export class TokenTransferSender {
     return { transfer, replayed: true };
   }
 
-  async #execute(request: TransferRequest, claimedEntryId: number | undefined): Promise<SignedTokenTransfer> {
+  async #execute(request: TransferRequest, claimedEntryId: number | undefined, authorize: AuthorizeTransfer | undefined): Promise<SignedTokenTransfer> {
     const { ledger, journal } = this.#options;
     let attempt: TransferAttempt | undefined;
+    let revokeAuthorization: (() => void) | undefined;
     try {
+      revokeAuthorization = authorize?.();
       ledger.assertTokensAvailable(request.units);
       const data = encodeTransfer(request.recipient, request.units);
       const gasLimit = await this.#simulate(data);
@@ -126,6 +140,7 @@ export class TokenTransferSender {
       return await this.#sendWithFreshNonceOnRefusal(attempt);
     } catch (error) {
       const mayBeOnChain = error instanceof BroadcastOutcomeUnknownError;
+      if (!mayBeOnChain) revokeAuthorization?.();
       if (attempt && !mayBeOnChain) ledger.release(attempt.reservation);
       const entryId = attempt?.entryId ?? claimedEntryId;
       if (entryId !== undefined && !mayBeOnChain) journal.releaseKey(entryId);

@@ -20,6 +20,7 @@ interface EntryRow {
   idempotency_key: string | null;
   recipient: string;
   units: string;
+  api_key_id: string | null;
   state: JournalEntry["state"];
   nonce: number | null;
   hash: string | null;
@@ -39,6 +40,7 @@ const SCHEMA = `
     idempotency_key TEXT UNIQUE,
     recipient TEXT NOT NULL,
     units TEXT NOT NULL,
+    api_key_id TEXT,
     state TEXT NOT NULL,
     nonce INTEGER,
     hash TEXT,
@@ -88,13 +90,17 @@ class SqliteTransferJournal implements TransferJournal {
     this.#db = db;
     this.#statements = {
       claim: db.prepare(
-        `INSERT INTO transfers (idempotency_key, recipient, units, state, created_at, updated_at)
-         VALUES (@key, @recipient, @units, 'claimed', @now, @now) ON CONFLICT (idempotency_key) DO NOTHING`,
+        `INSERT INTO transfers (idempotency_key, recipient, units, api_key_id, state, created_at, updated_at)
+         VALUES (@key, @recipient, @units, @apiKeyId, 'claimed', @now, @now) ON CONFLICT (idempotency_key) DO NOTHING`,
       ),
       byKey: db.prepare("SELECT * FROM transfers WHERE idempotency_key = ?"),
       insertSigned: db.prepare(
-        `INSERT INTO transfers (recipient, units, state, nonce, hash, raw_transaction, created_at, updated_at)
-         VALUES (@recipient, @units, 'signed', @nonce, @hash, @rawTransaction, @now, @now)`,
+        `INSERT INTO transfers (recipient, units, api_key_id, state, nonce, hash, raw_transaction, created_at, updated_at)
+         VALUES (@recipient, @units, @apiKeyId, 'signed', @nonce, @hash, @rawTransaction, @now, @now)`,
+      ),
+      spentSince: db.prepare(
+        `SELECT api_key_id, units, created_at FROM transfers
+         WHERE created_at > ? AND api_key_id IS NOT NULL AND state IN ('signed', 'accepted', 'settled') ORDER BY created_at`,
       ),
       updateSigned: db.prepare(
         "UPDATE transfers SET state = 'signed', nonce = @nonce, hash = @hash, raw_transaction = @rawTransaction, updated_at = @now WHERE id = @id",
@@ -138,7 +144,9 @@ class SqliteTransferJournal implements TransferJournal {
 
   claimKey(key: string, request: TransferRequest): KeyClaim {
     const now = Date.now();
-    const inserted = this.#write(() => this.#statements.claim.run({ key, recipient: request.recipient, units: request.units.toString(), now }));
+    const inserted = this.#write(() =>
+      this.#statements.claim.run({ key, recipient: request.recipient, units: request.units.toString(), apiKeyId: request.apiKeyId ?? null, now }),
+    );
     if (inserted.changes === 1) return { outcome: "claimed", entryId: Number(inserted.lastInsertRowid) };
     return { outcome: "existing", entry: toEntry(this.#statements.byKey.get(key) as EntryRow) };
   }
@@ -149,7 +157,9 @@ class SqliteTransferJournal implements TransferJournal {
       this.#write(() => this.#statements.updateSigned.run({ ...values, id: entryId }));
       return entryId;
     }
-    const inserted = this.#write(() => this.#statements.insertSigned.run({ ...values, recipient: request.recipient, units: request.units.toString() }));
+    const inserted = this.#write(() =>
+      this.#statements.insertSigned.run({ ...values, recipient: request.recipient, units: request.units.toString(), apiKeyId: request.apiKeyId ?? null }),
+    );
     return Number(inserted.lastInsertRowid);
   }
 
@@ -183,6 +193,11 @@ class SqliteTransferJournal implements TransferJournal {
     return row && toEntry(row);
   }
 
+  spentSince(since: number): { apiKeyId: string; units: bigint; at: number }[] {
+    const rows = this.#statements.spentSince.all(since) as { api_key_id: string; units: string; created_at: number }[];
+    return rows.map((row) => ({ apiKeyId: row.api_key_id, units: BigInt(row.units), at: row.created_at }));
+  }
+
   expireKeys(maxAgeMs: number, now = Date.now()): number {
     return this.#write(() => this.#statements.expireKeys.run(now - maxAgeMs)).changes;
   }
@@ -200,6 +215,7 @@ function toEntry(row: EntryRow): JournalEntry {
     idempotencyKey: row.idempotency_key,
     recipient: row.recipient,
     units: BigInt(row.units),
+    apiKeyId: row.api_key_id ?? undefined,
     state: row.state,
     nonce: row.nonce,
     hash: row.hash,

@@ -15,6 +15,8 @@ export type JournalState = "claimed" | "signed" | "accepted" | "settled" | "repl
 export interface TransferRequest {
   recipient: string;
   units: bigint;
+  /** The API key that asked for it (its id, not the key), for the per-key cap. */
+  apiKeyId?: string;
 }
 
 export interface SignedTransfer {
@@ -57,6 +59,8 @@ export interface TransferJournal {
   /** Entries that may still need the node's attention: claimed, signed or accepted, by nonce. */
   unsettled(): JournalEntry[];
   findByHash(hash: string): JournalEntry | undefined;
+  /** What each API key had signed since `since` (ms), for the per-key caps after a restart. */
+  spentSince(since: number): { apiKeyId: string; units: bigint; at: number }[];
   /** Forgets keys older than `maxAgeMs` (the entries stay). Returns how many were forgotten. */
   expireKeys(maxAgeMs: number, now?: number): number;
   close(): void;

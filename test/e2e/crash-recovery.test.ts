@@ -9,6 +9,7 @@ import { parseUnits } from "ethers";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
+import { AUTHORIZATION } from "../helpers/service.js";
 import { type TestChain, freshAddress, startTestChain, tokenBalanceOf } from "../helpers/test-chain.js";
 
 describe.each(["after-sign", "after-broadcast"])("a crash %s", (faultPoint) => {
@@ -40,7 +41,7 @@ describe.each(["after-sign", "after-broadcast"])("a crash %s", (faultPoint) => {
   const transfer = (server: ServerProcess, body: object, key: string) =>
     request(`${server.baseUrl}/transfer`, {
       method: "POST",
-      headers: { "content-type": "application/json", "idempotency-key": key },
+      headers: { "content-type": "application/json", "idempotency-key": key, ...AUTHORIZATION },
       body: JSON.stringify(body),
     });
 
@@ -87,7 +88,7 @@ describe("SIGTERM with transfers in flight", () => {
     try {
       const recipients = Array.from({ length: 40 }, () => freshAddress());
       const replies = recipients.map((toAddress) =>
-        request(`${server.baseUrl}/transfer`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ toAddress, amount: "1" }) })
+        request(`${server.baseUrl}/transfer`, { method: "POST", headers: { "content-type": "application/json", ...AUTHORIZATION }, body: JSON.stringify({ toAddress, amount: "1" }) })
           .then(async (response) => ({ statusCode: response.statusCode, body: (await response.body.json()) as any }))
           .catch((error: Error) => ({ statusCode: 0, body: error.message })),
       );
@@ -129,7 +130,7 @@ describe("a crash after signing, then another transaction takes that nonce", () 
       servers.push(doomed);
       const unanswered = request(`${doomed.baseUrl}/transfer`, {
         method: "POST",
-        headers: { "content-type": "application/json", "idempotency-key": "replaced-order" },
+        headers: { "content-type": "application/json", "idempotency-key": "replaced-order", ...AUTHORIZATION },
         body: JSON.stringify(body),
       }).catch((error: Error) => error);
       await doomed.waitForOutput("TEST_FAULT_POINT reached: after-sign");
@@ -145,14 +146,14 @@ describe("a crash after signing, then another transaction takes that nonce", () 
       expect(restarted.output()).toMatch(/"replaced":1/);
       const retry = await request(`${restarted.baseUrl}/transfer`, {
         method: "POST",
-        headers: { "content-type": "application/json", "idempotency-key": "replaced-order" },
+        headers: { "content-type": "application/json", "idempotency-key": "replaced-order", ...AUTHORIZATION },
         body: JSON.stringify(body),
       });
       expect(retry.statusCode).toBe(417);
       const refusal = (await retry.body.json()) as { code: string; message: string };
       expect(refusal.code).toBe("TRANSACTION_REPLACED");
       const hash = /transaction (0x[0-9a-f]{64})/.exec(refusal.message)?.[1];
-      const status = await request(`${restarted.baseUrl}/transactions/${hash}`);
+      const status = await request(`${restarted.baseUrl}/transactions/${hash}`, { headers: AUTHORIZATION });
       expect(await status.body.json()).toMatchObject({ hash, state: "replaced", confirmations: 0, transfer: { to: body.toAddress, amountInTokens: "9" } });
       expect(await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending")).toBe(nonceAfterOperator);
       expect(await tokenBalanceOf(chain, body.toAddress)).toBe(0n);

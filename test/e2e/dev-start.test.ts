@@ -12,7 +12,7 @@ const run = promisify(execFile);
 describe("the server entry point without RPC_URL", () => {
   it("starts a dev chain, prints a working curl command, and exits cleanly on SIGTERM", async () => {
     const child = spawn(process.execPath, ["--import", "tsx", "src/server.ts"], {
-      env: { ...process.env, RPC_URL: "", DEMO_SETUP: "", PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" },
+      env: { ...process.env, RPC_URL: "", DEMO_SETUP: "", API_KEYS: "", AUTH_DISABLED: "", PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";
@@ -29,6 +29,11 @@ describe("the server entry point without RPC_URL", () => {
       expect(reply.result.confirmations).toBe(0);
       expect(output).toMatch(/token: +0x[0-9a-fA-F]{40}/);
       expect(output).toMatch(/wallet: +0x[0-9a-fA-F]{40}/);
+      // The printed command carries the key generated for this run; without it the service says 401.
+      const generatedKey = /API key: (dev_\S+)/.exec(output)?.[1];
+      expect(curlLine).toContain(`authorization: Bearer ${generatedKey}`);
+      const withoutKey = await run("sh", ["-c", curlLine.trim().replace(/ -H 'authorization: [^']*'/, "")]);
+      expect(JSON.parse(withoutKey.stdout).code).toBe("AUTH_REQUIRED");
 
       child.kill("SIGTERM");
       const [exitCode] = await once(child, "exit");
@@ -52,7 +57,14 @@ describe("the server entry point without RPC_URL", () => {
 
   it("refuses to start when the node is unreachable, without printing the URL's secrets", async () => {
     const result = await run(process.execPath, ["--import", "tsx", "src/server.ts"], {
-      env: { ...process.env, RPC_URL: "http://user:hunter2@127.0.0.1:1/v3/secret-key", PRIVATE_KEY: `0x${"11".repeat(32)}`, TOKEN_ADDRESS: "0x5FbDB2315678afecb367f032d93F642f64180aa3", RPC_TIMEOUT_MS: "1000" },
+      env: {
+        ...process.env,
+        RPC_URL: "http://user:hunter2@127.0.0.1:1/v3/secret-key",
+        PRIVATE_KEY: `0x${"11".repeat(32)}`,
+        TOKEN_ADDRESS: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+        API_KEYS: "a-key-long-enough-to-pass",
+        RPC_TIMEOUT_MS: "1000",
+      },
     }).catch((error: { code: number; stderr: string }) => error);
     expect("code" in result && result.code).toBe(1);
     expect(result.stderr).toContain("RPC_URL: the node at http://127.0.0.1:1 did not answer");

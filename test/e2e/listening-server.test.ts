@@ -2,7 +2,7 @@
 import type { AddressInfo } from "node:net";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type TestService, startService } from "../helpers/service.js";
+import { AUTHORIZATION, type TestService, startService } from "../helpers/service.js";
 import { type TestChain, freshAddress, mineBlocks, startTestChain, tokenBalanceOf } from "../helpers/test-chain.js";
 
 describe("the service over a real socket", () => {
@@ -24,7 +24,7 @@ describe("the service over a real socket", () => {
   async function post(path: string, body: unknown, headers: Record<string, string> = {}) {
     const response = await request(`${baseUrl}${path}`, {
       method: "POST",
-      headers: { "content-type": "application/json", ...headers },
+      headers: { "content-type": "application/json", ...AUTHORIZATION, ...headers },
       body: JSON.stringify(body),
     });
     return { statusCode: response.statusCode, headers: response.headers, body: (await response.body.json()) as any };

@@ -1,19 +1,26 @@
-/** Builds the service exactly as server.ts does, against a test chain, and captures its log lines. */
+/** Starts the service exactly as server.ts does (composeService), against a test chain, capturing its logs. */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import { type App, buildApp } from "../../src/app.js";
-import { type ChainConnection, connectChain } from "../../src/chain/connect-chain.js";
+import type { App } from "../../src/app.js";
+import type { ChainServices } from "../../src/chain-services.js";
+import type { ChainConnection } from "../../src/chain/connect-chain.js";
+import { composeService } from "../../src/compose.js";
 import { type ChainConfig, loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
-import { type ChainServices, startChainServices } from "../../src/chain-services.js";
+import type { ServiceMetrics } from "../../src/metrics.js";
 import { TEST_HEAD_MAX_AGE_MS } from "./test-chain.js";
+
+/** The API key every test service accepts (API_KEYS), and the header that carries it. */
+export const TEST_API_KEY = "test-api-key-0123456789";
+export const AUTHORIZATION = { authorization: `Bearer ${TEST_API_KEY}` };
 
 export interface TestService {
   app: App;
   chain: ChainConnection;
   services: ChainServices;
+  metrics: ServiceMetrics;
   config: ChainConfig;
   /** Every log line the service wrote, as text. */
   logs: string[];
@@ -27,8 +34,8 @@ export interface ServiceTarget {
 }
 
 /**
- * Loads config from a literal environment, connects to the chain, opens a journal (in a fresh temporary
- * folder unless JOURNAL_PATH is given) and builds the app.
+ * Loads config from a literal environment, then composes the service: a journal in a fresh temporary
+ * folder unless JOURNAL_PATH is given, TEST_API_KEY as the API key unless API_KEYS is given.
  */
 export async function startService(target: ServiceTarget, extraEnv: Record<string, string> = {}): Promise<TestService> {
   const journalDir = extraEnv.JOURNAL_PATH ? undefined : mkdtempSync(join(tmpdir(), "journal-"));
@@ -37,6 +44,8 @@ export async function startService(target: ServiceTarget, extraEnv: Record<strin
     PRIVATE_KEY: target.privateKey,
     TOKEN_ADDRESS: target.tokenAddress,
     LOG_LEVEL: "info",
+    API_KEYS: TEST_API_KEY,
+    RATE_LIMIT_MAX: "100000",
     CHAIN_REFRESH_INTERVAL_MS: "100",
     HEAD_MAX_AGE_MS: String(TEST_HEAD_MAX_AGE_MS),
     ...(journalDir ? { JOURNAL_PATH: join(journalDir, "transfers.sqlite") } : {}),
@@ -49,34 +58,32 @@ export async function startService(target: ServiceTarget, extraEnv: Record<strin
       done();
     },
   });
-  const logger = createLogger(config.logLevel, { privateKey: config.privateKey, rpcUrl: config.rpcUrl }, destination);
-  const chain = await connectChain(config);
-  const services = await startChainServices(config, chain, logger);
-  const app = buildApp({ chain, services, logger });
-  await app.ready();
+  const service = await composeService(config, createLogger(config.logLevel, config, destination));
+  await service.app.ready();
   return {
-    app,
-    chain,
-    services,
+    ...service,
     config,
     logs,
     async close() {
-      await app.close();
-      await services.close();
-      chain.provider.destroy();
+      await service.close();
       if (journalDir) rmSync(journalDir, { recursive: true, force: true });
     },
   };
 }
 
-/** POSTs a JSON body through app.inject and returns status and parsed body. */
+/** POSTs a JSON body through app.inject, with the test API key unless headers say otherwise. */
 export async function postJson(
   app: App,
   url: string,
   body: unknown,
   headers: Record<string, string> = {},
 ): Promise<{ statusCode: number; body: any; raw: string; headers: Record<string, unknown> }> {
-  const response = await app.inject({ method: "POST", url, payload: body as object, headers: { "content-type": "application/json", ...headers } });
+  const response = await app.inject({
+    method: "POST",
+    url,
+    payload: body as object,
+    headers: { "content-type": "application/json", ...AUTHORIZATION, ...headers },
+  });
   return { statusCode: response.statusCode, body: safeParse(response.body), raw: response.body, headers: response.headers };
 }
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import demoToken from "../../contracts/artifacts/DemoToken.json" with { type: "json" };
 import { toV5LookupRecord } from "../../src/wire/v5-record.js";
 import { countRpcCalls } from "../../bench/measure.js";
-import { type TestService, postJson, startService } from "../helpers/service.js";
+import { AUTHORIZATION, type TestService, postJson, startService } from "../helpers/service.js";
 import { TEST_HEAD_MAX_AGE_MS, type TestChain, freshAddress, mineBlocks, startTestChain } from "../helpers/test-chain.js";
 
 describe("cached lookups", () => {
@@ -23,7 +23,7 @@ describe("cached lookups", () => {
   });
 
   const lookUp = (hash: string) => postJson(service.app, "/getTransaction", { Tx: hash });
-  const status = (hash: string) => service.app.inject({ method: "GET", url: `/transactions/${hash}` });
+  const status = (hash: string) => service.app.inject({ method: "GET", url: `/transactions/${hash}`, headers: AUTHORIZATION });
   const sendOutside = async (gasLimit?: bigint) => {
     const token = new Contract(chain.demo.tokenAddress, demoToken.abi, chain.hotWallet);
     const nonce = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");

@@ -2,7 +2,7 @@
 import { Wallet, parseUnits } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BODY_LIMIT_BYTES } from "../../src/app.js";
-import { type TestService, postJson, startService } from "../helpers/service.js";
+import { AUTHORIZATION, type TestService, postJson, startService } from "../helpers/service.js";
 import { type TestChain, freshAddress, setEthBalance, startTestChain, tokenBalanceOf } from "../helpers/test-chain.js";
 
 describe("POST /transfer on an 18-decimal token", () => {
@@ -102,7 +102,7 @@ describe("POST /transfer on an 18-decimal token", () => {
       const response = await service.app.inject({
         method: "POST",
         url: "/transfer",
-        headers: { "content-type": "application/json" },
+        headers: { "content-type": "application/json", ...AUTHORIZATION },
         payload: `{"toAddress":"${valid}","amount":"1","__proto__":{"polluted":true}}`,
       });
       expect(response.statusCode).toBe(400);
@@ -111,29 +111,29 @@ describe("POST /transfer on an 18-decimal token", () => {
     });
 
     it("malformed JSON", async () => {
-      const response = await service.app.inject({ method: "POST", url: "/transfer", headers: { "content-type": "application/json" }, payload: '{"toAddress":' });
+      const response = await service.app.inject({ method: "POST", url: "/transfer", headers: { "content-type": "application/json", ...AUTHORIZATION }, payload: '{"toAddress":' });
       expect(response.statusCode).toBe(400);
       expect(response.json().code).toBe("FST_ERR_CTP_INVALID_JSON_BODY");
     });
 
     it("an empty body", async () => {
-      const response = await service.app.inject({ method: "POST", url: "/transfer", headers: { "content-type": "application/json" } });
+      const response = await service.app.inject({ method: "POST", url: "/transfer", headers: { "content-type": "application/json", ...AUTHORIZATION } });
       expect(response.statusCode).toBe(400);
       expect(response.json().statusCode).toBe(400);
     });
   });
 
   it("answers 415 for a body that is not JSON", async () => {
-    const response = await service.app.inject({ method: "POST", url: "/transfer", headers: { "content-type": "text/plain" }, payload: "toAddress=0x1&amount=1" });
+    const response = await service.app.inject({ method: "POST", url: "/transfer", headers: { "content-type": "text/plain", ...AUTHORIZATION }, payload: "toAddress=0x1&amount=1" });
     expect(response.statusCode).toBe(415);
     expect(response.json()).toMatchObject({ statusCode: 415, code: "FST_ERR_CTP_INVALID_MEDIA_TYPE", error: "Unsupported Media Type" });
-    const form = await service.app.inject({ method: "POST", url: "/transfer", headers: { "content-type": "application/x-www-form-urlencoded" }, payload: "amount=1" });
+    const form = await service.app.inject({ method: "POST", url: "/transfer", headers: { "content-type": "application/x-www-form-urlencoded", ...AUTHORIZATION }, payload: "amount=1" });
     expect(form.statusCode).toBe(415);
   });
 
   it("answers 413 for a body above the limit", async () => {
     const payload = JSON.stringify({ toAddress: freshAddress(), amount: "1", padding: "x".repeat(BODY_LIMIT_BYTES) });
-    const response = await service.app.inject({ method: "POST", url: "/transfer", headers: { "content-type": "application/json" }, payload });
+    const response = await service.app.inject({ method: "POST", url: "/transfer", headers: { "content-type": "application/json", ...AUTHORIZATION }, payload });
     expect(response.statusCode).toBe(413);
     expect(response.json()).toMatchObject({ statusCode: 413, code: "FST_ERR_CTP_BODY_TOO_LARGE", error: "Payload Too Large" });
   });
@@ -142,7 +142,7 @@ describe("POST /transfer on an 18-decimal token", () => {
     const unknown = await postJson(service.app, "/transfers", {});
     expect(unknown.statusCode).toBe(404);
     expect(unknown.body).toMatchObject({ statusCode: 404, code: "ROUTE_NOT_FOUND", error: "Not Found" });
-    const wrongMethod = await service.app.inject({ method: "GET", url: "/transfer" });
+    const wrongMethod = await service.app.inject({ method: "GET", url: "/transfer", headers: AUTHORIZATION });
     expect(wrongMethod.statusCode).toBe(404);
     expect(wrongMethod.json().code).toBe("ROUTE_NOT_FOUND");
   });

@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { TokenTransferSender } from "../../chain/token-transfer.js";
 import { InvalidAddressError, parseRecipientAddress } from "../../domain/recipient-address.js";
 import { InvalidAmountError, parseTokenAmount } from "../../domain/token-amount.js";
+import type { TransferPolicy } from "../../domain/transfer-policy.js";
 import { ServiceError } from "../../errors.js";
 import { toV5TransferRecord } from "../../wire/v5-record.js";
 import { type TransferBody, TransferBodySchema, TransferHeadersSchema, TransferQuerySchema, TransferReplySchema, errorReplies } from "../schemas.js";
@@ -10,6 +11,9 @@ import { type TransferBody, TransferBodySchema, TransferHeadersSchema, TransferQ
 export interface TransferRouteOptions {
   transfers: TokenTransferSender;
   tokenDecimals: number;
+  policy: TransferPolicy;
+  /** Told how each request ended, for the transfers_total metric. */
+  countOutcome: (outcome: "sent" | "replayed" | "refused", code?: string) => void;
   /** Resolves with the confirmations a transaction has once it has `wanted`, or when time runs out. */
   awaitConfirmations: (hash: string, wanted: number, timeoutMs: number) => Promise<number>;
 }
@@ -17,7 +21,8 @@ export interface TransferRouteOptions {
 const MAX_WAIT_MS = 120_000;
 const DEFAULT_WAIT_MS = 60_000;
 
-export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = async (app, { transfers, tokenDecimals, awaitConfirmations }) => {
+export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = async (app, options) => {
+  const { transfers, tokenDecimals, policy, countOutcome, awaitConfirmations } = options;
   app.post(
     "/transfer",
     {
@@ -33,15 +38,23 @@ export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = as
         headers: TransferHeadersSchema,
         querystring: TransferQuerySchema,
         body: TransferBodySchema,
-        response: { 200: TransferReplySchema, ...errorReplies(400, 409, 413, 415, 417, 422, 500) },
+        response: { 200: TransferReplySchema, ...errorReplies(400, 401, 403, 409, 413, 415, 417, 422, 429, 500) },
+      },
+      onError: async (_request, _reply, error) => {
+        countOutcome("refused", (error as { code?: string }).code ?? "INTERNAL_ERROR");
       },
     },
     async (request, reply) => {
       const recipient = readRecipient(request.body);
       const units = readUnits(request.body.amount, tokenDecimals);
       const idempotencyKey = readIdempotencyKey(request.headers["idempotency-key"]);
-      const { transfer, replayed } = await transfers.sendTokenTransfer({ recipient, units }, idempotencyKey);
-      const logged = { hash: transfer.hash, nonce: transfer.transaction.nonce, recipient, units: units.toString(), idempotencyKey };
+      const { apiKeyId } = request;
+      // Keys are per API key: two clients choosing the same key never see each other's transfers.
+      const journalKey = idempotencyKey === undefined ? undefined : `${apiKeyId}/${idempotencyKey}`;
+      const authorize = () => policy.authorize(apiKeyId, recipient, units);
+      const { transfer, replayed } = await transfers.sendTokenTransfer({ recipient, units, apiKeyId }, journalKey, authorize);
+      countOutcome(replayed ? "replayed" : "sent");
+      const logged = { hash: transfer.hash, nonce: transfer.transaction.nonce, recipient, units: units.toString(), idempotencyKey, apiKeyId };
       if (replayed) {
         reply.header("idempotent-replayed", "true");
         request.log.info(logged, "transfer answered from the journal (repeated Idempotency-Key)");

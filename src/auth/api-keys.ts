@@ -1,0 +1,62 @@
+/** API keys: kept only as SHA-256 hashes, compared in constant time. */
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+
+const HASHED_KEY = /^sha256:([0-9a-f]{64})$/i;
+const PLAIN_KEY = /^[\x21-\x7e]{16,256}$/;
+
+/** Raised for a malformed API_KEYS value; the message never repeats a key. */
+export class InvalidApiKeysError extends Error {
+  override name = "InvalidApiKeysError";
+}
+
+/** The keys a client may present. Holds hashes only, so plaintext keys need not stay in memory or the environment. */
+export class ApiKeyRing {
+  readonly #hashes: Buffer[];
+
+  private constructor(hashes: Buffer[]) {
+    this.#hashes = hashes;
+  }
+
+  /**
+   * Reads API_KEYS: comma-separated entries, each a plain key (16 to 256 printable characters) or
+   * `sha256:` and the 64-hex-digit SHA-256 of one (`printf %s "$KEY" | sha256sum`).
+   */
+  static parse(text: string): ApiKeyRing {
+    const entries = text.split(",").map((entry) => entry.trim()).filter((entry) => entry.length > 0);
+    if (entries.length === 0) throw new InvalidApiKeysError("no key given");
+    return new ApiKeyRing(
+      entries.map((entry, index) => {
+        const hashed = HASHED_KEY.exec(entry);
+        if (hashed) return Buffer.from(hashed[1], "hex");
+        if (PLAIN_KEY.test(entry)) return sha256(entry);
+        throw new InvalidApiKeysError(`entry ${index + 1} is neither sha256:<64 hex digits> nor a key of 16 to 256 printable characters`);
+      }),
+    );
+  }
+
+  /** A fresh random key (for the local dev chain). */
+  static generateKey(): string {
+    return `dev_${randomBytes(24).toString("base64url")}`;
+  }
+
+  /**
+   * The id of the presented key (the first 12 hex digits of its hash: safe to log and to count by), or
+   * undefined. Every stored hash is compared, in constant time, whatever matches.
+   */
+  identify(presented: string): string | undefined {
+    const hash = sha256(presented);
+    let match: Buffer | undefined;
+    for (const candidate of this.#hashes) {
+      if (timingSafeEqual(candidate, hash)) match = candidate;
+    }
+    return match && keyId(match);
+  }
+}
+
+function sha256(text: string): Buffer {
+  return createHash("sha256").update(text, "utf8").digest();
+}
+
+function keyId(hash: Buffer): string {
+  return `key_${hash.toString("hex").slice(0, 12)}`;
+}

@@ -1,0 +1,123 @@
+/**
+ * Puts the service together from a configuration whose chain is known: node connection, chain services,
+ * API keys, transfer policy, metrics, readiness checks and the app. server.ts, the tests and the
+ * benchmarks all start the service through here, so none of them runs a differently wired one.
+ */
+import type { Logger } from "pino";
+import { type App, buildApp } from "./app.js";
+import { ApiKeyRing } from "./auth/api-keys.js";
+import { type ChainServices, startChainServices } from "./chain-services.js";
+import { type ChainConnection, connectChain } from "./chain/connect-chain.js";
+import { type ChainConfig, ConfigError } from "./config.js";
+import { InvalidAddressError, parseRecipientAddress } from "./domain/recipient-address.js";
+import { InvalidAmountError, parseTokenAmount } from "./domain/token-amount.js";
+import { TransferPolicy, type TransferPolicyLimits } from "./domain/transfer-policy.js";
+import type { ReadinessCheck } from "./http/routes/health.js";
+import { ServiceMetrics } from "./metrics.js";
+
+const DAY_MS = 86_400_000;
+/** Gas one token transfer may take, for the readiness check "the wallet can pay for gas". */
+const TRANSFER_GAS_ALLOWANCE = 100_000n;
+
+export interface RunningService {
+  app: App;
+  chain: ChainConnection;
+  services: ChainServices;
+  metrics: ServiceMetrics;
+  /** Closes the app (finishing requests in flight), then background work, the journal and the node connection. */
+  close(): Promise<void>;
+}
+
+/** Connects, reconciles and builds the app; does not listen. Throws ConfigError for a bad policy variable. */
+export async function composeService(config: ChainConfig, logger: Logger): Promise<RunningService> {
+  const metrics = new ServiceMetrics();
+  const chain = await connectChain(config, metrics.observeRpc);
+  let services: ChainServices | undefined;
+  try {
+    const policyLimits = readPolicyLimits(config, chain.tokenDecimals);
+    services = await startChainServices(config, chain, logger);
+    const policy = new TransferPolicy(policyLimits, services.journal.spentSince(Date.now() - DAY_MS));
+    const { ledger, sender } = services;
+    metrics.watchWallet({
+      ethBalanceWei: () => ledger.snapshot.ethBalance,
+      tokenBalanceUnits: () => ledger.snapshot.tokenBalance,
+      tokenDecimals: chain.tokenDecimals,
+      transfersInFlight: () => Math.max(ledger.unminedCount, sender.inFlightCount),
+    });
+    const app = buildApp(config, {
+      chain,
+      services,
+      logger,
+      metrics,
+      apiKeys: config.authDisabled ? undefined : ApiKeyRing.parse(config.apiKeys ?? ""),
+      policy,
+      readinessChecks: readinessChecks(chain, services),
+    });
+    const running = services;
+    return {
+      app,
+      chain,
+      services,
+      metrics,
+      async close() {
+        await app.close();
+        await running.close();
+        chain.provider.destroy();
+      },
+    };
+  } catch (error) {
+    await services?.close();
+    chain.provider.destroy();
+    throw error;
+  }
+}
+
+function readPolicyLimits(config: ChainConfig, decimals: number): TransferPolicyLimits {
+  const inUnits = (variable: string, value: string | undefined) => {
+    if (value === undefined) return undefined;
+    try {
+      return parseTokenAmount(value, decimals);
+    } catch (error) {
+      if (error instanceof InvalidAmountError) throw new ConfigError(`${variable}: ${error.message}`);
+      throw error;
+    }
+  };
+  const recipients = config.allowedRecipients?.split(",").map((entry) => entry.trim()).filter(Boolean);
+  return {
+    maxUnitsPerTransfer: inUnits("MAX_TRANSFER_AMOUNT", config.maxTransferAmount),
+    capUnitsPerPeriod: inUnits("TRANSFER_CAP_PER_DAY", config.transferCapPerDay),
+    periodMs: DAY_MS,
+    allowedRecipients: recipients && new Set(recipients.map((address) => checkedRecipient(address))),
+  };
+}
+
+function checkedRecipient(address: string): string {
+  try {
+    return parseRecipientAddress(address);
+  } catch (error) {
+    if (error instanceof InvalidAddressError) throw new ConfigError(`ALLOWED_RECIPIENTS: ${address}: ${error.message}`);
+    throw error;
+  }
+}
+
+function readinessChecks(chain: ChainConnection, services: ChainServices): Record<string, ReadinessCheck> {
+  return {
+    node: async () => {
+      try {
+        await services.head.refresh();
+        return undefined;
+      } catch {
+        return "the Ethereum node did not answer";
+      }
+    },
+    chainId: async () => {
+      const served = BigInt(await chain.provider.send("eth_chainId", []));
+      return served === chain.chainId ? undefined : `the node now serves chain ${served}, expected ${chain.chainId}`;
+    },
+    gas: async () => {
+      const { ethBalance, maxFeePerGas, blockNumber } = services.ledger.snapshot;
+      const needed = TRANSFER_GAS_ALLOWANCE * maxFeePerGas;
+      return ethBalance >= needed ? undefined : `the wallet holds ${ethBalance} wei at block ${blockNumber}; one transfer may need ${needed}`;
+    },
+  };
+}

@@ -1,0 +1,78 @@
+/**
+ * What a client may send, checked before anything is signed: a largest single amount, a rolling cap per
+ * API key, and an optional list of allowed recipients. It looks at the ERC-20 transfer's recipient and
+ * amount, not at the transaction's `to` (the token contract).
+ */
+import { ServiceError } from "../errors.js";
+
+export interface TransferPolicyLimits {
+  /** Base units; none when unset. */
+  maxUnitsPerTransfer?: bigint;
+  /** Base units one key may send within `periodMs`; none when unset. */
+  capUnitsPerPeriod?: bigint;
+  periodMs: number;
+  /** Checksummed addresses; any recipient when unset. */
+  allowedRecipients?: ReadonlySet<string>;
+}
+
+/** A transfer counted against a key's cap: when, and how much. */
+export interface SpentAmount {
+  apiKeyId: string;
+  units: bigint;
+  at: number;
+}
+
+export class TransferPolicy {
+  readonly #spentByKey = new Map<string, SpentAmount[]>();
+
+  /** `history`: what each key sent lately (from the journal), so a restart does not reset the caps. */
+  constructor(
+    private readonly limits: TransferPolicyLimits,
+    history: SpentAmount[] = [],
+    private readonly now: () => number = Date.now,
+  ) {
+    for (const spent of history) this.#tally(spent.apiKeyId).push(spent);
+  }
+
+  /**
+   * Throws 403 (AMOUNT_ABOVE_LIMIT, RECIPIENT_NOT_ALLOWED, DAILY_CAP_EXCEEDED) when the transfer is not
+   * allowed; otherwise counts it against the key's cap at once (so concurrent requests cannot both slip
+   * under it) and returns the function that takes it back if the transfer is not sent after all.
+   */
+  authorize(apiKeyId: string, recipient: string, units: bigint): () => void {
+    const { maxUnitsPerTransfer, capUnitsPerPeriod, allowedRecipients } = this.limits;
+    if (maxUnitsPerTransfer !== undefined && units > maxUnitsPerTransfer) {
+      throw new ServiceError("AMOUNT_ABOVE_LIMIT", `a single transfer may move at most ${maxUnitsPerTransfer} base units; ${units} requested`);
+    }
+    if (allowedRecipients && !allowedRecipients.has(recipient)) {
+      throw new ServiceError("RECIPIENT_NOT_ALLOWED", `${recipient} is not on the list of allowed recipients`);
+    }
+    const tally = this.#tally(apiKeyId);
+    const spent = { apiKeyId, units, at: this.now() };
+    if (capUnitsPerPeriod !== undefined) {
+      const since = spent.at - this.limits.periodMs;
+      while (tally.length > 0 && tally[0].at <= since) tally.shift();
+      const total = tally.reduce((sum, entry) => sum + entry.units, 0n);
+      if (total + units > capUnitsPerPeriod) {
+        throw new ServiceError(
+          "DAILY_CAP_EXCEEDED",
+          `this API key may send ${capUnitsPerPeriod} base units per ${this.limits.periodMs / 3_600_000} h; ${total} already sent, ${units} requested`,
+        );
+      }
+    }
+    tally.push(spent);
+    return () => {
+      const index = tally.indexOf(spent);
+      if (index >= 0) tally.splice(index, 1);
+    };
+  }
+
+  #tally(apiKeyId: string): SpentAmount[] {
+    let tally = this.#spentByKey.get(apiKeyId);
+    if (!tally) {
+      tally = [];
+      this.#spentByKey.set(apiKeyId, tally);
+    }
+    return tally;
+  }
+}

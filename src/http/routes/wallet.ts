@@ -1,0 +1,78 @@
+/** GET /wallet: the hot wallet at a glance, so one curl tells whether it is funded, busy or jammed. */
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "@sinclair/typebox";
+import type { ChainServices } from "../../chain-services.js";
+import type { ChainConnection } from "../../chain/connect-chain.js";
+import { formatTokenAmount } from "../../domain/token-amount.js";
+import { ServiceError } from "../../errors.js";
+import { errorReplies } from "../schemas.js";
+
+/** An unconfirmed transfer older than this, with the chain not past its nonce, means the wallet is stuck. */
+const JAMMED_AFTER_SECONDS = 120;
+
+export interface WalletRouteOptions {
+  chain: ChainConnection;
+  services: ChainServices;
+}
+
+const WalletReportSchema = Type.Object({
+  address: Type.String(),
+  chainId: Type.Integer(),
+  token: Type.Object({ address: Type.String(), decimals: Type.Integer() }),
+  ethBalance: Type.String({ description: "wei, decimal, as of snapshotBlock" }),
+  tokenBalance: Type.String({ description: "base units, decimal, as of snapshotBlock" }),
+  tokenBalanceInTokens: Type.String(),
+  snapshotBlock: Type.Integer({ description: "block of the balances above (re-read every CHAIN_REFRESH_INTERVAL_MS)" }),
+  nonces: Type.Object({
+    next: Type.Union([Type.Integer(), Type.Null()], { description: "the nonce the service gives the next transfer; null before the first" }),
+    chainLatest: Type.Integer({ description: "transactions of the wallet mined" }),
+    chainPending: Type.Integer({ description: "mined plus waiting in the node's pool" }),
+  }),
+  transfersInFlight: Type.Integer({ description: "signed by the service, not yet mined" }),
+  oldestUnconfirmed: Type.Union([
+    Type.Object({ hash: Type.String(), nonce: Type.Integer(), state: Type.String(), ageSeconds: Type.Integer() }),
+    Type.Null(),
+  ]),
+  jammed: Type.Boolean({ description: `true when the oldest unconfirmed transfer is over ${JAMMED_AFTER_SECONDS} s old and its nonce is still not mined` }),
+});
+
+export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async (app, { chain, services }) => {
+  app.get(
+    "/wallet",
+    {
+      schema: {
+        summary: "The hot wallet: balances, nonces, transfers in flight",
+        tags: ["operations"],
+        operationId: "wallet",
+        response: { 200: WalletReportSchema, ...errorReplies(401, 429, 500, 503) },
+      },
+    },
+    async () => {
+      const { provider, wallet } = chain;
+      const [latest, pending] = await Promise.all([
+        provider.send("eth_getTransactionCount", [wallet.address, "latest"]),
+        provider.send("eth_getTransactionCount", [wallet.address, "pending"]),
+      ]).catch(() => {
+        throw new ServiceError("NODE_UNAVAILABLE", "the Ethereum node did not answer; try again");
+      });
+      const chainLatest = Number(latest);
+      const snapshot = services.ledger.snapshot;
+      const unconfirmed = services.journal.unsettled().filter((entry) => entry.nonce !== null && entry.hash !== null);
+      const oldest = unconfirmed.reduce<(typeof unconfirmed)[number] | undefined>((found, entry) => (!found || entry.createdAt < found.createdAt ? entry : found), undefined);
+      const ageSeconds = oldest ? Math.floor((Date.now() - oldest.createdAt) / 1000) : 0;
+      return {
+        address: wallet.address,
+        chainId: Number(chain.chainId),
+        token: { address: chain.tokenAddress, decimals: chain.tokenDecimals },
+        ethBalance: snapshot.ethBalance.toString(),
+        tokenBalance: snapshot.tokenBalance.toString(),
+        tokenBalanceInTokens: formatTokenAmount(snapshot.tokenBalance, chain.tokenDecimals),
+        snapshotBlock: snapshot.blockNumber,
+        nonces: { next: services.sender.nextNonce ?? null, chainLatest, chainPending: Number(pending) },
+        transfersInFlight: services.ledger.unminedCount,
+        oldestUnconfirmed: oldest ? { hash: oldest.hash as string, nonce: oldest.nonce as number, state: oldest.state, ageSeconds } : null,
+        jammed: oldest !== undefined && ageSeconds > JAMMED_AFTER_SECONDS && chainLatest <= (oldest.nonce as number),
+      };
+    },
+  );
+};
