@@ -16,13 +16,14 @@ export interface ErrorReply {
  * as they are; anything else is a fault inside the service: logged, and answered with a bare 500.
  */
 export function handleError(error: FastifyError | ServiceError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const reply_ = toErrorReply(error);
-  if (reply_.statusCode >= 500) {
+  const body = toErrorReply(error);
+  if (error instanceof ServiceError) {
+    // Expected outcomes (refusals, node outages): one line with the code, no stack.
+    request.log.warn({ code: body.code, reason: body.message }, "request refused");
+  } else if (body.statusCode >= 500) {
     request.log.error({ err: error }, "request failed inside the service");
-  } else if (error instanceof ServiceError) {
-    request.log.warn({ code: reply_.code, reason: reply_.message }, "request refused");
   }
-  return reply.status(reply_.statusCode).send(reply_);
+  return reply.status(body.statusCode).send(body);
 }
 
 // Fastify's wording for these says little about what the client should do instead.

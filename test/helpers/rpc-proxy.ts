@@ -12,6 +12,8 @@ export type ProxyFault =
   /** Forwards these methods to the node but never answers: the node acts, the caller never learns. */
   | { kind: "swallow-reply"; methods: string[] }
   | { kind: "http-500" }
+  /** Answers these methods with a result of its own: a node that changed under the service. */
+  | { kind: "rpc-result"; methods: string[]; result: unknown }
   | { kind: "rpc-error"; message: string; methods: string[] };
 
 export interface RpcProxy {
@@ -43,6 +45,11 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
     }
     if (fault?.kind === "http-500") {
       res.writeHead(500, { "content-type": "text/plain" }).end("internal error");
+      return;
+    }
+    if (fault?.kind === "rpc-result" && fault.methods.includes(payload.method)) {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ jsonrpc: "2.0", id: payload.id, result: fault.result }));
       return;
     }
     if (fault?.kind === "rpc-error" && fault.methods.includes(payload.method)) {

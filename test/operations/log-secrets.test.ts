@@ -1,0 +1,67 @@
+/**
+ * The logs of every route, success and failure, node faults included, never hold the private key, an
+ * API key, the Authorization header, or the credentials and path of RPC_URL.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RpcProxy, startRpcProxy } from "../helpers/rpc-proxy.js";
+import { type TestService, postJson, startService } from "../helpers/service.js";
+import { type TestChain, freshAddress, mineBlocks, startTestChain } from "../helpers/test-chain.js";
+
+const API_KEY = "super-secret-api-key-1234567890";
+const WRONG_KEY = "wrong-but-secret-looking-key-0987";
+const RPC_PASSWORD = "rpc-password-5f1d";
+const RPC_PATH_KEY = "infura-project-key-77aa";
+
+describe("secrets in logs", () => {
+  let chain: TestChain;
+  let proxy: RpcProxy;
+  let service: TestService;
+
+  beforeAll(async () => {
+    chain = await startTestChain();
+    proxy = await startRpcProxy(chain.rpcUrl);
+    const rpcUrl = `${proxy.url.replace("http://", `http://operator:${RPC_PASSWORD}@`)}/v3/${RPC_PATH_KEY}`;
+    service = await startService({ ...chain.target, rpcUrl }, { API_KEYS: API_KEY, RPC_TIMEOUT_MS: "300", LOG_LEVEL: "debug" });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await proxy?.close();
+    await chain?.stop();
+  });
+
+  it("keeps them out of every line, across every route and failure", async () => {
+    const auth = { authorization: `Bearer ${API_KEY}` };
+    const get = (url: string, headers: Record<string, string> = auth) => service.app.inject({ method: "GET", url, headers });
+    const sent = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" }, { ...auth, "idempotency-key": "k1" });
+    await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" }, { ...auth, "idempotency-key": "k1" });
+    await mineBlocks(chain, 1);
+    await postJson(service.app, "/getTransaction", { Tx: sent.body.result.hash }, auth);
+    await get(`/transactions/${sent.body.result.hash}`);
+    await get("/wallet");
+    await get("/metrics");
+    await get("/health");
+    await get("/ready");
+    await get("/openapi.json");
+    // Failures: bad input, bad keys, refusals, node faults.
+    await postJson(service.app, "/transfer", { toAddress: "0x1", amount: "1" }, auth);
+    await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "999999999" }, auth);
+    await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" }, { authorization: `Bearer ${WRONG_KEY}` });
+    await get(`/transactions/0x${"12".repeat(32)}`);
+    for (const fault of [{ kind: "hang" }, { kind: "http-500" }, { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "max fee too low" }] as const) {
+      proxy.fault = fault;
+      await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" }, auth);
+      await postJson(service.app, "/getTransaction", { Tx: `0x${"34".repeat(32)}` }, auth);
+      await get("/wallet");
+      await get("/ready");
+      proxy.fault = undefined;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
+    const logs = service.logs.join("");
+    expect(service.logs.length).toBeGreaterThan(40);
+    expect(logs).toContain('"msg":"transfer sent"');
+    for (const secret of [chain.demo.privateKey.slice(2), API_KEY, WRONG_KEY, RPC_PASSWORD, RPC_PATH_KEY, "Bearer "]) {
+      expect(logs.toLowerCase(), secret).not.toContain(secret.toLowerCase());
+    }
+  });
+});

@@ -1,0 +1,129 @@
+/** Health, readiness, /wallet, /metrics and the OpenAPI document, over HTTP against a real chain. */
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { Wallet, parseUnits } from "ethers";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RpcProxy, startRpcProxy } from "../helpers/rpc-proxy.js";
+import { AUTHORIZATION, type TestService, postJson, startService } from "../helpers/service.js";
+import { type TestChain, freshAddress, setEthBalance, startTestChain } from "../helpers/test-chain.js";
+
+describe("operations", () => {
+  let chain: TestChain;
+  let proxy: RpcProxy;
+  let service: TestService;
+
+  beforeAll(async () => {
+    chain = await startTestChain();
+    proxy = await startRpcProxy(chain.rpcUrl);
+    service = await startService({ ...chain.target, rpcUrl: proxy.url }, { RPC_TIMEOUT_MS: "300" });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await proxy?.close();
+    await chain?.stop();
+  });
+
+  const get = (url: string, headers: Record<string, string> = {}) => service.app.inject({ method: "GET", url, headers });
+
+  it("GET /health answers while the node is down", async () => {
+    proxy.fault = { kind: "hang" };
+    const response = await get("/health");
+    proxy.fault = undefined;
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ status: "ok" });
+  });
+
+  it("GET /ready is 200 with every check ok", async () => {
+    const response = await get("/ready");
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ status: "ready", checks: { node: "ok", chainId: "ok", gas: "ok" } });
+  });
+
+  it.each([
+    ["node", { kind: "hang" } as const, /node \(the Ethereum node did not answer\)/],
+    ["chainId", { kind: "rpc-result", methods: ["eth_chainId"], result: "0x1" } as const, /chainId \(the node now serves chain 1, expected 31337\)/],
+  ])("GET /ready is 503 NOT_READY naming the failing check: %s", async (check, fault, message) => {
+    proxy.fault = fault;
+    const response = await get("/ready");
+    proxy.fault = undefined;
+    expect(response.statusCode).toBe(503);
+    const body = response.json();
+    expect(body).toMatchObject({ statusCode: 503, code: "NOT_READY", error: "Service Unavailable" });
+    expect(body.message).toMatch(message);
+    expect(body.checks[check]).not.toBe("ok");
+    expect((await get("/ready")).statusCode).toBe(200);
+  });
+
+  it("GET /ready is 503 naming gas when the wallet cannot pay for a transfer", async () => {
+    const poor = Wallet.createRandom();
+    await (await chain.token.getFunction("transfer")(poor.address, parseUnits("1", 18))).wait();
+    await setEthBalance(chain, poor.address, "0");
+    const poorService = await startService({ ...chain.target, privateKey: poor.privateKey });
+    try {
+      const response = await poorService.app.inject({ method: "GET", url: "/ready" });
+      expect(response.statusCode).toBe(503);
+      expect(response.json().message).toMatch(/^not ready: gas \(the wallet holds 0 wei/);
+    } finally {
+      await poorService.close();
+    }
+  });
+
+  it("GET /wallet shows balances, nonces and transfers in flight", async () => {
+    await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
+    const response = await get("/wallet", AUTHORIZATION);
+    expect(response.statusCode).toBe(200);
+    const report = response.json();
+    const chainLatest = await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest");
+    expect(report).toMatchObject({
+      address: chain.demo.walletAddress,
+      chainId: 31337,
+      token: { address: chain.demo.tokenAddress, decimals: 18 },
+      nonces: { next: chainLatest, chainLatest, chainPending: chainLatest },
+      jammed: false,
+    });
+    expect(BigInt(report.tokenBalance)).toBeGreaterThan(0n);
+    expect(BigInt(report.ethBalance)).toBeGreaterThan(0n);
+  });
+
+  it("GET /metrics has requests, transfers by outcome, RPC calls and wallet gauges", async () => {
+    await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
+    await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "99999999" });
+    const response = await get("/metrics", AUTHORIZATION);
+    expect(response.statusCode).toBe(200);
+    expect(response.headers["content-type"]).toMatch(/^text\/plain/);
+    const text = response.body;
+    expect(text).toMatch(/http_requests_total\{route="\/transfer",method="POST",status="200"\} \d+/);
+    expect(text).toMatch(/http_request_duration_seconds_bucket\{le="[^"]+",route="\/transfer",method="POST",status="417"\} \d+/);
+    expect(text).toMatch(/transfers_total\{outcome="sent",code=""\} \d+/);
+    expect(text).toMatch(/transfers_total\{outcome="refused",code="INSUFFICIENT_TOKEN_BALANCE"\} 1/);
+    expect(text).toMatch(/rpc_requests_total\{method="eth_estimateGas",outcome="ok"\} \d+/);
+    expect(text).toMatch(/rpc_request_duration_seconds_count\{method="eth_sendRawTransaction"\} \d+/);
+    expect(text).toMatch(/wallet_eth_balance_wei \d/);
+    expect(text).toMatch(/wallet_token_balance \d/);
+    expect(text).toMatch(/transfers_in_flight \d/);
+  });
+
+  it("GET /openapi.json is a valid OpenAPI document listing every route, status and the error envelope", async () => {
+    const response = await get("/openapi.json");
+    expect(response.statusCode).toBe(200);
+    const document = response.json();
+    const validator = new Validator();
+    const result = await validator.validate(document);
+    expect(result.errors).toBeUndefined();
+    expect(result.valid).toBe(true);
+    expect(Object.keys(document.paths).sort()).toEqual(
+      ["/getTransaction", "/health", "/metrics", "/ready", "/transactions/{hash}", "/transfer", "/wallet"].sort(),
+    );
+    const transfer = document.paths["/transfer"].post;
+    expect(Object.keys(transfer.responses).sort()).toEqual(["200", "400", "401", "403", "409", "413", "415", "417", "422", "429", "500"]);
+    expect(transfer.responses["417"].content["application/json"].schema.required).toEqual(["statusCode", "code", "error", "message"]);
+    expect(transfer.requestBody.content["application/json"].schema.properties.amount.examples).toBeDefined();
+    expect(document.paths["/health"].get.security).toEqual([]);
+    expect(document.components.securitySchemes.bearerAuth.scheme).toBe("bearer");
+  });
+
+  it("GET /docs serves Swagger UI", async () => {
+    const page = await get("/docs/");
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toMatch(/swagger/i);
+  });
+});
