@@ -41,7 +41,15 @@ export class ChainHeadTracker {
   async current(): Promise<ChainHead> {
     const head = this.#head;
     if (head && this.now() - head.readAt <= this.maxAgeMs) return head;
-    return this.refresh();
+    // A read that began before this call may have begun while the node was down: if it fails, one read
+    // of our own, so that a node that is back answers at once.
+    const joinedEarlierRead = this.#reading !== undefined;
+    try {
+      return await this.refresh();
+    } catch (error) {
+      if (!joinedEarlierRead) throw error;
+      return this.refresh();
+    }
   }
 
   /** Reads the head now (or joins a read under way). */

@@ -10,11 +10,11 @@ import { request } from "undici";
 export type ProxyFault =
   | { kind: "hang" }
   /** Forwards these methods to the node but never answers: the node acts, the caller never learns. */
-  | { kind: "swallow-reply"; methods: string[] }
+  | { kind: "swallow-reply"; methods: readonly string[] }
   | { kind: "http-500" }
   /** Answers these methods with a result of its own: a node that changed under the service. */
-  | { kind: "rpc-result"; methods: string[]; result: unknown }
-  | { kind: "rpc-error"; message: string; methods: string[] };
+  | { kind: "rpc-result"; methods: readonly string[]; result: unknown }
+  | { kind: "rpc-error"; message: string; methods: readonly string[] };
 
 export interface RpcProxy {
   url: string;

@@ -3,7 +3,7 @@
  * API key, the Authorization header, or the credentials and path of RPC_URL.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RpcProxy, startRpcProxy } from "../helpers/rpc-proxy.js";
+import { type ProxyFault, type RpcProxy, startRpcProxy } from "../helpers/rpc-proxy.js";
 import { type TestService, postJson, startService } from "../helpers/service.js";
 import { type TestChain, freshAddress, mineBlocks, startTestChain } from "../helpers/test-chain.js";
 
@@ -47,7 +47,8 @@ describe("secrets in logs", () => {
     await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "999999999" }, auth);
     await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" }, { authorization: `Bearer ${WRONG_KEY}` });
     await get(`/transactions/0x${"12".repeat(32)}`);
-    for (const fault of [{ kind: "hang" }, { kind: "http-500" }, { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "max fee too low" }] as const) {
+    const faults: ProxyFault[] = [{ kind: "hang" }, { kind: "http-500" }, { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "max fee too low" }];
+    for (const fault of faults) {
       proxy.fault = fault;
       await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" }, auth);
       await postJson(service.app, "/getTransaction", { Tx: `0x${"34".repeat(32)}` }, auth);
