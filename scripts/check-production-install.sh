@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks the Dockerfile's steps without a Docker engine: builds dist/, installs production dependencies
 # only (as the image does, native modules built) into a temporary folder, starts the compiled service there against a local
-# anvil with DEMO_SETUP, and sends one transfer through it.
+# anvil with DEMO_SETUP, checks /ready and sends one transfer through it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -27,14 +27,22 @@ anvil_port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1"
 pids+=($!)
 app_port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
 sleep 1
-(cd "$work" && NODE_ENV=production RPC_URL="http://127.0.0.1:$anvil_port" DEMO_SETUP=true HOST=127.0.0.1 PORT="$app_port" node dist/src/server.js > "$work/server.log" 2>&1) &
+api_key="production-check-$(node -e 'console.log(require("crypto").randomBytes(12).toString("hex"))')"
+(cd "$work" && NODE_ENV=production RPC_URL="http://127.0.0.1:$anvil_port" DEMO_SETUP=true API_KEYS="$api_key" HOST=127.0.0.1 PORT="$app_port" \
+  node dist/src/server.js > "$work/server.log" 2>&1) &
 pids+=($!)
 
 for _ in $(seq 1 60); do
   grep -q '"service ready"' "$work/server.log" 2>/dev/null && break
   sleep 0.5
 done
-reply=$(curl -s -X POST "http://127.0.0.1:$app_port/transfer" -H 'content-type: application/json' \
+ready=$(curl -s "http://127.0.0.1:$app_port/ready")
+if ! echo "$ready" | grep -q '"status":"ready"'; then
+  echo "production build is not ready: $ready" >&2
+  cat "$work/server.log" >&2
+  exit 1
+fi
+reply=$(curl -s -X POST "http://127.0.0.1:$app_port/transfer" -H 'content-type: application/json' -H "authorization: Bearer $api_key" \
   -d '{"toAddress":"0x70997970C51812dc3A010C7d01b50e0d17dc79C8","amount":"1.5"}')
 if ! echo "$reply" | grep -q '"hash":"0x'; then
   echo "production build did not answer a transfer: $reply" >&2
