@@ -187,6 +187,8 @@ export class TokenTransferSender {
           // The node holds it already: success.
         } else if (isSurelyRejected(error)) {
           journal.recordRejected(entryId);
+          // The client will be told it failed: that must survive a crash, or a restart would send it again.
+          await journal.flushed();
           ledger.release(attempt.reservation, nonce);
           ledger.reserveAgain(attempt.reservation);
           // A nonce refused as used may belong to another sender now; any other refusal leaves it free.

@@ -12,6 +12,10 @@ declare module "fastify" {
 
 const OPEN_PATHS = new Set(["/health", "/ready", "/openapi.json"]);
 
+/** Requests without a valid key allowed per client address per window before it is told to wait (429). */
+const FAILED_CHECKS_PER_WINDOW = 60;
+const FAILED_CHECKS_WINDOW_MS = 60_000;
+
 /** Routes anyone may call: liveness, readiness and the API description. */
 export function isOpenRoute(request: FastifyRequest): boolean {
   const path = request.url.split("?")[0];
@@ -24,6 +28,7 @@ export function isOpenRoute(request: FastifyRequest): boolean {
  */
 export function requireApiKeys(app: FastifyInstance, keys: ApiKeyRing | undefined): void {
   app.decorateRequest("apiKeyId", "");
+  const failedChecks = new FailedCheckCounter();
   app.addHook("onRequest", async (request, reply) => {
     if (!keys) {
       request.apiKeyId = "anonymous";
@@ -31,16 +36,44 @@ export function requireApiKeys(app: FastifyInstance, keys: ApiKeyRing | undefine
     }
     if (isOpenRoute(request)) return;
     const header = request.headers.authorization;
+    const presented = !header ? undefined : /^Bearer +([\x21-\x7e]{1,512})$/i.exec(header)?.[1];
+    const keyId = presented === undefined ? undefined : keys.identify(presented);
+    if (keyId !== undefined) {
+      request.apiKeyId = keyId;
+      return;
+    }
+    // The per-key rate limit only sees valid keys; guessing is slowed here, per client address.
+    const waitSeconds = failedChecks.record(request.ip);
+    if (waitSeconds !== undefined) {
+      reply.header("retry-after", String(waitSeconds));
+      throw new ServiceError("RATE_LIMITED", `too many requests without a valid API key from this address; retry in ${waitSeconds} s`);
+    }
     if (!header) {
       reply.header("www-authenticate", 'Bearer realm="token-transfer-service"');
       throw new ServiceError("AUTH_REQUIRED", "send the API key as Authorization: Bearer <key>");
     }
-    const presented = /^Bearer +([\x21-\x7e]{1,512})$/i.exec(header)?.[1];
-    const keyId = presented === undefined ? undefined : keys.identify(presented);
-    if (keyId === undefined) {
-      reply.header("www-authenticate", 'Bearer realm="token-transfer-service", error="invalid_token"');
-      throw new ServiceError("AUTH_INVALID", "the API key is not valid");
-    }
-    request.apiKeyId = keyId;
+    reply.header("www-authenticate", 'Bearer realm="token-transfer-service", error="invalid_token"');
+    throw new ServiceError("AUTH_INVALID", "the API key is not valid");
   });
+}
+
+/** Counts requests without a valid key per address in fixed windows. */
+class FailedCheckCounter {
+  readonly #byAddress = new Map<string, { count: number; resetAt: number }>();
+
+  /** Counts one more; returns the seconds to wait once the address is over the limit, else undefined. */
+  record(address: string, now = Date.now()): number | undefined {
+    const entry = this.#byAddress.get(address);
+    if (!entry || entry.resetAt <= now) {
+      if (this.#byAddress.size >= 10_000) this.#forgetExpired(now);
+      this.#byAddress.set(address, { count: 1, resetAt: now + FAILED_CHECKS_WINDOW_MS });
+      return undefined;
+    }
+    entry.count++;
+    return entry.count > FAILED_CHECKS_PER_WINDOW ? Math.ceil((entry.resetAt - now) / 1000) : undefined;
+  }
+
+  #forgetExpired(now: number): void {
+    for (const [address, { resetAt }] of this.#byAddress) if (resetAt <= now) this.#byAddress.delete(address);
+  }
 }

@@ -114,6 +114,32 @@ describe("access control", () => {
   });
 });
 
+describe("429 for guessing keys", () => {
+  let chain: TestChain;
+  let service: TestService;
+
+  beforeAll(async () => {
+    chain = await startTestChain();
+    service = await startService(chain.target, { API_KEYS: PLAIN_KEY });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await chain?.stop();
+  });
+
+  it("slows an address that keeps sending wrong keys, without locking out a valid key", async () => {
+    const lookUp = (key: string) => postJson(service.app, "/getTransaction", { Tx: `0x${"11".repeat(32)}` }, bearer(key));
+    const replies = [];
+    for (let attempt = 0; attempt < 61; attempt++) replies.push(await lookUp(`guess-${attempt}-0123456789abcdef`));
+    expect(replies.slice(0, 60).every((reply) => reply.statusCode === 401)).toBe(true);
+    const limited = replies[60];
+    expect(limited.statusCode).toBe(429);
+    expect(limited.body.code).toBe("RATE_LIMITED");
+    expect(Number(limited.headers["retry-after"])).toBeGreaterThan(0);
+    expect((await lookUp(PLAIN_KEY)).statusCode).toBe(200);
+  });
+});
+
 describe("429 per key", () => {
   let chain: TestChain;
   let service: TestService;
