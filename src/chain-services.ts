@@ -17,7 +17,7 @@ import { readWalletSnapshot } from "./chain/wallet-snapshot.js";
 import { openSqliteJournal } from "./journal/sqlite-transfer-journal.js";
 import type { TransferJournal } from "./journal/transfer-journal.js";
 
-/** How often lost broadcasts are sent again, and keys past their lifetime forgotten. */
+/** How often, at most, lost broadcasts are looked for, and keys past their lifetime forgotten. */
 const MAINTENANCE_INTERVAL_MS = 5_000;
 
 export interface ChainServices {
@@ -33,7 +33,7 @@ export interface ChainServices {
 
 export type ChainServicesConfig = Pick<
   Config,
-  "journalPath" | "journalSynchronous" | "idempotencyKeyTtlHours" | "chainRefreshIntervalMs" | "headMaxAgeMs" | "transactionCacheSize" | "testFaultPoint"
+  "journalPath" | "journalSynchronous" | "idempotencyKeyTtlHours" | "chainRefreshIntervalMs" | "rebroadcastAfterMs" | "headMaxAgeMs" | "transactionCacheSize" | "testFaultPoint"
 >;
 
 /** Opens the journal, reads the wallet, reconciles unfinished transfers, and starts background work. */
@@ -66,10 +66,10 @@ export async function startChainServices(config: ChainServicesConfig, chain: Cha
     const maintenanceTimer = setInterval(() => {
       maintenance = (async () => {
         journal.expireKeys(keyTtlMs);
-        const outcomes = await rebroadcastUnanswered(reconciler, journal, (id) => sender.isInFlight(id));
-        if (outcomes.length > 0) log.info({ outcomes }, "sent unanswered transactions again");
+        const outcomes = await rebroadcastUnanswered(reconciler, journal, ledger, (id) => sender.isInFlight(id), config.rebroadcastAfterMs);
+        if (outcomes.length > 0) log.info({ outcomes }, "checked unanswered or stale transactions, sending again what the node lacked");
       })().catch((error) => log.warn({ err: error }, "background rebroadcast failed; will retry"));
-    }, MAINTENANCE_INTERVAL_MS).unref();
+    }, Math.min(MAINTENANCE_INTERVAL_MS, config.rebroadcastAfterMs)).unref();
     journal.expireKeys(keyTtlMs);
 
     const head = new ChainHeadTracker(() => readLatestBlock(chain.provider), config.headMaxAgeMs);

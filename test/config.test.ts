@@ -14,6 +14,7 @@ const DEFAULTS = {
   journalSynchronous: "FULL",
   idempotencyKeyTtlHours: 24,
   chainRefreshIntervalMs: 1000,
+  rebroadcastAfterMs: 15_000,
   headMaxAgeMs: 500,
   transactionCacheSize: 10_000,
   authDisabled: false,

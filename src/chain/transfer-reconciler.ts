@@ -79,19 +79,30 @@ export class TransferReconciler {
   }
 }
 
+const MAX_REBROADCASTS_PER_ROUND = 50;
+
 /**
- * Sends again, in the background, every entry whose broadcast got no answer (state signed) and that no
- * request is working on, so a lost broadcast cannot leave a nonce gap that jams later transfers.
+ * Sends again, in the background, every entry that no request is working on and whose broadcast got no
+ * answer (state signed), or that the node accepted but has not mined for `staleAfterMs` (a node can drop
+ * a transaction from its pool). A lost transaction would otherwise leave a nonce gap that jams every later
+ * transfer. Entries the node still holds are only looked up, not sent.
  */
 export async function rebroadcastUnanswered(
   reconciler: TransferReconciler,
   journal: TransferJournal,
+  ledger: WalletLedger,
   isInFlight: (entryId: number) => boolean,
+  staleAfterMs: number,
+  now = Date.now(),
 ): Promise<RebroadcastOutcome[]> {
   const outcomes: RebroadcastOutcome[] = [];
+  const minedNonceCount = ledger.snapshot.minedNonceCount;
   for (const entry of journal.unsettled()) {
-    if (entry.state !== "signed" || isInFlight(entry.id)) continue;
-    outcomes.push(await reconciler.rebroadcast(entry));
+    // Lowest nonces first, a bounded number per round: on a congested chain many may wait at once.
+    if (outcomes.length >= MAX_REBROADCASTS_PER_ROUND) break;
+    if (isInFlight(entry.id) || entry.nonce === null) continue;
+    const stale = entry.state === "accepted" && entry.nonce >= minedNonceCount && now - entry.createdAt > staleAfterMs;
+    if (entry.state === "signed" || stale) outcomes.push(await reconciler.rebroadcast(entry));
   }
   return outcomes;
 }

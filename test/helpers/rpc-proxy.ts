@@ -21,6 +21,10 @@ export interface RpcProxy {
   /** Calls forwarded (or answered with a fault) per JSON-RPC method. */
   calls: Map<string, number>;
   fault: ProxyFault | undefined;
+  /** Stops listening: connections are refused, as by a node that went down. */
+  goDown(): Promise<void>;
+  /** Listens again on the same port, as a node that came back. */
+  comeBack(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -30,7 +34,9 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
     url: "",
     calls: new Map(),
     fault: undefined,
-    close: () => closeServer(server, hanging),
+    goDown: () => closeServer(server, hanging),
+    comeBack: () => new Promise<void>((resolve) => server.listen(Number(new URL(proxy.url).port), "127.0.0.1", resolve)),
+    close: () => (server.listening ? closeServer(server, hanging) : Promise.resolve()),
   };
   const server: Server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];

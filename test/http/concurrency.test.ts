@@ -13,9 +13,14 @@ afterEach(async () => {
 });
 
 async function waitUntilMined(testChain: TestChain, nonceCount: number): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while ((await testChain.provider.getTransactionCount(testChain.demo.walletAddress, "latest")) < nonceCount) {
-    if (Date.now() > deadline) throw new Error(`transactions not mined within 30 s (want nonce count ${nonceCount})`);
+  const deadline = Date.now() + 40_000;
+  for (;;) {
+    const mined = await testChain.provider.getTransactionCount(testChain.demo.walletAddress, "latest");
+    if (mined >= nonceCount) return;
+    if (Date.now() > deadline) {
+      const pending = await testChain.provider.getTransactionCount(testChain.demo.walletAddress, "pending");
+      throw new Error(`transactions not mined within 40 s: want nonce count ${nonceCount}, mined ${mined}, pending ${pending}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }

@@ -121,3 +121,27 @@ describe("Idempotency-Key", () => {
     expect(await tokenBalanceOf(chain, body.toAddress)).toBe(parseUnits("2.5", 18));
   });
 });
+
+describe("a transaction the node drops from its pool", () => {
+  it("is sent again with the same bytes, and mined", async () => {
+    const chain = await startTestChain(["--no-mining"]);
+    const service = await startService(chain.target, { REBROADCAST_AFTER_MS: "300" });
+    try {
+      const recipient = freshAddress();
+      const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "5" });
+      const hash: string = sent.body.result.hash;
+      await chain.provider.send("anvil_dropTransaction", [hash]);
+      expect(await chain.provider.getTransaction(hash)).toBeNull();
+
+      const deadline = Date.now() + 10_000;
+      while (!(await chain.provider.getTransaction(hash)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect((await chain.provider.getTransaction(hash))?.hash).toBe(hash);
+      await chain.provider.send("evm_mine", []);
+      expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("5", 18));
+      expect(service.logs.join("")).toMatch(/"outcomes":\["accepted"\]/);
+    } finally {
+      await service.close();
+      await chain.stop();
+    }
+  });
+});

@@ -1,9 +1,5 @@
 /** What the service answers when the node misbehaves, and that it recovers by itself when the node is back. */
-import { rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startAnvil } from "../../src/dev/anvil.js";
 import { type RpcProxy, startRpcProxy } from "../helpers/rpc-proxy.js";
 import { type TestService, postJson, startService } from "../helpers/service.js";
 import { type TestChain, freshAddress, startTestChain, tokenBalanceOf } from "../helpers/test-chain.js";
@@ -73,18 +69,21 @@ describe("node faults, through a proxy in front of anvil", () => {
 });
 
 describe("a node that stops and starts again", () => {
-  const stateFile = join(tmpdir(), `anvil-state-${process.pid}-${Date.now()}.json`);
   let chain: TestChain;
+  let proxy: RpcProxy;
   let service: TestService;
 
+  // The node is reached through a proxy that stops listening and comes back on the same port: to the
+  // service that is a node going down and returning, while the chain behind it keeps its state.
   beforeAll(async () => {
-    chain = await startTestChain(["--state", stateFile]);
-    service = await startService(chain.target);
+    chain = await startTestChain();
+    proxy = await startRpcProxy(chain.rpcUrl);
+    service = await startService({ ...chain.target, rpcUrl: proxy.url });
   });
   afterAll(async () => {
     await service?.close();
+    await proxy?.close();
     await chain?.stop();
-    rmSync(stateFile, { force: true });
   });
 
   it("gives 417 NETWORK_ERROR and 503 while down, and serves again without a restart", async () => {
@@ -92,16 +91,16 @@ describe("a node that stops and starts again", () => {
     expect(sent.statusCode).toBe(200);
     const hash: string = sent.body.result.hash;
 
-    await chain.node.stop();
+    await proxy.goDown();
     const transferWhileDown = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
     expect(transferWhileDown.statusCode).toBe(417);
     expect(transferWhileDown.body.code).toBe("NETWORK_ERROR");
-    const lookupWhileDown = await postJson(service.app, "/getTransaction", { Tx: hash });
+    const lookupWhileDown = await postJson(service.app, "/getTransaction", { Tx: `0x${"cd".repeat(32)}` });
     expect(lookupWhileDown.statusCode).toBe(503);
     expect(lookupWhileDown.body.code).toBe("NODE_UNAVAILABLE");
+    expect((await service.app.inject({ method: "GET", url: "/ready" })).statusCode).toBe(503);
 
-    // Same port, same state: the service's provider reconnects on its own.
-    chain.node = await startAnvil(["--state", stateFile], Number(new URL(chain.rpcUrl).port));
+    await proxy.comeBack();
     const lookupAfter = await postJson(service.app, "/getTransaction", { Tx: hash });
     expect(lookupAfter.statusCode).toBe(200);
     expect(lookupAfter.body.result.hash).toBe(hash);
@@ -109,5 +108,6 @@ describe("a node that stops and starts again", () => {
     const recipient = freshAddress();
     expect((await postJson(service.app, "/transfer", { toAddress: recipient, amount: "3" })).statusCode).toBe(200);
     expect(await tokenBalanceOf(chain, recipient)).toBe(3n * 10n ** 18n);
+    expect((await service.app.inject({ method: "GET", url: "/ready" })).statusCode).toBe(200);
   });
 });
