@@ -6,24 +6,17 @@
  *
  *   npm run bench:lookup            (SECONDS=5 to change the measuring time per target)
  */
-import { mkdtempSync, rmSync } from "node:fs";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { Wallet } from "ethers";
 import Fastify from "fastify";
-import { composeService } from "../src/compose.js";
-import { type ChainConfig, loadConfig } from "../src/config.js";
 import { startAnvil } from "../src/dev/anvil.js";
 import { setUpDemoChain } from "../src/dev/demo-chain.js";
-import { createLogger } from "../src/logger.js";
-import { type RunResult, countRpcCalls, formatRate } from "./measure.js";
+import { BENCH_API_KEY, type RunResult, countRpcCalls, formatRate, startBenchService } from "./measure.js";
 
 const CONNECTIONS = 50;
 const SECONDS = Number(process.env.SECONDS ?? 5);
 const WARMUP_SECONDS = 1;
-const BENCH_API_KEY = "bench-key-0123456789abcdef";
 
 function load(url: string, path: string, body: unknown, expectBodyIncludes: string): Promise<RunResult & { failures: number }> {
   return new Promise((resolve, reject) => {
@@ -37,21 +30,9 @@ function load(url: string, path: string, body: unknown, expectBodyIncludes: stri
 
 const node = await startAnvil();
 const demo = await setUpDemoChain(node.rpcUrl);
-const journalDir = mkdtempSync(join(tmpdir(), "bench-lookup-"));
-const config = loadConfig({
-  RPC_URL: node.rpcUrl,
-  PRIVATE_KEY: demo.privateKey,
-  TOKEN_ADDRESS: demo.tokenAddress,
-  JOURNAL_PATH: join(journalDir, "transfers.sqlite"),
-  LOG_LEVEL: "warn",
-  API_KEYS: BENCH_API_KEY,
-  // The load comes from one key: the rate limit must not be what is measured.
-  RATE_LIMIT_MAX: "1000000",
-}) as ChainConfig;
-const service = await composeService(config, createLogger(config.logLevel, config));
+const service = await startBenchService(node.rpcUrl, demo);
 const { app, chain } = service;
-await app.listen({ host: "127.0.0.1", port: 0 });
-const serviceUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+const serviceUrl = service.baseUrl;
 
 // One mined transfer to look up (anvil automines).
 const authorization = `Bearer ${BENCH_API_KEY}`;
@@ -86,4 +67,3 @@ console.log(`  RPC calls per lookup  ${(rpcCalls / lookups).toFixed(4)}   (${rpc
 await bare.close();
 await service.close();
 await node.stop();
-rmSync(journalDir, { recursive: true, force: true });

@@ -1,5 +1,13 @@
-/** Shared pieces of the benchmarks: a fixed-concurrency runner with latency percentiles, and RPC counting. */
+/** Shared pieces of the benchmarks: the service under test, a fixed-concurrency runner with latency percentiles, RPC counting. */
+import { mkdtempSync, rmSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { JsonRpcProvider } from "ethers";
+import { type RunningService, composeService } from "../src/compose.js";
+import { type ChainConfig, loadConfig } from "../src/config.js";
+import type { DemoChain } from "../src/dev/demo-chain.js";
+import { createLogger } from "../src/logger.js";
 
 export interface RunResult {
   count: number;
@@ -48,4 +56,40 @@ export async function countRpcCalls(provider: JsonRpcProvider): Promise<{ total:
 
 export function formatRate(result: RunResult): string {
   return `${result.perSecond.toFixed(0).padStart(6)}/s  p50 ${result.p50Ms.toFixed(1).padStart(6)} ms  p99 ${result.p99Ms.toFixed(1).padStart(6)} ms`;
+}
+
+/** The API key the benchmarks use. */
+export const BENCH_API_KEY = "bench-key-0123456789abcdef";
+
+/**
+ * Composes the service as deployed (journal on disk in a fresh folder) against a demo chain, listening
+ * on a free port. `close` stops it and removes the journal.
+ */
+export async function startBenchService(
+  rpcUrl: string,
+  demo: DemoChain,
+  extraEnv: Record<string, string> = {},
+): Promise<RunningService & { baseUrl: string }> {
+  const journalDir = mkdtempSync(join(tmpdir(), "bench-journal-"));
+  const config = loadConfig({
+    RPC_URL: rpcUrl,
+    PRIVATE_KEY: demo.privateKey,
+    TOKEN_ADDRESS: demo.tokenAddress,
+    JOURNAL_PATH: join(journalDir, "transfers.sqlite"),
+    LOG_LEVEL: "warn",
+    API_KEYS: BENCH_API_KEY,
+    // The load comes from one key: the rate limit must not be what is measured.
+    RATE_LIMIT_MAX: "1000000",
+    ...extraEnv,
+  }) as ChainConfig;
+  const service = await composeService(config, createLogger(config.logLevel, config));
+  await service.app.listen({ host: "127.0.0.1", port: 0 });
+  return {
+    ...service,
+    baseUrl: `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`,
+    async close() {
+      await service.close();
+      rmSync(journalDir, { recursive: true, force: true });
+    },
+  };
 }

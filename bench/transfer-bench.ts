@@ -5,24 +5,16 @@
  *
  *   npm run bench:transfer            (TRANSFERS=1000 to change the count at concurrency 10 and 50)
  */
-import type { AddressInfo } from "node:net";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { JsonRpcProvider, Transaction, Wallet, toBigInt } from "ethers";
 import { Pool } from "undici";
-import { composeService } from "../src/compose.js";
 import { encodeTransfer } from "../src/chain/erc20.js";
-import { type ChainConfig, loadConfig } from "../src/config.js";
 import { startAnvil } from "../src/dev/anvil.js";
 import { setUpDemoChain } from "../src/dev/demo-chain.js";
-import { createLogger } from "../src/logger.js";
-import { type RunResult, countRpcCalls, formatRate, runAtConcurrency } from "./measure.js";
+import { BENCH_API_KEY, type RunResult, countRpcCalls, formatRate, runAtConcurrency, startBenchService } from "./measure.js";
 
 const CONCURRENCIES = [1, 10, 50];
 const TRANSFERS = Number(process.env.TRANSFERS ?? 1000);
 const WARMUP = 100;
-const BENCH_API_KEY = "bench-key-0123456789abcdef";
 const recipients = Array.from({ length: 64 }, () => Wallet.createRandom().address);
 
 async function withFreshChain<T>(run: (rpcUrl: string, demo: Awaited<ReturnType<typeof setUpDemoChain>>) => Promise<T>): Promise<T> {
@@ -75,21 +67,8 @@ async function measureBaseline(count: number, concurrency: number): Promise<RunR
 /** The service as deployed (journal on disk, FULL sync), driven over HTTP with undici. */
 async function measureService(count: number, concurrency: number): Promise<{ result: RunResult; rpcPerTransfer: number; byMethod: Record<string, number> }> {
   return withFreshChain(async (rpcUrl, demo) => {
-    const journalDir = mkdtempSync(join(tmpdir(), "bench-journal-"));
-    const config = loadConfig({
-      RPC_URL: rpcUrl,
-      PRIVATE_KEY: demo.privateKey,
-      TOKEN_ADDRESS: demo.tokenAddress,
-      JOURNAL_PATH: join(journalDir, "transfers.sqlite"),
-      LOG_LEVEL: "warn",
-      API_KEYS: BENCH_API_KEY,
-      // The load comes from one key: the rate limit must not be what is measured.
-      RATE_LIMIT_MAX: "1000000",
-      JOURNAL_SYNCHRONOUS: process.env.JOURNAL_SYNCHRONOUS ?? "FULL",
-    }) as ChainConfig;
-    const { app, chain, close } = await composeService(config, createLogger(config.logLevel, config));
-    await app.listen({ host: "127.0.0.1", port: 0 });
-    const pool = new Pool(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, { connections: concurrency });
+    const { baseUrl, chain, close } = await startBenchService(rpcUrl, demo, { JOURNAL_SYNCHRONOUS: process.env.JOURNAL_SYNCHRONOUS ?? "FULL" });
+    const pool = new Pool(baseUrl, { connections: concurrency });
     const rpc = await countRpcCalls(chain.provider);
     try {
       const result = await runAtConcurrency(count, concurrency, async (index) => {
@@ -106,7 +85,6 @@ async function measureService(count: number, concurrency: number): Promise<{ res
     } finally {
       await pool.close();
       await close();
-      rmSync(journalDir, { recursive: true, force: true });
     }
   });
 }

@@ -62,13 +62,16 @@ export async function startChainServices(config: ChainServicesConfig, chain: Cha
     });
     poller.start();
 
-    let maintenance: Promise<unknown> = Promise.resolve();
+    let maintenance: Promise<unknown> | undefined;
     const maintenanceTimer = setInterval(() => {
-      maintenance = (async () => {
+      // One round at a time: a slow node must not stack rounds that send the same entries again.
+      maintenance ??= (async () => {
         journal.expireKeys(keyTtlMs);
         const outcomes = await rebroadcastUnanswered(reconciler, journal, ledger, (id) => sender.isInFlight(id), config.rebroadcastAfterMs);
         if (outcomes.length > 0) log.info({ outcomes }, "checked unanswered or stale transactions, sending again what the node lacked");
-      })().catch((error) => log.warn({ err: error }, "background rebroadcast failed; will retry"));
+      })()
+        .catch((error) => log.warn({ err: error }, "background rebroadcast failed; will retry"))
+        .finally(() => (maintenance = undefined));
     }, Math.min(MAINTENANCE_INTERVAL_MS, config.rebroadcastAfterMs)).unref();
     journal.expireKeys(keyTtlMs);
 
