@@ -53,6 +53,9 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
     onProtoPoisoning: "error",
     onConstructorPoisoning: "error",
     requestIdHeader: "x-request-id",
+    // During shutdown Fastify would answer requests on open keep-alive connections with a bare 503 of its
+    // own; serving them (with Connection: close) keeps every answer truthful and in our envelope.
+    return503OnClosing: false,
     genReqId: () => randomUUID(),
     // Unknown fields are refused rather than dropped, and nothing is coerced: "12" is not 12.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false } },

@@ -29,31 +29,32 @@ export function isOpenRoute(request: FastifyRequest): boolean {
 export function requireApiKeys(app: FastifyInstance, keys: ApiKeyRing | undefined): void {
   app.decorateRequest("apiKeyId", "");
   const failedChecks = new FailedCheckCounter();
-  app.addHook("onRequest", async (request, reply) => {
+  // A callback hook, not an async one: it runs on every request, and a promise per request is measurable.
+  app.addHook("onRequest", (request, reply, done) => {
     if (!keys) {
       request.apiKeyId = "anonymous";
-      return;
+      return done();
     }
-    if (isOpenRoute(request)) return;
+    if (isOpenRoute(request)) return done();
     const header = request.headers.authorization;
     const presented = !header ? undefined : /^Bearer +([\x21-\x7e]{1,512})$/i.exec(header)?.[1];
     const keyId = presented === undefined ? undefined : keys.identify(presented);
     if (keyId !== undefined) {
       request.apiKeyId = keyId;
-      return;
+      return done();
     }
     // The per-key rate limit only sees valid keys; guessing is slowed here, per client address.
     const waitSeconds = failedChecks.record(request.ip);
     if (waitSeconds !== undefined) {
       reply.header("retry-after", String(waitSeconds));
-      throw new ServiceError("RATE_LIMITED", `too many requests without a valid API key from this address; retry in ${waitSeconds} s`);
+      return done(new ServiceError("RATE_LIMITED", `too many requests without a valid API key from this address; retry in ${waitSeconds} s`));
     }
     if (!header) {
       reply.header("www-authenticate", 'Bearer realm="token-transfer-service"');
-      throw new ServiceError("AUTH_REQUIRED", "send the API key as Authorization: Bearer <key>");
+      return done(new ServiceError("AUTH_REQUIRED", "send the API key as Authorization: Bearer <key>"));
     }
     reply.header("www-authenticate", 'Bearer realm="token-transfer-service", error="invalid_token"');
-    throw new ServiceError("AUTH_INVALID", "the API key is not valid");
+    done(new ServiceError("AUTH_INVALID", "the API key is not valid"));
   });
 }
 
