@@ -1,20 +1,24 @@
-// Load generator for the benchmarks, run in a worker thread so that it does not share a core with the
-// server it measures. Sends `body` to `url` over `connections` keep-alive connections for `seconds`,
-// then reports the request count, failures and latency percentiles.
+// Load generator for the benchmarks, run in a worker thread so that it does not share the event loop of
+// the server it measures. Sends `body` to `url` over `connections` keep-alive connections, either for
+// `seconds` or for `count` requests (after a warm-up of `warmupSeconds` or `warmupCount`), then reports
+// the request count, failures and latency percentiles.
 import { parentPort, workerData } from "node:worker_threads";
 import { Pool } from "undici";
 
-const { url, path, body, authorization, connections, seconds, warmupSeconds, expectBodyIncludes } = workerData;
+const { url, path, body, authorization, connections, seconds, count, warmupSeconds = 0, warmupCount = 0, expectBodyIncludes } = workerData;
 const pool = new Pool(url, { connections, pipelining: 1 });
 
-async function run(durationMs, record) {
+async function run(limit, record) {
   const latencies = [];
   let failures = 0;
-  const deadline = performance.now() + durationMs;
+  let started = 0;
+  const deadline = limit.seconds === undefined ? Number.POSITIVE_INFINITY : performance.now() + limit.seconds * 1000;
+  const more = () => (limit.count === undefined ? performance.now() < deadline : started < limit.count);
   await Promise.all(
     Array.from({ length: connections }, async () => {
-      while (performance.now() < deadline) {
-        const started = performance.now();
+      while (more()) {
+        started++;
+        const begin = performance.now();
         try {
           const response = await pool.request({ path, method: "POST", headers: { "content-type": "application/json", authorization }, body });
           const text = await response.body.text();
@@ -22,16 +26,16 @@ async function run(durationMs, record) {
         } catch {
           failures++;
         }
-        if (record) latencies.push(performance.now() - started);
+        if (record) latencies.push(performance.now() - begin);
       }
     }),
   );
   return { latencies, failures };
 }
 
-await run(warmupSeconds * 1000, false);
+await run(count === undefined ? { seconds: warmupSeconds } : { count: warmupCount }, false);
 const started = performance.now();
-const { latencies, failures } = await run(seconds * 1000, true);
+const { latencies, failures } = await run(count === undefined ? { seconds } : { count }, true);
 const elapsed = (performance.now() - started) / 1000;
 latencies.sort((a, b) => a - b);
 const percentile = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];

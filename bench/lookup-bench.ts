@@ -7,25 +7,18 @@
  *   npm run bench:lookup            (SECONDS=5 to change the measuring time per target)
  */
 import type { AddressInfo } from "node:net";
-import { Worker } from "node:worker_threads";
 import { Wallet } from "ethers";
 import Fastify from "fastify";
 import { startAnvil } from "../src/dev/anvil.js";
 import { setUpDemoChain } from "../src/dev/demo-chain.js";
-import { BENCH_API_KEY, type RunResult, countRpcCalls, formatRate, startBenchService } from "./measure.js";
+import { BENCH_API_KEY, type RunResult, countRpcCalls, formatRate, loadFromWorker, startBenchService } from "./measure.js";
 
 const CONNECTIONS = 50;
 const SECONDS = Number(process.env.SECONDS ?? 5);
 const WARMUP_SECONDS = 1;
 
-function load(url: string, path: string, body: unknown, expectBodyIncludes: string): Promise<RunResult & { failures: number }> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL("./http-load-worker.mjs", import.meta.url), {
-      workerData: { url, path, body: JSON.stringify(body), authorization: `Bearer ${BENCH_API_KEY}`, connections: CONNECTIONS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, expectBodyIncludes },
-    });
-    worker.once("message", resolve);
-    worker.once("error", reject);
-  });
+function load(url: string, path: string, body: unknown, expectBodyIncludes: string): Promise<RunResult> {
+  return loadFromWorker({ url, path, body, connections: CONNECTIONS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, expectBodyIncludes });
 }
 
 const node = await startAnvil();

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Worker } from "node:worker_threads";
 import type { JsonRpcProvider } from "ethers";
 import { type RunningService, composeService } from "../src/compose.js";
 import { type ChainConfig, loadConfig } from "../src/config.js";
@@ -92,4 +93,29 @@ export async function startBenchService(
       rmSync(journalDir, { recursive: true, force: true });
     },
   };
+}
+
+export interface LoadOptions {
+  url: string;
+  path: string;
+  body: unknown;
+  connections: number;
+  /** Either a duration or a number of requests, each with its warm-up. */
+  seconds?: number;
+  warmupSeconds?: number;
+  count?: number;
+  warmupCount?: number;
+  /** A reply counts as a success only with status 200 and this text in its body. */
+  expectBodyIncludes: string;
+}
+
+/** Runs the HTTP load generator in a worker thread, with the benchmarks' API key. */
+export function loadFromWorker(options: LoadOptions): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL("./http-load-worker.mjs", import.meta.url), {
+      workerData: { ...options, body: JSON.stringify(options.body), authorization: `Bearer ${BENCH_API_KEY}` },
+    });
+    worker.once("message", resolve);
+    worker.once("error", reject);
+  });
 }

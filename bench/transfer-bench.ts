@@ -10,7 +10,7 @@ import { Pool } from "undici";
 import { encodeTransfer } from "../src/chain/erc20.js";
 import { startAnvil } from "../src/dev/anvil.js";
 import { setUpDemoChain } from "../src/dev/demo-chain.js";
-import { BENCH_API_KEY, type RunResult, countRpcCalls, formatRate, runAtConcurrency, startBenchService } from "./measure.js";
+import { type RunResult, countRpcCalls, formatRate, loadFromWorker, runAtConcurrency, startBenchService } from "./measure.js";
 
 const CONCURRENCIES = [1, 10, 50];
 const TRANSFERS = Number(process.env.TRANSFERS ?? 1000);
@@ -64,26 +64,26 @@ async function measureBaseline(count: number, concurrency: number): Promise<RunR
   });
 }
 
-/** The service as deployed (journal on disk, FULL sync), driven over HTTP with undici. */
+/**
+ * The service as deployed (journal on disk, FULL sync), driven over HTTP by a load generator in a worker
+ * thread, as clients are other processes; the baseline is its own client.
+ */
 async function measureService(count: number, concurrency: number): Promise<{ result: RunResult; rpcPerTransfer: number; byMethod: Record<string, number> }> {
   return withFreshChain(async (rpcUrl, demo) => {
     const { baseUrl, chain, close } = await startBenchService(rpcUrl, demo, { JOURNAL_SYNCHRONOUS: process.env.JOURNAL_SYNCHRONOUS ?? "FULL" });
-    const pool = new Pool(baseUrl, { connections: concurrency });
     const rpc = await countRpcCalls(chain.provider);
     try {
-      const result = await runAtConcurrency(count, concurrency, async (index) => {
-        const response = await pool.request({
-          path: "/transfer",
-          method: "POST",
-          headers: { "content-type": "application/json", authorization: `Bearer ${BENCH_API_KEY}` },
-          body: JSON.stringify({ toAddress: recipients[index % recipients.length], amount: "0.000001" }),
-        });
-        await response.body.text();
-        return response.statusCode === 200;
-      }, WARMUP);
+      const result = await loadFromWorker({
+        url: baseUrl,
+        path: "/transfer",
+        body: { toAddress: recipients[0], amount: "0.000001" },
+        connections: concurrency,
+        count,
+        warmupCount: WARMUP,
+        expectBodyIncludes: '"hash"',
+      });
       return { result, rpcPerTransfer: rpc.total() / (count + WARMUP), byMethod: rpc.byMethod() };
     } finally {
-      await pool.close();
       await close();
     }
   });

@@ -16,6 +16,9 @@ export class WalletLedger {
   #snapshot: WalletSnapshot;
   readonly #unsigned = new Set<Reservation>();
   readonly #sentByNonce = new Map<number, Reservation>();
+  // Running totals of both collections above: summing them per request would cost O(transfers in flight).
+  #heldUnits = 0n;
+  #heldGas = 0n;
 
   constructor(snapshot: WalletSnapshot) {
     this.#snapshot = snapshot;
@@ -34,14 +37,14 @@ export class WalletLedger {
   applySnapshot(snapshot: WalletSnapshot): void {
     if (snapshot.blockNumber < this.#snapshot.blockNumber) return;
     this.#snapshot = snapshot;
-    for (const nonce of this.#sentByNonce.keys()) {
-      if (nonce < snapshot.minedNonceCount) this.#sentByNonce.delete(nonce);
+    for (const [nonce, reservation] of this.#sentByNonce) {
+      if (nonce < snapshot.minedNonceCount) this.#forget(this.#sentByNonce.delete(nonce), reservation);
     }
   }
 
   /** Throws INSUFFICIENT_TOKEN_BALANCE unless `units` are available after everything in flight. */
   assertTokensAvailable(units: bigint): void {
-    const available = this.#snapshot.tokenBalance - this.#sum("units");
+    const available = this.#snapshot.tokenBalance - this.#heldUnits;
     if (available < units) {
       throw new ServiceError(
         "INSUFFICIENT_TOKEN_BALANCE",
@@ -53,41 +56,51 @@ export class WalletLedger {
   /** Holds tokens and gas for a transfer about to be signed; throws when either is short. */
   reserve(units: bigint, gasCost: bigint): Reservation {
     this.assertTokensAvailable(units);
-    const ethAvailable = this.#snapshot.ethBalance - this.#sum("gasCost");
+    const ethAvailable = this.#snapshot.ethBalance - this.#heldGas;
     if (ethAvailable < gasCost) {
       throw new ServiceError("INSUFFICIENT_FUNDS", `the hot wallet has too little ETH to pay for gas (up to ${gasCost} wei needed)`);
     }
     const reservation = { units, gasCost };
-    this.#unsigned.add(reservation);
+    this.reserveAgain(reservation);
     return reservation;
   }
 
   /** The reservation now belongs to a signed transaction with this nonce. */
   assignNonce(reservation: Reservation, nonce: number): void {
-    this.#unsigned.delete(reservation);
-    if (nonce >= this.#snapshot.minedNonceCount) this.#sentByNonce.set(nonce, reservation);
+    this.#forget(this.#unsigned.delete(reservation), reservation);
+    this.trackSent(nonce, reservation);
   }
 
   /** Tracks a transaction sent before this process started (from the journal). */
   trackSent(nonce: number, reservation: Reservation): void {
-    if (nonce >= this.#snapshot.minedNonceCount) this.#sentByNonce.set(nonce, reservation);
+    if (nonce < this.#snapshot.minedNonceCount) return;
+    const replaced = this.#sentByNonce.get(nonce);
+    if (replaced) this.#forget(true, replaced);
+    this.#sentByNonce.set(nonce, reservation);
+    this.#hold(reservation);
   }
 
   /** A refused broadcast is tried again with another nonce: the reservation waits unsigned again. */
   reserveAgain(reservation: Reservation): void {
+    if (this.#unsigned.has(reservation)) return;
     this.#unsigned.add(reservation);
+    this.#hold(reservation);
   }
 
   /** Gives a reservation back: its transfer was refused before or at broadcast. */
   release(reservation: Reservation, nonce?: number): void {
-    this.#unsigned.delete(reservation);
-    if (nonce !== undefined && this.#sentByNonce.get(nonce) === reservation) this.#sentByNonce.delete(nonce);
+    this.#forget(this.#unsigned.delete(reservation), reservation);
+    if (nonce !== undefined && this.#sentByNonce.get(nonce) === reservation) this.#forget(this.#sentByNonce.delete(nonce), reservation);
   }
 
-  #sum(field: keyof Reservation): bigint {
-    let total = 0n;
-    for (const reservation of this.#unsigned) total += reservation[field];
-    for (const reservation of this.#sentByNonce.values()) total += reservation[field];
-    return total;
+  #hold(reservation: Reservation): void {
+    this.#heldUnits += reservation.units;
+    this.#heldGas += reservation.gasCost;
+  }
+
+  #forget(wasHeld: boolean, reservation: Reservation): void {
+    if (!wasHeld) return;
+    this.#heldUnits -= reservation.units;
+    this.#heldGas -= reservation.gasCost;
   }
 }

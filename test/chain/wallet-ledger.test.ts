@@ -61,3 +61,24 @@ describe("WalletLedger", () => {
     expect(codeOf(() => ledger.reserve(100n, 1n))).toBeUndefined();
   });
 });
+
+describe("WalletLedger totals", () => {
+  it("stay exact through reserve, assign, refuse-and-retry, release and mining", () => {
+    const ledger = new WalletLedger({ ...SNAPSHOT, tokenBalance: 1000n, ethBalance: 1000n });
+    const a = ledger.reserve(100n, 10n);
+    const b = ledger.reserve(200n, 20n);
+    ledger.assignNonce(a, 5);
+    ledger.assignNonce(b, 6);
+    // b's broadcast is refused: it waits unsigned again, then goes out with nonce 7.
+    ledger.release(b, 6);
+    ledger.reserveAgain(b);
+    ledger.assignNonce(b, 7);
+    expect(codeOf(() => ledger.reserve(701n, 1n))).toBe("INSUFFICIENT_TOKEN_BALANCE");
+    const c = ledger.reserve(700n, 970n);
+    ledger.release(c);
+    // A snapshot mines nonce 5 (a): its tokens are in the new balance and no longer held.
+    ledger.applySnapshot({ ...SNAPSHOT, blockNumber: 11, minedNonceCount: 6, tokenBalance: 900n, ethBalance: 990n });
+    expect(codeOf(() => ledger.reserve(700n, 970n))).toBeUndefined();
+    expect(codeOf(() => ledger.reserve(1n, 1n))).toBe("INSUFFICIENT_TOKEN_BALANCE");
+  });
+});
