@@ -40,7 +40,6 @@ async function main(): Promise<void> {
   }
 }
 
-// Without RPC_URL, a local anvil was started; with DEMO_SETUP, RPC_URL is an anvil to set up the same way.
 interface DemoRun extends DemoChain {
   /** The API key generated for this run, if API_KEYS was empty. */
   generatedKey?: string;
@@ -48,6 +47,7 @@ interface DemoRun extends DemoChain {
   exampleKey?: string;
 }
 
+// Without RPC_URL, a local anvil was started; with DEMO_SETUP, RPC_URL is an anvil to set up the same way.
 async function resolveChain(config: Config, devNode: AnvilNode | undefined): Promise<{ chainConfig: ChainConfig; demo?: DemoRun }> {
   const rpcUrl = devNode?.rpcUrl ?? config.rpcUrl;
   if (!rpcUrl) throw new ConfigError("RPC_URL: required");

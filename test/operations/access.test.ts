@@ -95,6 +95,14 @@ describe("access control", () => {
       expect((await postJson(service.app, "/transfer", { toAddress: allowed, amount: "100" }, bearer(HASHED_KEY))).statusCode).toBe(200);
     });
 
+    it.each([
+      ["MAX_TRANSFER_AMOUNT", "1.0000000000000000001", /MAX_TRANSFER_AMOUNT: amount has more than 18 fractional digits/],
+      ["TRANSFER_CAP_PER_DAY", "0", /TRANSFER_CAP_PER_DAY: amount must be greater than zero/],
+      ["ALLOWED_RECIPIENTS", "0x70997970c51812dc3A010C7d01b50e0d17dc79C8", /ALLOWED_RECIPIENTS: .*checksum/],
+    ])("refuses to start with an unusable %s, naming it", async (variable, value, message) => {
+      await expect(startService(chain.target, { API_KEYS: PLAIN_KEY, [variable]: value })).rejects.toThrow(message);
+    });
+
     it("keeps counting the cap after a restart (from the journal)", async () => {
       const journalDir = mkdtempSync(join(tmpdir(), "cap-"));
       const env = { API_KEYS: PLAIN_KEY, TRANSFER_CAP_PER_DAY: "10", JOURNAL_PATH: join(journalDir, "transfers.sqlite") };
