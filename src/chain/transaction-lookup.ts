@@ -60,7 +60,7 @@ export class TransactionLookup {
         // The head update may have evicted it (a reorg): then ask the node.
         if (this.#mined.has(hash)) return { transaction: cached.transaction, latestBlockNumber: head.number };
       }
-      const [head, transaction] = await Promise.all([this.head.current(), this.#fetchOnce(hash)]);
+      const [head, transaction] = await Promise.all([this.head.current(), this.#fetchSharedOrOwn(hash)]);
       return transaction && { transaction, latestBlockNumber: head.number };
     });
   }
@@ -75,6 +75,18 @@ export class TransactionLookup {
       if (receipt && entry && receipt.blockHash === entry.blockHash) entry.receipt = receipt;
       return receipt;
     });
+  }
+
+  // Joins a fetch of the same hash under way; if that one fails (it may have begun while the node was
+  // down), fetches once more on its own, so a node that is back answers at once.
+  async #fetchSharedOrOwn(hash: string): Promise<RpcTransaction | null> {
+    const joined = this.#fetching.has(hash);
+    try {
+      return await this.#fetchOnce(hash);
+    } catch (error) {
+      if (!joined) throw error;
+      return this.#fetchOnce(hash);
+    }
   }
 
   #fetchOnce(hash: string): Promise<RpcTransaction | null> {
