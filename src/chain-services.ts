@@ -50,6 +50,7 @@ export async function startChainServices(config: ChainServicesConfig, chain: Cha
     log.info({ ...summary }, "journal reconciled with the chain");
 
     const sender = new TokenTransferSender({ chain, journal, ledger, reconciler, reachFaultPoint: faultPointReacher(config.testFaultPoint) });
+    reconciler.onNonceFreed = (nonce) => sender.releaseNonce(nonce);
     const keyTtlMs = config.idempotencyKeyTtlHours * 3_600_000;
     const poller = new SnapshotPoller({
       read: () => readWalletSnapshot(chain),

@@ -81,6 +81,11 @@ export class TokenTransferSender {
     return this.#nonces.peek();
   }
 
+  /** Gives back a nonce whose transaction the node refused after all (see TransferReconciler). */
+  releaseNonce(nonce: number): void {
+    this.#nonces.release(nonce);
+  }
+
   /** Transfers being worked on right now. */
   get inFlightCount(): number {
     return this.#inFlightEntries.size;

@@ -20,6 +20,9 @@ export interface ReconcileSummary {
 }
 
 export class TransferReconciler {
+  /** Told when a held nonce turns out to be free (its transaction was refused): the sender reuses it. */
+  onNonceFreed: (nonce: number) => void = () => {};
+
   constructor(
     private readonly chain: ChainConnection,
     private readonly journal: TransferJournal,
@@ -57,6 +60,9 @@ export class TransferReconciler {
     } else {
       this.journal.recordRejected(entry.id);
       this.journal.releaseKey(entry.id);
+      // Nothing holds its nonce now; left unused it would be a gap that stops every later transfer.
+      this.ledger.forgetNonce(entry.nonce);
+      this.onNonceFreed(entry.nonce);
     }
     return outcome;
   }

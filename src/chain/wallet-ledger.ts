@@ -93,6 +93,12 @@ export class WalletLedger {
     if (nonce !== undefined && this.#sentByNonce.get(nonce) === reservation) this.#forget(this.#sentByNonce.delete(nonce), reservation);
   }
 
+  /** Stops counting whatever was sent with this nonce: the node refused it. */
+  forgetNonce(nonce: number): void {
+    const reservation = this.#sentByNonce.get(nonce);
+    if (reservation) this.#forget(this.#sentByNonce.delete(nonce), reservation);
+  }
+
   #hold(reservation: Reservation): void {
     this.#heldUnits += reservation.units;
     this.#heldGas += reservation.gasCost;

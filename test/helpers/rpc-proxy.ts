@@ -8,7 +8,8 @@ import type { AddressInfo } from "node:net";
 import { request } from "undici";
 
 export type ProxyFault =
-  | { kind: "hang" }
+  /** Never answers (only these methods, when given), and never forwards: the node never sees them. */
+  | { kind: "hang"; methods?: readonly string[] }
   /** Forwards these methods to the node but never answers: the node acts, the caller never learns. */
   | { kind: "swallow-reply"; methods: readonly string[] }
   | { kind: "http-500" }
@@ -45,7 +46,7 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
     const payload = JSON.parse(body) as { id: number; method: string };
     proxy.calls.set(payload.method, (proxy.calls.get(payload.method) ?? 0) + 1);
     const fault = proxy.fault;
-    if (fault?.kind === "hang") {
+    if (fault?.kind === "hang" && (!fault.methods || fault.methods.includes(payload.method))) {
       hanging.add(res);
       return;
     }

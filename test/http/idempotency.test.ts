@@ -145,3 +145,37 @@ describe("a transaction the node drops from its pool", () => {
     }
   });
 });
+
+describe("a lost broadcast the node later refuses", () => {
+  it("gives its nonce back, so the next transfer fills the gap and nothing jams", async () => {
+    const chain = await startTestChain();
+    const proxy = await startRpcProxy(chain.rpcUrl);
+    const service = await startService({ ...chain.target, rpcUrl: proxy.url }, { RPC_TIMEOUT_MS: "300", REBROADCAST_AFTER_MS: "200" });
+    try {
+      const nonce = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
+      const lostRecipient = freshAddress();
+      proxy.fault = { kind: "hang", methods: ["eth_sendRawTransaction"] };
+      const lost = await postJson(service.app, "/transfer", { toAddress: lostRecipient, amount: "1" });
+      expect(lost.body.code).toBe("TIMEOUT");
+      // The background rebroadcast meets a refusal: the transaction is surely not in any pool.
+      proxy.fault = { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "max fee per gas less than block base fee" };
+      const deadline = Date.now() + 5000;
+      while (!service.logs.join("").includes('"outcomes":["rejected"]') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      proxy.fault = undefined;
+
+      const recipient = freshAddress();
+      const next = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "2" });
+      expect(next.statusCode).toBe(200);
+      expect(next.body.result.nonce).toBe(nonce);
+      const after = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
+      expect(after.body.result.nonce).toBe(nonce + 1);
+      await chain.provider.waitForTransaction(after.body.result.hash, 1, 5000);
+      expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("2", 18));
+      expect(await tokenBalanceOf(chain, lostRecipient)).toBe(0n);
+    } finally {
+      await service.close();
+      await proxy.close();
+      await chain.stop();
+    }
+  });
+});
