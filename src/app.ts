@@ -4,7 +4,7 @@ import rateLimit from "@fastify/rate-limit";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import { type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import Fastify, { type FastifyBaseLogger } from "fastify";
+import Fastify, { type FastifyBaseLogger, LogController } from "fastify";
 import type { Logger } from "pino";
 import type { ApiKeyRing } from "./auth/api-keys.js";
 import type { ChainServices } from "./chain-services.js";
@@ -54,7 +54,7 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
     onConstructorPoisoning: "error",
     requestIdHeader: "x-request-id",
     // One line per request, written when it completes (below), instead of Fastify's two.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     // During shutdown Fastify would answer requests on open keep-alive connections with a bare 503 of its
     // own; serving them (with Connection: close) keeps every answer truthful and in our envelope.
     return503OnClosing: false,
