@@ -1,5 +1,5 @@
 /** Waits for a transaction to gather confirmations, within a time limit. */
-import type { TransactionLookup } from "./transaction-lookup.js";
+import { type TransactionLookup, countConfirmations } from "./transaction-lookup.js";
 
 /**
  * Resolves with the transaction's confirmations once it has `wanted` of them, or with what it has when
@@ -9,8 +9,7 @@ export async function waitForConfirmations(lookup: TransactionLookup, hash: stri
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const found = await lookup.find(hash);
-    const blockNumber = found?.transaction.blockNumber;
-    const confirmations = found && blockNumber != null ? Math.max(1, found.latestBlockNumber - Number(blockNumber) + 1) : 0;
+    const confirmations = found ? countConfirmations(found.transaction, found.latestBlockNumber) : 0;
     if (confirmations >= wanted || Date.now() + pollMs > deadline) return confirmations;
     await new Promise((resolve) => setTimeout(resolve, pollMs));
   }

@@ -1,5 +1,5 @@
 /** The slice of the ERC-20 interface the service uses, plus OpenZeppelin's custom errors so reverts decode. */
-import { Interface } from "ethers";
+import { Interface, getAddress } from "ethers";
 
 export const ERC20_INTERFACE = new Interface([
   "function transfer(address to, uint256 amount) returns (bool)",
@@ -22,4 +22,12 @@ const TRANSFER_SELECTOR = ERC20_INTERFACE.getFunction("transfer")?.selector as s
  */
 export function encodeTransfer(to: string, amount: bigint): string {
   return `${TRANSFER_SELECTOR}${to.slice(2).toLowerCase().padStart(64, "0")}${amount.toString(16).padStart(64, "0")}`;
+}
+
+const TRANSFER_CALL = new RegExp(`^${TRANSFER_SELECTOR}0{24}([0-9a-f]{40})([0-9a-f]{64})$`);
+
+/** The recipient and amount of `transfer(to, amount)` call data; undefined for any other call. */
+export function decodeTransfer(data: string): { to: string; amount: bigint } | undefined {
+  const match = TRANSFER_CALL.exec(data.toLowerCase());
+  return match ? { to: getAddress(`0x${match[1]}`), amount: BigInt(`0x${match[2]}`) } : undefined;
 }

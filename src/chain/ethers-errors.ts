@@ -1,6 +1,6 @@
 /** Translates what ethers and the network throw into the service's error codes, with messages safe to show. */
 import { isError } from "ethers";
-import type { TransferFailureCode } from "../errors.js";
+import { ServiceError, type TransferFailureCode } from "../errors.js";
 import { ERC20_INTERFACE } from "./erc20.js";
 
 /** A failure reported by the node or the network, already classified. */
@@ -69,4 +69,13 @@ function quoteNodeMessage(error: { error?: unknown }): string | undefined {
   const message = (error.error as { message?: unknown } | undefined)?.message;
   if (typeof message !== "string") return undefined;
   return message.replace(/[^\x20-\x7e]/g, "").slice(0, 200);
+}
+
+/**
+ * For reads (lookups, the wallet report): a chain or network failure becomes NODE_UNAVAILABLE (503); any
+ * other error is returned as it is, to surface as an internal error.
+ */
+export function asNodeUnavailable(error: unknown): unknown {
+  const failure = classifyChainFailure(error);
+  return failure ? new ServiceError("NODE_UNAVAILABLE", `${failure.message}; try again`) : error;
 }

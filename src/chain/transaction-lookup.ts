@@ -3,9 +3,8 @@
  * unless a reorg moves them, which the cache watches for) and one node request per hash at a time.
  */
 import { type JsonRpcProvider, toQuantity } from "ethers";
-import { ServiceError } from "../errors.js";
 import type { ChainHead, ChainHeadTracker } from "./chain-head.js";
-import { classifyChainFailure } from "./ethers-errors.js";
+import { asNodeUnavailable } from "./ethers-errors.js";
 
 /** A transaction as the node's `eth_getTransactionByHash` returns it: hex quantities, untouched. */
 export type RpcTransaction = Record<string, unknown> & { blockNumber?: string | null; blockHash?: string | null };
@@ -17,6 +16,14 @@ export type RpcReceipt = Record<string, unknown> & { status?: string; gasUsed?: 
 export interface FoundTransaction {
   transaction: RpcTransaction;
   latestBlockNumber: number;
+}
+
+/**
+ * Confirmations as ethers v5 counted them: 0 while pending, else the blocks from the transaction's block
+ * to the head, both included (a head read just before the block arrived still means 1).
+ */
+export function countConfirmations(transaction: RpcTransaction, latestBlockNumber: number): number {
+  return transaction.blockNumber == null ? 0 : Math.max(1, latestBlockNumber - Number(transaction.blockNumber) + 1);
 }
 
 interface MinedEntry {
@@ -147,9 +154,7 @@ export class TransactionLookup {
     try {
       return await lookUp();
     } catch (error) {
-      const failure = classifyChainFailure(error);
-      if (!failure) throw error;
-      throw new ServiceError("NODE_UNAVAILABLE", `${failure.message}; try again`);
+      throw asNodeUnavailable(error);
     }
   }
 }

@@ -7,8 +7,8 @@ import { formatTokenAmount } from "../domain/token-amount.js";
 import { ServiceError } from "../errors.js";
 import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
 import type { ChainConnection } from "./connect-chain.js";
-import { ERC20_INTERFACE } from "./erc20.js";
-import type { RpcTransaction, TransactionLookup } from "./transaction-lookup.js";
+import { ERC20_INTERFACE, decodeTransfer } from "./erc20.js";
+import { type RpcTransaction, type TransactionLookup, countConfirmations } from "./transaction-lookup.js";
 
 export type TransactionState = "pending" | "confirmed" | "failed" | "dropped" | "replaced";
 
@@ -34,8 +34,6 @@ export interface TransactionStatus {
   effectiveGasPrice: string | null;
   transfer: DecodedTokenTransfer | null;
 }
-
-const TRANSFER_CALL = /^0xa9059cbb0{24}([0-9a-f]{40})([0-9a-f]{64})$/;
 
 export class TransactionStatusReader {
   readonly #decimalsByToken = new Map<string, Promise<number | null>>();
@@ -67,7 +65,7 @@ export class TransactionStatusReader {
     return {
       hash,
       state: receipt?.status === "0x0" ? "failed" : "confirmed",
-      confirmations: Math.max(1, latestBlockNumber - blockNumber + 1),
+      confirmations: countConfirmations(transaction, latestBlockNumber),
       blockNumber,
       blockHash: String(transaction.blockHash),
       gasUsed: receipt?.gasUsed ? toBigInt(receipt.gasUsed).toString() : null,
@@ -100,15 +98,15 @@ export class TransactionStatusReader {
   }
 
   async #decode(transaction: RpcTransaction): Promise<DecodedTokenTransfer | null> {
-    const match = TRANSFER_CALL.exec(String(transaction.input ?? transaction.data ?? "").toLowerCase());
-    if (!match || transaction.to == null) return null;
+    const call = decodeTransfer(String(transaction.input ?? transaction.data ?? ""));
+    if (!call || transaction.to == null) return null;
     const token = getAddress(String(transaction.to));
-    const amount = BigInt(`0x${match[2]}`);
+    const { amount } = call;
     const decimals = await this.#decimalsOf(token);
     return {
       token,
       from: getAddress(String(transaction.from)),
-      to: getAddress(`0x${match[1]}`),
+      to: call.to,
       amount: amount.toString(),
       amountInTokens: decimals === null ? null : formatTokenAmount(amount, decimals),
     };

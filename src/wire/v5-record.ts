@@ -3,7 +3,7 @@
  * v5.7.2 produced for `contract.transfer(...)` and `provider.getTransaction(hash)`, key order included.
  */
 import { type Transaction, getAddress, getCreateAddress } from "ethers";
-import type { RpcTransaction } from "../chain/transaction-lookup.js";
+import { type RpcTransaction, countConfirmations } from "../chain/transaction-lookup.js";
 
 /** How ethers v5's BigNumber serialises itself. */
 export interface V5BigNumber {
@@ -107,7 +107,7 @@ export function toV5TransferRecord({ transaction, hash, from }: { transaction: T
 export function toV5LookupRecord(raw: RpcTransaction, latestBlockNumber: number): V5LookupRecord {
   const to = readTo(raw);
   const blockNumber = optionalNumber(raw.blockNumber);
-  const confirmations = v5Confirmations(raw, latestBlockNumber);
+  const confirmations = countConfirmations(raw, latestBlockNumber);
   const blockHash = raw.blockHash == null ? null : lowercaseHex(raw.blockHash);
   const record: V5LookupRecord = {
     hash: lowercaseHex(raw.hash),
@@ -134,11 +134,6 @@ export function toV5LookupRecord(raw: RpcTransaction, latestBlockNumber: number)
     chainId: readChainId(raw),
   };
   return record;
-}
-
-/** 0 while pending; else v5's count, which includes the block itself (a head read just before it still means 1). */
-function v5Confirmations(raw: RpcTransaction, latestBlockNumber: number): number {
-  return raw.blockNumber == null ? 0 : Math.max(1, latestBlockNumber - toNumber(raw.blockNumber) + 1);
 }
 
 function toV5AccessListEntry(entry: { address: string; storageKeys: readonly string[] }): V5AccessListEntry {
@@ -206,7 +201,7 @@ const CONFIRMATIONS_KEY = '"confirmations":';
  */
 export function serializeV5LookupReply(found: { transaction: RpcTransaction; latestBlockNumber: number } | null): string {
   if (!found) return '{"result":null}';
-  const confirmations = v5Confirmations(found.transaction, found.latestBlockNumber);
+  const confirmations = countConfirmations(found.transaction, found.latestBlockNumber);
   let parts = serializedLookups.get(found.transaction);
   if (!parts) {
     const json = JSON.stringify({ result: toV5LookupRecord(found.transaction, found.latestBlockNumber) });

@@ -10,6 +10,7 @@ import { composeService } from "../../src/compose.js";
 import { type ChainConfig, loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
 import type { ServiceMetrics } from "../../src/metrics.js";
+import { type RpcProxy, startRpcProxy } from "./rpc-proxy.js";
 import { TEST_HEAD_MAX_AGE_MS } from "./test-chain.js";
 
 /** The API key every test service accepts (API_KEYS), and the header that carries it. */
@@ -67,6 +68,31 @@ export async function startService(target: ServiceTarget, extraEnv: Record<strin
     async close() {
       await service.close();
       if (journalDir) rmSync(journalDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A service that reaches its node through a fault-injecting proxy (see rpc-proxy.ts). */
+export interface ProxiedService {
+  proxy: RpcProxy;
+  service: TestService;
+  close(): Promise<void>;
+}
+
+/** Starts a proxy in front of the chain's node and a service that uses it. */
+export async function startServiceBehindProxy(
+  target: ServiceTarget,
+  extraEnv: Record<string, string> = {},
+  rpcUrlOf: (proxyUrl: string) => string = (proxyUrl) => proxyUrl,
+): Promise<ProxiedService> {
+  const proxy = await startRpcProxy(target.rpcUrl);
+  const service = await startService({ ...target, rpcUrl: rpcUrlOf(proxy.url) }, extraEnv);
+  return {
+    proxy,
+    service,
+    async close() {
+      await service.close();
+      await proxy.close();
     },
   };
 }

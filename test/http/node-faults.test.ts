@@ -1,22 +1,22 @@
 /** What the service answers when the node misbehaves, and that it recovers by itself when the node is back. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RpcProxy, startRpcProxy } from "../helpers/rpc-proxy.js";
-import { type TestService, postJson, startService } from "../helpers/service.js";
+import type { RpcProxy } from "../helpers/rpc-proxy.js";
+import { type ProxiedService, type TestService, postJson, startServiceBehindProxy } from "../helpers/service.js";
 import { type TestChain, freshAddress, startTestChain, tokenBalanceOf } from "../helpers/test-chain.js";
 
 describe("node faults, through a proxy in front of anvil", () => {
   let chain: TestChain;
+  let proxied: ProxiedService;
   let proxy: RpcProxy;
   let service: TestService;
 
   beforeAll(async () => {
     chain = await startTestChain();
-    proxy = await startRpcProxy(chain.rpcUrl);
-    service = await startService({ ...chain.target, rpcUrl: proxy.url }, { RPC_TIMEOUT_MS: "300" });
+    proxied = await startServiceBehindProxy(chain.target, { RPC_TIMEOUT_MS: "300" });
+    ({ proxy, service } = proxied);
   });
   afterAll(async () => {
-    await service?.close();
-    await proxy?.close();
+    await proxied?.close();
     await chain?.stop();
   });
 
@@ -70,6 +70,7 @@ describe("node faults, through a proxy in front of anvil", () => {
 
 describe("a node that stops and starts again", () => {
   let chain: TestChain;
+  let proxied: ProxiedService;
   let proxy: RpcProxy;
   let service: TestService;
 
@@ -77,12 +78,11 @@ describe("a node that stops and starts again", () => {
   // service that is a node going down and returning, while the chain behind it keeps its state.
   beforeAll(async () => {
     chain = await startTestChain();
-    proxy = await startRpcProxy(chain.rpcUrl);
-    service = await startService({ ...chain.target, rpcUrl: proxy.url });
+    proxied = await startServiceBehindProxy(chain.target);
+    ({ proxy, service } = proxied);
   });
   afterAll(async () => {
-    await service?.close();
-    await proxy?.close();
+    await proxied?.close();
     await chain?.stop();
   });
 

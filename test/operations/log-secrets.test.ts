@@ -3,8 +3,8 @@
  * API key, the Authorization header, or the credentials and path of RPC_URL.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ProxyFault, type RpcProxy, startRpcProxy } from "../helpers/rpc-proxy.js";
-import { type TestService, postJson, startService } from "../helpers/service.js";
+import type { ProxyFault, RpcProxy } from "../helpers/rpc-proxy.js";
+import { type ProxiedService, type TestService, postJson, startServiceBehindProxy } from "../helpers/service.js";
 import { type TestChain, freshAddress, mineBlocks, startTestChain } from "../helpers/test-chain.js";
 
 const API_KEY = "super-secret-api-key-1234567890";
@@ -14,18 +14,17 @@ const RPC_PATH_KEY = "infura-project-key-77aa";
 
 describe("secrets in logs", () => {
   let chain: TestChain;
+  let proxied: ProxiedService;
   let proxy: RpcProxy;
   let service: TestService;
 
   beforeAll(async () => {
     chain = await startTestChain();
-    proxy = await startRpcProxy(chain.rpcUrl);
-    const rpcUrl = `${proxy.url.replace("http://", `http://operator:${RPC_PASSWORD}@`)}/v3/${RPC_PATH_KEY}`;
-    service = await startService({ ...chain.target, rpcUrl }, { API_KEYS: API_KEY, RPC_TIMEOUT_MS: "300", LOG_LEVEL: "debug" });
+    proxied = await startServiceBehindProxy(chain.target, { API_KEYS: API_KEY, RPC_TIMEOUT_MS: "300", LOG_LEVEL: "debug" }, (proxyUrl) => `${proxyUrl.replace("http://", `http://operator:${RPC_PASSWORD}@`)}/v3/${RPC_PATH_KEY}`);
+    ({ proxy, service } = proxied);
   });
   afterAll(async () => {
-    await service?.close();
-    await proxy?.close();
+    await proxied?.close();
     await chain?.stop();
   });
 

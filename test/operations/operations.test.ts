@@ -2,23 +2,23 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { Wallet, parseUnits } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RpcProxy, startRpcProxy } from "../helpers/rpc-proxy.js";
-import { AUTHORIZATION, type TestService, postJson, startService } from "../helpers/service.js";
+import type { RpcProxy } from "../helpers/rpc-proxy.js";
+import { AUTHORIZATION, type ProxiedService, type TestService, postJson, startService, startServiceBehindProxy } from "../helpers/service.js";
 import { type TestChain, freshAddress, setEthBalance, startTestChain } from "../helpers/test-chain.js";
 
 describe("operations", () => {
   let chain: TestChain;
+  let proxied: ProxiedService;
   let proxy: RpcProxy;
   let service: TestService;
 
   beforeAll(async () => {
     chain = await startTestChain();
-    proxy = await startRpcProxy(chain.rpcUrl);
-    service = await startService({ ...chain.target, rpcUrl: proxy.url }, { RPC_TIMEOUT_MS: "300" });
+    proxied = await startServiceBehindProxy(chain.target, { RPC_TIMEOUT_MS: "300" });
+    ({ proxy, service } = proxied);
   });
   afterAll(async () => {
-    await service?.close();
-    await proxy?.close();
+    await proxied?.close();
     await chain?.stop();
   });
 

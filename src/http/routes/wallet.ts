@@ -4,7 +4,7 @@ import { Type } from "@sinclair/typebox";
 import type { ChainServices } from "../../chain-services.js";
 import type { ChainConnection } from "../../chain/connect-chain.js";
 import { formatTokenAmount } from "../../domain/token-amount.js";
-import { ServiceError } from "../../errors.js";
+import { asNodeUnavailable } from "../../chain/ethers-errors.js";
 import { errorReplies } from "../schemas.js";
 
 /** An unconfirmed transfer older than this, with the chain not past its nonce, means the wallet is stuck. */
@@ -52,8 +52,8 @@ export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async 
       const [latest, pending] = await Promise.all([
         provider.send("eth_getTransactionCount", [wallet.address, "latest"]),
         provider.send("eth_getTransactionCount", [wallet.address, "pending"]),
-      ]).catch(() => {
-        throw new ServiceError("NODE_UNAVAILABLE", "the Ethereum node did not answer; try again");
+      ]).catch((error) => {
+        throw asNodeUnavailable(error);
       });
       const chainLatest = Number(latest);
       const snapshot = services.ledger.snapshot;
