@@ -16,10 +16,13 @@ const OPEN_PATHS = new Set(["/health", "/ready", "/openapi.json"]);
 const FAILED_CHECKS_PER_WINDOW = 60;
 const FAILED_CHECKS_WINDOW_MS = 60_000;
 
-/** Routes anyone may call: liveness, readiness and the API description. */
-export function isOpenRoute(request: FastifyRequest): boolean {
-  const path = request.url.split("?")[0];
+/** Paths anyone may call: liveness, readiness and the API description. */
+export function isOpenPath(path: string): boolean {
   return OPEN_PATHS.has(path) || path === "/docs" || path.startsWith("/docs/");
+}
+
+function isOpenRoute(request: FastifyRequest): boolean {
+  return isOpenPath(request.url.split("?")[0]);
 }
 
 /**
@@ -29,6 +32,10 @@ export function isOpenRoute(request: FastifyRequest): boolean {
 export function requireApiKeys(app: FastifyInstance, keys: ApiKeyRing | undefined): void {
   app.decorateRequest("apiKeyId", "");
   const failedChecks = new FailedCheckCounter();
+  // Hashing the presented key is the largest cost of a cached lookup, and a keep-alive connection sends
+  // the same header with every request. The last valid header is remembered per connection (entries go
+  // with their connection) and compared in constant time, since a proxy may carry several clients on one.
+  const verifiedOnConnection = new WeakMap<object, { header: string; keyId: string }>();
   // A callback hook, not an async one: it runs on every request, and a promise per request is measurable.
   app.addHook("onRequest", (request, reply, done) => {
     if (!keys) {
@@ -37,9 +44,15 @@ export function requireApiKeys(app: FastifyInstance, keys: ApiKeyRing | undefine
     }
     if (isOpenRoute(request)) return done();
     const header = request.headers.authorization;
+    const verified = verifiedOnConnection.get(request.raw.socket);
+    if (header !== undefined && verified !== undefined && sameInConstantTime(header, verified.header)) {
+      request.apiKeyId = verified.keyId;
+      return done();
+    }
     const presented = !header ? undefined : /^Bearer +([\x21-\x7e]{1,512})$/i.exec(header)?.[1];
     const keyId = presented === undefined ? undefined : keys.identify(presented);
     if (keyId !== undefined) {
+      verifiedOnConnection.set(request.raw.socket, { header: header as string, keyId });
       request.apiKeyId = keyId;
       return done();
     }
@@ -56,6 +69,19 @@ export function requireApiKeys(app: FastifyInstance, keys: ApiKeyRing | undefine
     reply.header("www-authenticate", 'Bearer realm="token-transfer-service", error="invalid_token"');
     done(new ServiceError("AUTH_INVALID", "the API key is not valid"));
   });
+}
+
+/**
+ * Whether two strings are equal, in a time that depends only on the length of `presented` (which its
+ * sender knows): no early exit at the first difference, and a length mismatch is folded into the result.
+ */
+export function sameInConstantTime(presented: string, expected: string): boolean {
+  let difference = presented.length ^ expected.length;
+  for (let index = 0; index < presented.length; index++) {
+    // Past the end of `expected`, charCodeAt gives NaN, which | and ^ read as 0.
+    difference |= presented.charCodeAt(index) ^ expected.charCodeAt(index);
+  }
+  return difference === 0;
 }
 
 /** Counts requests without a valid key per address in fixed windows. */

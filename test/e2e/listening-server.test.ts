@@ -1,6 +1,6 @@
 /** End to end: the app listening on a real socket, driven with undici like a client service would. */
 import type { AddressInfo } from "node:net";
-import { request } from "undici";
+import { Pool, request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AUTHORIZATION, type TestService, startService } from "../helpers/service.js";
 import { type TestChain, freshAddress, mineBlocks, startTestChain, tokenBalanceOf } from "../helpers/test-chain.js";
@@ -53,6 +53,24 @@ describe("the service over a real socket", () => {
     const generated = await post("/getTransaction", { Tx: "0x1" });
     expect(generated.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
     expect(service.logs.some((line) => line.includes('"reqId":"trace-123"'))).toBe(true);
+  });
+
+  it("checks the key of every request on a keep-alive connection, not only the first", async () => {
+    const connection = new Pool(baseUrl, { connections: 1, pipelining: 1 });
+    try {
+      const lookUp = async (authorization?: string) => {
+        const headers: Record<string, string> = { "content-type": "application/json", ...(authorization === undefined ? {} : { authorization }) };
+        const response = await connection.request({ path: "/getTransaction", method: "POST", headers, body: JSON.stringify({ Tx: `0x${"cd".repeat(32)}` }) });
+        return { statusCode: response.statusCode, code: ((await response.body.json()) as any).code };
+      };
+      expect((await lookUp(AUTHORIZATION.authorization)).statusCode).toBe(200);
+      expect(await lookUp(`${AUTHORIZATION.authorization}x`)).toEqual({ statusCode: 401, code: "AUTH_INVALID" });
+      expect(await lookUp()).toEqual({ statusCode: 401, code: "AUTH_REQUIRED" });
+      expect((await lookUp(AUTHORIZATION.authorization)).statusCode).toBe(200);
+      expect(await lookUp("Bearer not-a-key-at-all-0123456789")).toEqual({ statusCode: 401, code: "AUTH_INVALID" });
+    } finally {
+      await connection.close();
+    }
   });
 
   it("keeps the private key out of every log line and reply", async () => {

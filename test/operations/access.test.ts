@@ -169,7 +169,10 @@ describe("429 per key", () => {
     expect(limited.body).toEqual({ statusCode: 429, code: "RATE_LIMITED", error: "Too Many Requests", message: expect.stringContaining("3 requests") });
     expect(Number(limited.headers["retry-after"])).toBeGreaterThan(0);
     expect((await lookUp(HASHED_KEY)).statusCode).toBe(200);
-    // Health checks are never limited.
+    // The open routes are never limited.
+    for (const url of ["/health", "/openapi.json", "/docs", "/docs/json"]) {
+      for (let request = 0; request < 5; request++) expect((await service.app.inject({ method: "GET", url })).statusCode, url).not.toBe(429);
+    }
     for (let request = 0; request < 5; request++) expect((await service.app.inject({ method: "GET", url: "/health" })).statusCode).toBe(200);
   });
 });
