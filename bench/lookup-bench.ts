@@ -10,6 +10,7 @@
  *   npm run bench:lookup            (SECONDS=3 per target and round, ROUNDS=5)
  */
 import type { AddressInfo } from "node:net";
+import { performance } from "node:perf_hooks";
 import { Wallet } from "ethers";
 import Fastify from "fastify";
 import { startAnvil } from "../src/dev/anvil.js";
@@ -21,8 +22,12 @@ const SECONDS = Number(process.env.SECONDS ?? 3);
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const WARMUP_SECONDS = 1;
 
-function load(url: string, path: string, body: unknown, expectBodyIncludes: string): Promise<RunResult> {
-  return loadFromWorker({ url, path, body, connections: CONNECTIONS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, expectBodyIncludes });
+/** A load run, with the main thread's busy time per request (where the service and the bare route run). */
+async function load(url: string, path: string, body: unknown, expectBodyIncludes: string): Promise<RunResult & { busyMicroseconds: number }> {
+  const before = performance.eventLoopUtilization();
+  const result = await loadFromWorker({ url, path, body, connections: CONNECTIONS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, expectBodyIncludes });
+  const { utilization } = performance.eventLoopUtilization(before);
+  return { ...result, busyMicroseconds: (utilization / result.perSecond) * 1e6 };
 }
 
 const node = await startAnvil();
@@ -45,7 +50,8 @@ bare.post("/getTransaction", async () => expected);
 await bare.listen({ host: "127.0.0.1", port: 0 });
 const bareUrl = `http://127.0.0.1:${(bare.server.address() as AddressInfo).port}`;
 
-console.log(`lookups of one mined transaction, ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s per target after ${WARMUP_SECONDS} s of warm-up\n`);
+console.log(`lookups of one mined transaction, ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s per target after ${WARMUP_SECONDS} s of warm-up`);
+console.log("(µs: main-thread busy time per request, where the service and the bare route both run)\n");
 const rpc = await countRpcCalls(chain.provider);
 const rounds: { service: RunResult; bare: RunResult }[] = [];
 for (let round = 1; round <= ROUNDS; round++) {
@@ -53,7 +59,10 @@ for (let round = 1; round <= ROUNDS; round++) {
   const bareRound = await load(bareUrl, "/getTransaction", { Tx: hash }, hash);
   rounds.push({ service: serviceRound, bare: bareRound });
   const ratio = serviceRound.perSecond / bareRound.perSecond;
-  console.log(`  round ${round}: service ${serviceRound.perSecond.toFixed(0)}/s, bare route ${bareRound.perSecond.toFixed(0)}/s, ratio ${ratio.toFixed(2)}`);
+  const busy = (run: { busyMicroseconds: number }) => `${run.busyMicroseconds.toFixed(1)} µs`;
+  console.log(
+    `  round ${round}: service ${serviceRound.perSecond.toFixed(0)}/s (${busy(serviceRound)}), bare route ${bareRound.perSecond.toFixed(0)}/s (${busy(bareRound)}), ratio ${ratio.toFixed(2)}`,
+  );
 }
 const rpcCalls = rpc.total();
 const rpcByMethod = rpc.byMethod();
