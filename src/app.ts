@@ -85,13 +85,18 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
     if (closing) reply.header("connection", "close");
     done(null, payload);
   });
+  // Decided once: the level does not change while the app runs, and the line is the costliest part.
+  const logRequests = deps.logger.isLevelEnabled("info");
   app.addHook("onResponse", (request, reply, done) => {
     const route = request.routeOptions.url ?? "unmatched";
-    metrics.observeHttp(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
-    request.log.info(
-      { method: request.method, url: request.url, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10, apiKeyId: request.apiKeyId || undefined },
-      "request completed",
-    );
+    const elapsedMs = reply.elapsedTime;
+    metrics.observeHttp(route, request.method, reply.statusCode, elapsedMs / 1000);
+    if (logRequests) {
+      request.log.info(
+        { method: request.method, url: request.url, route, status: reply.statusCode, ms: Math.round(elapsedMs * 10) / 10, apiKeyId: request.apiKeyId || undefined },
+        "request completed",
+      );
+    }
     done();
   });
 

@@ -22,7 +22,8 @@ export function isOpenPath(path: string): boolean {
 }
 
 function isOpenRoute(request: FastifyRequest): boolean {
-  return isOpenPath(request.url.split("?")[0]);
+  const query = request.url.indexOf("?");
+  return isOpenPath(query < 0 ? request.url : request.url.slice(0, query));
 }
 
 /**
