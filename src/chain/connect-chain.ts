@@ -1,6 +1,7 @@
 /** Connects to the node, checks it serves the expected chain and token, and holds what every transfer needs. */
 import { type JsonRpcProvider, Wallet, getAddress } from "ethers";
 import type { ChainConfig } from "../config.js";
+import { type DigestSigner, createDigestSigner } from "./digest-signer.js";
 import { ERC20_INTERFACE } from "./erc20.js";
 import { type RpcObserver, createRpcProvider, describeRpcUrl, fetchChainId } from "./rpc-provider.js";
 
@@ -8,6 +9,8 @@ import { type RpcObserver, createRpcProvider, describeRpcUrl, fetchChainId } fro
 export interface ChainConnection {
   provider: JsonRpcProvider;
   wallet: Wallet;
+  /** Signs with the wallet's key, natively where the platform allows. */
+  signer: DigestSigner;
   chainId: bigint;
   tokenAddress: string;
   tokenDecimals: number;
@@ -41,7 +44,8 @@ export async function connectChain(config: ChainConfig, observeRpc?: RpcObserver
       "latest",
     ]);
     const [decimals] = ERC20_INTERFACE.decodeFunctionResult("decimals", decimalsResult);
-    return { provider, wallet: new Wallet(config.privateKey), chainId, tokenAddress, tokenDecimals: Number(decimals) };
+    const wallet = new Wallet(config.privateKey);
+    return { provider, wallet, signer: createDigestSigner(wallet.signingKey), chainId, tokenAddress, tokenDecimals: Number(decimals) };
   } catch (error) {
     provider.destroy();
     if (error instanceof ChainStartupError) throw error;

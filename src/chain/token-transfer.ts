@@ -227,7 +227,7 @@ export class TokenTransferSender {
       maxPriorityFeePerGas,
       accessList: [],
     });
-    transaction.signature = chain.wallet.signingKey.sign(transaction.unsignedHash);
+    transaction.signature = chain.signer.sign(transaction.unsignedHash);
     const rawTransaction = transaction.serialized;
     return { transaction, rawTransaction, hash: keccak256(rawTransaction), from: chain.wallet.address };
   }

@@ -1,0 +1,16 @@
+import { Wallet } from "ethers";
+import { startAnvil } from "../src/dev/anvil.js";
+import { setUpDemoChain } from "../src/dev/demo-chain.js";
+import { formatRate, loadFromWorker, startBenchService } from "./measure.js";
+import { execSync } from "node:child_process";
+const node = await startAnvil();
+const demo = await setUpDemoChain(node.rpcUrl);
+const service = await startBenchService(node.rpcUrl, demo, { JOURNAL_SYNCHRONOUS: "FULL" });
+const anvilPid = execSync("pgrep -n anvil").toString().trim();
+const cpu = () => execSync(`cat /proc/${anvilPid}/stat`).toString().split(" ").slice(13, 15).reduce((a, b) => a + Number(b), 0);
+const c0 = cpu(); const t0 = performance.now(); const u0 = process.cpuUsage();
+const r = await loadFromWorker({ url: service.baseUrl, path: "/transfer", body: { toAddress: Wallet.createRandom().address, amount: "0.000001" }, connections: 50, count: Number(process.env.N ?? 3000), warmupCount: 100, expectBodyIncludes: '"hash"' });
+const secs = (performance.now() - t0) / 1000; const u = process.cpuUsage(u0);
+console.log(formatRate(r), "failures", r.failures);
+console.log("anvil cpu share", ((cpu() - c0) / 100 / secs).toFixed(2), "cores; node process", ((u.user + u.system) / 1e6 / secs).toFixed(2), "cores");
+await service.close(); await node.stop();
