@@ -32,7 +32,7 @@ async function main(): Promise<void> {
       await stopDevNode();
     }, app.log);
     await app.listen({ port: config.port, host: config.host });
-    app.log.info({ node: describeRpcUrl(chainConfig.rpcUrl), chainId: Number(chain.chainId), token: chain.tokenAddress, wallet: chain.wallet.address, signer: chain.signer.implementation }, "service ready");
+    app.log.info({ node: describeRpcUrl(chainConfig.rpcUrl), chainId: Number(chain.chainId), token: chain.tokenAddress, wallet: chain.wallet.address, signer: chain.signer.implementation, keccak: chain.keccak }, "service ready");
     if (demo) printDemoBanner(demo, app.server.address());
   } catch (error) {
     await stopDevNode();

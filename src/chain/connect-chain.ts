@@ -3,6 +3,7 @@ import { type JsonRpcProvider, Wallet, getAddress } from "ethers";
 import type { ChainConfig } from "../config.js";
 import { type DigestSigner, createDigestSigner } from "./digest-signer.js";
 import { ERC20_INTERFACE } from "./erc20.js";
+import { useNativeKeccak } from "./native-keccak.js";
 import { type RpcObserver, createRpcProvider, describeRpcUrl, fetchChainId } from "./rpc-provider.js";
 
 /** The node, the hot wallet and the token, read once at startup. */
@@ -11,6 +12,8 @@ export interface ChainConnection {
   wallet: Wallet;
   /** Signs with the wallet's key, natively where the platform allows. */
   signer: DigestSigner;
+  /** Which keccak-256 ethers uses in this process. */
+  keccak: "native" | "ethers";
   chainId: bigint;
   tokenAddress: string;
   tokenDecimals: number;
@@ -45,7 +48,7 @@ export async function connectChain(config: ChainConfig, observeRpc?: RpcObserver
     ]);
     const [decimals] = ERC20_INTERFACE.decodeFunctionResult("decimals", decimalsResult);
     const wallet = new Wallet(config.privateKey);
-    return { provider, wallet, signer: createDigestSigner(wallet.signingKey), chainId, tokenAddress, tokenDecimals: Number(decimals) };
+    return { provider, wallet, signer: createDigestSigner(wallet.signingKey), keccak: useNativeKeccak(), chainId, tokenAddress, tokenDecimals: Number(decimals) };
   } catch (error) {
     provider.destroy();
     if (error instanceof ChainStartupError) throw error;
