@@ -106,7 +106,10 @@ describe("a node that stops and starts again", () => {
     expect(lookupAfter.body.result.hash).toBe(hash);
     expect(lookupAfter.body.result.confirmations).toBeGreaterThanOrEqual(1);
     const recipient = freshAddress();
-    expect((await postJson(service.app, "/transfer", { toAddress: recipient, amount: "3" })).statusCode).toBe(200);
+    const sentAfter = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "3" });
+    expect(sentAfter.statusCode).toBe(200);
+    // anvil may answer the broadcast a moment before it mines the block.
+    await chain.provider.waitForTransaction(sentAfter.body.result.hash, 1, 5000);
     expect(await tokenBalanceOf(chain, recipient)).toBe(3n * 10n ** 18n);
     expect((await service.app.inject({ method: "GET", url: "/ready" })).statusCode).toBe(200);
   });
