@@ -77,7 +77,8 @@ export async function startBenchService(
     PRIVATE_KEY: demo.privateKey,
     TOKEN_ADDRESS: demo.tokenAddress,
     JOURNAL_PATH: join(journalDir, "transfers.sqlite"),
-    LOG_LEVEL: "warn",
+    // One line per request at info would measure the terminal; LOG_LEVEL=info npm run bench:... > file to see that cost.
+    LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
     API_KEYS: BENCH_API_KEY,
     // The load comes from one key: the rate limit must not be what is measured.
     RATE_LIMIT_MAX: "1000000",
