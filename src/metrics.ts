@@ -103,10 +103,9 @@ class HttpRequestSeries {
 
   constructor(upperBounds: number[], registry: Registry) {
     this.#upperBounds = upperBounds;
-    const labelsOf = (series: HttpSeries) => series.labels;
     registry.registerMetric(
       this.#asMetric("http_requests_total", "HTTP requests by route, method and status", "counter", () =>
-        [...this.#series.values()].map((series) => ({ labels: labelsOf(series), value: series.count })),
+        [...this.#series.values()].map((series) => ({ labels: series.labels, value: series.count })),
       ),
     );
     registry.registerMetric(
@@ -152,6 +151,7 @@ class HttpRequestSeries {
       type,
       aggregator: "sum",
       get: async () => ({ name, help, type, aggregator: "sum", values: values() }),
+      // Registry.resetMetrics resets every metric, so clearing the shared tally for either is right.
       reset: () => this.#series.clear(),
     };
     return metric as unknown as Metric;
