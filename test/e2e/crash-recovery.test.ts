@@ -75,7 +75,7 @@ describe.each(["after-sign", "after-broadcast"])("a crash %s", (faultPoint) => {
   });
 });
 
-describe("SIGTERM with transfers in flight", () => {
+describe.each(["SIGTERM", "SIGINT"] as const)("%s with transfers in flight", (signal) => {
   it("finishes them, answers each truthfully, and exits 0", async () => {
     const chain = await startTestChain();
     const journalDir = mkdtempSync(join(tmpdir(), "sigterm-"));
@@ -93,7 +93,7 @@ describe("SIGTERM with transfers in flight", () => {
           .catch((error: Error) => ({ statusCode: 0, body: error.message })),
       );
       await new Promise((resolve) => setTimeout(resolve, 30));
-      server.child.kill("SIGTERM");
+      server.child.kill(signal);
       const settled = await Promise.all(replies);
       expect(await server.exited).toBe(0);
 
