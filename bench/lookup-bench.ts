@@ -15,7 +15,7 @@ import { Wallet } from "ethers";
 import Fastify from "fastify";
 import { startAnvil } from "../src/dev/anvil.js";
 import { setUpDemoChain } from "../src/dev/demo-chain.js";
-import { BENCH_API_KEY, type RunResult, countRpcCalls, formatRate, loadFromWorker, startBenchService } from "./measure.js";
+import { BENCH_API_KEY, type RunResult, countRpcCalls, formatRate, loadFromWorker, medianRound, startBenchService } from "./measure.js";
 
 const CONNECTIONS = 50;
 const SECONDS = Number(process.env.SECONDS ?? 3);
@@ -68,8 +68,7 @@ const rpcCalls = rpc.total();
 const rpcByMethod = rpc.byMethod();
 const nodeResult = await load(node.rpcUrl, "/", { jsonrpc: "2.0", id: 1, method: "eth_getTransactionByHash", params: [hash] }, hash);
 
-const byRatio = [...rounds].sort((a, b) => a.service.perSecond / a.bare.perSecond - b.service.perSecond / b.bare.perSecond);
-const median = byRatio[Math.floor(byRatio.length / 2)];
+const median = medianRound(rounds, (round) => round.service.perSecond / round.bare.perSecond);
 const failures = rounds.reduce((sum, round) => sum + round.service.failures + round.bare.failures, 0);
 console.log(`\nmedian round:`);
 console.log(`  service      ${formatRate(median.service)}`);

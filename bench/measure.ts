@@ -55,6 +55,11 @@ export async function countRpcCalls(provider: JsonRpcProvider): Promise<{ total:
   return { total: () => Object.values(byMethod).reduce((sum, n) => sum + n, 0), byMethod: () => ({ ...byMethod }) };
 }
 
+/** The round in the middle when the rounds are ordered by `ratio` (the upper middle for an even count). */
+export function medianRound<T>(rounds: T[], ratio: (round: T) => number): T {
+  return [...rounds].sort((a, b) => ratio(a) - ratio(b))[Math.floor(rounds.length / 2)];
+}
+
 export function formatRate(result: RunResult): string {
   return `${result.perSecond.toFixed(0).padStart(6)}/s  p50 ${result.p50Ms.toFixed(1).padStart(6)} ms  p99 ${result.p99Ms.toFixed(1).padStart(6)} ms`;
 }

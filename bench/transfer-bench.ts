@@ -13,7 +13,7 @@ import { encodeTransfer } from "../src/chain/erc20.js";
 import { useNativeKeccak } from "../src/chain/native-keccak.js";
 import { startAnvil } from "../src/dev/anvil.js";
 import { setUpDemoChain } from "../src/dev/demo-chain.js";
-import { type RunResult, countRpcCalls, formatRate, loadFromWorker, runAtConcurrency, startBenchService } from "./measure.js";
+import { type RunResult, countRpcCalls, formatRate, loadFromWorker, medianRound, runAtConcurrency, startBenchService } from "./measure.js";
 
 const CONCURRENCIES = [1, 10, 50];
 const TRANSFERS = Number(process.env.TRANSFERS ?? 1000);
@@ -107,7 +107,7 @@ for (const concurrency of CONCURRENCIES) {
     const service = await measureService(count, concurrency);
     rounds.push({ baseline, service, ratio: service.result.perSecond / baseline.perSecond });
   }
-  const { baseline, service } = [...rounds].sort((a, b) => a.ratio - b.ratio)[Math.floor(rounds.length / 2)];
+  const { baseline, service } = medianRound(rounds, (round) => round.ratio);
   const failures = rounds.reduce((sum, round) => sum + round.baseline.failures + round.service.result.failures, 0);
   console.log(`concurrency ${concurrency}`);
   console.log(`  baseline  ${formatRate(baseline)}`);
