@@ -42,7 +42,7 @@ export interface AppDependencies {
   readinessChecks: Record<string, ReadinessCheck>;
 }
 
-export type AppConfig = Pick<Config, "rateLimitMax" | "rateLimitWindowMs">;
+export type AppConfig = Pick<Config, "rateLimitMax" | "rateLimitWindowMs" | "trustProxy">;
 
 /** Builds the Fastify app with every route, auth, limits, metrics and the error envelope. Does not listen. */
 export function buildApp(config: AppConfig, deps: AppDependencies) {
@@ -59,6 +59,9 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
     // own; serving them (with Connection: close) keeps every answer truthful and in our envelope.
     return503OnClosing: false,
     genReqId: () => randomUUID(),
+    // Behind a TLS proxy or load balancer, the client's address (for the failed-key throttle, the rate
+    // limit of open routes and the logs) comes from X-Forwarded-For, trusted only as far as configured.
+    trustProxy: parseTrustProxy(config.trustProxy),
     // Unknown fields are refused rather than dropped, and nothing is coerced: "12" is not 12.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -93,7 +96,7 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
     metrics.observeHttp(route, request.method, reply.statusCode, elapsedMs / 1000);
     if (logRequests) {
       request.log.info(
-        { method: request.method, url: request.url, route, status: reply.statusCode, ms: Math.round(elapsedMs * 10) / 10, apiKeyId: request.apiKeyId || undefined },
+        { method: request.method, url: withQueryValuesRedacted(request.url), route, status: reply.statusCode, ms: Math.round(elapsedMs * 10) / 10, apiKeyId: request.apiKeyId || undefined },
         "request completed",
       );
     }
@@ -103,9 +106,10 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
   // Order matters: the key is checked before the rate limit, which counts per key.
   requireApiKeys(app, deps.apiKeys);
   // Open routes are left out of the rate limit when they are declared (an allowList would be asked on
-  // every request of every route).
+  // every request of every route), unless they bring a limit of their own (/ready asks the node).
   app.addHook("onRoute", (route) => {
-    if (isOpenPath(route.url)) route.config = { ...route.config, rateLimit: false };
+    const ownLimit = (route.config as { rateLimit?: unknown } | undefined)?.rateLimit;
+    if (isOpenPath(route.url) && !ownLimit) route.config = { ...route.config, rateLimit: false };
   });
   app.register(rateLimit, {
     global: true,
@@ -123,7 +127,7 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
     routes.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
     routes.register(healthRoutes, { checks: deps.readinessChecks });
     routes.register(transferRoute, {
-      transfers: services.sender,
+      transfers: services.transfers,
       tokenDecimals: chain.tokenDecimals,
       policy: deps.policy,
       countOutcome: (outcome, code) => metrics.countTransfer(outcome, code),
@@ -135,6 +139,35 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
     routes.register(metricsRoute, { metrics });
   });
   return app;
+}
+
+/** TRUST_PROXY: "true" (any proxy), a number of hops, or comma-separated addresses and CIDR ranges. */
+export function parseTrustProxy(value: string | undefined): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (value === undefined || value === "false") return false;
+  if (value === "true") return true;
+  if (/^[0-9]+$/.test(value)) {
+    const hops = Number(value);
+    return (_address, hop) => hop < hops;
+  }
+  return value.split(",").map((entry) => entry.trim()).filter(Boolean);
+}
+
+// Query parameters the service reads: their values are safe to log. Any other value may be a credential
+// a client put in the wrong place (?api_key=..., ?token=...).
+const LOGGABLE_QUERY_PARAMETERS = new Set(["waitConfirmations", "waitTimeoutMs"]);
+
+/** The request URL for the log: the path, and the query string with the values of unknown parameters redacted. */
+export function withQueryValuesRedacted(url: string): string {
+  const queryAt = url.indexOf("?");
+  if (queryAt < 0) return url;
+  const parameters = url
+    .slice(queryAt + 1)
+    .split("&")
+    .map((parameter) => {
+      const [name] = parameter.split("=", 1);
+      return LOGGABLE_QUERY_PARAMETERS.has(name) ? parameter : `${name}=[redacted]`;
+    });
+  return `${url.slice(0, queryAt)}?${parameters.join("&")}`;
 }
 
 /** The app as buildApp returns it. */

@@ -1,6 +1,6 @@
 /**
  * Assembles what the routes use on the chain side: for the hot wallet the journal, the ledger kept fresh
- * by a snapshot poller, startup reconciliation, the transfer sender and the background rebroadcast of lost
+ * by a snapshot poller, startup reconciliation, the transfer service and the background resend of lost
  * sends; for everyone the chain head tracker and the cached transaction lookup.
  */
 import type { FastifyBaseLogger } from "fastify";
@@ -8,20 +8,24 @@ import type { Config } from "./config.js";
 import { ChainHeadTracker, readLatestBlock } from "./chain/chain-head.js";
 import type { ChainConnection } from "./chain/connect-chain.js";
 import { SnapshotPoller } from "./chain/snapshot-poller.js";
-import { type FaultPoint, TokenTransferSender } from "./chain/token-transfer.js";
-import { TransferReconciler, rebroadcastUnanswered } from "./chain/transfer-reconciler.js";
-import { WalletLedger } from "./chain/wallet-ledger.js";
 import { TransactionLookup } from "./chain/transaction-lookup.js";
 import { TransactionStatusReader } from "./chain/transaction-status.js";
 import { readWalletSnapshot } from "./chain/wallet-snapshot.js";
 import { openSqliteJournal } from "./journal/sqlite-transfer-journal.js";
 import type { TransferJournal } from "./journal/transfer-journal.js";
+import { NonceAllocator } from "./sending/nonce-allocator.js";
+import { TransferReconciler, resendUnanswered } from "./sending/transfer-reconciler.js";
+import { TokenTransferService } from "./sending/transfer-service.js";
+import { type FaultPoint, TransferSubmitter } from "./sending/transfer-submitter.js";
+import { WalletLedger } from "./sending/wallet-ledger.js";
 
 /** How often, at most, lost broadcasts are looked for, and keys past their lifetime forgotten. */
 const MAINTENANCE_INTERVAL_MS = 5_000;
 
 export interface ChainServices {
-  sender: TokenTransferSender;
+  transfers: TokenTransferService;
+  submitter: TransferSubmitter;
+  nonces: NonceAllocator;
   ledger: WalletLedger;
   journal: TransferJournal;
   head: ChainHeadTracker;
@@ -49,14 +53,24 @@ export async function startChainServices(config: ChainServicesConfig, chain: Cha
     const summary = await reconciler.reconcileAtStartup();
     log.info({ ...summary }, "journal reconciled with the chain");
 
-    const sender = new TokenTransferSender({ chain, journal, ledger, reconciler, reachFaultPoint: faultPointReacher(config.testFaultPoint) });
-    reconciler.onNonceFreed = (nonce) => sender.releaseNonce(nonce);
+    const { provider, wallet } = chain;
+    const nonces = new NonceAllocator(async () => Number(await provider.send("eth_getTransactionCount", [wallet.address, "pending"])));
+    const submitter = new TransferSubmitter({
+      chain,
+      journal,
+      ledger,
+      nonces,
+      onHeld: (hash, nonce, { meaning, nodeMessage }) =>
+        log.warn({ hash, nonce, meaning, nodeMessage }, "broadcast not known to be taken; the signed transaction stays journaled and is sent again"),
+      reachFaultPoint: faultPointReacher(config.testFaultPoint),
+    });
+    const transfers = new TokenTransferService({ chain, journal, ledger, submitter });
     const keyTtlMs = config.idempotencyKeyTtlHours * 3_600_000;
     const poller = new SnapshotPoller({
       read: () => readWalletSnapshot(chain),
       onSnapshot: (snapshot) => {
         ledger.applySnapshot(snapshot);
-        journal.settleBelowNonce(snapshot.minedNonceCount);
+        if (!journal.failure) journal.markNonceUsedBelow(snapshot.minedNonceCount);
       },
       onError: (error) => log.warn({ err: error }, "could not refresh the wallet snapshot; keeping the previous one"),
       intervalMs: config.chainRefreshIntervalMs,
@@ -67,11 +81,13 @@ export async function startChainServices(config: ChainServicesConfig, chain: Cha
     const maintenanceTimer = setInterval(() => {
       // One round at a time: a slow node must not stack rounds that send the same entries again.
       maintenance ??= (async () => {
+        // A journal that failed to commit takes no writes: nothing may be sent until the service restarts.
+        if (journal.failure) return;
         journal.expireKeys(keyTtlMs);
-        const outcomes = await rebroadcastUnanswered(reconciler, journal, ledger, (id) => sender.isInFlight(id), config.rebroadcastAfterMs);
-        if (outcomes.length > 0) log.info({ outcomes }, "checked unanswered or stale transactions, sending again what the node lacked");
+        const outcomes = await resendUnanswered(reconciler, journal, ledger, (id) => submitter.isInFlight(id), config.rebroadcastAfterMs);
+        if (outcomes.length > 0) log.info({ outcomes }, "checked unanswered or stale transactions, sending again what no node held");
       })()
-        .catch((error) => log.warn({ err: error }, "background rebroadcast failed; will retry"))
+        .catch((error) => log.warn({ err: error }, "background resend failed; will retry"))
         .finally(() => (maintenance = undefined));
     }, Math.min(MAINTENANCE_INTERVAL_MS, config.rebroadcastAfterMs)).unref();
     journal.expireKeys(keyTtlMs);
@@ -80,7 +96,9 @@ export async function startChainServices(config: ChainServicesConfig, chain: Cha
     const lookup = new TransactionLookup(chain.provider, head, config.transactionCacheSize);
 
     return {
-      sender,
+      transfers,
+      submitter,
+      nonces,
       ledger,
       journal,
       head,

@@ -14,6 +14,7 @@ import { InvalidAmountError, parseTokenAmount } from "./domain/token-amount.js";
 import { TransferPolicy, type TransferPolicyLimits } from "./domain/transfer-policy.js";
 import type { ReadinessCheck } from "./http/routes/health.js";
 import { ServiceMetrics } from "./metrics.js";
+import { steadyWallClockNow } from "./clock.js";
 
 const DAY_MS = 86_400_000;
 /** Gas one token transfer may take, for the readiness check "the wallet can pay for gas". */
@@ -36,13 +37,13 @@ export async function composeService(config: ChainConfig, logger: Logger): Promi
   try {
     const policyLimits = readPolicyLimits(config, chain.tokenDecimals);
     services = await startChainServices(config, chain, logger);
-    const policy = new TransferPolicy(policyLimits, services.journal.spentSince(Date.now() - DAY_MS));
-    const { ledger, sender } = services;
+    const policy = new TransferPolicy(policyLimits, services.journal.spentSince(steadyWallClockNow() - DAY_MS));
+    const { ledger, submitter } = services;
     metrics.watchWallet({
       ethBalanceWei: () => ledger.snapshot.ethBalance,
       tokenBalanceUnits: () => ledger.snapshot.tokenBalance,
       tokenDecimals: chain.tokenDecimals,
-      transfersInFlight: () => Math.max(ledger.unminedCount, sender.inFlightCount),
+      transfersInFlight: () => Math.max(ledger.unminedCount, submitter.inFlightCount),
     });
     const app = buildApp(config, {
       chain,
@@ -104,7 +105,8 @@ function readinessChecks(chain: ChainConnection, services: ChainServices): Recor
   return {
     node: async () => {
       try {
-        await services.head.refresh();
+        // The head every lookup uses, read again only when older than HEAD_MAX_AGE_MS.
+        await services.head.current();
         return undefined;
       } catch {
         return "the Ethereum node did not answer";
@@ -114,10 +116,11 @@ function readinessChecks(chain: ChainConnection, services: ChainServices): Recor
       const served = BigInt(await chain.provider.send("eth_chainId", []));
       return served === chain.chainId ? undefined : `the node now serves chain ${served}, expected ${chain.chainId}`;
     },
+    journal: async () => (services.journal.failure ? "the transfer journal failed to commit and records nothing until the service is restarted" : undefined),
     gas: async () => {
-      const { ethBalance, maxFeePerGas, blockNumber } = services.ledger.snapshot;
-      const needed = TRANSFER_GAS_ALLOWANCE * maxFeePerGas;
-      return ethBalance >= needed ? undefined : `the wallet holds ${ethBalance} wei at block ${blockNumber}; one transfer may need ${needed}`;
+      const { ethBalance, maxFeePerGas } = services.ledger.snapshot;
+      // The balance itself is for GET /wallet (behind an API key), not for an open route.
+      return ethBalance >= TRANSFER_GAS_ALLOWANCE * maxFeePerGas ? undefined : "the wallet cannot pay the gas of one more transfer at the current fees";
     },
   };
 }

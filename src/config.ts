@@ -29,6 +29,12 @@ export const ConfigSchema = Type.Object({
   authDisabled: Type.Boolean({ default: false }),
   rateLimitMax: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 600, description: "requests per key per window" }),
   rateLimitWindowMs: Type.Integer({ minimum: 1000, maximum: 86_400_000, default: 60_000 }),
+  trustProxy: Type.Optional(
+    Type.String({
+      pattern: "^(true|false|[0-9]+|[0-9a-fA-F.:/]+(,[0-9a-fA-F.:/]+)*)$",
+      description: "which proxies' X-Forwarded-For to believe: true, a hop count, or comma-separated addresses/CIDRs",
+    }),
+  ),
   maxTransferAmount: Type.Optional(Type.String({ pattern: "^[0-9]+(\\.[0-9]+)?$", description: "largest amount of one transfer, in token units" })),
   transferCapPerDay: Type.Optional(Type.String({ pattern: "^[0-9]+(\\.[0-9]+)?$", description: "most one API key may send in 24 h, in token units" })),
   allowedRecipients: Type.Optional(Type.String({ description: "comma-separated addresses; when set, the only recipients allowed" })),
@@ -63,6 +69,7 @@ export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
   authDisabled: "AUTH_DISABLED",
   rateLimitMax: "RATE_LIMIT_MAX",
   rateLimitWindowMs: "RATE_LIMIT_WINDOW_MS",
+  trustProxy: "TRUST_PROXY",
   maxTransferAmount: "MAX_TRANSFER_AMOUNT",
   transferCapPerDay: "TRANSFER_CAP_PER_DAY",
   allowedRecipients: "ALLOWED_RECIPIENTS",
@@ -150,6 +157,8 @@ function describeExpectation(field: keyof Config, schemaMessage: string): string
     case "maxTransferAmount":
     case "transferCapPerDay":
       return "must be a plain decimal number of tokens, such as 1000 or 2.5";
+    case "trustProxy":
+      return "must be true, false, a number of proxy hops, or comma-separated addresses or CIDR ranges";
     case "journalSynchronous":
       return "must be FULL or NORMAL";
     case "testFaultPoint":

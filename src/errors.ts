@@ -20,23 +20,22 @@ export const ERROR_CODES = {
   INSUFFICIENT_FUNDS: { statusCode: 417, description: "the hot wallet has too little ETH to pay for gas" },
   NONCE_EXPIRED: { statusCode: 417, description: "the node refused the nonce as already used" },
   REPLACEMENT_UNDERPRICED: { statusCode: 417, description: "a pending transaction with the same nonce pays a higher fee" },
-  TRANSACTION_REPLACED: { statusCode: 417, description: "the transaction was replaced by another with the same nonce" },
-  NETWORK_ERROR: { statusCode: 417, description: "the node could not be reached while sending" },
-  TIMEOUT: { statusCode: 417, description: "the node did not answer in time while sending" },
-  SERVER_ERROR: { statusCode: 417, description: "the node answered with an HTTP error while sending" },
-  UNKNOWN_ERROR: { statusCode: 417, description: "the node refused the transaction for another reason; the message quotes it" },
+  FEE_REFUSED: { statusCode: 417, description: "the node refused the transaction's fee (below the base fee or the pool's minimum, or above the node's fee cap)" },
+  GAS_LIMIT_REFUSED: { statusCode: 417, description: "the node refused the transaction's gas limit (intrinsic gas too low, above the block gas limit)" },
+  NODE_POOL_FULL: { statusCode: 417, description: "the node's transaction pool is full" },
+  NETWORK_ERROR: { statusCode: 417, description: "the node could not be reached before anything was signed" },
+  TIMEOUT: { statusCode: 417, description: "the node did not answer in time before anything was signed" },
+  SERVER_ERROR: { statusCode: 417, description: "the node answered with an HTTP error before anything was signed" },
+  UNKNOWN_ERROR: { statusCode: 417, description: "the node refused the request for another reason; the message quotes it" },
   RATE_LIMITED: { statusCode: 429, description: "too many requests for this API key; see Retry-After" },
+  NODE_RATE_LIMITED: { statusCode: 503, description: "the node's endpoint rate limits the service even after retries with backoff; nothing was sent, retry later" },
+  JOURNAL_UNAVAILABLE: { statusCode: 503, description: "the transfer journal cannot record (disk full, I/O error); nothing was sent, retry later" },
   NOT_READY: { statusCode: 503, description: "a readiness check failed; the message names it" },
   NODE_UNAVAILABLE: { statusCode: 503, description: "the node could not be reached, timed out or failed during a lookup" },
   INTERNAL_ERROR: { statusCode: 500, description: "a fault inside the service; details are in its log" },
 } as const satisfies Record<string, { statusCode: number; description: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
-
-/** The codes a failed send can carry; all answer 417. */
-export type TransferFailureCode = {
-  [Code in ErrorCode]: (typeof ERROR_CODES)[Code]["statusCode"] extends 417 ? Code : never;
-}[ErrorCode];
 
 /** An error whose code, status and message are safe to show to the client as they are. */
 export class ServiceError extends Error {
@@ -46,8 +45,9 @@ export class ServiceError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.statusCode = ERROR_CODES[code].statusCode;
   }
 }

@@ -23,6 +23,12 @@ const DEFAULTS = {
 };
 
 describe("loadConfig", () => {
+  it("reads TRUST_PROXY, and refuses a value that is neither a flag, a hop count nor addresses", () => {
+    expect(loadConfig({ TRUST_PROXY: "1" }).trustProxy).toBe("1");
+    expect(loadConfig({ TRUST_PROXY: "10.0.0.0/8,127.0.0.1" }).trustProxy).toBe("10.0.0.0/8,127.0.0.1");
+    expect(() => loadConfig({ TRUST_PROXY: "yes please" })).toThrow(/TRUST_PROXY: must be true, false, a number of proxy hops/);
+  });
+
   it("defaults everything when nothing is set (the dev-chain mode)", () => {
     expect(loadConfig({})).toEqual({ ...DEFAULTS });
   });

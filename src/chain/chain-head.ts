@@ -1,11 +1,12 @@
 /** The chain head, tracked once for the whole process and never older than a bound when used. */
 import type { JsonRpcProvider } from "ethers";
+import { monotonicNow } from "../clock.js";
 
 export interface ChainHead {
   number: number;
   hash: string;
   parentHash: string;
-  /** When it was read (ms since the epoch). */
+  /** When it was read (monotonic ms). */
   readAt: number;
 }
 
@@ -30,7 +31,7 @@ export class ChainHeadTracker {
   constructor(
     private readonly readBlock: () => Promise<Omit<ChainHead, "readAt">>,
     private readonly maxAgeMs: number,
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = monotonicNow,
   ) {}
 
   onNewHead(listener: HeadListener): void {
@@ -67,6 +68,12 @@ export class ChainHeadTracker {
 
   async #adopt(next: ChainHead): Promise<ChainHead> {
     const previous = this.#head;
+    // A load-balanced endpoint answers from backends a block or two apart: a lower head is lag, not a
+    // reorganisation, and the chain never goes back for us (a reorg shows as another hash at a height).
+    if (previous && next.number < previous.number) {
+      this.#head = { ...previous, readAt: next.readAt };
+      return this.#head;
+    }
     if (!previous || previous.hash !== next.hash) {
       for (const listener of this.#listeners) await listener(previous, next);
     }

@@ -7,9 +7,16 @@ export interface RpcOptions {
   timeoutMs: number;
 }
 
+/**
+ * ethers retries an HTTP 429 itself, with exponential backoff and jitter; four tries in about a second
+ * and a half, rather than its twelve over minutes, so a client is not held that long.
+ */
+const RATE_LIMIT_RETRY = { maxAttempts: 4, slotInterval: 100 };
+
 function newRequest({ rpcUrl, timeoutMs }: RpcOptions): FetchRequest {
   const request = new FetchRequest(rpcUrl);
   request.timeout = timeoutMs;
+  request.setThrottleParams(RATE_LIMIT_RETRY);
   return request;
 }
 

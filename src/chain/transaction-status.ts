@@ -10,7 +10,7 @@ import type { ChainConnection } from "./connect-chain.js";
 import { ERC20_INTERFACE, decodeTransfer } from "./erc20.js";
 import { type RpcTransaction, type TransactionLookup, countConfirmations } from "./transaction-lookup.js";
 
-export type TransactionState = "pending" | "confirmed" | "failed" | "dropped" | "replaced";
+export type TransactionState = "pending" | "confirmed" | "failed" | "dropped" | "replaced" | "rejected" | "unknown";
 
 /** The ERC-20 transfer a transaction carries. */
 export interface DecodedTokenTransfer {
@@ -74,14 +74,12 @@ export class TransactionStatusReader {
     };
   }
 
-  // The node does not know it: the journal tells whether its nonce went to another transaction
-  // (replaced) or it never made it into a block (dropped; the service sends it again if it can).
+  // The node does not know it: the journal tells what the service knows. A read never writes: a node that
+  // does not return a transaction may only lag behind, which is no proof of anything.
   #fromJournal(hash: string, entry: JournalEntry): TransactionStatus {
-    const replaced = entry.state === "replaced" || entry.state === "settled";
-    if (entry.state === "settled") this.journal.recordReplaced(entry.id);
     return {
       hash,
-      state: replaced ? "replaced" : "dropped",
+      state: stateFromJournal(entry),
       confirmations: 0,
       blockNumber: null,
       blockHash: null,
@@ -126,5 +124,22 @@ export class TransactionStatusReader {
       this.#decimalsByToken.set(token, decimals);
     }
     return decimals;
+  }
+}
+
+function stateFromJournal(entry: JournalEntry): TransactionState {
+  switch (entry.state) {
+    case "replaced":
+      return "replaced";
+    case "rejected":
+    case "refused":
+      return "rejected";
+    case "nonce-used":
+      // A node took it and the chain has used its nonce, yet this node does not return it: a lagging
+      // backend, or (rarely) another transaction of the wallet mined at its nonce.
+      return "unknown";
+    default:
+      // Signed or accepted: the service keeps sending the same bytes until a node holds them.
+      return "dropped";
   }
 }

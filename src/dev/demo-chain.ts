@@ -18,15 +18,25 @@ export interface DemoTokenOptions {
 }
 
 /**
- * Creates a random wallet, gives it ETH with `anvil_setBalance`, and deploys DemoToken from it, so the
- * whole supply is the wallet's. Works only against anvil; no private key is hard-coded anywhere.
+ * The namespace of a development node's own methods: anvil_* on anvil, hardhat_* on Hardhat Network
+ * (the tests' second node implementation).
+ */
+export async function devMethodPrefix(provider: JsonRpcProvider): Promise<"anvil" | "hardhat"> {
+  const client = String(await provider.send("web3_clientVersion", []));
+  return /hardhat/i.test(client) ? "hardhat" : "anvil";
+}
+
+/**
+ * Creates a random wallet, gives it ETH with `anvil_setBalance` (`hardhat_setBalance`), and deploys
+ * DemoToken from it, so the whole supply is the wallet's. Works only against a development node; no
+ * private key is hard-coded anywhere.
  */
 export async function setUpDemoChain(rpcUrl: string, options: DemoTokenOptions = {}): Promise<DemoChain> {
   const { decimals = 18, supply = 1_000_000n, ethBalance = parseUnits("1000", "ether") } = options;
   const provider = new JsonRpcProvider(rpcUrl, undefined, { staticNetwork: true, batchMaxCount: 1 });
   try {
     const wallet = new Wallet(Wallet.createRandom().privateKey, provider);
-    await provider.send("anvil_setBalance", [wallet.address, toBeHex(ethBalance)]);
+    await provider.send(`${await devMethodPrefix(provider)}_setBalance`, [wallet.address, toBeHex(ethBalance)]);
     const tokenAddress = await deployDemoToken(wallet, decimals, supply);
     return { privateKey: wallet.privateKey, walletAddress: wallet.address, tokenAddress };
   } finally {
@@ -45,6 +55,6 @@ export async function deployDemoToken(deployer: Signer, decimals: number, supply
 
 // A node started with --no-mining would otherwise never include the deployment.
 async function mineIfNeeded(provider: JsonRpcProvider): Promise<void> {
-  const automine: boolean = await provider.send("anvil_getAutomine", []);
+  const automine: boolean = await provider.send(`${await devMethodPrefix(provider)}_getAutomine`, []);
   if (!automine) await provider.send("evm_mine", []);
 }

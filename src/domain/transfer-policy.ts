@@ -4,6 +4,7 @@
  * amount, not at the transaction's `to` (the token contract).
  */
 import { ServiceError } from "../errors.js";
+import { steadyWallClockNow } from "../clock.js";
 
 export interface TransferPolicyLimits {
   /** Base units; none when unset. */
@@ -29,7 +30,7 @@ export class TransferPolicy {
   constructor(
     private readonly limits: TransferPolicyLimits,
     history: SpentAmount[] = [],
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = steadyWallClockNow,
   ) {
     for (const spent of history) this.#tally(spent.apiKeyId).push(spent);
   }

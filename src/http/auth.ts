@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { ApiKeyRing } from "../auth/api-keys.js";
 import { ServiceError } from "../errors.js";
+import { monotonicNow } from "../clock.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -90,7 +91,7 @@ class FailedCheckCounter {
   readonly #byAddress = new Map<string, { count: number; resetAt: number }>();
 
   /** Counts one more; returns the seconds to wait once the address is over the limit, else undefined. */
-  record(address: string, now = Date.now()): number | undefined {
+  record(address: string, now = monotonicNow()): number | undefined {
     const entry = this.#byAddress.get(address);
     if (!entry || entry.resetAt <= now) {
       if (this.#byAddress.size >= 10_000) this.#forgetExpired(now);

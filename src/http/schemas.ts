@@ -120,10 +120,13 @@ export const TransactionStatusParamsSchema = Type.Object({ hash: TxHashSchema })
 export const TransactionStatusSchema = Type.Object(
   {
     hash: Type.String(),
-    state: Type.Union(["pending", "confirmed", "failed", "dropped", "replaced"].map((state) => Type.Literal(state)), {
+    state: Type.Union(["pending", "confirmed", "failed", "dropped", "replaced", "rejected", "unknown"].map((state) => Type.Literal(state)), {
       description:
         "pending: known to the node, not mined. confirmed: mined, receipt status 1. failed: mined, reverted (status 0). " +
-        "dropped: sent by this service, unknown to the node now. replaced: its nonce went to another transaction.",
+        "dropped: signed by this service, unknown to the node now; the service keeps sending the same bytes. " +
+        "replaced: another transaction was mined at its nonce (seen twice, seconds apart). " +
+        "rejected: the node refused it when it was first sent; it never was and never will be on chain (the client was told 417). " +
+        "unknown: a node took it and the chain has used its nonce, but the node does not return it now (a lagging backend, usually).",
     }),
     confirmations: Type.Integer({ description: "0 unless mined; latest block - blockNumber + 1" }),
     blockNumber: Type.Union([Type.Integer(), Type.Null()]),

@@ -2,7 +2,16 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
-import type { JournalEntry, KeyClaim, SignedTransfer, TransferJournal, TransferRequest } from "./transfer-journal.js";
+import { steadyWallClockNow } from "../clock.js";
+import {
+  type JournalEntry,
+  JournalUnavailableError,
+  type KeyClaim,
+  type RecordedRefusal,
+  type SignedTransfer,
+  type TransferJournal,
+  type TransferRequest,
+} from "./transfer-journal.js";
 
 /** Which wallet, token and chain a journal belongs to: reusing one for another wallet is refused. */
 export interface JournalOwner {
@@ -15,6 +24,11 @@ export class JournalOwnerMismatchError extends Error {
   override name = "JournalOwnerMismatchError";
 }
 
+/** A write that should have changed one entry found none: the journal and the service disagree. */
+export class JournalWriteError extends Error {
+  override name = "JournalWriteError";
+}
+
 interface EntryRow {
   id: number;
   idempotency_key: string | null;
@@ -25,6 +39,8 @@ interface EntryRow {
   nonce: number | null;
   hash: string | null;
   raw_transaction: string | null;
+  refusal_code: string | null;
+  refusal_message: string | null;
   created_at: number;
 }
 
@@ -48,9 +64,20 @@ const SCHEMA = `
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL
   );
-  CREATE INDEX IF NOT EXISTS transfers_unsettled ON transfers (state, nonce) WHERE state IN ('claimed', 'signed', 'accepted');
   CREATE INDEX IF NOT EXISTS transfers_hash ON transfers (hash);
   CREATE INDEX IF NOT EXISTS transfers_key_age ON transfers (created_at) WHERE idempotency_key IS NOT NULL;
+`;
+
+// Journals written by earlier versions: answers of refusals were not kept, and "settled" meant what
+// "nonce-used" says.
+const MIGRATIONS = [
+  "ALTER TABLE transfers ADD COLUMN refusal_code TEXT",
+  "ALTER TABLE transfers ADD COLUMN refusal_message TEXT",
+];
+const UNSETTLED_INDEX = `
+  DROP INDEX IF EXISTS transfers_unsettled;
+  CREATE INDEX transfers_unsettled ON transfers (state, nonce) WHERE state IN ('claimed', 'signed', 'accepted');
+  UPDATE transfers SET state = 'nonce-used' WHERE state = 'settled';
 `;
 
 /** Opens (creating if needed) the journal at `path`; ":memory:" keeps it in memory. */
@@ -62,6 +89,12 @@ export function openSqliteJournal(path: string, owner: JournalOwner, synchronous
   db.pragma(`synchronous = ${synchronous}`);
   db.pragma("busy_timeout = 5000");
   db.exec(SCHEMA);
+  const columns = new Set((db.prepare("PRAGMA table_info(transfers)").all() as { name: string }[]).map((column) => column.name));
+  for (const migration of MIGRATIONS) {
+    const column = migration.split(" ")[5];
+    if (!columns.has(column)) db.exec(migration);
+  }
+  db.exec(UNSETTLED_INDEX);
   checkOwner(db, owner);
   return new SqliteTransferJournal(db);
 }
@@ -85,6 +118,7 @@ class SqliteTransferJournal implements TransferJournal {
   readonly #statements;
   // Group commit: writes of one event-loop turn share a transaction and so a single fsync.
   #pendingCommit: Promise<void> | undefined;
+  #failure: JournalUnavailableError | undefined;
 
   constructor(db: Database.Database) {
     this.#db = db;
@@ -100,50 +134,77 @@ class SqliteTransferJournal implements TransferJournal {
       ),
       spentSince: db.prepare(
         `SELECT api_key_id, units, created_at FROM transfers
-         WHERE created_at > ? AND api_key_id IS NOT NULL AND state IN ('signed', 'accepted', 'settled') ORDER BY created_at`,
+         WHERE created_at > ? AND api_key_id IS NOT NULL AND state IN ('signed', 'accepted', 'nonce-used') ORDER BY created_at`,
       ),
       updateSigned: db.prepare(
-        "UPDATE transfers SET state = 'signed', nonce = @nonce, hash = @hash, raw_transaction = @rawTransaction, updated_at = @now WHERE id = @id",
+        "UPDATE transfers SET state = 'signed', nonce = @nonce, hash = @hash, raw_transaction = @rawTransaction, updated_at = @now WHERE id = @id AND state IN ('claimed', 'signed')",
       ),
       setState: db.prepare("UPDATE transfers SET state = @state, updated_at = @now WHERE id = @id"),
+      setRefusal: db.prepare(
+        "UPDATE transfers SET state = @state, refusal_code = @code, refusal_message = @message, updated_at = @now WHERE id = @id AND state = @from",
+      ),
       deleteClaim: db.prepare("DELETE FROM transfers WHERE id = ? AND state = 'claimed'"),
       releaseKey: db.prepare("UPDATE transfers SET idempotency_key = NULL, updated_at = @now WHERE id = @id"),
-      settle: db.prepare("UPDATE transfers SET state = 'settled', updated_at = @now WHERE state = 'accepted' AND nonce < @count"),
+      markNonceUsed: db.prepare("UPDATE transfers SET state = 'nonce-used', updated_at = @now WHERE state = 'accepted' AND nonce < @count"),
       unsettled: db.prepare("SELECT * FROM transfers WHERE state IN ('claimed', 'signed', 'accepted') ORDER BY nonce, id"),
       byHash: db.prepare("SELECT * FROM transfers WHERE hash = ? ORDER BY id DESC LIMIT 1"),
       expireKeys: db.prepare("UPDATE transfers SET idempotency_key = NULL WHERE idempotency_key IS NOT NULL AND created_at < ?"),
     };
   }
 
+  get failure(): JournalUnavailableError | undefined {
+    return this.#failure;
+  }
+
   flushed(): Promise<void> {
+    if (this.#failure) return Promise.reject(this.#failure);
     return this.#pendingCommit ?? Promise.resolve();
   }
 
   // Opens the shared transaction on the first write of a turn and commits it once the turn is over.
   #write<T>(statement: () => T): T {
+    if (this.#failure) throw this.#failure;
     if (!this.#pendingCommit) {
       this.#db.exec("BEGIN IMMEDIATE");
       this.#pendingCommit = new Promise<void>((resolve, reject) =>
         setImmediate(() => {
           this.#pendingCommit = undefined;
           if (!this.#db.open) return resolve();
+          if (this.#failure) return reject(this.#failure);
           try {
             this.#db.exec("COMMIT");
             resolve();
           } catch (error) {
             if (this.#db.inTransaction) this.#db.exec("ROLLBACK");
-            reject(error);
+            // Whatever this turn wrote is gone, and the service may already have acted on it in memory:
+            // from now on nothing is written, so nothing can be broadcast without its record.
+            this.#failure = new JournalUnavailableError(error);
+            reject(this.#failure);
           }
         }),
       );
       // A failed commit must reach the writer awaiting flushed(), not crash the process meanwhile.
       this.#pendingCommit.catch(() => undefined);
     }
-    return statement();
+    try {
+      return statement();
+    } catch (error) {
+      // A statement that fails (SQLITE_FULL, I/O) fails the whole shared transaction.
+      if (error instanceof JournalWriteError) throw error;
+      this.#failure = new JournalUnavailableError(error);
+      if (this.#db.inTransaction) this.#db.exec("ROLLBACK");
+      throw this.#failure;
+    }
+  }
+
+  // A write by id must change exactly that entry.
+  #writeOne(description: string, statement: () => Database.RunResult): void {
+    const { changes } = this.#write(statement);
+    if (changes !== 1) throw new JournalWriteError(`journal: ${description} changed ${changes} entries instead of 1`);
   }
 
   claimKey(key: string, request: TransferRequest): KeyClaim {
-    const now = Date.now();
+    const now = steadyWallClockNow();
     const inserted = this.#write(() =>
       this.#statements.claim.run({ key, recipient: request.recipient, units: request.units.toString(), apiKeyId: request.apiKeyId ?? null, now }),
     );
@@ -152,9 +213,9 @@ class SqliteTransferJournal implements TransferJournal {
   }
 
   recordSigned(entryId: number | undefined, request: TransferRequest, signed: SignedTransfer): number {
-    const values = { ...signed, now: Date.now() };
+    const values = { ...signed, now: steadyWallClockNow() };
     if (entryId !== undefined) {
-      this.#write(() => this.#statements.updateSigned.run({ ...values, id: entryId }));
+      this.#writeOne(`signing entry ${entryId}`, () => this.#statements.updateSigned.run({ ...values, id: entryId }));
       return entryId;
     }
     const inserted = this.#write(() =>
@@ -164,24 +225,32 @@ class SqliteTransferJournal implements TransferJournal {
   }
 
   recordAccepted(entryId: number): void {
-    this.#write(() => this.#statements.setState.run({ id: entryId, state: "accepted", now: Date.now() }));
+    this.#setState(entryId, "accepted");
   }
 
-  recordRejected(entryId: number): void {
-    this.#write(() => this.#statements.setState.run({ id: entryId, state: "rejected", now: Date.now() }));
+  recordRefused(entryId: number, refusal: RecordedRefusal): void {
+    this.#writeOne(`refusing entry ${entryId}`, () => this.#statements.setRefusal.run({ id: entryId, state: "refused", from: "claimed", ...refusal, now: steadyWallClockNow() }));
+  }
+
+  recordRejected(entryId: number, refusal: RecordedRefusal): void {
+    this.#writeOne(`rejecting entry ${entryId}`, () => this.#statements.setRefusal.run({ id: entryId, state: "rejected", from: "signed", ...refusal, now: steadyWallClockNow() }));
   }
 
   recordReplaced(entryId: number): void {
-    this.#write(() => this.#statements.setState.run({ id: entryId, state: "replaced", now: Date.now() }));
+    this.#setState(entryId, "replaced");
+  }
+
+  #setState(entryId: number, state: JournalEntry["state"]): void {
+    this.#writeOne(`marking entry ${entryId} ${state}`, () => this.#statements.setState.run({ id: entryId, state, now: steadyWallClockNow() }));
   }
 
   releaseKey(entryId: number): void {
     const deleted = this.#write(() => this.#statements.deleteClaim.run(entryId)).changes;
-    if (deleted === 0) this.#write(() => this.#statements.releaseKey.run({ id: entryId, now: Date.now() }));
+    if (deleted === 0) this.#writeOne(`releasing the key of entry ${entryId}`, () => this.#statements.releaseKey.run({ id: entryId, now: steadyWallClockNow() }));
   }
 
-  settleBelowNonce(minedNonceCount: number): number {
-    return this.#write(() => this.#statements.settle.run({ count: minedNonceCount, now: Date.now() })).changes;
+  markNonceUsedBelow(minedNonceCount: number): number {
+    return this.#write(() => this.#statements.markNonceUsed.run({ count: minedNonceCount, now: steadyWallClockNow() })).changes;
   }
 
   unsettled(): JournalEntry[] {
@@ -198,13 +267,13 @@ class SqliteTransferJournal implements TransferJournal {
     return rows.map((row) => ({ apiKeyId: row.api_key_id, units: BigInt(row.units), at: row.created_at }));
   }
 
-  expireKeys(maxAgeMs: number, now = Date.now()): number {
+  expireKeys(maxAgeMs: number, now = steadyWallClockNow()): number {
     return this.#write(() => this.#statements.expireKeys.run(now - maxAgeMs)).changes;
   }
 
   close(): void {
     if (!this.#db.open) return;
-    if (this.#db.inTransaction) this.#db.exec("COMMIT");
+    if (this.#db.inTransaction && !this.#failure) this.#db.exec("COMMIT");
     this.#db.close();
   }
 }
@@ -220,6 +289,7 @@ function toEntry(row: EntryRow): JournalEntry {
     nonce: row.nonce,
     hash: row.hash,
     rawTransaction: row.raw_transaction,
+    refusal: row.refusal_code === null ? null : { code: row.refusal_code, message: row.refusal_message ?? "" },
     createdAt: row.created_at,
   };
 }

@@ -55,4 +55,20 @@ describe("ChainHeadTracker", () => {
     await expect(starter).rejects.toThrow("node down");
     expect((await joiner).number).toBe(5);
   });
+
+  it("keeps the higher head when a lagging backend answers with a lower one (lag is no reorganisation)", async () => {
+    let now = 0;
+    const answers = [block(20), block(19), block(21)];
+    const tracker = new ChainHeadTracker(async () => answers.shift() ?? block(21), 100, () => now);
+    const seen: number[] = [];
+    tracker.onNewHead(async (_previous, next) => {
+      seen.push(next.number);
+    });
+    expect((await tracker.current()).number).toBe(20);
+    now += 200;
+    expect((await tracker.current()).number).toBe(20);
+    now += 200;
+    expect((await tracker.current()).number).toBe(21);
+    expect(seen).toEqual([20, 21]);
+  });
 });

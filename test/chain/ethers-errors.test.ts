@@ -24,10 +24,12 @@ describe("classifyChainFailure", () => {
     ["NONCE_EXPIRED", makeError("nonce has already been used", "NONCE_EXPIRED", { transaction: {} })],
     ["REPLACEMENT_UNDERPRICED", makeError("replacement fee too low", "REPLACEMENT_UNDERPRICED", { transaction: {} })],
     ["TIMEOUT", makeError(`timeout (request=${SECRET_URL})`, "TIMEOUT", { operation: "request.send", reason: "timeout" })],
-    ["SERVER_ERROR", makeError(`server response 500 (request=${SECRET_URL})`, "SERVER_ERROR", {})],
+    ["SERVER_ERROR", makeError(`server response 500 (request=${SECRET_URL})`, "SERVER_ERROR", { request: {} as never })],
     ["NETWORK_ERROR", makeError(`could not detect network (${SECRET_URL})`, "NETWORK_ERROR", { event: "x" })],
-    ["UNKNOWN_ERROR", makeError("could not coalesce error", "UNKNOWN_ERROR", { error: { message: "already known" } })],
-  ] as const)("keeps ethers' %s code and never its text", (code, error) => {
+    ["UNKNOWN_ERROR", makeError("could not coalesce error", "UNKNOWN_ERROR", { error: { message: "something new went wrong" } })],
+    ["FEE_REFUSED", makeError("could not coalesce error", "UNKNOWN_ERROR", { error: { message: "max fee per gas less than block base fee" } })],
+    ["NODE_POOL_FULL", makeError("could not coalesce error", "UNKNOWN_ERROR", { error: { message: "txpool is full" } })],
+  ] as const)("gives %s, and never ethers' text", (code, error) => {
     const failure = classifyChainFailure(error);
     expect(failure?.code).toBe(code);
     expect(failure?.message).not.toContain("hunter2");
@@ -40,9 +42,9 @@ describe("classifyChainFailure", () => {
   });
 
   it("quotes the node's refusal, bounded and printable", () => {
-    const error = makeError("could not coalesce error", "UNKNOWN_ERROR", { error: { message: `max fee too low\u0000${"x".repeat(500)}` } });
+    const error = makeError("could not coalesce error", "UNKNOWN_ERROR", { error: { message: `unheard of\u0000${"x".repeat(500)}` } });
     const message = classifyChainFailure(error)?.message ?? "";
-    expect(message).toContain("max fee too low");
+    expect(message).toContain("unheard of");
     expect(message).not.toContain("\u0000");
     expect(message.length).toBeLessThan(260);
   });

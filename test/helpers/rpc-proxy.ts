@@ -13,6 +13,8 @@ export type ProxyFault =
   /** Forwards these methods to the node but never answers: the node acts, the caller never learns. */
   | { kind: "swallow-reply"; methods: readonly string[] }
   | { kind: "http-500" }
+  /** Answers these methods with HTTP 429, as a rate-limited hosted endpoint does; nothing is forwarded. */
+  | { kind: "http-429"; methods: readonly string[] }
   /** Answers these methods with a result of its own: a node that changed under the service. */
   | { kind: "rpc-result"; methods: readonly string[]; result: unknown }
   | { kind: "rpc-error"; message: string; methods: readonly string[] };
@@ -48,6 +50,10 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
     const fault = proxy.fault;
     if (fault?.kind === "hang" && (!fault.methods || fault.methods.includes(payload.method))) {
       hanging.add(res);
+      return;
+    }
+    if (fault?.kind === "http-429" && fault.methods.includes(payload.method)) {
+      res.writeHead(429, { "content-type": "application/json", "retry-after": "0" }).end(JSON.stringify({ jsonrpc: "2.0", id: payload.id, error: { code: 429, message: "Too Many Requests" } }));
       return;
     }
     if (fault?.kind === "http-500") {

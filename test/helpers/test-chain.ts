@@ -2,9 +2,15 @@
 import { Contract, JsonRpcProvider, Wallet, parseUnits, toBeHex } from "ethers";
 import demoToken from "../../contracts/artifacts/DemoToken.json" with { type: "json" };
 import { type AnvilNode, startAnvil } from "../../src/dev/anvil.js";
-import { type DemoChain, type DemoTokenOptions, setUpDemoChain } from "../../src/dev/demo-chain.js";
+import { type DemoChain, type DemoTokenOptions, devMethodPrefix, setUpDemoChain } from "../../src/dev/demo-chain.js";
+import { startHardhatNode } from "./hardhat-node.js";
+
+/** The node implementations the money path is tested on. */
+export type NodeKind = "anvil" | "hardhat";
+export const NODE_KINDS: NodeKind[] = ["anvil", "hardhat"];
 
 export interface TestChain {
+  kind: NodeKind;
   node: AnvilNode;
   rpcUrl: string;
   demo: DemoChain;
@@ -22,12 +28,21 @@ export interface TestChain {
 
 /** Starts anvil (extra args pass through, e.g. ["--no-mining"]) and deploys a token held by a fresh wallet. */
 export async function startTestChain(anvilArgs: string[] = [], tokenOptions: DemoTokenOptions = {}): Promise<TestChain> {
-  const node = await startAnvil(anvilArgs);
+  return setUpTestChain("anvil", await startAnvil(anvilArgs), tokenOptions);
+}
+
+/** Starts a node of the given implementation (automining) and deploys a token held by a fresh wallet. */
+export async function startTestChainOn(kind: NodeKind, tokenOptions: DemoTokenOptions = {}): Promise<TestChain> {
+  return setUpTestChain(kind, kind === "anvil" ? await startAnvil() : await startHardhatNode(), tokenOptions);
+}
+
+async function setUpTestChain(kind: NodeKind, node: AnvilNode, tokenOptions: DemoTokenOptions): Promise<TestChain> {
   const demo = await setUpDemoChain(node.rpcUrl, tokenOptions);
   const provider = new JsonRpcProvider(node.rpcUrl, undefined, { staticNetwork: true, batchMaxCount: 1, cacheTimeout: -1 });
   const hotWallet = new Wallet(demo.privateKey, provider);
   const token = new Contract(demo.tokenAddress, demoToken.abi, hotWallet);
   return {
+    kind,
     node,
     rpcUrl: node.rpcUrl,
     demo,
@@ -55,7 +70,7 @@ export function freshAddress(): string {
 
 /** Gives an address ETH directly on anvil. */
 export async function setEthBalance(chain: TestChain, address: string, ether: string): Promise<void> {
-  await chain.provider.send("anvil_setBalance", [address, toBeHex(parseUnits(ether, "ether"))]);
+  await chain.provider.send(`${await devMethodPrefix(chain.provider)}_setBalance`, [address, toBeHex(parseUnits(ether, "ether"))]);
 }
 
 /** The head bound the test services use (HEAD_MAX_AGE_MS): a head they report is at most this old. */
@@ -66,6 +81,6 @@ export const TEST_HEAD_MAX_AGE_MS = 100;
  * counted from a head that includes the new blocks.
  */
 export async function mineBlocks(chain: TestChain, count = 1): Promise<void> {
-  await chain.provider.send("anvil_mine", [toBeHex(count)]);
+  await chain.provider.send(`${await devMethodPrefix(chain.provider)}_mine`, [toBeHex(count)]);
   await new Promise((resolve) => setTimeout(resolve, TEST_HEAD_MAX_AGE_MS + 20));
 }

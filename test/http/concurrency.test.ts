@@ -2,7 +2,7 @@
 import { isError, parseUnits } from "ethers";
 import { afterEach, describe, expect, it } from "vitest";
 import { type TestService, postJson, startService } from "../helpers/service.js";
-import { type TestChain, freshAddress, startTestChain, tokenBalanceOf } from "../helpers/test-chain.js";
+import { NODE_KINDS, type TestChain, freshAddress, startTestChain, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
 
 let chain: TestChain | undefined;
 let service: TestService | undefined;
@@ -25,12 +25,17 @@ async function waitUntilMined(testChain: TestChain, nonceCount: number): Promise
   }
 }
 
-describe.each([
-  ["automine", []],
-  ["a 1 s block time", ["--block-time", "1"]],
-])("200 concurrent transfers with %s", (_label, anvilArgs) => {
+// Hardhat Network automines and refuses a nonce above the next one, as L2 sequencers do: concurrent
+// broadcasts reach it out of order.
+const CHAINS: [string, () => Promise<TestChain>][] = [
+  ["anvil, automine", () => startTestChain()],
+  ["anvil, a 1 s block time", () => startTestChain(["--block-time", "1"])],
+  ["Hardhat Network, automine", () => startTestChainOn("hardhat")],
+];
+
+describe.each(CHAINS)("200 concurrent transfers on %s", (_label, startChain) => {
   it("answers 200 to each, with contiguous nonces and exact balances", async () => {
-    chain = await startTestChain(anvilArgs);
+    chain = await startChain();
     service = await startService(chain.target);
     const firstNonce = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
     const recipients = Array.from({ length: 200 }, () => freshAddress());
@@ -41,16 +46,23 @@ describe.each([
     const nonces = replies.map((reply) => reply.body.result.nonce as number).sort((a, b) => a - b);
     expect(nonces).toEqual(Array.from({ length: 200 }, (_, index) => firstNonce + index));
 
-    await waitUntilMined(chain, firstNonce + 200);
+    await waitUntilMined(chain, firstNonce + 200).catch((error: Error) => {
+      const unsettled = (service as TestService).services.journal.unsettled().map((entry) => `${entry.nonce}:${entry.state}`);
+      const notable = (service as TestService).logs.filter((line) => !/request completed|transfer sent/.test(line));
+      throw new Error(`${error.message}\nunsettled: ${unsettled.join(" ")}\n${notable.join("").slice(0, 4000)}`);
+    });
     for (const [index, recipient] of recipients.entries()) {
       expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits(`${index + 1}.25`, 18));
     }
   });
 });
 
-describe("a burst that overdraws the wallet", () => {
+describe.each([
+  ["anvil, a 1 s block time", () => startTestChain(["--block-time", "1"], { supply: 100n })],
+  ["Hardhat Network", () => startTestChainOn("hardhat", { supply: 100n })],
+] as const)("a burst that overdraws the wallet on %s", (_label, startChain) => {
   it("refuses the excess with 417 INSUFFICIENT_TOKEN_BALANCE at request time; nothing reverts on chain", async () => {
-    chain = await startTestChain(["--block-time", "1"], { supply: 100n });
+    chain = await startChain();
     service = await startService(chain.target);
     const replies = await Promise.all(
       Array.from({ length: 30 }, () => postJson((service as TestService).app, "/transfer", { toAddress: freshAddress(), amount: "5" })),
@@ -83,9 +95,9 @@ async function sendAsOperator(testChain: TestChain): Promise<void> {
   }
 }
 
-describe("an outside transaction from the same wallet in the middle of a run", () => {
+describe.each(NODE_KINDS)("an outside transaction from the same wallet in the middle of a run on %s", (kind) => {
   it("is noticed; the sequence resyncs and every later transfer succeeds", async () => {
-    chain = await startTestChain();
+    chain = await startTestChainOn(kind);
     service = await startService(chain.target);
     const app = service.app;
     const send = () => postJson(app, "/transfer", { toAddress: freshAddress(), amount: "1" });

@@ -75,11 +75,18 @@ describe("Idempotency-Key", () => {
     expect(await tokenBalanceOf(chain, body.toAddress)).toBe(parseUnits("4", 18));
   });
 
-  it("does not hold a key for a transfer refused before sending: the retry runs afresh", async () => {
+  it("keeps a 417 as the key's one answer: the repeat gets the same 417, another body 422, and nothing is sent", async () => {
     const body = { toAddress: freshAddress(), amount: "100000000" };
-    expect((await transfer(body, "too-big")).body.code).toBe("INSUFFICIENT_TOKEN_BALANCE");
-    const smaller = { ...body, amount: "1" };
-    expect((await transfer(smaller, "too-big")).statusCode).toBe(200);
+    const count = await nonceCount();
+    const first = await transfer(body, "too-big");
+    expect(first.statusCode).toBe(417);
+    expect(first.body.code).toBe("INSUFFICIENT_TOKEN_BALANCE");
+    const repeat = await transfer(body, "too-big");
+    expect(repeat.statusCode).toBe(417);
+    expect(repeat.raw).toBe(first.raw);
+    expect((await transfer({ ...body, amount: "1" }, "too-big")).statusCode).toBe(422);
+    expect(await nonceCount()).toBe(count);
+    expect(await tokenBalanceOf(chain, body.toAddress)).toBe(0n);
   });
 
   it("refuses a malformed key with 400", async () => {
@@ -88,37 +95,62 @@ describe("Idempotency-Key", () => {
     expect(reply.body.code).toBe("INVALID_IDEMPOTENCY_KEY");
   });
 
-  it("a broadcast whose answer is lost keeps its nonce; the retry learns it went through, and it is on chain once", async () => {
+  it("a broadcast whose answer is lost is answered 200 (the service owns it), and the repeat gets the same answer; it is on chain once", async () => {
     const body = { toAddress: freshAddress(), amount: "6" };
     const count = await nonceCount();
     proxy.fault = { kind: "swallow-reply", methods: ["eth_sendRawTransaction"] };
     const lost = await transfer(body, "lost-reply");
     proxy.fault = undefined;
-    expect(lost.statusCode).toBe(417);
-    expect(lost.body.code).toBe("TIMEOUT");
-    expect(lost.body.message).toMatch(/transaction 0x[0-9a-f]{64} was signed and may have reached the node/);
-    const hash = /transaction (0x[0-9a-f]{64})/.exec(lost.body.message)?.[1];
+    expect(lost.statusCode).toBe(200);
+    expect(lost.body.result.nonce).toBe(count);
 
     const retry = await transfer(body, "lost-reply");
     expect(retry.statusCode).toBe(200);
-    expect(retry.body.result.hash).toBe(hash);
+    expect(retry.raw).toBe(lost.raw);
     // The next transfer takes the following nonce: the lost one's nonce stayed taken.
     const next = await transfer({ toAddress: freshAddress(), amount: "1" });
     expect(next.body.result.nonce).toBe(count + 1);
+    await chain.provider.waitForTransaction(next.body.result.hash, 1, 5000);
     expect(await tokenBalanceOf(chain, body.toAddress)).toBe(parseUnits("6", 18));
   });
 
-  it("answers a repeat the same way after a restart", async () => {
+  it("answers a repeat the same way after a restart, 200 and 417 alike", async () => {
     const body = { toAddress: freshAddress(), amount: "2.5" };
     const first = await transfer(body, "before-restart");
+    const refusedBody = { toAddress: freshAddress(), amount: "100000000" };
+    const refused = await transfer(refusedBody, "refused-before-restart");
+    expect(refused.statusCode).toBe(417);
     await service.close();
     service = await startService({ ...chain.target, rpcUrl: proxy.url }, journalEnv());
     const count = await nonceCount();
     const repeat = await transfer(body, "before-restart");
     expect(repeat.statusCode).toBe(200);
     expect(repeat.raw).toBe(first.raw);
+    const repeatedRefusal = await transfer(refusedBody, "refused-before-restart");
+    expect(repeatedRefusal.statusCode).toBe(417);
+    expect(repeatedRefusal.raw).toBe(refused.raw);
     expect(await nonceCount()).toBe(count);
     expect(await tokenBalanceOf(chain, body.toAddress)).toBe(parseUnits("2.5", 18));
+  });
+});
+
+describe("a request refused before any work (policy 403)", () => {
+  it("leaves its Idempotency-Key unused: the corrected retry runs", async () => {
+    const chain = await startTestChain();
+    const service = await startService(chain.target, { MAX_TRANSFER_AMOUNT: "10" });
+    try {
+      const recipient = freshAddress();
+      const tooMuch = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "11" }, { "idempotency-key": "policy" });
+      expect(tooMuch.statusCode).toBe(403);
+      expect(tooMuch.body.code).toBe("AMOUNT_ABOVE_LIMIT");
+      const allowed = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "10" }, { "idempotency-key": "policy" });
+      expect(allowed.statusCode).toBe(200);
+      await chain.provider.waitForTransaction(allowed.body.result.hash, 1, 5000);
+      expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("10", 18));
+    } finally {
+      await service.close();
+      await chain.stop();
+    }
   });
 });
 
@@ -138,7 +170,7 @@ describe("a transaction the node drops from its pool", () => {
       expect((await chain.provider.getTransaction(hash))?.hash).toBe(hash);
       await chain.provider.send("evm_mine", []);
       expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("5", 18));
-      expect(service.logs.join("")).toMatch(/"outcomes":\["accepted"\]/);
+      expect(service.logs.join("")).toMatch(/"outcomes":\["taken"\]/);
     } finally {
       await service.close();
       await chain.stop();
@@ -146,8 +178,8 @@ describe("a transaction the node drops from its pool", () => {
   });
 });
 
-describe("a lost broadcast the node later refuses", () => {
-  it("gives its nonce back, so the next transfer fills the gap and nothing jams", async () => {
+describe("a lost broadcast that a node refuses when it is sent again", () => {
+  it("keeps its nonce (another node may hold the first copy), keeps sending it, and it is mined once; nothing jams", async () => {
     const chain = await startTestChain();
     const proxy = await startRpcProxy(chain.rpcUrl);
     const service = await startService({ ...chain.target, rpcUrl: proxy.url }, { RPC_TIMEOUT_MS: "300", REBROADCAST_AFTER_MS: "200" });
@@ -156,22 +188,23 @@ describe("a lost broadcast the node later refuses", () => {
       const lostRecipient = freshAddress();
       proxy.fault = { kind: "hang", methods: ["eth_sendRawTransaction"] };
       const lost = await postJson(service.app, "/transfer", { toAddress: lostRecipient, amount: "1" });
-      expect(lost.body.code).toBe("TIMEOUT");
-      // The background rebroadcast meets a refusal: the transaction is surely not in any pool.
+      expect(lost.statusCode).toBe(200);
+      expect(lost.body.result.nonce).toBe(nonce);
+      // The background resend meets a refusal: that proves nothing about the copy sent first.
       proxy.fault = { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "max fee per gas less than block base fee" };
       const deadline = Date.now() + 5000;
-      while (!service.logs.join("").includes('"outcomes":["rejected"]') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      while (!service.logs.join("").includes('"outcomes":["waiting: fee-cap-below-base-fee"]') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(service.logs.join("")).toContain('"outcomes":["waiting: fee-cap-below-base-fee"]');
       proxy.fault = undefined;
 
       const recipient = freshAddress();
       const next = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "2" });
       expect(next.statusCode).toBe(200);
-      expect(next.body.result.nonce).toBe(nonce);
-      const after = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
-      expect(after.body.result.nonce).toBe(nonce + 1);
-      await chain.provider.waitForTransaction(after.body.result.hash, 1, 5000);
+      expect(next.body.result.nonce).toBe(nonce + 1);
+      await chain.provider.waitForTransaction(next.body.result.hash, 1, 10_000);
       expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("2", 18));
-      expect(await tokenBalanceOf(chain, lostRecipient)).toBe(0n);
+      expect(await tokenBalanceOf(chain, lostRecipient)).toBe(parseUnits("1", 18));
+      expect(await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest")).toBe(nonce + 2);
     } finally {
       await service.close();
       await proxy.close();

@@ -1,5 +1,6 @@
 /** What the service answers when the node misbehaves, and that it recovers by itself when the node is back. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { READINESS_CACHE_MS } from "../../src/http/routes/health.js";
 import type { RpcProxy } from "../helpers/rpc-proxy.js";
 import { type ProxiedService, type TestService, postJson, startServiceBehindProxy } from "../helpers/service.js";
 import { type TestChain, freshAddress, startTestChain, tokenBalanceOf } from "../helpers/test-chain.js";
@@ -12,7 +13,7 @@ describe("node faults, through a proxy in front of anvil", () => {
 
   beforeAll(async () => {
     chain = await startTestChain();
-    proxied = await startServiceBehindProxy(chain.target, { RPC_TIMEOUT_MS: "300" });
+    proxied = await startServiceBehindProxy(chain.target, { RPC_TIMEOUT_MS: "300", REBROADCAST_AFTER_MS: "200" });
     ({ proxy, service } = proxied);
   });
   afterAll(async () => {
@@ -20,7 +21,7 @@ describe("node faults, through a proxy in front of anvil", () => {
     await chain?.stop();
   });
 
-  const transfer = () => postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
+  const transfer = (toAddress = freshAddress()) => postJson(service.app, "/transfer", { toAddress, amount: "1" });
   const lookUp = () => postJson(service.app, "/getTransaction", { Tx: `0x${"ab".repeat(32)}` });
 
   const cases: [string, () => void, string][] = [
@@ -32,7 +33,8 @@ describe("node faults, through a proxy in front of anvil", () => {
       () => (proxy.fault = { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "replacement transaction underpriced" }),
       "REPLACEMENT_UNDERPRICED",
     ],
-    ["a node refusing for another reason", () => (proxy.fault = { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "max fee per gas less than block base fee" }), "UNKNOWN_ERROR"],
+    ["a node refusing the fee", () => (proxy.fault = { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "max fee per gas less than block base fee" }), "FEE_REFUSED"],
+    ["a node whose pool is full", () => (proxy.fault = { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "txpool is full" }), "NODE_POOL_FULL"],
   ];
 
   it.each(cases)("transfer: %s gives 417 %s, then works again", async (_label, injectFault, code) => {
@@ -46,6 +48,34 @@ describe("node faults, through a proxy in front of anvil", () => {
     const recipient = freshAddress();
     expect((await postJson(service.app, "/transfer", { toAddress: recipient, amount: "2" })).statusCode).toBe(200);
     expect(await tokenBalanceOf(chain, recipient)).toBe(2n * 10n ** 18n);
+  });
+
+  it.each([
+    ["an error no table knows (Besu's -32603, a gateway's body)", { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "Internal error" } as const],
+    ["a lost answer", { kind: "swallow-reply", methods: ["eth_sendRawTransaction"] } as const],
+    ["an endpoint rate limiting the broadcast (HTTP 429, after ethers' own retries)", { kind: "http-429", methods: ["eth_sendRawTransaction"] } as const],
+  ])("transfer: %s is no refusal: 200, the bytes stay journaled and are sent until a node holds them, mined once", async (_label, fault) => {
+    const recipient = freshAddress();
+    proxy.fault = fault;
+    const sent = await transfer(recipient);
+    proxy.fault = undefined;
+    expect(sent.statusCode).toBe(200);
+    const hash: string = sent.body.result.hash;
+    expect(await chain.provider.waitForTransaction(hash, 1, 10_000)).not.toBeNull();
+    expect(await tokenBalanceOf(chain, recipient)).toBe(10n ** 18n);
+  });
+
+  it("transfer: an endpoint rate limiting the simulation answers 503 NODE_RATE_LIMITED (not a failed transfer), and nothing is sent", async () => {
+    const before = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
+    proxy.fault = { kind: "http-429", methods: ["eth_estimateGas"] };
+    const limited = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" }, { "idempotency-key": "limited" });
+    proxy.fault = undefined;
+    expect(limited.statusCode).toBe(503);
+    expect(limited.body.code).toBe("NODE_RATE_LIMITED");
+    expect(await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending")).toBe(before);
+    // The key was left unused: the retry runs.
+    const retry = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" }, { "idempotency-key": "limited" });
+    expect(retry.statusCode).toBe(200);
   });
 
   it("the node's own refusal text is quoted", async () => {
@@ -111,6 +141,8 @@ describe("a node that stops and starts again", () => {
     // anvil may answer the broadcast a moment before it mines the block.
     await chain.provider.waitForTransaction(sentAfter.body.result.hash, 1, 5000);
     expect(await tokenBalanceOf(chain, recipient)).toBe(3n * 10n ** 18n);
+    // /ready's answer is worked out at most once a second, whoever asks.
+    await new Promise((resolve) => setTimeout(resolve, READINESS_CACHE_MS + 50));
     expect((await service.app.inject({ method: "GET", url: "/ready" })).statusCode).toBe(200);
   });
 });

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { JournalOwnerMismatchError, openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
+import { JournalOwnerMismatchError, JournalWriteError, openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
 import type { TransferJournal } from "../../src/journal/transfer-journal.js";
 
 const OWNER = { chainId: 31337n, walletAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", tokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3" };
@@ -47,10 +47,31 @@ describe("the SQLite transfer journal", () => {
     expect(journal.unsettled()).toEqual([expect.objectContaining({ id, idempotencyKey: null, state: "accepted" })]);
   });
 
-  it("settles accepted entries whose nonce the chain has used", () => {
+  it("marks accepted entries whose nonce the chain has used; signed ones stay for the reconciler to check", () => {
     for (const nonce of [1, 2, 3]) journal.recordAccepted(journal.recordSigned(undefined, REQUEST, { ...SIGNED, nonce, hash: `0x${String(nonce).repeat(64)}` }));
-    expect(journal.settleBelowNonce(3)).toBe(2);
-    expect(journal.unsettled().map((entry) => entry.nonce)).toEqual([3]);
+    const unanswered = journal.recordSigned(undefined, REQUEST, { ...SIGNED, nonce: 0, hash: `0x${"0".repeat(64)}` });
+    expect(journal.markNonceUsedBelow(3)).toBe(2);
+    expect(journal.unsettled().map((entry) => [entry.id, entry.nonce])).toEqual([[unanswered, 0], [expect.any(Number), 3]]);
+    expect(journal.findByHash(`0x${"1".repeat(64)}`)?.state).toBe("nonce-used");
+  });
+
+  it("keeps the refusal a client was given, for repeats of its key", async () => {
+    const claim = journal.claimKey("refused-key", REQUEST);
+    if (claim.outcome !== "claimed") throw new Error("expected a claim");
+    journal.recordRefused(claim.entryId, { code: "INSUFFICIENT_TOKEN_BALANCE", message: "not enough" });
+    await journal.flushed();
+    journal.close();
+    journal = openSqliteJournal(path, OWNER);
+    expect(journal.claimKey("refused-key", REQUEST)).toMatchObject({ outcome: "existing", entry: { state: "refused", refusal: { code: "INSUFFICIENT_TOKEN_BALANCE", message: "not enough" } } });
+  });
+
+  it("refuses a write that finds no entry to change, instead of losing it silently", () => {
+    expect(() => journal.recordSigned(4242, REQUEST, SIGNED)).toThrow(JournalWriteError);
+    expect(() => journal.recordAccepted(4242)).toThrow(JournalWriteError);
+    const id = journal.recordSigned(undefined, REQUEST, SIGNED);
+    journal.recordAccepted(id);
+    // Only a claim or an unanswered signature can be (re)signed.
+    expect(() => journal.recordSigned(id, REQUEST, SIGNED)).toThrow(JournalWriteError);
   });
 
   it("releasing a key deletes an unsigned claim and frees a signed one", () => {
@@ -58,7 +79,7 @@ describe("the SQLite transfer journal", () => {
     const signed = journal.claimKey("key-4", REQUEST);
     if (unsigned.outcome !== "claimed" || signed.outcome !== "claimed") throw new Error("expected claims");
     journal.recordSigned(signed.entryId, REQUEST, SIGNED);
-    journal.recordRejected(signed.entryId);
+    journal.recordRejected(signed.entryId, { code: "FEE_REFUSED", message: "too cheap" });
     journal.releaseKey(unsigned.entryId);
     journal.releaseKey(signed.entryId);
     expect(journal.claimKey("key-3", REQUEST).outcome).toBe("claimed");

@@ -148,6 +148,29 @@ describe("429 for guessing keys", () => {
   });
 });
 
+describe("429 for guessing keys behind a TLS proxy (TRUST_PROXY=1)", () => {
+  let chain: TestChain;
+  let service: TestService;
+
+  beforeAll(async () => {
+    chain = await startTestChain();
+    service = await startService(chain.target, { API_KEYS: PLAIN_KEY, TRUST_PROXY: "1" });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await chain?.stop();
+  });
+
+  it("counts each client by its forwarded address, not every client as the proxy", async () => {
+    const lookUp = (key: string, client: string) =>
+      postJson(service.app, "/getTransaction", { Tx: `0x${"11".repeat(32)}` }, { ...bearer(key), "x-forwarded-for": client });
+    for (let attempt = 0; attempt < 61; attempt++) await lookUp(`guess-${attempt}-0123456789abcdef`, "203.0.113.7");
+    expect((await lookUp("guess-x-0123456789abcdef", "203.0.113.7")).statusCode).toBe(429);
+    // Another client behind the same proxy is not punished for the first one's guessing.
+    expect((await lookUp("typo-0123456789abcdef", "198.51.100.9")).statusCode).toBe(401);
+  });
+});
+
 describe("429 per key", () => {
   let chain: TestChain;
   let service: TestService;

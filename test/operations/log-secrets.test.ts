@@ -11,6 +11,10 @@ const API_KEY = "super-secret-api-key-1234567890";
 const WRONG_KEY = "wrong-but-secret-looking-key-0987";
 const RPC_PASSWORD = "rpc-password-5f1d";
 const RPC_PATH_KEY = "infura-project-key-77aa";
+// A client that puts its key in the wrong place: the query string, or a header of its own choosing.
+const QUERY_KEY = "query-string-key-3c9e1b";
+const QUERY_TOKEN = "query-string-token-8d2f";
+const ODD_HEADER_KEY = "odd-header-key-61b0";
 
 describe("secrets in logs", () => {
   let chain: TestChain;
@@ -46,6 +50,11 @@ describe("secrets in logs", () => {
     await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "999999999" }, auth);
     await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" }, { authorization: `Bearer ${WRONG_KEY}` });
     await get(`/transactions/0x${"12".repeat(32)}`);
+    await get(`/wallet?api_key=${QUERY_KEY}`);
+    await get(`/wallet?token=${QUERY_TOKEN}&api_key=${QUERY_KEY}`, { "x-api-key": ODD_HEADER_KEY });
+    await get(`/health?api_key=${QUERY_KEY}`);
+    await postJson(service.app, `/transfer?waitConfirmations=0&api_key=${QUERY_KEY}`, { toAddress: freshAddress(), amount: "1" }, auth);
+    await postJson(service.app, `/getTransaction?token=${QUERY_TOKEN}`, { Tx: sent.body.result.hash }, { "x-api-key": ODD_HEADER_KEY });
     const faults: ProxyFault[] = [{ kind: "hang" }, { kind: "http-500" }, { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "max fee too low" }];
     for (const fault of faults) {
       proxy.fault = fault;
@@ -60,8 +69,12 @@ describe("secrets in logs", () => {
     const logs = service.logs.join("");
     expect(service.logs.length).toBeGreaterThan(40);
     expect(logs).toContain('"msg":"transfer sent"');
-    for (const secret of [chain.demo.privateKey.slice(2), API_KEY, WRONG_KEY, RPC_PASSWORD, RPC_PATH_KEY, "Bearer "]) {
+    // The path is still logged, and the values of the service's own query parameters.
+    expect(logs).toContain('"url":"/wallet?api_key=[redacted]"');
+    for (const secret of [chain.demo.privateKey.slice(2), API_KEY, WRONG_KEY, RPC_PASSWORD, RPC_PATH_KEY, QUERY_KEY, QUERY_TOKEN, ODD_HEADER_KEY]) {
       expect(logs.toLowerCase(), secret).not.toContain(secret.toLowerCase());
     }
+    // No Authorization header value either (the refusal message names the header's form: "Bearer <key>").
+    expect(logs).not.toMatch(/bearer (?!<key>)/i);
   });
 });

@@ -2,6 +2,7 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { Wallet, parseUnits } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { READINESS_CACHE_MS } from "../../src/http/routes/health.js";
 import type { RpcProxy } from "../helpers/rpc-proxy.js";
 import { AUTHORIZATION, type ProxiedService, type TestService, postJson, startService, startServiceBehindProxy } from "../helpers/service.js";
 import { type TestChain, freshAddress, setEthBalance, startTestChain } from "../helpers/test-chain.js";
@@ -35,16 +36,18 @@ describe("operations", () => {
   it("GET /ready is 200 with every check ok", async () => {
     const response = await get("/ready");
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({ status: "ready", checks: { node: "ok", chainId: "ok", gas: "ok" } });
+    expect(response.json()).toEqual({ status: "ready", checks: { node: "ok", chainId: "ok", journal: "ok", gas: "ok" } });
   });
 
   it.each([
     ["node", { kind: "hang" } as const, /node \(the Ethereum node did not answer\)/],
     ["chainId", { kind: "rpc-result", methods: ["eth_chainId"], result: "0x1" } as const, /chainId \(the node now serves chain 1, expected 31337\)/],
   ])("GET /ready is 503 NOT_READY naming the failing check: %s", async (check, fault, message) => {
+    await waitOutReadinessCache();
     proxy.fault = fault;
     const response = await get("/ready");
     proxy.fault = undefined;
+    await waitOutReadinessCache();
     expect(response.statusCode).toBe(503);
     const body = response.json();
     expect(body).toMatchObject({ statusCode: 503, code: "NOT_READY", error: "Service Unavailable" });
@@ -61,10 +64,20 @@ describe("operations", () => {
     try {
       const response = await poorService.app.inject({ method: "GET", url: "/ready" });
       expect(response.statusCode).toBe(503);
-      expect(response.json().message).toMatch(/^not ready: gas \(the wallet holds 0 wei/);
+      expect(response.json().message).toBe("not ready: gas (the wallet cannot pay the gas of one more transfer at the current fees)");
     } finally {
       await poorService.close();
     }
+  });
+
+  it("GET /ready asks the node at most once per cache interval, however often it is called", async () => {
+    await waitOutReadinessCache();
+    const before = [...proxy.calls.values()].reduce((sum, count) => sum + count, 0);
+    const answers = await Promise.all(Array.from({ length: 50 }, () => get("/ready")));
+    for (const answer of answers) expect(answer.statusCode).toBe(200);
+    const after = [...proxy.calls.values()].reduce((sum, count) => sum + count, 0);
+    // One evaluation: the chain id, and the head unless a fresh one was at hand.
+    expect(after - before).toBeLessThanOrEqual(2);
   });
 
   it("GET /wallet shows balances, nonces and transfers in flight", async () => {
@@ -127,3 +140,7 @@ describe("operations", () => {
     expect(page.body).toMatch(/swagger/i);
   });
 });
+
+function waitOutReadinessCache(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, READINESS_CACHE_MS + 50));
+}

@@ -1,6 +1,7 @@
 /** GET /health (the process is alive) and GET /ready (it can do its job): open, for orchestrators. */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
+import { monotonicNow } from "../../clock.js";
 import { envelope } from "../error-handler.js";
 
 /** One readiness check: undefined when it passes, else what is wrong. */
@@ -10,9 +11,34 @@ export interface HealthRouteOptions {
   checks: Record<string, ReadinessCheck>;
 }
 
+/**
+ * /ready is open (orchestrators call it without a key), so anyone can call it as often as they like: its
+ * answer is worked out at most once per this interval, concurrent callers sharing it, and each address
+ * may ask READY_REQUESTS_PER_MINUTE times. A paid RPC quota cannot be burnt through it.
+ */
+export const READINESS_CACHE_MS = 1_000;
+const READY_REQUESTS_PER_MINUTE = 120;
+
+interface Readiness {
+  results: Record<string, string>;
+  failing: string[];
+}
+
 const CheckResultsSchema = Type.Record(Type.String(), Type.String(), { description: '"ok", or what is wrong, per check' });
 
 export const healthRoutes: FastifyPluginAsyncTypebox<HealthRouteOptions> = async (app, { checks }) => {
+  const names = Object.keys(checks);
+  let cached: { readiness: Promise<Readiness>; at: number } | undefined;
+  const evaluate = async (): Promise<Readiness> => {
+    const outcomes = await Promise.all(names.map((name) => checks[name]().catch(() => "the check itself failed")));
+    const results = Object.fromEntries(names.map((name, index) => [name, outcomes[index] ?? "ok"]));
+    return { results, failing: names.filter((_, index) => outcomes[index] !== undefined) };
+  };
+  const readiness = (): Promise<Readiness> => {
+    if (!cached || monotonicNow() - cached.at > READINESS_CACHE_MS) cached = { readiness: evaluate(), at: monotonicNow() };
+    return cached.readiness;
+  };
+
   app.get(
     "/health",
     {
@@ -31,9 +57,10 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRouteOptions> = async
   app.get(
     "/ready",
     {
-      config: { rateLimit: false },
+      config: { rateLimit: { max: READY_REQUESTS_PER_MINUTE, timeWindow: 60_000 } },
       schema: {
-        summary: "Readiness: the node answers, serves the expected chain, and the wallet can pay for gas",
+        summary: "Readiness: the node answers, serves the expected chain, the journal records, and the wallet can pay for gas",
+        description: `Worked out at most once per ${READINESS_CACHE_MS} ms, whoever asks; at most ${READY_REQUESTS_PER_MINUTE} requests per minute per address.`,
         tags: ["operations"],
         operationId: "ready",
         security: [],
@@ -44,10 +71,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRouteOptions> = async
       },
     },
     async (_request, reply) => {
-      const names = Object.keys(checks);
-      const outcomes = await Promise.all(names.map((name) => checks[name]().catch(() => "the check itself failed")));
-      const results = Object.fromEntries(names.map((name, index) => [name, outcomes[index] ?? "ok"]));
-      const failing = names.filter((_, index) => outcomes[index] !== undefined);
+      const { results, failing } = await readiness();
       if (failing.length === 0) return { status: "ready" as const, checks: results };
       const message = `not ready: ${failing.map((name) => `${name} (${results[name]})`).join("; ")}`;
       return reply.status(503).send({ ...envelope(503, "NOT_READY", message), checks: results });

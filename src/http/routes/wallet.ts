@@ -6,6 +6,7 @@ import type { ChainConnection } from "../../chain/connect-chain.js";
 import { formatTokenAmount } from "../../domain/token-amount.js";
 import { asNodeUnavailable } from "../../chain/ethers-errors.js";
 import { errorReplies } from "../schemas.js";
+import { steadyWallClockNow } from "../../clock.js";
 
 /** An unconfirmed transfer older than this, with the chain not past its nonce, means the wallet is stuck. */
 const JAMMED_AFTER_SECONDS = 120;
@@ -59,7 +60,7 @@ export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async 
       const snapshot = services.ledger.snapshot;
       const unconfirmed = services.journal.unsettled().filter((entry) => entry.nonce !== null && entry.hash !== null);
       const oldest = unconfirmed.reduce<(typeof unconfirmed)[number] | undefined>((found, entry) => (!found || entry.createdAt < found.createdAt ? entry : found), undefined);
-      const ageSeconds = oldest ? Math.floor((Date.now() - oldest.createdAt) / 1000) : 0;
+      const ageSeconds = oldest ? Math.floor((steadyWallClockNow() - oldest.createdAt) / 1000) : 0;
       return {
         address: wallet.address,
         chainId: Number(chain.chainId),
@@ -68,7 +69,7 @@ export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async 
         tokenBalance: snapshot.tokenBalance.toString(),
         tokenBalanceInTokens: formatTokenAmount(snapshot.tokenBalance, chain.tokenDecimals),
         snapshotBlock: snapshot.blockNumber,
-        nonces: { next: services.sender.nextNonce ?? null, chainLatest, chainPending: Number(pending) },
+        nonces: { next: services.nonces.peek() ?? null, chainLatest, chainPending: Number(pending) },
         transfersInFlight: services.ledger.unminedCount,
         oldestUnconfirmed: oldest ? { hash: oldest.hash as string, nonce: oldest.nonce as number, state: oldest.state, ageSeconds } : null,
         jammed: oldest !== undefined && ageSeconds > JAMMED_AFTER_SECONDS && chainLatest <= (oldest.nonce as number),

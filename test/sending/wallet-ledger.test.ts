@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { WalletLedger } from "../../src/chain/wallet-ledger.js";
+import { WalletLedger } from "../../src/sending/wallet-ledger.js";
 import type { WalletSnapshot } from "../../src/chain/wallet-snapshot.js";
 import { ServiceError } from "../../src/errors.js";
 

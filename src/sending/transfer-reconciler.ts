@@ -1,0 +1,138 @@
+/**
+ * Brings journal entries and the chain into agreement: a transaction no node is known to hold is sent
+ * again with the very bytes that were signed (never re-signed), in nonce order. A node's refusal of a
+ * re-send proves nothing (another node's pool may hold the first copy), so it never frees a nonce; the
+ * only proof a signed transaction is dead is another transaction mined at its nonce, checked more than once.
+ */
+import { Transaction } from "ethers";
+import { monotonicNow, steadyWallClockNow } from "../clock.js";
+import type { ChainConnection } from "../chain/connect-chain.js";
+import { type NodeAnswerMeaning, readNodeAnswer } from "../chain/node-answers.js";
+import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
+import type { WalletLedger } from "./wallet-ledger.js";
+
+/**
+ * taken: a node has it (or mined it). replaced: another transaction was mined at its nonce, seen twice.
+ * waiting: not (yet) taken; it is sent again next round. The meaning says why, for the log.
+ */
+export type ResendOutcome = "taken" | "replaced" | `waiting: ${NodeAnswerMeaning | "nonce used, checking again"}`;
+
+/** What startup reconciliation did, for the log. */
+export interface ReconcileSummary {
+  abandonedClaims: number;
+  taken: number;
+  replaced: number;
+  waiting: number;
+}
+
+/**
+ * A transaction whose nonce the chain has used while neither it nor a receipt of it can be found is taken
+ * as replaced only when that is still so this long after it was first seen: one lagging backend of a
+ * load-balanced endpoint answers exactly like that.
+ */
+const REPLACED_AFTER_MS = 3_000;
+
+export class TransferReconciler {
+  // Entry id -> when its nonce was first seen used without a trace of it (monotonic ms).
+  readonly #missingSince = new Map<number, number>();
+
+  constructor(
+    private readonly chain: ChainConnection,
+    private readonly journal: TransferJournal,
+    private readonly ledger: WalletLedger,
+  ) {}
+
+  /**
+   * Run once before serving: claims that never got signed are dropped (no answer was given, nothing was
+   * sent: the client's retry runs afresh); every signed or accepted entry is found on chain or sent again.
+   */
+  async reconcileAtStartup(): Promise<ReconcileSummary> {
+    const summary: ReconcileSummary = { abandonedClaims: 0, taken: 0, replaced: 0, waiting: 0 };
+    for (const entry of this.journal.unsettled()) {
+      if (entry.state === "claimed") {
+        this.journal.releaseKey(entry.id);
+        summary.abandonedClaims++;
+        continue;
+      }
+      const outcome = await this.resend(entry);
+      summary[outcome === "taken" || outcome === "replaced" ? outcome : "waiting"]++;
+    }
+    await this.journal.flushed();
+    return summary;
+  }
+
+  /**
+   * Makes sure a node has this entry's transaction, or learns that it cannot. `blocksTheWallet`: its nonce
+   * is the next to be mined, so every later transfer waits for it: the same bytes go out again even when
+   * the node says it holds them (a node can keep a transaction in its pool without ever mining it, and
+   * sending identical bytes again is always safe). Throws on node faults.
+   */
+  async resend(entry: JournalEntry, blocksTheWallet = false): Promise<ResendOutcome> {
+    if (!entry.rawTransaction || !entry.hash || entry.nonce === null) throw new Error(`journal entry ${entry.id} was never signed`);
+    const { provider } = this.chain;
+    const known = (await provider.send("eth_getTransactionByHash", [entry.hash])) as { blockNumber?: string | null } | null;
+    if (known && (known.blockNumber != null || !blocksTheWallet)) return this.#taken(entry);
+    try {
+      await provider.send("eth_sendRawTransaction", [entry.rawTransaction]);
+      return this.#taken(entry);
+    } catch (error) {
+      const { meaning } = readNodeAnswer(error);
+      if (meaning === "already-known") return this.#taken(entry);
+      if (meaning === "nonce-too-low") return this.#checkNonceUsed(entry);
+      return `waiting: ${meaning}`;
+    }
+  }
+
+  // The chain has used the entry's nonce: by this transaction (mined meanwhile), or by another one.
+  async #checkNonceUsed(entry: JournalEntry): Promise<ResendOutcome> {
+    if (await this.chain.provider.send("eth_getTransactionReceipt", [entry.hash])) return this.#taken(entry);
+    const firstMissing = this.#missingSince.get(entry.id);
+    if (firstMissing === undefined) {
+      this.#missingSince.set(entry.id, monotonicNow());
+      return "waiting: nonce used, checking again";
+    }
+    if (monotonicNow() - firstMissing < REPLACED_AFTER_MS) return "waiting: nonce used, checking again";
+    this.#missingSince.delete(entry.id);
+    this.journal.recordReplaced(entry.id);
+    // Its tokens and gas are no longer held: the nonce went to another transaction, not back to the pool.
+    this.ledger.forgetNonce(entry.nonce as number);
+    return "replaced";
+  }
+
+  #taken(entry: JournalEntry): ResendOutcome {
+    this.#missingSince.delete(entry.id);
+    if (entry.state === "signed") this.journal.recordAccepted(entry.id);
+    const transaction = Transaction.from(entry.rawTransaction as string);
+    this.ledger.trackSent(entry.nonce as number, { units: entry.units, gasCost: transaction.gasLimit * (transaction.maxFeePerGas ?? 0n) });
+    return "taken";
+  }
+}
+
+const MAX_RESENDS_PER_ROUND = 50;
+
+/**
+ * Sends again, in the background and in nonce order, every entry that no request is working on and that
+ * no node is known to hold (state signed), or that a node took but has not mined for `staleAfterMs` (a
+ * node can drop a transaction from its pool). A lost transaction would otherwise leave a nonce gap that
+ * jams every later transfer. Entries a node still holds are only looked up, not sent.
+ */
+export async function resendUnanswered(
+  reconciler: TransferReconciler,
+  journal: TransferJournal,
+  ledger: WalletLedger,
+  isInFlight: (entryId: number) => boolean,
+  staleAfterMs: number,
+  now = steadyWallClockNow(),
+): Promise<ResendOutcome[]> {
+  const outcomes: ResendOutcome[] = [];
+  const minedNonceCount = ledger.snapshot.minedNonceCount;
+  for (const entry of journal.unsettled()) {
+    // Lowest nonces first (a node that refuses gaps needs them in order), a bounded number per round.
+    if (outcomes.length >= MAX_RESENDS_PER_ROUND) break;
+    if (isInFlight(entry.id) || entry.nonce === null) continue;
+    const stale = entry.state === "accepted" && entry.nonce >= minedNonceCount && now - entry.createdAt > staleAfterMs;
+    if (entry.state === "signed" || stale) outcomes.push(await reconciler.resend(entry, entry.nonce === minedNonceCount));
+  }
+  await journal.flushed();
+  return outcomes;
+}

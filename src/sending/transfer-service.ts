@@ -1,0 +1,149 @@
+/**
+ * The transfer service: one execution per Idempotency-Key, the transfer policy, the pre-flight checks that
+ * refuse up front what would fail or overdraw, and the answer each request gets. The submitter below it
+ * signs, journals and broadcasts.
+ *
+ * The contract of an answer: a transfer either resolves (200: signed, durably journaled, and owned by the
+ * service until it is mined or reported failed) or throws a ServiceError. A 417 means nothing of it was or
+ * ever will be sent. A repeat of an Idempotency-Key gets the first answer, 200 and 417 alike, also after a
+ * restart; only refusals before any work (policy 403, and 503s that say "try again") leave the key unused.
+ */
+import { Transaction, toBigInt } from "ethers";
+import type { ChainConnection } from "../chain/connect-chain.js";
+import { encodeTransfer } from "../chain/erc20.js";
+import { classifyChainFailure } from "../chain/ethers-errors.js";
+import { type ErrorCode, ERROR_CODES, ServiceError } from "../errors.js";
+import { type JournalEntry, JournalUnavailableError, type TransferJournal, type TransferRequest } from "../journal/transfer-journal.js";
+import { BroadcastRefusedError, type PreparedTransfer, type SignedTokenTransfer, type TransferSubmitter } from "./transfer-submitter.js";
+import type { WalletLedger } from "./wallet-ledger.js";
+
+/** A sent (or replayed) transfer. */
+export interface TransferOutcome {
+  transfer: SignedTokenTransfer;
+  /** True when the answer comes from the journal for a repeated Idempotency-Key. */
+  replayed: boolean;
+}
+
+/**
+ * The transfer policy for a new transfer (never for a repeat answered from the journal): throws to refuse,
+ * or returns the function that takes the authorization back if nothing gets sent.
+ */
+export type AuthorizeTransfer = () => () => void;
+
+export interface TokenTransferServiceOptions {
+  chain: ChainConnection;
+  journal: TransferJournal;
+  ledger: WalletLedger;
+  submitter: TransferSubmitter;
+}
+
+/** Sends token transfers for one hot wallet; safe to call concurrently. */
+export class TokenTransferService {
+  readonly #options: TokenTransferServiceOptions;
+  readonly #inFlightKeys = new Set<string>();
+
+  constructor(options: TokenTransferServiceOptions) {
+    this.#options = options;
+  }
+
+  /**
+   * Sends `transfer(recipient, units)` and resolves once the service owns it (see the contract above).
+   * With an idempotency key, a repeat answers from the journal without sending anything (and without
+   * `authorize`, which only new transfers go through). Throws ServiceError.
+   */
+  async sendTokenTransfer(request: TransferRequest, idempotencyKey?: string, authorize?: AuthorizeTransfer): Promise<TransferOutcome> {
+    if (idempotencyKey === undefined) return { transfer: await this.#execute(request, undefined, authorize), replayed: false };
+    const claim = this.#claim(idempotencyKey, request);
+    if (claim.outcome === "existing") return this.#answerRepeat(idempotencyKey, request, claim.entry);
+    this.#inFlightKeys.add(idempotencyKey);
+    try {
+      return { transfer: await this.#execute(request, claim.entryId, authorize), replayed: false };
+    } catch (error) {
+      await this.#settleKey(claim.entryId, error);
+      throw error;
+    } finally {
+      this.#inFlightKeys.delete(idempotencyKey);
+    }
+  }
+
+  #claim(key: string, request: TransferRequest) {
+    try {
+      return this.#options.journal.claimKey(key, request);
+    } catch (error) {
+      throw asServiceError(error);
+    }
+  }
+
+  // What a failed request leaves behind with its key: a 417 is kept, so every repeat gets it too; a
+  // refusal before any work (policy, "try again") or a fault of ours frees the key.
+  async #settleKey(entryId: number, error: unknown): Promise<void> {
+    const { journal } = this.#options;
+    if (journal.failure) return;
+    const answered = error instanceof ServiceError && error.statusCode === 417;
+    try {
+      if (!answered) {
+        journal.releaseKey(entryId);
+        return;
+      }
+      // A refusal at broadcast was recorded by the submitter already.
+      if (!(error.cause instanceof BroadcastRefusedError)) journal.recordRefused(entryId, { code: error.code, message: error.message });
+      await journal.flushed();
+    } catch (journalError) {
+      throw asServiceError(journalError);
+    }
+  }
+
+  async #answerRepeat(key: string, request: TransferRequest, entry: JournalEntry): Promise<TransferOutcome> {
+    if (entry.recipient !== request.recipient || entry.units !== request.units) {
+      throw new ServiceError("IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was used for a different transfer; use a new key");
+    }
+    if (this.#inFlightKeys.has(key) || entry.state === "claimed" || (entry.state === "signed" && this.#options.submitter.isInFlight(entry.id))) {
+      throw new ServiceError("IDEMPOTENCY_KEY_IN_FLIGHT", "a transfer with this Idempotency-Key is still being sent; retry shortly");
+    }
+    if (entry.refusal) throw new ServiceError(asErrorCode(entry.refusal.code), entry.refusal.message);
+    if (!entry.rawTransaction || !entry.hash) throw new Error(`journal entry ${entry.id} holds key ${key} without a transaction`);
+    // The first answer was this transaction's record (or was never delivered, the process having died):
+    // the same record again, byte for byte. What became of it is for GET /transactions/:hash to tell.
+    const transfer = { transaction: Transaction.from(entry.rawTransaction), hash: entry.hash, rawTransaction: entry.rawTransaction, from: this.#options.chain.wallet.address };
+    return { transfer, replayed: true };
+  }
+
+  async #execute(request: TransferRequest, claimedEntryId: number | undefined, authorize: AuthorizeTransfer | undefined): Promise<SignedTokenTransfer> {
+    const { ledger, submitter } = this.#options;
+    let prepared: PreparedTransfer | undefined;
+    let revokeAuthorization: (() => void) | undefined;
+    try {
+      revokeAuthorization = authorize?.();
+      ledger.assertTokensAvailable(request.units);
+      const data = encodeTransfer(request.recipient, request.units);
+      const gasLimit = await this.#simulate(data);
+      const reservation = ledger.reserve(request.units, gasLimit * ledger.snapshot.maxFeePerGas);
+      prepared = { request, data, gasLimit, reservation, entryId: claimedEntryId };
+      return await submitter.submit(prepared);
+    } catch (error) {
+      revokeAuthorization?.();
+      if (prepared) ledger.release(prepared.reservation);
+      throw asServiceError(error);
+    }
+  }
+
+  // The gas simulation: the one node call before signing. A revert surfaces here as CALL_EXCEPTION.
+  async #simulate(data: string): Promise<bigint> {
+    const { provider, wallet, tokenAddress } = this.#options.chain;
+    return toBigInt(await provider.send("eth_estimateGas", [{ from: wallet.address, to: tokenAddress, data }]));
+  }
+}
+
+function asErrorCode(code: string): ErrorCode {
+  return code in ERROR_CODES ? (code as ErrorCode) : "UNKNOWN_ERROR";
+}
+
+function asServiceError(error: unknown): unknown {
+  if (error instanceof ServiceError) return error;
+  if (error instanceof JournalUnavailableError) {
+    return new ServiceError("JOURNAL_UNAVAILABLE", "the transfer journal cannot record transfers (see the service's log); nothing was sent. Retry later.");
+  }
+  if (error instanceof BroadcastRefusedError) return new ServiceError(asErrorCode(error.refusal.code), error.refusal.message, { cause: error });
+  const failure = classifyChainFailure(error);
+  return failure ? new ServiceError(failure.code, failure.message) : error;
+}

@@ -1,0 +1,237 @@
+/**
+ * Puts a prepared transfer on the chain: takes a nonce, signs, journals (durably) and broadcasts, and
+ * decides from the node's answer, by meaning (chain/node-answers.ts), whether the transaction was taken,
+ * was surely refused (its nonce goes back), or may be anywhere (it stays journaled and is sent again).
+ */
+import { Transaction, keccak256 } from "ethers";
+import type { ChainConnection } from "../chain/connect-chain.js";
+import { describeNodeAnswer } from "../chain/ethers-errors.js";
+import { type NodeAnswer, provesNotTaken, readNodeAnswer } from "../chain/node-answers.js";
+import type { RecordedRefusal, TransferJournal, TransferRequest } from "../journal/transfer-journal.js";
+import type { NonceAllocator } from "./nonce-allocator.js";
+import type { Reservation, WalletLedger } from "./wallet-ledger.js";
+
+/** Places where tests can stop the process to prove nothing is lost (TEST_FAULT_POINT). */
+export type FaultPoint = "after-sign" | "after-broadcast";
+
+/**
+ * A signed transfer with its hash, bytes and signer worked out once: ethers recomputes `hash` and
+ * `serialized` on every access, and recovers `from` from the signature (about a millisecond each time).
+ */
+export interface SignedTokenTransfer {
+  transaction: Transaction;
+  hash: string;
+  rawTransaction: string;
+  from: string;
+}
+
+/** A transfer that passed its pre-flight checks and holds its tokens and gas in the ledger. */
+export interface PreparedTransfer {
+  request: TransferRequest;
+  data: string;
+  gasLimit: bigint;
+  reservation: Reservation;
+  /** The journal entry of its Idempotency-Key claim, if any. */
+  entryId: number | undefined;
+}
+
+/** The node surely refused the transfer's first broadcast: nothing of it is or will be on chain. */
+export class BroadcastRefusedError extends Error {
+  override name = "BroadcastRefusedError";
+
+  constructor(
+    readonly answer: NodeAnswer,
+    /** What the client is told, as journaled for repeats of its Idempotency-Key. */
+    readonly refusal: RecordedRefusal,
+  ) {
+    super(refusal.message);
+  }
+}
+
+/** How often a transfer whose nonce the node calls used is signed again with a fresh nonce. */
+const FRESH_NONCE_ATTEMPTS = 3;
+/** How often a broadcast refused for a nonce gap is sent again once its predecessor went out. */
+const IN_ORDER_ATTEMPTS = 8;
+const POOL_FULL_ATTEMPTS = 3;
+
+export interface TransferSubmitterOptions {
+  chain: ChainConnection;
+  journal: TransferJournal;
+  ledger: WalletLedger;
+  nonces: NonceAllocator;
+  /** Told of a broadcast whose fate is not known yet (kept journaled and sent again), for the log. */
+  onHeld: (hash: string, nonce: number, answer: NodeAnswer) => void;
+  /** Awaited at each fault point; resolves at once outside tests. */
+  reachFaultPoint?: (point: FaultPoint) => Promise<void>;
+}
+
+/** Signs and broadcasts prepared transfers for one hot wallet; safe to call concurrently. */
+export class TransferSubmitter {
+  readonly #options: TransferSubmitterOptions;
+  readonly #inFlightEntries = new Set<number>();
+  // The first broadcast of each nonce under way: a successor refused for a nonce gap waits for it.
+  readonly #broadcastsByNonce = new Map<number, Promise<unknown>>();
+
+  constructor(options: TransferSubmitterOptions) {
+    this.#options = options;
+  }
+
+  /** True while a request is working on this journal entry. */
+  isInFlight(entryId: number): boolean {
+    return this.#inFlightEntries.has(entryId);
+  }
+
+  /** Transfers being signed or broadcast right now. */
+  get inFlightCount(): number {
+    return this.#inFlightEntries.size;
+  }
+
+  /**
+   * Signs and broadcasts. Resolves once the transfer is durably journaled and either taken by the node or
+   * held for sending again (the node's answer was lost or unclear): from then on the service owns it.
+   * Throws BroadcastRefusedError when the node surely refused it (journaled as rejected, nonce given
+   * back), JournalUnavailableError when it could not be journaled (nothing was sent).
+   */
+  async submit(prepared: PreparedTransfer): Promise<SignedTokenTransfer> {
+    for (let attempt = 1; ; attempt++) {
+      const { transfer, answer } = await this.#signAndBroadcast(prepared);
+      if (!answer) return transfer;
+      // The nonce was used by another sender of this key, or another transaction of it waits at that nonce:
+      // these bytes are dead, and the transfer may be signed again with a fresh nonce.
+      const nonceTaken = answer.meaning === "nonce-too-low" || answer.meaning === "replacement-underpriced";
+      if (!nonceTaken || attempt >= FRESH_NONCE_ATTEMPTS) {
+        throw new BroadcastRefusedError(answer, await this.#recordRefusal(prepared, transfer, answer));
+      }
+    }
+  }
+
+  // Taking the nonce, signing and journaling happen in one synchronous step, so concurrent transfers get
+  // distinct nonces without waiting for each other's broadcasts.
+  async #signAndBroadcast(prepared: PreparedTransfer): Promise<{ transfer: SignedTokenTransfer; answer?: NodeAnswer }> {
+    const { journal, ledger, nonces } = this.#options;
+    await nonces.ready();
+    const nonce = nonces.take();
+    let transfer: SignedTokenTransfer;
+    let entryId: number;
+    try {
+      transfer = this.#sign(prepared, nonce);
+      entryId = journal.recordSigned(prepared.entryId, prepared.request, { nonce, hash: transfer.hash, rawTransaction: transfer.rawTransaction });
+    } catch (error) {
+      nonces.release(nonce);
+      throw error;
+    }
+    prepared.entryId = entryId;
+    ledger.assignNonce(prepared.reservation, nonce);
+    this.#inFlightEntries.add(entryId);
+    const broadcast = this.#journalThenBroadcast(prepared, transfer, nonce);
+    this.#broadcastsByNonce.set(nonce, broadcast.catch(() => undefined));
+    try {
+      return { transfer, answer: await broadcast };
+    } finally {
+      this.#broadcastsByNonce.delete(nonce);
+      this.#inFlightEntries.delete(entryId);
+    }
+  }
+
+  // Resolves with the node's refusal when it surely refused, else undefined (taken, or held to send again).
+  async #journalThenBroadcast(prepared: PreparedTransfer, transfer: SignedTokenTransfer, nonce: number): Promise<NodeAnswer | undefined> {
+    const { journal, ledger, nonces } = this.#options;
+    try {
+      // Nothing leaves the process before the signed bytes are on disk.
+      await journal.flushed();
+    } catch (error) {
+      // The record is lost with the failed commit, so these bytes must never be sent: the nonce goes back.
+      ledger.release(prepared.reservation, nonce);
+      ledger.reserveAgain(prepared.reservation);
+      nonces.release(nonce);
+      throw error;
+    }
+    await this.#reachFaultPoint("after-sign");
+    const answer = await this.#broadcastInOrder(transfer.rawTransaction, nonce);
+    if (answer === "taken") {
+      await this.#reachFaultPoint("after-broadcast");
+      journal.recordAccepted(prepared.entryId as number);
+      return undefined;
+    }
+    if ("held" in answer) {
+      this.#options.onHeld(transfer.hash, nonce, answer.held);
+      return undefined;
+    }
+    ledger.release(prepared.reservation, nonce);
+    ledger.reserveAgain(prepared.reservation);
+    if (answer.meaning === "nonce-too-low" || answer.meaning === "replacement-underpriced") await nonces.catchUpWithChain(nonce);
+    else nonces.release(nonce);
+    return answer;
+  }
+
+  /**
+   * The first broadcast of these bytes. "taken": a node has them. Held: the answer was lost or unclear,
+   * or the node wants the predecessors first and they did not arrive in time: the bytes stay journaled
+   * and the background sends them again in nonce order. A NodeAnswer: surely refused.
+   */
+  async #broadcastInOrder(rawTransaction: string, nonce: number): Promise<"taken" | { held: NodeAnswer } | NodeAnswer> {
+    const { provider } = this.#options.chain;
+    for (let attempt = 1; ; attempt++) {
+      let answer: NodeAnswer;
+      try {
+        await provider.send("eth_sendRawTransaction", [rawTransaction]);
+        return "taken";
+      } catch (error) {
+        answer = readNodeAnswer(error);
+      }
+      if (answer.meaning === "already-known") return "taken";
+      if (answer.meaning === "nonce-too-high") {
+        // Transactions of one wallet reach a node out of order when sent concurrently; a node that does
+        // not queue them (Hardhat automining, Nethermind, L2 sequencers) asks for the predecessor first.
+        if (attempt >= IN_ORDER_ATTEMPTS) return { held: answer };
+        await (this.#broadcastsByNonce.get(nonce - 1) ?? delay(25 * 2 ** attempt));
+        continue;
+      }
+      if (answer.meaning === "pool-full" && attempt < POOL_FULL_ATTEMPTS) {
+        await delay(250 * 2 ** attempt);
+        continue;
+      }
+      // ethers has already retried a rate limit with backoff; the bytes are journaled and go out later.
+      if (answer.meaning === "rate-limited") return { held: answer };
+      return provesNotTaken(answer.meaning) ? answer : { held: answer };
+    }
+  }
+
+  // The client will be told it failed: that must survive a crash, or a restart would send it again.
+  async #recordRefusal(prepared: PreparedTransfer, transfer: SignedTokenTransfer, answer: NodeAnswer): Promise<RecordedRefusal> {
+    const { journal } = this.#options;
+    const { code, message } = describeNodeAnswer(answer);
+    const refusal = { code, message: `${message}; transaction ${transfer.hash} was not sent and never will be` };
+    journal.recordRejected(prepared.entryId as number, refusal);
+    await journal.flushed();
+    return refusal;
+  }
+
+  #sign(prepared: PreparedTransfer, nonce: number): SignedTokenTransfer {
+    const { chain, ledger } = this.#options;
+    const { maxFeePerGas, maxPriorityFeePerGas } = ledger.snapshot;
+    const transaction = Transaction.from({
+      type: 2,
+      chainId: chain.chainId,
+      nonce,
+      to: chain.tokenAddress,
+      value: 0n,
+      data: prepared.data,
+      gasLimit: prepared.gasLimit,
+      maxFeePerGas,
+      maxPriorityFeePerGas,
+      accessList: [],
+    });
+    transaction.signature = chain.signer.sign(transaction.unsignedHash);
+    const rawTransaction = transaction.serialized;
+    return { transaction, rawTransaction, hash: keccak256(rawTransaction), from: chain.wallet.address };
+  }
+
+  #reachFaultPoint(point: FaultPoint): Promise<void> {
+    return this.#options.reachFaultPoint?.(point) ?? Promise.resolve();
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
