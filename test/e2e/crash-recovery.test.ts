@@ -10,15 +10,17 @@ import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
 import { AUTHORIZATION } from "../helpers/service.js";
-import { type TestChain, freshAddress, startTestChain, tokenBalanceOf } from "../helpers/test-chain.js";
+import { NODE_KINDS, type TestChain, freshAddress, startTestChain, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
 
-describe.each(["after-sign", "after-broadcast"])("a crash %s", (faultPoint) => {
+const CRASHES = NODE_KINDS.flatMap((kind) => ["after-sign", "after-broadcast"].map((faultPoint) => [faultPoint, kind] as const));
+
+describe.each(CRASHES)("a crash %s on %s", (faultPoint, kind) => {
   let chain: TestChain;
   let journalDir: string;
   const running: ServerProcess[] = [];
 
   beforeAll(async () => {
-    chain = await startTestChain();
+    chain = await startTestChainOn(kind);
     journalDir = mkdtempSync(join(tmpdir(), "crash-"));
   });
   afterAll(async () => {

@@ -8,7 +8,7 @@ import { ContractFactory, Wallet, parseUnits } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import demoToken from "../../contracts/artifacts/DemoToken.json" with { type: "json" };
 import { type TestService, postJson, startService } from "../helpers/service.js";
-import { type TestChain, freshAddress, mineBlocks, setEthBalance, startTestChain } from "../helpers/test-chain.js";
+import { NODE_KINDS, type TestChain, freshAddress, mineBlocks, setEthBalance, startTestChainOn } from "../helpers/test-chain.js";
 
 // Values that differ between two otherwise identical transactions: identity, nonce, signature, fees,
 // and the position in the block.
@@ -26,7 +26,7 @@ function normalise(json: string): string {
   return DIFFERING_VALUES.reduce((text, [pattern, replacement]) => text.replace(pattern, replacement), json);
 }
 
-describe("byte-for-byte compatibility with ethers v5.7.2", () => {
+describe.each(NODE_KINDS)("byte-for-byte compatibility with ethers v5.7.2 on %s", (kind) => {
   let chain: TestChain;
   let service: TestService;
   let provider5: InstanceType<typeof ethers5.providers.JsonRpcProvider>;
@@ -36,7 +36,9 @@ describe("byte-for-byte compatibility with ethers v5.7.2", () => {
   const serviceLookup = async (hash: string) => (await postJson(service.app, "/getTransaction", { Tx: hash })).raw;
 
   beforeAll(async () => {
-    chain = await startTestChain(["--no-mining"]);
+    chain = await startTestChainOn(kind);
+    // Transactions stay pending until a test mines a block.
+    await chain.provider.send("evm_setAutomine", [false]);
     service = await startService(chain.target);
     provider5 = new ethers5.providers.JsonRpcProvider(chain.rpcUrl);
   });

@@ -6,9 +6,9 @@ import { parseUnits } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RpcProxy, startRpcProxy } from "../helpers/rpc-proxy.js";
 import { type TestService, postJson, startService } from "../helpers/service.js";
-import { type TestChain, freshAddress, startTestChain, tokenBalanceOf } from "../helpers/test-chain.js";
+import { NODE_KINDS, type TestChain, freshAddress, startTestChain, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
 
-describe("Idempotency-Key", () => {
+describe.each(NODE_KINDS)("Idempotency-Key on %s", (kind) => {
   let chain: TestChain;
   let proxy: RpcProxy;
   let service: TestService;
@@ -17,7 +17,7 @@ describe("Idempotency-Key", () => {
 
   beforeAll(async () => {
     journalDir = mkdtempSync(join(tmpdir(), "idempotency-"));
-    chain = await startTestChain();
+    chain = await startTestChainOn(kind);
     proxy = await startRpcProxy(chain.rpcUrl);
     service = await startService({ ...chain.target, rpcUrl: proxy.url }, journalEnv());
   });
