@@ -8,7 +8,7 @@ import { ServiceError } from "../errors.js";
 import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
 import type { ChainConnection } from "./connect-chain.js";
 import { ERC20_INTERFACE, decodeTransfer } from "./erc20.js";
-import { type RpcTransaction, type TransactionLookup, countConfirmations } from "./transaction-lookup.js";
+import { type RpcReceipt, type RpcTransaction, type TransactionLookup, countConfirmations } from "./transaction-lookup.js";
 
 export type TransactionState = "pending" | "confirmed" | "failed" | "dropped" | "replaced" | "rejected" | "unknown";
 
@@ -17,10 +17,15 @@ export interface DecodedTokenTransfer {
   token: string;
   from: string;
   to: string;
-  /** Base units, as a decimal string. */
+  /**
+   * Base units, as a decimal string: once mined, what the recipient received according to the token's
+   * Transfer events (less than asked for by a fee-on-transfer token); before, what the call asks for.
+   */
   amount: string;
   /** Whole token units ("1.5"), when the token's decimals are known. */
   amountInTokens: string | null;
+  /** What the call data asks to send, base units. */
+  requestedAmount: string;
 }
 
 export interface TransactionStatus {
@@ -62,15 +67,19 @@ export class TransactionStatusReader {
     }
     const blockNumber = Number(transaction.blockNumber);
     const receipt = await this.lookup.receipt(hash);
+    const received = transfer && receipt ? receivedAmount(receipt, transfer) : undefined;
+    const decimals = transfer && (await this.#decimalsOf(transfer.token));
+    const delivered = transfer && received !== undefined ? { ...transfer, amount: received.toString(), amountInTokens: decimals == null ? null : formatTokenAmount(received, decimals) } : transfer;
     return {
       hash,
-      state: receipt?.status === "0x0" ? "failed" : "confirmed",
+      // A token can return false instead of reverting: mined with status 1, yet no tokens moved.
+      state: receipt?.status === "0x0" || received === 0n ? "failed" : "confirmed",
       confirmations: countConfirmations(transaction, latestBlockNumber),
       blockNumber,
       blockHash: String(transaction.blockHash),
       gasUsed: receipt?.gasUsed ? toBigInt(receipt.gasUsed).toString() : null,
       effectiveGasPrice: receipt?.effectiveGasPrice ? toBigInt(receipt.effectiveGasPrice).toString() : null,
-      transfer,
+      transfer: delivered,
     };
   }
 
@@ -91,6 +100,7 @@ export class TransactionStatusReader {
         to: entry.recipient,
         amount: entry.units.toString(),
         amountInTokens: formatTokenAmount(entry.units, this.chain.tokenDecimals),
+        requestedAmount: entry.units.toString(),
       },
     };
   }
@@ -107,6 +117,7 @@ export class TransactionStatusReader {
       to: call.to,
       amount: amount.toString(),
       amountInTokens: decimals === null ? null : formatTokenAmount(amount, decimals),
+      requestedAmount: amount.toString(),
     };
   }
 
@@ -125,6 +136,22 @@ export class TransactionStatusReader {
     }
     return decimals;
   }
+}
+
+const TRANSFER_TOPIC = ERC20_INTERFACE.getEvent("Transfer")?.topicHash as string;
+
+/**
+ * What the recipient received in this transaction: the token's Transfer events from the sender to the
+ * recipient, added up. Zero when there is none (a token that returned false moved nothing).
+ */
+function receivedAmount(receipt: RpcReceipt, transfer: DecodedTokenTransfer): bigint {
+  const logs = (receipt.logs ?? []) as { address: string; topics: string[]; data: string }[];
+  let total = 0n;
+  for (const log of logs) {
+    if (log.address.toLowerCase() !== transfer.token.toLowerCase() || log.topics.length !== 3 || log.topics[0] !== TRANSFER_TOPIC) continue;
+    if (BigInt(log.topics[1]) === BigInt(transfer.from) && BigInt(log.topics[2]) === BigInt(transfer.to)) total += BigInt(log.data);
+  }
+  return total;
 }
 
 function stateFromJournal(entry: JournalEntry): TransactionState {

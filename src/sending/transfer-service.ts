@@ -127,11 +127,25 @@ export class TokenTransferService {
     }
   }
 
-  // The gas simulation: the one node call before signing. A revert surfaces here as CALL_EXCEPTION.
+  /**
+   * The simulation before signing: the gas estimate (a revert surfaces as CALL_EXCEPTION), and the call's
+   * return value, since early tokens return false instead of reverting and would move nothing on chain.
+   * Both node calls run side by side.
+   */
   async #simulate(data: string): Promise<bigint> {
     const { provider, wallet, tokenAddress } = this.#options.chain;
-    return toBigInt(await provider.send("eth_estimateGas", [{ from: wallet.address, to: tokenAddress, data }]));
+    const call = { from: wallet.address, to: tokenAddress, data };
+    const [estimate, returned] = await Promise.all([provider.send("eth_estimateGas", [call]), provider.send("eth_call", [call, "latest"])]);
+    if (transferReturnedFalse(String(returned))) {
+      throw new ServiceError("CALL_EXCEPTION", "the token contract would not make the transfer: its transfer() returned false (it would move nothing)");
+    }
+    return toBigInt(estimate);
   }
+}
+
+// No return data is a token like USDT, whose transfer() returns nothing; otherwise the first word is the bool.
+function transferReturnedFalse(returned: string): boolean {
+  return returned.length >= 66 && BigInt(returned.slice(0, 66)) === 0n;
 }
 
 function asErrorCode(code: string): ErrorCode {

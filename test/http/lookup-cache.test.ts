@@ -110,7 +110,7 @@ describe("cached lookups", () => {
         blockHash: receipt?.blockHash,
         gasUsed: receipt?.gasUsed.toString(),
         effectiveGasPrice: receipt?.gasPrice.toString(),
-        transfer: { token: chain.demo.tokenAddress, from: chain.demo.walletAddress, to: recipient, amount: "2500000000000000000", amountInTokens: "2.5" },
+        transfer: { token: chain.demo.tokenAddress, from: chain.demo.walletAddress, to: recipient, amount: "2500000000000000000", amountInTokens: "2.5", requestedAmount: "2500000000000000000" },
       });
     });
 
@@ -124,7 +124,8 @@ describe("cached lookups", () => {
       await mineBlocks(chain, 1);
       await unfreeze.wait();
       const reply = await status(hash);
-      expect(reply.json()).toMatchObject({ state: "failed", confirmations: 2, transfer: { amountInTokens: "1" } });
+      // Reverted: the recipient received nothing of what was requested.
+      expect(reply.json()).toMatchObject({ state: "failed", confirmations: 2, transfer: { amount: "0", amountInTokens: "0", requestedAmount: "1000000000000000000" } });
       expect(Number(reply.json().gasUsed)).toBeGreaterThan(21_000);
     });
 
