@@ -5,7 +5,10 @@
  *
  * The machine's speed drifts, so baseline and service alternate over ROUNDS rounds and the median is shown.
  *
- *   npm run bench:transfer            (TRANSFERS=1000 at concurrency 10 and 50, ROUNDS=3)
+ * Then what a node that bills per call is charged (bench/rpc-cost.ts): calls per second while idle, and
+ * calls per transfer over 200 transfers at concurrency 10, everything the process sends counted by a proxy.
+ *
+ *   npm run bench:transfer            (TRANSFERS=1000 at concurrency 10 and 50, ROUNDS=3, RPC_IDLE_SECONDS=30)
  */
 import { JsonRpcProvider, Transaction, Wallet, toBigInt } from "ethers";
 import { Pool } from "undici";
@@ -14,6 +17,7 @@ import { useNativeKeccak } from "../src/chain/native-keccak.js";
 import { startAnvil } from "../src/dev/anvil.js";
 import { setUpDemoChain } from "../src/dev/demo-chain.js";
 import { type RunResult, countRpcCalls, formatRate, loadFromWorker, medianRound, runAtConcurrency, startBenchService } from "./measure.js";
+import { measureRpcCost } from "./rpc-cost.js";
 
 const CONCURRENCIES = [1, 10, 50];
 const TRANSFERS = Number(process.env.TRANSFERS ?? 1000);
@@ -117,3 +121,13 @@ for (const concurrency of CONCURRENCIES) {
   console.log(`  RPC calls ${service.rpcPerTransfer.toFixed(3)} per transfer (warm-up included) in all: ${hotPath.toFixed(3)} on the hot path, the rest background snapshots`);
   console.log(`            ${JSON.stringify(service.byMethod)}\n`);
 }
+
+const idleSeconds = Number(process.env.RPC_IDLE_SECONDS ?? 30);
+const cost = await measureRpcCost(idleSeconds, 200, 10);
+console.log("RPC cost, every call the process sent, counted by a proxy in front of the node");
+console.log(`  idle      ${cost.idleCallsPerSecond.toFixed(3)} calls/s over ${cost.idleSeconds} s (target at most 0.25)  ${JSON.stringify(cost.idleByMethod)}`);
+console.log(
+  `  sending   ${cost.callsPerTransferWhileSending.toFixed(3)} calls per transfer over ${cost.transfers} transfers at concurrency 10 (target at most 2.0), ` +
+    `${cost.callsPerTransferUntilSettled.toFixed(3)} until all were mined and settled`,
+);
+console.log(`            ${JSON.stringify(cost.sendingByMethod)}`);

@@ -10,7 +10,7 @@ import type { ChainConnection } from "./chain/connect-chain.js";
 import { SnapshotPoller } from "./chain/snapshot-poller.js";
 import { TransactionLookup } from "./chain/transaction-lookup.js";
 import { TransactionStatusReader } from "./chain/transaction-status.js";
-import { readWalletSnapshot } from "./chain/wallet-snapshot.js";
+import { readFeeBlock, readWalletSnapshot } from "./chain/wallet-snapshot.js";
 import { openSqliteJournal } from "./journal/sqlite-transfer-journal.js";
 import type { TransferJournal } from "./journal/transfer-journal.js";
 import { NonceAllocator } from "./sending/nonce-allocator.js";
@@ -21,6 +21,12 @@ import { WalletLedger } from "./sending/wallet-ledger.js";
 
 /** How often, at most, lost broadcasts are looked for, and keys past their lifetime forgotten. */
 const MAINTENANCE_INTERVAL_MS = 5_000;
+/**
+ * With nothing in flight the latest block is read this often, and nothing else: an idle service costs a
+ * hosted node 0.2 calls a second (CHAIN_REFRESH_INTERVAL_MS is the pace while transfers are in flight).
+ */
+const IDLE_POLL_INTERVAL_MS = 5_000;
+
 
 export interface ChainServices {
   transfers: TokenTransferService;
@@ -31,6 +37,8 @@ export interface ChainServices {
   head: ChainHeadTracker;
   lookup: TransactionLookup;
   statuses: TransactionStatusReader;
+  /** Resolves once the wallet snapshot is at most `maxAgeMs` old, reading one if needed. */
+  ensureSnapshot(maxAgeMs: number): Promise<void>;
   /** Stops background work, waits for it, and closes the journal. Call after the HTTP server closed. */
   close(): Promise<void>;
 }
@@ -48,13 +56,16 @@ export async function startChainServices(config: ChainServicesConfig, chain: Cha
     config.journalSynchronous,
   );
   try {
-    const ledger = new WalletLedger(await readWalletSnapshot(chain));
+    const initialSnapshot = await readWalletSnapshot(chain);
+    const ledger = new WalletLedger(initialSnapshot);
     const reconciler = new TransferReconciler(chain, journal, ledger);
     const summary = await reconciler.reconcileAtStartup();
     log.info({ ...summary }, "journal reconciled with the chain");
 
     const { provider, wallet } = chain;
     const nonces = new NonceAllocator(async () => Number(await provider.send("eth_getTransactionCount", [wallet.address, "pending"])));
+    // Read now rather than on the first transfer, which then waits for nothing but its own two node calls.
+    await nonces.ready();
     const submitter = new TransferSubmitter({
       chain,
       journal,
@@ -64,18 +75,22 @@ export async function startChainServices(config: ChainServicesConfig, chain: Cha
         log.warn({ hash, nonce, meaning, nodeMessage }, "broadcast not known to be taken; the signed transaction stays journaled and is sent again"),
       reachFaultPoint: faultPointReacher(config.testFaultPoint),
     });
-    const transfers = new TokenTransferService({ chain, journal, ledger, submitter });
     const keyTtlMs = config.idempotencyKeyTtlHours * 3_600_000;
     const poller = new SnapshotPoller({
-      read: () => readWalletSnapshot(chain),
+      initial: initialSnapshot,
+      readBlock: () => readFeeBlock(chain),
+      readSnapshot: (block) => readWalletSnapshot(chain, block),
       onSnapshot: (snapshot) => {
         ledger.applySnapshot(snapshot);
         if (!journal.failure) journal.markNonceUsedBelow(snapshot.minedNonceCount);
       },
       onError: (error) => log.warn({ err: error }, "could not refresh the wallet snapshot; keeping the previous one"),
-      intervalMs: config.chainRefreshIntervalMs,
+      isBusy: () => ledger.unminedCount > 0 || submitter.inFlightCount > 0,
+      busyIntervalMs: config.chainRefreshIntervalMs,
+      idleIntervalMs: Math.max(IDLE_POLL_INTERVAL_MS, config.chainRefreshIntervalMs),
     });
     poller.start();
+    const transfers = new TokenTransferService({ chain, journal, ledger, submitter, ensureSnapshot: (maxAgeMs) => poller.ensureFresh(maxAgeMs) });
 
     let maintenance: Promise<unknown> | undefined;
     const maintenanceTimer = setInterval(() => {
@@ -104,6 +119,7 @@ export async function startChainServices(config: ChainServicesConfig, chain: Cha
       head,
       lookup,
       statuses: new TransactionStatusReader(chain, lookup, journal),
+      ensureSnapshot: (maxAgeMs) => poller.ensureFresh(maxAgeMs),
       async close() {
         clearInterval(maintenanceTimer);
         await Promise.all([poller.stop(), maintenance]);

@@ -19,6 +19,8 @@ import { steadyWallClockNow } from "./clock.js";
 const DAY_MS = 86_400_000;
 /** Gas one token transfer may take, for the readiness check "the wallet can pay for gas". */
 const TRANSFER_GAS_ALLOWANCE = 100_000n;
+/** A failing gas check reads the balances again when they are older than this. */
+const GAS_RECHECK_MAX_AGE_MS = 5_000;
 
 export interface RunningService {
   app: App;
@@ -118,9 +120,15 @@ function readinessChecks(chain: ChainConnection, services: ChainServices): Recor
     },
     journal: async () => (services.journal.failure ? "the transfer journal failed to commit and records nothing until the service is restarted" : undefined),
     gas: async () => {
-      const { ethBalance, maxFeePerGas } = services.ledger.snapshot;
+      const canPay = () => {
+        const { ethBalance, maxFeePerGas, l1DataFee } = services.ledger.snapshot;
+        return ethBalance >= TRANSFER_GAS_ALLOWANCE * maxFeePerGas + l1DataFee;
+      };
+      // An idle service reads balances only on demand: a wallet that looks short is read again, so that a
+      // top-up takes it back into rotation.
+      if (!canPay()) await services.ensureSnapshot(GAS_RECHECK_MAX_AGE_MS);
       // The balance itself is for GET /wallet (behind an API key), not for an open route.
-      return ethBalance >= TRANSFER_GAS_ALLOWANCE * maxFeePerGas ? undefined : "the wallet cannot pay the gas of one more transfer at the current fees";
+      return canPay() ? undefined : "the wallet cannot pay the gas of one more transfer at the current fees";
     },
   };
 }

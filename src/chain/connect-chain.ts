@@ -1,10 +1,12 @@
 /** Connects to the node, checks it serves the expected chain and token, and holds what every transfer needs. */
-import { type JsonRpcProvider, Wallet, getAddress } from "ethers";
+import { type JsonRpcProvider, MaxUint256, Wallet, getAddress, toBigInt } from "ethers";
 import type { ChainConfig } from "../config.js";
 import { type DigestSigner, createDigestSigner } from "./digest-signer.js";
-import { ERC20_INTERFACE } from "./erc20.js";
+import { ERC20_INTERFACE, encodeTransfer } from "./erc20.js";
+import { readNodeAnswer } from "./node-answers.js";
 import { useNativeKeccak } from "./native-keccak.js";
 import { type RpcObserver, createRpcProvider, describeRpcUrl, fetchChainId } from "./rpc-provider.js";
+import { OP_GAS_PRICE_ORACLE } from "./wallet-snapshot.js";
 
 /** The node, the hot wallet and the token, read once at startup. */
 export interface ChainConnection {
@@ -17,12 +19,39 @@ export interface ChainConnection {
   chainId: bigint;
   tokenAddress: string;
   tokenDecimals: number;
+  /** An OP Stack chain (the GasPriceOracle predeploy has code): transactions also pay an L1 data fee. */
+  opStack: boolean;
+  /**
+   * The token answered a transfer it cannot make with false rather than a revert (as early ERC-20s do),
+   * so every transfer's simulated return value must be checked too (see probeTokenFailure).
+   */
+  tokenMayReturnFalse: boolean;
 }
 
 /** Raised when the node, chain or token is not what the configuration says; the process must not start. */
 export class ChainStartupError extends Error {
   override name = "ChainStartupError";
 }
+
+/**
+ * How the token answers a transfer it cannot make, tried once with a simulated transfer of more than the
+ * wallet holds: a revert (OpenZeppelin, USDC, USDT and most tokens) or false (early tokens such as ZRX and
+ * BAT). Only a token of the second kind needs every transfer's return value checked, which costs a node
+ * call per transfer. Anything unexpected counts as "may return false", the safe side.
+ */
+export async function probeTokenFailure(provider: JsonRpcProvider, tokenAddress: string, walletAddress: string): Promise<boolean> {
+  const balance = toBigInt(await provider.send("eth_call", [{ to: tokenAddress, data: ERC20_INTERFACE.encodeFunctionData("balanceOf", [walletAddress]) }, "latest"]));
+  if (balance === MaxUint256) return true;
+  try {
+    await provider.send("eth_call", [{ from: walletAddress, to: tokenAddress, data: encodeTransfer(PROBE_RECIPIENT, balance + 1n) }, "latest"]);
+    return true;
+  } catch (error) {
+    return readNodeAnswer(error).meaning !== "reverted";
+  }
+}
+
+// An address no one holds the key of, so the probe never looks like a real transfer.
+const PROBE_RECIPIENT = "0x000000000000000000000000000000000000dEaD";
 
 /** Opens the provider, checks CHAIN_ID and TOKEN_ADDRESS against the node, and reads the token's decimals. */
 export async function connectChain(config: ChainConfig, observeRpc?: RpcObserver): Promise<ChainConnection> {
@@ -47,8 +76,20 @@ export async function connectChain(config: ChainConfig, observeRpc?: RpcObserver
       "latest",
     ]);
     const [decimals] = ERC20_INTERFACE.decodeFunctionResult("decimals", decimalsResult);
+    const opStack = (await provider.send("eth_getCode", [OP_GAS_PRICE_ORACLE, "latest"])) !== "0x";
     const wallet = new Wallet(config.privateKey);
-    return { provider, wallet, signer: createDigestSigner(wallet.signingKey), keccak: useNativeKeccak(), chainId, tokenAddress, tokenDecimals: Number(decimals) };
+    const tokenMayReturnFalse = await probeTokenFailure(provider, tokenAddress, wallet.address);
+    return {
+      provider,
+      wallet,
+      signer: createDigestSigner(wallet.signingKey),
+      keccak: useNativeKeccak(),
+      chainId,
+      tokenAddress,
+      tokenDecimals: Number(decimals),
+      opStack,
+      tokenMayReturnFalse,
+    };
   } catch (error) {
     provider.destroy();
     if (error instanceof ChainStartupError) throw error;

@@ -1,7 +1,8 @@
 /** Reads, at one block, everything the hot path would otherwise ask the node for on every transfer. */
-import { toBigInt, toQuantity } from "ethers";
+import { Interface, Transaction, toBigInt, toQuantity } from "ethers";
+import { monotonicNow } from "../clock.js";
 import type { ChainConnection } from "./connect-chain.js";
-import { ERC20_INTERFACE } from "./erc20.js";
+import { ERC20_INTERFACE, encodeTransfer } from "./erc20.js";
 
 /** The wallet as of one block, plus the fees to offer from then on. */
 export interface WalletSnapshot {
@@ -13,33 +14,78 @@ export interface WalletSnapshot {
   minedNonceCount: number;
   maxFeePerGas: bigint;
   maxPriorityFeePerGas: bigint;
+  /**
+   * On OP Stack chains, the L1 data fee one transfer pays on top of gas x price (the GasPriceOracle's
+   * getL1Fee for the largest transfer the service sends); 0 elsewhere.
+   */
+  l1DataFee: bigint;
+  /** When it was read (monotonic ms). */
+  readAt: number;
 }
 
-/**
- * One head read, then the balances and nonce count at exactly that block (so they agree with each other)
- * and the node's suggested tip. Fees as wallets compute them: tip plus twice the base fee, which stays
- * valid through several blocks of rising base fee.
- */
-export async function readWalletSnapshot({ provider, wallet, tokenAddress }: ChainConnection): Promise<WalletSnapshot> {
+/** The latest block's number, hash and base fee. */
+export interface FeeBlock {
+  number: number;
+  hash: string;
+  baseFeePerGas: bigint;
+}
+
+/** The OP Stack's GasPriceOracle predeploy, the same address on every OP Stack chain (Optimism, Base, ...). */
+export const OP_GAS_PRICE_ORACLE = "0x420000000000000000000000000000000000000F";
+const GAS_PRICE_ORACLE = new Interface(["function getL1Fee(bytes unsignedTransaction) view returns (uint256)"]);
+
+/** Reads the latest block; refuses a chain without an EIP-1559 base fee. */
+export async function readFeeBlock({ provider }: Pick<ChainConnection, "provider">): Promise<FeeBlock> {
   const block = (await provider.send("eth_getBlockByNumber", ["latest", false])) as { number: string; hash: string; baseFeePerGas?: string };
   if (block.baseFeePerGas === undefined) {
     throw new Error("the node's chain has no EIP-1559 base fee; only type-2 transactions are supported");
   }
-  const at = toQuantity(BigInt(block.number));
-  const [tokenBalance, ethBalance, minedNonceCount, tip] = await Promise.all([
+  return { number: Number(block.number), hash: block.hash, baseFeePerGas: toBigInt(block.baseFeePerGas) };
+}
+
+/**
+ * The balances and nonce count at exactly `block` (so they agree with each other), the node's suggested
+ * tip, and on OP Stack chains the L1 data fee of a transfer. Fees as wallets compute them: tip plus twice
+ * the base fee, which stays valid through several blocks of rising base fee.
+ */
+export async function readWalletSnapshot(chain: ChainConnection, block?: FeeBlock): Promise<WalletSnapshot> {
+  const { provider, wallet, tokenAddress } = chain;
+  const { number, hash, baseFeePerGas } = block ?? (await readFeeBlock(chain));
+  const at = toQuantity(BigInt(number));
+  const [tokenBalance, ethBalance, minedNonceCount, tip, l1DataFee] = await Promise.all([
     provider.send("eth_call", [{ to: tokenAddress, data: ERC20_INTERFACE.encodeFunctionData("balanceOf", [wallet.address]) }, at]),
     provider.send("eth_getBalance", [wallet.address, at]),
     provider.send("eth_getTransactionCount", [wallet.address, at]),
     provider.send("eth_maxPriorityFeePerGas", []),
+    chain.opStack ? readL1DataFee(chain, at) : Promise.resolve(0n),
   ]);
-  const baseFee = toBigInt(block.baseFeePerGas);
   return {
-    blockNumber: Number(block.number),
-    blockHash: block.hash,
+    blockNumber: number,
+    blockHash: hash,
     tokenBalance: toBigInt(tokenBalance),
     ethBalance: toBigInt(ethBalance),
     minedNonceCount: Number(minedNonceCount),
-    maxFeePerGas: 2n * baseFee + toBigInt(tip),
+    maxFeePerGas: 2n * baseFeePerGas + toBigInt(tip),
     maxPriorityFeePerGas: toBigInt(tip),
+    l1DataFee,
+    readAt: monotonicNow(),
   };
+}
+
+// The L1 fee grows with the transaction's bytes; every field of this sample is as large as the service's
+// transfers can make it, so the fee it gets is an upper bound for each of them.
+async function readL1DataFee({ provider, chainId, tokenAddress }: ChainConnection, at: string): Promise<bigint> {
+  const largest = Transaction.from({
+    type: 2,
+    chainId,
+    nonce: 2 ** 32,
+    to: tokenAddress,
+    data: encodeTransfer(`0x${"ff".repeat(20)}`, (1n << 256n) - 1n),
+    gasLimit: 2n ** 32n,
+    maxFeePerGas: 2n ** 64n - 1n,
+    maxPriorityFeePerGas: 2n ** 64n - 1n,
+    accessList: [],
+  });
+  const fee = await provider.send("eth_call", [{ to: OP_GAS_PRICE_ORACLE, data: GAS_PRICE_ORACLE.encodeFunctionData("getL1Fee", [largest.unsignedSerialized]) }, at]);
+  return toBigInt(GAS_PRICE_ORACLE.decodeFunctionResult("getL1Fee", fee)[0]);
 }

@@ -27,14 +27,16 @@ export interface ReconcileSummary {
 
 /**
  * A transaction whose nonce the chain has used while neither it nor a receipt of it can be found is taken
- * as replaced only when that is still so this long after it was first seen: one lagging backend of a
- * load-balanced endpoint answers exactly like that.
+ * as replaced only when that is still so this long after it was first seen, and the chain has grown by
+ * REPLACED_AFTER_BLOCKS meanwhile: one lagging backend of a load-balanced endpoint answers exactly like
+ * that, and an endpoint that is stuck altogether shows no new blocks.
  */
 const REPLACED_AFTER_MS = 3_000;
+const REPLACED_AFTER_BLOCKS = 2;
 
 export class TransferReconciler {
-  // Entry id -> when its nonce was first seen used without a trace of it (monotonic ms).
-  readonly #missingSince = new Map<number, number>();
+  // Entry id -> when (monotonic ms) and at which head its nonce was first seen used without a trace of it.
+  readonly #missingSince = new Map<number, { at: number; head: number }>();
 
   constructor(
     private readonly chain: ChainConnection,
@@ -85,13 +87,15 @@ export class TransferReconciler {
 
   // The chain has used the entry's nonce: by this transaction (mined meanwhile), or by another one.
   async #checkNonceUsed(entry: JournalEntry): Promise<ResendOutcome> {
-    if (await this.chain.provider.send("eth_getTransactionReceipt", [entry.hash])) return this.#taken(entry);
+    const { provider } = this.chain;
+    if (await provider.send("eth_getTransactionReceipt", [entry.hash])) return this.#taken(entry);
+    const head = Number(await provider.send("eth_blockNumber", []));
     const firstMissing = this.#missingSince.get(entry.id);
     if (firstMissing === undefined) {
-      this.#missingSince.set(entry.id, monotonicNow());
+      this.#missingSince.set(entry.id, { at: monotonicNow(), head });
       return "waiting: nonce used, checking again";
     }
-    if (monotonicNow() - firstMissing < REPLACED_AFTER_MS) return "waiting: nonce used, checking again";
+    if (monotonicNow() - firstMissing.at < REPLACED_AFTER_MS || head < firstMissing.head + REPLACED_AFTER_BLOCKS) return "waiting: nonce used, checking again";
     this.#missingSince.delete(entry.id);
     this.journal.recordReplaced(entry.id);
     // Its tokens and gas are no longer held: the nonce went to another transaction, not back to the pool.
@@ -103,7 +107,7 @@ export class TransferReconciler {
     this.#missingSince.delete(entry.id);
     if (entry.state === "signed") this.journal.recordAccepted(entry.id);
     const transaction = Transaction.from(entry.rawTransaction as string);
-    this.ledger.trackSent(entry.nonce as number, { units: entry.units, gasCost: transaction.gasLimit * (transaction.maxFeePerGas ?? 0n) });
+    this.ledger.trackSent(entry.nonce as number, { units: entry.units, gasCost: transaction.gasLimit * (transaction.maxFeePerGas ?? 0n) + this.ledger.snapshot.l1DataFee });
     return "taken";
   }
 }

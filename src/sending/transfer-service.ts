@@ -17,6 +17,9 @@ import { type JournalEntry, JournalUnavailableError, type TransferJournal, type 
 import { BroadcastRefusedError, type PreparedTransfer, type SignedTokenTransfer, type TransferSubmitter } from "./transfer-submitter.js";
 import type { WalletLedger } from "./wallet-ledger.js";
 
+/** A transfer is priced and checked against a wallet snapshot at most this old; an older one is read first. */
+const SNAPSHOT_MAX_AGE_MS = 10_000;
+
 /** A sent (or replayed) transfer. */
 export interface TransferOutcome {
   transfer: SignedTokenTransfer;
@@ -35,6 +38,8 @@ export interface TokenTransferServiceOptions {
   journal: TransferJournal;
   ledger: WalletLedger;
   submitter: TransferSubmitter;
+  /** Resolves once the wallet snapshot (balances, fees) is at most `maxAgeMs` old, reading one if needed. */
+  ensureSnapshot: (maxAgeMs: number) => Promise<void>;
 }
 
 /** Sends token transfers for one hot wallet; safe to call concurrently. */
@@ -114,10 +119,14 @@ export class TokenTransferService {
     let revokeAuthorization: (() => void) | undefined;
     try {
       revokeAuthorization = authorize?.();
-      ledger.assertTokensAvailable(request.units);
+      await this.#options.ensureSnapshot(SNAPSHOT_MAX_AGE_MS);
+      await this.#withBalancesReadAgainOnShortfall(() => ledger.assertTokensAvailable(request.units));
       const data = encodeTransfer(request.recipient, request.units);
       const gasLimit = await this.#simulate(data);
-      const reservation = ledger.reserve(request.units, gasLimit * ledger.snapshot.maxFeePerGas);
+      // Gas at the fee cap, and on OP Stack chains the L1 data fee, which is paid outside gas x price.
+      const reservation = await this.#withBalancesReadAgainOnShortfall(() =>
+        ledger.reserve(request.units, gasLimit * ledger.snapshot.maxFeePerGas + ledger.snapshot.l1DataFee),
+      );
       prepared = { request, data, gasLimit, reservation, entryId: claimedEntryId };
       return await submitter.submit(prepared);
     } catch (error) {
@@ -127,16 +136,32 @@ export class TokenTransferService {
     }
   }
 
+  // The snapshot may predate a top-up (it is read at every block only while transfers are in flight):
+  // a shortfall is checked once more against balances read now before the client is told 417.
+  async #withBalancesReadAgainOnShortfall<T>(check: () => T): Promise<T> {
+    try {
+      return check();
+    } catch (error) {
+      const shortfall = error instanceof ServiceError && (error.code === "INSUFFICIENT_TOKEN_BALANCE" || error.code === "INSUFFICIENT_FUNDS");
+      if (!shortfall) throw error;
+      await this.#options.ensureSnapshot(0);
+      return check();
+    }
+  }
+
   /**
-   * The simulation before signing: the gas estimate (a revert surfaces as CALL_EXCEPTION), and the call's
-   * return value, since early tokens return false instead of reverting and would move nothing on chain.
-   * Both node calls run side by side.
+   * The simulation before signing: the gas estimate (a revert surfaces as CALL_EXCEPTION), and, for a
+   * token that answers a transfer it cannot make with false instead of a revert (probed at startup), the
+   * call's return value, side by side: such a transfer would move nothing on chain.
    */
   async #simulate(data: string): Promise<bigint> {
-    const { provider, wallet, tokenAddress } = this.#options.chain;
+    const { provider, wallet, tokenAddress, tokenMayReturnFalse } = this.#options.chain;
     const call = { from: wallet.address, to: tokenAddress, data };
-    const [estimate, returned] = await Promise.all([provider.send("eth_estimateGas", [call]), provider.send("eth_call", [call, "latest"])]);
-    if (transferReturnedFalse(String(returned))) {
+    const [estimate, returned] = await Promise.all([
+      provider.send("eth_estimateGas", [call]),
+      tokenMayReturnFalse ? provider.send("eth_call", [call, "latest"]) : undefined,
+    ]);
+    if (returned !== undefined && transferReturnedFalse(String(returned))) {
       throw new ServiceError("CALL_EXCEPTION", "the token contract would not make the transfer: its transfer() returned false (it would move nothing)");
     }
     return toBigInt(estimate);

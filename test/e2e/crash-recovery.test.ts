@@ -119,7 +119,8 @@ describe.each(["SIGTERM", "SIGINT"] as const)("%s with transfers in flight", (si
 
 describe("a crash after signing, then another transaction takes that nonce", () => {
   it("answers the retry with the journaled record (never a second transaction), then proves it replaced, checking twice", async () => {
-    const chain = await startTestChain();
+    // Blocks keep coming: "replaced" needs the chain to have grown since the first missing receipt.
+    const chain = await startTestChain(["--block-time", "1"]);
     const journalDir = mkdtempSync(join(tmpdir(), "replaced-"));
     const env = {
       RPC_URL: chain.rpcUrl,

@@ -17,7 +17,14 @@ export type ProxyFault =
   | { kind: "http-429"; methods: readonly string[] }
   /** Answers these methods with a result of its own: a node that changed under the service. */
   | { kind: "rpc-result"; methods: readonly string[]; result: unknown }
-  | { kind: "rpc-error"; message: string; methods: readonly string[] };
+  | { kind: "rpc-error"; message: string; methods: readonly string[] }
+  /**
+   * A backend that lags behind (one node of a load-balanced endpoint): it does not know transactions or
+   * receipts yet, and counts fewer transactions of every account.
+   */
+  | { kind: "lagging"; nonceCount: number }
+  /** Forwards, and words the node's errors of these methods as another implementation would. */
+  | { kind: "reword-errors"; methods: readonly string[]; message: string };
 
 export interface RpcProxy {
   url: string;
@@ -56,6 +63,11 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
       res.writeHead(429, { "content-type": "application/json", "retry-after": "0" }).end(JSON.stringify({ jsonrpc: "2.0", id: payload.id, error: { code: 429, message: "Too Many Requests" } }));
       return;
     }
+    if (fault?.kind === "lagging" && ["eth_getTransactionByHash", "eth_getTransactionReceipt", "eth_getTransactionCount"].includes(payload.method)) {
+      const result = payload.method === "eth_getTransactionCount" ? `0x${fault.nonceCount.toString(16)}` : null;
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: payload.id, result }));
+      return;
+    }
     if (fault?.kind === "http-500") {
       res.writeHead(500, { "content-type": "text/plain" }).end("internal error");
       return;
@@ -76,8 +88,13 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
       hanging.add(res);
       return;
     }
+    let answer = await upstream.body.text();
+    if (fault?.kind === "reword-errors" && fault.methods.includes(payload.method)) {
+      const parsed = JSON.parse(answer) as { error?: { message: string } };
+      if (parsed.error) answer = JSON.stringify({ ...parsed, error: { ...parsed.error, message: fault.message } });
+    }
     res.writeHead(upstream.statusCode, { "content-type": "application/json" });
-    res.end(await upstream.body.text());
+    res.end(answer);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -1,7 +1,7 @@
 /** Many transfers at once: one nonce each, no gaps, exact balances, and no overdraft reaching the chain. */
 import { isError, parseUnits } from "ethers";
 import { afterEach, describe, expect, it } from "vitest";
-import { type TestService, postJson, startService } from "../helpers/service.js";
+import { type TestService, postJson, startService, startServiceBehindProxy } from "../helpers/service.js";
 import { NODE_KINDS, type TestChain, freshAddress, startTestChain, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
 
 let chain: TestChain | undefined;
@@ -94,6 +94,28 @@ async function sendAsOperator(testChain: TestChain): Promise<void> {
     }
   }
 }
+
+describe("an outside transaction whose nonce the node calls used in words ethers does not know (Nethermind's)", () => {
+  it("is read as 'nonce too low': the transfer takes a fresh nonce, and nothing jams after it", async () => {
+    chain = await startTestChain();
+    const proxied = await startServiceBehindProxy(chain.target);
+    try {
+      proxied.proxy.fault = { kind: "reword-errors", methods: ["eth_sendRawTransaction"], message: "OldNonce, Current nonce: 9, nonce of rejected tx: 8" };
+      const first = await postJson(proxied.service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
+      expect(first.statusCode).toBe(200);
+      // The operator takes the nonce the service would use next, straight at the node.
+      await sendAsOperator(chain);
+      const replies = [];
+      for (let index = 0; index < 5; index++) replies.push(await postJson(proxied.service.app, "/transfer", { toAddress: freshAddress(), amount: "1" }));
+      for (const reply of replies) expect(reply.statusCode, JSON.stringify(reply.body)).toBe(200);
+      const nonces = replies.map((reply) => reply.body.result.nonce as number);
+      expect(nonces).toEqual([first.body.result.nonce + 2, first.body.result.nonce + 3, first.body.result.nonce + 4, first.body.result.nonce + 5, first.body.result.nonce + 6]);
+      await waitUntilMined(chain, nonces[4] + 1);
+    } finally {
+      await proxied.close();
+    }
+  });
+});
 
 describe.each(NODE_KINDS)("an outside transaction from the same wallet in the middle of a run on %s", (kind) => {
   it("is noticed; the sequence resyncs and every later transfer succeeds", async () => {

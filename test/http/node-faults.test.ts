@@ -2,8 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { READINESS_CACHE_MS } from "../../src/http/routes/health.js";
 import type { RpcProxy } from "../helpers/rpc-proxy.js";
-import { type ProxiedService, type TestService, postJson, startServiceBehindProxy } from "../helpers/service.js";
-import { type TestChain, freshAddress, startTestChain, tokenBalanceOf } from "../helpers/test-chain.js";
+import { AUTHORIZATION, type ProxiedService, type TestService, postJson, startServiceBehindProxy } from "../helpers/service.js";
+import { type TestChain, freshAddress, mineBlocks, startTestChain, tokenBalanceOf } from "../helpers/test-chain.js";
 
 describe("node faults, through a proxy in front of anvil", () => {
   let chain: TestChain;
@@ -34,6 +34,8 @@ describe("node faults, through a proxy in front of anvil", () => {
       "REPLACEMENT_UNDERPRICED",
     ],
     ["a node refusing the fee", () => (proxy.fault = { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "max fee per gas less than block base fee" }), "FEE_REFUSED"],
+    // Nethermind's words for a used nonce, which ethers does not know: still refused for sure, never a jam.
+    ["a node calling the nonce used in its own words", () => (proxy.fault = { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "OldNonce, Current nonce: 7, nonce of rejected tx: 5" }), "NONCE_EXPIRED"],
     ["a node whose pool is full", () => (proxy.fault = { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "txpool is full" }), "NODE_POOL_FULL"],
   ];
 
@@ -144,5 +146,50 @@ describe("a node that stops and starts again", () => {
     // /ready's answer is worked out at most once a second, whoever asks.
     await new Promise((resolve) => setTimeout(resolve, READINESS_CACHE_MS + 50));
     expect((await service.app.inject({ method: "GET", url: "/ready" })).statusCode).toBe(200);
+  });
+});
+
+describe("a lagging backend behind a load-balanced endpoint", () => {
+  let chain: TestChain;
+  let proxied: ProxiedService;
+
+  beforeAll(async () => {
+    chain = await startTestChain();
+    proxied = await startServiceBehindProxy(chain.target, { REBROADCAST_AFTER_MS: "200" });
+  });
+  afterAll(async () => {
+    await proxied?.close();
+    await chain?.stop();
+  });
+
+  it("is lag, not loss: a mined transfer stays confirmed, nothing is marked replaced or sent twice, nonces never go back", async () => {
+    const { proxy, service } = proxied;
+    const recipient = freshAddress();
+    const mined = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "1" });
+    await chain.provider.waitForTransaction(mined.body.result.hash, 1, 5000);
+    await mineBlocks(chain, 1);
+    expect((await postJson(service.app, "/getTransaction", { Tx: mined.body.result.hash })).body.result.confirmations).toBeGreaterThanOrEqual(1);
+
+    // From now on the service talks to a backend that has seen none of its transactions.
+    proxy.fault = { kind: "lagging", nonceCount: mined.body.result.nonce };
+    const during = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
+    expect(during.statusCode).toBe(200);
+    expect(during.body.result.nonce).toBe(mined.body.result.nonce + 1);
+    // A receipt seen once and then missing is lag: the lookup still answers what was seen.
+    const lookup = await postJson(service.app, "/getTransaction", { Tx: mined.body.result.hash });
+    expect(lookup.body.result.blockNumber).not.toBeNull();
+    // Background rounds meet "nonce too low" for the transfer the backend cannot see, and receipts that
+    // are missing: with no new block meanwhile, nothing is concluded.
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    expect(service.services.journal.findByHash(during.body.result.hash)?.state).not.toBe("replaced");
+    proxy.fault = undefined;
+
+    const after = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
+    expect(after.body.result.nonce).toBe(mined.body.result.nonce + 2);
+    await chain.provider.waitForTransaction(after.body.result.hash, 1, 5000);
+    const status = await service.app.inject({ method: "GET", url: `/transactions/${during.body.result.hash}`, headers: AUTHORIZATION });
+    expect(status.json().state).toBe("confirmed");
+    expect(await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest")).toBe(mined.body.result.nonce + 3);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(10n ** 18n);
   });
 });

@@ -10,6 +10,8 @@ const SNAPSHOT: WalletSnapshot = {
   ethBalance: 1_000n,
   minedNonceCount: 5,
   maxFeePerGas: 2n,
+  l1DataFee: 0n,
+  readAt: 0,
   maxPriorityFeePerGas: 1n,
 };
 

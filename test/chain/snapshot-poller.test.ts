@@ -1,0 +1,85 @@
+/** The snapshot poller spends node calls only when something needs them (fakes at the node boundary). */
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { SnapshotPoller } from "../../src/chain/snapshot-poller.js";
+import type { FeeBlock, WalletSnapshot } from "../../src/chain/wallet-snapshot.js";
+
+const snapshotAt = (blockNumber: number, readAt = performance.now()): WalletSnapshot => ({
+  blockNumber,
+  blockHash: `0x${blockNumber.toString(16).padStart(64, "0")}`,
+  tokenBalance: 1n,
+  ethBalance: 1n,
+  minedNonceCount: 0,
+  maxFeePerGas: 1n,
+  maxPriorityFeePerGas: 1n,
+  l1DataFee: 0n,
+  readAt,
+});
+
+describe("SnapshotPoller", () => {
+  let poller: SnapshotPoller | undefined;
+  afterEach(async () => {
+    await poller?.stop();
+    vi.useRealTimers();
+  });
+
+  function startPoller(state: { busy: boolean; head: number }) {
+    const calls = { blocks: 0, snapshots: 0 };
+    poller = new SnapshotPoller({
+      initial: snapshotAt(1),
+      readBlock: async (): Promise<FeeBlock> => {
+        calls.blocks++;
+        return { number: state.head, hash: "0x", baseFeePerGas: 1n };
+      },
+      readSnapshot: async (block) => {
+        calls.snapshots++;
+        return snapshotAt(block?.number ?? state.head);
+      },
+      onSnapshot: () => {},
+      onError: () => {},
+      isBusy: () => state.busy,
+      busyIntervalMs: 100,
+      idleIntervalMs: 5_000,
+    });
+    poller.start();
+    return calls;
+  }
+
+  it("idle, it reads only the latest block, every idle interval, even when blocks arrive", async () => {
+    vi.useFakeTimers();
+    const state = { busy: false, head: 1 };
+    const calls = startPoller(state);
+    for (let second = 0; second < 20; second++) {
+      state.head++;
+      await vi.advanceTimersByTimeAsync(1_000);
+    }
+    expect(calls).toEqual({ blocks: 4, snapshots: 0 });
+  });
+
+  it("busy, it reads the snapshot once per new block, at the busy pace, and never for the same block twice", async () => {
+    vi.useFakeTimers();
+    const state = { busy: true, head: 1 };
+    const calls = startPoller(state);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(calls).toEqual({ blocks: 10, snapshots: 0 });
+    state.head = 2;
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(calls).toEqual({ blocks: 20, snapshots: 1 });
+  });
+
+  it("a request wakes an idle poller and reads a snapshot when the one it has is too old", async () => {
+    vi.useFakeTimers();
+    const state = { busy: false, head: 3 };
+    const calls = startPoller(state);
+    await vi.advanceTimersByTimeAsync(10);
+    await poller?.ensureFresh(60_000);
+    expect(calls.snapshots).toBe(0);
+    await vi.advanceTimersByTimeAsync(20_000);
+    state.busy = true;
+    await poller?.ensureFresh(10_000);
+    expect(calls.snapshots).toBe(1);
+    // Woken: the next block read comes at the busy pace, not at the end of an idle wait.
+    const blocksBefore = calls.blocks;
+    await vi.advanceTimersByTimeAsync(150);
+    expect(calls.blocks).toBe(blocksBefore + 1);
+  });
+});
