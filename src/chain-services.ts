@@ -84,13 +84,21 @@ export async function startChainServices(config: ChainServicesConfig, chain: Cha
         ledger.applySnapshot(snapshot);
         if (!journal.failure) journal.markNonceUsedBelow(snapshot.minedNonceCount);
       },
+      onBlock: (block) => ledger.applyBaseFee(block.baseFeePerGas),
       onError: (error) => log.warn({ err: error }, "could not refresh the wallet snapshot; keeping the previous one"),
       isBusy: () => ledger.unminedCount > 0 || submitter.inFlightCount > 0,
       busyIntervalMs: config.chainRefreshIntervalMs,
       idleIntervalMs: Math.max(IDLE_POLL_INTERVAL_MS, config.chainRefreshIntervalMs),
     });
     poller.start();
-    const transfers = new TokenTransferService({ chain, journal, ledger, submitter, ensureSnapshot: (maxAgeMs) => poller.ensureFresh(maxAgeMs) });
+    const transfers = new TokenTransferService({
+      chain,
+      journal,
+      ledger,
+      submitter,
+      ensureFees: (maxAgeMs) => poller.ensureFeesFresh(maxAgeMs),
+      ensureSnapshot: (maxAgeMs) => poller.ensureFresh(maxAgeMs),
+    });
 
     let maintenance: Promise<unknown> | undefined;
     const maintenanceTimer = setInterval(() => {

@@ -1,8 +1,9 @@
 /**
  * Keeps the wallet snapshot fresh without spending node calls on nothing: the latest block is read every
  * `busyIntervalMs` while transfers are in flight (their settlement needs the mined nonce count), every
- * `idleIntervalMs` otherwise, and the rest of the snapshot is read only when a new block arrived and
- * something needs it. A request that needs a fresh snapshot asks for one (ensureFresh).
+ * `idleIntervalMs` otherwise, and its base fee is passed on each time; the rest of the snapshot is read
+ * only when a new block arrived and something needs it. A request asks for fees or a whole snapshot no
+ * older than it needs (ensureFeesFresh, ensureFresh).
  */
 import { monotonicNow } from "../clock.js";
 import type { FeeBlock, WalletSnapshot } from "./wallet-snapshot.js";
@@ -12,6 +13,8 @@ export interface SnapshotPollerOptions {
   readBlock: () => Promise<FeeBlock>;
   readSnapshot: (block?: FeeBlock) => Promise<WalletSnapshot>;
   onSnapshot: (snapshot: WalletSnapshot) => void;
+  /** Told the base fee of every block read. */
+  onBlock: (block: FeeBlock) => void;
   onError: (error: unknown) => void;
   /** True while something needs the snapshot to follow every block (transfers in flight). */
   isBusy: () => boolean;
@@ -27,10 +30,13 @@ export class SnapshotPoller {
   #stopped = true;
   #refreshing: Promise<void> | undefined;
   #ticking: Promise<void> | undefined;
+  #blockReadAt: number;
+  #readingBlock: Promise<FeeBlock> | undefined;
 
   constructor(options: SnapshotPollerOptions) {
     this.#options = options;
     this.#latest = options.initial;
+    this.#blockReadAt = options.initial.readAt;
   }
 
   start(): void {
@@ -43,6 +49,17 @@ export class SnapshotPoller {
     this.wake();
     if (monotonicNow() - this.#latest.readAt <= maxAgeMs) return;
     await this.#refresh();
+  }
+
+  /** Makes sure the fees come from a block read at most `maxAgeMs` ago, reading the latest one if not. */
+  async ensureFeesFresh(maxAgeMs: number): Promise<void> {
+    this.wake();
+    if (monotonicNow() - this.#blockReadAt <= maxAgeMs) return;
+    try {
+      await this.#readBlock();
+    } catch (error) {
+      this.#options.onError(error);
+    }
   }
 
   /** Work arrived: poll at the busy interval from now on, not at the end of an idle wait. */
@@ -72,11 +89,24 @@ export class SnapshotPoller {
 
   async #tick(): Promise<void> {
     try {
-      const block = await this.#options.readBlock();
+      const block = await this.#readBlock();
       if (block.number > this.#latest.blockNumber && this.#options.isBusy()) await this.#refresh(block);
     } catch (error) {
       this.#options.onError(error);
     }
+  }
+
+  // Concurrent readers share one read.
+  #readBlock(): Promise<FeeBlock> {
+    this.#readingBlock ??= this.#options
+      .readBlock()
+      .then((block) => {
+        this.#blockReadAt = monotonicNow();
+        this.#options.onBlock(block);
+        return block;
+      })
+      .finally(() => (this.#readingBlock = undefined));
+    return this.#readingBlock;
   }
 
   // Concurrent refreshes share one read.
@@ -85,6 +115,7 @@ export class SnapshotPoller {
       .readSnapshot(block)
       .then((snapshot) => {
         if (snapshot.blockNumber >= this.#latest.blockNumber) this.#latest = snapshot;
+        this.#blockReadAt = Math.max(this.#blockReadAt, snapshot.readAt);
         this.#options.onSnapshot(snapshot);
       }, this.#options.onError)
       .finally(() => (this.#refreshing = undefined));

@@ -17,8 +17,12 @@ import { type JournalEntry, JournalUnavailableError, type TransferJournal, type 
 import { BroadcastRefusedError, type PreparedTransfer, type SignedTokenTransfer, type TransferSubmitter } from "./transfer-submitter.js";
 import type { WalletLedger } from "./wallet-ledger.js";
 
-/** A transfer is priced and checked against a wallet snapshot at most this old; an older one is read first. */
-const SNAPSHOT_MAX_AGE_MS = 10_000;
+/**
+ * A transfer is priced with fees from a block read at most this long ago (the background reads one every
+ * few seconds, so this rarely costs a call). Balances may be older: the ledger counts what is in flight,
+ * and a shortfall is checked again against balances read at that moment.
+ */
+const FEES_MAX_AGE_MS = 10_000;
 
 /** A sent (or replayed) transfer. */
 export interface TransferOutcome {
@@ -38,7 +42,9 @@ export interface TokenTransferServiceOptions {
   journal: TransferJournal;
   ledger: WalletLedger;
   submitter: TransferSubmitter;
-  /** Resolves once the wallet snapshot (balances, fees) is at most `maxAgeMs` old, reading one if needed. */
+  /** Resolves once the fees come from a block read at most `maxAgeMs` ago, reading one if needed. */
+  ensureFees: (maxAgeMs: number) => Promise<void>;
+  /** Resolves once the wallet snapshot (balances too) is at most `maxAgeMs` old, reading one if needed. */
   ensureSnapshot: (maxAgeMs: number) => Promise<void>;
 }
 
@@ -119,7 +125,7 @@ export class TokenTransferService {
     let revokeAuthorization: (() => void) | undefined;
     try {
       revokeAuthorization = authorize?.();
-      await this.#options.ensureSnapshot(SNAPSHOT_MAX_AGE_MS);
+      await this.#options.ensureFees(FEES_MAX_AGE_MS);
       await this.#withBalancesReadAgainOnShortfall(() => ledger.assertTokensAvailable(request.units));
       const data = encodeTransfer(request.recipient, request.units);
       const gasLimit = await this.#simulate(data);

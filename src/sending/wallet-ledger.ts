@@ -42,6 +42,14 @@ export class WalletLedger {
     }
   }
 
+  /**
+   * A newer block's base fee, read without the rest of a snapshot: fees follow every block read, balances
+   * only the snapshots. `maxFeePerGas` = 2 x base fee + the snapshot's tip, as readWalletSnapshot prices.
+   */
+  applyBaseFee(baseFeePerGas: bigint): void {
+    this.#snapshot = { ...this.#snapshot, maxFeePerGas: 2n * baseFeePerGas + this.#snapshot.maxPriorityFeePerGas };
+  }
+
   /** Throws INSUFFICIENT_TOKEN_BALANCE unless `units` are available after everything in flight. */
   assertTokensAvailable(units: bigint): void {
     const available = this.#snapshot.tokenBalance - this.#heldUnits;

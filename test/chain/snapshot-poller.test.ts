@@ -23,18 +23,19 @@ describe("SnapshotPoller", () => {
   });
 
   function startPoller(state: { busy: boolean; head: number }) {
-    const calls = { blocks: 0, snapshots: 0 };
+    const calls = { blocks: 0, snapshots: 0, baseFees: [] as bigint[] };
     poller = new SnapshotPoller({
       initial: snapshotAt(1),
       readBlock: async (): Promise<FeeBlock> => {
         calls.blocks++;
-        return { number: state.head, hash: "0x", baseFeePerGas: 1n };
+        return { number: state.head, hash: "0x", baseFeePerGas: BigInt(state.head) };
       },
       readSnapshot: async (block) => {
         calls.snapshots++;
         return snapshotAt(block?.number ?? state.head);
       },
       onSnapshot: () => {},
+      onBlock: (block) => calls.baseFees.push(block.baseFeePerGas),
       onError: () => {},
       isBusy: () => state.busy,
       busyIntervalMs: 100,
@@ -52,7 +53,9 @@ describe("SnapshotPoller", () => {
       state.head++;
       await vi.advanceTimersByTimeAsync(1_000);
     }
-    expect(calls).toEqual({ blocks: 4, snapshots: 0 });
+    expect(calls).toMatchObject({ blocks: 4, snapshots: 0 });
+    // Every block read passes its base fee on: fees follow the chain at no extra cost.
+    expect(calls.baseFees).toEqual([6n, 11n, 16n, 21n]);
   });
 
   it("busy, it reads the snapshot once per new block, at the busy pace, and never for the same block twice", async () => {
@@ -60,10 +63,23 @@ describe("SnapshotPoller", () => {
     const state = { busy: true, head: 1 };
     const calls = startPoller(state);
     await vi.advanceTimersByTimeAsync(1_000);
-    expect(calls).toEqual({ blocks: 10, snapshots: 0 });
+    expect(calls).toMatchObject({ blocks: 10, snapshots: 0 });
     state.head = 2;
     await vi.advanceTimersByTimeAsync(1_000);
-    expect(calls).toEqual({ blocks: 20, snapshots: 1 });
+    expect(calls).toMatchObject({ blocks: 20, snapshots: 1 });
+  });
+
+  it("fees older than a request allows are read with one block read, not a whole snapshot", async () => {
+    vi.useFakeTimers();
+    const state = { busy: false, head: 7 };
+    const calls = startPoller(state);
+    await vi.advanceTimersByTimeAsync(1_000);
+    await poller?.ensureFeesFresh(10_000);
+    expect(calls).toMatchObject({ blocks: 0, snapshots: 0 });
+    await vi.advanceTimersByTimeAsync(20_000);
+    await poller?.ensureFeesFresh(10);
+    expect(calls.snapshots).toBe(0);
+    expect(calls.baseFees.at(-1)).toBe(7n);
   });
 
   it("a request wakes an idle poller and reads a snapshot when the one it has is too old", async () => {
