@@ -144,7 +144,6 @@ class SqliteTransferJournal implements TransferJournal {
         "UPDATE transfers SET state = @state, refusal_code = @code, refusal_message = @message, updated_at = @now WHERE id = @id AND state = @from",
       ),
       deleteClaim: db.prepare("DELETE FROM transfers WHERE id = ? AND state = 'claimed'"),
-      releaseKey: db.prepare("UPDATE transfers SET idempotency_key = NULL, updated_at = @now WHERE id = @id"),
       markNonceUsed: db.prepare("UPDATE transfers SET state = 'nonce-used', updated_at = @now WHERE state = 'accepted' AND nonce < @count"),
       unsettled: db.prepare("SELECT * FROM transfers WHERE state IN ('claimed', 'signed', 'accepted') ORDER BY nonce, id"),
       byHash: db.prepare("SELECT * FROM transfers WHERE hash = ? ORDER BY id DESC LIMIT 1"),
@@ -244,9 +243,8 @@ class SqliteTransferJournal implements TransferJournal {
     this.#writeOne(`marking entry ${entryId} ${state}`, () => this.#statements.setState.run({ id: entryId, state, now: steadyWallClockNow() }));
   }
 
-  releaseKey(entryId: number): void {
-    const deleted = this.#write(() => this.#statements.deleteClaim.run(entryId)).changes;
-    if (deleted === 0) this.#writeOne(`releasing the key of entry ${entryId}`, () => this.#statements.releaseKey.run({ id: entryId, now: steadyWallClockNow() }));
+  releaseKey(entryId: number): boolean {
+    return this.#write(() => this.#statements.deleteClaim.run(entryId)).changes === 1;
   }
 
   markNonceUsedBelow(minedNonceCount: number): number {

@@ -79,8 +79,12 @@ export interface TransferJournal {
   /** A signed entry's first broadcast was refused by the node: it is dead. */
   recordRejected(entryId: number, refusal: RecordedRefusal): void;
   recordReplaced(entryId: number): void;
-  /** Frees the entry's key so that a retry runs afresh; a claim with nothing signed is deleted. */
-  releaseKey(entryId: number): void;
+  /**
+   * Frees the key of a claim that never got signed (the claim is deleted), so that a retry runs afresh.
+   * A signed entry keeps its key whatever happens: its transaction may be on chain, and a repeat must
+   * answer it rather than send another. Returns whether the key was freed.
+   */
+  releaseKey(entryId: number): boolean;
   /**
    * Marks accepted entries below the chain's mined nonce count as nonce-used. Signed ones stay: no node was
    * known to hold them, so whose transaction used the nonce is for the reconciler to find out.

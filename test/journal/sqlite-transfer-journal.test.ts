@@ -74,17 +74,16 @@ describe("the SQLite transfer journal", () => {
     expect(() => journal.recordSigned(id, REQUEST, SIGNED)).toThrow(JournalWriteError);
   });
 
-  it("releasing a key deletes an unsigned claim and frees a signed one", () => {
+  it("releasing a key deletes an unsigned claim, and never frees the key of a signed entry", () => {
     const unsigned = journal.claimKey("key-3", REQUEST);
     const signed = journal.claimKey("key-4", REQUEST);
     if (unsigned.outcome !== "claimed" || signed.outcome !== "claimed") throw new Error("expected claims");
     journal.recordSigned(signed.entryId, REQUEST, SIGNED);
-    journal.recordRejected(signed.entryId, { code: "FEE_REFUSED", message: "too cheap" });
-    journal.releaseKey(unsigned.entryId);
-    journal.releaseKey(signed.entryId);
+    expect(journal.releaseKey(unsigned.entryId)).toBe(true);
+    // Its transaction may be on chain: a repeat must find it, not run again.
+    expect(journal.releaseKey(signed.entryId)).toBe(false);
     expect(journal.claimKey("key-3", REQUEST).outcome).toBe("claimed");
-    expect(journal.claimKey("key-4", REQUEST).outcome).toBe("claimed");
-    expect(journal.findByHash(SIGNED.hash)?.state).toBe("rejected");
+    expect(journal.claimKey("key-4", REQUEST)).toMatchObject({ outcome: "existing", entry: { state: "signed", hash: SIGNED.hash } });
   });
 
   it("forgets keys past their lifetime but keeps the entries", () => {
