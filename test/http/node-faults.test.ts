@@ -193,3 +193,32 @@ describe("a lagging backend behind a load-balanced endpoint", () => {
     expect(await tokenBalanceOf(chain, recipient)).toBe(10n ** 18n);
   });
 });
+
+describe("a status read while the node does not return a mined transfer (no lookup cache)", () => {
+  it("answers from the journal without changing it: lag is no proof of replacement", async () => {
+    const chain = await startTestChain();
+    const proxied = await startServiceBehindProxy(chain.target, { TRANSACTION_CACHE_SIZE: "0" });
+    try {
+      const { proxy, service } = proxied;
+      const sent = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
+      await chain.provider.waitForTransaction(sent.body.result.hash, 1, 5000);
+      // Once the snapshot shows its nonce mined, the journal says so.
+      const deadline = Date.now() + 5000;
+      while (service.services.journal.findByHash(sent.body.result.hash)?.state !== "nonce-used" && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(service.services.journal.findByHash(sent.body.result.hash)?.state).toBe("nonce-used");
+
+      proxy.fault = { kind: "lagging", nonceCount: 0 };
+      for (let read = 0; read < 3; read++) {
+        const status = await service.app.inject({ method: "GET", url: `/transactions/${sent.body.result.hash}`, headers: AUTHORIZATION });
+        expect(status.json().state).toBe("unknown");
+      }
+      expect(service.services.journal.findByHash(sent.body.result.hash)?.state).toBe("nonce-used");
+      proxy.fault = undefined;
+      const status = await service.app.inject({ method: "GET", url: `/transactions/${sent.body.result.hash}`, headers: AUTHORIZATION });
+      expect(status.json().state).toBe("confirmed");
+    } finally {
+      await proxied.close();
+      await chain.stop();
+    }
+  });
+});
