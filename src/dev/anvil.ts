@@ -1,8 +1,9 @@
 /** Starts and stops a local anvil node: the dev chain of `npm start` and the chain of the tests. */
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { stopProcess, waitForPrinted } from "./node-process.js";
 
 /** A running anvil process. */
 export interface AnvilNode {
@@ -34,40 +35,8 @@ export async function startAnvil(extraArgs: string[] = [], port = 0): Promise<An
   const child = spawn(findAnvilBinary(), ["--host", "127.0.0.1", "--port", String(port), ...extraArgs], {
     stdio: ["ignore", "pipe", "pipe"],
   });
-  const rpcUrl = await waitForListeningAddress(child);
-  return { rpcUrl, stop: () => stopProcess(child) };
-}
-
-function waitForListeningAddress(child: ChildProcess): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let output = "";
-    const timer = setTimeout(() => fail(new Error(`anvil did not start within 20 s:\n${output}`)), 20_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /Listening on ([0-9.]+:[0-9]+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        child.stdout?.off("data", onData);
-        child.stdout?.resume();
-        resolve(`http://${match[1]}`);
-      }
-    };
-    const fail = (error: Error) => {
-      clearTimeout(timer);
-      child.kill("SIGKILL");
-      reject(error);
-    };
-    child.stdout?.on("data", onData);
-    child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.once("error", (error) => fail(new Error(`cannot run anvil (${error.message}); install it or set ANVIL_BIN`)));
-    child.once("exit", (code) => fail(new Error(`anvil exited with code ${code}:\n${output}`)));
+  const [, address] = await waitForPrinted(child, /Listening on ([0-9.]+:[0-9]+)/, "anvil", 20_000).catch((error: Error) => {
+    throw /cannot run/.test(error.message) ? new Error(`${error.message}; install it or set ANVIL_BIN`) : error;
   });
-}
-
-function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once("exit", () => resolve());
-    child.kill("SIGTERM");
-  });
+  return { rpcUrl: `http://${address}`, stop: () => stopProcess(child) };
 }

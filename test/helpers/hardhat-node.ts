@@ -1,10 +1,11 @@
 /** Starts and stops a Hardhat Network node (`hardhat node`), the second node implementation of the tests. */
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { AnvilNode } from "../../src/dev/anvil.js";
+import { stopProcess, waitForPrinted } from "../../src/dev/node-process.js";
 
 const CONFIG_FOLDER = join(dirname(fileURLToPath(import.meta.url)), "..", "hardhat-network");
 
@@ -17,7 +18,7 @@ export async function startHardhatNode(): Promise<AnvilNode> {
     env: { ...process.env, HARDHAT_DISABLE_TELEMETRY_PROMPT: "true", HARDHAT_TELEMETRY_DISABLED: "true" },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  await waitUntilListening(child);
+  await waitForPrinted(child, /Started HTTP and WebSocket JSON-RPC server at/, "hardhat node", 60_000);
   return { rpcUrl: `http://127.0.0.1:${port}`, stop: () => stopProcess(child) };
 }
 
@@ -29,39 +30,5 @@ function freePort(): Promise<number> {
       const { port } = server.address() as { port: number };
       server.close(() => resolve(port));
     });
-  });
-}
-
-function waitUntilListening(child: ChildProcess): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let output = "";
-    const timer = setTimeout(() => fail(new Error(`hardhat node did not start within 60 s:\n${output}`)), 60_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes("Started HTTP and WebSocket JSON-RPC server at")) {
-        clearTimeout(timer);
-        child.stdout?.off("data", onData);
-        // Keep draining: a full pipe would block the node's logging of every request.
-        child.stdout?.resume();
-        resolve();
-      }
-    };
-    const fail = (error: Error) => {
-      clearTimeout(timer);
-      child.kill("SIGKILL");
-      reject(error);
-    };
-    child.stdout?.on("data", onData);
-    child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.once("error", (error) => fail(new Error(`cannot run hardhat (${error.message})`)));
-    child.once("exit", (code) => fail(new Error(`hardhat node exited with code ${code}:\n${output}`)));
-  });
-}
-
-function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once("exit", () => resolve());
-    child.kill("SIGTERM");
   });
 }
