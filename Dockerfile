@@ -1,14 +1,14 @@
 # syntax=docker/dockerfile:1
 
 # Production dependencies, with the tools to build better-sqlite3 should no prebuilt binary fit.
-FROM node:22-bookworm-slim AS deps
+FROM node:24-bookworm-slim AS deps
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --omit=optional --no-audit --no-fund
 
 # Build: compile TypeScript to dist/.
-FROM node:22-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=optional --ignore-scripts --no-audit --no-fund
@@ -18,7 +18,7 @@ COPY src ./src
 RUN npm run build
 
 # Runtime: production dependencies and the compiled code only, as the unprivileged node user.
-FROM node:22-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 JOURNAL_PATH=/app/data/transfers.sqlite
 WORKDIR /app
 COPY package.json package-lock.json ./

@@ -131,6 +131,7 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
       tokenDecimals: chain.tokenDecimals,
       policy: deps.policy,
       countOutcome: (outcome, code) => metrics.countTransfer(outcome, code),
+      countUnitsSent: (units) => metrics.countTokensSent(Number(units) / 10 ** chain.tokenDecimals),
       awaitConfirmations: (hash, wanted, timeoutMs) => waitForConfirmations(services.lookup, hash, wanted, timeoutMs, CONFIRMATION_POLL_MS),
     });
     routes.register(getTransactionRoute, { lookup: services.lookup });

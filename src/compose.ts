@@ -14,6 +14,8 @@ import { InvalidAmountError, parseTokenAmount } from "./domain/token-amount.js";
 import { TransferPolicy, type TransferPolicyLimits } from "./domain/transfer-policy.js";
 import type { ReadinessCheck } from "./http/routes/health.js";
 import { ServiceMetrics } from "./metrics.js";
+import type { WalletSnapshot } from "./chain/wallet-snapshot.js";
+import { isJammed, readUnconfirmedTransfers } from "./sending/unconfirmed-transfers.js";
 import { steadyWallClockNow } from "./clock.js";
 
 const DAY_MS = 86_400_000;
@@ -41,11 +43,18 @@ export async function composeService(config: ChainConfig, logger: Logger): Promi
     services = await startChainServices(config, chain, logger);
     const policy = new TransferPolicy(policyLimits, services.journal.spentSince(steadyWallClockNow() - DAY_MS));
     const { ledger, submitter } = services;
+    const { journal } = services;
     metrics.watchWallet({
       ethBalanceWei: () => ledger.snapshot.ethBalance,
       tokenBalanceUnits: () => ledger.snapshot.tokenBalance,
       tokenDecimals: chain.tokenDecimals,
       transfersInFlight: () => Math.max(ledger.unminedCount, submitter.inFlightCount),
+      gasCostPerTransferWei: () => transferGasCost(ledger.snapshot),
+      unconfirmed: () => {
+        const unconfirmed = readUnconfirmedTransfers(journal);
+        return { oldestAgeSeconds: unconfirmed.oldest?.ageSeconds ?? 0, stuck: unconfirmed.stuck, jammed: isJammed(unconfirmed, ledger.snapshot.minedNonceCount) };
+      },
+      journalWritable: () => journal.failure === undefined,
     });
     const app = buildApp(config, {
       chain,
@@ -103,6 +112,11 @@ function checkedRecipient(address: string): string {
   }
 }
 
+/** What one more transfer may cost in ETH at the snapshot's fees: the gas allowance at the fee cap, plus any L1 data fee. */
+function transferGasCost({ maxFeePerGas, l1DataFee }: WalletSnapshot): bigint {
+  return TRANSFER_GAS_ALLOWANCE * maxFeePerGas + l1DataFee;
+}
+
 function readinessChecks(chain: ChainConnection, services: ChainServices): Record<string, ReadinessCheck> {
   return {
     node: async () => {
@@ -120,10 +134,7 @@ function readinessChecks(chain: ChainConnection, services: ChainServices): Recor
     },
     journal: async () => (services.journal.failure ? "the transfer journal failed to commit and records nothing until the service is restarted" : undefined),
     gas: async () => {
-      const canPay = () => {
-        const { ethBalance, maxFeePerGas, l1DataFee } = services.ledger.snapshot;
-        return ethBalance >= TRANSFER_GAS_ALLOWANCE * maxFeePerGas + l1DataFee;
-      };
+      const canPay = () => services.ledger.snapshot.ethBalance >= transferGasCost(services.ledger.snapshot);
       // An idle service reads balances only on demand: a wallet that looks short is read again, so that a
       // top-up takes it back into rotation.
       if (!canPay()) await services.ensureSnapshot(GAS_RECHECK_MAX_AGE_MS);

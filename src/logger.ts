@@ -1,6 +1,6 @@
 /** The process logger: pino JSON, with secrets kept out of every line. */
 import { createRequire } from "node:module";
-import { type DestinationStream, type Logger, pino, stdSerializers, transport } from "pino";
+import { type DestinationStream, type Logger, destination, pino, stdSerializers, transport } from "pino";
 
 /** What the logger must never print, besides the Authorization header. */
 export interface LoggerSecrets {
@@ -14,8 +14,12 @@ export interface LoggerSecrets {
  * Creates the logger. Errors are logged through a serializer that blanks the private key and the RPC URL
  * (whose path or credentials may hold an API key) wherever they occur, since ethers embeds request URLs in
  * its error messages.
+ *
+ * Outside a terminal, lines go to stdout through a buffer written asynchronously (a line per request
+ * written synchronously was a fifth of a cached lookup's cost). Nothing is lost: the buffer is written
+ * out synchronously when the process exits, on a signal's graceful close or a fatal error alike.
  */
-export function createLogger(level: string, secrets: LoggerSecrets, destination?: DestinationStream): Logger {
+export function createLogger(level: string, secrets: LoggerSecrets, target?: DestinationStream): Logger {
   const scrub = secretScrubber(secrets);
   return pino(
     {
@@ -23,9 +27,23 @@ export function createLogger(level: string, secrets: LoggerSecrets, destination?
       redact: { paths: ["req.headers.authorization", "headers.authorization", "authorization"], censor: "[redacted]" },
       serializers: { err: (error: Error) => scrub(stdSerializers.err(error)) },
     },
-    destination ?? prettyInTerminal(),
+    target ?? prettyInTerminal() ?? bufferedStdout(),
   );
 }
+
+/** Lines are written out once this many bytes are buffered, and at the latest after LOG_FLUSH_INTERVAL_MS. */
+const LOG_BUFFER_BYTES = 4096;
+const LOG_FLUSH_INTERVAL_MS = 200;
+
+function bufferedStdout(): DestinationStream {
+  const stdout = destination({ dest: 1, sync: false, minLength: LOG_BUFFER_BYTES });
+  // A quiet service's lines must not wait in the buffer.
+  setInterval(() => stdout.flush(), LOG_FLUSH_INTERVAL_MS).unref();
+  // The last lines before an exit (process.exit, a fatal error) are written synchronously.
+  process.once("exit", () => stdout.flushSync());
+  return stdout;
+}
+
 
 // A developer at a terminal reads pretty lines (pino-pretty, a dev dependency); everyone else gets JSON.
 function prettyInTerminal(): DestinationStream | undefined {

@@ -2,13 +2,17 @@
 import { Counter, Gauge, Histogram, type Metric, Registry, collectDefaultMetrics } from "prom-client";
 import type { RpcObserver } from "./chain/rpc-provider.js";
 
-
 /** What the wallet gauges read at scrape time. */
 export interface WalletReadings {
   ethBalanceWei: () => bigint;
   tokenBalanceUnits: () => bigint;
   tokenDecimals: number;
   transfersInFlight: () => number;
+  /** What one more transfer may cost in ETH at the current fees: gas allowance x fee cap, plus any L1 data fee. */
+  gasCostPerTransferWei: () => bigint;
+  /** The unconfirmed transfers as operators watch them (see sending/unconfirmed-transfers.ts). */
+  unconfirmed: () => { oldestAgeSeconds: number; stuck: number; jammed: boolean };
+  journalWritable: () => boolean;
 }
 
 export class ServiceMetrics {
@@ -29,6 +33,16 @@ export class ServiceMetrics {
     labelNames: ["method", "outcome"],
     registers: [this.registry],
   });
+  readonly #tokensSent = new Counter({
+    name: "transfer_tokens_sent_total",
+    help: "tokens sent by transfers answered 200, whole token units",
+    registers: [this.registry],
+  });
+  readonly #rpcLastSuccess = new Gauge({
+    name: "rpc_last_success_timestamp_seconds",
+    help: "when the node last answered a request (Unix time, seconds); the service reads a block at least every 5 s",
+    registers: [this.registry],
+  });
   readonly #rpcDuration = new Histogram({
     name: "rpc_request_duration_seconds",
     help: "JSON-RPC request latency by method",
@@ -44,6 +58,7 @@ export class ServiceMetrics {
   readonly observeRpc: RpcObserver = (method, outcome, seconds) => {
     this.#rpcRequests.inc({ method, outcome });
     this.#rpcDuration.observe({ method }, seconds);
+    if (outcome !== "transport_error") this.#rpcLastSuccess.set(Date.now() / 1000);
   };
 
   observeHttp(route: string, method: string, status: number, seconds: number): void {
@@ -52,6 +67,10 @@ export class ServiceMetrics {
 
   countTransfer(outcome: "sent" | "replayed" | "refused", code = ""): void {
     this.#transfers.inc({ outcome, code });
+  }
+
+  countTokensSent(tokens: number): void {
+    this.#tokensSent.inc(tokens);
   }
 
   /** Registers the wallet gauges; they read the current values at every scrape. */
@@ -70,6 +89,46 @@ export class ServiceMetrics {
       registers: [this.registry],
       collect() {
         this.set(Number(wallet.tokenBalanceUnits()) / 10 ** wallet.tokenDecimals);
+      },
+    });
+    new Gauge({
+      name: "wallet_transfer_gas_cost_wei",
+      help: "what one more transfer may cost in ETH at the current fees (gas allowance x fee cap, plus the L1 data fee on OP Stack chains), wei",
+      registers: [this.registry],
+      collect() {
+        this.set(Number(wallet.gasCostPerTransferWei()));
+      },
+    });
+    new Gauge({
+      name: "transfers_oldest_unconfirmed_age_seconds",
+      help: "age of the oldest transfer signed but not yet mined, seconds (0 when there is none)",
+      registers: [this.registry],
+      collect() {
+        this.set(wallet.unconfirmed().oldestAgeSeconds);
+      },
+    });
+    new Gauge({
+      name: "transfers_stuck",
+      help: "transfers signed more than 120 s ago and not yet mined",
+      registers: [this.registry],
+      collect() {
+        this.set(wallet.unconfirmed().stuck);
+      },
+    });
+    new Gauge({
+      name: "wallet_nonce_jammed",
+      help: "1 while the oldest unconfirmed transfer is stuck and the chain has not mined its nonce: every later transfer waits",
+      registers: [this.registry],
+      collect() {
+        this.set(wallet.unconfirmed().jammed ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: "journal_writable",
+      help: "1 while the transfer journal commits; 0 after a failed commit (no transfer is taken until a restart)",
+      registers: [this.registry],
+      collect() {
+        this.set(wallet.journalWritable() ? 1 : 0);
       },
     });
     new Gauge({

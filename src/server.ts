@@ -33,7 +33,11 @@ async function main(): Promise<void> {
     }, app.log);
     await app.listen({ port: config.port, host: config.host });
     app.log.info({ node: describeRpcUrl(chainConfig.rpcUrl), chainId: Number(chain.chainId), token: chain.tokenAddress, wallet: chain.wallet.address, signer: chain.signer.implementation, keccak: chain.keccak }, "service ready");
-    if (demo) printDemoBanner(demo, app.server.address());
+    if (demo) {
+      // The banner is written straight to stdout; the log lines before it go first.
+      await new Promise<void>((resolve) => logger.flush(() => resolve()));
+      printDemoBanner(demo, app.server.address());
+    }
   } catch (error) {
     await stopDevNode();
     throw error;

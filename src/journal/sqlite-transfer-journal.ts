@@ -80,37 +80,41 @@ const UNSETTLED_INDEX = `
   UPDATE transfers SET state = 'nonce-used' WHERE state = 'settled';
 `;
 
-/** Opens (creating if needed) the journal at `path`; ":memory:" keeps it in memory. */
+/**
+ * Opens (creating if needed) the journal at `path`; ":memory:" keeps it in memory.
+ *
+ * Every statement is prepared once and lives as long as the journal: better-sqlite3 12's Statement, when
+ * garbage-collected at certain moments, trips an assertion of Node 24 (node::ObjectWrap removes its
+ * cleanup hook with no current environment) and aborts the process. Settings go through exec(), which
+ * makes no Statement object.
+ */
 export function openSqliteJournal(path: string, owner: JournalOwner, synchronous: "FULL" | "NORMAL" = "FULL"): TransferJournal {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
-  db.pragma("journal_mode = WAL");
   // FULL survives power loss; NORMAL survives a crashed process only, but skips an fsync per commit.
-  db.pragma(`synchronous = ${synchronous}`);
-  db.pragma("busy_timeout = 5000");
+  db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous}; PRAGMA busy_timeout = 5000;`);
   db.exec(SCHEMA);
-  const columns = new Set((db.prepare("PRAGMA table_info(transfers)").all() as { name: string }[]).map((column) => column.name));
-  for (const migration of MIGRATIONS) {
-    const column = migration.split(" ")[5];
-    if (!columns.has(column)) db.exec(migration);
+  migrate(db);
+  const journal = new SqliteTransferJournal(db);
+  try {
+    journal.checkOwner(owner);
+  } catch (error) {
+    journal.close();
+    throw error;
   }
-  db.exec(UNSETTLED_INDEX);
-  checkOwner(db, owner);
-  return new SqliteTransferJournal(db);
+  return journal;
 }
 
-function checkOwner(db: Database.Database, owner: JournalOwner): void {
-  const expected = { chain_id: owner.chainId.toString(), wallet_address: owner.walletAddress, token_address: owner.tokenAddress };
-  const stored = db.prepare("SELECT chain_id, wallet_address, token_address FROM journal_owner WHERE id = 1").get() as typeof expected | undefined;
-  if (!stored) {
-    db.prepare("INSERT INTO journal_owner (id, chain_id, wallet_address, token_address) VALUES (1, @chain_id, @wallet_address, @token_address)").run(expected);
-    return;
+/** Brings a journal written by an earlier version up to date (a column that exists already is fine). */
+function migrate(db: Database.Database): void {
+  for (const migration of MIGRATIONS) {
+    try {
+      db.exec(migration);
+    } catch (error) {
+      if (!/duplicate column name/.test((error as Error).message)) throw error;
+    }
   }
-  if (stored.chain_id !== expected.chain_id || stored.wallet_address !== expected.wallet_address || stored.token_address !== expected.token_address) {
-    throw new JournalOwnerMismatchError(
-      `JOURNAL_PATH: this journal belongs to wallet ${stored.wallet_address}, token ${stored.token_address} on chain ${stored.chain_id}; use another file`,
-    );
-  }
+  db.exec(UNSETTLED_INDEX);
 }
 
 class SqliteTransferJournal implements TransferJournal {
@@ -123,6 +127,8 @@ class SqliteTransferJournal implements TransferJournal {
   constructor(db: Database.Database) {
     this.#db = db;
     this.#statements = {
+      owner: db.prepare("SELECT chain_id, wallet_address, token_address FROM journal_owner WHERE id = 1"),
+      insertOwner: db.prepare("INSERT INTO journal_owner (id, chain_id, wallet_address, token_address) VALUES (1, @chain_id, @wallet_address, @token_address)"),
       claim: db.prepare(
         `INSERT INTO transfers (idempotency_key, recipient, units, api_key_id, state, created_at, updated_at)
          VALUES (@key, @recipient, @units, @apiKeyId, 'claimed', @now, @now) ON CONFLICT (idempotency_key) DO NOTHING`,
@@ -149,6 +155,21 @@ class SqliteTransferJournal implements TransferJournal {
       byHash: db.prepare("SELECT * FROM transfers WHERE hash = ? ORDER BY id DESC LIMIT 1"),
       expireKeys: db.prepare("UPDATE transfers SET idempotency_key = NULL WHERE idempotency_key IS NOT NULL AND created_at < ?"),
     };
+  }
+
+  /** Records the owner in a new journal; refuses a journal of another wallet, token or chain. */
+  checkOwner(owner: JournalOwner): void {
+    const expected = { chain_id: owner.chainId.toString(), wallet_address: owner.walletAddress, token_address: owner.tokenAddress };
+    const stored = this.#statements.owner.get() as typeof expected | undefined;
+    if (!stored) {
+      this.#statements.insertOwner.run(expected);
+      return;
+    }
+    if (stored.chain_id !== expected.chain_id || stored.wallet_address !== expected.wallet_address || stored.token_address !== expected.token_address) {
+      throw new JournalOwnerMismatchError(
+        `JOURNAL_PATH: this journal belongs to wallet ${stored.wallet_address}, token ${stored.token_address} on chain ${stored.chain_id}; use another file`,
+      );
+    }
   }
 
   get failure(): JournalUnavailableError | undefined {

@@ -98,6 +98,10 @@ describe.each(["SIGTERM", "SIGINT"] as const)("%s with transfers in flight", (si
       server.child.kill(signal);
       const settled = await Promise.all(replies);
       expect(await server.exited).toBe(0);
+      // Log lines are buffered (not a terminal): every one of them was written out before the exit.
+      const sentLines = server.output().split("\n").filter((line) => line.includes('"msg":"transfer sent"'));
+      expect(sentLines).toHaveLength(settled.filter((reply) => reply.statusCode === 200).length);
+      expect(server.output()).toContain(`${signal} received: finishing requests in flight, then exiting`);
 
       const answered = settled.filter((reply) => reply.statusCode === 200);
       expect(answered.length).toBeGreaterThan(0);

@@ -14,6 +14,8 @@ export interface TransferRouteOptions {
   policy: TransferPolicy;
   /** Told how each request ended, for the transfers_total metric. */
   countOutcome: (outcome: "sent" | "replayed" | "refused", code?: string) => void;
+  /** Told the base units of every transfer sent, for the transfer_tokens_sent_total metric. */
+  countUnitsSent: (units: bigint) => void;
   /** Resolves with the confirmations a transaction has once it has `wanted`, or when time runs out. */
   awaitConfirmations: (hash: string, wanted: number, timeoutMs: number) => Promise<number>;
 }
@@ -22,7 +24,7 @@ const MAX_WAIT_MS = 120_000;
 const DEFAULT_WAIT_MS = 60_000;
 
 export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = async (app, options) => {
-  const { transfers, tokenDecimals, policy, countOutcome, awaitConfirmations } = options;
+  const { transfers, tokenDecimals, policy, countOutcome, countUnitsSent, awaitConfirmations } = options;
   app.post(
     "/transfer",
     {
@@ -54,6 +56,7 @@ export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = as
       const authorize = () => policy.authorize(apiKeyId, recipient, units);
       const { transfer, replayed } = await transfers.sendTokenTransfer({ recipient, units, apiKeyId }, journalKey, authorize);
       countOutcome(replayed ? "replayed" : "sent");
+      if (!replayed) countUnitsSent(units);
       const logged = { hash: transfer.hash, nonce: transfer.transaction.nonce, recipient, units: units.toString(), idempotencyKey, apiKeyId };
       if (replayed) {
         reply.header("idempotent-replayed", "true");

@@ -5,11 +5,9 @@ import type { ChainServices } from "../../chain-services.js";
 import type { ChainConnection } from "../../chain/connect-chain.js";
 import { formatTokenAmount } from "../../domain/token-amount.js";
 import { asNodeUnavailable } from "../../chain/ethers-errors.js";
+import { STUCK_AFTER_SECONDS, isJammed, readUnconfirmedTransfers } from "../../sending/unconfirmed-transfers.js";
 import { errorReplies } from "../schemas.js";
-import { steadyWallClockNow } from "../../clock.js";
 
-/** An unconfirmed transfer older than this, with the chain not past its nonce, means the wallet is stuck. */
-const JAMMED_AFTER_SECONDS = 120;
 
 export interface WalletRouteOptions {
   chain: ChainConnection;
@@ -34,7 +32,7 @@ const WalletReportSchema = Type.Object({
     Type.Object({ hash: Type.String(), nonce: Type.Integer(), state: Type.String(), ageSeconds: Type.Integer() }),
     Type.Null(),
   ]),
-  jammed: Type.Boolean({ description: `true when the oldest unconfirmed transfer is over ${JAMMED_AFTER_SECONDS} s old and its nonce is still not mined` }),
+  jammed: Type.Boolean({ description: `true when the oldest unconfirmed transfer is over ${STUCK_AFTER_SECONDS} s old and its nonce is still not mined` }),
 });
 
 export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async (app, { chain, services }) => {
@@ -58,9 +56,7 @@ export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async 
       });
       const chainLatest = Number(latest);
       const snapshot = services.ledger.snapshot;
-      const unconfirmed = services.journal.unsettled().filter((entry) => entry.nonce !== null && entry.hash !== null);
-      const oldest = unconfirmed.reduce<(typeof unconfirmed)[number] | undefined>((found, entry) => (!found || entry.createdAt < found.createdAt ? entry : found), undefined);
-      const ageSeconds = oldest ? Math.floor((steadyWallClockNow() - oldest.createdAt) / 1000) : 0;
+      const unconfirmed = readUnconfirmedTransfers(services.journal);
       return {
         address: wallet.address,
         chainId: Number(chain.chainId),
@@ -71,8 +67,8 @@ export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async 
         snapshotBlock: snapshot.blockNumber,
         nonces: { next: services.nonces.peek() ?? null, chainLatest, chainPending: Number(pending) },
         transfersInFlight: services.ledger.unminedCount,
-        oldestUnconfirmed: oldest ? { hash: oldest.hash as string, nonce: oldest.nonce as number, state: oldest.state, ageSeconds } : null,
-        jammed: oldest !== undefined && ageSeconds > JAMMED_AFTER_SECONDS && chainLatest <= (oldest.nonce as number),
+        oldestUnconfirmed: unconfirmed.oldest ?? null,
+        jammed: isJammed(unconfirmed, chainLatest),
       };
     },
   );
