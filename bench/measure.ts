@@ -8,7 +8,7 @@ import type { JsonRpcProvider } from "ethers";
 import { type RunningService, composeService } from "../src/compose.js";
 import { type ChainConfig, loadConfig } from "../src/config.js";
 import type { DemoChain } from "../src/dev/demo-chain.js";
-import { createLogger } from "../src/logger.js";
+import { bufferedLogDestination, createLogger } from "../src/logger.js";
 
 export interface RunResult {
   count: number;
@@ -82,14 +82,14 @@ export async function startBenchService(
     PRIVATE_KEY: demo.privateKey,
     TOKEN_ADDRESS: demo.tokenAddress,
     JOURNAL_PATH: join(journalDir, "transfers.sqlite"),
-    // One line per request at info would measure the terminal; LOG_LEVEL=info npm run bench:... > file to see that cost.
-    LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
+    // The service's default level; its lines go to a file (below), as they would in production.
+    LOG_LEVEL: process.env.LOG_LEVEL ?? "info",
     API_KEYS: BENCH_API_KEY,
     // The load comes from one key: the rate limit must not be what is measured.
     RATE_LIMIT_MAX: "1000000",
     ...extraEnv,
   }) as ChainConfig;
-  const service = await composeService(config, createLogger(config.logLevel, config));
+  const service = await composeService(config, createLogger(config.logLevel, config, bufferedLogDestination(join(journalDir, "service.log"))));
   await service.app.listen({ host: "127.0.0.1", port: 0 });
   return {
     ...service,

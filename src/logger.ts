@@ -27,7 +27,7 @@ export function createLogger(level: string, secrets: LoggerSecrets, target?: Des
       redact: { paths: ["req.headers.authorization", "headers.authorization", "authorization"], censor: "[redacted]" },
       serializers: { err: (error: Error) => scrub(stdSerializers.err(error)) },
     },
-    target ?? prettyInTerminal() ?? bufferedStdout(),
+    target ?? prettyInTerminal() ?? bufferedLogDestination(1),
   );
 }
 
@@ -35,13 +35,14 @@ export function createLogger(level: string, secrets: LoggerSecrets, target?: Des
 const LOG_BUFFER_BYTES = 4096;
 const LOG_FLUSH_INTERVAL_MS = 200;
 
-function bufferedStdout(): DestinationStream {
-  const stdout = destination({ dest: 1, sync: false, minLength: LOG_BUFFER_BYTES });
+/** The buffered destination the service logs to outside a terminal: a file descriptor (1 is stdout) or a path. */
+export function bufferedLogDestination(target: number | string): DestinationStream {
+  const stream = destination({ dest: target, sync: false, minLength: LOG_BUFFER_BYTES, mkdir: typeof target === "string" });
   // A quiet service's lines must not wait in the buffer.
-  setInterval(() => stdout.flush(), LOG_FLUSH_INTERVAL_MS).unref();
+  setInterval(() => stream.flush(), LOG_FLUSH_INTERVAL_MS).unref();
   // The last lines before an exit (process.exit, a fatal error) are written synchronously.
-  process.once("exit", () => stdout.flushSync());
-  return stdout;
+  process.once("exit", () => stream.flushSync());
+  return stream;
 }
 
 
