@@ -30,6 +30,7 @@ export class SnapshotPoller {
   #stopped = true;
   #refreshing: Promise<void> | undefined;
   #ticking: Promise<void> | undefined;
+  #wokenWhileTicking = false;
   #blockReadAt: number;
   #readingBlock: Promise<FeeBlock> | undefined;
 
@@ -62,11 +63,18 @@ export class SnapshotPoller {
     }
   }
 
-  /** Work arrived: poll at the busy interval from now on, not at the end of an idle wait. */
+  /**
+   * Work arrived: the next read comes at the busy pace, not at the end of an idle wait (the work may not
+   * count as busy yet: a transfer is woken for before it holds anything in the ledger).
+   */
   wake(): void {
     if (this.#stopped || !this.#timerIsIdle) return;
+    if (this.#ticking) {
+      this.#wokenWhileTicking = true;
+      return;
+    }
     clearTimeout(this.#timer);
-    this.#schedule();
+    this.#schedule(true);
   }
 
   async stop(): Promise<void> {
@@ -75,14 +83,16 @@ export class SnapshotPoller {
     await Promise.all([this.#ticking, this.#refreshing]);
   }
 
-  #schedule(): void {
+  #schedule(woken = false): void {
     if (this.#stopped) return;
-    const busy = this.#options.isBusy();
+    const busy = woken || this.#options.isBusy();
     this.#timerIsIdle = !busy;
     this.#timer = setTimeout(() => {
       this.#ticking = this.#tick().finally(() => {
         this.#ticking = undefined;
-        this.#schedule();
+        const woken = this.#wokenWhileTicking;
+        this.#wokenWhileTicking = false;
+        this.#schedule(woken);
       });
     }, busy ? this.#options.busyIntervalMs : this.#options.idleIntervalMs).unref();
   }

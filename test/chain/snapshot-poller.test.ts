@@ -82,6 +82,16 @@ describe("SnapshotPoller", () => {
     expect(calls.baseFees.at(-1)).toBe(7n);
   });
 
+  it("a request wakes an idle poller to the busy pace even before its transfer counts as busy", async () => {
+    vi.useFakeTimers();
+    const state = { busy: false, head: 3 };
+    const calls = startPoller(state);
+    await vi.advanceTimersByTimeAsync(10);
+    await poller?.ensureFeesFresh(60_000);
+    await vi.advanceTimersByTimeAsync(150);
+    expect(calls.blocks).toBe(1);
+  });
+
   it("a request wakes an idle poller and reads a snapshot when the one it has is too old", async () => {
     vi.useFakeTimers();
     const state = { busy: false, head: 3 };
