@@ -106,6 +106,9 @@ export class TransferReconciler {
   #taken(entry: JournalEntry): ResendOutcome {
     this.#missingSince.delete(entry.id);
     if (entry.state === "signed") this.journal.recordAccepted(entry.id);
+    // Mined already (its nonce is below the count): settle it now, since an idle service may read no
+    // snapshot for a while, and an entry left "accepted" would look unconfirmed to /wallet and the alerts.
+    this.journal.markNonceUsedBelow(this.ledger.snapshot.minedNonceCount);
     const transaction = Transaction.from(entry.rawTransaction as string);
     this.ledger.trackSent(entry.nonce as number, { units: entry.units, gasCost: transaction.gasLimit * (transaction.maxFeePerGas ?? 0n) + this.ledger.snapshot.l1DataFee });
     return "taken";

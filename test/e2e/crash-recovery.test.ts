@@ -70,6 +70,13 @@ describe.each(CRASHES)("a crash %s on %s", (faultPoint, kind) => {
 
     const mined = await chain.provider.waitForTransaction(result.hash, 1, 10_000);
     expect(mined?.status).toBe(1);
+    // Settled in the journal too: nothing is left looking unconfirmed to /wallet and the alerts.
+    let wallet: { oldestUnconfirmed: unknown; transfersInFlight: number } | undefined;
+    for (const deadline = Date.now() + 5_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 100))) {
+      wallet = (await (await request(`${restarted.baseUrl}/wallet`, { headers: AUTHORIZATION })).body.json()) as typeof wallet;
+      if (wallet?.oldestUnconfirmed === null) break;
+    }
+    expect(wallet).toMatchObject({ oldestUnconfirmed: null, transfersInFlight: 0 });
     expect(await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest")).toBe(nonceBefore + 1);
     expect(await tokenBalanceOf(chain, body.toAddress)).toBe(parseUnits("8", 18));
     restarted.child.kill("SIGTERM");
