@@ -3,6 +3,7 @@
  * by a snapshot poller, startup reconciliation, the transfer service and the background resend of lost
  * sends; for everyone the chain head tracker and the cached transaction lookup.
  */
+import { parseUnits } from "ethers";
 import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "./config.js";
 import { ChainHeadTracker, readLatestBlock } from "./chain/chain-head.js";
@@ -10,6 +11,7 @@ import type { ChainConnection } from "./chain/connect-chain.js";
 import { SnapshotPoller } from "./chain/snapshot-poller.js";
 import { TransactionLookup } from "./chain/transaction-lookup.js";
 import { TransactionStatusReader } from "./chain/transaction-status.js";
+import { type FeePolicy, offeredFees } from "./chain/fee-policy.js";
 import { readFeeBlock, readWalletSnapshot } from "./chain/wallet-snapshot.js";
 import { openSqliteJournal } from "./journal/sqlite-transfer-journal.js";
 import type { TransferJournal } from "./journal/transfer-journal.js";
@@ -45,8 +47,31 @@ export interface ChainServices {
 
 export type ChainServicesConfig = Pick<
   Config,
-  "journalPath" | "journalSynchronous" | "idempotencyKeyTtlHours" | "chainRefreshIntervalMs" | "rebroadcastAfterMs" | "headMaxAgeMs" | "transactionCacheSize" | "testFaultPoint"
+  | "journalPath"
+  | "journalSynchronous"
+  | "idempotencyKeyTtlHours"
+  | "chainRefreshIntervalMs"
+  | "rebroadcastAfterMs"
+  | "headMaxAgeMs"
+  | "transactionCacheSize"
+  | "testFaultPoint"
+  | "feeTipPercentile"
+  | "minPriorityFeePerGas"
+  | "maxFeePerGas"
+  | "maxPriorityFeePerGas"
+  | "gasLimitMultiplier"
 >;
+
+/** The fee policy the configuration describes (gwei values in wei). */
+function feePolicyOf(config: ChainServicesConfig): FeePolicy {
+  const gwei = (value: string | undefined) => (value === undefined ? undefined : parseUnits(value, "gwei"));
+  return {
+    tipPercentile: config.feeTipPercentile,
+    minTip: parseUnits(config.minPriorityFeePerGas, "gwei"),
+    maxFeePerGas: gwei(config.maxFeePerGas),
+    maxTip: gwei(config.maxPriorityFeePerGas),
+  };
+}
 
 /** Opens the journal, reads the wallet, reconciles unfinished transfers, and starts background work. */
 export async function startChainServices(config: ChainServicesConfig, chain: ChainConnection, log: FastifyBaseLogger): Promise<ChainServices> {
@@ -56,7 +81,8 @@ export async function startChainServices(config: ChainServicesConfig, chain: Cha
     config.journalSynchronous,
   );
   try {
-    const initialSnapshot = await readWalletSnapshot(chain);
+    const fees = feePolicyOf(config);
+    const initialSnapshot = await readWalletSnapshot(chain, fees);
     const ledger = new WalletLedger(initialSnapshot);
     const reconciler = new TransferReconciler(chain, journal, ledger);
     const summary = await reconciler.reconcileAtStartup();
@@ -79,12 +105,12 @@ export async function startChainServices(config: ChainServicesConfig, chain: Cha
     const poller = new SnapshotPoller({
       initial: initialSnapshot,
       readBlock: () => readFeeBlock(chain),
-      readSnapshot: (block) => readWalletSnapshot(chain, block),
+      readSnapshot: (block) => readWalletSnapshot(chain, fees, block),
       onSnapshot: (snapshot) => {
         ledger.applySnapshot(snapshot);
         if (!journal.failure) journal.markNonceUsedBelow(snapshot.minedNonceCount);
       },
-      onBlock: (block) => ledger.applyBaseFee(block.baseFeePerGas),
+      onBlock: (block) => ledger.applyBaseFee(block.baseFeePerGas, (baseFee, tip) => offeredFees(baseFee, tip, fees)),
       onError: (error) => log.warn({ err: error }, "could not refresh the wallet snapshot; keeping the previous one"),
       isBusy: () => ledger.unminedCount > 0 || submitter.inFlightCount > 0,
       busyIntervalMs: config.chainRefreshIntervalMs,
@@ -93,6 +119,7 @@ export async function startChainServices(config: ChainServicesConfig, chain: Cha
     poller.start();
     const transfers = new TokenTransferService({
       chain,
+      gasLimitMultiplier: config.gasLimitMultiplier,
       journal,
       ledger,
       submitter,

@@ -5,6 +5,7 @@ import { ApiKeyRing, InvalidApiKeysError } from "./auth/api-keys.js";
 
 const HEX_PRIVATE_KEY = "^0x[0-9a-fA-F]{64}$";
 const HEX_ADDRESS = "^0x[0-9a-fA-F]{40}$";
+const GWEI = "^[0-9]+(\\.[0-9]{1,9})?$";
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -23,6 +24,11 @@ export const ConfigSchema = Type.Object({
   idempotencyKeyTtlHours: Type.Number({ exclusiveMinimum: 0, maximum: 8760, default: 24 }),
   chainRefreshIntervalMs: Type.Integer({ minimum: 50, maximum: 60_000, default: 1000 }),
   rebroadcastAfterMs: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 15_000, description: "unmined this long, a sent transaction is checked and sent again if the node lost it" }),
+  feeTipPercentile: Type.Integer({ minimum: 0, maximum: 100, default: 50, description: "which percentile of recent blocks' tips to offer" }),
+  minPriorityFeePerGas: Type.String({ pattern: GWEI, default: "0.001", description: "the least tip offered, gwei" }),
+  maxFeePerGas: Type.Optional(Type.String({ pattern: GWEI, description: "cap on maxFeePerGas, gwei" })),
+  maxPriorityFeePerGas: Type.Optional(Type.String({ pattern: GWEI, description: "cap on maxPriorityFeePerGas, gwei" })),
+  gasLimitMultiplier: Type.String({ pattern: "^[0-9]+(\\.[0-9]{1,4})?$", default: "1.0", description: "gas limit = eth_estimateGas x this (at least 1)" }),
   headMaxAgeMs: Type.Integer({ minimum: 0, maximum: 60_000, default: 500, description: "oldest chain head a lookup may use" }),
   transactionCacheSize: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 10_000 }),
   apiKeys: Type.Optional(Type.String({ description: "comma-separated API keys, plain or sha256:<hex>" })),
@@ -63,6 +69,11 @@ export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
   idempotencyKeyTtlHours: "IDEMPOTENCY_KEY_TTL_HOURS",
   chainRefreshIntervalMs: "CHAIN_REFRESH_INTERVAL_MS",
   rebroadcastAfterMs: "REBROADCAST_AFTER_MS",
+  feeTipPercentile: "FEE_TIP_PERCENTILE",
+  minPriorityFeePerGas: "MIN_PRIORITY_FEE_PER_GAS",
+  maxFeePerGas: "MAX_FEE_PER_GAS",
+  maxPriorityFeePerGas: "MAX_PRIORITY_FEE_PER_GAS",
+  gasLimitMultiplier: "GAS_LIMIT_MULTIPLIER",
   headMaxAgeMs: "HEAD_MAX_AGE_MS",
   transactionCacheSize: "TRANSACTION_CACHE_SIZE",
   apiKeys: "API_KEYS",
@@ -83,6 +94,7 @@ const INTEGER_FIELDS: (keyof Config)[] = [
   "chainRefreshIntervalMs",
   "rebroadcastAfterMs",
   "headMaxAgeMs",
+  "feeTipPercentile",
   "transactionCacheSize",
   "rateLimitMax",
   "rateLimitWindowMs",
@@ -127,6 +139,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       problems.push(`API_KEYS: ${error.message}`);
     }
   }
+  if (typeof raw.gasLimitMultiplier === "string" && Number(raw.gasLimitMultiplier) < 1) {
+    problems.push("GAS_LIMIT_MULTIPLIER: must be at least 1 (below the estimate a transfer runs out of gas)");
+  }
   if (raw.demoSetup === "true" && !raw.rpcUrl) {
     problems.push("DEMO_SETUP: needs RPC_URL of an anvil node (without RPC_URL a local one is started anyway)");
   }
@@ -157,6 +172,12 @@ function describeExpectation(field: keyof Config, schemaMessage: string): string
     case "maxTransferAmount":
     case "transferCapPerDay":
       return "must be a plain decimal number of tokens, such as 1000 or 2.5";
+    case "minPriorityFeePerGas":
+    case "maxFeePerGas":
+    case "maxPriorityFeePerGas":
+      return "must be a plain decimal number of gwei, such as 30 or 0.5";
+    case "gasLimitMultiplier":
+      return "must be a plain decimal number such as 1.2";
     case "trustProxy":
       return "must be true, false, a number of proxy hops, or comma-separated addresses or CIDR ranges";
     case "journalSynchronous":

@@ -16,6 +16,9 @@ const DEFAULTS = {
   chainRefreshIntervalMs: 1000,
   rebroadcastAfterMs: 15_000,
   headMaxAgeMs: 500,
+  feeTipPercentile: 50,
+  minPriorityFeePerGas: "0.001",
+  gasLimitMultiplier: "1.0",
   transactionCacheSize: 10_000,
   authDisabled: false,
   rateLimitMax: 600,
@@ -23,6 +26,19 @@ const DEFAULTS = {
 };
 
 describe("loadConfig", () => {
+  it("reads the fee policy and refuses a gas limit multiplier below 1 or fees that are not gwei decimals", () => {
+    expect(loadConfig({ MAX_FEE_PER_GAS: "30", MAX_PRIORITY_FEE_PER_GAS: "1.5", FEE_TIP_PERCENTILE: "60", MIN_PRIORITY_FEE_PER_GAS: "0.01", GAS_LIMIT_MULTIPLIER: "1.2" })).toMatchObject({
+      maxFeePerGas: "30",
+      maxPriorityFeePerGas: "1.5",
+      feeTipPercentile: 60,
+      minPriorityFeePerGas: "0.01",
+      gasLimitMultiplier: "1.2",
+    });
+    expect(() => loadConfig({ GAS_LIMIT_MULTIPLIER: "0.9" })).toThrow(/GAS_LIMIT_MULTIPLIER: must be at least 1/);
+    expect(() => loadConfig({ MAX_FEE_PER_GAS: "30 gwei" })).toThrow(/MAX_FEE_PER_GAS: must be a plain decimal number of gwei/);
+    expect(() => loadConfig({ FEE_TIP_PERCENTILE: "101" })).toThrow(/FEE_TIP_PERCENTILE/);
+  });
+
   it("reads TRUST_PROXY, and refuses a value that is neither a flag, a hop count nor addresses", () => {
     expect(loadConfig({ TRUST_PROXY: "1" }).trustProxy).toBe("1");
     expect(loadConfig({ TRUST_PROXY: "10.0.0.0/8,127.0.0.1" }).trustProxy).toBe("10.0.0.0/8,127.0.0.1");

@@ -3,6 +3,7 @@ import { Interface, Transaction, toBigInt, toQuantity } from "ethers";
 import { monotonicNow } from "../clock.js";
 import type { ChainConnection } from "./connect-chain.js";
 import { ERC20_INTERFACE, encodeTransfer } from "./erc20.js";
+import { FEE_HISTORY_BLOCKS, type FeePolicy, offeredFees, tipFromFeeHistory } from "./fee-policy.js";
 
 /** The wallet as of one block, plus the fees to offer from then on. */
 export interface WalletSnapshot {
@@ -12,6 +13,10 @@ export interface WalletSnapshot {
   ethBalance: bigint;
   /** How many of the wallet's transactions are mined: nonces below this are used on chain. */
   minedNonceCount: number;
+  /** The latest base fee, and the tip recent blocks call for (before the caps). */
+  baseFeePerGas: bigint;
+  tip: bigint;
+  /** The fees to sign with: from the two above by the fee policy, within its caps. */
   maxFeePerGas: bigint;
   maxPriorityFeePerGas: bigint;
   /**
@@ -44,29 +49,31 @@ export async function readFeeBlock({ provider }: Pick<ChainConnection, "provider
 }
 
 /**
- * The balances and nonce count at exactly `block` (so they agree with each other), the node's suggested
- * tip, and on OP Stack chains the L1 data fee of a transfer. Fees as wallets compute them: tip plus twice
- * the base fee, which stays valid through several blocks of rising base fee.
+ * The balances and nonce count at exactly `block` (so they agree with each other), the tip recent blocks
+ * call for (eth_feeHistory) and the fees the policy offers from it, and on OP Stack chains the L1 data
+ * fee of a transfer.
  */
-export async function readWalletSnapshot(chain: ChainConnection, block?: FeeBlock): Promise<WalletSnapshot> {
+export async function readWalletSnapshot(chain: ChainConnection, policy: FeePolicy, block?: FeeBlock): Promise<WalletSnapshot> {
   const { provider, wallet, tokenAddress } = chain;
   const { number, hash, baseFeePerGas } = block ?? (await readFeeBlock(chain));
   const at = toQuantity(BigInt(number));
-  const [tokenBalance, ethBalance, minedNonceCount, tip, l1DataFee] = await Promise.all([
+  const [tokenBalance, ethBalance, minedNonceCount, history, l1DataFee] = await Promise.all([
     provider.send("eth_call", [{ to: tokenAddress, data: ERC20_INTERFACE.encodeFunctionData("balanceOf", [wallet.address]) }, at]),
     provider.send("eth_getBalance", [wallet.address, at]),
     provider.send("eth_getTransactionCount", [wallet.address, at]),
-    provider.send("eth_maxPriorityFeePerGas", []),
+    provider.send("eth_feeHistory", [toQuantity(FEE_HISTORY_BLOCKS), at, [policy.tipPercentile]]) as Promise<{ reward?: string[][] }>,
     chain.opStack ? readL1DataFee(chain, at) : Promise.resolve(0n),
   ]);
+  const tip = tipFromFeeHistory(history.reward ?? [], policy);
   return {
     blockNumber: number,
     blockHash: hash,
     tokenBalance: toBigInt(tokenBalance),
     ethBalance: toBigInt(ethBalance),
     minedNonceCount: Number(minedNonceCount),
-    maxFeePerGas: 2n * baseFeePerGas + toBigInt(tip),
-    maxPriorityFeePerGas: toBigInt(tip),
+    baseFeePerGas,
+    tip,
+    ...offeredFees(baseFeePerGas, tip, policy),
     l1DataFee,
     readAt: monotonicNow(),
   };

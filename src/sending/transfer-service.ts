@@ -39,6 +39,8 @@ export type AuthorizeTransfer = () => () => void;
 
 export interface TokenTransferServiceOptions {
   chain: ChainConnection;
+  /** GAS_LIMIT_MULTIPLIER: the gas limit is the estimate times this ("1.0": exactly the estimate, as ethers v5 did). */
+  gasLimitMultiplier: string;
   journal: TransferJournal;
   ledger: WalletLedger;
   submitter: TransferSubmitter;
@@ -170,8 +172,16 @@ export class TokenTransferService {
     if (returned !== undefined && transferReturnedFalse(String(returned))) {
       throw new ServiceError("CALL_EXCEPTION", "the token contract would not make the transfer: its transfer() returned false (it would move nothing)");
     }
-    return toBigInt(estimate);
+    return withMultiplier(toBigInt(estimate), this.#options.gasLimitMultiplier);
   }
+}
+
+// The estimate times a decimal multiplier such as "1.25", rounded up, in integer arithmetic.
+function withMultiplier(estimate: bigint, multiplier: string): bigint {
+  const [whole, fraction = ""] = multiplier.split(".");
+  const scale = 10n ** BigInt(fraction.length);
+  const factor = BigInt(whole + fraction);
+  return (estimate * factor + scale - 1n) / scale;
 }
 
 // No return data is a token like USDT, whose transfer() returns nothing; otherwise the first word is the bool.

@@ -4,6 +4,7 @@
  * refused at request time instead of reverting on chain.
  */
 import { ServiceError } from "../errors.js";
+import type { OfferedFees } from "../chain/fee-policy.js";
 import type { WalletSnapshot } from "../chain/wallet-snapshot.js";
 
 /** Tokens and worst-case gas one transfer holds until it is mined or refused. */
@@ -44,10 +45,10 @@ export class WalletLedger {
 
   /**
    * A newer block's base fee, read without the rest of a snapshot: fees follow every block read, balances
-   * only the snapshots. `maxFeePerGas` = 2 x base fee + the snapshot's tip, as readWalletSnapshot prices.
+   * only the snapshots. `price` turns the base fee and the snapshot's tip into the fees to sign with.
    */
-  applyBaseFee(baseFeePerGas: bigint): void {
-    this.#snapshot = { ...this.#snapshot, maxFeePerGas: 2n * baseFeePerGas + this.#snapshot.maxPriorityFeePerGas };
+  applyBaseFee(baseFeePerGas: bigint, price: (baseFeePerGas: bigint, tip: bigint) => OfferedFees): void {
+    this.#snapshot = { ...this.#snapshot, baseFeePerGas, ...price(baseFeePerGas, this.#snapshot.tip) };
   }
 
   /** Throws INSUFFICIENT_TOKEN_BALANCE unless `units` are available after everything in flight. */

@@ -9,6 +9,8 @@ const snapshotAt = (blockNumber: number, readAt = performance.now()): WalletSnap
   tokenBalance: 1n,
   ethBalance: 1n,
   minedNonceCount: 0,
+  baseFeePerGas: 1n,
+  tip: 1n,
   maxFeePerGas: 1n,
   maxPriorityFeePerGas: 1n,
   l1DataFee: 0n,

@@ -9,6 +9,8 @@ const SNAPSHOT: WalletSnapshot = {
   tokenBalance: 100n,
   ethBalance: 1_000n,
   minedNonceCount: 5,
+  baseFeePerGas: 1n,
+  tip: 0n,
   maxFeePerGas: 2n,
   l1DataFee: 0n,
   readAt: 0,
