@@ -75,71 +75,28 @@ export class ServiceMetrics {
 
   /** Registers the wallet gauges; they read the current values at every scrape. */
   watchWallet(wallet: WalletReadings): void {
+    this.#gauge("wallet_eth_balance_wei", "hot wallet ETH balance, wei, as of the latest wallet snapshot", () => Number(wallet.ethBalanceWei()));
+    this.#gauge("wallet_token_balance", "hot wallet token balance, whole token units, as of the latest wallet snapshot", () => Number(wallet.tokenBalanceUnits()) / 10 ** wallet.tokenDecimals);
+    this.#gauge("wallet_transfer_gas_cost_wei", "what one more transfer may cost in ETH at the current fees (gas allowance x fee cap, plus the L1 data fee on OP Stack chains), wei", () => Number(wallet.gasCostPerTransferWei()));
+    this.#gauge("transfers_oldest_unconfirmed_age_seconds", "age of the oldest transfer signed but not yet mined, seconds (0 when there is none)", () => wallet.unconfirmed().oldestAgeSeconds);
+    this.#gauge("transfers_stuck", "transfers signed more than 120 s ago and not yet mined", () => wallet.unconfirmed().stuck);
+    this.#gauge("wallet_nonce_jammed", "1 while the oldest unconfirmed transfer is stuck and the chain has not mined its nonce: every later transfer waits", () => wallet.unconfirmed().jammed ? 1 : 0);
+    this.#gauge("journal_writable", "1 while the transfer journal commits; 0 after a failed commit (no transfer is taken until a restart)", () => wallet.journalWritable() ? 1 : 0);
+    this.#gauge("transfers_in_flight", "transfers signed but not yet mined", () => wallet.transfersInFlight());
+  }
+
+  // A gauge whose value is read when Prometheus scrapes.
+  #gauge(name: string, help: string, read: () => number): void {
     new Gauge({
-      name: "wallet_eth_balance_wei",
-      help: "hot wallet ETH balance, wei, as of the latest wallet snapshot",
+      name,
+      help,
       registers: [this.registry],
       collect() {
-        this.set(Number(wallet.ethBalanceWei()));
-      },
-    });
-    new Gauge({
-      name: "wallet_token_balance",
-      help: "hot wallet token balance, whole token units, as of the latest wallet snapshot",
-      registers: [this.registry],
-      collect() {
-        this.set(Number(wallet.tokenBalanceUnits()) / 10 ** wallet.tokenDecimals);
-      },
-    });
-    new Gauge({
-      name: "wallet_transfer_gas_cost_wei",
-      help: "what one more transfer may cost in ETH at the current fees (gas allowance x fee cap, plus the L1 data fee on OP Stack chains), wei",
-      registers: [this.registry],
-      collect() {
-        this.set(Number(wallet.gasCostPerTransferWei()));
-      },
-    });
-    new Gauge({
-      name: "transfers_oldest_unconfirmed_age_seconds",
-      help: "age of the oldest transfer signed but not yet mined, seconds (0 when there is none)",
-      registers: [this.registry],
-      collect() {
-        this.set(wallet.unconfirmed().oldestAgeSeconds);
-      },
-    });
-    new Gauge({
-      name: "transfers_stuck",
-      help: "transfers signed more than 120 s ago and not yet mined",
-      registers: [this.registry],
-      collect() {
-        this.set(wallet.unconfirmed().stuck);
-      },
-    });
-    new Gauge({
-      name: "wallet_nonce_jammed",
-      help: "1 while the oldest unconfirmed transfer is stuck and the chain has not mined its nonce: every later transfer waits",
-      registers: [this.registry],
-      collect() {
-        this.set(wallet.unconfirmed().jammed ? 1 : 0);
-      },
-    });
-    new Gauge({
-      name: "journal_writable",
-      help: "1 while the transfer journal commits; 0 after a failed commit (no transfer is taken until a restart)",
-      registers: [this.registry],
-      collect() {
-        this.set(wallet.journalWritable() ? 1 : 0);
-      },
-    });
-    new Gauge({
-      name: "transfers_in_flight",
-      help: "transfers signed but not yet mined",
-      registers: [this.registry],
-      collect() {
-        this.set(wallet.transfersInFlight());
+        this.set(read());
       },
     });
   }
+
 }
 
 /** One (route, method, status) combination: non-cumulative bucket counts, as observed. */
