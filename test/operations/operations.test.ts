@@ -127,7 +127,7 @@ describe("operations", () => {
       ["/getTransaction", "/health", "/metrics", "/ready", "/transactions/{hash}", "/transfer", "/wallet"].sort(),
     );
     const transfer = document.paths["/transfer"].post;
-    expect(Object.keys(transfer.responses).sort()).toEqual(["200", "400", "401", "403", "409", "413", "415", "417", "422", "429", "500"]);
+    expect(Object.keys(transfer.responses).sort()).toEqual(["200", "400", "401", "403", "409", "413", "415", "417", "422", "429", "500", "503"]);
     expect(transfer.responses["417"].content["application/json"].schema.required).toEqual(["statusCode", "code", "error", "message"]);
     expect(transfer.requestBody.content["application/json"].schema.properties.amount.examples).toBeDefined();
     expect(document.paths["/health"].get.security).toEqual([]);

@@ -33,6 +33,9 @@ export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = as
         description:
           "Sends `amount` tokens to `toAddress` (or `to`) and answers at once, before the transaction is mined " +
           "(confirmations 0). Anything that would make the transfer fail is checked first and answered with 417. " +
+          "200 means the service signed and journaled the transfer and owns it until it is mined or reported failed " +
+          "(GET /transactions/{hash}); 417 that nothing of it was or will be sent; 503 (NODE_RATE_LIMITED, " +
+          "JOURNAL_UNAVAILABLE) that nothing was done: retry. A repeat of an Idempotency-Key gets the first answer. " +
           "With ?waitConfirmations=N it answers once the transfer has N confirmations, or when waitTimeoutMs runs out, " +
           "with the record as it stands then.",
         tags: ["transfers"],
@@ -40,7 +43,7 @@ export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = as
         headers: TransferHeadersSchema,
         querystring: TransferQuerySchema,
         body: TransferBodySchema,
-        response: { 200: TransferReplySchema, ...errorReplies(400, 401, 403, 409, 413, 415, 417, 422, 429, 500) },
+        response: { 200: TransferReplySchema, ...errorReplies(400, 401, 403, 409, 413, 415, 417, 422, 429, 500, 503) },
       },
       onError: async (_request, _reply, error) => {
         countOutcome("refused", (error as { code?: string }).code ?? "INTERNAL_ERROR");
