@@ -28,6 +28,9 @@ const input = {
   sources,
   settings: {
     optimizer: { enabled: true, runs: 200 },
+    // Berlin: no opcode newer than every EVM chain has (PUSH0, MCOPY...), so the test tokens run on chains
+    // without EIP-1559 too (anvil --hardfork berlin).
+    evmVersion: "berlin",
     outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"] } },
   },
 };

@@ -110,7 +110,10 @@ export async function startChainServices(config: ChainServicesConfig, chain: Cha
         ledger.applySnapshot(snapshot);
         if (!journal.failure) journal.markNonceUsedBelow(snapshot.minedNonceCount);
       },
-      onBlock: (block) => ledger.applyBaseFee(block.baseFeePerGas, (baseFee, tip) => offeredFees(baseFee, tip, fees)),
+      // Without a base fee (a legacy chain) the gas price comes with each snapshot only.
+      onBlock: (block) => {
+        if (block.baseFeePerGas !== null) ledger.applyBaseFee(block.baseFeePerGas, (baseFee, tip) => offeredFees(baseFee, tip, fees));
+      },
       onError: (error) => log.warn({ err: error }, "could not refresh the wallet snapshot; keeping the previous one"),
       isBusy: () => ledger.unminedCount > 0 || submitter.inFlightCount > 0,
       busyIntervalMs: config.chainRefreshIntervalMs,

@@ -24,6 +24,15 @@ export interface OfferedFees {
 }
 
 /**
+ * On a chain without EIP-1559 (no base fee), the gas price of a legacy transaction: the node's
+ * eth_gasPrice, within the fee cap. Both fields carry it, so that what one gas may cost reads the same.
+ */
+export function offeredLegacyFees(gasPrice: bigint, policy: FeePolicy): OfferedFees {
+  const capped = policy.maxFeePerGas !== undefined && gasPrice > policy.maxFeePerGas ? policy.maxFeePerGas : gasPrice;
+  return { maxFeePerGas: capped, maxPriorityFeePerGas: capped };
+}
+
+/**
  * The tip recent blocks call for: the median of each block's `tipPercentile` reward (eth_feeHistory's
  * `reward`, one array per block), at least the policy's floor.
  */

@@ -3,7 +3,7 @@ import { Interface, Transaction, toBigInt, toQuantity } from "ethers";
 import { monotonicNow } from "../clock.js";
 import type { ChainConnection } from "./connect-chain.js";
 import { ERC20_INTERFACE, encodeTransfer } from "./erc20.js";
-import { FEE_HISTORY_BLOCKS, type FeePolicy, offeredFees, tipFromFeeHistory } from "./fee-policy.js";
+import { FEE_HISTORY_BLOCKS, type FeePolicy, offeredFees, offeredLegacyFees, tipFromFeeHistory } from "./fee-policy.js";
 
 /** The wallet as of one block, plus the fees to offer from then on. */
 export interface WalletSnapshot {
@@ -13,10 +13,13 @@ export interface WalletSnapshot {
   ethBalance: bigint;
   /** How many of the wallet's transactions are mined: nonces below this are used on chain. */
   minedNonceCount: number;
-  /** The latest base fee, and the tip recent blocks call for (before the caps). */
-  baseFeePerGas: bigint;
+  /** The latest base fee (null on a chain without EIP-1559), and the tip recent blocks call for (before the caps). */
+  baseFeePerGas: bigint | null;
   tip: bigint;
-  /** The fees to sign with: from the two above by the fee policy, within its caps. */
+  /**
+   * The fees to sign with: from the two above by the fee policy, within its caps. On a chain without a
+   * base fee, transactions are legacy (type 0) and both carry the gas price.
+   */
   maxFeePerGas: bigint;
   maxPriorityFeePerGas: bigint;
   /**
@@ -28,24 +31,21 @@ export interface WalletSnapshot {
   readAt: number;
 }
 
-/** The latest block's number, hash and base fee. */
+/** The latest block's number, hash and base fee (null on a chain without EIP-1559). */
 export interface FeeBlock {
   number: number;
   hash: string;
-  baseFeePerGas: bigint;
+  baseFeePerGas: bigint | null;
 }
 
 /** The OP Stack's GasPriceOracle predeploy, the same address on every OP Stack chain (Optimism, Base, ...). */
 export const OP_GAS_PRICE_ORACLE = "0x420000000000000000000000000000000000000F";
 const GAS_PRICE_ORACLE = new Interface(["function getL1Fee(bytes unsignedTransaction) view returns (uint256)"]);
 
-/** Reads the latest block; refuses a chain without an EIP-1559 base fee. */
+/** Reads the latest block. */
 export async function readFeeBlock({ provider }: Pick<ChainConnection, "provider">): Promise<FeeBlock> {
-  const block = (await provider.send("eth_getBlockByNumber", ["latest", false])) as { number: string; hash: string; baseFeePerGas?: string };
-  if (block.baseFeePerGas === undefined) {
-    throw new Error("the node's chain has no EIP-1559 base fee; only type-2 transactions are supported");
-  }
-  return { number: Number(block.number), hash: block.hash, baseFeePerGas: toBigInt(block.baseFeePerGas) };
+  const block = (await provider.send("eth_getBlockByNumber", ["latest", false])) as { number: string; hash: string; baseFeePerGas?: string | null };
+  return { number: Number(block.number), hash: block.hash, baseFeePerGas: block.baseFeePerGas == null ? null : toBigInt(block.baseFeePerGas) };
 }
 
 /**
@@ -61,10 +61,11 @@ export async function readWalletSnapshot(chain: ChainConnection, policy: FeePoli
     provider.send("eth_call", [{ to: tokenAddress, data: ERC20_INTERFACE.encodeFunctionData("balanceOf", [wallet.address]) }, at]),
     provider.send("eth_getBalance", [wallet.address, at]),
     provider.send("eth_getTransactionCount", [wallet.address, at]),
-    provider.send("eth_feeHistory", [toQuantity(FEE_HISTORY_BLOCKS), at, [policy.tipPercentile]]) as Promise<{ reward?: string[][] }>,
+    // A chain without a base fee prices by eth_gasPrice; with one, tips come from the fee history.
+    baseFeePerGas === null ? provider.send("eth_gasPrice", []) : (provider.send("eth_feeHistory", [toQuantity(FEE_HISTORY_BLOCKS), at, [policy.tipPercentile]]) as Promise<{ reward?: string[][] }>),
     chain.opStack ? readL1DataFee(chain, at) : Promise.resolve(0n),
   ]);
-  const tip = tipFromFeeHistory(history.reward ?? [], policy);
+  const tip = baseFeePerGas === null ? toBigInt(history as string) : tipFromFeeHistory((history as { reward?: string[][] }).reward ?? [], policy);
   return {
     blockNumber: number,
     blockHash: hash,
@@ -73,7 +74,7 @@ export async function readWalletSnapshot(chain: ChainConnection, policy: FeePoli
     minedNonceCount: Number(minedNonceCount),
     baseFeePerGas,
     tip,
-    ...offeredFees(baseFeePerGas, tip, policy),
+    ...(baseFeePerGas === null ? offeredLegacyFees(tip, policy) : offeredFees(baseFeePerGas, tip, policy)),
     l1DataFee,
     readAt: monotonicNow(),
   };

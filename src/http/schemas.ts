@@ -57,6 +57,27 @@ export const TransferRecordSchema = Type.Object(
   { description: "the transaction as ethers v5 returned it from contract.transfer(...)" },
 );
 
+/** The /transfer record on a chain without EIP-1559 (a legacy transaction), properties in ethers v5's order. */
+export const LegacyTransferRecordSchema = Type.Object(
+  {
+    nonce: Type.Integer(),
+    gasPrice: BigNumberSchema,
+    gasLimit: BigNumberSchema,
+    to: Type.String({ description: "the token contract" }),
+    value: BigNumberSchema,
+    data: Type.String({ description: "ERC-20 transfer(to, amount) call data" }),
+    chainId: Type.Integer(),
+    v: Type.Integer({ description: "EIP-155: chainId * 2 + 35 + parity" }),
+    r: Type.String(),
+    s: Type.String(),
+    from: Type.String({ description: "the hot wallet" }),
+    hash: Type.String(),
+    type: Type.Null({ description: "ethers v5 left it unset for a legacy transaction" }),
+    confirmations: Type.Integer(),
+  },
+  { description: "the legacy (type 0) transaction as ethers v5 returned it from contract.transfer(...) on a chain without a base fee" },
+);
+
 /** The /getTransaction record, properties in ethers v5's order. */
 export const LookupRecordSchema = Type.Object(
   {
@@ -110,7 +131,7 @@ export const TransferHeadersSchema = Type.Object({
 export const GetTransactionBodySchema = Type.Object({ Tx: TxHashSchema }, { additionalProperties: false });
 export type GetTransactionBody = Static<typeof GetTransactionBodySchema>;
 
-export const TransferReplySchema = Type.Object({ result: TransferRecordSchema });
+export const TransferReplySchema = Type.Object({ result: Type.Union([TransferRecordSchema, LegacyTransferRecordSchema]) });
 export const GetTransactionReplySchema = Type.Object({
   result: Type.Union([LookupRecordSchema, Type.Null()], { description: "null when the node does not know the hash" }),
 });

@@ -110,7 +110,7 @@ export class TransferReconciler {
     // snapshot for a while, and an entry left "accepted" would look unconfirmed to /wallet and the alerts.
     this.journal.markNonceUsedBelow(this.ledger.snapshot.minedNonceCount);
     const transaction = Transaction.from(entry.rawTransaction as string);
-    this.ledger.trackSent(entry.nonce as number, { units: entry.units, gasCost: transaction.gasLimit * (transaction.maxFeePerGas ?? 0n) + this.ledger.snapshot.l1DataFee });
+    this.ledger.trackSent(entry.nonce as number, { units: entry.units, gasCost: transaction.gasLimit * (transaction.maxFeePerGas ?? transaction.gasPrice ?? 0n) + this.ledger.snapshot.l1DataFee });
     return "taken";
   }
 }

@@ -209,19 +209,13 @@ export class TransferSubmitter {
 
   #sign(prepared: PreparedTransfer, nonce: number): SignedTokenTransfer {
     const { chain, ledger } = this.#options;
-    const { maxFeePerGas, maxPriorityFeePerGas } = ledger.snapshot;
-    const transaction = Transaction.from({
-      type: 2,
-      chainId: chain.chainId,
-      nonce,
-      to: chain.tokenAddress,
-      value: 0n,
-      data: prepared.data,
-      gasLimit: prepared.gasLimit,
-      maxFeePerGas,
-      maxPriorityFeePerGas,
-      accessList: [],
-    });
+    const { maxFeePerGas, maxPriorityFeePerGas, baseFeePerGas } = ledger.snapshot;
+    const common = { chainId: chain.chainId, nonce, to: chain.tokenAddress, value: 0n, data: prepared.data, gasLimit: prepared.gasLimit };
+    // A chain without a base fee takes legacy (type 0, EIP-155) transactions, priced by the gas price.
+    const transaction =
+      baseFeePerGas === null
+        ? Transaction.from({ ...common, type: 0, gasPrice: maxFeePerGas })
+        : Transaction.from({ ...common, type: 2, maxFeePerGas, maxPriorityFeePerGas, accessList: [] });
     transaction.signature = chain.signer.sign(transaction.unsignedHash);
     const rawTransaction = transaction.serialized;
     return { transaction, rawTransaction, hash: keccak256(rawTransaction), from: chain.wallet.address };

@@ -37,6 +37,27 @@ export interface V5TransferRecord {
   confirmations: number;
 }
 
+/**
+ * v5's record of a legacy (type 0) transaction it has just sent on a chain without EIP-1559, in v5's key
+ * order: it left `type` unset (null), and `v` is EIP-155's chainId * 2 + 35 + parity.
+ */
+export interface V5LegacyTransferRecord {
+  nonce: number;
+  gasPrice: V5BigNumber;
+  gasLimit: V5BigNumber;
+  to: string;
+  value: V5BigNumber;
+  data: string;
+  chainId: number;
+  v: number;
+  r: string;
+  s: string;
+  from: string;
+  hash: string;
+  type: null;
+  confirmations: number;
+}
+
 /** v5's record of a looked-up transaction (`provider.getTransaction(hash)`), in v5's key order. */
 export interface V5LookupRecord {
   hash: string;
@@ -73,7 +94,8 @@ export function toV5BigNumber(value: bigint | string): V5BigNumber {
  * The record v5 returned from `contract.transfer(...)` for this signed type-2 transaction. `hash` and
  * `from` come from the caller, who knows them, because ethers would recompute them on every access.
  */
-export function toV5TransferRecord({ transaction, hash, from }: { transaction: Transaction; hash: string; from: string }): V5TransferRecord {
+export function toV5TransferRecord({ transaction, hash, from }: { transaction: Transaction; hash: string; from: string }): V5TransferRecord | V5LegacyTransferRecord {
+  if (transaction.type === 0) return toV5LegacyTransferRecord(transaction, hash, from);
   const { signature, maxFeePerGas, maxPriorityFeePerGas, to } = transaction;
   if (transaction.type !== 2 || !signature || maxFeePerGas === null || maxPriorityFeePerGas === null || !to) {
     throw new Error("a transfer record needs a signed type-2 transaction with a recipient");
@@ -96,6 +118,27 @@ export function toV5TransferRecord({ transaction, hash, from }: { transaction: T
     r: padTo32Bytes(signature.r),
     s: padTo32Bytes(signature.s),
     from,
+    confirmations: 0,
+  };
+}
+
+function toV5LegacyTransferRecord(transaction: Transaction, hash: string, from: string): V5LegacyTransferRecord {
+  const { signature, gasPrice, to } = transaction;
+  if (!signature || gasPrice === null || !to) throw new Error("a transfer record needs a signed transaction with a recipient");
+  return {
+    nonce: transaction.nonce,
+    gasPrice: toV5BigNumber(gasPrice),
+    gasLimit: toV5BigNumber(transaction.gasLimit),
+    to,
+    value: toV5BigNumber(transaction.value),
+    data: transaction.data.toLowerCase(),
+    chainId: Number(transaction.chainId),
+    v: Number(transaction.chainId) * 2 + 35 + signature.yParity,
+    r: padTo32Bytes(signature.r),
+    s: padTo32Bytes(signature.s),
+    from,
+    hash: hash.toLowerCase(),
+    type: null,
     confirmations: 0,
   };
 }

@@ -37,7 +37,7 @@ describe("SnapshotPoller", () => {
         return snapshotAt(block?.number ?? state.head);
       },
       onSnapshot: () => {},
-      onBlock: (block) => calls.baseFees.push(block.baseFeePerGas),
+      onBlock: (block) => calls.baseFees.push(block.baseFeePerGas ?? 0n),
       onError: () => {},
       isBusy: () => state.busy,
       busyIntervalMs: 100,
