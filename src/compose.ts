@@ -42,8 +42,7 @@ export async function composeService(config: ChainConfig, logger: Logger): Promi
     const policyLimits = readPolicyLimits(config, chain.tokenDecimals);
     services = await startChainServices(config, chain, logger);
     const policy = new TransferPolicy(policyLimits, services.journal.spentSince(steadyWallClockNow() - DAY_MS));
-    const { ledger, submitter } = services;
-    const { journal } = services;
+    const { ledger, submitter, journal } = services;
     metrics.watchWallet({
       ethBalanceWei: () => ledger.snapshot.ethBalance,
       tokenBalanceUnits: () => ledger.snapshot.tokenBalance,

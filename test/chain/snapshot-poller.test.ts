@@ -76,12 +76,13 @@ describe("SnapshotPoller", () => {
     const state = { busy: false, head: 7 };
     const calls = startPoller(state);
     await vi.advanceTimersByTimeAsync(1_000);
+    // Fees from a second ago are fresh enough for 10 s: nothing is read.
     await poller?.ensureFeesFresh(10_000);
     expect(calls).toMatchObject({ blocks: 0, snapshots: 0 });
-    await vi.advanceTimersByTimeAsync(20_000);
-    await poller?.ensureFeesFresh(10);
-    expect(calls.snapshots).toBe(0);
-    expect(calls.baseFees.at(-1)).toBe(7n);
+    // Not for 100 ms: one block read, its base fee passed on, no snapshot.
+    state.head = 8;
+    await poller?.ensureFeesFresh(100);
+    expect(calls).toMatchObject({ blocks: 1, snapshots: 0, baseFees: [8n] });
   });
 
   it("a request wakes an idle poller to the busy pace even before its transfer counts as busy", async () => {

@@ -3,16 +3,18 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { READINESS_CACHE_MS } from "../../src/http/routes/health.js";
 import type { RpcProxy } from "../helpers/rpc-proxy.js";
 import { AUTHORIZATION, type ProxiedService, type TestService, postJson, startServiceBehindProxy } from "../helpers/service.js";
-import { type TestChain, freshAddress, mineBlocks, startTestChain, tokenBalanceOf } from "../helpers/test-chain.js";
+import { NODE_KINDS, type TestChain, freshAddress, mineBlocks, startTestChain, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
 
-describe("node faults, through a proxy in front of anvil", () => {
+// The answers to node faults are the contract (417 only when nothing was or will be sent, 200 when the
+// fate is unknown), so they are proven on both node implementations.
+describe.each(NODE_KINDS)("node faults, through a proxy in front of %s", (kind) => {
   let chain: TestChain;
   let proxied: ProxiedService;
   let proxy: RpcProxy;
   let service: TestService;
 
   beforeAll(async () => {
-    chain = await startTestChain();
+    chain = await startTestChainOn(kind);
     proxied = await startServiceBehindProxy(chain.target, { RPC_TIMEOUT_MS: "300", REBROADCAST_AFTER_MS: "200" });
     ({ proxy, service } = proxied);
   });
