@@ -9,6 +9,7 @@ import { type RunningService, composeService } from "../src/compose.js";
 import { type ChainConfig, loadConfig } from "../src/config.js";
 import type { DemoChain } from "../src/dev/demo-chain.js";
 import { bufferedLogDestination, createLogger } from "../src/logger.js";
+import { type RunningReplica, startReplica } from "../src/replicas/start-replica.js";
 
 export interface RunResult {
   count: number;
@@ -97,6 +98,36 @@ export async function startBenchService(
     async close() {
       await service.close();
       rmSync(journalDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** One replica of several on `databaseUrl` (DATABASE_URL), listening on 127.0.0.1; its log goes to a file. */
+export async function startBenchReplica(rpcUrl: string, demo: DemoChain, databaseUrl: string, replicaId: string): Promise<RunningReplica & { baseUrl: string }> {
+  const logDir = mkdtempSync(join(tmpdir(), "bench-replica-"));
+  const config = loadConfig({
+    RPC_URL: rpcUrl,
+    PRIVATE_KEY: demo.privateKey,
+    TOKEN_ADDRESS: demo.tokenAddress,
+    DATABASE_URL: databaseUrl,
+    REPLICA_ID: replicaId,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? "info",
+    API_KEYS: BENCH_API_KEY,
+    RATE_LIMIT_MAX: "1000000",
+  }) as ChainConfig & { databaseUrl: string };
+  const replica = await startReplica(config, createLogger(config.logLevel, config, bufferedLogDestination(join(logDir, "service.log"))), {
+    port: 0,
+    host: "127.0.0.1",
+    onLeadershipLost: (error) => {
+      throw error;
+    },
+  });
+  return {
+    ...replica,
+    baseUrl: `http://127.0.0.1:${(replica.server.address() as AddressInfo).port}`,
+    async close() {
+      await replica.close();
+      rmSync(logDir, { recursive: true, force: true });
     },
   };
 }

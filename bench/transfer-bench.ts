@@ -8,15 +8,19 @@
  * Then what a node that bills per call is charged (bench/rpc-cost.ts): calls per second while idle, and
  * calls per transfer over 200 transfers at concurrency 10, everything the process sends counted by a proxy.
  *
- *   npm run bench:transfer            (TRANSFERS=1000 at concurrency 10 and 50, ROUNDS=3, RPC_IDLE_SECONDS=30)
+ * Then the same on PostgreSQL (DATABASE_URL): one replica, and two side by side, at concurrency 50.
+ *
+ *   npm run bench:transfer            (TRANSFERS=1000 at concurrency 10 and 50, ROUNDS=3, RPC_IDLE_SECONDS=30;
+ *                                      SKIP_POSTGRES=true leaves the PostgreSQL runs out)
  */
 import { JsonRpcProvider, Transaction, Wallet, toBigInt } from "ethers";
 import { Pool } from "undici";
-import { encodeTransfer } from "../src/chain/erc20.js";
-import { useNativeKeccak } from "../src/chain/native-keccak.js";
+import { encodeTransfer } from "../src/node/erc20.js";
+import { useNativeKeccak } from "../src/node/native-keccak.js";
 import { startAnvil } from "../src/dev/anvil.js";
 import { setUpDemoChain } from "../src/dev/demo-chain.js";
-import { type RunResult, countRpcCalls, formatRate, loadFromWorker, medianRound, runAtConcurrency, startBenchService } from "./measure.js";
+import { type TestPostgres, startTestPostgres } from "../test/helpers/postgres.js";
+import { type RunResult, countRpcCalls, formatRate, loadFromWorker, medianRound, runAtConcurrency, startBenchReplica, startBenchService } from "./measure.js";
 import { measureRpcCost } from "./rpc-cost.js";
 
 const CONCURRENCIES = [1, 10, 50];
@@ -120,6 +124,73 @@ for (const concurrency of CONCURRENCIES) {
   const hotPath = ((service.byMethod.eth_estimateGas ?? 0) + (service.byMethod.eth_sendRawTransaction ?? 0)) / (count + WARMUP);
   console.log(`  RPC calls ${service.rpcPerTransfer.toFixed(3)} per transfer (warm-up included) in all: ${hotPath.toFixed(3)} on the hot path, the rest background snapshots`);
   console.log(`            ${JSON.stringify(service.byMethod)}\n`);
+}
+
+/**
+ * The same service on PostgreSQL (DATABASE_URL), at concurrency 50 on a fresh chain and database each:
+ * one replica (the leader) alone, then two side by side with the load split evenly between them (the
+ * follower forwards its share to the leader), next to the same sign-and-send baseline.
+ */
+async function measureReplicas(count: number, concurrency: number, replicaCount: number, postgres: TestPostgres): Promise<RunResult> {
+  return withFreshChain(async (rpcUrl, demo) => {
+    const databaseUrl = await postgres.createDatabase();
+    const replicas = [];
+    try {
+      for (let index = 0; index < replicaCount; index++) {
+        replicas.push(await startBenchReplica(rpcUrl, demo, databaseUrl, `bench-${index}`));
+        while (!replicas[0].leads()) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const shares = await Promise.all(
+        replicas.map((replica) =>
+          loadFromWorker({
+            url: replica.baseUrl,
+            path: "/transfer",
+            body: { toAddress: recipients[0], amount: "0.000001" },
+            connections: concurrency / replicaCount,
+            count: count / replicaCount,
+            warmupCount: WARMUP / replicaCount,
+            expectBodyIncludes: '"hash"',
+          }),
+        ),
+      );
+      const seconds = Math.max(...shares.map((share) => share.seconds));
+      return {
+        count,
+        failures: shares.reduce((sum, share) => sum + share.failures, 0),
+        seconds,
+        perSecond: count / seconds,
+        p50Ms: Math.max(...shares.map((share) => share.p50Ms)),
+        p99Ms: Math.max(...shares.map((share) => share.p99Ms)),
+      };
+    } finally {
+      for (const replica of replicas.reverse()) await replica.close();
+    }
+  });
+}
+
+if (process.env.SKIP_POSTGRES !== "true") {
+  const postgres = await startTestPostgres();
+  try {
+    const concurrency = 50;
+    const rounds: { baseline: RunResult; one: RunResult; two: RunResult }[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      rounds.push({
+        baseline: await measureBaseline(TRANSFERS, concurrency),
+        one: await measureReplicas(TRANSFERS, concurrency, 1, postgres),
+        two: await measureReplicas(TRANSFERS, concurrency, 2, postgres),
+      });
+    }
+    const ratioOf = (result: RunResult, baseline: RunResult) => result.perSecond / baseline.perSecond;
+    const { baseline, one, two } = medianRound(rounds, (round) => ratioOf(round.one, round.baseline));
+    const failures = rounds.reduce((sum, round) => sum + round.baseline.failures + round.one.failures + round.two.failures, 0);
+    console.log(`PostgreSQL journal (DATABASE_URL, embedded PostgreSQL on this machine), concurrency ${concurrency}, ${TRANSFERS} transfers; median round by the one-replica ratio`);
+    console.log(`  baseline      ${formatRate(baseline)}`);
+    console.log(`  one replica   ${formatRate(one)}  ratio ${ratioOf(one, baseline).toFixed(2)} (rounds: ${rounds.map((round) => ratioOf(round.one, round.baseline).toFixed(2)).join(", ")})`);
+    console.log(`  two replicas  ${formatRate(two)}  ratio ${ratioOf(two, baseline).toFixed(2)} (rounds: ${rounds.map((round) => ratioOf(round.two, round.baseline).toFixed(2)).join(", ")}), load split evenly, the follower forwarding`);
+    console.log(`  failures in all rounds: ${failures}\n`);
+  } finally {
+    await postgres.stop();
+  }
 }
 
 const idleSeconds = Number(process.env.RPC_IDLE_SECONDS ?? 30);

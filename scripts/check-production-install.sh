@@ -28,8 +28,9 @@ pids+=($!)
 app_port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
 sleep 1
 api_key="production-check-$(node -e 'console.log(require("crypto").randomBytes(12).toString("hex"))')"
+# exec: the background job is the server itself, so the cleanup's kill stops it (not just a subshell).
 (cd "$work" && NODE_ENV=production RPC_URL="http://127.0.0.1:$anvil_port" DEMO_SETUP=true API_KEYS="$api_key" HOST=127.0.0.1 PORT="$app_port" \
-  node dist/src/server.js > "$work/server.log" 2>&1) &
+  exec node dist/src/server.js > "$work/server.log" 2>&1) &
 pids+=($!)
 
 for _ in $(seq 1 60); do

@@ -8,19 +8,21 @@ import Fastify, { type FastifyBaseLogger, LogController } from "fastify";
 import type { Logger } from "pino";
 import type { ApiKeyRing } from "./auth/api-keys.js";
 import type { ChainServices } from "./chain-services.js";
-import { waitForConfirmations } from "./chain/confirmation-wait.js";
-import type { ChainConnection } from "./chain/connect-chain.js";
+import { waitForConfirmations } from "./lookup/confirmation-wait.js";
+import type { ChainConnection } from "./node/connect-chain.js";
 import type { Config } from "./config.js";
 import type { TransferPolicy } from "./domain/transfer-policy.js";
 import { isOpenPath, requireApiKeys } from "./http/auth.js";
 import { envelope, handleError } from "./http/error-handler.js";
 import { OPENAPI_DOCUMENT_BASE } from "./http/openapi.js";
+import { cancelTransferRoute } from "./http/routes/cancel-transfer.js";
 import { getTransactionRoute } from "./http/routes/get-transaction.js";
 import { type ReadinessCheck, healthRoutes } from "./http/routes/health.js";
 import { metricsRoute } from "./http/routes/metrics.js";
 import { transactionStatusRoute } from "./http/routes/transaction-status.js";
 import { transferRoute } from "./http/routes/transfer.js";
 import { walletRoute } from "./http/routes/wallet.js";
+import { webhookDeliveriesRoute } from "./http/routes/webhook-deliveries.js";
 import type { ServiceMetrics } from "./metrics.js";
 
 /** How often a transfer waiting for confirmations looks again (the head it sees is HEAD_MAX_AGE_MS fresh). */
@@ -40,6 +42,8 @@ export interface AppDependencies {
   apiKeys: ApiKeyRing | undefined;
   policy: TransferPolicy;
   readinessChecks: Record<string, ReadinessCheck>;
+  /** Set when several replicas share one database (this one leads). */
+  replicaId?: string;
 }
 
 export type AppConfig = Pick<Config, "rateLimitMax" | "rateLimitWindowMs" | "trustProxy">;
@@ -48,22 +52,12 @@ export type AppConfig = Pick<Config, "rateLimitMax" | "rateLimitWindowMs" | "tru
 export function buildApp(config: AppConfig, deps: AppDependencies) {
   const { chain, services, metrics } = deps;
   const app = Fastify({
-    loggerInstance: deps.logger as FastifyBaseLogger,
-    bodyLimit: BODY_LIMIT_BYTES,
-    onProtoPoisoning: "error",
-    onConstructorPoisoning: "error",
-    requestIdHeader: "x-request-id",
+    ...serverOptions(config, deps.logger),
     // One line per request, written when it completes (below), instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     // During shutdown Fastify would answer requests on open keep-alive connections with a bare 503 of its
     // own; serving them (with Connection: close) keeps every answer truthful and in our envelope.
     return503OnClosing: false,
-    genReqId: () => randomUUID(),
-    // Behind a TLS proxy or load balancer, the client's address (for the failed-key throttle, the rate
-    // limit of open routes and the logs) comes from X-Forwarded-For, trusted only as far as configured.
-    trustProxy: parseTrustProxy(config.trustProxy),
-    // Unknown fields are refused rather than dropped, and nothing is coerced: "12" is not 12.
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // JSON only: without this Fastify would also parse text/plain bodies.
@@ -134,12 +128,31 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
       countUnitsSent: (units) => metrics.countTokensSent(Number(units) / 10 ** chain.tokenDecimals),
       awaitConfirmations: (hash, wanted, timeoutMs) => waitForConfirmations(services.lookup, hash, wanted, timeoutMs, CONFIRMATION_POLL_MS),
     });
-    routes.register(getTransactionRoute, { lookup: services.lookup });
+    routes.register(getTransactionRoute, { lookup: services.lookup, journal: services.journal });
     routes.register(transactionStatusRoute, { statuses: services.statuses });
-    routes.register(walletRoute, { chain, services });
+    routes.register(cancelTransferRoute, { journal: services.journal, replacer: services.replacer, statuses: services.statuses });
+    routes.register(walletRoute, { chain, services, replicaId: deps.replicaId });
+    routes.register(webhookDeliveriesRoute, { journal: services.journal, dispatcher: services.webhooks?.dispatcher });
     routes.register(metricsRoute, { metrics });
   });
   return app;
+}
+
+/** What every app of the service shares: body limit, poisoning checks, request ids, proxies, strict input. */
+export function serverOptions(config: AppConfig, logger: Logger) {
+  return {
+    loggerInstance: logger as FastifyBaseLogger,
+    bodyLimit: BODY_LIMIT_BYTES,
+    onProtoPoisoning: "error" as const,
+    onConstructorPoisoning: "error" as const,
+    requestIdHeader: "x-request-id",
+    genReqId: () => randomUUID(),
+    // Behind a TLS proxy or load balancer, the client's address (for the failed-key throttle, the rate
+    // limit of open routes and the logs) comes from X-Forwarded-For, trusted only as far as configured.
+    trustProxy: parseTrustProxy(config.trustProxy),
+    // Unknown fields are refused rather than dropped, and nothing is coerced: "12" is not 12.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false } },
+  };
 }
 
 /** TRUST_PROXY: "true" (any proxy), a number of hops, or comma-separated addresses and CIDR ranges. */

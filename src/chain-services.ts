@@ -5,21 +5,28 @@
  */
 import { parseUnits } from "ethers";
 import type { FastifyBaseLogger } from "fastify";
+import { monotonicNow } from "./clock.js";
 import type { Config } from "./config.js";
-import { ChainHeadTracker, readLatestBlock } from "./chain/chain-head.js";
-import type { ChainConnection } from "./chain/connect-chain.js";
-import { SnapshotPoller } from "./chain/snapshot-poller.js";
-import { TransactionLookup } from "./chain/transaction-lookup.js";
-import { TransactionStatusReader } from "./chain/transaction-status.js";
-import { type FeePolicy, offeredFees } from "./chain/fee-policy.js";
-import { readFeeBlock, readWalletSnapshot } from "./chain/wallet-snapshot.js";
-import { openSqliteJournal } from "./journal/sqlite-transfer-journal.js";
-import type { TransferJournal } from "./journal/transfer-journal.js";
+import { ChainHeadTracker, readLatestBlock } from "./lookup/chain-head.js";
+import type { ChainConnection } from "./node/connect-chain.js";
+import { SnapshotPoller } from "./sending/snapshot-poller.js";
+import { TransactionLookup } from "./lookup/transaction-lookup.js";
+import { TransactionStatusReader } from "./lookup/transaction-status.js";
+import { type FeePolicy, offeredFees } from "./sending/fee-policy.js";
+import { readFeeBlock, readWalletSnapshot } from "./sending/wallet-snapshot.js";
+import { type JournalOwner, openSqliteJournal } from "./journal/sqlite-transfer-journal.js";
+import type { JournalEntry, TransferJournal } from "./journal/transfer-journal.js";
 import { NonceAllocator } from "./sending/nonce-allocator.js";
 import { TransferReconciler, resendUnanswered } from "./sending/transfer-reconciler.js";
 import { TokenTransferService } from "./sending/transfer-service.js";
 import { type FaultPoint, TransferSubmitter } from "./sending/transfer-submitter.js";
+import { TransferReplacer } from "./sending/transfer-replacer.js";
 import { WalletLedger } from "./sending/wallet-ledger.js";
+import { feesAsText } from "./sending/wallet-transaction.js";
+import { createWebhooks } from "./webhooks/create-webhooks.js";
+import type { DeliveryOutcome, WebhookDispatcher } from "./webhooks/webhook-dispatcher.js";
+import type { TransferWatcher } from "./webhooks/transfer-watcher.js";
+import { parseWebhookUrls } from "./webhooks/webhook-settings.js";
 
 /** How often, at most, lost broadcasts are looked for, and keys past their lifetime forgotten. */
 const MAINTENANCE_INTERVAL_MS = 5_000;
@@ -39,6 +46,9 @@ export interface ChainServices {
   head: ChainHeadTracker;
   lookup: TransactionLookup;
   statuses: TransactionStatusReader;
+  replacer: TransferReplacer;
+  /** Present when WEBHOOK_URL is set. */
+  webhooks: { watcher: TransferWatcher; dispatcher: WebhookDispatcher } | undefined;
   /** Resolves once the wallet snapshot is at most `maxAgeMs` old, reading one if needed. */
   ensureSnapshot(maxAgeMs: number): Promise<void>;
   /** Stops background work, waits for it, and closes the journal. Call after the HTTP server closed. */
@@ -60,6 +70,11 @@ export type ChainServicesConfig = Pick<
   | "maxFeePerGas"
   | "maxPriorityFeePerGas"
   | "gasLimitMultiplier"
+  | "stuckAfterBlocks"
+  | "webhookUrl"
+  | "webhookSecret"
+  | "webhookConfirmations"
+  | "webhookRetryInitialMs"
 >;
 
 /** The fee policy the configuration describes (gwei values in wei). */
@@ -73,12 +88,21 @@ function feePolicyOf(config: ChainServicesConfig): FeePolicy {
   };
 }
 
+/** Opens the journal of this wallet; `notify`: webhooks report on the transfers made from now on. */
+export type JournalOpener = (owner: JournalOwner, options: { notify: boolean }) => TransferJournal | Promise<TransferJournal>;
+
 /** Opens the journal, reads the wallet, reconciles unfinished transfers, and starts background work. */
-export async function startChainServices(config: ChainServicesConfig, chain: ChainConnection, log: FastifyBaseLogger): Promise<ChainServices> {
-  const journal = openSqliteJournal(
-    config.journalPath,
+export async function startChainServices(
+  config: ChainServicesConfig,
+  chain: ChainConnection,
+  log: FastifyBaseLogger,
+  observeDelivery?: (outcome: DeliveryOutcome) => void,
+  openJournal: JournalOpener = (owner, { notify }) => openSqliteJournal(config.journalPath, owner, { synchronous: config.journalSynchronous, notify }),
+): Promise<ChainServices> {
+  const endpoints = config.webhookUrl ? parseWebhookUrls(config.webhookUrl) : [];
+  const journal = await openJournal(
     { chainId: chain.chainId, walletAddress: chain.wallet.address, tokenAddress: chain.tokenAddress },
-    config.journalSynchronous,
+    { notify: endpoints.length > 0 },
   );
   try {
     const fees = feePolicyOf(config);
@@ -89,9 +113,23 @@ export async function startChainServices(config: ChainServicesConfig, chain: Cha
     log.info({ ...summary }, "journal reconciled with the chain");
 
     const { provider, wallet } = chain;
-    const nonces = new NonceAllocator(async () => Number(await provider.send("eth_getTransactionCount", [wallet.address, "pending"])));
+    // Never below a nonce the journal held for an unfinished transfer at startup: a node may not have it
+    // (yet), and a replica taking over from a leader that died between journaling and broadcasting must
+    // not reuse it. (Read once: such a transfer keeps its nonce, and a transfer refused later gives its back.)
+    const heldNonces = new Set(journal.unsettled().flatMap((entry) => (entry.nonce === null ? [] : [entry.nonce])));
+    const journaledFloor = Math.max(0, ...[...heldNonces].map((nonce) => nonce + 1));
+    let pendingAtStart: number | undefined;
+    const nonces = new NonceAllocator(async () => {
+      const pending = Number(await provider.send("eth_getTransactionCount", [wallet.address, "pending"]));
+      pendingAtStart ??= pending;
+      return Math.max(journaledFloor, pending);
+    });
     // Read now rather than on the first transfer, which then waits for nothing but its own two node calls.
     await nonces.ready();
+    // Nonces below the journal's highest that neither the chain counts nor a transfer holds were given back
+    // before the restart: the next transfers (or the gap filler) take them.
+    for (let nonce = pendingAtStart ?? journaledFloor; nonce < journaledFloor; nonce++) if (!heldNonces.has(nonce)) nonces.release(nonce);
+    const reachFaultPoint = faultPointReacher(config.testFaultPoint);
     const submitter = new TransferSubmitter({
       chain,
       journal,
@@ -99,8 +137,64 @@ export async function startChainServices(config: ChainServicesConfig, chain: Cha
       nonces,
       onHeld: (hash, nonce, { meaning, nodeMessage }) =>
         log.warn({ hash, nonce, meaning, nodeMessage }, "broadcast not known to be taken; the signed transaction stays journaled and is sent again"),
-      reachFaultPoint: faultPointReacher(config.testFaultPoint),
+      reachFaultPoint,
     });
+    const webhooks = endpoints.length === 0 ? undefined : createWebhooks(config, endpoints, chain, journal, log, observeDelivery);
+    const replacer = new TransferReplacer({
+      chain,
+      journal,
+      ledger,
+      policy: fees,
+      stuckAfterBlocks: config.stuckAfterBlocks,
+      notExecutableRetryMs: config.rebroadcastAfterMs,
+      gasLimitMultiplier: config.gasLimitMultiplier,
+      isInFlight: (entryId) => submitter.isInFlight(entryId),
+      onAtCap: ({ offered, needed, ...stuck }) =>
+        log.warn(
+          { ...stuck, offered: feesAsText(offered), needed: feesAsText(needed) },
+          "a stuck transfer is at the fee cap (MAX_FEE_PER_GAS / MAX_PRIORITY_FEE_PER_GAS): it waits unmined, and every later transfer behind it",
+        ),
+      onReplaced: ({ fees: offered, ...replacement }) =>
+        log.info(
+          { ...replacement, fees: feesAsText(offered) },
+          replacement.kind === "cancel" ? "sent a cancel at the transfer's nonce" : "re-priced a stuck transfer: a replacement at the same nonce",
+        ),
+      reachFaultPoint: reachFaultPoint && (() => reachFaultPoint("after-replacement-sign")),
+      onAttemptJournaled: (entry, hash, kind) => {
+        if (kind === "transfer") webhooks?.watcher.replaced(entry, hash);
+      },
+    });
+    // After each new snapshot (and, while idle, each new block read): find which attempt of a re-priced
+    // transfer was mined, re-price what is stuck, report what was settled. One round at a time.
+    // `head`: the block the round is about (its snapshot's, or an idle block read's): webhooks read the
+    // Transfer logs up to it, and no further than the nonce count they are matched with.
+    let stopped = false;
+    let blockRound: Promise<unknown> | undefined;
+    // A round asked for while one runs comes right after it: the last block of a burst may bring no other.
+    let nextRoundHead: number | undefined;
+    let latestHead = initialSnapshot.blockNumber;
+    const runBlockRound = (head: number) => {
+      if (journal.failure) return;
+      if (blockRound) {
+        nextRoundHead = Math.max(nextRoundHead ?? head, head);
+        return;
+      }
+      blockRound = (async () => {
+        for (const entry of journal.usedWithUnknownAttempt()) await reconciler.settleUsedNonce(entry);
+        await replacer.repriceStuck();
+        await webhooks?.watcher.follow(head);
+        await journal.flushed();
+        webhooks?.dispatcher.wake();
+      })()
+        .catch((error) => log.warn({ err: error }, "re-pricing round failed; will retry at the next block"))
+        .finally(() => {
+          blockRound = undefined;
+          const next = nextRoundHead;
+          nextRoundHead = undefined;
+          if (next !== undefined && !stopped) runBlockRound(next);
+        });
+    };
+    const isBusy = () => ledger.unminedCount > 0 || submitter.inFlightCount > 0 || (webhooks?.watcher.awaitingConfirmations ?? 0) > 0;
     const keyTtlMs = config.idempotencyKeyTtlHours * 3_600_000;
     const poller = new SnapshotPoller({
       initial: initialSnapshot,
@@ -108,18 +202,31 @@ export async function startChainServices(config: ChainServicesConfig, chain: Cha
       readSnapshot: (block) => readWalletSnapshot(chain, fees, block),
       onSnapshot: (snapshot) => {
         ledger.applySnapshot(snapshot);
-        if (!journal.failure) journal.markNonceUsedBelow(snapshot.minedNonceCount);
+        // An older block (a lagging backend) tells nothing new.
+        if (journal.failure || ledger.snapshot !== snapshot) return;
+        const unmined = journal.markUnminedFrom(snapshot.minedNonceCount);
+        if (unmined > 0) log.warn({ unmined, minedNonceCount: snapshot.minedNonceCount }, "a reorganisation took mined transfers off the chain; they are pending again and followed until mined");
+        journal.markNonceUsedBelow(snapshot.minedNonceCount);
+        runBlockRound(snapshot.blockNumber);
       },
       // Without a base fee (a legacy chain) the gas price comes with each snapshot only.
       onBlock: (block) => {
         if (block.baseFeePerGas !== null) ledger.applyBaseFee(block.baseFeePerGas, (baseFee, tip) => offeredFees(baseFee, tip, fees));
+        const newHead = block.number > latestHead;
+        latestHead = Math.max(latestHead, block.number);
+        // Busy, the snapshot of this block triggers the round; idle, transfers settled meanwhile (while
+        // the service was down, for one) are reported from the block reads.
+        if (newHead && !isBusy()) runBlockRound(block.number);
       },
       onError: (error) => log.warn({ err: error }, "could not refresh the wallet snapshot; keeping the previous one"),
-      isBusy: () => ledger.unminedCount > 0 || submitter.inFlightCount > 0,
+      isBusy,
       busyIntervalMs: config.chainRefreshIntervalMs,
       idleIntervalMs: Math.max(IDLE_POLL_INTERVAL_MS, config.chainRefreshIntervalMs),
     });
     poller.start();
+    webhooks?.dispatcher.start();
+    // Transfers settled while the service was down are reported without waiting for a block.
+    runBlockRound(initialSnapshot.blockNumber);
     const transfers = new TokenTransferService({
       chain,
       gasLimitMultiplier: config.gasLimitMultiplier,
@@ -130,6 +237,32 @@ export async function startChainServices(config: ChainServicesConfig, chain: Cha
       ensureSnapshot: (maxAgeMs) => poller.ensureFresh(maxAgeMs),
     });
 
+    // A nonce given back (its transfer surely refused) that no transfer took for REBROADCAST_AFTER_MS, while
+    // later transactions of the wallet wait behind it, is filled with a 0-value self-transaction.
+    const fillNonceGap = async () => {
+      const gap = nonces.takeGivenBackBefore(monotonicNow() - config.rebroadcastAfterMs);
+      if (gap === undefined) return;
+      if (!journal.unsettled().some((entry) => entry.nonce !== null && entry.nonce > gap)) {
+        nonces.release(gap);
+        return;
+      }
+      let outcome;
+      try {
+        outcome = await replacer.fillNonceGap(gap);
+      } catch (error) {
+        // Failed before its record was written (a failed commit stops all sending anyway): give it back.
+        if (!journal.failure) nonces.release(gap);
+        throw error;
+      }
+      log.warn({ nonce: gap, outcome }, "filled a nonce gap left by a refused transfer with a 0-value transaction to the wallet itself, so the transfers after it can be mined");
+    };
+    const replaceNotExecutable = async (entry: JournalEntry) => {
+      const outcome = await replacer.replaceNotExecutable(entry.hash as string);
+      if (outcome === "not due") return;
+      const held = "the node holds the wallet's next transaction without counting it as pending, so it is not mined";
+      if (outcome === "at-cap") log.warn({ nonce: entry.nonce, hash: entry.hash }, `${held}; the fee caps allow no replacement`);
+      else log.warn({ nonce: entry.nonce, hash: entry.hash, replacement: outcome.hash, outcome: outcome.outcome }, `${held}: replaced it at the same nonce`);
+    };
     let maintenance: Promise<unknown> | undefined;
     const maintenanceTimer = setInterval(() => {
       // One round at a time: a slow node must not stack rounds that send the same entries again.
@@ -137,7 +270,8 @@ export async function startChainServices(config: ChainServicesConfig, chain: Cha
         // A journal that failed to commit takes no writes: nothing may be sent until the service restarts.
         if (journal.failure) return;
         journal.expireKeys(keyTtlMs);
-        const outcomes = await resendUnanswered(reconciler, journal, ledger, (id) => submitter.isInFlight(id), config.rebroadcastAfterMs);
+        await fillNonceGap();
+        const outcomes = await resendUnanswered(reconciler, journal, ledger, (id) => submitter.isInFlight(id), config.rebroadcastAfterMs, replaceNotExecutable);
         if (outcomes.length > 0) log.info({ outcomes }, "checked unanswered or stale transactions, sending again what no node held");
       })()
         .catch((error) => log.warn({ err: error }, "background resend failed; will retry"))
@@ -157,10 +291,17 @@ export async function startChainServices(config: ChainServicesConfig, chain: Cha
       head,
       lookup,
       statuses: new TransactionStatusReader(chain, lookup, journal),
+      replacer,
+      webhooks,
       ensureSnapshot: (maxAgeMs) => poller.ensureFresh(maxAgeMs),
       async close() {
+        stopped = true;
         clearInterval(maintenanceTimer);
-        await Promise.all([poller.stop(), maintenance]);
+        await poller.stop();
+        await webhooks?.dispatcher.stop();
+        await Promise.all([maintenance, blockRound]);
+        // The last writes reach the store (a shared database is written after each commit) before it closes.
+        await journal.flushed().catch(() => undefined);
         journal.close();
       },
     };

@@ -6,15 +6,15 @@
 import type { Logger } from "pino";
 import { type App, buildApp } from "./app.js";
 import { ApiKeyRing } from "./auth/api-keys.js";
-import { type ChainServices, startChainServices } from "./chain-services.js";
-import { type ChainConnection, connectChain } from "./chain/connect-chain.js";
+import { type ChainServices, type JournalOpener, startChainServices } from "./chain-services.js";
+import { type ChainConnection, connectChain } from "./node/connect-chain.js";
 import { type ChainConfig, ConfigError } from "./config.js";
 import { InvalidAddressError, parseRecipientAddress } from "./domain/recipient-address.js";
 import { InvalidAmountError, parseTokenAmount } from "./domain/token-amount.js";
 import { TransferPolicy, type TransferPolicyLimits } from "./domain/transfer-policy.js";
 import type { ReadinessCheck } from "./http/routes/health.js";
 import { ServiceMetrics } from "./metrics.js";
-import type { WalletSnapshot } from "./chain/wallet-snapshot.js";
+import type { WalletSnapshot } from "./sending/wallet-snapshot.js";
 import { isJammed, readUnconfirmedTransfers } from "./sending/unconfirmed-transfers.js";
 import { steadyWallClockNow } from "./clock.js";
 
@@ -23,6 +23,14 @@ const DAY_MS = 86_400_000;
 const TRANSFER_GAS_ALLOWANCE = 100_000n;
 /** A failing gas check reads the balances again when they are older than this. */
 const GAS_RECHECK_MAX_AGE_MS = 5_000;
+
+/** A replica that leads several on one database: its journal lives there, and its answers name it. */
+export interface LeadingReplica {
+  id: string;
+  openJournal: JournalOpener;
+  /** Readiness of the database session the leader writes on. */
+  checkDatabase: ReadinessCheck;
+}
 
 export interface RunningService {
   app: App;
@@ -34,15 +42,16 @@ export interface RunningService {
 }
 
 /** Connects, reconciles and builds the app; does not listen. Throws ConfigError for a bad policy variable. */
-export async function composeService(config: ChainConfig, logger: Logger): Promise<RunningService> {
+export async function composeService(config: ChainConfig, logger: Logger, replica?: LeadingReplica): Promise<RunningService> {
   const metrics = new ServiceMetrics();
   const chain = await connectChain(config, metrics.observeRpc);
   let services: ChainServices | undefined;
   try {
     const policyLimits = readPolicyLimits(config, chain.tokenDecimals);
-    services = await startChainServices(config, chain, logger);
+    services = await startChainServices(config, chain, logger, (outcome) => metrics.countWebhookDelivery(outcome), replica?.openJournal);
+    if (replica) metrics.watchReplica(replica.id, () => true);
     const policy = new TransferPolicy(policyLimits, services.journal.spentSince(steadyWallClockNow() - DAY_MS));
-    const { ledger, submitter, journal } = services;
+    const { ledger, submitter, journal, replacer } = services;
     metrics.watchWallet({
       ethBalanceWei: () => ledger.snapshot.ethBalance,
       tokenBalanceUnits: () => ledger.snapshot.tokenBalance,
@@ -54,7 +63,9 @@ export async function composeService(config: ChainConfig, logger: Logger): Promi
         return { oldestAgeSeconds: unconfirmed.oldest?.ageSeconds ?? 0, stuck: unconfirmed.stuck, jammed: isJammed(unconfirmed, ledger.snapshot.minedNonceCount) };
       },
       journalWritable: () => journal.failure === undefined,
+      atFeeCap: () => replacer.stuckAtCap.length,
     });
+    if (services.webhooks) metrics.watchWebhooks(() => journal.deliveryBacklog());
     const app = buildApp(config, {
       chain,
       services,
@@ -62,7 +73,8 @@ export async function composeService(config: ChainConfig, logger: Logger): Promi
       metrics,
       apiKeys: config.authDisabled ? undefined : ApiKeyRing.parse(config.apiKeys ?? ""),
       policy,
-      readinessChecks: readinessChecks(chain, services),
+      readinessChecks: { ...readinessChecks(chain, services), ...(replica && { database: replica.checkDatabase }) },
+      replicaId: replica?.id,
     });
     const running = services;
     return {

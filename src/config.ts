@@ -2,6 +2,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { ApiKeyRing, InvalidApiKeysError } from "./auth/api-keys.js";
+import { InvalidWebhookSettingError, parseWebhookSecrets, parseWebhookUrls } from "./webhooks/webhook-settings.js";
 
 const HEX_PRIVATE_KEY = "^0x[0-9a-fA-F]{64}$";
 const HEX_ADDRESS = "^0x[0-9a-fA-F]{40}$";
@@ -21,6 +22,9 @@ export const ConfigSchema = Type.Object({
   demoSetup: Type.Boolean({ default: false, description: "create a funded wallet and a demo token on an anvil node" }),
   journalPath: Type.String({ minLength: 1, default: "./data/transfers.sqlite", description: "SQLite journal of every transfer" }),
   journalSynchronous: Type.Union([Type.Literal("FULL"), Type.Literal("NORMAL")], { default: "FULL" }),
+  databaseUrl: Type.Optional(Type.String({ pattern: "^postgres(ql)?://", description: "PostgreSQL journal shared by several replicas; JOURNAL_PATH is then unused" })),
+  replicaId: Type.Optional(Type.String({ pattern: "^[A-Za-z0-9._-]{1,64}$", description: "this replica's name in /wallet, /metrics and the logs; default: host name and process id" })),
+  replicaUrl: Type.Optional(Type.String({ pattern: "^https?://", description: "how the other replicas reach this one; default: http://<host name>:<port>" })),
   idempotencyKeyTtlHours: Type.Number({ exclusiveMinimum: 0, maximum: 8760, default: 24 }),
   chainRefreshIntervalMs: Type.Integer({ minimum: 50, maximum: 60_000, default: 1000 }),
   rebroadcastAfterMs: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 15_000, description: "unmined this long, a sent transaction is checked and sent again if the node lost it" }),
@@ -28,6 +32,7 @@ export const ConfigSchema = Type.Object({
   minPriorityFeePerGas: Type.String({ pattern: GWEI, default: "0.001", description: "the least tip offered, gwei" }),
   maxFeePerGas: Type.Optional(Type.String({ pattern: GWEI, description: "cap on maxFeePerGas, gwei" })),
   maxPriorityFeePerGas: Type.Optional(Type.String({ pattern: GWEI, description: "cap on maxPriorityFeePerGas, gwei" })),
+  stuckAfterBlocks: Type.Integer({ minimum: 1, maximum: 10_000, default: 3, description: "blocks a transfer waits unmined before an underpriced one is re-priced" }),
   gasLimitMultiplier: Type.String({ pattern: "^[0-9]+(\\.[0-9]{1,4})?$", default: "1.0", description: "gas limit = eth_estimateGas x this (at least 1)" }),
   headMaxAgeMs: Type.Integer({ minimum: 0, maximum: 60_000, default: 500, description: "oldest chain head a lookup may use" }),
   transactionCacheSize: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 10_000 }),
@@ -44,7 +49,11 @@ export const ConfigSchema = Type.Object({
   maxTransferAmount: Type.Optional(Type.String({ pattern: "^[0-9]+(\\.[0-9]+)?$", description: "largest amount of one transfer, in token units" })),
   transferCapPerDay: Type.Optional(Type.String({ pattern: "^[0-9]+(\\.[0-9]+)?$", description: "most one API key may send in 24 h, in token units" })),
   allowedRecipients: Type.Optional(Type.String({ description: "comma-separated addresses; when set, the only recipients allowed" })),
-  testFaultPoint: Type.Optional(Type.Union([Type.Literal("after-sign"), Type.Literal("after-broadcast")])),
+  webhookUrl: Type.Optional(Type.String({ description: "comma-separated http(s) URLs that receive transfer events" })),
+  webhookSecret: Type.Optional(Type.String({ description: "Standard Webhooks secrets (whsec_...), comma-separated; every event is signed with each" })),
+  webhookConfirmations: Type.Integer({ minimum: 1, maximum: 1000, default: 1, description: "confirmations at which transfer.confirmed is sent" }),
+  webhookRetryInitialMs: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 5_000, description: "first retry delay of a failed delivery; doubles each time" }),
+  testFaultPoint: Type.Optional(Type.Union([Type.Literal("after-sign"), Type.Literal("after-broadcast"), Type.Literal("after-replacement-sign")])),
 });
 
 /** The validated configuration; derived from the schema, never written by hand. */
@@ -66,6 +75,9 @@ export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
   demoSetup: "DEMO_SETUP",
   journalPath: "JOURNAL_PATH",
   journalSynchronous: "JOURNAL_SYNCHRONOUS",
+  databaseUrl: "DATABASE_URL",
+  replicaId: "REPLICA_ID",
+  replicaUrl: "REPLICA_URL",
   idempotencyKeyTtlHours: "IDEMPOTENCY_KEY_TTL_HOURS",
   chainRefreshIntervalMs: "CHAIN_REFRESH_INTERVAL_MS",
   rebroadcastAfterMs: "REBROADCAST_AFTER_MS",
@@ -74,6 +86,11 @@ export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
   maxFeePerGas: "MAX_FEE_PER_GAS",
   maxPriorityFeePerGas: "MAX_PRIORITY_FEE_PER_GAS",
   gasLimitMultiplier: "GAS_LIMIT_MULTIPLIER",
+  stuckAfterBlocks: "STUCK_AFTER_BLOCKS",
+  webhookUrl: "WEBHOOK_URL",
+  webhookSecret: "WEBHOOK_SECRET",
+  webhookConfirmations: "WEBHOOK_CONFIRMATIONS",
+  webhookRetryInitialMs: "WEBHOOK_RETRY_INITIAL_MS",
   headMaxAgeMs: "HEAD_MAX_AGE_MS",
   transactionCacheSize: "TRANSACTION_CACHE_SIZE",
   apiKeys: "API_KEYS",
@@ -89,6 +106,9 @@ export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
 
 const INTEGER_FIELDS: (keyof Config)[] = [
   "chainId",
+  "stuckAfterBlocks",
+  "webhookConfirmations",
+  "webhookRetryInitialMs",
   "port",
   "rpcTimeoutMs",
   "chainRefreshIntervalMs",
@@ -139,6 +159,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       problems.push(`API_KEYS: ${error.message}`);
     }
   }
+  checkWebhookSettings(raw, problems);
   if (typeof raw.gasLimitMultiplier === "string" && Number(raw.gasLimitMultiplier) < 1) {
     problems.push("GAS_LIMIT_MULTIPLIER: must be at least 1 (below the estimate a transfer runs out of gas)");
   }
@@ -154,6 +175,21 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(`invalid configuration:\n  ${[...new Set(problems)].join("\n  ")}`);
   }
   return candidate as Config;
+}
+
+function checkWebhookSettings(raw: Record<string, unknown>, problems: string[]): void {
+  const check = (variable: string, value: unknown, parse: (value: string) => unknown) => {
+    if (typeof value !== "string") return;
+    try {
+      parse(value);
+    } catch (error) {
+      if (!(error instanceof InvalidWebhookSettingError)) throw error;
+      problems.push(`${variable}: ${error.message}`);
+    }
+  };
+  check("WEBHOOK_URL", raw.webhookUrl, parseWebhookUrls);
+  check("WEBHOOK_SECRET", raw.webhookSecret, parseWebhookSecrets);
+  if (raw.webhookUrl && !raw.webhookSecret) problems.push("WEBHOOK_SECRET: required when WEBHOOK_URL is set (whsec_ + base64 of random bytes)");
 }
 
 function describeExpectation(field: keyof Config, schemaMessage: string): string {
@@ -183,7 +219,7 @@ function describeExpectation(field: keyof Config, schemaMessage: string): string
     case "journalSynchronous":
       return "must be FULL or NORMAL";
     case "testFaultPoint":
-      return "must be after-sign or after-broadcast (tests only)";
+      return "must be after-sign, after-broadcast or after-replacement-sign (tests only)";
     default:
       return schemaMessage.toLowerCase();
   }

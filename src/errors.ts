@@ -11,9 +11,15 @@ export const ERROR_CODES = {
   AMOUNT_ABOVE_LIMIT: { statusCode: 403, description: "the amount is above MAX_TRANSFER_AMOUNT" },
   DAILY_CAP_EXCEEDED: { statusCode: 403, description: "the API key would exceed TRANSFER_CAP_PER_DAY within 24 h" },
   RECIPIENT_NOT_ALLOWED: { statusCode: 403, description: "the recipient is not in ALLOWED_RECIPIENTS" },
+  CANCEL_NOT_ALLOWED: { statusCode: 403, description: "only the API key that sent a transfer may cancel it" },
+  DELIVERY_NOT_FOUND: { statusCode: 404, description: "no pending or failed webhook delivery has this id" },
+  WEBHOOKS_NOT_CONFIGURED: { statusCode: 404, description: "WEBHOOK_URL is not set: there are no deliveries" },
   ROUTE_NOT_FOUND: { statusCode: 404, description: "no such route" },
   TRANSACTION_NOT_FOUND: { statusCode: 404, description: "neither the node nor the journal knows this transaction" },
   IDEMPOTENCY_KEY_IN_FLIGHT: { statusCode: 409, description: "a request with this Idempotency-Key is still being processed" },
+  TRANSFER_ALREADY_MINED: { statusCode: 409, description: "the transfer was mined before it could be cancelled; see GET /transactions/:hash" },
+  TRANSFER_NOT_PENDING: { statusCode: 409, description: "the transfer was never sent (refused) or its nonce went to another transaction: nothing to cancel" },
+  CANCEL_AT_FEE_CAP: { statusCode: 409, description: "a cancel would need fees above MAX_FEE_PER_GAS or MAX_PRIORITY_FEE_PER_GAS to replace the transfer" },
   IDEMPOTENCY_KEY_REUSED: { statusCode: 422, description: "this Idempotency-Key was used with a different request body" },
   INSUFFICIENT_TOKEN_BALANCE: { statusCode: 417, description: "the hot wallet holds fewer tokens than requested" },
   CALL_EXCEPTION: { statusCode: 417, description: "the token contract would revert the transfer; the message holds the reason" },
@@ -32,6 +38,10 @@ export const ERROR_CODES = {
   JOURNAL_UNAVAILABLE: { statusCode: 503, description: "the transfer journal cannot record (disk full, I/O error); nothing was sent, retry later" },
   NOT_READY: { statusCode: 503, description: "a readiness check failed; the message names it" },
   NODE_UNAVAILABLE: { statusCode: 503, description: "the node could not be reached, timed out or failed during a lookup" },
+  LEADER_UNAVAILABLE: {
+    statusCode: 503,
+    description: "several replicas: no replica led for 10 s, or the leader stopped answering after it got the request; retry with the same Idempotency-Key",
+  },
   INTERNAL_ERROR: { statusCode: 500, description: "a fault inside the service; details are in its log" },
 } as const satisfies Record<string, { statusCode: number; description: string }>;
 

@@ -8,6 +8,8 @@ export interface LoggerSecrets {
   rpcUrl?: string;
   /** API_KEYS as configured: comma-separated keys. */
   apiKeys?: string;
+  /** DATABASE_URL: it carries the database password. */
+  databaseUrl?: string;
 }
 
 /**
@@ -57,9 +59,10 @@ function prettyInTerminal(): DestinationStream | undefined {
   return transport({ target: "pino-pretty", options: { colorize: true, translateTime: "SYS:HH:MM:ss.l" } });
 }
 
-function secretScrubber({ privateKey, rpcUrl, apiKeys = "" }: LoggerSecrets): <T>(value: T) => T {
+function secretScrubber({ privateKey, rpcUrl, apiKeys = "", databaseUrl }: LoggerSecrets): <T>(value: T) => T {
   const keys = apiKeys.split(",").map((key) => key.trim());
-  const secrets = [privateKey, privateKey?.slice(2), rpcUrl, rpcUrl && new URL(rpcUrl).href, ...keys]
+  const databasePassword = databaseUrl ? decodeURIComponent(new URL(databaseUrl).password) : undefined;
+  const secrets = [privateKey, privateKey?.slice(2), rpcUrl, rpcUrl && new URL(rpcUrl).href, databaseUrl, databasePassword, ...keys]
     .filter((secret): secret is string => typeof secret === "string" && secret.length >= 8)
     .flatMap((secret) => [secret, secret.toLowerCase()]);
   if (secrets.length === 0) return (value) => value;

@@ -1,6 +1,7 @@
 /** Prometheus metrics (prom-client), on a registry of the app's own so tests can build many apps. */
 import { Counter, Gauge, Histogram, type Metric, Registry, collectDefaultMetrics } from "prom-client";
-import type { RpcObserver } from "./chain/rpc-provider.js";
+import { steadyWallClockNow } from "./clock.js";
+import type { RpcObserver } from "./node/rpc-provider.js";
 
 /** What the wallet gauges read at scrape time. */
 export interface WalletReadings {
@@ -12,6 +13,8 @@ export interface WalletReadings {
   gasCostPerTransferWei: () => bigint;
   /** The unconfirmed transfers as operators watch them (see sending/unconfirmed-transfers.ts). */
   unconfirmed: () => { oldestAgeSeconds: number; stuck: number; jammed: boolean };
+  /** Transfers waiting underpriced while the fee caps allow nothing higher. */
+  atFeeCap: () => number;
   journalWritable: () => boolean;
 }
 
@@ -36,6 +39,12 @@ export class ServiceMetrics {
   readonly #tokensSent = new Counter({
     name: "transfer_tokens_sent_total",
     help: "tokens sent by transfers answered 200, whole token units",
+    registers: [this.registry],
+  });
+  readonly #webhookDeliveries = new Counter({
+    name: "webhook_deliveries_total",
+    help: "webhook delivery attempts by outcome: delivered (2xx), retrying (another answer or none; tried again later), failed (410 Gone, or given up after 24 h)",
+    labelNames: ["outcome"],
     registers: [this.registry],
   });
   readonly #rpcLastSuccess = new Gauge({
@@ -73,6 +82,32 @@ export class ServiceMetrics {
     this.#tokensSent.inc(tokens);
   }
 
+  countWebhookDelivery(outcome: "delivered" | "retrying" | "failed"): void {
+    this.#webhookDeliveries.inc({ outcome });
+  }
+
+  /** Registers the webhook backlog gauges, read from the journal at every scrape. */
+  watchWebhooks(backlog: () => { pending: number; oldestCreatedAt: number | null }): void {
+    this.#gauge("webhook_backlog", "webhook deliveries pending (not yet accepted by their endpoint)", () => backlog().pending);
+    this.#gauge("webhook_oldest_pending_age_seconds", "age of the oldest pending webhook delivery, seconds (0 when there is none)", () => {
+      const { oldestCreatedAt } = backlog();
+      return oldestCreatedAt === null ? 0 : Math.max(0, (steadyWallClockNow() - oldestCreatedAt) / 1000);
+    });
+  }
+
+  /** One of several replicas on one database: which one this is, and whether it leads (does the sending). */
+  watchReplica(id: string, leads: () => boolean): void {
+    new Gauge({
+      name: "replica_leader",
+      help: "1 while this replica leads (sends transfers and runs background work), 0 while it forwards them to the leader",
+      labelNames: ["replica"],
+      registers: [this.registry],
+      collect() {
+        this.set({ replica: id }, leads() ? 1 : 0);
+      },
+    });
+  }
+
   /** Registers the wallet gauges; they read the current values at every scrape. */
   watchWallet(wallet: WalletReadings): void {
     this.#gauge("wallet_eth_balance_wei", "hot wallet ETH balance, wei, as of the latest wallet snapshot", () => Number(wallet.ethBalanceWei()));
@@ -80,6 +115,7 @@ export class ServiceMetrics {
     this.#gauge("wallet_transfer_gas_cost_wei", "what one more transfer may cost in ETH at the current fees (gas allowance x fee cap, plus the L1 data fee on OP Stack chains), wei", () => Number(wallet.gasCostPerTransferWei()));
     this.#gauge("transfers_oldest_unconfirmed_age_seconds", "age of the oldest transfer signed but not yet mined, seconds (0 when there is none)", () => wallet.unconfirmed().oldestAgeSeconds);
     this.#gauge("transfers_stuck", "transfers signed more than 120 s ago and not yet mined", () => wallet.unconfirmed().stuck);
+    this.#gauge("transfers_at_fee_cap", "transfers whose fees the chain has outgrown while MAX_FEE_PER_GAS or MAX_PRIORITY_FEE_PER_GAS allow no higher: they wait, every later transfer behind them", wallet.atFeeCap);
     this.#gauge("wallet_nonce_jammed", "1 while the oldest unconfirmed transfer is stuck and the chain has not mined its nonce: every later transfer waits", () => wallet.unconfirmed().jammed ? 1 : 0);
     this.#gauge("journal_writable", "1 while the transfer journal commits; 0 after a failed commit (no transfer is taken until a restart)", () => wallet.journalWritable() ? 1 : 0);
     this.#gauge("transfers_in_flight", "transfers signed but not yet mined", () => wallet.transfersInFlight());

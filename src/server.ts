@@ -4,14 +4,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import dotenv from "dotenv";
 import { ApiKeyRing } from "./auth/api-keys.js";
-import { ChainStartupError } from "./chain/connect-chain.js";
-import { describeRpcUrl } from "./chain/rpc-provider.js";
+import { ChainStartupError } from "./node/connect-chain.js";
+import { describeRpcUrl } from "./node/rpc-provider.js";
 import { type ChainConfig, type Config, ConfigError, loadConfig } from "./config.js";
 import { type AnvilNode, startAnvil } from "./dev/anvil.js";
 import { JournalOwnerMismatchError } from "./journal/sqlite-transfer-journal.js";
 import { type DemoChain, setUpDemoChain } from "./dev/demo-chain.js";
 import { composeService } from "./compose.js";
 import { createLogger } from "./logger.js";
+import { startReplica } from "./replicas/start-replica.js";
 
 async function main(): Promise<void> {
   dotenv.config({ quiet: true });
@@ -23,6 +24,22 @@ async function main(): Promise<void> {
     const logger = createLogger(config.logLevel, chainConfig);
     if (chainConfig.authDisabled) {
       logger.warn("AUTH_DISABLED=true: ANYONE WHO CAN REACH THIS PORT CAN SPEND FROM THE HOT WALLET. Never do this outside a sealed network.");
+    }
+    if (chainConfig.databaseUrl) {
+      const replica = await startReplica({ ...chainConfig, databaseUrl: chainConfig.databaseUrl }, logger, {
+        port: config.port,
+        host: config.host,
+        // Nothing more may be sent by this process: its lock and its journal writes went with the session.
+        onLeadershipLost: (error) => {
+          logger.fatal({ err: error }, "this replica led and lost its database session; exiting, to come back as a follower");
+          logger.flush(() => process.exit(1));
+        },
+      });
+      closeGracefullyOnSignals(async () => {
+        await replica.close();
+        await stopDevNode();
+      }, logger);
+      return;
     }
     const service = await composeService(chainConfig, logger);
     const { app, chain } = service;

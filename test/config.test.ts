@@ -1,5 +1,6 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../src/config.js";
+import { ConfigError, ENVIRONMENT_VARIABLES, loadConfig } from "../src/config.js";
 
 const KEY = `0x${"11".repeat(32)}`;
 const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
@@ -19,6 +20,9 @@ const DEFAULTS = {
   feeTipPercentile: 50,
   minPriorityFeePerGas: "0.001",
   gasLimitMultiplier: "1.0",
+  stuckAfterBlocks: 3,
+  webhookConfirmations: 1,
+  webhookRetryInitialMs: 5_000,
   transactionCacheSize: 10_000,
   authDisabled: false,
   rateLimitMax: 600,
@@ -37,6 +41,35 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ GAS_LIMIT_MULTIPLIER: "0.9" })).toThrow(/GAS_LIMIT_MULTIPLIER: must be at least 1/);
     expect(() => loadConfig({ MAX_FEE_PER_GAS: "30 gwei" })).toThrow(/MAX_FEE_PER_GAS: must be a plain decimal number of gwei/);
     expect(() => loadConfig({ FEE_TIP_PERCENTILE: "101" })).toThrow(/FEE_TIP_PERCENTILE/);
+  });
+
+  it("reads the webhook settings, and refuses malformed ones naming the variable (never echoing a secret)", () => {
+    const secret = `whsec_${Buffer.alloc(32, 7).toString("base64")}`;
+    expect(loadConfig({ WEBHOOK_URL: "https://a.example/hook, http://b.example:8080/x", WEBHOOK_SECRET: secret, WEBHOOK_CONFIRMATIONS: "3" })).toMatchObject({
+      webhookUrl: "https://a.example/hook, http://b.example:8080/x",
+      webhookSecret: secret,
+      webhookConfirmations: 3,
+    });
+    expect(() => loadConfig({ WEBHOOK_URL: "ftp://a.example", WEBHOOK_SECRET: secret })).toThrow(/WEBHOOK_URL: URL 1 must be http:\/\/ or https:\/\//);
+    expect(() => loadConfig({ WEBHOOK_URL: "https://user:pw@a.example" , WEBHOOK_SECRET: secret })).toThrow(/WEBHOOK_URL: URL 1 must not carry credentials/);
+    expect(() => loadConfig({ WEBHOOK_URL: "https://a.example" })).toThrow(/WEBHOOK_SECRET: required when WEBHOOK_URL is set/);
+    expect(() => loadConfig({ WEBHOOK_URL: "https://a.example", WEBHOOK_SECRET: "not-a-secret" })).toThrow(/WEBHOOK_SECRET: secret 1 must be whsec_/);
+    // Too short a key: refused, and the message names the variable but never quotes the secret.
+    const tooShort = (() => {
+      try {
+        loadConfig({ WEBHOOK_URL: "https://a.example", WEBHOOK_SECRET: "whsec_c2hvcnQ=" });
+      } catch (error) {
+        return (error as Error).message;
+      }
+    })();
+    expect(tooShort).toMatch(/WEBHOOK_SECRET: secret 1 must be whsec_/);
+    expect(tooShort).not.toContain("c2hvcnQ");
+    expect(() => loadConfig({ WEBHOOK_CONFIRMATIONS: "0" })).toThrow(/WEBHOOK_CONFIRMATIONS/);
+  });
+
+  it("reads STUCK_AFTER_BLOCKS and refuses zero", () => {
+    expect(loadConfig({ STUCK_AFTER_BLOCKS: "12" }).stuckAfterBlocks).toBe(12);
+    expect(() => loadConfig({ STUCK_AFTER_BLOCKS: "0" })).toThrow(/STUCK_AFTER_BLOCKS/);
   });
 
   it("reads TRUST_PROXY, and refuses a value that is neither a flag, a hop count nor addresses", () => {
@@ -107,5 +140,16 @@ describe("loadConfig", () => {
 
   it("lists every bad variable at once", () => {
     expect(() => loadConfig({ PORT: "x", LOG_LEVEL: "y" })).toThrow(/PORT[\s\S]*LOG_LEVEL/);
+  });
+});
+
+describe("the documentation of the environment", () => {
+  it("names every variable the service reads, in .env.example and in the README", () => {
+    const example = readFileSync(".env.example", "utf8");
+    const readme = readFileSync("README.md", "utf8");
+    // TEST_FAULT_POINT is a test-only switch, documented in the README only.
+    const variables = Object.values(ENVIRONMENT_VARIABLES).filter((name) => name !== "TEST_FAULT_POINT");
+    expect(variables.filter((name) => !new RegExp(`^#? ?${name}=`, "m").test(example))).toEqual([]);
+    expect(Object.values(ENVIRONMENT_VARIABLES).filter((name) => !readme.includes(`\`${name}\``))).toEqual([]);
   });
 });

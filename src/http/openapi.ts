@@ -1,5 +1,6 @@
 /** The OpenAPI document's frame; the paths come from the routes' TypeBox schemas (@fastify/swagger). */
 import { ERROR_CODES } from "../errors.js";
+import { WEBHOOKS_OPENAPI } from "../webhooks/webhook-openapi.js";
 
 const errorTable = Object.entries(ERROR_CODES)
   .map(([code, { statusCode, description }]) => `| ${statusCode} | ${code} | ${description} |`)
@@ -19,9 +20,10 @@ export const OPENAPI_DOCUMENT_BASE = {
     securitySchemes: { bearerAuth: { type: "http" as const, scheme: "bearer", description: "one of API_KEYS" } },
   },
   security: [{ bearerAuth: [] }],
+  webhooks: WEBHOOKS_OPENAPI,
   tags: [
     { name: "transfers", description: "sending tokens" },
     { name: "transactions", description: "looking transactions up" },
-    { name: "operations", description: "health, readiness, wallet, metrics" },
+    { name: "operations", description: "health, readiness, wallet, metrics, webhook deliveries" },
   ],
 };

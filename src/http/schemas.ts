@@ -141,12 +141,13 @@ export const TransactionStatusParamsSchema = Type.Object({ hash: TxHashSchema })
 export const TransactionStatusSchema = Type.Object(
   {
     hash: Type.String(),
-    state: Type.Union(["pending", "confirmed", "failed", "dropped", "replaced", "rejected", "unknown"].map((state) => Type.Literal(state)), {
+    state: Type.Union(["pending", "confirmed", "failed", "dropped", "replaced", "rejected", "cancelled", "unknown"].map((state) => Type.Literal(state)), {
       description:
         "pending: known to the node, not mined. confirmed: mined, receipt status 1. failed: mined, reverted (status 0). " +
         "dropped: signed by this service, unknown to the node now; the service keeps sending the same bytes. " +
         "replaced: another transaction was mined at its nonce (seen twice, seconds apart). " +
         "rejected: the node refused it when it was first sent; it never was and never will be on chain (the client was told 417). " +
+        "cancelled: its cancel (a 0-value transaction from the wallet to itself at its nonce) was mined; the recipient got nothing. " +
         "unknown: a node took it and the chain has used its nonce, but the node does not return it now (a lagging backend, usually).",
     }),
     confirmations: Type.Integer({ description: "0 unless mined; latest block - blockNumber + 1" }),
@@ -169,6 +170,29 @@ export const TransactionStatusSchema = Type.Object(
         Type.Null(),
       ],
       { description: "the ERC-20 transfer(to, amount) the transaction carries, else null" },
+    ),
+    carriedBy: Type.Optional(
+      Type.String({
+        description:
+          "only for this service's transfers: the attempt that carries the transfer (the mined one once mined, else the latest); the figures above are that attempt's, the state is the transfer's",
+      }),
+    ),
+    attempts: Type.Optional(
+      Type.Array(
+        Type.Object({
+          hash: Type.String(),
+          kind: Type.Union([Type.Literal("transfer"), Type.Literal("cancel")], { description: "cancel: a 0-value transaction to the wallet itself" }),
+          signedAtBlock: Type.Integer({ description: "the chain head when it was signed" }),
+          maxFeePerGas: Type.Union([Type.String(), Type.Null()], { description: "wei, decimal; null for a legacy (type 0) transaction" }),
+          maxPriorityFeePerGas: Type.Union([Type.String(), Type.Null()], { description: "wei, decimal; null for a legacy (type 0) transaction" }),
+          gasPrice: Type.Union([Type.String(), Type.Null()], { description: "wei, decimal; only for a legacy (type 0) transaction" }),
+          fate: Type.Union(["mined", "pending", "replaced", "void"].map((fate) => Type.Literal(fate)), {
+            description: "mined: carries the transfer. pending: the latest, not mined yet. replaced: replacedBy took its place. void: never mined and never will be",
+          }),
+          replacedBy: Type.Union([Type.String(), Type.Null()]),
+        }),
+        { description: "only for this service's transfers: every transaction signed at its nonce, oldest first (the first is what POST /transfer answered)" },
+      ),
     ),
   },
   {

@@ -3,8 +3,16 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { steadyWallClockNow } from "../clock.js";
+import { type AttemptRow, type DeliveryRow, type EntryRow, toAttempt, toDelivery, toEntry } from "./journal-rows.js";
+import { type JournalRows, type JournalReplica, SqliteChangeLog, seedTables } from "./sqlite-change-log.js";
+import { keepForever } from "./sqlite-keep-alive.js";
 import {
+  type DeliveryState,
+  type JournalAttempt,
   type JournalEntry,
+  type TransferEventType,
+  type WebhookDelivery,
+  type WebhookEventRecord,
   JournalUnavailableError,
   type KeyClaim,
   type RecordedRefusal,
@@ -29,21 +37,6 @@ export class JournalWriteError extends Error {
   override name = "JournalWriteError";
 }
 
-interface EntryRow {
-  id: number;
-  idempotency_key: string | null;
-  recipient: string;
-  units: string;
-  api_key_id: string | null;
-  state: JournalEntry["state"];
-  nonce: number | null;
-  hash: string | null;
-  raw_transaction: string | null;
-  refusal_code: string | null;
-  refusal_message: string | null;
-  created_at: number;
-}
-
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS journal_owner (
     id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -66,6 +59,40 @@ const SCHEMA = `
   );
   CREATE INDEX IF NOT EXISTS transfers_hash ON transfers (hash);
   CREATE INDEX IF NOT EXISTS transfers_key_age ON transfers (created_at) WHERE idempotency_key IS NOT NULL;
+  CREATE TABLE IF NOT EXISTS attempts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    transfer_id INTEGER NOT NULL REFERENCES transfers (id),
+    hash TEXT NOT NULL UNIQUE,
+    raw_transaction TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    signed_at_block INTEGER NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX IF NOT EXISTS attempts_transfer ON attempts (transfer_id);
+  CREATE TABLE IF NOT EXISTS webhook_events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    transfer_id INTEGER NOT NULL REFERENCES transfers (id),
+    type TEXT NOT NULL,
+    body TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE TABLE IF NOT EXISTS webhook_deliveries (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    event_seq INTEGER NOT NULL REFERENCES webhook_events (seq),
+    endpoint TEXT NOT NULL,
+    state TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_status TEXT,
+    next_attempt_at INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX IF NOT EXISTS webhook_deliveries_pending ON webhook_deliveries (next_attempt_at) WHERE state = 'pending';
+  CREATE INDEX IF NOT EXISTS webhook_deliveries_state ON webhook_deliveries (state, id);
+  -- "Is an earlier event of this transfer still pending for this endpoint?", asked for every due delivery.
+  CREATE INDEX IF NOT EXISTS webhook_events_transfer ON webhook_events (transfer_id, seq);
+  CREATE INDEX IF NOT EXISTS webhook_deliveries_event ON webhook_deliveries (event_seq);
 `;
 
 // Journals written by earlier versions: answers of refusals were not kept, and "settled" meant what
@@ -73,29 +100,50 @@ const SCHEMA = `
 const MIGRATIONS = [
   "ALTER TABLE transfers ADD COLUMN refusal_code TEXT",
   "ALTER TABLE transfers ADD COLUMN refusal_message TEXT",
+  "ALTER TABLE transfers ADD COLUMN mined_hash TEXT",
+  "ALTER TABLE transfers ADD COLUMN notify INTEGER NOT NULL DEFAULT 0",
+  "ALTER TABLE transfers ADD COLUMN reported TEXT",
 ];
 const UNSETTLED_INDEX = `
   DROP INDEX IF EXISTS transfers_unsettled;
   CREATE INDEX transfers_unsettled ON transfers (state, nonce) WHERE state IN ('claimed', 'signed', 'accepted');
+  CREATE INDEX IF NOT EXISTS transfers_unreported ON transfers (nonce) WHERE notify = 1 AND (reported IS NULL OR reported NOT IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled'));
   UPDATE transfers SET state = 'nonce-used' WHERE state = 'settled';
 `;
+// Before attempts existed, a transfer's one transaction lived in its own row; its block is not known (0:
+// it counts as waiting since long ago).
+const ATTEMPTS_OF_EARLIER_VERSIONS = `
+  INSERT INTO attempts (transfer_id, hash, raw_transaction, kind, signed_at_block, created_at)
+  SELECT id, hash, raw_transaction, 'transfer', 0, created_at FROM transfers WHERE hash IS NOT NULL;
+  PRAGMA user_version = 1;
+`;
+
+export interface SqliteJournalOptions {
+  synchronous?: "FULL" | "NORMAL";
+  notify?: boolean;
+  /** The rows to start from (a leader's working copy, read from the shared database). */
+  seed?: JournalRows;
+  /** Where every commit is shipped before flushed() resolves (the shared database of several replicas). */
+  replica?: JournalReplica;
+}
 
 /**
  * Opens (creating if needed) the journal at `path`; ":memory:" keeps it in memory.
  *
- * Every statement is prepared once and lives as long as the journal: better-sqlite3 12's Statement, when
- * garbage-collected at certain moments, trips an assertion of Node 24 (node::ObjectWrap removes its
- * cleanup hook with no current environment) and aborts the process. Settings go through exec(), which
- * makes no Statement object.
+ * Every statement is prepared once, in the constructor, and kept for good (see NEVER_COLLECTED).
+ * Settings go through exec(), which makes no Statement object.
  */
-export function openSqliteJournal(path: string, owner: JournalOwner, synchronous: "FULL" | "NORMAL" = "FULL"): TransferJournal {
+export function openSqliteJournal(path: string, owner: JournalOwner, options: SqliteJournalOptions = {}): TransferJournal {
+  const { synchronous = "FULL", notify = false, seed, replica } = options;
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
+  keepForever(db);
   // FULL survives power loss; NORMAL survives a crashed process only, but skips an fsync per commit.
   db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous}; PRAGMA busy_timeout = 5000;`);
   db.exec(SCHEMA);
   migrate(db);
-  const journal = new SqliteTransferJournal(db);
+  if (seed) seedTables(db, seed);
+  const journal = new SqliteTransferJournal(db, notify, replica && new SqliteChangeLog(db, replica));
   try {
     journal.checkOwner(owner);
   } catch (error) {
@@ -123,20 +171,29 @@ class SqliteTransferJournal implements TransferJournal {
   // Group commit: writes of one event-loop turn share a transaction and so a single fsync.
   #pendingCommit: Promise<void> | undefined;
   #failure: JournalUnavailableError | undefined;
+  // Every hash of the transfers that have several attempts: few, and asked about by every lookup.
+  readonly #severalAttemptHashes = new Set<string>();
+  // 1 when webhooks report on the transfers made from now on.
+  readonly #notify: number;
 
-  constructor(db: Database.Database) {
+  // Ships each commit to the shared database, when there is one.
+  readonly #changeLog: SqliteChangeLog | undefined;
+
+  constructor(db: Database.Database, notify: boolean, changeLog: SqliteChangeLog | undefined) {
     this.#db = db;
+    this.#notify = notify ? 1 : 0;
+    this.#changeLog = changeLog;
     this.#statements = {
       owner: db.prepare("SELECT chain_id, wallet_address, token_address FROM journal_owner WHERE id = 1"),
       insertOwner: db.prepare("INSERT INTO journal_owner (id, chain_id, wallet_address, token_address) VALUES (1, @chain_id, @wallet_address, @token_address)"),
       claim: db.prepare(
-        `INSERT INTO transfers (idempotency_key, recipient, units, api_key_id, state, created_at, updated_at)
-         VALUES (@key, @recipient, @units, @apiKeyId, 'claimed', @now, @now) ON CONFLICT (idempotency_key) DO NOTHING`,
+        `INSERT INTO transfers (idempotency_key, recipient, units, api_key_id, state, notify, created_at, updated_at)
+         VALUES (@key, @recipient, @units, @apiKeyId, 'claimed', @notify, @now, @now) ON CONFLICT (idempotency_key) DO NOTHING`,
       ),
       byKey: db.prepare("SELECT * FROM transfers WHERE idempotency_key = ?"),
       insertSigned: db.prepare(
-        `INSERT INTO transfers (recipient, units, api_key_id, state, nonce, hash, raw_transaction, created_at, updated_at)
-         VALUES (@recipient, @units, @apiKeyId, 'signed', @nonce, @hash, @rawTransaction, @now, @now)`,
+        `INSERT INTO transfers (recipient, units, api_key_id, state, nonce, hash, raw_transaction, notify, created_at, updated_at)
+         VALUES (@recipient, @units, @apiKeyId, 'signed', @nonce, @hash, @rawTransaction, @notify, @now, @now)`,
       ),
       spentSince: db.prepare(
         `SELECT api_key_id, units, created_at FROM transfers
@@ -151,10 +208,74 @@ class SqliteTransferJournal implements TransferJournal {
       ),
       deleteClaim: db.prepare("DELETE FROM transfers WHERE id = ? AND state = 'claimed'"),
       markNonceUsed: db.prepare("UPDATE transfers SET state = 'nonce-used', updated_at = @now WHERE state = 'accepted' AND nonce < @count"),
+      markUnmined: db.prepare(
+        "UPDATE transfers SET state = 'accepted', mined_hash = NULL, updated_at = @now WHERE state IN ('nonce-used', 'cancelled') AND nonce >= @count",
+      ),
       unsettled: db.prepare("SELECT * FROM transfers WHERE state IN ('claimed', 'signed', 'accepted') ORDER BY nonce, id"),
-      byHash: db.prepare("SELECT * FROM transfers WHERE hash = ? ORDER BY id DESC LIMIT 1"),
+      unsettledAttempts: db.prepare(
+        `SELECT a.* FROM attempts a JOIN transfers t ON t.id = a.transfer_id
+         WHERE t.state IN ('signed', 'accepted') ORDER BY a.id`,
+      ),
+      usedWithUnknownAttempt: db.prepare(
+        `SELECT * FROM transfers t WHERE state = 'nonce-used' AND mined_hash IS NULL
+         AND (SELECT COUNT(*) FROM attempts a WHERE a.transfer_id = t.id) > 1 ORDER BY nonce`,
+      ),
+      attemptsOf: db.prepare("SELECT * FROM attempts WHERE transfer_id = ? ORDER BY id"),
+      attemptByHash: db.prepare("SELECT * FROM attempts WHERE hash = ?"),
+      byId: db.prepare("SELECT * FROM transfers WHERE id = ?"),
+      insertAttempt: db.prepare(
+        `INSERT INTO attempts (transfer_id, hash, raw_transaction, kind, signed_at_block, created_at)
+         VALUES (@transferId, @hash, @rawTransaction, @kind, @signedAtBlock, @now)
+         ON CONFLICT (hash) DO UPDATE SET transfer_id = excluded.transfer_id, kind = excluded.kind,
+           signed_at_block = excluded.signed_at_block, created_at = excluded.created_at`,
+      ),
+      // The same bytes again belong to the newest transfer: a transfer refused at its first broadcast gives
+      // its nonce back, and an identical transfer signed next at that nonce has the very same hash.
+      // A transfer signed again with a fresh nonce: the bytes before were refused for their nonce ("nonce
+      // too low") and can never be mined.
+      dropAttempts: db.prepare("DELETE FROM attempts WHERE transfer_id = ?"),
+      setMined: db.prepare(
+        `UPDATE transfers SET mined_hash = @hash, updated_at = @now,
+           state = CASE WHEN (SELECT kind FROM attempts WHERE hash = @hash) = 'cancel' THEN 'cancelled' ELSE 'nonce-used' END
+         WHERE id = @id AND state IN ('signed', 'accepted', 'nonce-used')
+           AND EXISTS (SELECT 1 FROM attempts WHERE hash = @hash AND transfer_id = @id)`,
+      ),
+      userVersion: db.prepare("PRAGMA user_version"),
+      insertEvent: db.prepare("INSERT INTO webhook_events (id, transfer_id, type, body, created_at) VALUES (@id, @entryId, @type, @body, @now)"),
+      insertDelivery: db.prepare(
+        "INSERT INTO webhook_deliveries (event_seq, endpoint, state, next_attempt_at, created_at, updated_at) VALUES (@seq, @endpoint, 'pending', @now, @now, @now)",
+      ),
+      setReported: db.prepare("UPDATE transfers SET reported = @reported, updated_at = @now WHERE id = @id"),
+      unreportedSettled: db.prepare(
+        `SELECT * FROM transfers WHERE notify = 1 AND (reported IS NULL OR reported NOT IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled'))
+         AND state IN ('nonce-used', 'cancelled', 'replaced') ORDER BY nonce`,
+      ),
+      reportedButUnmined: db.prepare("SELECT * FROM transfers WHERE notify = 1 AND reported = 'transfer.confirmed' AND state IN ('signed', 'accepted') ORDER BY nonce"),
+      // Deliveries are made in event order, so their ids keep it; walking the (state, id) index stops at LIMIT.
+      dueDeliveries: db.prepare(
+        `SELECT d.*, e.id AS event_id, e.type, e.transfer_id, e.body FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
+         WHERE d.state = 'pending' AND d.next_attempt_at <= @now
+           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d2 JOIN webhook_events e2 ON e2.seq = d2.event_seq
+                           WHERE d2.state = 'pending' AND d2.endpoint = d.endpoint AND e2.transfer_id = e.transfer_id AND e2.seq < e.seq)
+         ORDER BY d.id LIMIT @limit`,
+      ),
+      deliveryAttempt: db.prepare(
+        "UPDATE webhook_deliveries SET state = @state, attempts = attempts + 1, last_status = @lastStatus, next_attempt_at = @nextAttemptAt, updated_at = @now WHERE id = @id",
+      ),
+      deliveriesIn: db.prepare(
+        `SELECT d.*, e.id AS event_id, e.type, e.transfer_id FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
+         WHERE d.state = @state ORDER BY d.id LIMIT @limit`,
+      ),
+      retryDelivery: db.prepare("UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = @now, updated_at = @now WHERE id = @id AND state IN ('pending', 'failed')"),
+      backlog: db.prepare("SELECT COUNT(*) AS pending, MIN(created_at) AS oldest FROM webhook_deliveries WHERE state = 'pending'"),
+      severalAttemptHashes: db.prepare(
+        "SELECT hash FROM attempts WHERE transfer_id IN (SELECT transfer_id FROM attempts GROUP BY transfer_id HAVING COUNT(*) > 1)",
+      ),
       expireKeys: db.prepare("UPDATE transfers SET idempotency_key = NULL WHERE idempotency_key IS NOT NULL AND created_at < ?"),
     };
+    keepForever(this.#statements);
+    if (this.#statements.userVersion.pluck().get() === 0) db.exec(ATTEMPTS_OF_EARLIER_VERSIONS);
+    for (const hash of this.#statements.severalAttemptHashes.pluck().all() as string[]) this.#severalAttemptHashes.add(hash);
   }
 
   /** Records the owner in a new journal; refuses a journal of another wallet, token or chain. */
@@ -178,7 +299,8 @@ class SqliteTransferJournal implements TransferJournal {
 
   flushed(): Promise<void> {
     if (this.#failure) return Promise.reject(this.#failure);
-    return this.#pendingCommit ?? Promise.resolve();
+    // A commit made is durable only once shipped, when there is a shared database.
+    return this.#pendingCommit ?? this.#changeLog?.lastShipment ?? Promise.resolve();
   }
 
   // Opens the shared transaction on the first write of a turn and commits it once the turn is over.
@@ -193,7 +315,12 @@ class SqliteTransferJournal implements TransferJournal {
           if (this.#failure) return reject(this.#failure);
           try {
             this.#db.exec("COMMIT");
-            resolve();
+            if (!this.#changeLog) return resolve();
+            // Taken right after the commit, before any later write: only committed rows leave the process.
+            this.#changeLog.shipCommitted().then(resolve, (error: unknown) => {
+              this.#failure ??= new JournalUnavailableError(error);
+              reject(this.#failure);
+            });
           } catch (error) {
             if (this.#db.inTransaction) this.#db.exec("ROLLBACK");
             // Whatever this turn wrote is gone, and the service may already have acted on it in memory:
@@ -226,22 +353,40 @@ class SqliteTransferJournal implements TransferJournal {
   claimKey(key: string, request: TransferRequest): KeyClaim {
     const now = steadyWallClockNow();
     const inserted = this.#write(() =>
-      this.#statements.claim.run({ key, recipient: request.recipient, units: request.units.toString(), apiKeyId: request.apiKeyId ?? null, now }),
+      this.#statements.claim.run({ key, recipient: request.recipient, units: request.units.toString(), apiKeyId: request.apiKeyId ?? null, notify: this.#notify, now }),
     );
     if (inserted.changes === 1) return { outcome: "claimed", entryId: Number(inserted.lastInsertRowid) };
-    return { outcome: "existing", entry: toEntry(this.#statements.byKey.get(key) as EntryRow) };
+    const row = this.#statements.byKey.get(key) as EntryRow;
+    return { outcome: "existing", entry: toEntry(row, this.#attemptsOf(row.id)) };
   }
 
   recordSigned(entryId: number | undefined, request: TransferRequest, signed: SignedTransfer): number {
-    const values = { ...signed, now: steadyWallClockNow() };
+    const { nonce, hash, rawTransaction, signedAtBlock, kind = "transfer" } = signed;
+    const values = { nonce, hash, rawTransaction, now: steadyWallClockNow() };
+    let id: number;
     if (entryId !== undefined) {
       this.#writeOne(`signing entry ${entryId}`, () => this.#statements.updateSigned.run({ ...values, id: entryId }));
-      return entryId;
+      this.#write(() => this.#statements.dropAttempts.run(entryId));
+      id = entryId;
+    } else {
+      const inserted = this.#write(() =>
+        // A nonce filler (0 units) is no client's transfer: webhooks do not report it.
+        this.#statements.insertSigned.run({ ...values, recipient: request.recipient, units: request.units.toString(), apiKeyId: request.apiKeyId ?? null, notify: request.units > 0n ? this.#notify : 0 }),
+      );
+      id = Number(inserted.lastInsertRowid);
     }
-    const inserted = this.#write(() =>
-      this.#statements.insertSigned.run({ ...values, recipient: request.recipient, units: request.units.toString(), apiKeyId: request.apiKeyId ?? null }),
-    );
-    return Number(inserted.lastInsertRowid);
+    this.#insertAttempt(id, { hash, rawTransaction, kind, signedAtBlock });
+    return id;
+  }
+
+  recordAttempt(entryId: number, attempt: Omit<JournalAttempt, "createdAt">): void {
+    this.#insertAttempt(entryId, attempt);
+    const attempts = this.#attemptsOf(entryId);
+    if (attempts.length > 1) for (const { hash } of attempts) this.#severalAttemptHashes.add(hash);
+  }
+
+  recordMined(entryId: number, hash: string): void {
+    this.#writeOne(`marking ${hash} mined for entry ${entryId}`, () => this.#statements.setMined.run({ id: entryId, hash, now: steadyWallClockNow() }));
   }
 
   recordAccepted(entryId: number): void {
@@ -272,13 +417,83 @@ class SqliteTransferJournal implements TransferJournal {
     return this.#write(() => this.#statements.markNonceUsed.run({ count: minedNonceCount, now: steadyWallClockNow() })).changes;
   }
 
+  markUnminedFrom(minedNonceCount: number): number {
+    return this.#write(() => this.#statements.markUnmined.run({ count: minedNonceCount, now: steadyWallClockNow() })).changes;
+  }
+
+  usedWithUnknownAttempt(): JournalEntry[] {
+    return (this.#statements.usedWithUnknownAttempt.all() as EntryRow[]).map((row) => toEntry(row, this.#attemptsOf(row.id)));
+  }
+
   unsettled(): JournalEntry[] {
-    return (this.#statements.unsettled.all() as EntryRow[]).map(toEntry);
+    const attemptsByEntry = new Map<number, JournalAttempt[]>();
+    for (const row of this.#statements.unsettledAttempts.all() as AttemptRow[]) {
+      const attempts = attemptsByEntry.get(row.transfer_id) ?? [];
+      attempts.push(toAttempt(row));
+      attemptsByEntry.set(row.transfer_id, attempts);
+    }
+    return (this.#statements.unsettled.all() as EntryRow[]).map((row) => toEntry(row, attemptsByEntry.get(row.id) ?? []));
   }
 
   findByHash(hash: string): JournalEntry | undefined {
-    const row = this.#statements.byHash.get(hash.toLowerCase()) as EntryRow | undefined;
-    return row && toEntry(row);
+    const attempt = this.#statements.attemptByHash.get(hash.toLowerCase()) as AttemptRow | undefined;
+    const row = attempt && (this.#statements.byId.get(attempt.transfer_id) as EntryRow | undefined);
+    return row && toEntry(row, this.#attemptsOf(row.id));
+  }
+
+  #insertAttempt(entryId: number, attempt: Omit<JournalAttempt, "createdAt">): void {
+    this.#writeOne(`adding an attempt to entry ${entryId}`, () =>
+      this.#statements.insertAttempt.run({ transferId: entryId, ...attempt, now: steadyWallClockNow() }),
+    );
+  }
+
+  findWithSeveralAttempts(hash: string): JournalEntry | undefined {
+    const lowercase = hash.toLowerCase();
+    return this.#severalAttemptHashes.has(lowercase) ? this.findByHash(lowercase) : undefined;
+  }
+
+  #attemptsOf(entryId: number): JournalAttempt[] {
+    return (this.#statements.attemptsOf.all(entryId) as AttemptRow[]).map(toAttempt);
+  }
+
+  recordEvent(event: WebhookEventRecord, endpoints: readonly string[], reported?: TransferEventType): void {
+    const now = steadyWallClockNow();
+    const { lastInsertRowid } = this.#write(() => this.#statements.insertEvent.run({ ...event, now }));
+    for (const endpoint of endpoints) this.#write(() => this.#statements.insertDelivery.run({ seq: lastInsertRowid, endpoint, now }));
+    if (reported) this.#writeOne(`reporting entry ${event.entryId}`, () => this.#statements.setReported.run({ id: event.entryId, reported, now }));
+  }
+
+  unreportedSettled(): JournalEntry[] {
+    return (this.#statements.unreportedSettled.all() as EntryRow[]).map((row) => toEntry(row, this.#attemptsOf(row.id)));
+  }
+
+  reportedButUnmined(): JournalEntry[] {
+    return (this.#statements.reportedButUnmined.all() as EntryRow[]).map((row) => toEntry(row, this.#attemptsOf(row.id)));
+  }
+
+  dueDeliveries(now: number, limit: number, excludedIds: ReadonlySet<number>): (WebhookDelivery & { body: string })[] {
+    const rows = this.#statements.dueDeliveries.all({ now, limit: limit + excludedIds.size }) as DeliveryRow[];
+    return rows
+      .filter((row) => !excludedIds.has(row.id))
+      .slice(0, limit)
+      .map((row) => ({ ...toDelivery(row), body: row.body as string }));
+  }
+
+  recordDeliveryAttempt(id: number, outcome: { state: DeliveryState; lastStatus: string; nextAttemptAt: number }): void {
+    this.#writeOne(`recording delivery ${id}`, () => this.#statements.deliveryAttempt.run({ id, ...outcome, now: steadyWallClockNow() }));
+  }
+
+  deliveries(state: DeliveryState, limit: number): WebhookDelivery[] {
+    return (this.#statements.deliveriesIn.all({ state, limit }) as DeliveryRow[]).map(toDelivery);
+  }
+
+  retryDelivery(id: number): boolean {
+    return this.#write(() => this.#statements.retryDelivery.run({ id, now: steadyWallClockNow() })).changes === 1;
+  }
+
+  deliveryBacklog(): { pending: number; oldestCreatedAt: number | null } {
+    const row = this.#statements.backlog.get() as { pending: number; oldest: number | null };
+    return { pending: row.pending, oldestCreatedAt: row.oldest };
   }
 
   spentSince(since: number): { apiKeyId: string; units: bigint; at: number }[] {
@@ -295,20 +510,4 @@ class SqliteTransferJournal implements TransferJournal {
     if (this.#db.inTransaction && !this.#failure) this.#db.exec("COMMIT");
     this.#db.close();
   }
-}
-
-function toEntry(row: EntryRow): JournalEntry {
-  return {
-    id: row.id,
-    idempotencyKey: row.idempotency_key,
-    recipient: row.recipient,
-    units: BigInt(row.units),
-    apiKeyId: row.api_key_id ?? undefined,
-    state: row.state,
-    nonce: row.nonce,
-    hash: row.hash,
-    rawTransaction: row.raw_transaction,
-    refusal: row.refusal_code === null ? null : { code: row.refusal_code, message: row.refusal_message ?? "" },
-    createdAt: row.created_at,
-  };
 }

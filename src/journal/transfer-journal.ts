@@ -9,10 +9,28 @@
  * signed: the raw transaction is stored; no node is known to have it (yet).
  * accepted: a node took it.
  * nonce-used: the chain's mined nonce count passed its nonce.
- * replaced: another transaction was mined at its nonce (proven, not guessed from one missing receipt).
+ * replaced: a transaction that is none of its attempts was mined at its nonce (proven, not guessed from
+ *   one missing receipt).
  * rejected: the node refused its first broadcast; it is never sent again and the client was told `answer`.
+ * cancelled: its cancel attempt (a 0-value transaction to the wallet itself) was mined at its nonce.
  */
-export type JournalState = "claimed" | "refused" | "signed" | "accepted" | "nonce-used" | "replaced" | "rejected";
+export type JournalState = "claimed" | "refused" | "signed" | "accepted" | "nonce-used" | "replaced" | "rejected" | "cancelled";
+
+/** transfer: the token transfer (the first attempt, or a re-priced copy); cancel: a 0-value self-transfer. */
+export type AttemptKind = "transfer" | "cancel";
+
+/**
+ * One signed transaction at a transfer's nonce. A transfer has one or more; at most one is ever mined, and
+ * every attempt is journaled before it is broadcast, so the journal knows every hash that could be.
+ */
+export interface JournalAttempt {
+  hash: string;
+  rawTransaction: string;
+  kind: AttemptKind;
+  /** The head when it was signed: how long it has waited is counted in blocks from here. */
+  signedAtBlock: number;
+  createdAt: number;
+}
 
 /** What a client asked for: the checksummed recipient and the amount in base units. */
 export interface TransferRequest {
@@ -26,6 +44,9 @@ export interface SignedTransfer {
   nonce: number;
   hash: string;
   rawTransaction: string;
+  signedAtBlock: number;
+  /** "cancel" for a nonce filler: a 0-value transaction to the wallet itself, recorded as a transfer of 0 units. */
+  kind?: AttemptKind;
 }
 
 /** The refusal a client was given, kept so that a repeat of its Idempotency-Key gets the same answer. */
@@ -39,10 +60,48 @@ export interface JournalEntry extends TransferRequest {
   idempotencyKey: string | null;
   state: JournalState;
   nonce: number | null;
+  /** The first attempt's: what the client was answered, and what a repeat of its key is answered. */
   hash: string | null;
   rawTransaction: string | null;
+  /** Every attempt, oldest first (the first is the one above); empty until signed. */
+  attempts: JournalAttempt[];
+  /** The attempt found mined, once known; null before, and for a transfer that only ever had one attempt. */
+  minedHash: string | null;
   /** Set for refused and rejected entries. */
   refusal: RecordedRefusal | null;
+  /** Whether webhooks report on this transfer (they were configured when it was made), and the last event reported. */
+  notify: boolean;
+  reported: TransferEventType | null;
+  createdAt: number;
+}
+
+/** The events webhooks report about a transfer. */
+export type TransferEventType = "transfer.confirmed" | "transfer.failed" | "transfer.replaced" | "transfer.cancelled" | "transfer.reorged";
+
+/** A webhook event as journaled: its body is fixed once, so that every retry sends the same bytes. */
+export interface WebhookEventRecord {
+  /** The Standard Webhooks `webhook-id`, the same on every retry. */
+  id: string;
+  type: TransferEventType;
+  entryId: number;
+  body: string;
+}
+
+export type DeliveryState = "pending" | "delivered" | "failed";
+
+/** One event's delivery to one endpoint. */
+export interface WebhookDelivery {
+  id: number;
+  eventId: string;
+  type: TransferEventType;
+  entryId: number;
+  endpoint: string;
+  state: DeliveryState;
+  attempts: number;
+  /** The receiver's last HTTP status, or what went wrong ("timeout", "connection refused"). */
+  lastStatus: string | null;
+  /** When it is tried next (ms, wall clock), while pending. */
+  nextAttemptAt: number;
   createdAt: number;
 }
 
@@ -79,6 +138,10 @@ export interface TransferJournal {
   /** A signed entry's first broadcast was refused by the node: it is dead. */
   recordRejected(entryId: number, refusal: RecordedRefusal): void;
   recordReplaced(entryId: number): void;
+  /** Adds a re-priced or cancel attempt at the entry's nonce (to be flushed before it is broadcast). */
+  recordAttempt(entryId: number, attempt: Omit<JournalAttempt, "createdAt">): void;
+  /** One of the entry's attempts was mined: it carries the transfer (a cancel makes the entry cancelled). */
+  recordMined(entryId: number, hash: string): void;
   /**
    * Frees the key of a claim that never got signed (the claim is deleted), so that a retry runs afresh.
    * A signed entry keeps its key whatever happens: its transaction may be on chain, and a repeat must
@@ -90,9 +153,44 @@ export interface TransferJournal {
    * known to hold them, so whose transaction used the nonce is for the reconciler to find out.
    */
   markNonceUsedBelow(minedNonceCount: number): number;
+  /**
+   * A reorganisation took mined transactions off the chain: entries whose nonce is at or above the chain's
+   * mined nonce count again are accepted once more (pending, followed like any other). Returns how many.
+   */
+  markUnminedFrom(minedNonceCount: number): number;
+  /** Entries whose nonce is used and that had several attempts, with the mined one not yet known. */
+  usedWithUnknownAttempt(): JournalEntry[];
   /** Entries that may still need the node's attention: claimed, signed or accepted, by nonce. */
   unsettled(): JournalEntry[];
+  /** The entry one of whose attempts has this hash. */
   findByHash(hash: string): JournalEntry | undefined;
+  /**
+   * The same, only for transfers with several attempts (re-priced or cancelled); for every other hash it
+   * answers undefined from memory, so that the lookup of any hash can ask it at no cost.
+   */
+  findWithSeveralAttempts(hash: string): JournalEntry | undefined;
+  /**
+   * Journals a webhook event, a pending delivery of it to each endpoint, and (when given) the transfer's
+   * last reported event, in the same commit as whatever else is written in this turn (the state change
+   * it reports): an event is never lost, and never made twice.
+   */
+  recordEvent(event: WebhookEventRecord, endpoints: readonly string[], reported?: TransferEventType): void;
+  /** Transfers made while webhooks were on whose nonce is used and whose outcome is not reported yet. */
+  unreportedSettled(): JournalEntry[];
+  /** Transfers reported confirmed that are pending again (a reorganisation). */
+  reportedButUnmined(): JournalEntry[];
+  /**
+   * Pending deliveries due at `now`, oldest event first, with the body to send; a delivery waits while an
+   * earlier event of the same transfer to the same endpoint is pending (in order per transfer).
+   */
+  dueDeliveries(now: number, limit: number, excludedIds: ReadonlySet<number>): (WebhookDelivery & { body: string })[];
+  /** The outcome of one delivery attempt. */
+  recordDeliveryAttempt(id: number, outcome: { state: DeliveryState; lastStatus: string; nextAttemptAt: number }): void;
+  deliveries(state: DeliveryState, limit: number): WebhookDelivery[];
+  /** Makes a failed or pending delivery due now. Returns whether there was one. */
+  retryDelivery(id: number): boolean;
+  /** How many deliveries are pending, and when the oldest was made (ms), for the metrics. */
+  deliveryBacklog(): { pending: number; oldestCreatedAt: number | null };
   /** What each API key had signed since `since` (ms), for the per-key caps after a restart. */
   spentSince(since: number): { apiKeyId: string; units: bigint; at: number }[];
   /** Forgets keys older than `maxAgeMs` (the entries stay). Returns how many were forgotten. */

@@ -1,3 +1,5 @@
+import { monotonicNow } from "../clock.js";
+
 /**
  * Hands out the hot wallet's nonces in the process: every nonce to exactly one transaction, and none
  * skipped. Taking a nonce is synchronous, so transfers can be broadcast concurrently while their nonces
@@ -6,6 +8,8 @@
 export class NonceAllocator {
   #next: number | undefined;
   #released: number[] = [];
+  // When each given-back nonce was given back (monotonic ms).
+  readonly #releasedAt = new Map<number, number>();
   #reading: Promise<void> | undefined;
 
   constructor(private readonly readPendingNonce: () => Promise<number>) {}
@@ -24,7 +28,22 @@ export class NonceAllocator {
   /** The lowest given-back nonce, else the next new one. Call after ready(). */
   take(): number {
     if (this.#next === undefined) throw new Error("NonceAllocator.take() before ready()");
-    return this.#released.shift() ?? this.#next++;
+    const released = this.#released.shift();
+    if (released === undefined) return this.#next++;
+    this.#releasedAt.delete(released);
+    return released;
+  }
+
+  /**
+   * The lowest given-back nonce if no transfer took it since before `before` (monotonic ms), taken: the
+   * wallet's later transactions wait behind it, so something else must fill it.
+   */
+  takeGivenBackBefore(before: number): number | undefined {
+    const lowest = this.#released[0];
+    if (lowest === undefined || (this.#releasedAt.get(lowest) ?? Infinity) >= before) return undefined;
+    this.#released.shift();
+    this.#releasedAt.delete(lowest);
+    return lowest;
   }
 
   /** The nonce the next transfer would take; undefined until the chain was read. */
@@ -37,6 +56,7 @@ export class NonceAllocator {
     if (this.#next === undefined || nonce >= this.#next || this.#released.includes(nonce)) return;
     this.#released.push(nonce);
     this.#released.sort((a, b) => a - b);
+    this.#releasedAt.set(nonce, monotonicNow());
   }
 
   /**
@@ -55,6 +75,7 @@ export class NonceAllocator {
     }
     this.#next = Math.max(this.#next ?? pending, pending);
     this.#released = this.#released.filter((nonce) => nonce >= pending);
+    for (const nonce of this.#releasedAt.keys()) if (nonce < pending) this.#releasedAt.delete(nonce);
     if (refusedNonce >= pending) this.release(refusedNonce);
   }
 }

@@ -4,18 +4,21 @@
  * re-send proves nothing (another node's pool may hold the first copy), so it never frees a nonce; the
  * only proof a signed transaction is dead is another transaction mined at its nonce, checked more than once.
  */
-import { Transaction } from "ethers";
 import { monotonicNow, steadyWallClockNow } from "../clock.js";
-import type { ChainConnection } from "../chain/connect-chain.js";
-import { type NodeAnswerMeaning, readNodeAnswer } from "../chain/node-answers.js";
+import type { ChainConnection } from "../node/connect-chain.js";
+import { type NodeAnswerMeaning, readNodeAnswer } from "../node/node-answers.js";
 import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
 import type { WalletLedger } from "./wallet-ledger.js";
+import { reservationOf } from "./wallet-transaction.js";
 
 /**
  * taken: a node has it (or mined it). replaced: another transaction was mined at its nonce, seen twice.
  * waiting: not (yet) taken; it is sent again next round. The meaning says why, for the log.
+ * held, not executable: the wallet's next transaction, which the node holds without counting it in the
+ * wallet's pending nonce: it will not be mined as it is (anvil's pool can leave a transaction waiting for a
+ * predecessor that was mined meanwhile, foundry-rs/foundry#10122), and the same bytes cannot move it.
  */
-export type ResendOutcome = "taken" | "replaced" | `waiting: ${NodeAnswerMeaning | "nonce used, checking again"}`;
+export type ResendOutcome = "taken" | "replaced" | "held, not executable" | `waiting: ${NodeAnswerMeaning | "nonce used, checking again"}`;
 
 /** What startup reconciliation did, for the log. */
 export interface ReconcileSummary {
@@ -70,25 +73,49 @@ export class TransferReconciler {
    * sending identical bytes again is always safe). Throws on node faults.
    */
   async resend(entry: JournalEntry, blocksTheWallet = false): Promise<ResendOutcome> {
-    if (!entry.rawTransaction || !entry.hash || entry.nonce === null) throw new Error(`journal entry ${entry.id} was never signed`);
+    // The latest attempt: a re-priced one replaced the ones before it in the pools.
+    const latest = entry.attempts.at(-1);
+    if (!latest || entry.nonce === null) throw new Error(`journal entry ${entry.id} was never signed`);
     const { provider } = this.chain;
-    const known = (await provider.send("eth_getTransactionByHash", [entry.hash])) as { blockNumber?: string | null } | null;
+    const known = (await provider.send("eth_getTransactionByHash", [latest.hash])) as { blockNumber?: string | null } | null;
     if (known && (known.blockNumber != null || !blocksTheWallet)) return this.#taken(entry);
+    let heldAlready = known !== null;
     try {
-      await provider.send("eth_sendRawTransaction", [entry.rawTransaction]);
-      return this.#taken(entry);
+      await provider.send("eth_sendRawTransaction", [latest.rawTransaction]);
     } catch (error) {
       const { meaning } = readNodeAnswer(error);
-      if (meaning === "already-known") return this.#taken(entry);
-      if (meaning === "nonce-too-low") return this.#checkNonceUsed(entry);
-      return `waiting: ${meaning}`;
+      if (meaning === "nonce-too-low") return this.settleUsedNonce(entry);
+      // Another attempt of ours holds the nonce in the pool (a re-priced one the node kept instead).
+      if (meaning === "replacement-underpriced" && entry.attempts.length > 1) return this.#taken(entry);
+      if (meaning !== "already-known") return `waiting: ${meaning}`;
+      heldAlready = true;
     }
+    const outcome = this.#taken(entry);
+    if (blocksTheWallet && heldAlready && !(await this.#countedAsPending(entry.nonce))) return "held, not executable";
+    return outcome;
   }
 
-  // The chain has used the entry's nonce: by this transaction (mined meanwhile), or by another one.
-  async #checkNonceUsed(entry: JournalEntry): Promise<ResendOutcome> {
+  // Whether the node counts a transaction at this nonce among the wallet's pending ones.
+  async #countedAsPending(nonce: number): Promise<boolean> {
+    const count = await this.chain.provider.send("eth_getTransactionCount", [this.chain.wallet.address, "pending"]);
+    return Number(count) > nonce;
+  }
+
+  /**
+   * The chain has used the entry's nonce: by one of its attempts (which one is recorded when it had
+   * several), or by another transaction (replaced, once that is still so on a later check).
+   */
+  async settleUsedNonce(entry: JournalEntry): Promise<ResendOutcome> {
     const { provider } = this.chain;
-    if (await provider.send("eth_getTransactionReceipt", [entry.hash])) return this.#taken(entry);
+    // Newest first: a re-priced transfer is mostly mined with its latest attempt.
+    for (const attempt of [...entry.attempts].reverse()) {
+      if (!(await provider.send("eth_getTransactionReceipt", [attempt.hash]))) continue;
+      if (entry.attempts.length === 1) return this.#taken(entry);
+      // Which attempt carries it matters (a mined cancel means cancelled); its nonce is used, so settled.
+      this.#missingSince.delete(entry.id);
+      this.journal.recordMined(entry.id, attempt.hash);
+      return "taken";
+    }
     const head = Number(await provider.send("eth_blockNumber", []));
     const firstMissing = this.#missingSince.get(entry.id);
     if (firstMissing === undefined) {
@@ -109,8 +136,7 @@ export class TransferReconciler {
     // Mined already (its nonce is below the count): settle it now, since an idle service may read no
     // snapshot for a while, and an entry left "accepted" would look unconfirmed to /wallet and the alerts.
     this.journal.markNonceUsedBelow(this.ledger.snapshot.minedNonceCount);
-    const transaction = Transaction.from(entry.rawTransaction as string);
-    this.ledger.trackSent(entry.nonce as number, { units: entry.units, gasCost: transaction.gasLimit * (transaction.maxFeePerGas ?? transaction.gasPrice ?? 0n) + this.ledger.snapshot.l1DataFee });
+    this.ledger.trackSent(entry.nonce as number, reservationOf(entry, this.ledger.snapshot.l1DataFee));
     return "taken";
   }
 }
@@ -121,7 +147,8 @@ const MAX_RESENDS_PER_ROUND = 50;
  * Sends again, in the background and in nonce order, every entry that no request is working on and that
  * no node is known to hold (state signed), or that a node took but has not mined for `staleAfterMs` (a
  * node can drop a transaction from its pool). A lost transaction would otherwise leave a nonce gap that
- * jams every later transfer. Entries a node still holds are only looked up, not sent.
+ * jams every later transfer. Entries a node still holds are only looked up, not sent; the wallet's next
+ * one, held but not executable, is handed to `replaceHeld` (a new transaction at its nonce).
  */
 export async function resendUnanswered(
   reconciler: TransferReconciler,
@@ -129,6 +156,7 @@ export async function resendUnanswered(
   ledger: WalletLedger,
   isInFlight: (entryId: number) => boolean,
   staleAfterMs: number,
+  replaceHeld: (entry: JournalEntry) => Promise<unknown>,
   now = steadyWallClockNow(),
 ): Promise<ResendOutcome[]> {
   const outcomes: ResendOutcome[] = [];
@@ -138,7 +166,10 @@ export async function resendUnanswered(
     if (outcomes.length >= MAX_RESENDS_PER_ROUND) break;
     if (isInFlight(entry.id) || entry.nonce === null) continue;
     const stale = entry.state === "accepted" && entry.nonce >= minedNonceCount && now - entry.createdAt > staleAfterMs;
-    if (entry.state === "signed" || stale) outcomes.push(await reconciler.resend(entry, entry.nonce === minedNonceCount));
+    if (entry.state !== "signed" && !stale) continue;
+    const outcome = await reconciler.resend(entry, entry.nonce === minedNonceCount);
+    outcomes.push(outcome);
+    if (outcome === "held, not executable") await replaceHeld(entry);
   }
   await journal.flushed();
   return outcomes;

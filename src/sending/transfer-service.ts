@@ -9,13 +9,14 @@
  * restart; only refusals before any work (policy 403, and 503s that say "try again") leave the key unused.
  */
 import { Transaction, toBigInt } from "ethers";
-import type { ChainConnection } from "../chain/connect-chain.js";
-import { encodeTransfer } from "../chain/erc20.js";
-import { classifyChainFailure } from "../chain/ethers-errors.js";
+import type { ChainConnection } from "../node/connect-chain.js";
+import { encodeTransfer } from "../node/erc20.js";
+import { classifyChainFailure } from "../node/ethers-errors.js";
 import { type ErrorCode, ERROR_CODES, ServiceError } from "../errors.js";
 import { type JournalEntry, JournalUnavailableError, type TransferJournal, type TransferRequest } from "../journal/transfer-journal.js";
-import { BroadcastRefusedError, type PreparedTransfer, type SignedTokenTransfer, type TransferSubmitter } from "./transfer-submitter.js";
+import { BroadcastRefusedError, type PreparedTransfer, type TransferSubmitter } from "./transfer-submitter.js";
 import type { WalletLedger } from "./wallet-ledger.js";
+import { type SignedTokenTransfer, withGasLimitMultiplier } from "./wallet-transaction.js";
 
 /**
  * A transfer is priced with fees from a block read at most this long ago (the background reads one every
@@ -172,16 +173,8 @@ export class TokenTransferService {
     if (returned !== undefined && transferReturnedFalse(String(returned))) {
       throw new ServiceError("CALL_EXCEPTION", "the token contract would not make the transfer: its transfer() returned false (it would move nothing)");
     }
-    return withMultiplier(toBigInt(estimate), this.#options.gasLimitMultiplier);
+    return withGasLimitMultiplier(toBigInt(estimate), this.#options.gasLimitMultiplier);
   }
-}
-
-// The estimate times a decimal multiplier such as "1.25", rounded up, in integer arithmetic.
-function withMultiplier(estimate: bigint, multiplier: string): bigint {
-  const [whole, fraction = ""] = multiplier.split(".");
-  const scale = 10n ** BigInt(fraction.length);
-  const factor = BigInt(whole + fraction);
-  return (estimate * factor + scale - 1n) / scale;
 }
 
 // No return data is a token like USDT, whose transfer() returns nothing; otherwise the first word is the bool.

@@ -1,29 +1,18 @@
 /**
  * Puts a prepared transfer on the chain: takes a nonce, signs, journals (durably) and broadcasts, and
- * decides from the node's answer, by meaning (chain/node-answers.ts), whether the transaction was taken,
+ * decides from the node's answer, by meaning (node/node-answers.ts), whether the transaction was taken,
  * was surely refused (its nonce goes back), or may be anywhere (it stays journaled and is sent again).
  */
-import { Transaction, keccak256 } from "ethers";
-import type { ChainConnection } from "../chain/connect-chain.js";
-import { describeNodeAnswer } from "../chain/ethers-errors.js";
-import { type NodeAnswer, provesNotTaken, readNodeAnswer } from "../chain/node-answers.js";
+import type { ChainConnection } from "../node/connect-chain.js";
+import { describeNodeAnswer } from "../node/ethers-errors.js";
+import { type NodeAnswer, provesNotTaken, readNodeAnswer } from "../node/node-answers.js";
 import type { RecordedRefusal, TransferJournal, TransferRequest } from "../journal/transfer-journal.js";
 import type { NonceAllocator } from "./nonce-allocator.js";
 import type { Reservation, WalletLedger } from "./wallet-ledger.js";
+import { type SignedTokenTransfer, signWalletTransaction, snapshotFees } from "./wallet-transaction.js";
 
 /** Places where tests can stop the process to prove nothing is lost (TEST_FAULT_POINT). */
-export type FaultPoint = "after-sign" | "after-broadcast";
-
-/**
- * A signed transfer with its hash, bytes and signer worked out once: ethers recomputes `hash` and
- * `serialized` on every access, and recovers `from` from the signature (about a millisecond each time).
- */
-export interface SignedTokenTransfer {
-  transaction: Transaction;
-  hash: string;
-  rawTransaction: string;
-  from: string;
-}
+export type FaultPoint = "after-sign" | "after-broadcast" | "after-replacement-sign";
 
 /** A transfer that passed its pre-flight checks and holds its tokens and gas in the ledger. */
 export interface PreparedTransfer {
@@ -115,7 +104,12 @@ export class TransferSubmitter {
     let entryId: number;
     try {
       transfer = this.#sign(prepared, nonce);
-      entryId = journal.recordSigned(prepared.entryId, prepared.request, { nonce, hash: transfer.hash, rawTransaction: transfer.rawTransaction });
+      entryId = journal.recordSigned(prepared.entryId, prepared.request, {
+        nonce,
+        hash: transfer.hash,
+        rawTransaction: transfer.rawTransaction,
+        signedAtBlock: ledger.snapshot.blockNumber,
+      });
     } catch (error) {
       nonces.release(nonce);
       throw error;
@@ -209,16 +203,8 @@ export class TransferSubmitter {
 
   #sign(prepared: PreparedTransfer, nonce: number): SignedTokenTransfer {
     const { chain, ledger } = this.#options;
-    const { maxFeePerGas, maxPriorityFeePerGas, baseFeePerGas } = ledger.snapshot;
-    const common = { chainId: chain.chainId, nonce, to: chain.tokenAddress, value: 0n, data: prepared.data, gasLimit: prepared.gasLimit };
-    // A chain without a base fee takes legacy (type 0, EIP-155) transactions, priced by the gas price.
-    const transaction =
-      baseFeePerGas === null
-        ? Transaction.from({ ...common, type: 0, gasPrice: maxFeePerGas })
-        : Transaction.from({ ...common, type: 2, maxFeePerGas, maxPriorityFeePerGas, accessList: [] });
-    transaction.signature = chain.signer.sign(transaction.unsignedHash);
-    const rawTransaction = transaction.serialized;
-    return { transaction, rawTransaction, hash: keccak256(rawTransaction), from: chain.wallet.address };
+    const call = { nonce, to: chain.tokenAddress, data: prepared.data, gasLimit: prepared.gasLimit };
+    return signWalletTransaction(chain, call, snapshotFees(ledger.snapshot));
   }
 
   #reachFaultPoint(point: FaultPoint): Promise<void> {

@@ -4,8 +4,8 @@
  * refused at request time instead of reverting on chain.
  */
 import { ServiceError } from "../errors.js";
-import type { OfferedFees } from "../chain/fee-policy.js";
-import type { WalletSnapshot } from "../chain/wallet-snapshot.js";
+import type { OfferedFees } from "./fee-policy.js";
+import type { WalletSnapshot } from "./wallet-snapshot.js";
 
 /** Tokens and worst-case gas one transfer holds until it is mined or refused. */
 export interface Reservation {

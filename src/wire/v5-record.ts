@@ -3,7 +3,7 @@
  * v5.7.2 produced for `contract.transfer(...)` and `provider.getTransaction(hash)`, key order included.
  */
 import { type Transaction, getAddress, getCreateAddress } from "ethers";
-import { type RpcTransaction, countConfirmations } from "../chain/transaction-lookup.js";
+import { type RpcTransaction, countConfirmations } from "../lookup/transaction-lookup.js";
 
 /** How ethers v5's BigNumber serialises itself. */
 export interface V5BigNumber {

@@ -1,7 +1,7 @@
 /** The fee policy on a real chain: the caps hold, and the gas limit follows GAS_LIMIT_MULTIPLIER. */
 import { parseUnits, toBigInt } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { encodeTransfer } from "../../src/chain/erc20.js";
+import { encodeTransfer } from "../../src/node/erc20.js";
 import { type TestService, postJson, startService } from "../helpers/service.js";
 import { type TestChain, freshAddress, startTestChain, tokenBalanceOf } from "../helpers/test-chain.js";
 

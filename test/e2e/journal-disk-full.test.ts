@@ -34,7 +34,7 @@ describe("a journal disk that fills up while the service runs", () => {
     const firstBody = { toAddress: freshAddress(), amount: "1" };
     const first = await transfer(firstBody, { "idempotency-key": "before-full" });
     expect(first.statusCode).toBe(200);
-    await chain.provider.waitForTransaction(first.body.result.hash, 1, 5000);
+    expect(await chain.provider.waitForTransaction(first.body.result.hash, 1, 5000)).not.toBeNull();
     const nonceBefore = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
 
     fillFilesystem(tinyFilesystem.mountPoint);
@@ -65,7 +65,12 @@ describe("a journal disk that fills up while the service runs", () => {
     const next = await transfer(unkeyed);
     expect(next.body.result.nonce).toBe(nonceBefore + 1);
     expect((await transfer(firstBody, { "idempotency-key": "before-full" })).raw).toBe(first.raw);
-    await chain.provider.waitForTransaction(next.body.result.hash, 1, 5000);
+    // Once (CI, Node 24) a wait here timed out: the service's log then tells what became of the transfer.
+    await chain.provider.waitForTransaction(next.body.result.hash, 1, 5000).catch(async (error: Error) => {
+      const pool = await chain.provider.send("txpool_status", []).catch(() => "unknown");
+      const notable = (service as TestService).logs.filter((line) => !/request completed/.test(line)).slice(-20);
+      throw new Error(`${error.message}; node pool ${JSON.stringify(pool)}; the service's last notable log lines:\n${notable.join("")}`);
+    });
     expect(await tokenBalanceOf(chain, keyed.toAddress)).toBe(parseUnits("2", 18));
     expect(await tokenBalanceOf(chain, unkeyed.toAddress)).toBe(parseUnits("3", 18));
   });

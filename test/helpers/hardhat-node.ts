@@ -1,7 +1,7 @@
 /** Starts and stops a Hardhat Network node (`hardhat node`), the second node implementation of the tests. */
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
-import { createServer } from "node:net";
+import { freePort } from "./free-port.js";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { AnvilNode } from "../../src/dev/anvil.js";
@@ -20,15 +20,4 @@ export async function startHardhatNode(): Promise<AnvilNode> {
   });
   await waitForPrinted(child, /Started HTTP and WebSocket JSON-RPC server at/, "hardhat node", 60_000);
   return { rpcUrl: `http://127.0.0.1:${port}`, stop: () => stopProcess(child) };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }

@@ -5,6 +5,7 @@
  */
 import { type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Transaction } from "ethers";
 import { request } from "undici";
 
 export type ProxyFault =
@@ -17,12 +18,22 @@ export type ProxyFault =
   | { kind: "http-429"; methods: readonly string[] }
   /** Answers these methods with a result of its own: a node that changed under the service. */
   | { kind: "rpc-result"; methods: readonly string[]; result: unknown }
-  | { kind: "rpc-error"; message: string; methods: readonly string[] }
+  /**
+   * Answers these methods with a JSON-RPC error. With `onlyNonce`, only a raw transaction with that nonce;
+   * with `once`, only the first such call, then the fault is cleared; with `delayMs`, the answer comes late.
+   */
+  | { kind: "rpc-error"; message: string; methods: readonly string[]; once?: boolean; onlyNonce?: number; delayMs?: number }
   /**
    * A backend that lags behind (one node of a load-balanced endpoint): it does not know transactions or
    * receipts yet, and counts fewer transactions of every account.
    */
   | { kind: "lagging"; nonceCount: number }
+  /**
+   * A node whose pool holds the first transaction at this nonce but never mines it or counts it as
+   * pending (anvil can end up so: foundry-rs/foundry#10122): it is not forwarded, it is found by its hash
+   * unmined, and the same bytes again are "already known". Another transaction at the nonce is forwarded.
+   */
+  | { kind: "hold-unmined"; nonce: number; heldHash?: string }
   /** Forwards, and words the node's errors of these methods as another implementation would. */
   | { kind: "reword-errors"; methods: readonly string[]; message: string };
 
@@ -52,7 +63,7 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks).toString();
-    const payload = JSON.parse(body) as { id: number; method: string };
+    const payload = JSON.parse(body) as { id: number; method: string; params?: unknown };
     proxy.calls.set(payload.method, (proxy.calls.get(payload.method) ?? 0) + 1);
     const fault = proxy.fault;
     if (fault?.kind === "hang" && (!fault.methods || fault.methods.includes(payload.method))) {
@@ -68,6 +79,13 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: payload.id, result }));
       return;
     }
+    if (fault?.kind === "hold-unmined") {
+      const answer = answerAsHoldingNode(fault, payload);
+      if (answer) {
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: payload.id, ...answer }));
+        return;
+      }
+    }
     if (fault?.kind === "http-500") {
       res.writeHead(500, { "content-type": "text/plain" }).end("internal error");
       return;
@@ -77,7 +95,9 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
       res.end(JSON.stringify({ jsonrpc: "2.0", id: payload.id, result: fault.result }));
       return;
     }
-    if (fault?.kind === "rpc-error" && fault.methods.includes(payload.method)) {
+    if (fault?.kind === "rpc-error" && fault.methods.includes(payload.method) && (fault.onlyNonce === undefined || rawNonce(payload.params) === fault.onlyNonce)) {
+      if (fault.once) proxy.fault = undefined;
+      if (fault.delayMs) await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify({ jsonrpc: "2.0", id: payload.id, error: { code: -32000, message: fault.message } }));
       return;
@@ -105,4 +125,28 @@ function closeServer(server: Server, hanging: Set<import("node:http").ServerResp
   for (const res of hanging) res.destroy();
   server.closeAllConnections();
   return new Promise((resolve) => server.close(() => resolve()));
+}
+
+// The nonce of the raw transaction in eth_sendRawTransaction's params.
+function rawNonce(params: unknown): number | undefined {
+  const raw = Array.isArray(params) ? params[0] : undefined;
+  return typeof raw === "string" ? Transaction.from(raw).nonce : undefined;
+}
+
+// The answer of a node that holds one transaction unmined, or undefined to forward the call.
+function answerAsHoldingNode(fault: Extract<ProxyFault, { kind: "hold-unmined" }>, payload: { method: string; params?: unknown }): object | undefined {
+  const [param] = Array.isArray(payload.params) ? payload.params : [];
+  if (payload.method === "eth_sendRawTransaction" && typeof param === "string") {
+    const transaction = Transaction.from(param);
+    if (transaction.nonce !== fault.nonce) return undefined;
+    if (fault.heldHash === undefined) {
+      fault.heldHash = transaction.hash as string;
+      return { result: fault.heldHash };
+    }
+    return transaction.hash === fault.heldHash ? { error: { code: -32000, message: "already known" } } : undefined;
+  }
+  if (payload.method === "eth_getTransactionByHash" && param === fault.heldHash) {
+    return { result: { hash: fault.heldHash, nonce: `0x${fault.nonce.toString(16)}`, blockHash: null, blockNumber: null, transactionIndex: null } };
+  }
+  return undefined;
 }

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import type { App } from "../../src/app.js";
 import type { ChainServices } from "../../src/chain-services.js";
-import type { ChainConnection } from "../../src/chain/connect-chain.js";
+import type { ChainConnection } from "../../src/node/connect-chain.js";
 import { composeService } from "../../src/compose.js";
 import { type ChainConfig, loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";

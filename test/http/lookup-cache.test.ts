@@ -111,6 +111,20 @@ describe("cached lookups", () => {
         gasUsed: receipt?.gasUsed.toString(),
         effectiveGasPrice: receipt?.gasPrice.toString(),
         transfer: { token: chain.demo.tokenAddress, from: chain.demo.walletAddress, to: recipient, amount: "2500000000000000000", amountInTokens: "2.5", requestedAmount: "2500000000000000000" },
+        // The service's own transfer: the attempt that carries it, and its one attempt.
+        carriedBy: sent.body.result.hash,
+        attempts: [
+          {
+            hash: sent.body.result.hash,
+            kind: "transfer",
+            signedAtBlock: expect.any(Number),
+            maxFeePerGas: BigInt(sent.body.result.maxFeePerGas.hex).toString(),
+            maxPriorityFeePerGas: BigInt(sent.body.result.maxPriorityFeePerGas.hex).toString(),
+            gasPrice: null,
+            fate: "mined",
+            replacedBy: null,
+          },
+        ],
       });
     });
 

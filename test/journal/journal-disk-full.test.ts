@@ -37,7 +37,7 @@ describe("a journal whose disk fills up", () => {
     await expect(journal.flushed()).rejects.toBeInstanceOf(JournalUnavailableError);
     expect(journal.failure).toBeInstanceOf(JournalUnavailableError);
     // The signed transfer that would follow the claim is refused, not written to a row that is gone.
-    expect(() => journal.recordSigned(claim.outcome === "claimed" ? claim.entryId : 0, REQUEST, { nonce: 1, hash: `0x${"ab".repeat(32)}`, rawTransaction: "0x02" })).toThrow(
+    expect(() => journal.recordSigned(claim.outcome === "claimed" ? claim.entryId : 0, REQUEST, { nonce: 1, hash: `0x${"ab".repeat(32)}`, rawTransaction: "0x02", signedAtBlock: 1 })).toThrow(
       JournalUnavailableError,
     );
     await expect(journal.flushed()).rejects.toBeInstanceOf(JournalUnavailableError);

@@ -43,6 +43,17 @@ describe("NonceAllocator", () => {
     expect(allocator.take()).toBe(refused);
   });
 
+  it("hands a given-back nonce to the gap filler only once it has waited long enough, and then to nobody else", async () => {
+    const allocator = new NonceAllocator(async () => 10);
+    await allocator.ready();
+    const refused = allocator.take();
+    allocator.take();
+    allocator.release(refused);
+    expect(allocator.takeGivenBackBefore(performance.now() - 60_000)).toBeUndefined();
+    expect(allocator.takeGivenBackBefore(performance.now() + 1)).toBe(refused);
+    expect(allocator.take()).toBe(12);
+  });
+
   it("refuses to hand out a nonce before the chain was read", () => {
     expect(() => new NonceAllocator(async () => 0).take()).toThrow(/before ready/);
   });

@@ -2,7 +2,7 @@
 import { ethers as ethers5 } from "ethers5";
 import { Transaction, Wallet } from "ethers";
 import { describe, expect, it } from "vitest";
-import type { RpcTransaction } from "../../src/chain/transaction-lookup.js";
+import type { RpcTransaction } from "../../src/lookup/transaction-lookup.js";
 import { serializeV5LookupReply, toV5BigNumber, toV5LookupRecord, toV5TransferRecord } from "../../src/wire/v5-record.js";
 
 /** What ethers v5's provider.getTransaction made of the same node answer, with the same head. */

@@ -1,15 +1,23 @@
 /** POST /getTransaction: a transaction by hash, as ethers v5 returned it, with a fresh confirmation count. */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { Static } from "@sinclair/typebox";
-import type { TransactionLookup } from "../../chain/transaction-lookup.js";
+import type { JournalEntry } from "../../journal/transfer-journal.js";
+import { findCarryingAttempt } from "../../lookup/carrying-attempt.js";
+import type { TransactionLookup } from "../../lookup/transaction-lookup.js";
 import { serializeV5LookupReply } from "../../wire/v5-record.js";
 import { GetTransactionBodySchema, GetTransactionReplySchema, errorReplies } from "../schemas.js";
 
-export interface GetTransactionRouteOptions {
-  lookup: TransactionLookup;
+/** Finds the transfer a hash belongs to when it has several attempts: the journal, or a follower's database reader. */
+export interface SeveralAttemptsFinder {
+  findWithSeveralAttempts(hash: string): JournalEntry | undefined | Promise<JournalEntry | undefined>;
 }
 
-export const getTransactionRoute: FastifyPluginAsyncTypebox<GetTransactionRouteOptions> = async (app, { lookup }) => {
+export interface GetTransactionRouteOptions {
+  lookup: TransactionLookup;
+  journal: SeveralAttemptsFinder;
+}
+
+export const getTransactionRoute: FastifyPluginAsyncTypebox<GetTransactionRouteOptions> = async (app, { lookup, journal }) => {
   app.post(
     "/getTransaction",
     {
@@ -17,7 +25,9 @@ export const getTransactionRoute: FastifyPluginAsyncTypebox<GetTransactionRouteO
         summary: "Look a transaction up by hash",
         description:
           "Any transaction on the chain. confirmations 0 means pending, 1 or more confirmed. " +
-          "A hash the node does not know answers `{\"result\": null}`.",
+          "A hash the node does not know answers `{\"result\": null}`. For any hash of a transfer of this service, " +
+          "the record of the attempt that carries the transfer: the mined one once mined (its own hash in result.hash), " +
+          "otherwise the latest one the node knows. A client polling the first hash thus sees a re-priced transfer confirm.",
         tags: ["transactions"],
         operationId: "getTransaction",
         body: GetTransactionBodySchema,
@@ -25,7 +35,9 @@ export const getTransactionRoute: FastifyPluginAsyncTypebox<GetTransactionRouteO
       },
     },
     async (request, reply) => {
-      const found = await lookup.find(request.body.Tx.toLowerCase());
+      const hash = request.body.Tx.toLowerCase();
+      const entry = await journal.findWithSeveralAttempts(hash);
+      const found = entry ? (await findCarryingAttempt(entry, lookup)).found : await lookup.find(hash);
       // Already JSON (see serializeV5LookupReply): Fastify sends a string body as it is.
       const body = serializeV5LookupReply(found) as unknown as Static<typeof GetTransactionReplySchema>;
       return reply.type("application/json; charset=utf-8").send(body);

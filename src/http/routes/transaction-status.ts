@@ -1,6 +1,6 @@
 /** GET /transactions/:hash: what happened to a transaction, in plain words (not the v5 record). */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import type { TransactionStatusReader } from "../../chain/transaction-status.js";
+import type { TransactionStatusReader } from "../../lookup/transaction-status.js";
 import { TransactionStatusParamsSchema, TransactionStatusSchema, errorReplies } from "../schemas.js";
 
 export interface TransactionStatusRouteOptions {

@@ -2,17 +2,32 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import type { ChainServices } from "../../chain-services.js";
-import type { ChainConnection } from "../../chain/connect-chain.js";
+import type { ChainConnection } from "../../node/connect-chain.js";
 import { formatTokenAmount } from "../../domain/token-amount.js";
-import { asNodeUnavailable } from "../../chain/ethers-errors.js";
+import { asNodeUnavailable } from "../../node/ethers-errors.js";
 import { STUCK_AFTER_SECONDS, isJammed, readUnconfirmedTransfers } from "../../sending/unconfirmed-transfers.js";
+import { feesAsText } from "../../sending/wallet-transaction.js";
 import { errorReplies } from "../schemas.js";
 
 
 export interface WalletRouteOptions {
   chain: ChainConnection;
   services: ChainServices;
+  /** Set when several replicas share one database. */
+  replicaId?: string;
 }
+
+/** Which replica answered, when several share one database; null for a service on its own. */
+export const ReplicaReportSchema = Type.Union([
+  Type.Object({ id: Type.String({ description: "REPLICA_ID" }), leads: Type.Boolean({ description: "true for the replica that sends transfers; the others forward them to it" }) }),
+  Type.Null(),
+]);
+
+const FeesSchema = Type.Object({
+  maxFeePerGas: Type.Union([Type.String(), Type.Null()], { description: "wei, decimal; null on a chain without EIP-1559" }),
+  maxPriorityFeePerGas: Type.Union([Type.String(), Type.Null()], { description: "wei, decimal; null on a chain without EIP-1559" }),
+  gasPrice: Type.Union([Type.String(), Type.Null()], { description: "wei, decimal; only on a chain without EIP-1559" }),
+});
 
 const WalletReportSchema = Type.Object({
   address: Type.String(),
@@ -32,10 +47,24 @@ const WalletReportSchema = Type.Object({
     Type.Object({ hash: Type.String(), nonce: Type.Integer(), state: Type.String(), ageSeconds: Type.Integer() }),
     Type.Null(),
   ]),
+  stuckAtFeeCap: Type.Array(
+    Type.Object({
+      hash: Type.String({ description: "the transfer's first hash, as POST /transfer answered it" }),
+      carriedBy: Type.String({ description: "its latest attempt" }),
+      nonce: Type.Integer(),
+      offered: FeesSchema,
+      needed: FeesSchema,
+    }),
+    {
+      description:
+        "transfers whose fees the chain has outgrown while MAX_FEE_PER_GAS / MAX_PRIORITY_FEE_PER_GAS allow nothing higher: they wait at the highest allowed fee (offered) for the chain to need less (needed), and every later transfer waits behind them",
+    },
+  ),
   jammed: Type.Boolean({ description: `true when the oldest unconfirmed transfer is over ${STUCK_AFTER_SECONDS} s old and its nonce is still not mined` }),
+  replica: ReplicaReportSchema,
 });
 
-export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async (app, { chain, services }) => {
+export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async (app, { chain, services, replicaId }) => {
   app.get(
     "/wallet",
     {
@@ -68,7 +97,9 @@ export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async 
         nonces: { next: services.nonces.peek() ?? null, chainLatest, chainPending: Number(pending) },
         transfersInFlight: services.ledger.unminedCount,
         oldestUnconfirmed: unconfirmed.oldest ?? null,
+        stuckAtFeeCap: services.replacer.stuckAtCap.map(({ offered, needed, ...stuck }) => ({ ...stuck, offered: feesAsText(offered), needed: feesAsText(needed) })),
         jammed: isJammed(unconfirmed, chainLatest),
+        replica: replicaId === undefined ? null : { id: replicaId, leads: true },
       };
     },
   );

@@ -5,7 +5,7 @@
  */
 import { AbiCoder, makeError } from "ethers";
 import { describe, expect, it } from "vitest";
-import { type NodeAnswerMeaning, provesNotTaken, readNodeAnswer } from "../../src/chain/node-answers.js";
+import { type NodeAnswerMeaning, provesNotTaken, readNodeAnswer } from "../../src/node/node-answers.js";
 
 // What ethers' JsonRpcProvider throws for a JSON-RPC error of eth_sendRawTransaction it cannot classify,
 // and for one it can (the RPC error then sits in info.error).

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ChainHeadTracker } from "../../src/chain/chain-head.js";
+import { ChainHeadTracker } from "../../src/lookup/chain-head.js";
 
 const block = (number: number) => ({ number, hash: `0x${number.toString(16).padStart(64, "0")}`, parentHash: `0x${(number - 1).toString(16).padStart(64, "0")}` });
 

@@ -4,7 +4,7 @@
  */
 import { type JsonRpcProvider, toQuantity } from "ethers";
 import type { ChainHead, ChainHeadTracker } from "./chain-head.js";
-import { asNodeUnavailable } from "./ethers-errors.js";
+import { asNodeUnavailable } from "../node/ethers-errors.js";
 
 /** A transaction as the node's `eth_getTransactionByHash` returns it: hex quantities, untouched. */
 export type RpcTransaction = Record<string, unknown> & { blockNumber?: string | null; blockHash?: string | null };

@@ -1,6 +1,6 @@
 import { getAddress, hexlify, id, keccak256, randomBytes } from "ethers";
 import { describe, expect, it } from "vitest";
-import { useNativeKeccak } from "../../src/chain/native-keccak.js";
+import { useNativeKeccak } from "../../src/node/native-keccak.js";
 
 describe("useNativeKeccak", () => {
   it("keeps ethers' keccak where the native binding does not load", () => {

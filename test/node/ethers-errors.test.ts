@@ -1,8 +1,8 @@
 /** Error translation, fed with errors built by ethers' own constructors so the shapes are real. */
 import { AbiCoder, makeError } from "ethers";
 import { describe, expect, it } from "vitest";
-import { ERC20_INTERFACE } from "../../src/chain/erc20.js";
-import { classifyChainFailure } from "../../src/chain/ethers-errors.js";
+import { ERC20_INTERFACE } from "../../src/node/erc20.js";
+import { classifyChainFailure } from "../../src/node/ethers-errors.js";
 
 const SECRET_URL = "https://user:hunter2@node.example/v3/secret-api-key";
 

@@ -6,7 +6,7 @@ import { ERC20_INTERFACE, encodeTransfer } from "./erc20.js";
 import { readNodeAnswer } from "./node-answers.js";
 import { useNativeKeccak } from "./native-keccak.js";
 import { type RpcObserver, createRpcProvider, describeRpcUrl, fetchChainId } from "./rpc-provider.js";
-import { OP_GAS_PRICE_ORACLE } from "./wallet-snapshot.js";
+import { OP_GAS_PRICE_ORACLE } from "../sending/wallet-snapshot.js";
 
 /** The node, the hot wallet and the token, read once at startup. */
 export interface ChainConnection {
@@ -21,6 +21,8 @@ export interface ChainConnection {
   tokenDecimals: number;
   /** An OP Stack chain (the GasPriceOracle predeploy has code): transactions also pay an L1 data fee. */
   opStack: boolean;
+  /** Arbitrum: a transaction's gas includes its L1 costs, so the gas a call needs moves with L1 prices. */
+  gasIncludesL1: boolean;
   /**
    * The token answered a transfer it cannot make with false rather than a revert (as early ERC-20s do),
    * so every transfer's simulated return value must be checked too (see probeTokenFailure).
@@ -49,6 +51,9 @@ export async function probeTokenFailure(provider: JsonRpcProvider, tokenAddress:
     return readNodeAnswer(error).meaning !== "reverted";
   }
 }
+
+/** Arbitrum One, Nova and Sepolia: their gas pays for L1 data too. */
+const ARBITRUM_CHAIN_IDS = new Set([42161n, 42170n, 421614n]);
 
 // An address no one holds the key of, so the probe never looks like a real transfer.
 const PROBE_RECIPIENT = "0x000000000000000000000000000000000000dEaD";
@@ -88,6 +93,7 @@ export async function connectChain(config: ChainConfig, observeRpc?: RpcObserver
       tokenAddress,
       tokenDecimals: Number(decimals),
       opStack,
+      gasIncludesL1: ARBITRUM_CHAIN_IDS.has(chainId),
       tokenMayReturnFalse,
     };
   } catch (error) {

@@ -4,7 +4,7 @@
  *
  * The texts were read from the implementations' sources (geth's txpool and core errors, Erigon, Nethermind's
  * AcceptTxResult, Besu's RpcErrorType, reth, anvil, Hardhat/EDR, Arbitrum Nitro, zkSync Era) and from the
- * answers of hosted gateways; test/chain/node-answers.test.ts holds one real message per implementation.
+ * answers of hosted gateways; test/node/node-answers.test.ts holds one real message per implementation.
  */
 
 /** What a node said about a request, by meaning. */

@@ -2,8 +2,9 @@
  * Keeps the wallet snapshot fresh without spending node calls on nothing: the latest block is read every
  * `busyIntervalMs` while transfers are in flight (their settlement needs the mined nonce count), every
  * `idleIntervalMs` otherwise, and its base fee is passed on each time; the rest of the snapshot is read
- * only when a new block arrived and something needs it. A request asks for fees or a whole snapshot no
- * older than it needs (ensureFeesFresh, ensureFresh).
+ * only when a new block arrived and something needs it, or when the block reads show a reorganisation
+ * (mined transfers may be off the chain again, whatever is in flight). A request asks for fees or a whole
+ * snapshot no older than it needs (ensureFeesFresh, ensureFresh).
  */
 import { monotonicNow } from "../clock.js";
 import type { FeeBlock, WalletSnapshot } from "./wallet-snapshot.js";
@@ -33,6 +34,7 @@ export class SnapshotPoller {
   #wokenWhileTicking = false;
   #blockReadAt: number;
   #readingBlock: Promise<FeeBlock> | undefined;
+  #lastBlock: FeeBlock | undefined;
 
   constructor(options: SnapshotPollerOptions) {
     this.#options = options;
@@ -99,8 +101,9 @@ export class SnapshotPoller {
 
   async #tick(): Promise<void> {
     try {
+      const previous = this.#lastBlock;
       const block = await this.#readBlock();
-      if (block.number > this.#latest.blockNumber && this.#options.isBusy()) await this.#refresh(block);
+      if ((block.number > this.#latest.blockNumber && this.#options.isBusy()) || (previous && reorganised(previous, block))) await this.#refresh(block);
     } catch (error) {
       this.#options.onError(error);
     }
@@ -111,6 +114,7 @@ export class SnapshotPoller {
     this.#readingBlock ??= this.#options
       .readBlock()
       .then((block) => {
+        this.#lastBlock = block;
         this.#blockReadAt = monotonicNow();
         this.#options.onBlock(block);
         return block;
@@ -131,4 +135,14 @@ export class SnapshotPoller {
       .finally(() => (this.#refreshing = undefined));
     return this.#refreshing;
   }
+}
+
+/**
+ * True when `next` cannot be on the chain `previous` was on: another block at the same height, or a child
+ * of another parent. Blocks further apart cannot be compared without more reads; a lower block is a
+ * lagging backend more often than not, and the next block read settles it.
+ */
+function reorganised(previous: FeeBlock, next: FeeBlock): boolean {
+  if (next.number === previous.number) return next.hash !== previous.hash;
+  return next.number === previous.number + 1 && next.parentHash !== previous.hash;
 }

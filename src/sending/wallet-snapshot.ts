@@ -1,8 +1,8 @@
 /** Reads, at one block, everything the hot path would otherwise ask the node for on every transfer. */
 import { Interface, Transaction, toBigInt, toQuantity } from "ethers";
 import { monotonicNow } from "../clock.js";
-import type { ChainConnection } from "./connect-chain.js";
-import { ERC20_INTERFACE, encodeTransfer } from "./erc20.js";
+import type { ChainConnection } from "../node/connect-chain.js";
+import { ERC20_INTERFACE, encodeTransfer } from "../node/erc20.js";
 import { FEE_HISTORY_BLOCKS, type FeePolicy, offeredFees, offeredLegacyFees, tipFromFeeHistory } from "./fee-policy.js";
 
 /** The wallet as of one block, plus the fees to offer from then on. */
@@ -35,6 +35,7 @@ export interface WalletSnapshot {
 export interface FeeBlock {
   number: number;
   hash: string;
+  parentHash: string;
   baseFeePerGas: bigint | null;
 }
 
@@ -44,8 +45,8 @@ const GAS_PRICE_ORACLE = new Interface(["function getL1Fee(bytes unsignedTransac
 
 /** Reads the latest block. */
 export async function readFeeBlock({ provider }: Pick<ChainConnection, "provider">): Promise<FeeBlock> {
-  const block = (await provider.send("eth_getBlockByNumber", ["latest", false])) as { number: string; hash: string; baseFeePerGas?: string | null };
-  return { number: Number(block.number), hash: block.hash, baseFeePerGas: block.baseFeePerGas == null ? null : toBigInt(block.baseFeePerGas) };
+  const block = (await provider.send("eth_getBlockByNumber", ["latest", false])) as { number: string; hash: string; parentHash: string; baseFeePerGas?: string | null };
+  return { number: Number(block.number), hash: block.hash, parentHash: block.parentHash, baseFeePerGas: block.baseFeePerGas == null ? null : toBigInt(block.baseFeePerGas) };
 }
 
 /**

@@ -2,15 +2,33 @@
  * The status document of a transaction, for people and dashboards: what happened to it, in plain words,
  * from the node (receipt included) and, for transactions the node no longer knows, from the journal.
  */
-import { getAddress, toBigInt } from "ethers";
+import { Transaction, getAddress, toBigInt } from "ethers";
 import { formatTokenAmount } from "../domain/token-amount.js";
 import { ServiceError } from "../errors.js";
-import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
-import type { ChainConnection } from "./connect-chain.js";
-import { ERC20_INTERFACE, decodeTransfer } from "./erc20.js";
+import type { AttemptKind, JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
+import { feesAsText, feesOf } from "../sending/wallet-transaction.js";
+import { type CarryingAttempt, findCarryingAttempt } from "./carrying-attempt.js";
+import type { ChainConnection } from "../node/connect-chain.js";
+import { ERC20_INTERFACE, decodeTransfer } from "../node/erc20.js";
 import { type RpcReceipt, type RpcTransaction, type TransactionLookup, countConfirmations } from "./transaction-lookup.js";
 
-export type TransactionState = "pending" | "confirmed" | "failed" | "dropped" | "replaced" | "rejected" | "unknown";
+export type TransactionState = "pending" | "confirmed" | "failed" | "dropped" | "replaced" | "rejected" | "cancelled" | "unknown";
+
+/**
+ * One attempt of a transfer, with its fees and fate. mined: it carries the transfer. pending: the latest,
+ * not mined yet. replaced: a later attempt (replacedBy) took its place. void: never mined, and never will
+ * be (another attempt or transaction used the nonce, or the transfer was never sent).
+ */
+export interface AttemptStatus {
+  hash: string;
+  kind: AttemptKind;
+  signedAtBlock: number;
+  maxFeePerGas: string | null;
+  maxPriorityFeePerGas: string | null;
+  gasPrice: string | null;
+  fate: "mined" | "pending" | "replaced" | "void";
+  replacedBy: string | null;
+}
 
 /** The ERC-20 transfer a transaction carries. */
 export interface DecodedTokenTransfer {
@@ -38,6 +56,9 @@ export interface TransactionStatus {
   gasUsed: string | null;
   effectiveGasPrice: string | null;
   transfer: DecodedTokenTransfer | null;
+  /** For the service's own transfers: the attempt that carries the transfer now, and all its attempts. */
+  carriedBy?: string;
+  attempts?: AttemptStatus[];
 }
 
 export class TransactionStatusReader {
@@ -51,13 +72,30 @@ export class TransactionStatusReader {
     this.#decimalsByToken.set(chain.tokenAddress, Promise.resolve(chain.tokenDecimals));
   }
 
-  /** The status of a (lowercase) hash; TRANSACTION_NOT_FOUND when neither the node nor the journal knows it. */
+  /**
+   * The status of a (lowercase) hash; TRANSACTION_NOT_FOUND when neither the node nor the journal knows it.
+   * For any attempt of the service's own transfers, the document describes the transfer: its state, and
+   * the figures of the attempt that carries it.
+   */
   async read(hash: string): Promise<TransactionStatus> {
+    const entry = this.journal.findByHash(hash);
+    if (entry && entry.attempts.length > 0) return this.#ofTransfer(hash, entry);
     const found = await this.lookup.find(hash);
     if (found) return this.#fromChain(hash, found.transaction, found.latestBlockNumber);
-    const entry = this.journal.findByHash(hash);
     if (entry) return this.#fromJournal(hash, entry);
     throw new ServiceError("TRANSACTION_NOT_FOUND", `neither the node nor this service knows transaction ${hash}`);
+  }
+
+  async #ofTransfer(hash: string, entry: JournalEntry): Promise<TransactionStatus> {
+    const carrying = await findCarryingAttempt(entry, this.lookup);
+    const { found, attempt } = carrying;
+    const status = found ? await this.#fromChain(attempt.hash, found.transaction, found.latestBlockNumber) : this.#fromJournal(attempt.hash, entry);
+    if (attempt.kind === "cancel") {
+      // Nothing of the transfer moves with a cancel; what it was for is in the journal.
+      status.transfer = { ...this.#requested(entry), amount: "0", amountInTokens: formatTokenAmount(0n, this.chain.tokenDecimals) };
+      if (status.state === "confirmed") status.state = "cancelled";
+    }
+    return { ...status, hash, carriedBy: attempt.hash, attempts: describeAttempts(entry, carrying) };
   }
 
   async #fromChain(hash: string, transaction: RpcTransaction, latestBlockNumber: number): Promise<TransactionStatus> {
@@ -94,14 +132,18 @@ export class TransactionStatusReader {
       blockHash: null,
       gasUsed: null,
       effectiveGasPrice: null,
-      transfer: {
-        token: this.chain.tokenAddress,
-        from: this.chain.wallet.address,
-        to: entry.recipient,
-        amount: entry.units.toString(),
-        amountInTokens: formatTokenAmount(entry.units, this.chain.tokenDecimals),
-        requestedAmount: entry.units.toString(),
-      },
+      transfer: this.#requested(entry),
+    };
+  }
+
+  #requested(entry: JournalEntry): DecodedTokenTransfer {
+    return {
+      token: this.chain.tokenAddress,
+      from: this.chain.wallet.address,
+      to: entry.recipient,
+      amount: entry.units.toString(),
+      amountInTokens: formatTokenAmount(entry.units, this.chain.tokenDecimals),
+      requestedAmount: entry.units.toString(),
     };
   }
 
@@ -154,10 +196,32 @@ function receivedAmount(receipt: RpcReceipt, transfer: DecodedTokenTransfer): bi
   return total;
 }
 
+function describeAttempts(entry: JournalEntry, carrying: CarryingAttempt): AttemptStatus[] {
+  const { attempts } = entry;
+  const minedAt = carrying.mined ? attempts.indexOf(carrying.attempt) : -1;
+  const dead = entry.state === "replaced" || entry.state === "rejected";
+  return attempts.map((attempt, index) => {
+    const next = attempts[index + 1]?.hash ?? null;
+    let fate: AttemptStatus["fate"];
+    if (minedAt >= 0) fate = index === minedAt ? "mined" : index < minedAt ? "replaced" : "void";
+    else fate = dead ? "void" : next === null ? "pending" : "replaced";
+    return {
+      hash: attempt.hash,
+      kind: attempt.kind,
+      signedAtBlock: attempt.signedAtBlock,
+      ...feesAsText(feesOf(Transaction.from(attempt.rawTransaction))),
+      fate,
+      replacedBy: fate === "replaced" ? next : null,
+    };
+  });
+}
+
 function stateFromJournal(entry: JournalEntry): TransactionState {
   switch (entry.state) {
     case "replaced":
       return "replaced";
+    case "cancelled":
+      return "cancelled";
     case "rejected":
     case "refused":
       return "rejected";

@@ -1,7 +1,7 @@
 /** The snapshot poller spends node calls only when something needs them (fakes at the node boundary). */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { SnapshotPoller } from "../../src/chain/snapshot-poller.js";
-import type { FeeBlock, WalletSnapshot } from "../../src/chain/wallet-snapshot.js";
+import { SnapshotPoller } from "../../src/sending/snapshot-poller.js";
+import type { FeeBlock, WalletSnapshot } from "../../src/sending/wallet-snapshot.js";
 
 const snapshotAt = (blockNumber: number, readAt = performance.now()): WalletSnapshot => ({
   blockNumber,
@@ -24,13 +24,13 @@ describe("SnapshotPoller", () => {
     vi.useRealTimers();
   });
 
-  function startPoller(state: { busy: boolean; head: number }) {
+  function startPoller(state: { busy: boolean; head: number; fork?: string }) {
     const calls = { blocks: 0, snapshots: 0, baseFees: [] as bigint[] };
     poller = new SnapshotPoller({
       initial: snapshotAt(1),
       readBlock: async (): Promise<FeeBlock> => {
         calls.blocks++;
-        return { number: state.head, hash: "0x", baseFeePerGas: BigInt(state.head) };
+        return { number: state.head, hash: `0x${state.head}${state.fork ?? ""}`, parentHash: `0x${state.head - 1}${state.fork ?? ""}`, baseFeePerGas: BigInt(state.head) };
       },
       readSnapshot: async (block) => {
         calls.snapshots++;
@@ -58,6 +58,27 @@ describe("SnapshotPoller", () => {
     expect(calls).toMatchObject({ blocks: 4, snapshots: 0 });
     // Every block read passes its base fee on: fees follow the chain at no extra cost.
     expect(calls.baseFees).toEqual([6n, 11n, 16n, 21n]);
+  });
+
+  it("idle, it reads a snapshot when the block reads show a reorganisation: mined transfers may be pending again", async () => {
+    vi.useFakeTimers();
+    const state: { busy: boolean; head: number; fork?: string } = { busy: false, head: 5 };
+    const calls = startPoller(state);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(calls).toMatchObject({ blocks: 1, snapshots: 0 });
+    // Another block at the same height.
+    state.fork = "b";
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(calls).toMatchObject({ blocks: 2, snapshots: 1 });
+    // The chain grows on as before: nothing more to read.
+    state.head++;
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(calls).toMatchObject({ blocks: 3, snapshots: 1 });
+    // A child of another parent.
+    state.head++;
+    state.fork = "c";
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(calls).toMatchObject({ blocks: 4, snapshots: 2 });
   });
 
   it("busy, it reads the snapshot once per new block, at the busy pace, and never for the same block twice", async () => {

@@ -1,0 +1,57 @@
+/** POST /transactions/:hash/cancel: replaces a pending transfer with a 0-value transaction to the wallet itself. */
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { ServiceError } from "../../errors.js";
+import type { TransferJournal } from "../../journal/transfer-journal.js";
+import type { TransactionStatusReader } from "../../lookup/transaction-status.js";
+import { type CancelRefusal, CancelRefusedError, type TransferReplacer } from "../../sending/transfer-replacer.js";
+import { TransactionStatusParamsSchema, TransactionStatusSchema, errorReplies } from "../schemas.js";
+
+export interface CancelTransferRouteOptions {
+  journal: TransferJournal;
+  replacer: TransferReplacer;
+  statuses: TransactionStatusReader;
+}
+
+const CODE_OF_REFUSAL = {
+  "already-mined": "TRANSFER_ALREADY_MINED",
+  "not-pending": "TRANSFER_NOT_PENDING",
+  "at-fee-cap": "CANCEL_AT_FEE_CAP",
+} as const satisfies Record<CancelRefusal, string>;
+
+export const cancelTransferRoute: FastifyPluginAsyncTypebox<CancelTransferRouteOptions> = async (app, { journal, replacer, statuses }) => {
+  app.post(
+    "/transactions/:hash/cancel",
+    {
+      schema: {
+        summary: "Cancel a pending transfer",
+        description:
+          "Replaces the transfer (any of its hashes) with a 0-value transaction from the wallet to itself at the same nonce, priced to win " +
+          "(12.5% above its latest attempt, at least what the chain needs now, within the fee caps). 202: the cancel is sent, the transfer is " +
+          "pending until one of them is mined; 200: it is cancelled. The transfer ends `cancelled` once the cancel is mined, or `confirmed` if " +
+          "the transfer itself wins the race, which a repeat of this request then answers with 409 TRANSFER_ALREADY_MINED. A repeat never sends a second cancel. " +
+          "Only the API key that sent the transfer may cancel it.",
+        tags: ["transactions"],
+        operationId: "cancelTransfer",
+        params: TransactionStatusParamsSchema,
+        response: { 200: TransactionStatusSchema, 202: TransactionStatusSchema, ...errorReplies(400, 401, 403, 404, 409, 429, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      const hash = request.params.hash.toLowerCase();
+      const entry = journal.findByHash(hash);
+      if (!entry) throw new ServiceError("TRANSACTION_NOT_FOUND", `transaction ${hash} is not a transfer of this service`);
+      if (entry.apiKeyId !== request.apiKeyId) throw new ServiceError("CANCEL_NOT_ALLOWED", `transfer ${hash} was sent with another API key`);
+      try {
+        await replacer.cancel(hash);
+      } catch (error) {
+        if (error instanceof CancelRefusedError) throw new ServiceError(CODE_OF_REFUSAL[error.reason], error.message);
+        throw error;
+      }
+      const status = await statuses.read(hash);
+      if (status.state === "confirmed" || status.state === "failed") {
+        throw new ServiceError("TRANSFER_ALREADY_MINED", `transfer ${hash} was mined (${status.carriedBy ?? hash}) before its cancel`);
+      }
+      return reply.code(status.state === "cancelled" ? 200 : 202).send(status);
+    },
+  );
+};

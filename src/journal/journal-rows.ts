@@ -1,0 +1,85 @@
+/**
+ * The journal's rows as both stores keep them (SQLite, and PostgreSQL for several replicas: the same
+ * columns), and how they read as journal entries.
+ */
+import type { DeliveryState, JournalAttempt, JournalEntry, TransferEventType, WebhookDelivery } from "./transfer-journal.js";
+
+export interface EntryRow {
+  id: number;
+  idempotency_key: string | null;
+  recipient: string;
+  units: string;
+  api_key_id: string | null;
+  state: JournalEntry["state"];
+  nonce: number | null;
+  hash: string | null;
+  raw_transaction: string | null;
+  refusal_code: string | null;
+  refusal_message: string | null;
+  mined_hash: string | null;
+  notify: number;
+  reported: TransferEventType | null;
+  created_at: number;
+}
+
+export interface DeliveryRow {
+  id: number;
+  event_id: string;
+  type: TransferEventType;
+  transfer_id: number;
+  endpoint: string;
+  state: DeliveryState;
+  attempts: number;
+  last_status: string | null;
+  next_attempt_at: number;
+  created_at: number;
+  body?: string;
+}
+
+export interface AttemptRow {
+  transfer_id: number;
+  hash: string;
+  raw_transaction: string;
+  kind: JournalAttempt["kind"];
+  signed_at_block: number;
+  created_at: number;
+}
+
+export function toDelivery(row: DeliveryRow): WebhookDelivery {
+  return {
+    id: row.id,
+    eventId: row.event_id,
+    type: row.type,
+    entryId: row.transfer_id,
+    endpoint: row.endpoint,
+    state: row.state,
+    attempts: row.attempts,
+    lastStatus: row.last_status,
+    nextAttemptAt: row.next_attempt_at,
+    createdAt: row.created_at,
+  };
+}
+
+export function toAttempt(row: AttemptRow): JournalAttempt {
+  return { hash: row.hash, rawTransaction: row.raw_transaction, kind: row.kind, signedAtBlock: row.signed_at_block, createdAt: row.created_at };
+}
+
+export function toEntry(row: EntryRow, attempts: JournalAttempt[]): JournalEntry {
+  return {
+    id: row.id,
+    idempotencyKey: row.idempotency_key,
+    recipient: row.recipient,
+    units: BigInt(row.units),
+    apiKeyId: row.api_key_id ?? undefined,
+    state: row.state,
+    nonce: row.nonce,
+    hash: row.hash,
+    rawTransaction: row.raw_transaction,
+    attempts,
+    minedHash: row.mined_hash,
+    notify: row.notify === 1,
+    reported: row.reported,
+    refusal: row.refusal_code === null ? null : { code: row.refusal_code, message: row.refusal_message ?? "" },
+    createdAt: row.created_at,
+  };
+}

@@ -1,0 +1,76 @@
+/**
+ * The PostgreSQL schema, as versioned SQL applied in order at startup. The journal's tables have the
+ * SQLite journal's columns (the leader's working copy is shipped row by row); ids come from that copy.
+ */
+export const POSTGRES_MIGRATIONS: readonly { version: number; sql: string }[] = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE journal_owner (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        chain_id TEXT NOT NULL,
+        wallet_address TEXT NOT NULL,
+        token_address TEXT NOT NULL
+      );
+      CREATE TABLE transfers (
+        id BIGINT PRIMARY KEY,
+        idempotency_key TEXT,
+        recipient TEXT NOT NULL,
+        units TEXT NOT NULL,
+        api_key_id TEXT,
+        state TEXT NOT NULL,
+        nonce BIGINT,
+        hash TEXT,
+        raw_transaction TEXT,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        refusal_code TEXT,
+        refusal_message TEXT,
+        mined_hash TEXT,
+        notify INTEGER NOT NULL DEFAULT 0,
+        reported TEXT,
+        -- Checked at commit: within one shipped commit a key may move from an expired entry to a new one.
+        CONSTRAINT transfers_idempotency_key UNIQUE (idempotency_key) DEFERRABLE INITIALLY DEFERRED
+      );
+      CREATE TABLE attempts (
+        id BIGINT PRIMARY KEY,
+        transfer_id BIGINT NOT NULL,
+        hash TEXT NOT NULL,
+        raw_transaction TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        signed_at_block BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        CONSTRAINT attempts_hash UNIQUE (hash) DEFERRABLE INITIALLY DEFERRED
+      );
+      CREATE INDEX attempts_transfer ON attempts (transfer_id);
+      CREATE TABLE webhook_events (
+        seq BIGINT PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        transfer_id BIGINT NOT NULL,
+        type TEXT NOT NULL,
+        body TEXT NOT NULL,
+        created_at BIGINT NOT NULL
+      );
+      CREATE TABLE webhook_deliveries (
+        id BIGINT PRIMARY KEY,
+        event_seq BIGINT NOT NULL,
+        endpoint TEXT NOT NULL,
+        state TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        last_status TEXT,
+        next_attempt_at BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL
+      );
+      -- Who leads: the replica holding the advisory lock writes itself here, with a new epoch.
+      CREATE TABLE leadership (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        epoch BIGINT NOT NULL,
+        replica_id TEXT,
+        url TEXT,
+        since BIGINT
+      );
+      INSERT INTO leadership (id, epoch) VALUES (1, 0);
+    `,
+  },
+];

@@ -1,0 +1,69 @@
+/**
+ * The app of a replica that does not lead. It looks transactions up itself (its own node connection and
+ * cache, the journal read from the database) and answers /health, /ready and /metrics for itself; every
+ * other request (transfers, cancels, status documents, /wallet, webhook operations) is the leader's to
+ * answer, and is forwarded to it.
+ */
+import { type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import Fastify, { type FastifyRequest } from "fastify";
+import type { Logger } from "pino";
+import { type AppConfig, serverOptions } from "../app.js";
+import type { ApiKeyRing } from "../auth/api-keys.js";
+import { requireApiKeys } from "../http/auth.js";
+import { envelope, handleError } from "../http/error-handler.js";
+import { type SeveralAttemptsFinder, getTransactionRoute } from "../http/routes/get-transaction.js";
+import { type ReadinessCheck, healthRoutes } from "../http/routes/health.js";
+import { metricsRoute } from "../http/routes/metrics.js";
+import type { TransactionLookup } from "../lookup/transaction-lookup.js";
+import type { ServiceMetrics } from "../metrics.js";
+import { FORWARDED_MARK, type LeaderDirectory, forwardToLeader, refuseForwarded } from "./forward-to-leader.js";
+
+export interface FollowerAppDependencies {
+  replicaId: string;
+  logger: Logger;
+  metrics: ServiceMetrics;
+  apiKeys: ApiKeyRing | undefined;
+  lookup: TransactionLookup;
+  attempts: SeveralAttemptsFinder;
+  readinessChecks: Record<string, ReadinessCheck>;
+  leaders: LeaderDirectory;
+}
+
+const FORWARDED_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
+
+export function buildFollowerApp(config: AppConfig, deps: FollowerAppDependencies) {
+  const app = Fastify(serverOptions(config, deps.logger)).withTypeProvider<TypeBoxTypeProvider>();
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  app.setErrorHandler(handleError);
+  // The body is forwarded as its very bytes (a JSON number re-printed could change an amount), and parsed
+  // for the routes answered here.
+  const parseJson = app.getDefaultJsonParser("error", "error");
+  app.removeContentTypeParser(["application/json", "text/plain"]);
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    (request as FastifyRequest & { rawBody?: string }).rawBody = body as string;
+    parseJson(request, body as string, done);
+  });
+  app.addHook("onSend", (request, reply, payload, done) => {
+    reply.header("x-request-id", request.id);
+    done(null, payload);
+  });
+  requireApiKeys(app, deps.apiKeys);
+
+  app.register(healthRoutes, { checks: deps.readinessChecks });
+  app.register(metricsRoute, { metrics: deps.metrics });
+  app.register(getTransactionRoute, { lookup: deps.lookup, journal: deps.attempts });
+  // /wallet is the leader's view of the wallet; which replica answered is this one.
+  app.get("/wallet", { schema: { hide: true } }, async (request, reply) =>
+    request.headers[FORWARDED_MARK]
+      ? refuseForwarded(reply)
+      : forwardToLeader(request, reply, deps.leaders, (body) => JSON.stringify({ ...JSON.parse(body), replica: { id: deps.replicaId, leads: false } })),
+  );
+  app.route({
+    method: [...FORWARDED_METHODS],
+    url: "/*",
+    schema: { hide: true },
+    handler: async (request, reply) => (request.headers[FORWARDED_MARK] ? refuseForwarded(reply) : forwardToLeader(request, reply, deps.leaders)),
+  });
+  app.setNotFoundHandler((request, reply) => reply.status(404).send(envelope(404, "ROUTE_NOT_FOUND", `no route ${request.method} ${request.url.split("?")[0]}`)));
+  return app;
+}

@@ -1,0 +1,93 @@
+/**
+ * A follower's answer to everything that sends, cancels or reads the journal: the leader's answer. The
+ * request goes to the leader as it came (method, path, the client's headers, the body's very bytes), and
+ * the leader's status, headers and body come back unchanged, so a client cannot tell which replica it
+ * reached. While no leader takes connections (a takeover), the request waits for the next one.
+ */
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { request } from "undici";
+import { ERROR_CODES } from "../errors.js";
+import { envelope } from "../http/error-handler.js";
+import type { LeaderRecord } from "./leadership.js";
+
+// Hop-by-hop headers, and those undici sets itself.
+const NOT_FORWARDED = new Set(["host", "connection", "keep-alive", "transfer-encoding", "content-length", "upgrade", "te", "trailer", "proxy-connection"]);
+
+/** How long a forwarded request may take: a transfer that waits for confirmations can take minutes. */
+const FORWARD_TIMEOUT_MS = 15 * 60_000;
+
+/** Marks a forwarded request, so that a follower never forwards one again (it answers MISDIRECTED). */
+export const FORWARDED_MARK = "x-forwarded-by-replica";
+const MISDIRECTED = 421;
+
+/**
+ * A follower's answer to a request another follower forwarded to it, taking it for the leader: 421, which
+ * the forwarding follower reads as "not delivered" and asks the next leader.
+ */
+export function refuseForwarded(reply: FastifyReply): FastifyReply {
+  return reply
+    .status(MISDIRECTED)
+    .header(FORWARDED_MARK, "1")
+    .send(envelope(MISDIRECTED, "LEADER_UNAVAILABLE", "this replica does not lead; the request was not acted on"));
+}
+
+/** Where the leader is: `current` as last recorded (cached briefly), `forget` after it refused a connection. */
+export interface LeaderDirectory {
+  current(): Promise<LeaderRecord | undefined>;
+  forget(): void;
+}
+
+/** A leader refused connections or none is recorded: it never got the request, and another takes over within seconds. */
+const WAIT_FOR_LEADER_MS = 10_000;
+const LEADER_POLL_MS = 250;
+
+/** Sends the leader's answer to `req`; `rewrite` may change a 200 body (a follower's own facts in it). */
+export async function forwardToLeader(
+  req: FastifyRequest & { rawBody?: string },
+  reply: FastifyReply,
+  leaders: LeaderDirectory,
+  rewrite?: (body: string) => string,
+): Promise<FastifyReply> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined && !NOT_FORWARDED.has(name)) headers[name] = Array.isArray(value) ? value.join(", ") : value;
+  }
+  headers["x-forwarded-for"] = [req.headers["x-forwarded-for"], req.ip].filter(Boolean).join(", ");
+  headers[FORWARDED_MARK] = "1";
+  const deadline = Date.now() + WAIT_FOR_LEADER_MS;
+  for (;;) {
+    const leader = await leaders.current().catch(() => undefined);
+    let answer;
+    try {
+      if (!leader) throw Object.assign(new Error("no leader recorded"), { code: "ECONNREFUSED" });
+      answer = await request(new URL(req.url, leader.url), {
+        method: req.method as "GET",
+        headers,
+        body: req.rawBody,
+        headersTimeout: FORWARD_TIMEOUT_MS,
+        bodyTimeout: FORWARD_TIMEOUT_MS,
+      });
+    } catch (error) {
+      // A refused connection (a dead leader's port) never carried the request: wait for the next leader.
+      if ((error as { code?: string }).code === "ECONNREFUSED" && Date.now() < deadline) {
+        leaders.forget();
+        await new Promise((resolve) => setTimeout(resolve, LEADER_POLL_MS));
+        continue;
+      }
+      // Whether the leader received it is unknown: a retry with the same Idempotency-Key is safe either way.
+      const { statusCode, description } = ERROR_CODES.LEADER_UNAVAILABLE;
+      return reply.status(statusCode).send(envelope(statusCode, "LEADER_UNAVAILABLE", leader ? `the leading replica ${leader.replicaId} did not answer; ${description.split("; ").at(-1)}` : description));
+    }
+    const body = await answer.body.text();
+    // The recorded leader is a follower now (it restarted at the same address): it did nothing with it.
+    if (answer.statusCode === MISDIRECTED && answer.headers[FORWARDED_MARK] && Date.now() < deadline) {
+      leaders.forget();
+      await new Promise((resolve) => setTimeout(resolve, LEADER_POLL_MS));
+      continue;
+    }
+    for (const [name, value] of Object.entries(answer.headers)) {
+      if (value !== undefined && !NOT_FORWARDED.has(name) && name !== "x-request-id") reply.header(name, value);
+    }
+    return reply.status(answer.statusCode).send(rewrite && answer.statusCode === 200 ? rewrite(body) : body);
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * One of several replicas of the service on one PostgreSQL database (DATABASE_URL). Every replica
+ * listens and looks transactions up; the one that holds the leader's lock also sends transfers and runs
+ * the background work (reconciliation, re-sending, re-pricing, webhooks), with its journal written
+ * through to the database. The others forward what only the leader may do, and keep trying the lock:
+ * when the leader dies, one of them takes over within seconds, from what the database holds.
+ */
+import { type Server, createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { hostname } from "node:os";
+import pg from "pg";
+import type { Logger } from "pino";
+import { ApiKeyRing } from "../auth/api-keys.js";
+import { type RunningService, composeService } from "../compose.js";
+import type { ChainConfig } from "../config.js";
+import { migrateDatabase, openPostgresJournal, postgresOptions, PostgresJournalReader } from "../journal/postgres-journal-store.js";
+import { ChainHeadTracker, readLatestBlock } from "../lookup/chain-head.js";
+import { TransactionLookup } from "../lookup/transaction-lookup.js";
+import { ServiceMetrics } from "../metrics.js";
+import { connectChain } from "../node/connect-chain.js";
+import { buildFollowerApp } from "./follower-app.js";
+import { type LeaderRecord, type LeaderSession, readLeader, waitToLead } from "./leadership.js";
+
+/** A follower tries the lock, and a leader checks its session, this often: takeover well within 10 s. */
+const LEADERSHIP_INTERVAL_MS = 1_000;
+/** A follower reads who leads at most this often (and again after the leader failed to answer). */
+const LEADER_CACHE_MS = 1_000;
+
+export interface RunningReplica {
+  server: Server;
+  replicaId: string;
+  leads(): boolean;
+  close(): Promise<void>;
+}
+
+export interface ReplicaOptions {
+  port: number;
+  host: string;
+  /** Called when this replica led and lost its database session: it must stop at once (exit and restart). */
+  onLeadershipLost(error: Error): void;
+}
+
+export async function startReplica(config: ChainConfig & { databaseUrl: string }, logger: Logger, options: ReplicaOptions): Promise<RunningReplica> {
+  const replicaId = config.replicaId ?? `${hostname()}-${process.pid}`;
+  const log = logger.child({ replica: replicaId });
+  const pool = new pg.Pool({ ...postgresOptions(config.databaseUrl), max: 4 });
+  // An idle connection that breaks is emitted as an error (unheard, it would end the process); the pool
+  // replaces it, and /ready's database check says whether queries work.
+  pool.on("error", (error) => log.warn({ err: error }, "a database connection of the pool broke"));
+  const migrationClient = await pool.connect();
+  try {
+    const applied = await migrateDatabase(migrationClient);
+    if (applied.length > 0) log.info({ versions: applied }, "database migrated");
+  } finally {
+    migrationClient.release();
+  }
+
+  const metrics = new ServiceMetrics();
+  const chain = await connectChain(config, metrics.observeRpc);
+  let leading: { service: RunningService; lead: LeaderSession } | undefined;
+  metrics.watchReplica(replicaId, () => leading !== undefined);
+  const head = new ChainHeadTracker(() => readLatestBlock(chain.provider), config.headMaxAgeMs);
+  const lookup = new TransactionLookup(chain.provider, head, config.transactionCacheSize);
+  let knownLeader: { record: LeaderRecord | undefined; readAt: number } | undefined;
+  const leaders = {
+    async current() {
+      if (!knownLeader || Date.now() - knownLeader.readAt > LEADER_CACHE_MS) knownLeader = { record: await readLeader(pool), readAt: Date.now() };
+      return knownLeader.record;
+    },
+    forget: () => (knownLeader = undefined),
+  };
+  const follower = buildFollowerApp(config, {
+    replicaId,
+    logger: log,
+    metrics,
+    apiKeys: config.authDisabled ? undefined : ApiKeyRing.parse(config.apiKeys ?? ""),
+    lookup,
+    attempts: new PostgresJournalReader(pool),
+    leaders,
+    readinessChecks: {
+      node: async () => head.current().then(() => undefined, () => "the Ethereum node did not answer"),
+      database: async () => pool.query("SELECT 1").then(() => undefined, () => "the database did not answer"),
+      leader: async () => ((await leaders.current().catch(() => undefined)) ? undefined : "no replica leads: transfers cannot be sent until one takes over"),
+    },
+  });
+  await follower.ready();
+
+  let active: { routing(req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse): void } = follower;
+  const server = createServer((req, res) => active.routing(req, res));
+  await new Promise<void>((resolve) => server.listen(options.port, options.host, resolve));
+  const { port } = server.address() as AddressInfo;
+  const replicaUrl = config.replicaUrl ?? `http://${options.host === "0.0.0.0" || options.host === "::" ? hostname() : options.host}:${port}`;
+  log.info({ replicaUrl }, `Server listening at http://${options.host}:${port} as a replica; trying to lead`);
+
+  let stopped = false;
+  const lead = async () => {
+    while (!stopped) {
+      const session = await waitToLead({ databaseUrl: config.databaseUrl, replicaId, replicaUrl, intervalMs: LEADERSHIP_INTERVAL_MS }, () => stopped);
+      if (!session) return;
+      try {
+        const service = await composeService(config, log, {
+          id: replicaId,
+          openJournal: (owner, { notify }) => openPostgresJournal(session.session, owner, { notify }),
+          checkDatabase: async () => session.session.query("SELECT 1").then(() => undefined, () => "the leader's database session is lost"),
+        });
+        await service.app.ready();
+        leading = { service, lead: session };
+        active = service.app;
+        knownLeader = undefined;
+        log.info({ epoch: session.epoch }, "this replica leads: it sends transfers and runs the background work");
+        // A journal that cannot write to the database sends nothing more: a replica that can should lead.
+        const journalCheck = setInterval(() => {
+          const failure = service.services.journal.failure;
+          if (failure && !stopped) options.onLeadershipLost(failure);
+        }, LEADERSHIP_INTERVAL_MS);
+        journalCheck.unref();
+        void session.lost.then((error) => {
+          clearInterval(journalCheck);
+          if (!stopped) options.onLeadershipLost(error);
+        });
+        return;
+      } catch (error) {
+        log.error({ err: error }, "could not start leading; giving the lead up and trying again");
+        await session.release();
+        await new Promise((resolve) => setTimeout(resolve, LEADERSHIP_INTERVAL_MS));
+      }
+    }
+  };
+  const leadership = lead();
+
+  return {
+    server,
+    replicaId,
+    leads: () => leading !== undefined,
+    async close() {
+      stopped = true;
+      await leadership;
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      if (leading) {
+        await leading.service.close();
+        await leading.lead.release();
+      }
+      await follower.close();
+      await pool.end();
+      chain.provider.destroy();
+    },
+  };
+}

@@ -1,0 +1,320 @@
+/**
+ * Replaces transfers at their own nonce: a re-priced copy when the fee market moved past a transfer that
+ * has waited STUCK_AFTER_BLOCKS, and a cancel (0 value to the wallet itself) when a client asks. Every
+ * replacement is an attempt of the transfer, journaled and flushed before it is broadcast, so the journal
+ * knows every hash that could be mined for it. A transfer is never sent under another nonce here: while
+ * any of its attempts could be mined, that would pay twice.
+ */
+import { Transaction, toBigInt } from "ethers";
+import { monotonicNow } from "../clock.js";
+import type { AttemptKind, JournalAttempt, JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
+import type { ChainConnection } from "../node/connect-chain.js";
+import { type NodeAnswerMeaning, readNodeAnswer } from "../node/node-answers.js";
+import type { FeePolicy } from "./fee-policy.js";
+import { type Repricing, belowBaseFee, isUnderpriced, replacementFees } from "./replacement-fees.js";
+import type { WalletLedger } from "./wallet-ledger.js";
+import {
+  type AttemptFees,
+  type WalletCall,
+  feesOf,
+  maxPricePerGas,
+  reservationOf,
+  signWalletTransaction,
+  snapshotFees,
+  withGasLimitMultiplier,
+} from "./wallet-transaction.js";
+
+/** taken: a node holds the replacement. waiting: it did not (yet); the meaning of the node's answer says why. */
+export type ReplacementOutcome = "taken" | `waiting: ${NodeAnswerMeaning}`;
+
+/** A transfer that waits underpriced while the caps allow no higher fees. */
+export interface StuckAtCap {
+  /** The transfer's first hash (what its client holds) and its latest attempt's. */
+  hash: string;
+  carriedBy: string;
+  nonce: number;
+  offered: AttemptFees;
+  /** What the chain needs now, before the caps. */
+  needed: AttemptFees;
+}
+
+/** A replacement that was broadcast, for the log. */
+export interface Replacement {
+  entryId: number;
+  nonce: number;
+  kind: AttemptKind;
+  hash: string;
+  replaces: string;
+  fees: AttemptFees;
+  outcome: ReplacementOutcome;
+}
+
+type SignedReplacement = Omit<Replacement, "outcome"> & { rawTransaction: string };
+
+/** Why a transfer cannot be cancelled. */
+export type CancelRefusal = "already-mined" | "not-pending" | "at-fee-cap";
+
+export class CancelRefusedError extends Error {
+  override name = "CancelRefusedError";
+
+  constructor(
+    readonly reason: CancelRefusal,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface TransferReplacerOptions {
+  chain: ChainConnection;
+  journal: TransferJournal;
+  ledger: WalletLedger;
+  policy: FeePolicy;
+  /** How many blocks an attempt waits unmined before it may be re-priced. */
+  stuckAfterBlocks: number;
+  gasLimitMultiplier: string;
+  /** How long a transfer replaced for being held but not executable waits before it may be again. */
+  notExecutableRetryMs: number;
+  /** True while a request is still working on the entry's first broadcast. */
+  isInFlight: (entryId: number) => boolean;
+  /** Told once when a transfer reaches its cap (and again if it leaves it and comes back). */
+  onAtCap: (stuck: StuckAtCap) => void;
+  onReplaced: (replacement: Replacement) => void;
+  /** Told in the same turn as a replacement is journaled, so that what it writes commits with it. */
+  onAttemptJournaled?: (entry: JournalEntry, hash: string, kind: AttemptKind) => void;
+  /** Awaited between journaling a replacement and broadcasting it; resolves at once outside tests. */
+  reachFaultPoint?: () => Promise<void>;
+}
+
+/** The gas of a plain ETH transfer, which a cancel is. */
+const CANCEL_GAS_LIMIT = 21_000n;
+
+export class TransferReplacer {
+  readonly #options: TransferReplacerOptions;
+  #atCap = new Map<number, StuckAtCap>();
+  // Entry id -> when (monotonic ms) it was last replaced for being held but not executable.
+  readonly #replacedNotExecutableAt = new Map<number, number>();
+  // One replacement per transfer at a time: a cancel and a re-pricing round must not sign side by side.
+  readonly #working = new Map<number, Promise<unknown>>();
+
+  constructor(options: TransferReplacerOptions) {
+    this.#options = options;
+  }
+
+  /** Transfers that wait underpriced at the fee caps, as of the last round. */
+  get stuckAtCap(): StuckAtCap[] {
+    return [...this.#atCap.values()];
+  }
+
+  /**
+   * One round: every transfer whose latest attempt has waited STUCK_AFTER_BLOCKS and is underpriced for the
+   * fee market of the latest snapshot is replaced. All replacements are journaled with one flush, then
+   * broadcast lowest nonce first (nothing after a nonce can be mined before it). Costs no node call but
+   * the broadcasts: the market comes with the snapshot.
+   */
+  async repriceStuck(): Promise<Replacement[]> {
+    const { journal, ledger, policy, stuckAfterBlocks, isInFlight, onAtCap } = this.#options;
+    const { blockNumber, minedNonceCount, baseFeePerGas, tip } = ledger.snapshot;
+    const market = { baseFeePerGas, tip };
+    const atCap = new Map<number, StuckAtCap>();
+    const due: { entry: JournalEntry; latest: JournalAttempt; fees: AttemptFees }[] = [];
+    for (const entry of journal.unsettled()) {
+      const latest = entry.attempts.at(-1);
+      if (!latest || entry.nonce === null || entry.nonce < minedNonceCount || isInFlight(entry.id) || this.#working.has(entry.id)) continue;
+      if (blockNumber - latest.signedAtBlock < stuckAfterBlocks) continue;
+      const offered = feesOf(Transaction.from(latest.rawTransaction));
+      if (!isUnderpriced(offered, market)) continue;
+      // No node is known to hold it: the same bytes go out again first (the reconciler), unless no node
+      // would take them at all with this base fee.
+      if (entry.state === "signed" && !belowBaseFee(offered, market)) continue;
+      const repricing = replacementFees(offered, market, policy);
+      if (repricing.outcome === "at-cap") {
+        const stuck = { hash: entry.hash as string, carriedBy: latest.hash, nonce: entry.nonce, offered, needed: repricing.needed };
+        if (!this.#atCap.has(entry.id)) onAtCap(stuck);
+        atCap.set(entry.id, stuck);
+        continue;
+      }
+      due.push({ entry, latest, fees: repricing.fees });
+    }
+    this.#atCap = atCap;
+    if (due.length === 0) return [];
+    const round = (async () => {
+      const signed: SignedReplacement[] = [];
+      for (const { entry, latest, fees } of due) signed.push(await this.#journalReplacement(entry, latest, latest.kind, fees));
+      // Nothing leaves the process before its record is on disk.
+      await journal.flushed();
+      await this.#options.reachFaultPoint?.();
+      const replacements: Replacement[] = [];
+      for (const replacement of signed) replacements.push(await this.#broadcast(replacement));
+      return replacements;
+    })();
+    for (const { entry } of due) this.#working.set(entry.id, round);
+    try {
+      return await round;
+    } finally {
+      for (const { entry } of due) this.#working.delete(entry.id);
+    }
+  }
+
+  /**
+   * Replaces the wallet's next transaction, which the node holds without counting it as pending (so it
+   * will not be mined as it is, and its same bytes change nothing), with a copy priced like any
+   * re-pricing: a new transaction at the nonce is judged afresh by the node. At most once per
+   * `notExecutableRetryMs` for a transfer, so a node that keeps doing it cannot walk the fees up to the caps.
+   */
+  async replaceNotExecutable(hash: string): Promise<Replacement | "at-cap" | "not due"> {
+    const { journal, ledger, notExecutableRetryMs } = this.#options;
+    const found = journal.findByHash(hash);
+    if (!found) return "not due";
+    const lastTime = this.#replacedNotExecutableAt.get(found.id);
+    if (lastTime !== undefined && monotonicNow() - lastTime < notExecutableRetryMs) return "not due";
+    return this.#exclusively(found.id, async () => {
+      // Read again: a re-pricing or a cancel may have replaced it, or it was mined, meanwhile.
+      const entry = journal.findByHash(hash) as JournalEntry;
+      const latest = entry.attempts.at(-1);
+      if (!latest || (entry.state !== "signed" && entry.state !== "accepted") || (entry.nonce as number) < ledger.snapshot.minedNonceCount) return "not due";
+      this.#replacedNotExecutableAt.set(entry.id, monotonicNow());
+      const repricing = this.#repricingOf(latest);
+      if (repricing.outcome === "at-cap") return "at-cap";
+      return this.#replace(entry, latest, latest.kind, repricing.fees);
+    });
+  }
+
+  /**
+   * Replaces the transfer that has `hash` among its attempts with a cancel priced to win (at least 12.5%
+   * above its latest attempt, and what the chain needs now). Resolves with the entry once its cancel is
+   * journaled and broadcast, or at once when a cancel was requested before (a repeat changes nothing).
+   * Throws CancelRefusedError when its nonce is used already, it was never sent, or the caps allow no
+   * winning price.
+   */
+  async cancel(hash: string): Promise<JournalEntry> {
+    const { journal, ledger } = this.#options;
+    const found = journal.findByHash(hash);
+    if (!found) throw new Error(`no journal entry has an attempt ${hash}`);
+    return this.#exclusively(found.id, async () => {
+      const entry = journal.findByHash(hash) as JournalEntry;
+      if (entry.attempts.some((attempt) => attempt.kind === "cancel")) return entry;
+      const latest = entry.attempts.at(-1);
+      if (entry.state === "nonce-used" || (entry.nonce !== null && entry.nonce < ledger.snapshot.minedNonceCount)) {
+        throw new CancelRefusedError("already-mined", `transfer ${entry.hash} is already mined; it cannot be cancelled`);
+      }
+      if (!latest || (entry.state !== "signed" && entry.state !== "accepted")) {
+        throw new CancelRefusedError("not-pending", `transfer ${entry.hash} is ${entry.state}: there is nothing to cancel`);
+      }
+      const repricing = this.#repricingOf(latest);
+      if (repricing.outcome === "at-cap") {
+        throw new CancelRefusedError("at-fee-cap", `a cancel of transfer ${entry.hash} would need fees above MAX_FEE_PER_GAS or MAX_PRIORITY_FEE_PER_GAS to replace it`);
+      }
+      const { outcome } = await this.#replace(entry, latest, "cancel", repricing.fees);
+      if (outcome === "waiting: nonce-too-low") {
+        throw new CancelRefusedError("already-mined", `transfer ${entry.hash} was mined before its cancel reached the node`);
+      }
+      return journal.findByHash(hash) as JournalEntry;
+    });
+  }
+
+  /**
+   * Fills a nonce that was given back (its transfer surely refused) while later transactions of the wallet
+   * wait behind it and no transfer came to take it: a 0-value transaction to the wallet itself at the
+   * current fees, journaled as a transfer of 0 units before it is broadcast.
+   */
+  async fillNonceGap(nonce: number): Promise<ReplacementOutcome> {
+    const { chain, journal, ledger } = this.#options;
+    const { blockNumber, l1DataFee } = ledger.snapshot;
+    const call = await this.#selfTransaction(nonce);
+    const fees = snapshotFees(ledger.snapshot);
+    const signed = signWalletTransaction(chain, call, fees);
+    const entryId = journal.recordSigned(undefined, { recipient: chain.wallet.address, units: 0n }, {
+      nonce,
+      hash: signed.hash,
+      rawTransaction: signed.rawTransaction,
+      signedAtBlock: blockNumber,
+      kind: "cancel",
+    });
+    await journal.flushed();
+    const outcome = await this.#send(signed.rawTransaction);
+    if (outcome === "taken") journal.recordAccepted(entryId);
+    // Held like any transfer until mined; re-sent and re-priced by the same background work.
+    ledger.trackSent(nonce, { units: 0n, gasCost: call.gasLimit * maxPricePerGas(fees) + l1DataFee });
+    return outcome;
+  }
+
+  // What replacing `latest` takes in the market of the latest snapshot, within the caps.
+  #repricingOf(latest: JournalAttempt): Repricing {
+    const { baseFeePerGas, tip } = this.#options.ledger.snapshot;
+    return replacementFees(feesOf(Transaction.from(latest.rawTransaction)), { baseFeePerGas, tip }, this.#options.policy);
+  }
+
+  async #exclusively<T>(entryId: number, work: () => Promise<T>): Promise<T> {
+    while (this.#working.has(entryId)) await this.#working.get(entryId)?.catch(() => undefined);
+    const working = work();
+    this.#working.set(entryId, working);
+    try {
+      return await working;
+    } finally {
+      this.#working.delete(entryId);
+    }
+  }
+
+  // Signs the replacement and journals it (not yet flushed).
+  async #journalReplacement(entry: JournalEntry, latest: JournalAttempt, kind: AttemptKind, fees: AttemptFees): Promise<SignedReplacement> {
+    const { chain, journal, ledger } = this.#options;
+    const nonce = entry.nonce as number;
+    let call: WalletCall;
+    if (kind === "cancel") call = await this.#selfTransaction(nonce);
+    else {
+      const data = Transaction.from(entry.attempts[0].rawTransaction).data;
+      // Where gas pays for L1 data too (Arbitrum), the gas a call needs moves with L1 prices: estimate again.
+      const gasLimit = chain.gasIncludesL1 ? await this.#estimateGas(chain.tokenAddress, data) : Transaction.from(latest.rawTransaction).gasLimit;
+      call = { nonce, to: chain.tokenAddress, data, gasLimit };
+    }
+    const signed = signWalletTransaction(chain, call, fees);
+    journal.recordAttempt(entry.id, { hash: signed.hash, rawTransaction: signed.rawTransaction, kind, signedAtBlock: ledger.snapshot.blockNumber });
+    this.#options.onAttemptJournaled?.(entry, signed.hash, kind);
+    return { entryId: entry.id, nonce, kind, hash: signed.hash, rawTransaction: signed.rawTransaction, replaces: latest.hash, fees };
+  }
+
+  // Signs, journals durably, broadcasts: one replacement on its own (a cancel).
+  async #replace(entry: JournalEntry, latest: JournalAttempt, kind: AttemptKind, fees: AttemptFees): Promise<Replacement> {
+    const signed = await this.#journalReplacement(entry, latest, kind, fees);
+    await this.#options.journal.flushed();
+    await this.#options.reachFaultPoint?.();
+    return this.#broadcast(signed);
+  }
+
+  async #broadcast({ rawTransaction, ...replacement }: SignedReplacement): Promise<Replacement> {
+    const { journal, ledger } = this.#options;
+    const outcome = await this.#send(rawTransaction);
+    if (outcome === "taken") {
+      const entry = journal.findByHash(replacement.hash);
+      if (entry?.state === "signed") journal.recordAccepted(entry.id);
+      if (entry) ledger.trackSent(replacement.nonce, reservationOf(entry, ledger.snapshot.l1DataFee));
+    }
+    const done = { ...replacement, outcome };
+    this.#options.onReplaced(done);
+    return done;
+  }
+
+  async #send(rawTransaction: string): Promise<ReplacementOutcome> {
+    try {
+      await this.#options.chain.provider.send("eth_sendRawTransaction", [rawTransaction]);
+      return "taken";
+    } catch (error) {
+      const { meaning } = readNodeAnswer(error);
+      return meaning === "already-known" ? "taken" : `waiting: ${meaning}`;
+    }
+  }
+
+  // A 0-value transaction from the wallet to itself (a cancel, a gap filler): a plain ETH transfer's gas,
+  // estimated where gas pays for L1 data too.
+  async #selfTransaction(nonce: number): Promise<WalletCall> {
+    const to = this.#options.chain.wallet.address;
+    return { nonce, to, data: "0x", gasLimit: this.#options.chain.gasIncludesL1 ? await this.#estimateGas(to, "0x") : CANCEL_GAS_LIMIT };
+  }
+
+  async #estimateGas(to: string, data: string): Promise<bigint> {
+    const { chain, gasLimitMultiplier } = this.#options;
+    const estimate = await chain.provider.send("eth_estimateGas", [{ from: chain.wallet.address, to, data }]);
+    return withGasLimitMultiplier(toBigInt(estimate), gasLimitMultiplier);
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * Signing the wallet's transactions: a token transfer's first attempt, its re-priced replacements and
+ * cancels all go through here, EIP-1559 (type 2) where the chain has a base fee, legacy (type 0, EIP-155)
+ * where it has none.
+ */
+import { Transaction, keccak256 } from "ethers";
+import type { JournalEntry } from "../journal/transfer-journal.js";
+import type { ChainConnection } from "../node/connect-chain.js";
+import type { Reservation } from "./wallet-ledger.js";
+import type { WalletSnapshot } from "./wallet-snapshot.js";
+
+/** What one attempt offers to pay per gas. */
+export type AttemptFees = { type: 2; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint } | { type: 0; gasPrice: bigint };
+
+/** The call an attempt makes: a token transfer (to the token), or a cancel (0 value to the wallet itself). */
+export interface WalletCall {
+  nonce: number;
+  to: string;
+  data: string;
+  gasLimit: bigint;
+}
+
+/**
+ * A signed transaction with its hash, bytes and signer worked out once: ethers recomputes `hash` and
+ * `serialized` on every access, and recovers `from` from the signature (about a millisecond each time).
+ */
+export interface SignedTokenTransfer {
+  transaction: Transaction;
+  hash: string;
+  rawTransaction: string;
+  from: string;
+}
+
+/** Signs `call` with `fees` for the chain's hot wallet. */
+export function signWalletTransaction(chain: ChainConnection, call: WalletCall, fees: AttemptFees): SignedTokenTransfer {
+  const common = { chainId: chain.chainId, ...call, value: 0n };
+  const transaction =
+    fees.type === 0
+      ? Transaction.from({ ...common, type: 0, gasPrice: fees.gasPrice })
+      : Transaction.from({ ...common, type: 2, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas, accessList: [] });
+  transaction.signature = chain.signer.sign(transaction.unsignedHash);
+  const rawTransaction = transaction.serialized;
+  return { transaction, rawTransaction, hash: keccak256(rawTransaction), from: chain.wallet.address };
+}
+
+/**
+ * The fees a new transaction is signed with from the snapshot's offer: type 2, or on a chain without a
+ * base fee a legacy gas price (the snapshot carries it in maxFeePerGas).
+ */
+export function snapshotFees({ baseFeePerGas, maxFeePerGas, maxPriorityFeePerGas }: WalletSnapshot): AttemptFees {
+  return baseFeePerGas === null ? { type: 0, gasPrice: maxFeePerGas } : { type: 2, maxFeePerGas, maxPriorityFeePerGas };
+}
+
+/** The fees a signed transaction offers. */
+export function feesOf(transaction: Transaction): AttemptFees {
+  return transaction.type === 2
+    ? { type: 2, maxFeePerGas: transaction.maxFeePerGas ?? 0n, maxPriorityFeePerGas: transaction.maxPriorityFeePerGas ?? 0n }
+    : { type: 0, gasPrice: transaction.gasPrice ?? 0n };
+}
+
+/** Fees as decimal wei strings for JSON (logs, documents); the fields a type does not have are null. */
+export function feesAsText(fees: AttemptFees): { maxFeePerGas: string | null; maxPriorityFeePerGas: string | null; gasPrice: string | null } {
+  return fees.type === 0
+    ? { maxFeePerGas: null, maxPriorityFeePerGas: null, gasPrice: fees.gasPrice.toString() }
+    : { maxFeePerGas: fees.maxFeePerGas.toString(), maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString(), gasPrice: null };
+}
+
+/** The most one gas of these fees may cost. */
+export function maxPricePerGas(fees: AttemptFees): bigint {
+  return fees.type === 0 ? fees.gasPrice : fees.maxFeePerGas;
+}
+
+/** The estimate times a decimal multiplier such as "1.25", rounded up, in integer arithmetic. */
+export function withGasLimitMultiplier(estimate: bigint, multiplier: string): bigint {
+  const [whole, fraction = ""] = multiplier.split(".");
+  const scale = 10n ** BigInt(fraction.length);
+  const factor = BigInt(whole + fraction);
+  return (estimate * factor + scale - 1n) / scale;
+}
+
+/** What a journaled transfer holds in the ledger until mined: its tokens, and the gas its latest attempt may cost. */
+export function reservationOf(entry: JournalEntry, l1DataFee: bigint): Reservation {
+  const latest = Transaction.from(entry.attempts.at(-1)?.rawTransaction ?? (entry.rawTransaction as string));
+  return { units: entry.units, gasCost: latest.gasLimit * maxPricePerGas(feesOf(latest)) + l1DataFee };
+}

@@ -1,0 +1,46 @@
+/** The webhook events of a transfer: their type, payload and id, fixed once when they are journaled. */
+import { randomUUID } from "node:crypto";
+import { steadyWallClockNow } from "../clock.js";
+import { formatTokenAmount } from "../domain/token-amount.js";
+import type { JournalEntry, TransferEventType, WebhookEventRecord } from "../journal/transfer-journal.js";
+
+/** Where and how a transfer was mined, as far as it is known. */
+export interface MinedFacts {
+  blockNumber: number | null;
+  blockHash: string | null;
+  confirmations: number;
+  gasUsed: string | null;
+  effectiveGasPrice: string | null;
+}
+
+/** The wallet and token every event is about. */
+export interface EventSource {
+  walletAddress: string;
+  tokenAddress: string;
+  tokenDecimals: number;
+}
+
+const NOT_MINED: MinedFacts = { blockNumber: null, blockHash: null, confirmations: 0, gasUsed: null, effectiveGasPrice: null };
+
+/**
+ * An event about `entry`, carried now by the attempt `hash`. The body is what every delivery sends, byte
+ * for byte: `{type, timestamp, data}` as the Standard Webhooks payload structure suggests.
+ */
+export function transferEvent(type: TransferEventType, entry: JournalEntry, hash: string, source: EventSource, mined: MinedFacts = NOT_MINED): WebhookEventRecord {
+  const data = {
+    transferHash: entry.hash,
+    hash,
+    nonce: entry.nonce,
+    from: source.walletAddress,
+    token: source.tokenAddress,
+    recipient: entry.recipient,
+    amount: entry.units.toString(),
+    amountInTokens: formatTokenAmount(entry.units, source.tokenDecimals),
+    apiKeyId: entry.apiKeyId ?? null,
+    // The journal keys idempotency per API key ("<key id>/<client's key>"); the client knows its own part.
+    idempotencyKey: entry.idempotencyKey && entry.apiKeyId ? entry.idempotencyKey.slice(entry.apiKeyId.length + 1) : null,
+    ...mined,
+  };
+  const body = JSON.stringify({ type, timestamp: new Date(steadyWallClockNow()).toISOString(), data });
+  return { id: `msg_${randomUUID().replaceAll("-", "")}`, type, entryId: entry.id, body };
+}

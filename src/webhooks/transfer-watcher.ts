@@ -1,0 +1,164 @@
+/**
+ * Follows the service's transfers on chain for their webhook events, at a fixed cost per new block
+ * however many are in flight: which ones were mined comes from the wallet's mined nonce count (read with
+ * every wallet snapshot) and the token's Transfer logs from the wallet over the new blocks (one call).
+ * Only a transfer without such a log (reverted, cancelled, or mined before the logs this process read)
+ * costs receipt lookups of its own.
+ */
+import { toBeHex, toBigInt, zeroPadValue } from "ethers";
+import type { JournalEntry, TransferEventType, TransferJournal, WebhookEventRecord } from "../journal/transfer-journal.js";
+import type { ChainConnection } from "../node/connect-chain.js";
+import { ERC20_INTERFACE } from "../node/erc20.js";
+import { type EventSource, type MinedFacts, transferEvent } from "./transfer-events.js";
+
+const TRANSFER_TOPIC = ERC20_INTERFACE.getEvent("Transfer")?.topicHash as string;
+/** How far back the first scan of a process looks for the Transfer logs of transfers mined while it was down. */
+const FIRST_SCAN_BLOCKS = 128;
+
+interface RpcLog {
+  transactionHash: string;
+  blockNumber: string;
+  blockHash: string;
+  removed?: boolean;
+}
+
+interface RpcReceipt {
+  status: string;
+  blockNumber: string;
+  blockHash: string;
+  gasUsed: string;
+  effectiveGasPrice?: string;
+  logs: { address: string; topics: string[] }[];
+}
+
+/** How a settled transfer ended, and where. */
+interface Outcome {
+  type: Extract<TransferEventType, "transfer.confirmed" | "transfer.failed" | "transfer.cancelled">;
+  hash: string;
+  blockNumber: number | null;
+  blockHash: string | null;
+  gasUsed: string | null;
+  effectiveGasPrice: string | null;
+}
+
+export interface TransferWatcherOptions {
+  chain: ChainConnection;
+  journal: TransferJournal;
+  endpoints: readonly string[];
+  /** Confirmations at which the outcome is reported. */
+  confirmations: number;
+}
+
+export class TransferWatcher {
+  readonly #options: TransferWatcherOptions;
+  readonly #source: EventSource;
+  #scannedTo: number | undefined;
+  // Transfer logs of the wallet seen so far, by transaction hash, until the transfer is reported.
+  readonly #logged = new Map<string, { blockNumber: number; blockHash: string }>();
+  // Outcomes read from receipts, by entry id, so that waiting for confirmations reads each once.
+  readonly #fromReceipts = new Map<number, Outcome>();
+  #awaiting = 0;
+
+  constructor(options: TransferWatcherOptions) {
+    this.#options = options;
+    const { chain } = options;
+    this.#source = { walletAddress: chain.wallet.address, tokenAddress: chain.tokenAddress, tokenDecimals: chain.tokenDecimals };
+  }
+
+  /** Settled transfers waiting for their confirmations: while there are any, every block matters. */
+  get awaitingConfirmations(): number {
+    return this.#awaiting;
+  }
+
+  /** The event of a replacement, journaled in the same turn as the attempt it reports. */
+  replaced(entry: JournalEntry, hash: string): void {
+    if (!entry.notify) return;
+    this.#record(transferEvent("transfer.replaced", entry, hash, this.#source));
+  }
+
+  /** One round at chain head `head`: reports reorganised, mined and failed transfers. */
+  async follow(head: number): Promise<void> {
+    const { journal } = this.#options;
+    for (const entry of journal.reportedButUnmined()) {
+      this.#record(transferEvent("transfer.reorged", entry, entry.minedHash ?? (entry.attempts.at(-1)?.hash as string), this.#source), "transfer.reorged");
+    }
+    const settled = journal.unreportedSettled();
+    if (settled.length === 0) {
+      this.#awaiting = 0;
+      this.#logged.clear();
+      this.#scannedTo = head;
+      return;
+    }
+    // A log of a transfer that is not settled (any more) may be from a block a reorganisation removed.
+    const settledHashes = new Set(settled.flatMap((entry) => entry.attempts.map((attempt) => attempt.hash)));
+    for (const hash of this.#logged.keys()) if (!settledHashes.has(hash)) this.#logged.delete(hash);
+    for (const id of this.#fromReceipts.keys()) if (!settled.some((entry) => entry.id === id)) this.#fromReceipts.delete(id);
+    await this.#scanLogs(head);
+    const events: { event: WebhookEventRecord; reported: TransferEventType }[] = [];
+    let awaiting = 0;
+    for (const entry of settled) {
+      const outcome = await this.#outcomeOf(entry);
+      if (!outcome) continue;
+      const confirmations = outcome.blockNumber === null ? 0 : head - outcome.blockNumber + 1;
+      if (outcome.blockNumber !== null && confirmations < this.#options.confirmations) {
+        awaiting++;
+        continue;
+      }
+      const mined: MinedFacts = { ...outcome, confirmations: Math.max(confirmations, 0) };
+      events.push({ event: transferEvent(outcome.type, entry, outcome.hash, this.#source, mined), reported: outcome.type });
+      for (const attempt of entry.attempts) this.#logged.delete(attempt.hash);
+      this.#fromReceipts.delete(entry.id);
+    }
+    this.#awaiting = awaiting;
+    // In one turn: the events and the transfers' reported marks commit together.
+    for (const { event, reported } of events) this.#record(event, reported);
+  }
+
+  #record(event: WebhookEventRecord, reported?: TransferEventType): void {
+    this.#options.journal.recordEvent(event, this.#options.endpoints, reported);
+  }
+
+  // The wallet's Transfer logs over the blocks not scanned yet (one call), remembered by transaction hash.
+  async #scanLogs(head: number): Promise<void> {
+    const fromBlock = this.#scannedTo === undefined ? Math.max(0, head - FIRST_SCAN_BLOCKS) : this.#scannedTo + 1;
+    if (fromBlock > head) return;
+    const { provider, tokenAddress, wallet } = this.#options.chain;
+    const logs = (await provider.send("eth_getLogs", [
+      { address: tokenAddress, topics: [TRANSFER_TOPIC, zeroPadValue(wallet.address, 32)], fromBlock: toBeHex(fromBlock), toBlock: toBeHex(head) },
+    ])) as RpcLog[];
+    for (const log of logs) {
+      if (!log.removed) this.#logged.set(log.transactionHash.toLowerCase(), { blockNumber: Number(log.blockNumber), blockHash: log.blockHash });
+    }
+    this.#scannedTo = head;
+  }
+
+  // Which attempt was mined and how it ended: from the logs when it moved tokens, else from receipts.
+  async #outcomeOf(entry: JournalEntry): Promise<Outcome | undefined> {
+    for (const attempt of entry.attempts) {
+      const logged = this.#logged.get(attempt.hash);
+      if (logged) return { type: "transfer.confirmed", hash: attempt.hash, ...logged, gasUsed: null, effectiveGasPrice: null };
+    }
+    const known = this.#fromReceipts.get(entry.id);
+    if (known) return known;
+    const { provider } = this.#options.chain;
+    for (const attempt of [...entry.attempts].reverse()) {
+      const receipt = (await provider.send("eth_getTransactionReceipt", [attempt.hash])) as RpcReceipt | null;
+      if (!receipt) continue;
+      const moved = receipt.logs.some((log) => log.topics[0] === TRANSFER_TOPIC && log.address.toLowerCase() === this.#source.tokenAddress.toLowerCase());
+      const type = attempt.kind === "cancel" ? "transfer.cancelled" : receipt.status === "0x1" && moved ? "transfer.confirmed" : "transfer.failed";
+      const outcome: Outcome = {
+        type,
+        hash: attempt.hash,
+        blockNumber: Number(receipt.blockNumber),
+        blockHash: receipt.blockHash,
+        gasUsed: toBigInt(receipt.gasUsed).toString(),
+        effectiveGasPrice: receipt.effectiveGasPrice ? toBigInt(receipt.effectiveGasPrice).toString() : null,
+      };
+      this.#fromReceipts.set(entry.id, outcome);
+      return outcome;
+    }
+    // No attempt of it was mined: another transaction used its nonce (proven by the reconciler): given up.
+    if (entry.state === "replaced") return { type: "transfer.failed", hash: entry.attempts.at(-1)?.hash as string, blockNumber: null, blockHash: null, gasUsed: null, effectiveGasPrice: null };
+    return undefined;
+  }
+}

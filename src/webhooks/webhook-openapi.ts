@@ -1,0 +1,82 @@
+/** The OpenAPI 3.1 `webhooks` of the service: each transfer event, its payload and an example. */
+import { type TSchema, Type } from "@sinclair/typebox";
+
+const TRANSFER_EVENTS = {
+  "transfer.confirmed": "The transfer is mined and moved the tokens, with WEBHOOK_CONFIRMATIONS confirmations.",
+  "transfer.failed": "The transfer was mined and reverted (or moved nothing), or another transaction took its nonce: nothing was sent.",
+  "transfer.replaced": "The transfer was re-priced: a new attempt (data.hash) at the same nonce carries it now.",
+  "transfer.cancelled": "Its cancel (a 0-value transaction to the wallet itself, data.hash) was mined: the recipient got nothing.",
+  "transfer.reorged": "A block holding the confirmed transfer left the chain; it is pending again, and transfer.confirmed follows when it is mined again.",
+} as const;
+
+const NullableString = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
+const NullableInteger = (description: string) => Type.Union([Type.Integer(), Type.Null()], { description });
+
+function eventSchema(type: keyof typeof TRANSFER_EVENTS): TSchema {
+  return Type.Object(
+    {
+      type: Type.Literal(type),
+      timestamp: Type.String({ description: "when the event was made, ISO 8601" }),
+      data: Type.Object({
+        transferHash: Type.String({ description: "the transfer's first hash, as POST /transfer answered it" }),
+        hash: Type.String({ description: "the attempt that carries the transfer now (the mined one once mined)" }),
+        nonce: Type.Integer(),
+        from: Type.String({ description: "the hot wallet" }),
+        token: Type.String(),
+        recipient: Type.String(),
+        amount: Type.String({ description: "base units, decimal" }),
+        amountInTokens: Type.String(),
+        apiKeyId: NullableString("the id of the API key that sent it (never the key)"),
+        idempotencyKey: NullableString("the Idempotency-Key the client sent, if any"),
+        blockNumber: NullableInteger("where it was mined; null before"),
+        blockHash: NullableString("where it was mined; null before"),
+        confirmations: Type.Integer(),
+        gasUsed: NullableString("from the receipt, where read (failed, cancelled); decimal"),
+        effectiveGasPrice: NullableString("from the receipt, where read; wei, decimal"),
+      }),
+    },
+    {
+      examples: [
+        {
+          type,
+          timestamp: "2026-11-22T12:00:00.000Z",
+          data: {
+            transferHash: "0x20388f41055ac91d1f948e5d43e6fbbb865407d78e148d1812009509f78d395b",
+            hash: "0x20388f41055ac91d1f948e5d43e6fbbb865407d78e148d1812009509f78d395b",
+            nonce: 7,
+            from: "0xaF54306D85c3E017287f182cD48b4604a100414D",
+            token: "0xd923D15f86D1D81785106eaA85aa53FDbb3a4721",
+            recipient: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+            amount: "1500000000000000000",
+            amountInTokens: "1.5",
+            apiKeyId: "key_3f9a",
+            idempotencyKey: "order-4711",
+            blockNumber: type === "transfer.replaced" ? null : 1234,
+            blockHash: type === "transfer.replaced" ? null : "0x5404b41df8ec10004ec0c7c7723c00c2008bf2d1f8a9646adf61a8198cb892cb",
+            confirmations: type === "transfer.replaced" ? 0 : 1,
+            gasUsed: null,
+            effectiveGasPrice: null,
+          },
+        },
+      ],
+    },
+  );
+}
+
+/** OpenAPI 3.1 `webhooks`: one POST per event type, signed per Standard Webhooks. */
+export const WEBHOOKS_OPENAPI = Object.fromEntries(
+  Object.entries(TRANSFER_EVENTS).map(([type, description]) => [
+    type,
+    {
+      post: {
+        summary: type,
+        description:
+          `${description} Sent to every WEBHOOK_URL with the Standard Webhooks headers webhook-id (the same on every retry), ` +
+          "webhook-timestamp and webhook-signature (v1, HMAC-SHA256 with each WEBHOOK_SECRET). Answer 2xx to acknowledge; " +
+          "410 stops this event for the endpoint; anything else is retried with backoff for 24 h.",
+        requestBody: { required: true, content: { "application/json": { schema: eventSchema(type as keyof typeof TRANSFER_EVENTS) } } },
+        responses: { "200": { description: "acknowledged (any 2xx)" }, "410": { description: "stop delivering this event to this endpoint" } },
+      },
+    },
+  ]),
+);

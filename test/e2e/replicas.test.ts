@@ -1,0 +1,227 @@
+/**
+ * Several replicas of the service (real processes, src/server.ts) on one real PostgreSQL and one wallet
+ * on anvil: transfers spread across them, a leader killed (-9) in the middle, a key sent to two at once.
+ */
+import { request } from "undici";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
+import { AUTHORIZATION } from "../helpers/service.js";
+import { type TestPostgres, startTestPostgres } from "../helpers/postgres.js";
+import { NODE_KINDS, type NodeKind, type TestChain, freshAddress, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
+
+interface Answer {
+  statusCode: number;
+  raw: string;
+}
+
+let postgres: TestPostgres;
+beforeAll(async () => {
+  postgres = await startTestPostgres();
+});
+afterAll(async () => {
+  await postgres?.stop();
+});
+
+let chain: TestChain | undefined;
+const replicas: ServerProcess[] = [];
+afterEach(async () => {
+  for (const replica of replicas.splice(0)) replica.child.kill("SIGKILL");
+  await chain?.stop();
+  chain = undefined;
+});
+
+async function startReplicas(
+  count: number,
+  extraEnvOfFirst: Record<string, string> = {},
+  extraEnv: Record<string, string> = {},
+  kind: NodeKind = "anvil",
+): Promise<{ env: Record<string, string>; started: ServerProcess[] }> {
+  chain = await startTestChainOn(kind);
+  const env = {
+    RPC_URL: chain.rpcUrl,
+    PRIVATE_KEY: chain.demo.privateKey,
+    TOKEN_ADDRESS: chain.demo.tokenAddress,
+    DATABASE_URL: await postgres.createDatabase(),
+    REBROADCAST_AFTER_MS: "500",
+    ...extraEnv,
+  };
+  const started: ServerProcess[] = [];
+  for (let index = 0; index < count; index++) {
+    const replica = await startServerProcess({ ...env, REPLICA_ID: `replica-${index}`, ...(index === 0 ? extraEnvOfFirst : {}) });
+    replicas.push(replica);
+    started.push(replica);
+    // The first one leads: the others find the lock taken.
+    if (index === 0) await replica.waitForOutput("this replica leads");
+  }
+  return { env, started };
+}
+
+function send(replica: ServerProcess, path: string, body: unknown, key?: string): Promise<Answer | undefined> {
+  return request(`${replica.baseUrl}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...AUTHORIZATION, ...(key && { "idempotency-key": key }) },
+    body: JSON.stringify(body),
+  }).then(
+    async (response) => ({ statusCode: response.statusCode, raw: await response.body.text() }),
+    () => undefined,
+  );
+}
+
+async function getJson(replica: ServerProcess, path: string): Promise<unknown> {
+  const response = await request(`${replica.baseUrl}${path}`, { headers: AUTHORIZATION });
+  return path === "/metrics" ? response.body.text() : response.body.json();
+}
+
+/** Runs `work` for each index with at most `concurrency` at a time. */
+async function withConcurrency<T>(count: number, concurrency: number, work: (index: number) => Promise<T>): Promise<T[]> {
+  const results: T[] = new Array(count);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        const index = next++;
+        results[index] = await work(index);
+      }
+    }),
+  );
+  return results;
+}
+
+async function waitForMinedCount(testChain: TestChain, count: number, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while ((await testChain.provider.getTransactionCount(testChain.demo.walletAddress, "latest")) < count) {
+    if (Date.now() > deadline) throw new Error(`nonce count ${await testChain.provider.getTransactionCount(testChain.demo.walletAddress, "latest")} never reached ${count}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+describe("three replicas on one PostgreSQL and one wallet", () => {
+  it("300 transfers spread across them at concurrency 50: every one 200, nonces contiguous, each recipient paid once", async () => {
+    const { started } = await startReplicas(3);
+    const testChain = chain as TestChain;
+    const firstNonce = await testChain.provider.getTransactionCount(testChain.demo.walletAddress, "latest");
+    const bodies = Array.from({ length: 300 }, (_, index) => ({ toAddress: freshAddress(), amount: `${(index % 7) + 1}` }));
+    const answers = await withConcurrency(300, 50, (index) => send(started[index % 3], "/transfer", bodies[index], `spread-${index}`));
+    expect(answers.filter((answer) => answer?.statusCode !== 200).map((answer) => answer?.raw)).toEqual([]);
+    const nonces = answers.map((answer) => JSON.parse((answer as Answer).raw).result.nonce as number).sort((a, b) => a - b);
+    expect(nonces).toEqual(Array.from({ length: 300 }, (_, index) => firstNonce + index));
+    await waitForMinedCount(testChain, firstNonce + 300);
+    for (const body of bodies) expect(await tokenBalanceOf(testChain, body.toAddress)).toBe(BigInt(body.amount) * 10n ** 18n);
+
+    // Every replica answers lookups itself; /wallet and /metrics say which replica answered and whether it leads.
+    const hash = JSON.parse((answers[1] as Answer).raw).result.hash;
+    for (const replica of started) expect(JSON.parse((await send(replica, "/getTransaction", { Tx: hash }))?.raw ?? "{}").result.hash).toBe(hash);
+    expect(await getJson(started[0], "/wallet")).toMatchObject({ replica: { id: "replica-0", leads: true } });
+    expect(await getJson(started[1], "/wallet")).toMatchObject({ replica: { id: "replica-1", leads: false }, nonces: { next: firstNonce + 300 } });
+    expect(await getJson(started[0], "/metrics")).toContain('replica_leader{replica="replica-0"} 1');
+    expect(await getJson(started[2], "/metrics")).toContain('replica_leader{replica="replica-2"} 0');
+  });
+
+  it("the same Idempotency-Key sent to two replicas at once makes one transfer", async () => {
+    const { started } = await startReplicas(3);
+    const testChain = chain as TestChain;
+    const recipient = freshAddress();
+    const body = { toAddress: recipient, amount: "3" };
+    const both = await Promise.all([send(started[1], "/transfer", body, "twice"), send(started[2], "/transfer", body, "twice")]);
+    const done = both.filter((answer) => answer?.statusCode === 200);
+    expect(done.length).toBeGreaterThanOrEqual(1);
+    // The other is the same answer, or 409 while the first was still in flight.
+    for (const answer of both) expect(answer?.statusCode === 409 || answer?.raw === done[0]?.raw).toBe(true);
+    expect((await send(started[0], "/transfer", body, "twice"))?.raw).toBe(done[0]?.raw);
+    expect((await send(started[1], "/transfer", { ...body, amount: "4" }, "twice"))?.statusCode).toBe(422);
+    await waitForMinedCount(testChain, JSON.parse((done[0] as Answer).raw).result.nonce + 1);
+    expect(await tokenBalanceOf(testChain, recipient)).toBe(3n * 10n ** 18n);
+  });
+});
+
+describe("bad input reaching a follower", () => {
+  it("gets the answer the leader gives, or the same 400 for a lookup answered by the follower itself", async () => {
+    const { started } = await startReplicas(2);
+    const raw = async (replica: ServerProcess, path: string, body: string) => {
+      const response = await request(`${replica.baseUrl}${path}`, { method: "POST", headers: { "content-type": "application/json", ...AUTHORIZATION }, body });
+      return { statusCode: response.statusCode, body: (await response.body.json()) as { code: string } };
+    };
+    for (const body of ["{not json", '{"__proto__":{"polluted":true},"Tx":"0x1"}']) {
+      const [follower, leader] = await Promise.all([raw(started[1], "/getTransaction", body), raw(started[0], "/getTransaction", body)]);
+      expect(follower.statusCode).toBe(400);
+      expect(follower.body.code).toBe(leader.body.code);
+    }
+    const testChain = chain as TestChain;
+    const nonceCountBefore = await testChain.provider.getTransactionCount(testChain.demo.walletAddress, "pending");
+    const badTransfer = { toAddress: "0x123", amount: "1" };
+    const [viaFollower, direct] = await Promise.all([send(started[1], "/transfer", badTransfer), send(started[0], "/transfer", badTransfer)]);
+    expect(viaFollower?.statusCode).toBe(400);
+    expect(JSON.parse(viaFollower?.raw ?? "{}").code).toBe(JSON.parse(direct?.raw ?? "{}").code);
+    expect(await testChain.provider.getTransactionCount(testChain.demo.walletAddress, "pending")).toBe(nonceCountBefore);
+  });
+});
+
+describe("the daily cap per API key across replicas", () => {
+  it("holds whichever replica the transfers reach", async () => {
+    const { started } = await startReplicas(3, {}, { TRANSFER_CAP_PER_DAY: "10" });
+    const answers = [];
+    for (const replica of started) answers.push(await send(replica, "/transfer", { toAddress: freshAddress(), amount: "4" }));
+    expect(answers.map((answer) => answer?.statusCode)).toEqual([200, 200, 403]);
+    expect(JSON.parse((answers[2] as Answer).raw).code).toBe("DAILY_CAP_EXCEEDED");
+  });
+});
+
+// The answer contract across a takeover is proven on both node implementations.
+describe.each(NODE_KINDS)("the leader killed (-9), on %s", (kind) => {
+  it.each([
+    ["journaled but not broadcast", "after-sign"],
+    ["broadcast, with the node's reply lost", "after-broadcast"],
+  ])("with a transfer %s: another replica leads within 10 s and completes it, once", async (_label, faultPoint) => {
+    // The leader stops at the fault point of its first transfer, and is killed there.
+    const { started } = await startReplicas(3, { TEST_FAULT_POINT: faultPoint }, {}, kind);
+    const testChain = chain as TestChain;
+    const firstNonce = await testChain.provider.getTransactionCount(testChain.demo.walletAddress, "latest");
+    const recipient = freshAddress();
+    const answered = send(started[1], "/transfer", { toAddress: recipient, amount: "5" }, "lost-reply");
+    await started[0].waitForOutput(`TEST_FAULT_POINT reached: ${faultPoint}`);
+    const killedAt = Date.now();
+    started[0].child.kill("SIGKILL");
+    // The leader got the request and died on it: whether it sent anything, the follower cannot know.
+    expect(JSON.parse((await answered)?.raw ?? "{}")).toMatchObject({ statusCode: 503, code: "LEADER_UNAVAILABLE" });
+
+    const newLeader = await Promise.race(started.slice(1).map((replica) => replica.waitForOutput("this replica leads", 15_000).then(() => replica)));
+    const takeoverMs = Date.now() - killedAt;
+    expect(takeoverMs).toBeLessThan(10_000);
+    await waitForMinedCount(testChain, firstNonce + 1, 20_000);
+    expect(await tokenBalanceOf(testChain, recipient)).toBe(5n * 10n ** 18n);
+    // The client's retry, on any replica, answers the transfer that was completed, and sends nothing more.
+    const follower = started.find((replica) => replica !== newLeader && replica !== started[0]) as ServerProcess;
+    const retry = await send(follower, "/transfer", { toAddress: recipient, amount: "5" }, "lost-reply");
+    expect(retry?.statusCode).toBe(200);
+    expect(JSON.parse((retry as Answer).raw).result.nonce).toBe(firstNonce);
+    expect(await testChain.provider.getTransactionCount(testChain.demo.walletAddress, "pending")).toBe(firstNonce + 1);
+  });
+
+  it("in the middle of 300 transfers across the replicas at concurrency 50, then started again: every 200 is on chain once, every replay answers the first answer", async () => {
+    const { env, started } = await startReplicas(3, {}, {}, kind);
+    const testChain = chain as TestChain;
+    const firstNonce = await testChain.provider.getTransactionCount(testChain.demo.walletAddress, "latest");
+    const bodies = Array.from({ length: 300 }, () => ({ toAddress: freshAddress(), amount: "1" }));
+    const first = withConcurrency(300, 50, (index) => send(started[index % 3], "/transfer", bodies[index], `burst-${index}`));
+    const deadline = Date.now() + 10_000;
+    while ((await testChain.provider.getTransactionCount(testChain.demo.walletAddress, "pending")) < firstNonce + 100 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    started[0].child.kill("SIGKILL");
+    const firstAnswers = await first;
+    const restarted = await startServerProcess({ ...env, REPLICA_ID: "replica-0" });
+    replicas.push(restarted);
+    await Promise.race(started.slice(1).map((replica) => replica.waitForOutput("this replica leads", 15_000)));
+
+    // Replays go to another replica than the first request: the answers must not depend on where they land.
+    const replays = await withConcurrency(300, 50, (index) => send([started[1], started[2], restarted][(index + 1) % 3], "/transfer", bodies[index], `burst-${index}`));
+    for (const [index, replay] of replays.entries()) {
+      const answer = firstAnswers[index]?.statusCode === 503 ? undefined : firstAnswers[index];
+      expect(replay?.statusCode, `replay ${index}: ${replay?.raw}`).toBe(200);
+      if (answer) expect({ statusCode: replay?.statusCode, raw: replay?.raw }, `request ${index}`).toEqual({ statusCode: answer.statusCode, raw: answer.raw });
+    }
+    await waitForMinedCount(testChain, firstNonce + 300);
+    expect(await testChain.provider.getTransactionCount(testChain.demo.walletAddress, "pending")).toBe(firstNonce + 300);
+    for (const body of bodies) expect(await tokenBalanceOf(testChain, body.toAddress)).toBe(10n ** 18n);
+  });
+});

@@ -1,0 +1,547 @@
+/**
+ * Stuck transfers on a real chain: anvil without automine, blocks mined by the test, the base fee held
+ * high with anvil_setNextBlockBaseFeePerGas, as a fee spike on a real network.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Transaction, parseUnits, toBeHex } from "ethers";
+import { request } from "undici";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
+import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
+import { AUTHORIZATION, TEST_API_KEY, type ProxiedService, type TestService, postJson, startService, startServiceBehindProxy } from "../helpers/service.js";
+import { devMethodPrefix } from "../../src/dev/demo-chain.js";
+import { NODE_KINDS, type TestChain, freshAddress, startTestChain, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
+
+const GWEI = 1_000_000_000n;
+
+/** Mines one block whose base fee is `baseFee`, then gives the service time to read it and act on it. */
+async function mineAt(chain: TestChain, baseFee: bigint): Promise<void> {
+  await chain.provider.send(`${await devMethodPrefix(chain.provider)}_setNextBlockBaseFeePerGas`, [toBeHex(baseFee)]);
+  await chain.provider.send("evm_mine", []);
+  await new Promise((resolve) => setTimeout(resolve, 400));
+}
+
+/** The transaction mined at `nonce` of the wallet, searched in the blocks since `fromBlock`. */
+async function minedAtNonce(chain: TestChain, fromBlock: number): Promise<Map<number, string>> {
+  const byNonce = new Map<number, string>();
+  const head = await chain.provider.getBlockNumber();
+  for (let number = fromBlock; number <= head; number++) {
+    const block = await chain.provider.send("eth_getBlockByNumber", [toBeHex(number), true]);
+    for (const transaction of block.transactions as { from: string; nonce: string; hash: string }[]) {
+      if (transaction.from.toLowerCase() !== chain.demo.walletAddress.toLowerCase()) continue;
+      const nonce = Number(transaction.nonce);
+      if (byNonce.has(nonce)) throw new Error(`nonce ${nonce} mined twice`);
+      byNonce.set(nonce, transaction.hash);
+    }
+  }
+  return byNonce;
+}
+
+const status = (service: TestService, hash: string) => service.app.inject({ method: "GET", url: `/transactions/${hash}`, headers: AUTHORIZATION });
+
+describe("re-pricing stuck transfers on anvil", () => {
+  let chain: TestChain;
+  let proxied: ProxiedService;
+  let service: TestService;
+
+  beforeAll(async () => {
+    chain = await startTestChain(["--no-mining"]);
+    proxied = await startServiceBehindProxy(chain.target);
+    service = proxied.service;
+  });
+  afterAll(async () => {
+    await proxied?.close();
+    await chain?.stop();
+  });
+  afterEach(async () => {
+    // Every transfer of one test is mined before the next begins.
+    for (let block = 0; block < 5 && (await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending")) > (await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest")); block++) {
+      await mineAt(chain, GWEI);
+    }
+  });
+
+  it("re-prices one stuck transfer: mined within 10 blocks of the spike, paid once; its first hash and the mined one both tell the truth", async () => {
+    const recipient = freshAddress();
+    const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "3" }, { ...AUTHORIZATION, "idempotency-key": "stuck-one" });
+    expect(sent.statusCode).toBe(200);
+    const first = sent.body.result.hash as string;
+    const spike = 3n * BigInt(sent.body.result.maxFeePerGas.hex);
+    const fromBlock = (await chain.provider.getBlockNumber()) + 1;
+
+    let blocks = 0;
+    while ((await tokenBalanceOf(chain, recipient)) === 0n && blocks < 10) {
+      await mineAt(chain, spike);
+      blocks++;
+    }
+    // Paid within the loop's 10 blocks of the spike.
+    expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("3", 18));
+
+    const mined = [...(await minedAtNonce(chain, fromBlock)).values()];
+    expect(mined).toHaveLength(1);
+    const [minedHash] = mined;
+    expect(minedHash).not.toBe(first);
+    const replacement = Transaction.from(await chain.provider.send("eth_getRawTransactionByHash", [minedHash]));
+    expect(replacement.nonce).toBe(sent.body.result.nonce);
+    expect(replacement.data).toBe(sent.body.result.data);
+    expect(replacement.maxFeePerGas).toBeGreaterThan(spike);
+
+    // Polling the first hash follows the transfer to the attempt that was mined; the mined hash answers the same.
+    for (const asked of [first, minedHash]) {
+      const lookup = await postJson(service.app, "/getTransaction", { Tx: asked });
+      expect(lookup.body.result).toMatchObject({ hash: minedHash, nonce: sent.body.result.nonce });
+      expect(lookup.body.result.confirmations).toBeGreaterThanOrEqual(1);
+      const document = (await status(service, asked)).json();
+      expect(document).toMatchObject({ hash: asked, state: "confirmed", carriedBy: minedHash, transfer: { to: recipient, amount: parseUnits("3", 18).toString() } });
+      expect(document.attempts).toEqual([
+        expect.objectContaining({ hash: first, kind: "transfer", fate: "replaced", replacedBy: minedHash, maxFeePerGas: BigInt(sent.body.result.maxFeePerGas.hex).toString() }),
+        expect.objectContaining({ hash: minedHash, kind: "transfer", fate: "mined", replacedBy: null, maxFeePerGas: replacement.maxFeePerGas?.toString() }),
+      ]);
+    }
+    // A replay of the request answers the first answer, byte for byte.
+    const replay = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "3" }, { ...AUTHORIZATION, "idempotency-key": "stuck-one" });
+    expect(replay.raw).toBe(sent.raw);
+    // More blocks change nothing: paid exactly once.
+    await mineAt(chain, GWEI);
+    await mineAt(chain, GWEI);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("3", 18));
+  });
+
+  it("re-prices 20 stuck transfers lowest nonce first: all mined, nonces contiguous, each paid once, one broadcast per replacement", async () => {
+    const recipients = Array.from({ length: 20 }, () => freshAddress());
+    const answers = [];
+    for (const recipient of recipients) answers.push(await postJson(service.app, "/transfer", { toAddress: recipient, amount: "1" }));
+    expect(answers.map((answer) => answer.statusCode)).toEqual(recipients.map(() => 200));
+    const nonces = answers.map((answer) => answer.body.result.nonce as number);
+    const spike = 3n * BigInt(answers[0].body.result.maxFeePerGas.hex);
+    const fromBlock = (await chain.provider.getBlockNumber()) + 1;
+    const logsBefore = service.logs.length;
+
+    // Mine under the spike until all 20 are re-priced (nothing can be mined before), counting the node
+    // calls from the first block of re-pricing on. Transfers signed before the service's snapshot caught up
+    // with the head count their wait from an older block, so the 20 may span two blocks' rounds.
+    const repriced = () => service.logs.slice(logsBefore).filter((line) => line.includes("re-priced a stuck transfer"));
+    let blocks = 0;
+    let roundBlocks = 0;
+    while (repriced().length < 20 && blocks < 8) {
+      if (repriced().length === 0) proxied.proxy.calls.clear();
+      else roundBlocks++;
+      await mineAt(chain, spike);
+      blocks++;
+    }
+    roundBlocks++;
+    const roundCalls = Object.fromEntries(proxied.proxy.calls);
+    console.log(`RPC calls over the ${roundBlocks} block(s) of re-pricing 20 stuck transfers: ${JSON.stringify(roundCalls)}`);
+    expect(repriced()).toHaveLength(20);
+    // One broadcast per replacement; the fee market came with each block's snapshot (one fee history read per block).
+    expect(roundCalls.eth_sendRawTransaction).toBe(20);
+    expect(roundCalls.eth_feeHistory).toBe(roundBlocks);
+
+    while (blocks < 12 && (await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest")) <= nonces.at(-1)!) {
+      await mineAt(chain, spike);
+      blocks++;
+    }
+    const mined = await minedAtNonce(chain, fromBlock);
+    expect([...mined.keys()].sort((a, b) => a - b)).toEqual(nonces);
+    for (const recipient of recipients) expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("1", 18));
+    // Replaced in nonce order.
+    const replacedNonces = repriced().map((line) => JSON.parse(line).nonce as number);
+    expect(replacedNonces).toEqual(nonces);
+  });
+});
+
+describe("the fee cap holds for stuck transfers", () => {
+  let chain: TestChain;
+  let service: TestService;
+
+  beforeAll(async () => {
+    chain = await startTestChain(["--no-mining"]);
+    // Sent again soon after the spike passes (anvil drops what cannot pay the base fee).
+    service = await startService(chain.target, { MAX_FEE_PER_GAS: "4", REBROADCAST_AFTER_MS: "500" });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await chain?.stop();
+  });
+
+  it("re-prices up to MAX_FEE_PER_GAS and no further; /wallet, a metric and one warning say the transfer is stuck at the cap", async () => {
+    const recipient = freshAddress();
+    const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "1" });
+    expect(sent.statusCode).toBe(200);
+    const first = sent.body.result.hash as string;
+    const cap = 4n * GWEI;
+    // 10 gwei base fee: above the 4 gwei cap.
+    for (let block = 0; block < 6; block++) await mineAt(chain, 10n * GWEI);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(0n);
+    const document = (await status(service, first)).json();
+    const latest = document.attempts.at(-1);
+    expect(BigInt(latest.maxFeePerGas)).toBe(cap);
+    for (const attempt of document.attempts) expect(BigInt(attempt.maxFeePerGas)).toBeLessThanOrEqual(cap);
+    // anvil keeps no transaction that cannot pay the base fee in its pool ("dropped"); geth would hold it ("pending").
+    expect(document).toMatchObject({ state: expect.stringMatching(/^(pending|dropped)$/), carriedBy: latest.hash });
+    // At the cap: more blocks add no attempt.
+    for (let block = 0; block < 4; block++) await mineAt(chain, 10n * GWEI);
+    expect((await status(service, first)).json().attempts).toHaveLength(document.attempts.length);
+
+    const wallet = (await service.app.inject({ method: "GET", url: "/wallet", headers: AUTHORIZATION })).json();
+    expect(wallet.stuckAtFeeCap).toEqual([
+      {
+        hash: first,
+        carriedBy: latest.hash,
+        nonce: sent.body.result.nonce,
+        offered: { maxFeePerGas: cap.toString(), maxPriorityFeePerGas: expect.any(String), gasPrice: null },
+        needed: { maxFeePerGas: expect.any(String), maxPriorityFeePerGas: expect.any(String), gasPrice: null },
+      },
+    ]);
+    expect(BigInt(wallet.stuckAtFeeCap[0].needed.maxFeePerGas)).toBeGreaterThan(20n * GWEI);
+    const metrics = (await service.app.inject({ method: "GET", url: "/metrics", headers: AUTHORIZATION })).body;
+    expect(metrics).toMatch(/^transfers_at_fee_cap 1$/m);
+    expect(service.logs.filter((line) => line.includes("is at the fee cap"))).toHaveLength(1);
+
+    // The spike passes: the latest attempt is sent again and mined, and no longer reported.
+    for (let block = 0; block < 6 && (await tokenBalanceOf(chain, recipient)) === 0n; block++) await mineAt(chain, GWEI);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("1", 18));
+    await mineAt(chain, GWEI);
+    const after = (await service.app.inject({ method: "GET", url: "/wallet", headers: AUTHORIZATION })).json();
+    expect(after.stuckAtFeeCap).toEqual([]);
+  });
+});
+
+describe("cancelling a transfer on anvil", () => {
+  const OTHER_API_KEY = "other-api-key-0123456789";
+  let chain: TestChain;
+  let service: TestService;
+
+  beforeAll(async () => {
+    chain = await startTestChain(["--no-mining"]);
+    service = await startService(chain.target, { API_KEYS: `${TEST_API_KEY},${OTHER_API_KEY}` });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await chain?.stop();
+  });
+
+  const cancel = (hash: string, key = TEST_API_KEY) =>
+    service.app.inject({ method: "POST", url: `/transactions/${hash}/cancel`, headers: { authorization: `Bearer ${key}` } });
+
+  it("before it is mined: a 0-value self-transfer at its nonce wins, the transfer ends cancelled, the recipient unpaid; a repeat sends nothing", async () => {
+    const recipient = freshAddress();
+    const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "5" });
+    const first = sent.body.result.hash as string;
+
+    expect((await cancel(first, OTHER_API_KEY)).json()).toMatchObject({ statusCode: 403, code: "CANCEL_NOT_ALLOWED" });
+    const cancelled = await cancel(first);
+    expect(cancelled.statusCode).toBe(202);
+    const pending = cancelled.json();
+    expect(pending).toMatchObject({ hash: first, state: "pending" });
+    const [transferAttempt, cancelAttempt] = pending.attempts;
+    expect(transferAttempt).toMatchObject({ hash: first, kind: "transfer", fate: "replaced", replacedBy: cancelAttempt.hash });
+    expect(cancelAttempt).toMatchObject({ kind: "cancel", fate: "pending" });
+    // Priced to win: at least 12.5% above the transfer's fees.
+    expect(BigInt(cancelAttempt.maxFeePerGas) * 8n).toBeGreaterThanOrEqual(BigInt(sent.body.result.maxFeePerGas.hex) * 9n);
+    const onChain = Transaction.from(await chain.provider.send("eth_getRawTransactionByHash", [cancelAttempt.hash]));
+    expect(onChain).toMatchObject({ to: chain.demo.walletAddress, value: 0n, data: "0x", nonce: sent.body.result.nonce });
+    expect((await cancel(first)).json().attempts).toHaveLength(2);
+
+    await mineAt(chain, GWEI);
+    const done = await cancel(cancelAttempt.hash);
+    expect(done.statusCode).toBe(200);
+    expect(done.json()).toMatchObject({ hash: cancelAttempt.hash, state: "cancelled", carriedBy: cancelAttempt.hash, transfer: { to: recipient, amount: "0" } });
+    expect(done.json().attempts).toHaveLength(2);
+    expect((await status(service, first)).json()).toMatchObject({ state: "cancelled", confirmations: 1 });
+    const lookup = await postJson(service.app, "/getTransaction", { Tx: first });
+    expect(lookup.body.result).toMatchObject({ hash: cancelAttempt.hash, to: chain.demo.walletAddress, confirmations: 1 });
+    expect(await tokenBalanceOf(chain, recipient)).toBe(0n);
+  });
+
+  it("too late, once the transfer is mined: 409 TRANSFER_ALREADY_MINED and nothing sent", async () => {
+    const sent = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
+    await mineAt(chain, GWEI);
+    const tooLate = await cancel(sent.body.result.hash);
+    expect(tooLate.statusCode).toBe(409);
+    expect(tooLate.json()).toMatchObject({ code: "TRANSFER_ALREADY_MINED" });
+    expect((await status(service, sent.body.result.hash)).json()).toMatchObject({ state: "confirmed", attempts: [expect.objectContaining({ fate: "mined" })] });
+  });
+
+  it("answers 404 for a hash that is not a transfer of this service", async () => {
+    expect((await cancel(`0x${"12".repeat(32)}`)).json()).toMatchObject({ statusCode: 404, code: "TRANSACTION_NOT_FOUND" });
+  });
+});
+
+describe("kill -9 between signing a replacement and broadcasting it", () => {
+  let chain: TestChain;
+  let journalDir: string;
+  const running: ServerProcess[] = [];
+
+  beforeAll(async () => {
+    chain = await startTestChain(["--no-mining"]);
+    journalDir = mkdtempSync(join(tmpdir(), "reprice-crash-"));
+  });
+  afterAll(async () => {
+    for (const server of running) server.child.kill("SIGKILL");
+    await chain?.stop();
+    rmSync(journalDir, { recursive: true, force: true });
+  });
+
+  const journalPath = () => join(journalDir, "transfers.sqlite");
+  const start = async (extraEnv: Record<string, string> = {}) => {
+    const server = await startServerProcess({
+      RPC_URL: chain.rpcUrl,
+      PRIVATE_KEY: chain.demo.privateKey,
+      TOKEN_ADDRESS: chain.demo.tokenAddress,
+      JOURNAL_PATH: journalPath(),
+      CHAIN_REFRESH_INTERVAL_MS: "100",
+      ...extraEnv,
+    });
+    running.push(server);
+    return server;
+  };
+  // Read through the journal itself, while no service has it open (a Statement of better-sqlite3 that is
+  // garbage-collected at the wrong moment aborts Node 24: the journal keeps its statements for its lifetime).
+  const journaledHashes = async (hash: string) => {
+    const owner = { chainId: (await chain.provider.getNetwork()).chainId, walletAddress: chain.demo.walletAddress, tokenAddress: chain.demo.tokenAddress };
+    const journal = openSqliteJournal(journalPath(), owner);
+    try {
+      return journal.findByHash(hash)?.attempts.map((attempt) => attempt.hash) ?? [];
+    } finally {
+      journal.close();
+    }
+  };
+
+  it("completes the transfer once after the restart; the journal knows every hash", async () => {
+    const recipient = freshAddress();
+    const doomed = await start({ TEST_FAULT_POINT: "after-replacement-sign" });
+    const answer = await request(`${doomed.baseUrl}/transfer`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...AUTHORIZATION },
+      body: JSON.stringify({ toAddress: recipient, amount: "7" }),
+    });
+    expect(answer.statusCode).toBe(200);
+    const { result } = (await answer.body.json()) as { result: { hash: string; nonce: number; maxFeePerGas: { hex: string } } };
+    const spike = 3n * BigInt(result.maxFeePerGas.hex);
+    for (let block = 0; block < 8 && !doomed.output().includes("TEST_FAULT_POINT reached: after-replacement-sign"); block++) await mineAt(chain, spike);
+    await doomed.waitForOutput("TEST_FAULT_POINT reached: after-replacement-sign", 5_000);
+    doomed.child.kill("SIGKILL");
+    expect(await doomed.exited).toBeNull();
+
+    // The replacement is journaled, never broadcast.
+    const [firstHash, replacementHash] = await journaledHashes(result.hash);
+    expect(firstHash).toBe(result.hash);
+    expect(replacementHash).toBeDefined();
+    expect(await chain.provider.send("eth_getTransactionByHash", [replacementHash])).toBeNull();
+
+    const restarted = await start();
+    for (let block = 0; block < 8 && (await tokenBalanceOf(chain, recipient)) === 0n; block++) await mineAt(chain, spike);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("7", 18));
+    // The journaled replacement is what the restarted service sent, and what the chain mined.
+    expect(await chain.provider.getTransactionReceipt(replacementHash)).toMatchObject({ status: 1 });
+    expect(await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest")).toBe(result.nonce + 1);
+    const document = (await (await request(`${restarted.baseUrl}/transactions/${result.hash}`, { headers: AUTHORIZATION })).body.json()) as {
+      state: string;
+      carriedBy: string;
+      attempts: { hash: string }[];
+    };
+    expect(document).toMatchObject({ state: "confirmed", carriedBy: replacementHash });
+    for (let block = 0; block < 2; block++) await mineAt(chain, GWEI);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("7", 18));
+    restarted.child.kill("SIGTERM");
+    expect(await restarted.exited).toBe(0);
+    // Every hash signed for the nonce is in the journal, the mined one included.
+    expect(await journaledHashes(result.hash)).toEqual(document.attempts.map((attempt) => attempt.hash));
+  });
+});
+
+describe("a reorganisation that takes a mined transfer off the chain", () => {
+  let chain: TestChain;
+  let service: TestService;
+
+  beforeAll(async () => {
+    chain = await startTestChain(["--no-mining"]);
+    // Sent again soon after it is found pending again (the default waits 15 s).
+    service = await startService(chain.target, { REBROADCAST_AFTER_MS: "500" });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await chain?.stop();
+  });
+
+  it("makes it pending again; the same bytes are sent again and mined once", async () => {
+    const recipient = freshAddress();
+    const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "4" });
+    const hash = sent.body.result.hash as string;
+    await mineAt(chain, GWEI);
+    expect((await status(service, hash)).json()).toMatchObject({ state: "confirmed" });
+    // Let the service settle it and go idle.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect((await service.app.inject({ method: "GET", url: "/wallet", headers: AUTHORIZATION })).json()).toMatchObject({ oldestUnconfirmed: null });
+
+    // The block that held it is replaced by an empty one: the transfer is in no block and no pool.
+    await chain.provider.send("anvil_reorg", [1, []]);
+    expect(await chain.provider.send("eth_getTransactionByHash", [hash])).toBeNull();
+    expect(await tokenBalanceOf(chain, recipient)).toBe(0n);
+
+    let pendingAgain = false;
+    for (let waited = 0; waited < 80 && !pendingAgain; waited++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      pendingAgain = (await chain.provider.send("eth_getTransactionByHash", [hash])) !== null;
+    }
+    expect(pendingAgain, "the service sent the same bytes again").toBe(true);
+    expect(service.logs.some((line) => line.includes("a reorganisation took mined transfers off the chain"))).toBe(true);
+    await mineAt(chain, GWEI);
+    expect((await status(service, hash)).json()).toMatchObject({ state: "confirmed", carriedBy: hash });
+    expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("4", 18));
+    await mineAt(chain, GWEI);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("4", 18));
+  });
+});
+
+describe("re-pricing where gas includes L1 costs (Arbitrum's chain id)", () => {
+  let chain: TestChain;
+  let proxied: ProxiedService;
+
+  beforeAll(async () => {
+    chain = await startTestChain(["--no-mining", "--chain-id", "42161"]);
+    proxied = await startServiceBehindProxy(chain.target);
+  });
+  afterAll(async () => {
+    await proxied?.close();
+    await chain?.stop();
+  });
+
+  it("estimates a replacement's gas again, since the gas a call needs moves with L1 prices there", async () => {
+    const { service, proxy } = proxied;
+    const recipient = freshAddress();
+    const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "2" });
+    expect(sent.statusCode).toBe(200);
+    const spike = 3n * BigInt(sent.body.result.maxFeePerGas.hex);
+    proxy.calls.clear();
+    for (let block = 0; block < 10 && (await tokenBalanceOf(chain, recipient)) === 0n; block++) await mineAt(chain, spike);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("2", 18));
+    expect(proxy.calls.get("eth_sendRawTransaction")).toBe(1);
+    expect(proxy.calls.get("eth_estimateGas")).toBe(1);
+  });
+});
+
+describe("a nonce gap left by a refused transfer, with no transfer coming to fill it", () => {
+  let chain: TestChain;
+  let proxied: ProxiedService;
+
+  beforeAll(async () => {
+    chain = await startTestChain(["--no-mining"]);
+    proxied = await startServiceBehindProxy(chain.target, { REBROADCAST_AFTER_MS: "500" });
+  });
+  afterAll(async () => {
+    await proxied?.close();
+    await chain?.stop();
+  });
+
+  it("is filled with a 0-value self-transaction, so the transfer after it is mined", async () => {
+    const { service, proxy } = proxied;
+    // The broadcast of the lower nonce is surely refused, late enough that the next transfer has signed
+    // the nonce after it and been taken: a gap.
+    const gap = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
+    proxy.fault = { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "insufficient funds for gas * price + value", onlyNonce: gap, once: true, delayMs: 500 };
+    const recipients = [freshAddress(), freshAddress()];
+    const answers = await Promise.all(recipients.map((toAddress) => postJson(service.app, "/transfer", { toAddress, amount: "1" })));
+    expect(answers.map((answer) => answer.statusCode).sort()).toEqual([200, 417]);
+    const waitingAt = answers.findIndex((answer) => answer.statusCode === 200);
+    const [waitingRecipient, refusedRecipient] = [recipients[waitingAt], recipients[1 - waitingAt]];
+    expect(answers[waitingAt].body.result.nonce).toBe(gap + 1);
+    expect(await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest")).toBe(gap);
+
+    for (let block = 0; block < 10 && (await tokenBalanceOf(chain, waitingRecipient)) === 0n; block++) await mineAt(chain, GWEI);
+    expect(await tokenBalanceOf(chain, waitingRecipient)).toBe(parseUnits("1", 18));
+    expect(await tokenBalanceOf(chain, refusedRecipient)).toBe(0n);
+    const filler = await chain.provider.send("eth_getBlockByNumber", ["latest", true]);
+    const minedAtGap = (await minedAtNonce(chain, Number(filler.number) - 10 > 0 ? Number(filler.number) - 10 : 1)).get(gap);
+    const fillerTransaction = await chain.provider.getTransaction(minedAtGap as string);
+    expect(fillerTransaction).toMatchObject({ to: chain.demo.walletAddress, value: 0n, data: "0x" });
+    expect(service.logs.some((line) => line.includes("filled a nonce gap"))).toBe(true);
+    expect((await service.app.inject({ method: "GET", url: "/wallet", headers: AUTHORIZATION })).json()).toMatchObject({ jammed: false });
+  });
+});
+
+describe.each(NODE_KINDS)("a node (%s) that holds the wallet's next transaction but never mines it", (kind) => {
+  let chain: TestChain;
+  let proxied: ProxiedService;
+
+  beforeAll(async () => {
+    chain = await startTestChainOn(kind);
+    proxied = await startServiceBehindProxy(chain.target, { REBROADCAST_AFTER_MS: "500" });
+  });
+  afterAll(async () => {
+    await proxied?.close();
+    await chain?.stop();
+  });
+
+  it("gets a replacement at the same nonce once it is stale, so it and every transfer behind it are mined, each paid once", async () => {
+    const { service, proxy } = proxied;
+    const held = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
+    proxy.fault = { kind: "hold-unmined", nonce: held };
+    const recipients = [freshAddress(), freshAddress(), freshAddress()];
+    const sent = [await postJson(service.app, "/transfer", { toAddress: recipients[0], amount: "1" })];
+    // Taken, never mined: re-sending the same bytes alone would leave the wallet jammed here for good.
+    expect(await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest")).toBe(held);
+    // Behind it (Hardhat refuses a nonce above the next one, so there the broadcast waits for the replacement).
+    for (const toAddress of recipients.slice(1)) sent.push(await postJson(service.app, "/transfer", { toAddress, amount: "1" }));
+    expect(sent.map((answer) => [answer.statusCode, answer.body.result.nonce])).toEqual([200, 200, 200].map((code, index) => [code, held + index]));
+
+    const deadline = Date.now() + 20_000;
+    while ((await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest")) < held + 3 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    for (const recipient of recipients) expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("1", 18));
+    const first = sent[0].body.result.hash as string;
+    const document = (await status(service, first)).json();
+    expect(document).toMatchObject({ state: "confirmed" });
+    expect(document.carriedBy).not.toBe(first);
+    expect(document.attempts).toEqual([
+      expect.objectContaining({ hash: first, fate: "replaced", replacedBy: document.carriedBy }),
+      expect.objectContaining({ hash: document.carriedBy, fate: "mined" }),
+    ]);
+    expect((await postJson(service.app, "/getTransaction", { Tx: first })).body.result).toMatchObject({ hash: document.carriedBy, nonce: held });
+    expect(service.logs.some((line) => line.includes("without counting it as pending"))).toBe(true);
+  });
+});
+
+describe.each(NODE_KINDS)("the money path of a stuck transfer on %s", (kind) => {
+  let chain: TestChain;
+  let service: TestService;
+
+  beforeAll(async () => {
+    chain = await startTestChainOn(kind);
+    await chain.provider.send("evm_setAutomine", [false]);
+    service = await startService(chain.target);
+  });
+  afterAll(async () => {
+    await service?.close();
+    await chain?.stop();
+  });
+
+  it("a fee spike: re-priced, mined once under the new hash, which a lookup of the first hash answers", async () => {
+    const recipient = freshAddress();
+    const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "2" });
+    expect(sent.statusCode).toBe(200);
+    const first = sent.body.result.hash as string;
+    const spike = 3n * BigInt(sent.body.result.maxFeePerGas.hex);
+    for (let block = 0; block < 10 && (await tokenBalanceOf(chain, recipient)) === 0n; block++) await mineAt(chain, spike);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("2", 18));
+    const lookup = await postJson(service.app, "/getTransaction", { Tx: first });
+    expect(lookup.body.result.hash).not.toBe(first);
+    expect(lookup.body.result).toMatchObject({ nonce: sent.body.result.nonce, data: sent.body.result.data });
+    expect(lookup.body.result.confirmations).toBeGreaterThanOrEqual(1);
+    await mineAt(chain, GWEI);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("2", 18));
+  });
+
+  it("a cancel before mining wins: cancelled, the recipient unpaid", async () => {
+    const recipient = freshAddress();
+    const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "2" });
+    const cancel = await service.app.inject({ method: "POST", url: `/transactions/${sent.body.result.hash}/cancel`, headers: AUTHORIZATION });
+    expect(cancel.statusCode).toBe(202);
+    await mineAt(chain, GWEI);
+    expect((await status(service, sent.body.result.hash)).json()).toMatchObject({ state: "cancelled", carriedBy: cancel.json().carriedBy });
+    expect(await tokenBalanceOf(chain, recipient)).toBe(0n);
+  });
+});

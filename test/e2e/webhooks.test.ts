@@ -1,0 +1,282 @@
+/** Webhooks end to end: a real receiver verifies every event with the standardwebhooks package. */
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Wallet, parseUnits, toBeHex } from "ethers";
+import { Webhook } from "standardwebhooks";
+import { request } from "undici";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
+import { AUTHORIZATION, type ProxiedService, type TestService, postJson, startService, startServiceBehindProxy } from "../helpers/service.js";
+import { type TestChain, freshAddress, mineBlocks, setEthBalance, startTestChain } from "../helpers/test-chain.js";
+import { type ReceivedWebhook, type WebhookReceiver, startWebhookReceiver } from "../helpers/webhook-receiver.js";
+
+const SECRET = `whsec_${randomBytes(32).toString("base64")}`;
+const RECEIVER_TOKEN = "receiver-token-4a1e9c";
+
+/** Verifies a delivery as a receiver would, and returns its event. */
+function verified(delivery: ReceivedWebhook, secret = SECRET): { type: string; timestamp: string; data: Record<string, unknown> } {
+  return new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>) as ReturnType<typeof verified>;
+}
+
+async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe("webhooks on anvil", () => {
+  let chain: TestChain;
+  let receiver: WebhookReceiver;
+  let service: TestService;
+
+  beforeAll(async () => {
+    chain = await startTestChain();
+    receiver = await startWebhookReceiver();
+    // The receiver's own token rides in the query string: it must reach no log and no listing.
+    service = await startService(chain.target, { WEBHOOK_URL: `${receiver.url}?token=${RECEIVER_TOKEN}`, WEBHOOK_SECRET: SECRET, WEBHOOK_RETRY_INITIAL_MS: "200" });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await receiver?.close();
+    await chain?.stop();
+  });
+
+  it("100 transfers -> 100 transfer.confirmed, each verified, one id per event, none missing", async () => {
+    const sent = await Promise.all(Array.from({ length: 100 }, () => postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" })));
+    expect(sent.map((answer) => answer.statusCode)).toEqual(sent.map(() => 200));
+    const hashes = new Set(sent.map((answer) => answer.body.result.hash as string));
+    const confirmed = () => receiver.received.map((delivery) => verified(delivery)).filter((event) => event.type === "transfer.confirmed" && hashes.has(event.data.hash as string));
+    await until(() => confirmed().length >= 100);
+    expect(new Set(confirmed().map((event) => event.data.hash)).size).toBe(100);
+    const ids = receiver.received.map((delivery) => delivery.headers["webhook-id"]);
+    expect(new Set(ids).size).toBe(ids.length);
+    const [one] = confirmed();
+    expect(one.data).toMatchObject({ transferHash: one.data.hash, from: chain.demo.walletAddress, token: chain.demo.tokenAddress, amount: parseUnits("1", 18).toString(), amountInTokens: "1" });
+    expect(one.data.confirmations).toBeGreaterThanOrEqual(1);
+    expect(one.data.blockNumber).toEqual(expect.any(Number));
+    // A receiver with the wrong secret rejects them: the signature is checked, not just present.
+    expect(() => verified(receiver.received[0], `whsec_${randomBytes(32).toString("base64")}`)).toThrow();
+  });
+
+  it("a receiver that answers 500 for a while gets everything once it recovers, with the same id on every retry", async () => {
+    receiver.answer(500);
+    const before = receiver.received.length;
+    const sent = await Promise.all(Array.from({ length: 3 }, () => postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "2" }, { "idempotency-key": `retry-${freshAddress()}` })));
+    const hashes = sent.map((answer) => answer.body.result.hash as string);
+    const attemptsOf = (hash: string) => receiver.received.slice(before).filter((delivery) => verified(delivery).data.hash === hash);
+    await until(() => hashes.every((hash) => attemptsOf(hash).length >= 2));
+    const pending = (await service.app.inject({ method: "GET", url: "/webhooks/deliveries?state=pending", headers: AUTHORIZATION })).json();
+    expect(pending.deliveries.length).toBeGreaterThanOrEqual(3);
+    expect(pending.deliveries[0]).toMatchObject({ type: "transfer.confirmed", endpoint: `${receiver.url}?[redacted]`, state: "pending", lastStatus: "500" });
+    expect((await service.app.inject({ method: "GET", url: "/metrics", headers: AUTHORIZATION })).body).toMatch(/^webhook_backlog [1-9]/m);
+
+    receiver.answer(200);
+    await until(async () => (await service.app.inject({ method: "GET", url: "/webhooks/deliveries?state=pending", headers: AUTHORIZATION })).json().deliveries.length === 0);
+    for (const hash of hashes) {
+      const attempts = attemptsOf(hash);
+      expect(new Set(attempts.map((delivery) => delivery.headers["webhook-id"])).size).toBe(1);
+      // The client's own Idempotency-Key is in the event (the journal's per-key prefix is not).
+      expect(verified(attempts[0]).data.idempotencyKey).toMatch(/^retry-0x/);
+    }
+    const metrics = (await service.app.inject({ method: "GET", url: "/metrics", headers: AUTHORIZATION })).body;
+    expect(metrics).toMatch(/^webhook_deliveries_total\{outcome="retrying"\} [1-9]/m);
+    expect(metrics).toMatch(/^webhook_backlog 0$/m);
+    expect(service.logs.some((line) => line.includes("webhook delivery not accepted"))).toBe(true);
+    expect(service.logs.join("")).not.toContain(RECEIVER_TOKEN);
+    expect(service.logs.join("")).not.toContain(SECRET.slice(6));
+  });
+
+  it("410 Gone stops retries of that event; an operator can retry it", async () => {
+    receiver.answer(410);
+    const before = receiver.received.length;
+    const sent = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
+    const hash = sent.body.result.hash as string;
+    const failed = async () => (await service.app.inject({ method: "GET", url: "/webhooks/deliveries?state=failed", headers: AUTHORIZATION })).json().deliveries;
+    await until(async () => (await failed()).length === 1);
+    const [delivery] = await failed();
+    expect(delivery).toMatchObject({ state: "failed", attempts: 1, lastStatus: "410", nextAttemptAt: null });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(receiver.received.slice(before).filter((received) => verified(received).data.hash === hash)).toHaveLength(1);
+
+    receiver.answer(200);
+    const retried = await service.app.inject({ method: "POST", url: `/webhooks/deliveries/${delivery.id}/retry`, headers: AUTHORIZATION });
+    expect(retried.json()).toEqual({ retrying: true });
+    const attemptsOf = () => receiver.received.slice(before).filter((received) => verified(received).data.hash === hash);
+    await until(() => attemptsOf().length === 2);
+    const attempts = attemptsOf();
+    expect(await failed()).toEqual([]);
+    expect(attempts[1].headers["webhook-id"]).toBe(attempts[0].headers["webhook-id"]);
+    expect((await service.app.inject({ method: "POST", url: "/webhooks/deliveries/999999/retry", headers: AUTHORIZATION })).json()).toMatchObject({ statusCode: 404, code: "DELIVERY_NOT_FOUND" });
+  });
+});
+
+describe("webhooks for reverted, re-priced, cancelled and reorganised transfers", () => {
+  let chain: TestChain;
+  let receiver: WebhookReceiver;
+  let proxied: ProxiedService;
+  let service: TestService;
+
+  beforeAll(async () => {
+    chain = await startTestChain(["--no-mining"]);
+    receiver = await startWebhookReceiver();
+    proxied = await startServiceBehindProxy(chain.target, { WEBHOOK_URL: receiver.url, WEBHOOK_SECRET: SECRET, REBROADCAST_AFTER_MS: "500" });
+    service = proxied.service;
+  });
+  afterAll(async () => {
+    await proxied?.close();
+    await receiver?.close();
+    await chain?.stop();
+  });
+
+  it("follows 20 transfers mined in one block with one log read: no call per transfer", async () => {
+    const sent = await Promise.all(Array.from({ length: 20 }, () => postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" })));
+    const hashes = sent.map((answer) => answer.body.result.hash as string);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    proxied.proxy.calls.clear();
+    await mineBlocks(chain, 1);
+    await until(() => hashes.every((hash) => eventsOf(hash).some((event) => event.type === "transfer.confirmed")));
+    const calls = Object.fromEntries(proxied.proxy.calls);
+    console.log(`node calls from the block that mined 20 transfers until their 20 transfer.confirmed were journaled: ${JSON.stringify(calls)}`);
+    // Following them: the wallet's nonce count (in the block's wallet snapshot) and one Transfer log read.
+    expect(calls.eth_getLogs).toBe(1);
+    expect(calls.eth_getTransactionCount).toBe(1);
+    expect(calls.eth_getTransactionReceipt ?? 0).toBe(0);
+  });
+
+  it("a re-priced transfer -> transfer.replaced naming the new hash, then transfer.confirmed with the hash that was mined", async () => {
+    const sent = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
+    const first = sent.body.result.hash as string;
+    const spike = 3n * BigInt(sent.body.result.maxFeePerGas.hex);
+    for (let block = 0; block < 10 && !eventsOf(first).some((event) => event.type === "transfer.confirmed"); block++) {
+      await chain.provider.send("anvil_setNextBlockBaseFeePerGas", [toBeHex(spike)]);
+      await mineBlocks(chain, 1);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+    const [replaced, confirmed] = eventsOf(first);
+    expect(replaced).toMatchObject({ type: "transfer.replaced", data: { transferHash: first } });
+    expect(replaced.data.hash).not.toBe(first);
+    expect(confirmed).toMatchObject({ type: "transfer.confirmed", data: { transferHash: first, hash: replaced.data.hash } });
+  });
+
+  it("a cancelled transfer -> transfer.cancelled, carried by the cancel", async () => {
+    const sent = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
+    const first = sent.body.result.hash as string;
+    const cancel = await service.app.inject({ method: "POST", url: `/transactions/${first}/cancel`, headers: AUTHORIZATION });
+    expect(cancel.statusCode).toBe(202);
+    await mineBlocks(chain, 1);
+    await until(() => eventsOf(first).length > 0);
+    expect(eventsOf(first)).toEqual([expect.objectContaining({ type: "transfer.cancelled", data: expect.objectContaining({ hash: cancel.json().carriedBy }) })]);
+  });
+
+  const eventsOf = (hash: string) => receiver.received.map((delivery) => verified(delivery)).filter((event) => event.data.transferHash === hash);
+
+  it("a transfer that reverts on chain -> transfer.failed, with its receipt figures", async () => {
+    // Another owner freezes the token in the block that mines the transfer, ahead of it (a higher tip).
+    const admin = Wallet.createRandom().connect(chain.provider);
+    await setEthBalance(chain, admin.address, "10");
+    await chain.token.getFunction("transferOwnership")(admin.address);
+    await mineBlocks(chain, 1);
+    const sent = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
+    const hash = sent.body.result.hash as string;
+    const token = chain.token.connect(admin) as typeof chain.token;
+    await token.getFunction("setFrozen")(true, { maxPriorityFeePerGas: parseUnits("100", "gwei"), maxFeePerGas: parseUnits("200", "gwei") });
+    await mineBlocks(chain, 1);
+    expect((await chain.provider.getTransactionReceipt(hash))?.status).toBe(0);
+    await until(() => eventsOf(hash).length > 0);
+    const [failed] = eventsOf(hash);
+    expect(failed).toMatchObject({ type: "transfer.failed", data: { hash, confirmations: 1 } });
+    expect(Number(failed.data.gasUsed)).toBeGreaterThan(21_000);
+    await token.getFunction("setFrozen")(false);
+    await mineBlocks(chain, 1);
+  });
+
+  it("a confirmed transfer whose block leaves the chain -> transfer.reorged, then transfer.confirmed again when it is mined again", async () => {
+    const sent = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "3" });
+    const hash = sent.body.result.hash as string;
+    await mineBlocks(chain, 1);
+    await until(() => eventsOf(hash).length === 1);
+    expect(eventsOf(hash)[0].type).toBe("transfer.confirmed");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+
+    await chain.provider.send("anvil_reorg", [1, []]);
+    await until(() => eventsOf(hash).length === 2);
+    expect(eventsOf(hash)[1]).toMatchObject({ type: "transfer.reorged", data: { hash } });
+    // Sent again by the service (same bytes), mined again.
+    await until(async () => (await chain.provider.send("eth_getTransactionByHash", [hash])) !== null);
+    await mineBlocks(chain, 1);
+    await until(() => eventsOf(hash).length === 3);
+    expect(eventsOf(hash)[2]).toMatchObject({ type: "transfer.confirmed", data: { hash } });
+  });
+});
+
+
+describe("kill -9 with deliveries pending and transfers unconfirmed", () => {
+  let chain: TestChain;
+  let receiver: WebhookReceiver;
+  let journalDir: string;
+  const running: ServerProcess[] = [];
+
+  beforeAll(async () => {
+    chain = await startTestChain(["--no-mining"]);
+    receiver = await startWebhookReceiver();
+    journalDir = mkdtempSync(join(tmpdir(), "webhook-crash-"));
+  });
+  afterAll(async () => {
+    for (const server of running) server.child.kill("SIGKILL");
+    await receiver?.close();
+    await chain?.stop();
+    rmSync(journalDir, { recursive: true, force: true });
+  });
+
+  const start = async () => {
+    const server = await startServerProcess({
+      RPC_URL: chain.rpcUrl,
+      PRIVATE_KEY: chain.demo.privateKey,
+      TOKEN_ADDRESS: chain.demo.tokenAddress,
+      JOURNAL_PATH: join(journalDir, "transfers.sqlite"),
+      CHAIN_REFRESH_INTERVAL_MS: "100",
+      WEBHOOK_URL: receiver.url,
+      WEBHOOK_SECRET: SECRET,
+      WEBHOOK_RETRY_INITIAL_MS: "200",
+    });
+    running.push(server);
+    return server;
+  };
+  const transfer = async (server: ServerProcess) => {
+    const answer = await request(`${server.baseUrl}/transfer`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...AUTHORIZATION },
+      body: JSON.stringify({ toAddress: freshAddress(), amount: "1" }),
+    });
+    return ((await answer.body.json()) as { result: { hash: string } }).result.hash;
+  };
+  const eventsOf = (hash: string) => receiver.received.filter((delivery) => verified(delivery).data.transferHash === hash);
+
+  it("delivers every event after a restart, none lost; retries carry the same id", async () => {
+    receiver.answer(500);
+    const doomed = await start();
+    const mined = await transfer(doomed);
+    await mineBlocks(chain, 1);
+    // Its event is journaled and refused at least once: a delivery is pending.
+    await until(() => eventsOf(mined).length >= 1);
+    const unconfirmed = await transfer(doomed);
+    doomed.child.kill("SIGKILL");
+    expect(await doomed.exited).toBeNull();
+
+    receiver.answer(200);
+    // Mined while the service is down.
+    await mineBlocks(chain, 1);
+    await start();
+    await until(() => eventsOf(unconfirmed).length >= 1 && eventsOf(mined).length >= 2);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    for (const hash of [mined, unconfirmed]) {
+      const deliveries = eventsOf(hash);
+      expect(new Set(deliveries.map((delivery) => delivery.headers["webhook-id"])).size, `one event for ${hash}`).toBe(1);
+      expect(verified(deliveries[0])).toMatchObject({ type: "transfer.confirmed", data: { hash } });
+    }
+  });
+});

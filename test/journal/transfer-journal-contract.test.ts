@@ -1,0 +1,244 @@
+/**
+ * What every journal store must do, run against each: SQLite (one process), and the leader's working copy
+ * shipped to a real PostgreSQL (several replicas), where "reopen" is a new leader reading the database.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import pg from "pg";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { migrateDatabase, openPostgresJournal, postgresOptions } from "../../src/journal/postgres-journal-store.js";
+import { type JournalOwner, JournalOwnerMismatchError, JournalWriteError, openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
+import type { TransferJournal } from "../../src/journal/transfer-journal.js";
+import { type TestPostgres, startTestPostgres } from "../helpers/postgres.js";
+
+const keptConnections: Database.Database[] = [];
+const OWNER = { chainId: 31337n, walletAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", tokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3" };
+const REQUEST = { recipient: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC", units: 1_500_000_000_000_000_000n };
+const SIGNED = { nonce: 7, hash: `0x${"ab".repeat(32)}`, rawTransaction: "0x02f8", signedAtBlock: 100 };
+const { signedAtBlock: _block, ...SIGNED_FIELDS } = SIGNED;
+
+/** A place a journal lives, opened afresh by `open` (after a crash, or by a new leader). */
+interface JournalStore {
+  open(owner?: JournalOwner): Promise<TransferJournal>;
+  destroy(): Promise<void>;
+}
+
+function sqliteStore(): JournalStore {
+  const dir = mkdtempSync(join(tmpdir(), "journal-test-"));
+  const path = join(dir, "nested", "transfers.sqlite");
+  return {
+    open: async (owner = OWNER) => openSqliteJournal(path, owner),
+    destroy: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+let postgres: TestPostgres | undefined;
+async function postgresStore(): Promise<JournalStore> {
+  postgres ??= await startTestPostgres();
+  const url = await postgres.createDatabase();
+  const sessions: pg.Client[] = [];
+  return {
+    async open(owner = OWNER) {
+      // Each opening is a new leader on its own session, as after a takeover.
+      const session = new pg.Client(postgresOptions(url));
+      sessions.push(session);
+      await session.connect();
+      await migrateDatabase(session);
+      return openPostgresJournal(session, owner);
+    },
+    destroy: async () => {
+      await Promise.all(sessions.map((session) => session.end()));
+    },
+  };
+}
+
+afterAll(async () => {
+  await postgres?.stop();
+});
+
+describe.each([
+  ["SQLite", sqliteStore],
+  ["PostgreSQL (the leader's working copy)", postgresStore],
+] as [string, () => JournalStore | Promise<JournalStore>][])("the transfer journal on %s", (_name, makeStore) => {
+  let store: JournalStore;
+  let journal: TransferJournal;
+
+  // What was flushed is there after a crash or a takeover: the journal is opened again from its store.
+  async function reopen(owner?: JournalOwner): Promise<void> {
+    await journal.flushed();
+    journal.close();
+    journal = await store.open(owner);
+  }
+
+  beforeEach(async () => {
+    store = await makeStore();
+    journal = await store.open();
+  });
+  afterEach(async () => {
+    journal.close();
+    await store.destroy();
+  });
+
+  it("claims a key once; the second claim sees the first entry", () => {
+    const first = journal.claimKey("key-1", REQUEST);
+    expect(first.outcome).toBe("claimed");
+    const second = journal.claimKey("key-1", { ...REQUEST, units: 1n });
+    expect(second).toMatchObject({ outcome: "existing", entry: { state: "claimed", recipient: REQUEST.recipient, units: REQUEST.units } });
+  });
+
+  it("keeps a signed transfer across a reopen, as after a crash", async () => {
+    const claim = journal.claimKey("key-2", REQUEST);
+    if (claim.outcome !== "claimed") throw new Error("expected a claim");
+    journal.recordSigned(claim.entryId, REQUEST, SIGNED);
+    await reopen();
+    expect(journal.unsettled()).toEqual([expect.objectContaining({ idempotencyKey: "key-2", state: "signed", ...SIGNED_FIELDS, units: REQUEST.units })]);
+    expect(journal.findByHash(SIGNED.hash.toUpperCase().replace("0X", "0x"))?.idempotencyKey).toBe("key-2");
+  });
+
+  it("records a transfer without a key when it is signed", () => {
+    const id = journal.recordSigned(undefined, REQUEST, SIGNED);
+    journal.recordAccepted(id);
+    expect(journal.unsettled()).toEqual([expect.objectContaining({ id, idempotencyKey: null, state: "accepted" })]);
+  });
+
+  it("marks accepted entries whose nonce the chain has used; signed ones stay for the reconciler to check", () => {
+    for (const nonce of [1, 2, 3]) journal.recordAccepted(journal.recordSigned(undefined, REQUEST, { ...SIGNED, nonce, hash: `0x${String(nonce).repeat(64)}` }));
+    const unanswered = journal.recordSigned(undefined, REQUEST, { ...SIGNED, nonce: 0, hash: `0x${"0".repeat(64)}` });
+    expect(journal.markNonceUsedBelow(3)).toBe(2);
+    expect(journal.unsettled().map((entry) => [entry.id, entry.nonce])).toEqual([[unanswered, 0], [expect.any(Number), 3]]);
+    expect(journal.findByHash(`0x${"1".repeat(64)}`)?.state).toBe("nonce-used");
+  });
+
+  it("keeps the refusal a client was given, for repeats of its key", async () => {
+    const claim = journal.claimKey("refused-key", REQUEST);
+    if (claim.outcome !== "claimed") throw new Error("expected a claim");
+    journal.recordRefused(claim.entryId, { code: "INSUFFICIENT_TOKEN_BALANCE", message: "not enough" });
+    await reopen();
+    expect(journal.claimKey("refused-key", REQUEST)).toMatchObject({ outcome: "existing", entry: { state: "refused", refusal: { code: "INSUFFICIENT_TOKEN_BALANCE", message: "not enough" } } });
+  });
+
+  it("refuses a write that finds no entry to change, instead of losing it silently", () => {
+    expect(() => journal.recordSigned(4242, REQUEST, SIGNED)).toThrow(JournalWriteError);
+    expect(() => journal.recordAccepted(4242)).toThrow(JournalWriteError);
+    const id = journal.recordSigned(undefined, REQUEST, SIGNED);
+    journal.recordAccepted(id);
+    // Only a claim or an unanswered signature can be (re)signed.
+    expect(() => journal.recordSigned(id, REQUEST, SIGNED)).toThrow(JournalWriteError);
+  });
+
+  it("releasing a key deletes an unsigned claim, and never frees the key of a signed entry", () => {
+    const unsigned = journal.claimKey("key-3", REQUEST);
+    const signed = journal.claimKey("key-4", REQUEST);
+    if (unsigned.outcome !== "claimed" || signed.outcome !== "claimed") throw new Error("expected claims");
+    journal.recordSigned(signed.entryId, REQUEST, SIGNED);
+    expect(journal.releaseKey(unsigned.entryId)).toBe(true);
+    // Its transaction may be on chain: a repeat must find it, not run again.
+    expect(journal.releaseKey(signed.entryId)).toBe(false);
+    expect(journal.claimKey("key-3", REQUEST).outcome).toBe("claimed");
+    expect(journal.claimKey("key-4", REQUEST)).toMatchObject({ outcome: "existing", entry: { state: "signed", hash: SIGNED.hash } });
+  });
+
+  it("forgets keys past their lifetime but keeps the entries", () => {
+    journal.claimKey("old", REQUEST);
+    expect(journal.expireKeys(60_000, Date.now() + 61_000)).toBe(1);
+    expect(journal.claimKey("old", REQUEST).outcome).toBe("claimed");
+    expect(journal.expireKeys(60_000)).toBe(0);
+  });
+
+  it("refuses to serve another wallet", async () => {
+    await expect(reopen({ ...OWNER, walletAddress: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC" })).rejects.toThrow(JournalOwnerMismatchError);
+    journal = await store.open();
+    expect(journal.unsettled()).toEqual([]);
+  });
+
+  it("knows every attempt at a transfer's nonce, finds the transfer by any of them, and settles it with the mined one", async () => {
+    const id = journal.recordSigned(undefined, REQUEST, SIGNED);
+    journal.recordAccepted(id);
+    // One attempt: lookups need not ask the journal.
+    expect(journal.findWithSeveralAttempts(SIGNED.hash)).toBeUndefined();
+    const second = { hash: `0x${"cd".repeat(32)}`, rawTransaction: "0x02f9", kind: "transfer" as const, signedAtBlock: 104 };
+    journal.recordAttempt(id, second);
+    await reopen();
+    const [entry] = journal.unsettled();
+    expect(entry.hash).toBe(SIGNED.hash);
+    expect(entry.attempts.map(({ hash, kind, signedAtBlock }) => ({ hash, kind, signedAtBlock }))).toEqual([
+      { hash: SIGNED.hash, kind: "transfer", signedAtBlock: 100 },
+      { hash: second.hash, kind: "transfer", signedAtBlock: 104 },
+    ]);
+    expect(journal.findByHash(second.hash)?.id).toBe(id);
+    expect(journal.findWithSeveralAttempts(SIGNED.hash)?.id).toBe(id);
+    journal.markNonceUsedBelow(8);
+    expect(journal.usedWithUnknownAttempt().map((used) => used.id)).toEqual([id]);
+    journal.recordMined(id, second.hash);
+    expect(journal.usedWithUnknownAttempt()).toEqual([]);
+    expect(journal.findByHash(SIGNED.hash)).toMatchObject({ state: "nonce-used", minedHash: second.hash });
+  });
+
+  it("a mined cancel attempt makes the transfer cancelled; a reorg that unmines it makes it pending again", () => {
+    const id = journal.recordSigned(undefined, REQUEST, SIGNED);
+    journal.recordAccepted(id);
+    const cancel = { hash: `0x${"ef".repeat(32)}`, rawTransaction: "0x02fa", kind: "cancel" as const, signedAtBlock: 101 };
+    journal.recordAttempt(id, cancel);
+    journal.recordMined(id, cancel.hash);
+    expect(journal.findByHash(SIGNED.hash)).toMatchObject({ state: "cancelled", minedHash: cancel.hash });
+    // A hash of another transfer is not this one's to settle with.
+    expect(() => journal.recordMined(id, `0x${"99".repeat(32)}`)).toThrow(JournalWriteError);
+    expect(journal.markUnminedFrom(7)).toBe(1);
+    expect(journal.findByHash(cancel.hash)).toMatchObject({ state: "accepted", minedHash: null });
+    expect(journal.markUnminedFrom(7)).toBe(0);
+  });
+
+  it("keeps webhook events and their deliveries, in order, across a reopen", async () => {
+    const id = journal.recordSigned(undefined, REQUEST, SIGNED);
+    journal.recordEvent({ id: "msg_1", type: "transfer.confirmed", entryId: id, body: "{}" }, ["https://a.example/hook", "https://b.example/hook"], "transfer.confirmed");
+    journal.recordEvent({ id: "msg_2", type: "transfer.reorged", entryId: id, body: "{}" }, ["https://a.example/hook"]);
+    const [first] = journal.dueDeliveries(Date.now() + 1, 10, new Set());
+    journal.recordDeliveryAttempt(first.id, { state: "delivered", lastStatus: "200", nextAttemptAt: 0 });
+    await reopen();
+    expect(journal.deliveries("delivered", 10).map((delivery) => [delivery.eventId, delivery.endpoint])).toEqual([["msg_1", "https://a.example/hook"]]);
+    expect(journal.dueDeliveries(Date.now() + 1, 10, new Set()).map((delivery) => [delivery.eventId, delivery.endpoint])).toEqual([
+      ["msg_1", "https://b.example/hook"],
+      ["msg_2", "https://a.example/hook"],
+    ]);
+    expect(journal.findByHash(SIGNED.hash)?.reported).toBe("transfer.confirmed");
+  });
+
+  it("keeps a commit of thousands of entries (more than one statement's parameters), across a reopen", async () => {
+    for (let nonce = 0; nonce < 2_100; nonce++) journal.recordSigned(undefined, REQUEST, { ...SIGNED, nonce, hash: `0x${nonce.toString(16).padStart(64, "0")}` });
+    await reopen();
+    expect(journal.unsettled().map((entry) => entry.nonce)).toEqual(Array.from({ length: 2_100 }, (_, nonce) => nonce));
+  });
+
+  it("moves a key from an expired entry to a new one and drops released claims, across a reopen", async () => {
+    journal.claimKey("reused", REQUEST);
+    journal.expireKeys(60_000, Date.now() + 61_000);
+    const claim = journal.claimKey("reused", REQUEST);
+    const released = journal.claimKey("released", REQUEST);
+    if (claim.outcome !== "claimed" || released.outcome !== "claimed") throw new Error("expected claims");
+    journal.releaseKey(released.entryId);
+    await reopen();
+    expect(journal.claimKey("reused", REQUEST)).toMatchObject({ outcome: "existing", entry: { id: claim.entryId } });
+    expect(journal.claimKey("released", REQUEST).outcome).toBe("claimed");
+  });
+});
+
+describe("the SQLite transfer journal of an earlier version", () => {
+  it("gives a journal without attempts one attempt per signed transfer", () => {
+    const dir = mkdtempSync(join(tmpdir(), "journal-test-"));
+    const path = join(dir, "transfers.sqlite");
+    let journal = openSqliteJournal(path, OWNER);
+    const id = journal.recordSigned(undefined, REQUEST, SIGNED);
+    journal.close();
+    const db = new Database(path);
+    db.exec("DROP TABLE attempts; PRAGMA user_version = 0;");
+    db.close();
+    // Kept from the garbage collector: better-sqlite3 12 objects finalised by an idle GC abort Node 24.
+    keptConnections.push(db);
+    journal = openSqliteJournal(path, OWNER);
+    expect(journal.findByHash(SIGNED.hash)).toMatchObject({ id, attempts: [{ hash: SIGNED.hash, kind: "transfer", signedAtBlock: 0 }] });
+    journal.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+});

@@ -1,0 +1,25 @@
+/** The logger's scrubbing of secrets that reach it inside errors. */
+import { Writable } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { createLogger } from "../src/logger.js";
+
+describe("the logger", () => {
+  it("blanks DATABASE_URL and its password wherever an error carries them", async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const databaseUrl = "postgres://transfers:s3cret%2Fpassw0rd@db.internal:5432/transfers";
+    const logger = createLogger("info", { databaseUrl }, sink);
+    logger.warn({ err: new Error(`could not connect to ${databaseUrl}`) }, "one");
+    logger.warn({ err: new Error("password authentication failed: s3cret/passw0rd") }, "two");
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines).toHaveLength(2);
+    const text = lines.join("");
+    expect(text).not.toContain("s3cret");
+    expect(text).toContain("[redacted]");
+  });
+});

@@ -1,0 +1,96 @@
+/**
+ * A follower forwarding to the leader while the leadership changes: a recorded leader that refuses
+ * connections (it died) or turns out to be a follower (restarted at the old address) never got the
+ * request, so the follower asks again and delivers it once to the next leader. The leader here is a
+ * plain HTTP server (a boundary fake); the followers are the real follower app.
+ */
+import { type Server, createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import pino from "pino";
+import { request } from "undici";
+import { afterEach, describe, expect, it } from "vitest";
+import type { TransactionLookup } from "../../src/lookup/transaction-lookup.js";
+import { ServiceMetrics } from "../../src/metrics.js";
+import { buildFollowerApp } from "../../src/replicas/follower-app.js";
+import type { LeaderDirectory } from "../../src/replicas/forward-to-leader.js";
+import type { LeaderRecord } from "../../src/replicas/leadership.js";
+import { freePort } from "../helpers/free-port.js";
+
+const closers: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+
+/** A follower app listening on 127.0.0.1, asking `leaders` where to forward (no API keys: AUTH_DISABLED). */
+async function startFollower(leaders: LeaderDirectory): Promise<string> {
+  const app = buildFollowerApp(
+    { rateLimitMax: 1000, rateLimitWindowMs: 60_000 },
+    {
+      replicaId: "follower",
+      logger: pino({ level: "silent" }),
+      metrics: new ServiceMetrics(),
+      apiKeys: undefined,
+      lookup: {} as TransactionLookup,
+      attempts: { findWithSeveralAttempts: () => undefined },
+      readinessChecks: {},
+      leaders,
+    },
+  );
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  closers.push(() => app.close());
+  return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+}
+
+/** The leader: answers 201 with the body it got, and counts what it got. */
+async function startLeader(): Promise<{ url: string; received: string[] }> {
+  const received: string[] = [];
+  const server: Server = createServer(async (req, res) => {
+    let body = "";
+    for await (const chunk of req) body += chunk;
+    received.push(body);
+    res.writeHead(201, { "content-type": "application/json" }).end(JSON.stringify({ echoed: body }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  closers.push(() => new Promise((resolve) => server.close(resolve)));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received };
+}
+
+/** Answers `stale` until forgotten once, then `next`. */
+function directory(stale: LeaderRecord, next: LeaderRecord): LeaderDirectory & { forgotten: number } {
+  const leaders = {
+    forgotten: 0,
+    current: async () => (leaders.forgotten === 0 ? stale : next),
+    forget: () => void leaders.forgotten++,
+  };
+  return leaders;
+}
+
+async function post(url: string, body: string) {
+  const response = await request(`${url}/transfer`, { method: "POST", headers: { "content-type": "application/json" }, body });
+  return { statusCode: response.statusCode, body: await response.body.text() };
+}
+
+describe("forwarding to the leader during a takeover", () => {
+  it("waits past a leader that refuses connections and delivers the very bytes once to the next", async () => {
+    const leader = await startLeader();
+    const deadAddress = `http://127.0.0.1:${await freePort()}`;
+    const follower = await startFollower(directory({ replicaId: "dead", url: deadAddress, epoch: 1 }, { replicaId: "next", url: leader.url, epoch: 2 }));
+    const body = '{"toAddress":"0x70997970C51812dc3A010C7d01b50e0d17dc79C8","amount":12345678901234567890.5}';
+    const answer = await post(follower, body);
+    expect(answer).toEqual({ statusCode: 201, body: JSON.stringify({ echoed: body }) });
+    expect(leader.received).toEqual([body]);
+  });
+
+  it("takes a follower at the old leader's address for what it is: 421, not acted on, and asks again", async () => {
+    const leader = await startLeader();
+    // Every replica reads the same stale record, naming the restarted one: forwarding on would loop.
+    let restarted = "";
+    const stale = { current: async () => ({ replicaId: "old", url: restarted, epoch: 1 }), forget: () => undefined };
+    restarted = await startFollower(stale);
+    const follower = await startFollower(directory({ replicaId: "old", url: restarted, epoch: 1 }, { replicaId: "next", url: leader.url, epoch: 2 }));
+    const answer = await post(follower, '{"amount":"1"}');
+    expect(answer.statusCode).toBe(201);
+    // Delivered once: the restarted follower refused it instead of forwarding it (to itself).
+    expect(leader.received).toEqual(['{"amount":"1"}']);
+  });
+});
