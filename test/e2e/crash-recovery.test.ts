@@ -10,7 +10,7 @@ import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
 import { AUTHORIZATION } from "../helpers/service.js";
-import { NODE_KINDS, type TestChain, freshAddress, startTestChain, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
+import { NODE_KINDS, type TestChain, freshAddress, startTestChain, startTestChainOn, tokenBalanceOf, waitForReceipt } from "../helpers/test-chain.js";
 
 const CRASHES = NODE_KINDS.flatMap((kind) => ["after-sign", "after-broadcast"].map((faultPoint) => [faultPoint, kind] as const));
 
@@ -68,8 +68,8 @@ describe.each(CRASHES)("a crash %s on %s", (faultPoint, kind) => {
     const again = await transfer(restarted, body, "crash-order");
     expect(((await again.body.json()) as { result: { hash: string } }).result.hash).toBe(result.hash);
 
-    const mined = await chain.provider.waitForTransaction(result.hash, 1, 10_000);
-    expect(mined?.status).toBe(1);
+    const mined = await waitForReceipt(chain, result.hash, 10_000);
+    expect(mined.status).toBe(1);
     // Settled in the journal too: nothing is left looking unconfirmed to /wallet and the alerts.
     let wallet: { oldestUnconfirmed: unknown; transfersInFlight: number } | undefined;
     for (const deadline = Date.now() + 5_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 100))) {

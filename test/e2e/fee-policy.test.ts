@@ -3,7 +3,7 @@ import { parseUnits, toBigInt } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeTransfer } from "../../src/node/erc20.js";
 import { type TestService, postJson, startService } from "../helpers/service.js";
-import { type TestChain, freshAddress, startTestChain, tokenBalanceOf } from "../helpers/test-chain.js";
+import { type TestChain, freshAddress, startTestChain, tokenBalanceOf, waitForReceipt } from "../helpers/test-chain.js";
 
 describe("the fee policy on anvil", () => {
   let chain: TestChain;
@@ -32,7 +32,7 @@ describe("the fee policy on anvil", () => {
     // The floor (0.5 gwei) is above the tip cap (0.2 gwei): the cap wins.
     expect(BigInt(maxPriorityFeePerGas.hex)).toBe(parseUnits("0.2", "gwei"));
     expect(BigInt(gasLimit.hex)).toBe((estimate * 125n + 99n) / 100n);
-    await chain.provider.waitForTransaction(sent.body.result.hash, 1, 5000);
+    await waitForReceipt(chain, sent.body.result.hash, 5000);
     expect(await tokenBalanceOf(chain, recipient)).toBe(units);
   });
 });

@@ -9,7 +9,7 @@ import { parseUnits } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { READINESS_CACHE_MS } from "../../src/http/routes/health.js";
 import { type TestService, postJson, startService } from "../helpers/service.js";
-import { type TestChain, freshAddress, startTestChain, tokenBalanceOf } from "../helpers/test-chain.js";
+import { type TestChain, freshAddress, startTestChain, tokenBalanceOf, waitForReceipt } from "../helpers/test-chain.js";
 import { fillFilesystem, mountTinyFilesystem } from "../helpers/tiny-filesystem.js";
 
 describe("a journal disk that fills up while the service runs", () => {
@@ -34,7 +34,7 @@ describe("a journal disk that fills up while the service runs", () => {
     const firstBody = { toAddress: freshAddress(), amount: "1" };
     const first = await transfer(firstBody, { "idempotency-key": "before-full" });
     expect(first.statusCode).toBe(200);
-    expect(await chain.provider.waitForTransaction(first.body.result.hash, 1, 5000)).not.toBeNull();
+    expect((await waitForReceipt(chain, first.body.result.hash, 5000)).status).toBe(1);
     const nonceBefore = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
 
     fillFilesystem(tinyFilesystem.mountPoint);
@@ -65,8 +65,7 @@ describe("a journal disk that fills up while the service runs", () => {
     const next = await transfer(unkeyed);
     expect(next.body.result.nonce).toBe(nonceBefore + 1);
     expect((await transfer(firstBody, { "idempotency-key": "before-full" })).raw).toBe(first.raw);
-    // Once (CI, Node 24) a wait here timed out: the service's log then tells what became of the transfer.
-    await chain.provider.waitForTransaction(next.body.result.hash, 1, 5000).catch(async (error: Error) => {
+    await waitForReceipt(chain, next.body.result.hash, 5000).catch(async (error: Error) => {
       const pool = await chain.provider.send("txpool_status", []).catch(() => "unknown");
       const notable = (service as TestService).logs.filter((line) => !/request completed/.test(line)).slice(-20);
       throw new Error(`${error.message}; node pool ${JSON.stringify(pool)}; the service's last notable log lines:\n${notable.join("")}`);

@@ -9,7 +9,7 @@ import fakeOracle from "../../contracts/artifacts/FakeGasPriceOracle.json" with 
 import { OP_GAS_PRICE_ORACLE } from "../../src/sending/wallet-snapshot.js";
 import { READINESS_CACHE_MS } from "../../src/http/routes/health.js";
 import { type TestService, postJson, startService } from "../helpers/service.js";
-import { type TestChain, freshAddress, setEthBalance, startTestChain, tokenBalanceOf } from "../helpers/test-chain.js";
+import { type TestChain, freshAddress, setEthBalance, startTestChain, tokenBalanceOf, waitForReceipt } from "../helpers/test-chain.js";
 
 const ORACLE = new Interface(fakeOracle.abi);
 
@@ -55,7 +55,7 @@ describe("an OP Stack chain's L1 data fee", () => {
     const recipient = freshAddress();
     const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "1" });
     expect(sent.statusCode).toBe(200);
-    await chain.provider.waitForTransaction(sent.body.result.hash, 1, 5000);
+    await waitForReceipt(chain, sent.body.result.hash, 5000);
     expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("1", 18));
     await new Promise((resolve) => setTimeout(resolve, READINESS_CACHE_MS + 50));
     expect((await service.app.inject({ method: "GET", url: "/ready" })).statusCode).toBe(200);

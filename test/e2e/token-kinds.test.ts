@@ -7,7 +7,7 @@
 import { type Contract, Wallet, parseUnits } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AUTHORIZATION, type TestService, postJson, startService } from "../helpers/service.js";
-import { type TestChain, freshAddress, setEthBalance, startTestChain } from "../helpers/test-chain.js";
+import { type TestChain, freshAddress, setEthBalance, startTestChain, waitForReceipt } from "../helpers/test-chain.js";
 import { type TestTokenName, deployTestToken } from "../helpers/test-tokens.js";
 
 describe("tokens people actually send", () => {
@@ -39,7 +39,7 @@ describe("tokens people actually send", () => {
       const recipient = freshAddress();
       const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "1.5" });
       expect(sent.statusCode).toBe(200);
-      await chain.provider.waitForTransaction(sent.body.result.hash, 1, 5000);
+      await waitForReceipt(chain, sent.body.result.hash, 5000);
       expect(await balanceOf(token, recipient)).toBe(1_500_000n);
       expect(await statusOf(service, sent.body.result.hash)).toMatchObject({ state: "confirmed", transfer: { to: recipient, amount: "1500000", amountInTokens: "1.5" } });
     } finally {
@@ -81,7 +81,7 @@ describe("tokens people actually send", () => {
       const recipient = freshAddress();
       const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "100" });
       expect(sent.statusCode).toBe(200);
-      await chain.provider.waitForTransaction(sent.body.result.hash, 1, 5000);
+      await waitForReceipt(chain, sent.body.result.hash, 5000);
       expect(await balanceOf(token, recipient)).toBe(parseUnits("99", 18));
       expect(await statusOf(service, sent.body.result.hash)).toMatchObject({
         state: "confirmed",
@@ -123,7 +123,7 @@ describe("tokens people actually send", () => {
       await token.getFunction("setRefused")(recipient, true, { maxPriorityFeePerGas: parseUnits("50", "gwei"), maxFeePerGas: parseUnits("100", "gwei") });
       await chain.provider.send("evm_mine", []);
       await chain.provider.send("evm_setAutomine", [true]);
-      const receipt = await chain.provider.waitForTransaction(sent.body.result.hash, 1, 5000);
+      const receipt = await waitForReceipt(chain, sent.body.result.hash, 5000);
       expect(receipt?.status).toBe(1);
       expect(await balanceOf(token, recipient)).toBe(0n);
       expect(await statusOf(service, sent.body.result.hash)).toMatchObject({ state: "failed", transfer: { amount: "0", requestedAmount: parseUnits("1", 18).toString() } });

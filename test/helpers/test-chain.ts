@@ -1,5 +1,5 @@
 /** A real anvil node with a freshly deployed DemoToken, for tests that touch the chain. */
-import { Contract, JsonRpcProvider, Wallet, parseUnits, toBeHex } from "ethers";
+import { Contract, JsonRpcProvider, type TransactionReceipt, Wallet, parseUnits, toBeHex } from "ethers";
 import demoToken from "../../contracts/artifacts/DemoToken.json" with { type: "json" };
 import { type AnvilNode, startAnvil } from "../../src/dev/anvil.js";
 import { type DemoChain, type DemoTokenOptions, devMethodPrefix, setUpDemoChain } from "../../src/dev/demo-chain.js";
@@ -83,4 +83,21 @@ export const TEST_HEAD_MAX_AGE_MS = 100;
 export async function mineBlocks(chain: TestChain, count = 1): Promise<void> {
   await chain.provider.send(`${await devMethodPrefix(chain.provider)}_mine`, [toBeHex(count)]);
   await new Promise((resolve) => setTimeout(resolve, TEST_HEAD_MAX_AGE_MS + 20));
+}
+
+/**
+ * The receipt of `hash` once it is mined, asked for every 100 ms. Needed even on an automining anvil:
+ * it answers eth_sendRawTransaction once the transaction is in its pool and mines it a moment later.
+ * Not ethers' waitForTransaction: that waits for a *new* block after its first look, so a transaction
+ * mined just as it starts (a re-send of the service's) is missed for good on a node that mines nothing
+ * else, as an automining one.
+ */
+export async function waitForReceipt(chain: TestChain, hash: string, timeoutMs: number): Promise<TransactionReceipt> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const receipt = await chain.provider.getTransactionReceipt(hash);
+    if (receipt) return receipt;
+    if (Date.now() > deadline) throw new Error(`transaction ${hash} not mined within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }

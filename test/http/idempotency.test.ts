@@ -6,7 +6,7 @@ import { parseUnits } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RpcProxy, startRpcProxy } from "../helpers/rpc-proxy.js";
 import { type TestService, postJson, startService } from "../helpers/service.js";
-import { NODE_KINDS, type TestChain, freshAddress, startTestChain, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
+import { NODE_KINDS, type TestChain, freshAddress, startTestChain, startTestChainOn, tokenBalanceOf, waitForReceipt } from "../helpers/test-chain.js";
 
 describe.each(NODE_KINDS)("Idempotency-Key on %s", (kind) => {
   let chain: TestChain;
@@ -41,6 +41,7 @@ describe.each(NODE_KINDS)("Idempotency-Key on %s", (kind) => {
     expect(repeat.raw).toBe(first.raw);
     expect(repeat.headers["idempotent-replayed"]).toBe("true");
     expect(await nonceCount()).toBe(count);
+    await waitForReceipt(chain, first.body.result.hash, 5000);
     expect(await tokenBalanceOf(chain, body.toAddress)).toBe(parseUnits("3", 18));
   });
 
@@ -54,10 +55,11 @@ describe.each(NODE_KINDS)("Idempotency-Key on %s", (kind) => {
 
   it("answers 422 when the key comes back with another body", async () => {
     const recipient = freshAddress();
-    await transfer({ toAddress: recipient, amount: "1" }, "order-3");
+    const first = await transfer({ toAddress: recipient, amount: "1" }, "order-3");
     const other = await transfer({ toAddress: recipient, amount: "2" }, "order-3");
     expect(other.statusCode).toBe(422);
     expect(other.body).toMatchObject({ statusCode: 422, code: "IDEMPOTENCY_KEY_REUSED", error: "Unprocessable Entity" });
+    await waitForReceipt(chain, first.body.result.hash, 5000);
     expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("1", 18));
   });
 
@@ -72,6 +74,7 @@ describe.each(NODE_KINDS)("Idempotency-Key on %s", (kind) => {
     expect(new Set(successes.map((reply) => reply.raw)).size).toBe(1);
     for (const reply of inFlight) expect(reply.body.code).toBe("IDEMPOTENCY_KEY_IN_FLIGHT");
     expect(await nonceCount()).toBe(count + 1);
+    await waitForReceipt(chain, successes[0].body.result.hash, 5000);
     expect(await tokenBalanceOf(chain, body.toAddress)).toBe(parseUnits("4", 18));
   });
 
@@ -110,7 +113,7 @@ describe.each(NODE_KINDS)("Idempotency-Key on %s", (kind) => {
     // The next transfer takes the following nonce: the lost one's nonce stayed taken.
     const next = await transfer({ toAddress: freshAddress(), amount: "1" });
     expect(next.body.result.nonce).toBe(count + 1);
-    await chain.provider.waitForTransaction(next.body.result.hash, 1, 5000);
+    await waitForReceipt(chain, next.body.result.hash, 5000);
     expect(await tokenBalanceOf(chain, body.toAddress)).toBe(parseUnits("6", 18));
   });
 
@@ -130,6 +133,7 @@ describe.each(NODE_KINDS)("Idempotency-Key on %s", (kind) => {
     expect(repeatedRefusal.statusCode).toBe(417);
     expect(repeatedRefusal.raw).toBe(refused.raw);
     expect(await nonceCount()).toBe(count);
+    await waitForReceipt(chain, first.body.result.hash, 5000);
     expect(await tokenBalanceOf(chain, body.toAddress)).toBe(parseUnits("2.5", 18));
   });
 });
@@ -145,7 +149,7 @@ describe("a request refused before any work (policy 403)", () => {
       expect(tooMuch.body.code).toBe("AMOUNT_ABOVE_LIMIT");
       const allowed = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "10" }, { "idempotency-key": "policy" });
       expect(allowed.statusCode).toBe(200);
-      await chain.provider.waitForTransaction(allowed.body.result.hash, 1, 5000);
+      await waitForReceipt(chain, allowed.body.result.hash, 5000);
       expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("10", 18));
     } finally {
       await service.close();
@@ -201,7 +205,7 @@ describe("a lost broadcast that a node refuses when it is sent again", () => {
       const next = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "2" });
       expect(next.statusCode).toBe(200);
       expect(next.body.result.nonce).toBe(nonce + 1);
-      await chain.provider.waitForTransaction(next.body.result.hash, 1, 10_000);
+      await waitForReceipt(chain, next.body.result.hash, 10_000);
       expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("2", 18));
       expect(await tokenBalanceOf(chain, lostRecipient)).toBe(parseUnits("1", 18));
       expect(await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest")).toBe(nonce + 2);

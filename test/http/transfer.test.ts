@@ -3,7 +3,7 @@ import { Wallet, parseUnits } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BODY_LIMIT_BYTES } from "../../src/app.js";
 import { AUTHORIZATION, type TestService, postJson, startService } from "../helpers/service.js";
-import { type TestChain, freshAddress, setEthBalance, startTestChain, tokenBalanceOf } from "../helpers/test-chain.js";
+import { type TestChain, freshAddress, setEthBalance, startTestChain, tokenBalanceOf, waitForReceipt } from "../helpers/test-chain.js";
 
 describe("POST /transfer on an 18-decimal token", () => {
   let chain: TestChain;
@@ -23,6 +23,7 @@ describe("POST /transfer on an 18-decimal token", () => {
     const before = await tokenBalanceOf(chain, chain.demo.walletAddress);
     const { statusCode, body } = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "1.5" });
     expect(statusCode).toBe(200);
+    await waitForReceipt(chain, body.result.hash, 5000);
     expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("1.5", 18));
     expect(await tokenBalanceOf(chain, chain.demo.walletAddress)).toBe(before - parseUnits("1.5", 18));
     const record = body.result;
@@ -39,15 +40,17 @@ describe("POST /transfer on an 18-decimal token", () => {
 
   it("accepts a JSON number by its shortest decimal form (0.1 is exactly 0.1)", async () => {
     const recipient = freshAddress();
-    const { statusCode } = await postJson(service.app, "/transfer", { toAddress: recipient, amount: 0.1 });
+    const { statusCode, body } = await postJson(service.app, "/transfer", { toAddress: recipient, amount: 0.1 });
     expect(statusCode).toBe(200);
+    await waitForReceipt(chain, body.result.hash, 5000);
     expect(await tokenBalanceOf(chain, recipient)).toBe(100_000_000_000_000_000n);
   });
 
   it("accepts the spec sample's `to`, and both names when they agree", async () => {
     const recipient = freshAddress();
-    expect((await postJson(service.app, "/transfer", { to: recipient, amount: 2 })).statusCode).toBe(200);
-    expect((await postJson(service.app, "/transfer", { to: recipient, toAddress: recipient.toLowerCase(), amount: 3 })).statusCode).toBe(200);
+    const answers = [await postJson(service.app, "/transfer", { to: recipient, amount: 2 }), await postJson(service.app, "/transfer", { to: recipient, toAddress: recipient.toLowerCase(), amount: 3 })];
+    expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200]);
+    for (const answer of answers) await waitForReceipt(chain, answer.body.result.hash, 5000);
     expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("5", 18));
   });
 
@@ -201,6 +204,7 @@ describe("POST /transfer on an 18-decimal token", () => {
     const recipient = freshAddress();
     const { statusCode, body } = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "1" });
     expect(statusCode).toBe(200);
+    await waitForReceipt(chain, body.result.hash, 5000);
     expect(body.result.nonce).toBe((await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest")) - 1);
     expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("1", 18));
   });
@@ -221,8 +225,9 @@ describe("POST /transfer on a 6-decimal token", () => {
 
   it("converts with the token's decimals", async () => {
     const recipient = freshAddress();
-    expect((await postJson(service.app, "/transfer", { toAddress: recipient, amount: "12.345678" })).statusCode).toBe(200);
-    expect((await postJson(service.app, "/transfer", { toAddress: recipient, amount: 0.000001 })).statusCode).toBe(200);
+    const answers = [await postJson(service.app, "/transfer", { toAddress: recipient, amount: "12.345678" }), await postJson(service.app, "/transfer", { toAddress: recipient, amount: 0.000001 })];
+    expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200]);
+    for (const answer of answers) await waitForReceipt(chain, answer.body.result.hash, 5000);
     expect(await tokenBalanceOf(chain, recipient)).toBe(12_345_679n);
   });
 
