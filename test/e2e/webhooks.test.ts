@@ -49,7 +49,8 @@ describe("webhooks on anvil", () => {
     chain = await startTestChain();
     receiver = await startWebhookReceiver();
     // The receiver's own token rides in the query string: it must reach no log and no listing.
-    service = await startService(chain.target, { WEBHOOK_URL: `${receiver.url}?token=${RECEIVER_TOKEN}`, WEBHOOK_SECRET: SECRET, WEBHOOK_RETRY_INITIAL_MS: "200" });
+    // REBROADCAST_AFTER_MS 2 s: a transaction anvil holds unmined (see below) is replaced within the waits.
+    service = await startService(chain.target, { WEBHOOK_URL: `${receiver.url}?token=${RECEIVER_TOKEN}`, WEBHOOK_SECRET: SECRET, WEBHOOK_RETRY_INITIAL_MS: "200", REBROADCAST_AFTER_MS: "2000" });
   });
   afterAll(async () => {
     await service?.close();
@@ -63,9 +64,9 @@ describe("webhooks on anvil", () => {
     const hashes = new Set(sent.map((answer) => answer.body.result.hash as string));
     const events = () => receiver.received.map((delivery) => verified(delivery)).filter((event) => hashes.has(event.data.transferHash as string));
     const confirmed = () => events().filter((event) => event.type === "transfer.confirmed");
-    // Up to 30 s: anvil in automine mode can hold one of many concurrent transactions unmined (see
-    // stuck-transfers.test.ts); the service replaces it after REBROADCAST_AFTER_MS (15 s) and a round.
-    await until(() => confirmed().length >= 100, 30_000).catch(async (error: Error) => {
+    // anvil in automine mode can hold one of many concurrent transactions unmined (foundry-rs/foundry#10122,
+    // see stuck-transfers.test.ts); the service replaces it after REBROADCAST_AFTER_MS and a round.
+    await until(() => confirmed().length >= 100).catch(async (error: Error) => {
       throw new Error(`${error.message}: ${await whereTheyStand(chain, service, [...hashes].filter((hash) => !confirmed().some((event) => event.data.transferHash === hash)))}`);
     });
     expect(new Set(confirmed().map((event) => event.data.transferHash)).size).toBe(100);
