@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
 import { AUTHORIZATION } from "../helpers/service.js";
 import { type TestPostgres, startTestPostgres } from "../helpers/postgres.js";
-import { NODE_KINDS, type NodeKind, type TestChain, freshAddress, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
+import { NODE_KINDS, type NodeKind, type TestChain, freshAddress, startTestChainOn, tokenBalanceOf, waitForMinedCount } from "../helpers/test-chain.js";
 
 interface Answer {
   statusCode: number;
@@ -87,14 +87,6 @@ async function withConcurrency<T>(count: number, concurrency: number, work: (ind
   return results;
 }
 
-async function waitForMinedCount(testChain: TestChain, count: number, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while ((await testChain.provider.getTransactionCount(testChain.demo.walletAddress, "latest")) < count) {
-    if (Date.now() > deadline) throw new Error(`nonce count ${await testChain.provider.getTransactionCount(testChain.demo.walletAddress, "latest")} never reached ${count}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
 describe("three replicas on one PostgreSQL and one wallet", () => {
   it("300 transfers spread across them at concurrency 50: every one 200, nonces contiguous, each recipient paid once", async () => {
     const { started } = await startReplicas(3);
@@ -105,7 +97,7 @@ describe("three replicas on one PostgreSQL and one wallet", () => {
     expect(answers.filter((answer) => answer?.statusCode !== 200).map((answer) => answer?.raw)).toEqual([]);
     const nonces = answers.map((answer) => JSON.parse((answer as Answer).raw).result.nonce as number).sort((a, b) => a - b);
     expect(nonces).toEqual(Array.from({ length: 300 }, (_, index) => firstNonce + index));
-    await waitForMinedCount(testChain, firstNonce + 300);
+    await waitForMinedCount(testChain, firstNonce + 300, 60_000);
     for (const body of bodies) expect(await tokenBalanceOf(testChain, body.toAddress)).toBe(BigInt(body.amount) * 10n ** 18n);
 
     // Every replica answers lookups itself; /wallet and /metrics say which replica answered and whether it leads.
@@ -131,7 +123,7 @@ describe("three replicas on one PostgreSQL and one wallet", () => {
     for (const answer of both) expect(answer?.statusCode === 409 || answer?.raw === done[0]?.raw).toBe(true);
     expect((await send(started[0], "/transfer", body, "twice"))?.raw).toBe(done[0]?.raw);
     expect((await send(started[1], "/transfer", { ...body, amount: "4" }, "twice"))?.statusCode).toBe(422);
-    await waitForMinedCount(testChain, JSON.parse((done[0] as Answer).raw).result.nonce + 1);
+    await waitForMinedCount(testChain, JSON.parse((done[0] as Answer).raw).result.nonce + 1, 60_000);
     expect(await tokenBalanceOf(testChain, recipient)).toBe(3n * 10n ** 18n);
   });
 });
@@ -222,7 +214,7 @@ describe.each(NODE_KINDS)("the leader killed (-9), on %s", (kind) => {
       expect(replay?.statusCode, `replay ${index}: ${replay?.raw}`).toBe(200);
       if (answer) expect({ statusCode: replay?.statusCode, raw: replay?.raw }, `request ${index}`).toEqual({ statusCode: answer.statusCode, raw: answer.raw });
     }
-    await waitForMinedCount(testChain, firstNonce + 300);
+    await waitForMinedCount(testChain, firstNonce + 300, 60_000);
     expect(await testChain.provider.getTransactionCount(testChain.demo.walletAddress, "pending")).toBe(firstNonce + 300);
     for (const body of bodies) expect(await tokenBalanceOf(testChain, body.toAddress)).toBe(10n ** 18n);
   });

@@ -101,3 +101,23 @@ export async function waitForReceipt(chain: TestChain, hash: string, timeoutMs: 
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+/**
+ * Waits until the chain has mined `count` of the wallet's transactions: what a test of concurrent transfers
+ * waits for, since anvil in automine mode can hold one of them unmined (foundry-rs/foundry#10122) and the
+ * service then replaces it, under another hash, after REBROADCAST_AFTER_MS.
+ */
+export async function waitForMinedCount(chain: TestChain, count: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const mined = await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest");
+    if (mined >= count) return;
+    if (Date.now() > deadline) {
+      const pending = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
+      // What the node's pool holds tells a lost transaction from one held unmined (anvil: txpool_*).
+      const pool = await chain.provider.send("txpool_status", []).catch((poolError: Error) => poolError.message);
+      throw new Error(`transactions not mined within ${timeoutMs} ms: want nonce count ${count}, mined ${mined}, pending ${pending}, pool ${JSON.stringify(pool)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}

@@ -2,7 +2,7 @@
 import { isError, parseUnits } from "ethers";
 import { afterEach, describe, expect, it } from "vitest";
 import { type TestService, postJson, startService, startServiceBehindProxy } from "../helpers/service.js";
-import { NODE_KINDS, type TestChain, freshAddress, startTestChain, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
+import { NODE_KINDS, type TestChain, freshAddress, startTestChain, startTestChainOn, tokenBalanceOf, waitForMinedCount } from "../helpers/test-chain.js";
 
 let chain: TestChain | undefined;
 let service: TestService | undefined;
@@ -11,21 +11,6 @@ afterEach(async () => {
   await chain?.stop();
   service = chain = undefined;
 });
-
-async function waitUntilMined(testChain: TestChain, nonceCount: number): Promise<void> {
-  const deadline = Date.now() + 40_000;
-  for (;;) {
-    const mined = await testChain.provider.getTransactionCount(testChain.demo.walletAddress, "latest");
-    if (mined >= nonceCount) return;
-    if (Date.now() > deadline) {
-      const pending = await testChain.provider.getTransactionCount(testChain.demo.walletAddress, "pending");
-      // What the node's pool holds tells a lost transaction from one held unmined (anvil: txpool_*).
-      const pool = await testChain.provider.send("txpool_status", []).catch((poolError: Error) => poolError.message);
-      throw new Error(`transactions not mined within 40 s: want nonce count ${nonceCount}, mined ${mined}, pending ${pending}, pool ${JSON.stringify(pool)}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 // Hardhat Network automines and refuses a nonce above the next one, as L2 sequencers do: concurrent
 // broadcasts reach it out of order.
@@ -48,7 +33,7 @@ describe.each(CHAINS)("200 concurrent transfers on %s", (_label, startChain) => 
     const nonces = replies.map((reply) => reply.body.result.nonce as number).sort((a, b) => a - b);
     expect(nonces).toEqual(Array.from({ length: 200 }, (_, index) => firstNonce + index));
 
-    await waitUntilMined(chain, firstNonce + 200).catch((error: Error) => {
+    await waitForMinedCount(chain, firstNonce + 200, 40_000).catch((error: Error) => {
       const unsettled = (service as TestService).services.journal.unsettled().map((entry) => `${entry.nonce}:${entry.state}`);
       const notable = (service as TestService).logs.filter((line) => !/request completed|transfer sent/.test(line));
       throw new Error(`${error.message}\nunsettled: ${unsettled.join(" ")}\n${notable.join("").slice(0, 4000)}`);
@@ -76,7 +61,7 @@ describe.each([
     for (const reply of refused) expect(reply.body.code).toBe("INSUFFICIENT_TOKEN_BALANCE");
 
     const firstNonce = Math.min(...accepted.map((reply) => reply.body.result.nonce as number));
-    await waitUntilMined(chain, firstNonce + 20);
+    await waitForMinedCount(chain, firstNonce + 20, 40_000);
     for (const reply of accepted) {
       const receipt = await chain.provider.getTransactionReceipt(reply.body.result.hash);
       expect(receipt?.status).toBe(1);
@@ -112,7 +97,7 @@ describe("an outside transaction whose nonce the node calls used in words ethers
       for (const reply of replies) expect(reply.statusCode, JSON.stringify(reply.body)).toBe(200);
       const nonces = replies.map((reply) => reply.body.result.nonce as number);
       expect(nonces).toEqual([first.body.result.nonce + 2, first.body.result.nonce + 3, first.body.result.nonce + 4, first.body.result.nonce + 5, first.body.result.nonce + 6]);
-      await waitUntilMined(chain, nonces[4] + 1);
+      await waitForMinedCount(chain, nonces[4] + 1, 40_000);
     } finally {
       await proxied.close();
     }
@@ -140,7 +125,7 @@ describe.each(NODE_KINDS)("an outside transaction from the same wallet in the mi
     expect(new Set(nonces).size).toBe(60);
     // A 200 means owned until mined, not mined already: a broadcast whose answer was unclear under load is
     // sent again in the background. Every nonce gets mined, with no gap and nothing beyond.
-    await waitUntilMined(chain, Math.max(...nonces) + 1);
+    await waitForMinedCount(chain, Math.max(...nonces) + 1, 40_000);
     expect(await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest")).toBe(Math.max(...nonces) + 1);
   });
 });

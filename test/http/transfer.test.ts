@@ -3,7 +3,7 @@ import { Wallet, parseUnits } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BODY_LIMIT_BYTES } from "../../src/app.js";
 import { AUTHORIZATION, type TestService, postJson, startService } from "../helpers/service.js";
-import { type TestChain, freshAddress, setEthBalance, startTestChain, tokenBalanceOf, waitForReceipt } from "../helpers/test-chain.js";
+import { type TestChain, freshAddress, setEthBalance, startTestChain, tokenBalanceOf, waitForMinedCount, waitForReceipt } from "../helpers/test-chain.js";
 
 describe("POST /transfer on an 18-decimal token", () => {
   let chain: TestChain;
@@ -63,9 +63,7 @@ describe("POST /transfer on an 18-decimal token", () => {
     // 200 means owned until mined, which under load can take the background's work: a broadcast whose
     // answer was unclear is sent again within seconds; a transaction anvil's pool holds without mining it
     // (foundry-rs/foundry#10122, seen in CI) is replaced once stale: REBROADCAST_AFTER_MS (15 s) and a 5 s round.
-    for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 200))) {
-      if ((await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest")) > nonces.at(-1)) break;
-    }
+    await waitForMinedCount(chain, nonces.at(-1) + 1, 30_000);
     for (const [index, recipient] of recipients.entries()) {
       expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits(String(index + 1), 18));
     }
