@@ -1,5 +1,6 @@
 /** The OpenAPI 3.1 `webhooks` of the service: each transfer event, its payload and an example. */
 import { type TSchema, Type } from "@sinclair/typebox";
+import { AddressSchema, TxHashSchema } from "../http/schemas.js";
 
 const TRANSFER_EVENTS = {
   "transfer.confirmed": "The transfer is mined and moved the tokens, with WEBHOOK_CONFIRMATIONS confirmations.",
@@ -10,20 +11,27 @@ const TRANSFER_EVENTS = {
 } as const;
 
 const NullableString = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
+// The service's own address and hash formats, with a description of what this one is.
+const Hash = (description: string) => Type.String({ pattern: TxHashSchema.pattern, description });
+const Address = (description: string) => Type.String({ pattern: AddressSchema.pattern, description });
 const NullableInteger = (description: string) => Type.Union([Type.Integer(), Type.Null()], { description });
 
-function eventSchema(type: keyof typeof TRANSFER_EVENTS): TSchema {
+/** The name of a transfer event, as in a payload's `type`. */
+export type TransferEventName = keyof typeof TRANSFER_EVENTS;
+
+/** The payload schema of one event, with its example: what the OpenAPI document promises receivers. */
+export function transferEventSchema(type: TransferEventName): TSchema {
   return Type.Object(
     {
       type: Type.Literal(type),
       timestamp: Type.String({ description: "when the event was made, ISO 8601" }),
       data: Type.Object({
-        transferHash: Type.String({ description: "the transfer's first hash, as POST /transfer answered it" }),
-        hash: Type.String({ description: "the attempt that carries the transfer now (the mined one once mined)" }),
+        transferHash: Hash("the transfer's first hash, as POST /transfer answered it"),
+        hash: Hash("the attempt that carries the transfer now (the mined one once mined)"),
         nonce: Type.Integer(),
-        from: Type.String({ description: "the hot wallet" }),
-        token: Type.String(),
-        recipient: Type.String(),
+        from: Address("the hot wallet"),
+        token: Address("the token contract"),
+        recipient: Address("who receives the tokens"),
         amount: Type.String({ description: "base units, decimal" }),
         amountInTokens: Type.String(),
         apiKeyId: NullableString("the id of the API key that sent it (never the key)"),
@@ -74,7 +82,7 @@ export const WEBHOOKS_OPENAPI = Object.fromEntries(
           `${description} Sent to every WEBHOOK_URL with the Standard Webhooks headers webhook-id (the same on every retry), ` +
           "webhook-timestamp and webhook-signature (v1, HMAC-SHA256 with each WEBHOOK_SECRET). Answer 2xx to acknowledge; " +
           "410 stops this event for the endpoint; anything else is retried with backoff for 24 h.",
-        requestBody: { required: true, content: { "application/json": { schema: eventSchema(type as keyof typeof TRANSFER_EVENTS) } } },
+        requestBody: { required: true, content: { "application/json": { schema: transferEventSchema(type as TransferEventName) } } },
         responses: { "200": { description: "acknowledged (any 2xx)" }, "410": { description: "stop delivering this event to this endpoint" } },
       },
     },
