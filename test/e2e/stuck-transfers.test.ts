@@ -1,7 +1,6 @@
 /**
  * Stuck transfers on a real chain: anvil without automine, blocks mined by the test, the base fee held
- * high with anvil_setNextBlockBaseFeePerGas, as a fee spike on a real network; re-pricing, cancel and a
- * held transaction on Hardhat Network too (hardhat_setNextBlockBaseFeePerGas).
+ * high with anvil_setNextBlockBaseFeePerGas, as a fee spike on a real network.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -42,57 +41,6 @@ async function minedAtNonce(chain: TestChain, fromBlock: number): Promise<Map<nu
 
 const status = (service: TestService, hash: string) => service.app.inject({ method: "GET", url: `/transactions/${hash}`, headers: AUTHORIZATION });
 
-/**
- * One transfer sent, then the base fee held at 3x its maxFeePerGas: it must be re-priced and mined within
- * 10 blocks, paid once, with its first hash and the mined one telling the same truth.
- */
-async function provesOneStuckTransferRepriced(chain: TestChain, service: TestService, key: string): Promise<void> {
-  const recipient = freshAddress();
-  const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "3" }, { ...AUTHORIZATION, "idempotency-key": key });
-  expect(sent.statusCode).toBe(200);
-  const first = sent.body.result.hash as string;
-  const spike = 3n * BigInt(sent.body.result.maxFeePerGas.hex);
-  const fromBlock = (await chain.provider.getBlockNumber()) + 1;
-
-  let blocks = 0;
-  while ((await tokenBalanceOf(chain, recipient)) === 0n && blocks < 10) {
-    await mineAt(chain, spike);
-    blocks++;
-  }
-  // Paid within the loop's 10 blocks of the spike.
-  expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("3", 18));
-
-  const mined = [...(await minedAtNonce(chain, fromBlock)).values()];
-  expect(mined).toHaveLength(1);
-  const [minedHash] = mined;
-  expect(minedHash).not.toBe(first);
-  const replacement = await chain.provider.getTransaction(minedHash);
-  expect(replacement?.nonce).toBe(sent.body.result.nonce);
-  expect(replacement?.data).toBe(sent.body.result.data);
-  expect(replacement?.maxFeePerGas).toBeGreaterThan(spike);
-
-  // Polling the first hash follows the transfer to the attempt that was mined; the mined hash answers the same.
-  for (const asked of [first, minedHash]) {
-    const lookup = await postJson(service.app, "/getTransaction", { Tx: asked });
-    expect(lookup.body.result).toMatchObject({ hash: minedHash, nonce: sent.body.result.nonce });
-    expect(lookup.body.result.confirmations).toBeGreaterThanOrEqual(1);
-    const document = (await status(service, asked)).json();
-    expect(document).toMatchObject({ hash: asked, state: "confirmed", carriedBy: minedHash, transfer: { to: recipient, amount: parseUnits("3", 18).toString() } });
-    expect(document.attempts).toEqual([
-      expect.objectContaining({ hash: first, kind: "transfer", fate: "replaced", replacedBy: minedHash, maxFeePerGas: BigInt(sent.body.result.maxFeePerGas.hex).toString() }),
-      expect.objectContaining({ hash: minedHash, kind: "transfer", fate: "mined", replacedBy: null, maxFeePerGas: replacement?.maxFeePerGas?.toString() }),
-    ]);
-  }
-  // A replay of the request answers the first answer, byte for byte.
-  const replay = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "3" }, { ...AUTHORIZATION, "idempotency-key": key });
-  expect(replay.raw).toBe(sent.raw);
-  // More blocks change nothing: paid exactly once.
-  await mineAt(chain, GWEI);
-  await mineAt(chain, GWEI);
-  expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("3", 18));
-}
-
-
 describe("re-pricing stuck transfers on anvil", () => {
   let chain: TestChain;
   let proxied: ProxiedService;
@@ -114,8 +62,51 @@ describe("re-pricing stuck transfers on anvil", () => {
     }
   });
 
-  it("re-prices one stuck transfer: mined within 10 blocks of the spike, paid once; its first hash and the mined one both tell the truth", () =>
-    provesOneStuckTransferRepriced(chain, service, "stuck-one"));
+  it("re-prices one stuck transfer: mined within 10 blocks of the spike, paid once; its first hash and the mined one both tell the truth", async () => {
+    const recipient = freshAddress();
+    const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "3" }, { ...AUTHORIZATION, "idempotency-key": "stuck-one" });
+    expect(sent.statusCode).toBe(200);
+    const first = sent.body.result.hash as string;
+    const spike = 3n * BigInt(sent.body.result.maxFeePerGas.hex);
+    const fromBlock = (await chain.provider.getBlockNumber()) + 1;
+
+    let blocks = 0;
+    while ((await tokenBalanceOf(chain, recipient)) === 0n && blocks < 10) {
+      await mineAt(chain, spike);
+      blocks++;
+    }
+    // Paid within the loop's 10 blocks of the spike.
+    expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("3", 18));
+
+    const mined = [...(await minedAtNonce(chain, fromBlock)).values()];
+    expect(mined).toHaveLength(1);
+    const [minedHash] = mined;
+    expect(minedHash).not.toBe(first);
+    const replacement = Transaction.from(await chain.provider.send("eth_getRawTransactionByHash", [minedHash]));
+    expect(replacement.nonce).toBe(sent.body.result.nonce);
+    expect(replacement.data).toBe(sent.body.result.data);
+    expect(replacement.maxFeePerGas).toBeGreaterThan(spike);
+
+    // Polling the first hash follows the transfer to the attempt that was mined; the mined hash answers the same.
+    for (const asked of [first, minedHash]) {
+      const lookup = await postJson(service.app, "/getTransaction", { Tx: asked });
+      expect(lookup.body.result).toMatchObject({ hash: minedHash, nonce: sent.body.result.nonce });
+      expect(lookup.body.result.confirmations).toBeGreaterThanOrEqual(1);
+      const document = (await status(service, asked)).json();
+      expect(document).toMatchObject({ hash: asked, state: "confirmed", carriedBy: minedHash, transfer: { to: recipient, amount: parseUnits("3", 18).toString() } });
+      expect(document.attempts).toEqual([
+        expect.objectContaining({ hash: first, kind: "transfer", fate: "replaced", replacedBy: minedHash, maxFeePerGas: BigInt(sent.body.result.maxFeePerGas.hex).toString() }),
+        expect.objectContaining({ hash: minedHash, kind: "transfer", fate: "mined", replacedBy: null, maxFeePerGas: replacement.maxFeePerGas?.toString() }),
+      ]);
+    }
+    // A replay of the request answers the first answer, byte for byte.
+    const replay = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "3" }, { ...AUTHORIZATION, "idempotency-key": "stuck-one" });
+    expect(replay.raw).toBe(sent.raw);
+    // More blocks change nothing: paid exactly once.
+    await mineAt(chain, GWEI);
+    await mineAt(chain, GWEI);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("3", 18));
+  });
 
   it("re-prices 20 stuck transfers lowest nonce first: all mined, nonces contiguous, each paid once, one broadcast per replacement", async () => {
     const recipients = Array.from({ length: 20 }, () => freshAddress());
@@ -471,25 +462,6 @@ describe("a nonce gap left by a refused transfer, with no transfer coming to fil
   });
 });
 
-// Hardhat Network keeps its own pool and replacement rules: the answer contract under re-pricing holds there too.
-describe("re-pricing a stuck transfer on Hardhat Network", () => {
-  let chain: TestChain;
-  let proxied: ProxiedService;
-
-  beforeAll(async () => {
-    chain = await startTestChainOn("hardhat");
-    await chain.provider.send("evm_setAutomine", [false]);
-    proxied = await startServiceBehindProxy(chain.target);
-  });
-  afterAll(async () => {
-    await proxied?.close();
-    await chain?.stop();
-  });
-
-  it("re-prices it: mined within 10 blocks of the spike, paid once; its first hash and the mined one both tell the truth", () =>
-    provesOneStuckTransferRepriced(chain, proxied.service, "stuck-on-hardhat"));
-});
-
 describe.each(NODE_KINDS)("a node (%s) that holds the wallet's next transaction but never mines it", (kind) => {
   let chain: TestChain;
   let proxied: ProxiedService;
@@ -547,9 +519,9 @@ describe.each(NODE_KINDS)("the money path of a stuck transfer on %s", (kind) => 
     await chain?.stop();
   });
 
-  it("a fee spike: re-priced, mined once under the new hash, which a lookup of the first hash answers", async () => {
+  it("a fee spike: re-priced, mined once under the new hash, which a lookup of the first hash answers; a replay answers the first answer", async () => {
     const recipient = freshAddress();
-    const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "2" });
+    const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "2" }, { "idempotency-key": `spike-${kind}` });
     expect(sent.statusCode).toBe(200);
     const first = sent.body.result.hash as string;
     const spike = 3n * BigInt(sent.body.result.maxFeePerGas.hex);
@@ -559,6 +531,8 @@ describe.each(NODE_KINDS)("the money path of a stuck transfer on %s", (kind) => 
     expect(lookup.body.result.hash).not.toBe(first);
     expect(lookup.body.result).toMatchObject({ nonce: sent.body.result.nonce, data: sent.body.result.data });
     expect(lookup.body.result.confirmations).toBeGreaterThanOrEqual(1);
+    // The replay is the first answer byte for byte (the first attempt), not the replacement.
+    expect((await postJson(service.app, "/transfer", { toAddress: recipient, amount: "2" }, { "idempotency-key": `spike-${kind}` })).raw).toBe(sent.raw);
     await mineAt(chain, GWEI);
     expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("2", 18));
   });
