@@ -119,11 +119,14 @@ export async function startChainServices(
     const heldNonces = new Set(journal.unsettled().flatMap((entry) => (entry.nonce === null ? [] : [entry.nonce])));
     const journaledFloor = Math.max(0, ...[...heldNonces].map((nonce) => nonce + 1));
     let pendingAtStart: number | undefined;
-    const nonces = new NonceAllocator(async () => {
-      const pending = Number(await provider.send("eth_getTransactionCount", [wallet.address, "pending"]));
-      pendingAtStart ??= pending;
-      return Math.max(journaledFloor, pending);
-    });
+    const nonces = new NonceAllocator(
+      async () => {
+        const pending = Number(await provider.send("eth_getTransactionCount", [wallet.address, "pending"]));
+        pendingAtStart ??= pending;
+        return Math.max(journaledFloor, pending);
+      },
+      async () => Number(await provider.send("eth_getTransactionCount", [wallet.address, "latest"])),
+    );
     // Read now rather than on the first transfer, which then waits for nothing but its own two node calls.
     await nonces.ready();
     // Nonces below the journal's highest that neither the chain counts nor a transfer holds were given back
@@ -139,6 +142,13 @@ export async function startChainServices(
         log.warn({ hash, nonce, meaning, nodeMessage }, "broadcast not known to be taken; the signed transaction stays journaled and is sent again"),
       reachFaultPoint,
     });
+    reconciler.signAgain = async (entry) => {
+      const signed = await submitter.signAgain(entry);
+      // Something is in flight again: blocks are followed at the busy pace.
+      poller.wake();
+      if (signed) log.warn({ hash: entry.hash, nonce: entry.nonce }, "another transaction used this transfer's nonce; signed it again at a new nonce");
+      return signed;
+    };
     const webhooks = endpoints.length === 0 ? undefined : createWebhooks(config, endpoints, chain, journal, log, observeDelivery);
     const replacer = new TransferReplacer({
       chain,
@@ -149,6 +159,7 @@ export async function startChainServices(
       notExecutableRetryMs: config.rebroadcastAfterMs,
       gasLimitMultiplier: config.gasLimitMultiplier,
       isInFlight: (entryId) => submitter.isInFlight(entryId),
+      lastRefusalOf: (entryId) => reconciler.lastRefusalOf(entryId),
       onAtCap: ({ offered, needed, ...stuck }) =>
         log.warn(
           { ...stuck, offered: feesAsText(offered), needed: feesAsText(needed) },

@@ -200,16 +200,22 @@ class SqliteTransferJournal implements TransferJournal {
          WHERE created_at > ? AND api_key_id IS NOT NULL AND state IN ('signed', 'accepted', 'nonce-used') ORDER BY created_at`,
       ),
       updateSigned: db.prepare(
-        "UPDATE transfers SET state = 'signed', nonce = @nonce, hash = @hash, raw_transaction = @rawTransaction, updated_at = @now WHERE id = @id AND state IN ('claimed', 'signed')",
+        // Never over a cancel: the client asked for the transfer not to be paid.
+        `UPDATE transfers SET state = 'signed', nonce = @nonce, hash = @hash, raw_transaction = @rawTransaction, updated_at = @now
+         WHERE id = @id AND state IN ('claimed', 'signed') AND NOT EXISTS (SELECT 1 FROM attempts WHERE transfer_id = @id AND kind = 'cancel')`,
       ),
-      setState: db.prepare("UPDATE transfers SET state = @state, updated_at = @now WHERE id = @id"),
+      // Conditional on the state the writer expects: a copy read before an await may be stale.
+      setStateFrom: db.prepare("UPDATE transfers SET state = @state, updated_at = @now WHERE id = @id AND state IN (SELECT value FROM json_each(@from))"),
+      // A transfer whose nonce another transaction used, signed again at a new nonce: its earlier attempts stay
+      // journaled (their hashes are still the transfer's), and the new one is the latest.
+      setNewNonce: db.prepare("UPDATE transfers SET state = 'signed', nonce = @nonce, mined_hash = NULL, updated_at = @now WHERE id = @id AND state IN ('signed', 'accepted', 'nonce-used')"),
       setRefusal: db.prepare(
         "UPDATE transfers SET state = @state, refusal_code = @code, refusal_message = @message, updated_at = @now WHERE id = @id AND state = @from",
       ),
       deleteClaim: db.prepare("DELETE FROM transfers WHERE id = ? AND state = 'claimed'"),
       markNonceUsed: db.prepare("UPDATE transfers SET state = 'nonce-used', updated_at = @now WHERE state = 'accepted' AND nonce < @count"),
       markUnmined: db.prepare(
-        "UPDATE transfers SET state = 'accepted', mined_hash = NULL, updated_at = @now WHERE state IN ('nonce-used', 'cancelled') AND nonce >= @count",
+        "UPDATE transfers SET state = 'accepted', mined_hash = NULL, updated_at = @now WHERE state IN ('nonce-used', 'cancelled', 'replaced') AND nonce >= @count",
       ),
       unsettled: db.prepare("SELECT * FROM transfers WHERE state IN ('claimed', 'signed', 'accepted') ORDER BY nonce, id"),
       unsettledAttempts: db.prepare(
@@ -250,7 +256,10 @@ class SqliteTransferJournal implements TransferJournal {
         `SELECT * FROM transfers WHERE notify = 1 AND (reported IS NULL OR reported NOT IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled'))
          AND state IN ('nonce-used', 'cancelled', 'replaced') ORDER BY nonce`,
       ),
-      reportedButUnmined: db.prepare("SELECT * FROM transfers WHERE notify = 1 AND reported = 'transfer.confirmed' AND state IN ('signed', 'accepted') ORDER BY nonce"),
+      // Any reported outcome a reorganisation undid: confirmed, failed or cancelled.
+      reportedButUnmined: db.prepare(
+        "SELECT * FROM transfers WHERE notify = 1 AND reported IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled') AND state IN ('signed', 'accepted') ORDER BY nonce",
+      ),
       // Deliveries are made in event order, so their ids keep it; walking the (state, id) index stops at LIMIT.
       dueDeliveries: db.prepare(
         `SELECT d.*, e.id AS event_id, e.type, e.transfer_id, e.body FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
@@ -389,8 +398,8 @@ class SqliteTransferJournal implements TransferJournal {
     this.#writeOne(`marking ${hash} mined for entry ${entryId}`, () => this.#statements.setMined.run({ id: entryId, hash, now: steadyWallClockNow() }));
   }
 
-  recordAccepted(entryId: number): void {
-    this.#setState(entryId, "accepted");
+  recordAccepted(entryId: number): boolean {
+    return this.#setStateFrom(entryId, "accepted", ["signed"]);
   }
 
   recordRefused(entryId: number, refusal: RecordedRefusal): void {
@@ -401,12 +410,22 @@ class SqliteTransferJournal implements TransferJournal {
     this.#writeOne(`rejecting entry ${entryId}`, () => this.#statements.setRefusal.run({ id: entryId, state: "rejected", from: "signed", ...refusal, now: steadyWallClockNow() }));
   }
 
-  recordReplaced(entryId: number): void {
-    this.#setState(entryId, "replaced");
+  recordReplaced(entryId: number): boolean {
+    return this.#setStateFrom(entryId, "replaced", ["signed", "accepted", "nonce-used"]);
   }
 
-  #setState(entryId: number, state: JournalEntry["state"]): void {
-    this.#writeOne(`marking entry ${entryId} ${state}`, () => this.#statements.setState.run({ id: entryId, state, now: steadyWallClockNow() }));
+  recordSignedAgain(entryId: number, signed: Omit<SignedTransfer, "kind">): void {
+    const { nonce, hash, rawTransaction, signedAtBlock } = signed;
+    this.#writeOne(`signing entry ${entryId} again at nonce ${nonce}`, () => this.#statements.setNewNonce.run({ id: entryId, nonce, now: steadyWallClockNow() }));
+    this.#insertAttempt(entryId, { hash, rawTransaction, kind: "transfer", signedAtBlock });
+    for (const { hash: attemptHash } of this.#attemptsOf(entryId)) this.#severalAttemptHashes.add(attemptHash);
+  }
+
+  // Changes the state only from one of `from`; whether it did. An entry that does not exist is an error.
+  #setStateFrom(entryId: number, state: JournalEntry["state"], from: JournalEntry["state"][]): boolean {
+    const { changes } = this.#write(() => this.#statements.setStateFrom.run({ id: entryId, state, from: JSON.stringify(from), now: steadyWallClockNow() }));
+    if (changes === 0 && !this.#statements.byId.get(entryId)) throw new JournalWriteError(`journal: marking entry ${entryId} ${state} found no such entry`);
+    return changes === 1;
   }
 
   releaseKey(entryId: number): boolean {
@@ -433,6 +452,11 @@ class SqliteTransferJournal implements TransferJournal {
       attemptsByEntry.set(row.transfer_id, attempts);
     }
     return (this.#statements.unsettled.all() as EntryRow[]).map((row) => toEntry(row, attemptsByEntry.get(row.id) ?? []));
+  }
+
+  findById(entryId: number): JournalEntry | undefined {
+    const row = this.#statements.byId.get(entryId) as EntryRow | undefined;
+    return row && toEntry(row, this.#attemptsOf(row.id));
   }
 
   findByHash(hash: string): JournalEntry | undefined {

@@ -132,12 +132,22 @@ export interface TransferJournal {
   claimKey(key: string, request: TransferRequest): KeyClaim;
   /** Stores the signed transaction, creating the entry when there was no claim. Returns the entry id. */
   recordSigned(entryId: number | undefined, request: TransferRequest, signed: SignedTransfer): number;
-  recordAccepted(entryId: number): void;
+  /** A node took the entry's transaction: signed becomes accepted. Whether it changed (only a signed entry does). */
+  recordAccepted(entryId: number): boolean;
   /** A claimed entry was refused before anything was signed. */
   recordRefused(entryId: number, refusal: RecordedRefusal): void;
   /** A signed entry's first broadcast was refused by the node: it is dead. */
   recordRejected(entryId: number, refusal: RecordedRefusal): void;
-  recordReplaced(entryId: number): void;
+  /**
+   * No attempt of the entry can ever be mined (another transaction used its nonce, proven) and it is not
+   * signed again. Only from signed, accepted or nonce-used; whether it changed.
+   */
+  recordReplaced(entryId: number): boolean;
+  /**
+   * Another transaction used the entry's nonce (proven): it is signed again at `signed.nonce`, as a new
+   * attempt of the same transfer (to be flushed before it is broadcast). Its earlier attempts stay its own.
+   */
+  recordSignedAgain(entryId: number, signed: Omit<SignedTransfer, "kind">): void;
   /** Adds a re-priced or cancel attempt at the entry's nonce (to be flushed before it is broadcast). */
   recordAttempt(entryId: number, attempt: Omit<JournalAttempt, "createdAt">): void;
   /** One of the entry's attempts was mined: it carries the transfer (a cancel makes the entry cancelled). */
@@ -162,6 +172,8 @@ export interface TransferJournal {
   usedWithUnknownAttempt(): JournalEntry[];
   /** Entries that may still need the node's attention: claimed, signed or accepted, by nonce. */
   unsettled(): JournalEntry[];
+  /** The entry as the journal holds it now. */
+  findById(entryId: number): JournalEntry | undefined;
   /** The entry one of whose attempts has this hash. */
   findByHash(hash: string): JournalEntry | undefined;
   /**
@@ -177,7 +189,7 @@ export interface TransferJournal {
   recordEvent(event: WebhookEventRecord, endpoints: readonly string[], reported?: TransferEventType): void;
   /** Transfers made while webhooks were on whose nonce is used and whose outcome is not reported yet. */
   unreportedSettled(): JournalEntry[];
-  /** Transfers reported confirmed that are pending again (a reorganisation). */
+  /** Transfers reported confirmed, failed or cancelled that are pending again (a reorganisation). */
   reportedButUnmined(): JournalEntry[];
   /**
    * Pending deliveries due at `now`, oldest event first, with the body to send; a delivery waits while an

@@ -60,7 +60,7 @@ const PROBE_RECIPIENT = "0x000000000000000000000000000000000000dEaD";
 
 /** Opens the provider, checks CHAIN_ID and TOKEN_ADDRESS against the node, and reads the token's decimals. */
 export async function connectChain(config: ChainConfig, observeRpc?: RpcObserver): Promise<ChainConnection> {
-  const rpc = { rpcUrl: config.rpcUrl, timeoutMs: config.rpcTimeoutMs };
+  const rpc = { rpcUrl: config.rpcUrl, timeoutMs: config.rpcTimeoutMs, maxInFlight: config.rpcMaxInFlight };
   const node = describeRpcUrl(config.rpcUrl);
   let chainId: bigint;
   try {

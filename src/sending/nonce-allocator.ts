@@ -12,7 +12,14 @@ export class NonceAllocator {
   readonly #releasedAt = new Map<number, number>();
   #reading: Promise<void> | undefined;
 
-  constructor(private readonly readPendingNonce: () => Promise<number>) {}
+  /**
+   * `readPendingNonce`: the chain's count of the wallet's transactions, mined or pending; `readMinedNonce`:
+   * mined only (where the two are the same, one reader serves for both).
+   */
+  constructor(
+    private readonly readPendingNonce: () => Promise<number>,
+    private readonly readMinedNonce: () => Promise<number> = readPendingNonce,
+  ) {}
 
   /** Reads the sequence from the chain the first time (and after a reset); concurrent callers share the read. */
   async ready(): Promise<void> {
@@ -60,22 +67,25 @@ export class NonceAllocator {
   }
 
   /**
-   * The node refused `refusedNonce` as already used. Moves past every nonce the chain counts (mined or
-   * pending): given-back nonces below that were taken by another sender. If the chain does not count
-   * `refusedNonce` after all, nothing holds it and it is given back.
+   * The node refused `refusedNonce` as already used. New nonces start past every nonce the chain counts
+   * (mined or pending). Given-back nonces are dropped only below the mined count, which is a fact: some
+   * nodes count transactions queued behind a gap as pending, and dropping the gap there would jam the
+   * wallet for good (a given-back nonce some pool does hold costs one refusal, or the gap filler finds it
+   * used). If the chain does not count `refusedNonce` after all, nothing holds it and it is given back.
    */
   async catchUpWithChain(refusedNonce: number): Promise<void> {
     let pending: number;
+    let mined: number;
     try {
-      pending = await this.readPendingNonce();
+      [pending, mined] = await Promise.all([this.readPendingNonce(), this.readMinedNonce()]);
     } catch {
       // Cannot tell: giving it back risks one more refusal, keeping it risks a gap that jams the wallet.
       this.release(refusedNonce);
       return;
     }
     this.#next = Math.max(this.#next ?? pending, pending);
-    this.#released = this.#released.filter((nonce) => nonce >= pending);
-    for (const nonce of this.#releasedAt.keys()) if (nonce < pending) this.#releasedAt.delete(nonce);
+    this.#released = this.#released.filter((nonce) => nonce >= mined && nonce !== refusedNonce);
+    for (const nonce of this.#releasedAt.keys()) if (nonce < mined || nonce === refusedNonce) this.#releasedAt.delete(nonce);
     if (refusedNonce >= pending) this.release(refusedNonce);
   }
 }

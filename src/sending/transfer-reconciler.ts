@@ -18,7 +18,13 @@ import { reservationOf } from "./wallet-transaction.js";
  * wallet's pending nonce: it will not be mined as it is (anvil's pool can leave a transaction waiting for a
  * predecessor that was mined meanwhile, foundry-rs/foundry#10122), and the same bytes cannot move it.
  */
-export type ResendOutcome = "taken" | "replaced" | "held, not executable" | `waiting: ${NodeAnswerMeaning | "nonce used, checking again"}`;
+export type ResendOutcome =
+  | "taken"
+  | "replaced"
+  | "signed again"
+  | "held, not executable"
+  | "settled meanwhile"
+  | `waiting: ${NodeAnswerMeaning | "nonce used, checking again"}`;
 
 /** What startup reconciliation did, for the log. */
 export interface ReconcileSummary {
@@ -36,16 +42,40 @@ export interface ReconcileSummary {
  */
 const REPLACED_AFTER_MS = 3_000;
 const REPLACED_AFTER_BLOCKS = 2;
+/**
+ * A chain that mines only when sent something (a dev node, a quiet L2) may bring no new block at all: then
+ * this long with the same facts is proof enough, or the transfer would wait for good.
+ */
+const REPLACED_WITHOUT_BLOCKS_AFTER_MS = 30_000;
+
+/**
+ * Signs a transfer whose nonce another transaction used again at a new nonce (journaled, then broadcast).
+ * Resolves with false when that cannot be done (the transfer is then reported failed).
+ */
+export type SignAgain = (entry: JournalEntry) => Promise<boolean>;
 
 export class TransferReconciler {
   // Entry id -> when (monotonic ms) and at which head its nonce was first seen used without a trace of it.
   readonly #missingSince = new Map<number, { at: number; head: number }>();
+  // Entry id -> what the node said to its last re-send, while it is refused.
+  readonly #lastRefusal = new Map<number, NodeAnswerMeaning>();
+  #signAgain: SignAgain | undefined;
 
   constructor(
     private readonly chain: ChainConnection,
     private readonly journal: TransferJournal,
     private readonly ledger: WalletLedger,
   ) {}
+
+  /** How a transfer whose nonce another transaction used is signed again; without it, it is reported failed. */
+  set signAgain(signAgain: SignAgain) {
+    this.#signAgain = signAgain;
+  }
+
+  /** What the node said to the entry's last re-send, while it keeps refusing it; undefined once taken. */
+  lastRefusalOf(entryId: number): NodeAnswerMeaning | undefined {
+    return this.#lastRefusal.get(entryId);
+  }
 
   /**
    * Run once before serving: claims that never got signed are dropped (no answer was given, nothing was
@@ -76,23 +106,36 @@ export class TransferReconciler {
     // The latest attempt: a re-priced one replaced the ones before it in the pools.
     const latest = entry.attempts.at(-1);
     if (!latest || entry.nonce === null) throw new Error(`journal entry ${entry.id} was never signed`);
+    // The chain has used its nonce: sending these bytes again cannot help, whatever a node would say.
+    if (entry.nonce < this.ledger.snapshot.minedNonceCount) return this.settleUsedNonce(entry);
     const { provider } = this.chain;
     const known = (await provider.send("eth_getTransactionByHash", [latest.hash])) as { blockNumber?: string | null } | null;
     if (known && (known.blockNumber != null || !blocksTheWallet)) return this.#taken(entry);
     let heldAlready = known !== null;
+    // Read again at the moment of sending: while the node was asked, the entry may have been refused (its
+    // nonce given back), re-priced or settled, and then these bytes must not go out.
+    if (!isStillUnsettled(this.journal.findById(entry.id), latest.hash)) return "settled meanwhile";
     try {
       await provider.send("eth_sendRawTransaction", [latest.rawTransaction]);
     } catch (error) {
       const { meaning } = readNodeAnswer(error);
-      if (meaning === "nonce-too-low") return this.settleUsedNonce(entry);
       // Another attempt of ours holds the nonce in the pool (a re-priced one the node kept instead).
       if (meaning === "replacement-underpriced" && entry.attempts.length > 1) return this.#taken(entry);
-      if (meaning !== "already-known") return `waiting: ${meaning}`;
+      if (meaning !== "already-known") {
+        // Words are a hint; the chain decides: a used nonce is settled from receipts, whatever the wording.
+        if (meaning === "nonce-too-low" || (await this.#minedNonceCount()) > entry.nonce) return this.settleUsedNonce(entry);
+        this.#lastRefusal.set(entry.id, meaning);
+        return `waiting: ${meaning}`;
+      }
       heldAlready = true;
     }
     const outcome = this.#taken(entry);
     if (blocksTheWallet && heldAlready && !(await this.#countedAsPending(entry.nonce))) return "held, not executable";
     return outcome;
+  }
+
+  async #minedNonceCount(): Promise<number> {
+    return Number(await this.chain.provider.send("eth_getTransactionCount", [this.chain.wallet.address, "latest"]));
   }
 
   // Whether the node counts a transaction at this nonce among the wallet's pending ones.
@@ -122,17 +165,24 @@ export class TransferReconciler {
       this.#missingSince.set(entry.id, { at: monotonicNow(), head });
       return "waiting: nonce used, checking again";
     }
-    if (monotonicNow() - firstMissing.at < REPLACED_AFTER_MS || head < firstMissing.head + REPLACED_AFTER_BLOCKS) return "waiting: nonce used, checking again";
+    const waited = monotonicNow() - firstMissing.at;
+    const grown = head >= firstMissing.head + REPLACED_AFTER_BLOCKS;
+    if (waited < REPLACED_AFTER_MS || (!grown && waited < REPLACED_WITHOUT_BLOCKS_AFTER_MS)) return "waiting: nonce used, checking again";
     this.#missingSince.delete(entry.id);
-    this.journal.recordReplaced(entry.id);
-    // Its tokens and gas are no longer held: the nonce went to another transaction, not back to the pool.
+    this.#lastRefusal.delete(entry.id);
+    // Its tokens and gas are no longer held at that nonce: it went to another transaction, not back to the pool.
     this.ledger.forgetNonce(entry.nonce as number);
+    // None of its attempts can ever be mined: the transfer is still owed, at a new nonce, where that can be done.
+    if (this.#signAgain && (await this.#signAgain(entry))) return "signed again";
+    this.journal.recordReplaced(entry.id);
     return "replaced";
   }
 
   #taken(entry: JournalEntry): ResendOutcome {
     this.#missingSince.delete(entry.id);
-    if (entry.state === "signed") this.journal.recordAccepted(entry.id);
+    this.#lastRefusal.delete(entry.id);
+    // Conditional on the entry being signed now, not on the copy this round read.
+    this.journal.recordAccepted(entry.id);
     // Mined already (its nonce is below the count): settle it now, since an idle service may read no
     // snapshot for a while, and an entry left "accepted" would look unconfirmed to /wallet and the alerts.
     this.journal.markNonceUsedBelow(this.ledger.snapshot.minedNonceCount);
@@ -142,6 +192,11 @@ export class TransferReconciler {
 }
 
 const MAX_RESENDS_PER_ROUND = 50;
+
+// Whether `entry` still waits for its attempt `hash` to be taken: not refused, settled or replaced since.
+function isStillUnsettled(entry: JournalEntry | undefined, hash: string): boolean {
+  return entry !== undefined && (entry.state === "signed" || entry.state === "accepted") && entry.attempts.at(-1)?.hash === hash;
+}
 
 /**
  * Sends again, in the background and in nonce order, every entry that no request is working on and that
@@ -161,10 +216,12 @@ export async function resendUnanswered(
 ): Promise<ResendOutcome[]> {
   const outcomes: ResendOutcome[] = [];
   const minedNonceCount = ledger.snapshot.minedNonceCount;
-  for (const entry of journal.unsettled()) {
+  for (const listed of journal.unsettled()) {
     // Lowest nonces first (a node that refuses gaps needs them in order), a bounded number per round.
     if (outcomes.length >= MAX_RESENDS_PER_ROUND) break;
-    if (isInFlight(entry.id) || entry.nonce === null) continue;
+    // The list was read before this round's awaits: act on the entry as it is now.
+    const entry = journal.findById(listed.id);
+    if (!entry || isInFlight(entry.id) || entry.nonce === null) continue;
     const stale = entry.state === "accepted" && entry.nonce >= minedNonceCount && now - entry.createdAt > staleAfterMs;
     if (entry.state !== "signed" && !stale) continue;
     const outcome = await reconciler.resend(entry, entry.nonce === minedNonceCount);

@@ -52,7 +52,7 @@ export interface Replacement {
 type SignedReplacement = Omit<Replacement, "outcome"> & { rawTransaction: string };
 
 /** Why a transfer cannot be cancelled. */
-export type CancelRefusal = "already-mined" | "not-pending" | "at-fee-cap";
+export type CancelRefusal = "already-mined" | "not-pending" | "at-fee-cap" | "being-sent";
 
 export class CancelRefusedError extends Error {
   override name = "CancelRefusedError";
@@ -77,6 +77,8 @@ export interface TransferReplacerOptions {
   notExecutableRetryMs: number;
   /** True while a request is still working on the entry's first broadcast. */
   isInFlight: (entryId: number) => boolean;
+  /** What the node said to the entry's last re-send while it keeps refusing it (the reconciler's memory). */
+  lastRefusalOf: (entryId: number) => NodeAnswerMeaning | undefined;
   /** Told once when a transfer reaches its cap (and again if it leaves it and comes back). */
   onAtCap: (stuck: StuckAtCap) => void;
   onReplaced: (replacement: Replacement) => void;
@@ -84,6 +86,15 @@ export interface TransferReplacerOptions {
   onAttemptJournaled?: (entry: JournalEntry, hash: string, kind: AttemptKind) => void;
   /** Awaited between journaling a replacement and broadcasting it; resolves at once outside tests. */
   reachFaultPoint?: () => Promise<void>;
+}
+
+/**
+ * Whether a re-send refused with this meaning may be taken at higher fees: not when the node refused for
+ * something fees cannot change, or never answered. An unknown wording may be about the price.
+ */
+function repricingMayHelp(meaning: NodeAnswerMeaning | undefined): boolean {
+  if (meaning === undefined) return false;
+  return !["insufficient-funds", "invalid-transaction", "rate-limited", "no-answer", "connection-refused", "method-not-supported", "nonce-too-high", "nonce-too-low"].includes(meaning);
 }
 
 /** The gas of a plain ETH transfer, which a cancel is. */
@@ -123,10 +134,13 @@ export class TransferReplacer {
       if (!latest || entry.nonce === null || entry.nonce < minedNonceCount || isInFlight(entry.id) || this.#working.has(entry.id)) continue;
       if (blockNumber - latest.signedAtBlock < stuckAfterBlocks) continue;
       const offered = feesOf(Transaction.from(latest.rawTransaction));
-      if (!isUnderpriced(offered, market)) continue;
+      // The wallet's next transaction, which no node took for all these blocks: every transfer waits behind
+      // it, so it is re-priced whatever the market says, unless the node's words rule out that fees help.
+      const refusedAtHead = entry.state === "signed" && entry.nonce === minedNonceCount && repricingMayHelp(this.#options.lastRefusalOf(entry.id));
+      if (!isUnderpriced(offered, market) && !refusedAtHead) continue;
       // No node is known to hold it: the same bytes go out again first (the reconciler), unless no node
       // would take them at all with this base fee.
-      if (entry.state === "signed" && !belowBaseFee(offered, market)) continue;
+      if (entry.state === "signed" && !belowBaseFee(offered, market) && !refusedAtHead) continue;
       const repricing = replacementFees(offered, market, policy);
       if (repricing.outcome === "at-cap") {
         const stuck = { hash: entry.hash as string, carriedBy: latest.hash, nonce: entry.nonce, offered, needed: repricing.needed };
@@ -194,6 +208,11 @@ export class TransferReplacer {
     return this.#exclusively(found.id, async () => {
       const entry = journal.findByHash(hash) as JournalEntry;
       if (entry.attempts.some((attempt) => attempt.kind === "cancel")) return entry;
+      // Its first broadcast may yet be refused for its nonce and signed again at another, where a cancel at
+      // this one would not reach it.
+      if (this.#options.isInFlight(entry.id)) {
+        throw new CancelRefusedError("being-sent", `transfer ${entry.hash} is being sent right now; ask again in a moment`);
+      }
       const latest = entry.attempts.at(-1);
       if (entry.state === "nonce-used" || (entry.nonce !== null && entry.nonce < ledger.snapshot.minedNonceCount)) {
         throw new CancelRefusedError("already-mined", `transfer ${entry.hash} is already mined; it cannot be cancelled`);

@@ -3,13 +3,14 @@
  * decides from the node's answer, by meaning (node/node-answers.ts), whether the transaction was taken,
  * was surely refused (its nonce goes back), or may be anywhere (it stays journaled and is sent again).
  */
+import { Transaction } from "ethers";
 import type { ChainConnection } from "../node/connect-chain.js";
 import { describeNodeAnswer } from "../node/ethers-errors.js";
 import { type NodeAnswer, provesNotTaken, readNodeAnswer } from "../node/node-answers.js";
-import type { RecordedRefusal, TransferJournal, TransferRequest } from "../journal/transfer-journal.js";
+import { type JournalEntry, JournalUnavailableError, type RecordedRefusal, type TransferJournal, type TransferRequest } from "../journal/transfer-journal.js";
 import type { NonceAllocator } from "./nonce-allocator.js";
 import type { Reservation, WalletLedger } from "./wallet-ledger.js";
-import { type SignedTokenTransfer, signWalletTransaction, snapshotFees } from "./wallet-transaction.js";
+import { type SignedTokenTransfer, reservationOf, signWalletTransaction, snapshotFees } from "./wallet-transaction.js";
 
 /** Places where tests can stop the process to prove nothing is lost (TEST_FAULT_POINT). */
 export type FaultPoint = "after-sign" | "after-broadcast" | "after-replacement-sign";
@@ -82,21 +83,63 @@ export class TransferSubmitter {
    * back), JournalUnavailableError when it could not be journaled (nothing was sent).
    */
   async submit(prepared: PreparedTransfer): Promise<SignedTokenTransfer> {
-    for (let attempt = 1; ; attempt++) {
-      const { transfer, answer } = await this.#signAndBroadcast(prepared);
-      if (!answer) return transfer;
-      // The nonce was used by another sender of this key, or another transaction of it waits at that nonce:
-      // these bytes are dead, and the transfer may be signed again with a fresh nonce.
-      const nonceTaken = answer.meaning === "nonce-too-low" || answer.meaning === "replacement-underpriced";
-      if (!nonceTaken || attempt >= FRESH_NONCE_ATTEMPTS) {
-        throw new BroadcastRefusedError(answer, await this.#recordRefusal(prepared, transfer, answer));
+    // In flight from the first signature to the answer, so background work (a re-send, a cancel) never acts
+    // on the entry between two of its attempts.
+    const inFlight = new Set<number>();
+    try {
+      for (let attempt = 1; ; attempt++) {
+        const { transfer, answer } = await this.#signAndBroadcast(prepared, inFlight);
+        if (!answer) return transfer;
+        // The nonce was used by another sender of this key, or another transaction of it waits at that nonce:
+        // these bytes are dead, and the transfer may be signed again with a fresh nonce.
+        const nonceTaken = answer.meaning === "nonce-too-low" || answer.meaning === "replacement-underpriced";
+        if (!nonceTaken || attempt >= FRESH_NONCE_ATTEMPTS) {
+          throw new BroadcastRefusedError(answer, await this.#recordRefusal(prepared, transfer, answer));
+        }
       }
+    } finally {
+      for (const entryId of inFlight) this.#inFlightEntries.delete(entryId);
     }
+  }
+
+  /**
+   * Signs a transfer again at a new nonce, as a new attempt of the same transfer: another transaction was
+   * mined at its nonce (proven by the reconciler), so none of its attempts can ever be. Journaled before it
+   * is broadcast; a broadcast not taken stays journaled and is sent again like any other. Resolves false
+   * when it cannot be signed (the journal takes no writes).
+   */
+  async signAgain(entry: JournalEntry): Promise<boolean> {
+    const { chain, journal, ledger, nonces } = this.#options;
+    const latest = entry.attempts.at(-1);
+    if (!latest || latest.kind !== "transfer" || journal.failure) return false;
+    const previous = Transaction.from(latest.rawTransaction);
+    await nonces.ready();
+    const nonce = nonces.take();
+    let transfer: SignedTokenTransfer;
+    try {
+      transfer = signWalletTransaction(chain, { nonce, to: chain.tokenAddress, data: previous.data, gasLimit: previous.gasLimit }, snapshotFees(ledger.snapshot));
+      journal.recordSignedAgain(entry.id, { nonce, hash: transfer.hash, rawTransaction: transfer.rawTransaction, signedAtBlock: ledger.snapshot.blockNumber });
+      await journal.flushed();
+    } catch (error) {
+      if (!journal.failure) nonces.release(nonce);
+      if (error instanceof JournalUnavailableError) return false;
+      throw error;
+    }
+    ledger.trackSent(nonce, reservationOf(journal.findById(entry.id) as JournalEntry, ledger.snapshot.l1DataFee));
+    this.#inFlightEntries.add(entry.id);
+    try {
+      const answer = await this.#broadcastInOrder(transfer.rawTransaction, nonce);
+      if (answer === "taken") journal.recordAccepted(entry.id);
+      else this.#options.onHeld(transfer.hash, nonce, "held" in answer ? answer.held : answer);
+    } finally {
+      this.#inFlightEntries.delete(entry.id);
+    }
+    return true;
   }
 
   // Taking the nonce, signing and journaling happen in one synchronous step, so concurrent transfers get
   // distinct nonces without waiting for each other's broadcasts.
-  async #signAndBroadcast(prepared: PreparedTransfer): Promise<{ transfer: SignedTokenTransfer; answer?: NodeAnswer }> {
+  async #signAndBroadcast(prepared: PreparedTransfer, inFlight: Set<number>): Promise<{ transfer: SignedTokenTransfer; answer?: NodeAnswer }> {
     const { journal, ledger, nonces } = this.#options;
     await nonces.ready();
     const nonce = nonces.take();
@@ -117,13 +160,13 @@ export class TransferSubmitter {
     prepared.entryId = entryId;
     ledger.assignNonce(prepared.reservation, nonce);
     this.#inFlightEntries.add(entryId);
+    inFlight.add(entryId);
     const broadcast = this.#journalThenBroadcast(prepared, transfer, nonce);
     this.#broadcastsByNonce.set(nonce, broadcast.catch(() => undefined));
     try {
       return { transfer, answer: await broadcast };
     } finally {
       this.#broadcastsByNonce.delete(nonce);
-      this.#inFlightEntries.delete(entryId);
     }
   }
 
@@ -144,7 +187,13 @@ export class TransferSubmitter {
     const answer = await this.#broadcastInOrder(transfer.rawTransaction, nonce);
     if (answer === "taken") {
       await this.#reachFaultPoint("after-broadcast");
-      journal.recordAccepted(prepared.entryId as number);
+      // The signed bytes are durable and a node has them: the service owns the transfer, even when this
+      // write fails because another commit failed meanwhile (the restart's reconciliation finds it taken).
+      try {
+        journal.recordAccepted(prepared.entryId as number);
+      } catch (error) {
+        if (!(error instanceof JournalUnavailableError)) throw error;
+      }
       return undefined;
     }
     if ("held" in answer) {

@@ -35,7 +35,14 @@ export type ProxyFault =
    */
   | { kind: "hold-unmined"; nonce: number; heldHash?: string }
   /** Forwards, and words the node's errors of these methods as another implementation would. */
-  | { kind: "reword-errors"; methods: readonly string[]; message: string };
+  | { kind: "reword-errors"; methods: readonly string[]; message: string }
+  /** A node that slows down with load: every call waits this long for each call under way at the proxy. */
+  | { kind: "slow-under-load"; msPerCallInFlight: number }
+  /**
+   * A test's own script: for each call, the JSON-RPC answer to give instead of the node's (`{result}` or
+   * `{error}`), or undefined to forward it.
+   */
+  | { kind: "script"; answer: (call: { method: string; params: unknown[] }) => object | undefined };
 
 export interface RpcProxy {
   url: string;
@@ -59,13 +66,24 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
     comeBack: () => new Promise<void>((resolve) => server.listen(Number(new URL(proxy.url).port), "127.0.0.1", resolve)),
     close: () => (server.listening ? closeServer(server, hanging) : Promise.resolve()),
   };
+  let callsInFlight = 0;
   const server: Server = createServer(async (req, res) => {
+    callsInFlight++;
+    res.on("close", () => callsInFlight--);
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks).toString();
     const payload = JSON.parse(body) as { id: number; method: string; params?: unknown };
     proxy.calls.set(payload.method, (proxy.calls.get(payload.method) ?? 0) + 1);
     const fault = proxy.fault;
+    if (fault?.kind === "slow-under-load") await new Promise((resolve) => setTimeout(resolve, fault.msPerCallInFlight * callsInFlight));
+    if (fault?.kind === "script") {
+      const answer = fault.answer({ method: payload.method, params: Array.isArray(payload.params) ? payload.params : [] });
+      if (answer) {
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: payload.id, ...answer }));
+        return;
+      }
+    }
     if (fault?.kind === "hang" && (!fault.methods || fault.methods.includes(payload.method))) {
       hanging.add(res);
       return;

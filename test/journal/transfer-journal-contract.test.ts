@@ -21,7 +21,8 @@ const { signedAtBlock: _block, ...SIGNED_FIELDS } = SIGNED;
 
 /** A place a journal lives, opened afresh by `open` (after a crash, or by a new leader). */
 interface JournalStore {
-  open(owner?: JournalOwner): Promise<TransferJournal>;
+  /** `notify`: webhooks report on the transfers made from now on. */
+  open(owner?: JournalOwner, options?: { notify?: boolean }): Promise<TransferJournal>;
   destroy(): Promise<void>;
 }
 
@@ -29,7 +30,7 @@ function sqliteStore(): JournalStore {
   const dir = mkdtempSync(join(tmpdir(), "journal-test-"));
   const path = join(dir, "nested", "transfers.sqlite");
   return {
-    open: async (owner = OWNER) => openSqliteJournal(path, owner),
+    open: async (owner = OWNER, options = {}) => openSqliteJournal(path, owner, options),
     destroy: async () => rmSync(dir, { recursive: true, force: true }),
   };
 }
@@ -40,13 +41,13 @@ async function postgresStore(): Promise<JournalStore> {
   const url = await postgres.createDatabase();
   const sessions: pg.Client[] = [];
   return {
-    async open(owner = OWNER) {
+    async open(owner = OWNER, options = {}) {
       // Each opening is a new leader on its own session, as after a takeover.
       const session = new pg.Client(postgresOptions(url));
       sessions.push(session);
       await session.connect();
       await migrateDatabase(session);
-      return openPostgresJournal(session, owner);
+      return openPostgresJournal(session, owner, options);
     },
     destroy: async () => {
       await Promise.all(sessions.map((session) => session.end()));
@@ -174,6 +175,49 @@ describe.each([
     journal.recordMined(id, second.hash);
     expect(journal.usedWithUnknownAttempt()).toEqual([]);
     expect(journal.findByHash(SIGNED.hash)).toMatchObject({ state: "nonce-used", minedHash: second.hash });
+  });
+
+  it("changes a state only from the one its writer expects: a rejected entry is never made accepted by a stale copy", async () => {
+    const id = journal.recordSigned(undefined, REQUEST, SIGNED);
+    journal.recordRejected(id, { code: "NONCE_EXPIRED", message: "refused" });
+    expect(journal.recordAccepted(id)).toBe(false);
+    expect(journal.recordReplaced(id)).toBe(false);
+    await reopen();
+    expect(journal.findById(id)).toMatchObject({ state: "rejected", refusal: { code: "NONCE_EXPIRED" } });
+  });
+
+  it("reports a reorganisation of any outcome: confirmed, failed and cancelled transfers that are pending again", async () => {
+    journal.close();
+    journal = await store.open(OWNER, { notify: true });
+    const reported = (["transfer.confirmed", "transfer.failed", "transfer.cancelled"] as const).map((type, index) => {
+      const id = journal.recordSigned(undefined, REQUEST, { ...SIGNED, nonce: index, hash: `0x${String(index + 1).repeat(64)}` });
+      journal.recordAccepted(id);
+      journal.recordEvent({ id: `msg_${index}`, type, entryId: id, body: "{}" }, [], type);
+      return id;
+    });
+    journal.markNonceUsedBelow(3);
+    expect(journal.reportedButUnmined()).toEqual([]);
+    expect(journal.markUnminedFrom(0)).toBe(3);
+    expect(journal.reportedButUnmined().map((entry) => entry.id)).toEqual(reported);
+  });
+
+  it("signs a transfer again at a new nonce as a new attempt; every attempt's hash still finds it", async () => {
+    const id = journal.recordSigned(undefined, REQUEST, SIGNED);
+    journal.recordAccepted(id);
+    const again = { nonce: 9, hash: `0x${"cd".repeat(32)}`, rawTransaction: "0x02fb", signedAtBlock: 120 };
+    journal.recordSignedAgain(id, again);
+    await reopen();
+    expect(journal.findByHash(SIGNED.hash)).toMatchObject({ id, state: "signed", nonce: 9, hash: SIGNED.hash });
+    expect(journal.findWithSeveralAttempts(again.hash)?.attempts.map((attempt) => attempt.hash)).toEqual([SIGNED.hash, again.hash]);
+  });
+
+  it("never signs over a cancel: a transfer the client cancelled is not sent at another nonce", () => {
+    const claim = journal.claimKey("cancelled-key", REQUEST);
+    if (claim.outcome !== "claimed") throw new Error("expected a claim");
+    journal.recordSigned(claim.entryId, REQUEST, SIGNED);
+    journal.recordAttempt(claim.entryId, { hash: `0x${"ef".repeat(32)}`, rawTransaction: "0x02fa", kind: "cancel", signedAtBlock: 101 });
+    expect(() => journal.recordSigned(claim.entryId, REQUEST, { ...SIGNED, nonce: 8, hash: `0x${"cd".repeat(32)}` })).toThrow(JournalWriteError);
+    expect(journal.findById(claim.entryId)?.attempts.map((attempt) => attempt.kind)).toEqual(["transfer", "cancel"]);
   });
 
   it("a mined cancel attempt makes the transfer cancelled; a reorg that unmines it makes it pending again", () => {

@@ -34,6 +34,22 @@ describe("NonceAllocator", () => {
     expect(allocator.take()).toBe(5);
   });
 
+  it("keeps a given-back nonce the chain has not mined, though the pending count passed it (a node counting what waits behind a gap)", async () => {
+    let pending = 0;
+    const allocator = new NonceAllocator(
+      async () => pending,
+      async () => 5,
+    );
+    await allocator.ready();
+    for (let nonce = 0; nonce < 9; nonce++) allocator.take();
+    allocator.release(5);
+    // Nonces 6 to 8 wait behind the gap at 5, and this node counts them as pending.
+    pending = 9;
+    await allocator.catchUpWithChain(3);
+    expect(allocator.take()).toBe(5);
+    expect(allocator.take()).toBe(9);
+  });
+
   it("gives a refused nonce back when the chain does not count it after all", async () => {
     const allocator = new NonceAllocator(async () => 3);
     await allocator.ready();

@@ -16,6 +16,7 @@ const CODE_OF_REFUSAL = {
   "already-mined": "TRANSFER_ALREADY_MINED",
   "not-pending": "TRANSFER_NOT_PENDING",
   "at-fee-cap": "CANCEL_AT_FEE_CAP",
+  "being-sent": "TRANSFER_BEING_SENT",
 } as const satisfies Record<CancelRefusal, string>;
 
 export const cancelTransferRoute: FastifyPluginAsyncTypebox<CancelTransferRouteOptions> = async (app, { journal, replacer, statuses }) => {
