@@ -547,3 +547,94 @@ describe.each(NODE_KINDS)("the money path of a stuck transfer on %s", (kind) => 
     expect(await tokenBalanceOf(chain, recipient)).toBe(0n);
   });
 });
+
+describe("a transfer no node takes while it blocks the wallet (anvil, a proxy refusing its bytes as underpriced)", () => {
+  let chain: TestChain;
+  let proxied: ProxiedService;
+
+  beforeAll(async () => {
+    chain = await startTestChain(["--no-mining"]);
+    proxied = await startServiceBehindProxy(chain.target, { REBROADCAST_AFTER_MS: "300", STUCK_AFTER_BLOCKS: "2" });
+  });
+  afterAll(async () => {
+    await proxied?.close();
+    await chain?.stop();
+  });
+
+  it("is re-priced after STUCK_AFTER_BLOCKS although the market did not move, and mined once", async () => {
+    const { service, proxy } = proxied;
+    const nonce = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
+    // The first answer is lost in words no table knows (the transfer is owned: 200); every later copy of
+    // these very bytes is refused as underpriced (a pool minimum above what recent blocks paid). A copy at
+    // higher fees, a new transaction, is taken.
+    let refusedHash: string | undefined;
+    proxy.fault = {
+      kind: "script",
+      answer: ({ method, params }) => {
+        if (method !== "eth_sendRawTransaction") return undefined;
+        const transaction = Transaction.from(params[0] as string);
+        if (transaction.nonce !== nonce) return undefined;
+        if (refusedHash === undefined) {
+          refusedHash = transaction.hash as string;
+          return { error: { code: -32603, message: "Internal error" } };
+        }
+        return transaction.hash === refusedHash ? { error: { code: -32000, message: "transaction underpriced" } } : undefined;
+      },
+    };
+    const recipient = freshAddress();
+    const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "2" });
+    expect(sent.statusCode).toBe(200);
+    const first = sent.body.result.hash as string;
+    expect(first).toBe(refusedHash);
+
+    for (let block = 0; block < 8 && (await tokenBalanceOf(chain, recipient)) === 0n; block++) await mineAt(chain, GWEI);
+    proxy.fault = undefined;
+    expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("2", 18));
+    const document = (await status(service, first)).json();
+    expect(document).toMatchObject({ state: "confirmed", attempts: [expect.objectContaining({ hash: first, fate: "replaced" }), expect.objectContaining({ fate: "mined" })] });
+    expect(BigInt(document.attempts[1].maxFeePerGas) * 8n).toBeGreaterThanOrEqual(BigInt(document.attempts[0].maxFeePerGas) * 9n);
+    expect((await minedAtNonce(chain, 1)).get(nonce)).toBe(document.carriedBy);
+  });
+});
+
+describe("a cancel asked for while the transfer's first broadcast is under way (anvil)", () => {
+  let chain: TestChain;
+  let proxied: ProxiedService;
+
+  beforeAll(async () => {
+    chain = await startTestChain(["--no-mining"]);
+    proxied = await startServiceBehindProxy(chain.target);
+  });
+  afterAll(async () => {
+    await proxied?.close();
+    await chain?.stop();
+  });
+
+  it("is refused with 409 TRANSFER_BEING_SENT (the transfer may yet move to another nonce); asked again once answered, it wins", async () => {
+    const { service, proxy } = proxied;
+    const nonce = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
+    // The node's answer comes late, and says the nonce is used: the transfer will be signed again.
+    proxy.fault = { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "nonce too low", onlyNonce: nonce, once: true, delayMs: 1_000 };
+    const recipient = freshAddress();
+    const sending = postJson(service.app, "/transfer", { toAddress: recipient, amount: "3" });
+    let first: string | undefined;
+    for (let waited = 0; waited < 50 && !first; waited++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      first = service.services.journal.unsettled().find((entry) => entry.nonce === nonce)?.hash ?? undefined;
+    }
+    expect(first).toBeDefined();
+    const early = await service.app.inject({ method: "POST", url: `/transactions/${first}/cancel`, headers: AUTHORIZATION });
+    expect(early.statusCode).toBe(409);
+    expect(early.json()).toMatchObject({ code: "TRANSFER_BEING_SENT" });
+
+    const sent = await sending;
+    expect(sent.statusCode).toBe(200);
+    const cancelled = await service.app.inject({ method: "POST", url: `/transactions/${sent.body.result.hash}/cancel`, headers: AUTHORIZATION });
+    expect(cancelled.statusCode).toBe(202);
+    await mineAt(chain, GWEI);
+    expect((await status(service, sent.body.result.hash)).json()).toMatchObject({ state: "cancelled" });
+    expect(await tokenBalanceOf(chain, recipient)).toBe(0n);
+    await mineAt(chain, GWEI);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(0n);
+  });
+});

@@ -240,6 +240,24 @@ describe("webhooks for reverted, re-priced, cancelled and reorganised transfers"
     await until(() => eventsOf(hash).length === 3);
     expect(eventsOf(hash)[2]).toMatchObject({ type: "transfer.confirmed", data: { hash } });
   });
+
+  it("a cancelled transfer whose block leaves the chain -> transfer.reorged, then transfer.cancelled again: the receiver never keeps believing an outcome the chain undid", async () => {
+    const sent = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "2" });
+    const first = sent.body.result.hash as string;
+    const cancel = (await service.app.inject({ method: "POST", url: `/transactions/${first}/cancel`, headers: AUTHORIZATION })).json();
+    await mineBlocks(chain, 1);
+    await until(() => eventsOf(first).length === 1);
+    expect(eventsOf(first)[0]).toMatchObject({ type: "transfer.cancelled", data: { hash: cancel.carriedBy } });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+
+    await chain.provider.send("anvil_reorg", [1, []]);
+    await until(() => eventsOf(first).length === 2);
+    expect(eventsOf(first)[1]).toMatchObject({ type: "transfer.reorged", data: { transferHash: first } });
+    await until(async () => (await chain.provider.send("eth_getTransactionByHash", [cancel.carriedBy])) !== null);
+    await mineBlocks(chain, 1);
+    await until(() => eventsOf(first).length === 3);
+    expect(eventsOf(first)[2]).toMatchObject({ type: "transfer.cancelled", data: { hash: cancel.carriedBy } });
+  });
 });
 
 
