@@ -7,13 +7,14 @@ import { parseUnits } from "ethers";
 import type { FastifyBaseLogger } from "fastify";
 import { monotonicNow } from "./clock.js";
 import type { Config } from "./config.js";
+import { FinalityTracker, defaultFinalityBlocks } from "./finality/finality-tracker.js";
 import { ChainHeadTracker, readLatestBlock } from "./lookup/chain-head.js";
 import type { ChainConnection } from "./node/connect-chain.js";
 import { SnapshotPoller } from "./sending/snapshot-poller.js";
 import { TransactionLookup } from "./lookup/transaction-lookup.js";
 import { TransactionStatusReader } from "./lookup/transaction-status.js";
 import { type FeePolicy, offeredFees } from "./sending/fee-policy.js";
-import { readFeeBlock, readWalletSnapshot } from "./sending/wallet-snapshot.js";
+import { type FeeBlock, readFeeBlock, readWalletSnapshot } from "./sending/wallet-snapshot.js";
 import { type JournalOwner, openSqliteJournal } from "./journal/sqlite-transfer-journal.js";
 import type { JournalEntry, TransferJournal } from "./journal/transfer-journal.js";
 import { NonceAllocator } from "./sending/nonce-allocator.js";
@@ -71,6 +72,7 @@ export type ChainServicesConfig = Pick<
   | "maxPriorityFeePerGas"
   | "gasLimitMultiplier"
   | "stuckAfterBlocks"
+  | "finalityBlocks"
   | "webhookUrl"
   | "webhookSecret"
   | "webhookConfirmations"
@@ -191,6 +193,8 @@ export async function startChainServices(
         return;
       }
       blockRound = (async () => {
+        // Transfers settled since the last round are followed until final from here.
+        journal.markSettledAt(head);
         for (const entry of journal.usedWithUnknownAttempt()) await reconciler.settleUsedNonce(entry);
         await replacer.repriceStuck();
         await webhooks?.watcher.follow(head);
@@ -204,6 +208,30 @@ export async function startChainServices(
           nextRoundHead = undefined;
           if (next !== undefined && !stopped) runBlockRound(next);
         });
+    };
+    const finality = new FinalityTracker({
+      node: provider,
+      journal,
+      finalityBlocks: config.finalityBlocks ?? defaultFinalityBlocks(chain.chainId),
+      onReorg: async (at) => {
+        log.warn({ blockNumber: at.number, blockHash: at.hash }, "the chain reorganised under transfers not final yet; checking each against the new chain");
+        await poller.ensureFresh(0);
+      },
+      onOutcome: (outcome) => {
+        log.info(outcome, outcome.reorganised ? "transfers not final checked against the new chain" : "transfers became final");
+        // Report what changed (transfer.finalized, transfer.reorged) without waiting for another block.
+        runBlockRound(latestHead);
+      },
+    });
+    // One finality round at a time; a block read while one runs is covered by the next read.
+    let finalityRound: Promise<unknown> | undefined;
+    const followFinality = (block: FeeBlock) => {
+      if (finalityRound || journal.failure || stopped) return;
+      finalityRound = finality
+        .follow(block)
+        .then(() => journal.flushed())
+        .catch((error) => log.warn({ err: error }, "finality round failed; will retry at the next block"))
+        .finally(() => (finalityRound = undefined));
     };
     const isBusy = () => ledger.unminedCount > 0 || submitter.inFlightCount > 0 || (webhooks?.watcher.awaitingConfirmations ?? 0) > 0;
     const keyTtlMs = config.idempotencyKeyTtlHours * 3_600_000;
@@ -222,6 +250,7 @@ export async function startChainServices(
       },
       // Without a base fee (a legacy chain) the gas price comes with each snapshot only.
       onBlock: (block) => {
+        followFinality(block);
         if (block.baseFeePerGas !== null) ledger.applyBaseFee(block.baseFeePerGas, (baseFee, tip) => offeredFees(baseFee, tip, fees));
         const newHead = block.number > latestHead;
         latestHead = Math.max(latestHead, block.number);
@@ -310,7 +339,7 @@ export async function startChainServices(
         clearInterval(maintenanceTimer);
         await poller.stop();
         await webhooks?.dispatcher.stop();
-        await Promise.all([maintenance, blockRound]);
+        await Promise.all([maintenance, blockRound, finalityRound]);
         // The last writes reach the store (a shared database is written after each commit) before it closes.
         await journal.flushed().catch(() => undefined);
         journal.close();

@@ -33,6 +33,9 @@ export const ConfigSchema = Type.Object({
   minPriorityFeePerGas: Type.String({ pattern: GWEI, default: "0.001", description: "the least tip offered, gwei" }),
   maxFeePerGas: Type.Optional(Type.String({ pattern: GWEI, description: "cap on maxFeePerGas, gwei" })),
   maxPriorityFeePerGas: Type.Optional(Type.String({ pattern: GWEI, description: "cap on maxPriorityFeePerGas, gwei" })),
+  finalityBlocks: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 100_000, description: "blocks below the head at which a transfer is final, where the node has no finalized block; default by chain id" }),
+  ),
   stuckAfterBlocks: Type.Integer({ minimum: 1, maximum: 10_000, default: 3, description: "blocks a transfer waits unmined before an underpriced one is re-priced" }),
   gasLimitMultiplier: Type.String({ pattern: "^[0-9]+(\\.[0-9]{1,4})?$", default: "1.0", description: "gas limit = eth_estimateGas x this (at least 1)" }),
   headMaxAgeMs: Type.Integer({ minimum: 0, maximum: 60_000, default: 500, description: "oldest chain head a lookup may use" }),
@@ -89,6 +92,7 @@ export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
   maxPriorityFeePerGas: "MAX_PRIORITY_FEE_PER_GAS",
   gasLimitMultiplier: "GAS_LIMIT_MULTIPLIER",
   stuckAfterBlocks: "STUCK_AFTER_BLOCKS",
+  finalityBlocks: "FINALITY_BLOCKS",
   webhookUrl: "WEBHOOK_URL",
   webhookSecret: "WEBHOOK_SECRET",
   webhookConfirmations: "WEBHOOK_CONFIRMATIONS",
@@ -109,6 +113,7 @@ export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
 const INTEGER_FIELDS: (keyof Config)[] = [
   "chainId",
   "stuckAfterBlocks",
+  "finalityBlocks",
   "webhookConfirmations",
   "webhookRetryInitialMs",
   "port",

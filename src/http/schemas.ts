@@ -191,8 +191,17 @@ export const TransactionStatusSchema = Type.Object(
           }),
           replacedBy: Type.Union([Type.String(), Type.Null()]),
         }),
-        { description: "only for this service's transfers: every transaction signed at its nonce, oldest first (the first is what POST /transfer answered)" },
+        { description: "only for this service's transfers: every transaction signed for it, oldest first (the first is what POST /transfer answered)" },
       ),
+    ),
+    finalized: Type.Optional(
+      Type.Boolean({
+        description:
+          "only for this service's transfers: its outcome is final, at or below the node's finalized block (or FINALITY_BLOCKS deep); no reorganisation can undo it",
+      }),
+    ),
+    finalizedBlock: Type.Optional(
+      Type.Union([Type.Integer(), Type.Null()], { description: "only for this service's transfers: the finalized block that made it final; null until then" }),
     ),
   },
   {

@@ -19,6 +19,8 @@ export interface EntryRow {
   mined_hash: string | null;
   notify: number;
   reported: TransferEventType | null;
+  settled_block: number | null;
+  final_block: number | null;
   created_at: number;
 }
 
@@ -79,6 +81,8 @@ export function toEntry(row: EntryRow, attempts: JournalAttempt[]): JournalEntry
     minedHash: row.mined_hash,
     notify: row.notify === 1,
     reported: row.reported,
+    settledBlock: row.settled_block ?? null,
+    finalBlock: row.final_block ?? null,
     refusal: row.refusal_code === null ? null : { code: row.refusal_code, message: row.refusal_message ?? "" },
     createdAt: row.created_at,
   };

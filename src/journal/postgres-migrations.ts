@@ -73,4 +73,12 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; sql: string }[] = 
       INSERT INTO leadership (id, epoch) VALUES (1, 0);
     `,
   },
+  {
+    // Finality: where a settled transfer was seen settled, and the finalized block that made it final.
+    version: 2,
+    sql: `
+      ALTER TABLE transfers ADD COLUMN settled_block BIGINT;
+      ALTER TABLE transfers ADD COLUMN final_block BIGINT;
+    `,
+  },
 ];

@@ -103,11 +103,16 @@ const MIGRATIONS = [
   "ALTER TABLE transfers ADD COLUMN mined_hash TEXT",
   "ALTER TABLE transfers ADD COLUMN notify INTEGER NOT NULL DEFAULT 0",
   "ALTER TABLE transfers ADD COLUMN reported TEXT",
+  "ALTER TABLE transfers ADD COLUMN settled_block INTEGER",
+  "ALTER TABLE transfers ADD COLUMN final_block INTEGER",
 ];
 const UNSETTLED_INDEX = `
   DROP INDEX IF EXISTS transfers_unsettled;
   CREATE INDEX transfers_unsettled ON transfers (state, nonce) WHERE state IN ('claimed', 'signed', 'accepted');
-  CREATE INDEX IF NOT EXISTS transfers_unreported ON transfers (nonce) WHERE notify = 1 AND (reported IS NULL OR reported NOT IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled'));
+  DROP INDEX IF EXISTS transfers_unreported;
+  CREATE INDEX transfers_unreported ON transfers (nonce) WHERE notify = 1 AND (reported IS NULL OR reported NOT IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled', 'transfer.finalized'));
+  -- Settled transfers not final yet: what the finality tracker follows.
+  CREATE INDEX IF NOT EXISTS transfers_unfinal ON transfers (settled_block) WHERE final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced');
   UPDATE transfers SET state = 'nonce-used' WHERE state = 'settled';
 `;
 // Before attempts existed, a transfer's one transaction lived in its own row; its block is not known (0:
@@ -215,7 +220,21 @@ class SqliteTransferJournal implements TransferJournal {
       deleteClaim: db.prepare("DELETE FROM transfers WHERE id = ? AND state = 'claimed'"),
       markNonceUsed: db.prepare("UPDATE transfers SET state = 'nonce-used', updated_at = @now WHERE state = 'accepted' AND nonce < @count"),
       markUnmined: db.prepare(
-        "UPDATE transfers SET state = 'accepted', mined_hash = NULL, updated_at = @now WHERE state IN ('nonce-used', 'cancelled', 'replaced') AND nonce >= @count",
+        "UPDATE transfers SET state = 'accepted', mined_hash = NULL, settled_block = NULL, final_block = NULL, updated_at = @now WHERE state IN ('nonce-used', 'cancelled', 'replaced') AND nonce >= @count",
+      ),
+      unmineOne: db.prepare(
+        "UPDATE transfers SET state = 'accepted', mined_hash = NULL, settled_block = NULL, final_block = NULL, updated_at = @now WHERE id = @id AND state IN ('nonce-used', 'cancelled', 'replaced') AND final_block IS NULL",
+      ),
+      settleAt: db.prepare(
+        "UPDATE transfers SET settled_block = @block, updated_at = @now WHERE final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') AND (settled_block IS NULL OR @resettle = 1)",
+      ),
+      unfinal: db.prepare("SELECT * FROM transfers WHERE final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') ORDER BY nonce"),
+      hasUnfinal: db.prepare("SELECT 1 FROM transfers WHERE final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') LIMIT 1").pluck(),
+      finalize: db.prepare(
+        "UPDATE transfers SET final_block = @finalized, updated_at = @now WHERE final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') AND settled_block <= @finalized",
+      ),
+      finalizedUnreported: db.prepare(
+        "SELECT * FROM transfers WHERE notify = 1 AND final_block IS NOT NULL AND reported IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled') ORDER BY nonce",
       ),
       unsettled: db.prepare("SELECT * FROM transfers WHERE state IN ('claimed', 'signed', 'accepted') ORDER BY nonce, id"),
       unsettledAttempts: db.prepare(
@@ -253,7 +272,7 @@ class SqliteTransferJournal implements TransferJournal {
       ),
       setReported: db.prepare("UPDATE transfers SET reported = @reported, updated_at = @now WHERE id = @id"),
       unreportedSettled: db.prepare(
-        `SELECT * FROM transfers WHERE notify = 1 AND (reported IS NULL OR reported NOT IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled'))
+        `SELECT * FROM transfers WHERE notify = 1 AND (reported IS NULL OR reported NOT IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled', 'transfer.finalized'))
          AND state IN ('nonce-used', 'cancelled', 'replaced') ORDER BY nonce`,
       ),
       // Any reported outcome a reorganisation undid: confirmed, failed or cancelled.
@@ -438,6 +457,30 @@ class SqliteTransferJournal implements TransferJournal {
 
   markUnminedFrom(minedNonceCount: number): number {
     return this.#write(() => this.#statements.markUnmined.run({ count: minedNonceCount, now: steadyWallClockNow() })).changes;
+  }
+
+  markSettledAt(block: number, resettle = false): number {
+    return this.#write(() => this.#statements.settleAt.run({ block, resettle: resettle ? 1 : 0, now: steadyWallClockNow() })).changes;
+  }
+
+  hasUnfinal(): boolean {
+    return this.#statements.hasUnfinal.get() !== undefined;
+  }
+
+  unfinal(): JournalEntry[] {
+    return (this.#statements.unfinal.all() as EntryRow[]).map((row) => toEntry(row, this.#attemptsOf(row.id)));
+  }
+
+  markUnmined(entryId: number): boolean {
+    return this.#write(() => this.#statements.unmineOne.run({ id: entryId, now: steadyWallClockNow() })).changes === 1;
+  }
+
+  finalizeThrough(finalizedBlock: number): number {
+    return this.#write(() => this.#statements.finalize.run({ finalized: finalizedBlock, now: steadyWallClockNow() })).changes;
+  }
+
+  finalizedUnreported(): JournalEntry[] {
+    return (this.#statements.finalizedUnreported.all() as EntryRow[]).map((row) => toEntry(row, this.#attemptsOf(row.id)));
   }
 
   usedWithUnknownAttempt(): JournalEntry[] {

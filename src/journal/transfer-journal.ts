@@ -72,11 +72,15 @@ export interface JournalEntry extends TransferRequest {
   /** Whether webhooks report on this transfer (they were configured when it was made), and the last event reported. */
   notify: boolean;
   reported: TransferEventType | null;
+  /** The head at which the service first saw it settled (it was mined at or below), while settled. */
+  settledBlock: number | null;
+  /** The finalized block that made it final; null until then. */
+  finalBlock: number | null;
   createdAt: number;
 }
 
 /** The events webhooks report about a transfer. */
-export type TransferEventType = "transfer.confirmed" | "transfer.failed" | "transfer.replaced" | "transfer.cancelled" | "transfer.reorged";
+export type TransferEventType = "transfer.confirmed" | "transfer.failed" | "transfer.replaced" | "transfer.cancelled" | "transfer.reorged" | "transfer.finalized";
 
 /** A webhook event as journaled: its body is fixed once, so that every retry sends the same bytes. */
 export interface WebhookEventRecord {
@@ -168,6 +172,22 @@ export interface TransferJournal {
    * mined nonce count again are accepted once more (pending, followed like any other). Returns how many.
    */
   markUnminedFrom(minedNonceCount: number): number;
+  /**
+   * Settled transfers (nonce used, cancelled, replaced) not final yet and without a block are noted as
+   * settled at `block` (an upper bound of where they were mined); with `resettle`, every one not final is
+   * (after a reorganisation, finality is counted again from the new chain). Returns how many.
+   */
+  markSettledAt(block: number, resettle?: boolean): number;
+  /** Whether any settled transfer is not final yet: then every block matters. */
+  hasUnfinal(): boolean;
+  /** Settled transfers not final yet, by nonce. */
+  unfinal(): JournalEntry[];
+  /** A settled transfer not final yet that the chain no longer carries: pending again. Whether it was one. */
+  markUnmined(entryId: number): boolean;
+  /** Settled transfers noted at or below the finalized block become final. Returns how many. */
+  finalizeThrough(finalizedBlock: number): number;
+  /** Transfers made while webhooks were on, final, whose outcome was reported but not their finality. */
+  finalizedUnreported(): JournalEntry[];
   /** Entries whose nonce is used and that had several attempts, with the mined one not yet known. */
   usedWithUnknownAttempt(): JournalEntry[];
   /** Entries that may still need the node's attention: claimed, signed or accepted, by nonce. */

@@ -59,6 +59,9 @@ export interface TransactionStatus {
   /** For the service's own transfers: the attempt that carries the transfer now, and all its attempts. */
   carriedBy?: string;
   attempts?: AttemptStatus[];
+  /** For the service's own transfers: whether its outcome is final, and the finalized block that made it so. */
+  finalized?: boolean;
+  finalizedBlock?: number | null;
 }
 
 export class TransactionStatusReader {
@@ -95,7 +98,7 @@ export class TransactionStatusReader {
       status.transfer = { ...this.#requested(entry), amount: "0", amountInTokens: formatTokenAmount(0n, this.chain.tokenDecimals) };
       if (status.state === "confirmed") status.state = "cancelled";
     }
-    return { ...status, hash, carriedBy: attempt.hash, attempts: describeAttempts(entry, carrying) };
+    return { ...status, hash, carriedBy: attempt.hash, attempts: describeAttempts(entry, carrying), finalized: entry.finalBlock !== null, finalizedBlock: entry.finalBlock };
   }
 
   async #fromChain(hash: string, transaction: RpcTransaction, latestBlockNumber: number): Promise<TransactionStatus> {

@@ -82,6 +82,7 @@ export class TransferWatcher {
     for (const entry of journal.reportedButUnmined()) {
       this.#record(transferEvent("transfer.reorged", entry, entry.minedHash ?? (entry.attempts.at(-1)?.hash as string), this.#source), "transfer.reorged");
     }
+    await this.#reportFinalized(head);
     const settled = journal.unreportedSettled();
     if (settled.length === 0) {
       this.#awaiting = 0;
@@ -112,6 +113,25 @@ export class TransferWatcher {
     this.#awaiting = awaiting;
     // In one turn: the events and the transfers' reported marks commit together.
     for (const { event, reported } of events) this.#record(event, reported);
+  }
+
+  // transfer.finalized for every reported outcome that became final, with where it was mined (its receipt).
+  async #reportFinalized(head: number): Promise<void> {
+    const { journal, chain } = this.#options;
+    for (const entry of journal.finalizedUnreported()) {
+      const hash = entry.minedHash ?? (entry.attempts.at(-1)?.hash as string);
+      const receipt = (await chain.provider.send("eth_getTransactionReceipt", [hash])) as RpcReceipt | null;
+      const mined: MinedFacts = receipt
+        ? {
+            blockNumber: Number(receipt.blockNumber),
+            blockHash: receipt.blockHash,
+            confirmations: Math.max(head - Number(receipt.blockNumber) + 1, 1),
+            gasUsed: toBigInt(receipt.gasUsed).toString(),
+            effectiveGasPrice: receipt.effectiveGasPrice ? toBigInt(receipt.effectiveGasPrice).toString() : null,
+          }
+        : { blockNumber: null, blockHash: null, confirmations: 0, gasUsed: null, effectiveGasPrice: null };
+      this.#record(transferEvent("transfer.finalized", entry, hash, this.#source, mined), "transfer.finalized");
+    }
   }
 
   #record(event: WebhookEventRecord, reported?: TransferEventType): void {

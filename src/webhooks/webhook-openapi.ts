@@ -7,7 +7,10 @@ const TRANSFER_EVENTS = {
   "transfer.failed": "The transfer was mined and reverted (or moved nothing), or another transaction took its nonce: nothing was sent.",
   "transfer.replaced": "The transfer was re-priced: a new attempt (data.hash) at the same nonce carries it now.",
   "transfer.cancelled": "Its cancel (a 0-value transaction to the wallet itself, data.hash) was mined: the recipient got nothing.",
-  "transfer.reorged": "A block holding the confirmed transfer left the chain; it is pending again, and transfer.confirmed follows when it is mined again.",
+  "transfer.reorged":
+    "A block holding the transfer's reported outcome (confirmed, failed or cancelled) left the chain; it is pending again, and its outcome is reported again once it is mined again.",
+  "transfer.finalized":
+    "The outcome reported before (confirmed, failed or cancelled) is final: its block is at or below the node's finalized block (or FINALITY_BLOCKS deep). No reorganisation undoes it.",
 } as const;
 
 const NullableString = (description: string) => Type.Union([Type.String(), Type.Null()], { description });

@@ -1,0 +1,125 @@
+/**
+ * Follows settled transfers until they are final, from the block reads the service already makes: by the
+ * node's `finalized` block where it has one, otherwise FINALITY_BLOCKS below the head. While any settled
+ * transfer is not final, each block read is checked to extend the one before (its parent hash, or one read
+ * of the block at the earlier height when reads skipped blocks), so a reorganisation is seen at the next
+ * read, idle or not. Then every transfer not final is checked against the new chain: one the chain no
+ * longer carries is pending again (followed and sent again like any other), and the rest count their
+ * finality afresh. With nothing to follow it costs nothing beyond the block reads.
+ */
+import { toQuantity } from "ethers";
+import type { TransferJournal } from "../journal/transfer-journal.js";
+import type { FeeBlock } from "../sending/wallet-snapshot.js";
+
+/** The node calls the tracker makes. */
+export interface FinalityNode {
+  send(method: string, params: unknown[]): Promise<unknown>;
+}
+
+export interface FinalityTrackerOptions {
+  node: FinalityNode;
+  journal: TransferJournal;
+  /** How deep a block must be to count as final where the node has no `finalized` block. */
+  finalityBlocks: number;
+  /** A reorganisation was seen: read the wallet afresh now (its mined nonce count may have gone back). */
+  onReorg: (at: FeeBlock) => Promise<void>;
+  /** Told what a round did, for the log. */
+  onOutcome?: (outcome: { reorganised: boolean; unmined: number; finalized: number; finalizedBlock: number | null }) => void;
+}
+
+interface RpcBlock {
+  number: string;
+  hash: string;
+}
+
+export class FinalityTracker {
+  readonly #options: FinalityTrackerOptions;
+  #last: FeeBlock | undefined;
+  // Whether the node answers the `finalized` block tag; undefined until asked.
+  #hasFinalizedTag: boolean | undefined;
+  #finalizedAtHead = -1;
+
+  constructor(options: FinalityTrackerOptions) {
+    this.#options = options;
+  }
+
+  /** One block read: checks it extends the chain seen before, then moves finality. Call one at a time. */
+  async follow(block: FeeBlock): Promise<void> {
+    const { journal } = this.#options;
+    const previous = this.#last;
+    // A lower block is a lagging backend more often than not; the next read settles it.
+    if (previous && block.number < previous.number) return;
+    this.#last = block;
+    if (!previous || !journal.hasUnfinal()) return;
+    let unmined = 0;
+    const reorganised = !(await this.#extends(previous, block));
+    if (reorganised) unmined = await this.#recheck(block);
+    let finalized = 0;
+    let finalizedBlock: number | null = null;
+    if (block.number > this.#finalizedAtHead && journal.hasUnfinal()) {
+      finalizedBlock = await this.#finalizedBlockNumber(block.number);
+      this.#finalizedAtHead = block.number;
+      if (finalizedBlock !== null) finalized = journal.finalizeThrough(finalizedBlock);
+    }
+    if (reorganised || finalized > 0) this.#options.onOutcome?.({ reorganised, unmined, finalized, finalizedBlock });
+  }
+
+  // Whether `next` is on the chain `previous` was on.
+  async #extends(previous: FeeBlock, next: FeeBlock): Promise<boolean> {
+    if (next.number === previous.number) return next.hash === previous.hash;
+    if (next.number === previous.number + 1) return next.parentHash === previous.hash;
+    const then = (await this.#options.node.send("eth_getBlockByNumber", [toQuantity(previous.number), false])) as RpcBlock | null;
+    return then?.hash === previous.hash;
+  }
+
+  // After a reorganisation: the wallet is read afresh (transfers whose nonce is unused again become pending),
+  // then each transfer not final is looked for on the new chain by its receipts.
+  async #recheck(head: FeeBlock): Promise<number> {
+    const { journal, node, onReorg } = this.#options;
+    await onReorg(head);
+    let unmined = 0;
+    for (const entry of journal.unfinal()) {
+      const candidates = entry.minedHash ? [entry.minedHash] : entry.attempts.map((attempt) => attempt.hash);
+      let carried = false;
+      for (const hash of candidates) if (!carried) carried = (await node.send("eth_getTransactionReceipt", [hash])) !== null;
+      // A transfer another transaction replaced has no receipt of its own: its nonce count decides (above).
+      if (!carried && entry.state !== "replaced" && journal.markUnmined(entry.id)) unmined++;
+    }
+    // What is still settled was mined on the new chain: its finality is counted from here.
+    journal.markSettledAt(head.number, true);
+    return unmined;
+  }
+
+  // The finalized block's number: the node's `finalized` tag, or FINALITY_BLOCKS below the head.
+  async #finalizedBlockNumber(head: number): Promise<number | null> {
+    if (this.#hasFinalizedTag !== false) {
+      try {
+        const finalized = (await this.#options.node.send("eth_getBlockByNumber", ["finalized", false])) as RpcBlock | null;
+        this.#hasFinalizedTag = finalized !== null;
+        if (finalized) return Number(finalized.number);
+      } catch (error) {
+        // A node that does not know the tag says so (invalid params); a fault of the moment is asked again.
+        if (!/finalized|invalid|unknown block|not supported|-32602/i.test(String((error as Error).message))) throw error;
+        this.#hasFinalizedTag = false;
+      }
+    }
+    const byDepth = head - this.#options.finalityBlocks;
+    return byDepth >= 0 ? byDepth : null;
+  }
+}
+
+/**
+ * FINALITY_BLOCKS by chain id, where the node has no `finalized` block: Ethereum and its test networks
+ * finalize in two epochs (64 blocks); Polygon PoS checkpoints take about 256; elsewhere 64 is the default.
+ */
+export function defaultFinalityBlocks(chainId: bigint): number {
+  switch (chainId) {
+    case 137n:
+    case 80002n:
+      return 256;
+    case 56n:
+      return 15;
+    default:
+      return 64;
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * Transfers are followed until final: a reorganisation is seen from the block reads while the service is
+ * idle, even when the reads skip blocks, and whatever outcome it undid is reported and followed again; a
+ * transfer becomes final at the node's finalized block. anvil (its `finalized` block is 64 below the head;
+ * anvil_reorg replaces recent blocks); Hardhat Network cannot reorganise on demand, so only anvil shows it.
+ */
+import { randomBytes } from "node:crypto";
+import { toBeHex } from "ethers";
+import { Webhook } from "standardwebhooks";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AUTHORIZATION, type TestService, postJson, startService } from "../helpers/service.js";
+import { type TestChain, freshAddress, mineBlocks, startTestChain, tokenBalanceOf } from "../helpers/test-chain.js";
+import { type WebhookReceiver, startWebhookReceiver } from "../helpers/webhook-receiver.js";
+
+const SECRET = `whsec_${randomBytes(32).toString("base64")}`;
+
+async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe("finality and reorganisations on anvil", () => {
+  let chain: TestChain;
+  let receiver: WebhookReceiver;
+  let service: TestService;
+
+  beforeAll(async () => {
+    chain = await startTestChain(["--no-mining"]);
+    receiver = await startWebhookReceiver();
+    service = await startService(chain.target, { WEBHOOK_URL: receiver.url, WEBHOOK_SECRET: SECRET, REBROADCAST_AFTER_MS: "500" });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await receiver?.close();
+    await chain?.stop();
+  });
+
+  const eventsOf = (hash: string) =>
+    receiver.received
+      .map((delivery) => new Webhook(SECRET).verify(delivery.body, delivery.headers as Record<string, string>) as { type: string; data: Record<string, unknown> })
+      .filter((event) => event.data.transferHash === hash);
+  const status = async (hash: string) => (await service.app.inject({ method: "GET", url: `/transactions/${hash}`, headers: AUTHORIZATION })).json();
+
+  it("a 3-block reorganisation while idle, the head moving on past it: seen within seconds, reported, sent again, paid once", async () => {
+    const recipient = freshAddress();
+    const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "4" });
+    const hash = sent.body.result.hash as string;
+    await mineBlocks(chain, 3);
+    await until(() => eventsOf(hash).some((event) => event.type === "transfer.confirmed"), "transfer.confirmed");
+    // Idle: nothing in flight, the head read every 5 s.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+
+    await chain.provider.send("anvil_reorg", [3, []]);
+    expect(await chain.provider.send("eth_getTransactionByHash", [hash])).toBeNull();
+    // The chain goes on: the next block read is several blocks past the last one the service saw.
+    await chain.provider.send("anvil_mine", [toBeHex(6)]);
+    const seenAt = Date.now();
+    await until(() => eventsOf(hash).some((event) => event.type === "transfer.reorged"), "transfer.reorged", 12_000);
+    expect(Date.now() - seenAt).toBeLessThan(10_000);
+    expect((await status(hash)).finalized).toBe(false);
+    await until(async () => (await chain.provider.send("eth_getTransactionByHash", [hash])) !== null, "the same bytes sent again");
+    await mineBlocks(chain, 1);
+    await until(() => eventsOf(hash).filter((event) => event.type === "transfer.confirmed").length === 2, "transfer.confirmed again");
+    expect(eventsOf(hash).map((event) => event.type)).toEqual(["transfer.confirmed", "transfer.reorged", "transfer.confirmed"]);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(4n * 10n ** 18n);
+  });
+
+  it("is final once its block is at or below the node's finalized block: the status says so, and transfer.finalized follows the outcome", async () => {
+    const sent = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
+    const hash = sent.body.result.hash as string;
+    await mineBlocks(chain, 1);
+    await until(() => eventsOf(hash).length === 1, "transfer.confirmed");
+    expect(await status(hash)).toMatchObject({ state: "confirmed", finalized: false, finalizedBlock: null });
+
+    // anvil's finalized block is 64 below its head.
+    await chain.provider.send("anvil_mine", [toBeHex(70)]);
+    await until(async () => (await status(hash)).finalized === true, "finalized in the status document");
+    const document = await status(hash);
+    expect(document.finalizedBlock).toBeGreaterThanOrEqual(document.blockNumber);
+    await until(() => eventsOf(hash).length === 2, "transfer.finalized");
+    expect(eventsOf(hash)[1]).toMatchObject({ type: "transfer.finalized", data: { hash, blockNumber: document.blockNumber, blockHash: document.blockHash } });
+  });
+});
