@@ -10,6 +10,7 @@ const DEFAULTS = {
   host: "127.0.0.1",
   logLevel: "info",
   rpcTimeoutMs: 10_000,
+  rpcMaxInFlight: 32,
   demoSetup: false,
   journalPath: "./data/transfers.sqlite",
   journalSynchronous: "FULL",
@@ -65,6 +66,12 @@ describe("loadConfig", () => {
     expect(tooShort).toMatch(/WEBHOOK_SECRET: secret 1 must be whsec_/);
     expect(tooShort).not.toContain("c2hvcnQ");
     expect(() => loadConfig({ WEBHOOK_CONFIRMATIONS: "0" })).toThrow(/WEBHOOK_CONFIRMATIONS/);
+  });
+
+  it("reads RPC_MAX_IN_FLIGHT and FINALITY_BLOCKS, and refuses zero", () => {
+    expect(loadConfig({ RPC_MAX_IN_FLIGHT: "8", FINALITY_BLOCKS: "12" })).toMatchObject({ rpcMaxInFlight: 8, finalityBlocks: 12 });
+    expect(() => loadConfig({ RPC_MAX_IN_FLIGHT: "0" })).toThrow(/RPC_MAX_IN_FLIGHT/);
+    expect(() => loadConfig({ FINALITY_BLOCKS: "0" })).toThrow(/FINALITY_BLOCKS/);
   });
 
   it("reads STUCK_AFTER_BLOCKS and refuses zero", () => {

@@ -129,8 +129,8 @@ describe.each(["SIGTERM", "SIGINT"] as const)("%s with transfers in flight", (si
 });
 
 describe("a crash after signing, then another transaction takes that nonce", () => {
-  it("answers the retry with the journaled record (never a second transaction), then proves it replaced, checking twice", async () => {
-    // Blocks keep coming: "replaced" needs the chain to have grown since the first missing receipt.
+  it("answers the retry with the journaled record (never a second transaction), proves the nonce used by another, checking twice, and signs the transfer again at a new nonce: paid once", async () => {
+    // Blocks keep coming: the proof needs the chain to have grown since the first missing receipt.
     const chain = await startTestChain(["--block-time", "1"]);
     const journalDir = mkdtempSync(join(tmpdir(), "replaced-"));
     const env = {
@@ -169,14 +169,23 @@ describe("a crash after signing, then another transaction takes that nonce", () 
       const { result } = (await retry.body.json()) as { result: { hash: string; nonce: number } };
       expect(result.nonce).toBe(nonceAfterOperator - 1);
 
-      await restarted.waitForOutput('"outcomes":["replaced"]', 15_000);
-      const status = await request(`${restarted.baseUrl}/transactions/${result.hash}`, { headers: AUTHORIZATION });
-      expect(await status.body.json()).toMatchObject({ hash: result.hash, state: "replaced", confirmations: 0, transfer: { to: body.toAddress, amountInTokens: "9" } });
-      // The repeat still answers what the transfer was answered, and nothing was sent for it.
+      await restarted.waitForOutput('"outcomes":["signed again"]', 15_000);
+      await restarted.waitForOutput("signed it again at a new nonce", 5_000);
+      let document: any;
+      for (let waited = 0; waited < 50 && document?.state !== "confirmed"; waited++) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        document = await (await request(`${restarted.baseUrl}/transactions/${result.hash}`, { headers: AUTHORIZATION })).body.json();
+      }
+      expect(document).toMatchObject({ hash: result.hash, state: "confirmed", transfer: { to: body.toAddress, amountInTokens: "9" } });
+      expect(document.attempts).toEqual([
+        expect.objectContaining({ hash: result.hash, fate: "replaced", replacedBy: document.carriedBy }),
+        expect.objectContaining({ hash: document.carriedBy, fate: "mined" }),
+      ]);
+      // The repeat still answers what the transfer was answered, and sends nothing more.
       const again = await send(restarted, body);
       expect(((await again.body.json()) as { result: { hash: string } }).result.hash).toBe(result.hash);
-      expect(await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending")).toBe(nonceAfterOperator);
-      expect(await tokenBalanceOf(chain, body.toAddress)).toBe(0n);
+      expect(await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending")).toBe(nonceAfterOperator + 1);
+      expect(await tokenBalanceOf(chain, body.toAddress)).toBe(parseUnits("9", 18));
     } finally {
       for (const server of servers) server.child.kill("SIGKILL");
       await chain.stop();

@@ -125,6 +125,9 @@ describe("cached lookups", () => {
             replacedBy: null,
           },
         ],
+        // Two blocks deep on anvil, whose finalized block is 64 below its head.
+        finalized: false,
+        finalizedBlock: null,
       });
     });
 
