@@ -20,6 +20,8 @@ import type { JournalEntry, TransferJournal } from "./journal/transfer-journal.j
 import { NonceAllocator } from "./sending/nonce-allocator.js";
 import { TransferReconciler, resendUnanswered } from "./sending/transfer-reconciler.js";
 import { TokenTransferService } from "./sending/transfer-service.js";
+import { verifyUsedNonces } from "./sending/used-nonce-verifier.js";
+import { WalletTransferLogs } from "./node/wallet-transfer-logs.js";
 import { type FaultPoint, TransferSubmitter } from "./sending/transfer-submitter.js";
 import { TransferReplacer } from "./sending/transfer-replacer.js";
 import { WalletLedger } from "./sending/wallet-ledger.js";
@@ -151,7 +153,8 @@ export async function startChainServices(
       if (signed) log.warn({ hash: entry.hash, nonce: entry.nonce }, "another transaction used this transfer's nonce; signed it again at a new nonce");
       return signed;
     };
-    const webhooks = endpoints.length === 0 ? undefined : createWebhooks(config, endpoints, chain, journal, log, observeDelivery);
+    const transferLogs = new WalletTransferLogs(chain);
+    const webhooks = endpoints.length === 0 ? undefined : createWebhooks(config, endpoints, chain, journal, transferLogs, log, observeDelivery);
     const replacer = new TransferReplacer({
       chain,
       journal,
@@ -195,7 +198,7 @@ export async function startChainServices(
       blockRound = (async () => {
         // Transfers settled since the last round are followed until final from here.
         journal.markSettledAt(head);
-        for (const entry of journal.usedWithUnknownAttempt()) await reconciler.settleUsedNonce(entry);
+        await verifyUsedNonces(transferLogs, journal, reconciler, head);
         await replacer.repriceStuck();
         await webhooks?.watcher.follow(head);
         await journal.flushed();
@@ -215,6 +218,7 @@ export async function startChainServices(
       finalityBlocks: config.finalityBlocks ?? defaultFinalityBlocks(chain.chainId),
       onReorg: async (at) => {
         log.warn({ blockNumber: at.number, blockHash: at.hash }, "the chain reorganised under transfers not final yet; checking each against the new chain");
+        transferLogs.forget();
         await poller.ensureFresh(0);
       },
       onOutcome: (outcome) => {

@@ -104,7 +104,10 @@ const MIGRATIONS = [
   "ALTER TABLE transfers ADD COLUMN notify INTEGER NOT NULL DEFAULT 0",
   "ALTER TABLE transfers ADD COLUMN reported TEXT",
   "ALTER TABLE transfers ADD COLUMN settled_block INTEGER",
-  "ALTER TABLE transfers ADD COLUMN final_block INTEGER",
+  // Transfers settled before finality was followed are history: taken as final and verified, so that the
+  // first round after an upgrade does not look through the whole chain for them.
+  `ALTER TABLE transfers ADD COLUMN final_block INTEGER;
+   UPDATE transfers SET settled_block = 0, final_block = 0 WHERE state IN ('nonce-used', 'cancelled', 'replaced')`,
 ];
 const UNSETTLED_INDEX = `
   DROP INDEX IF EXISTS transfers_unsettled;
@@ -162,8 +165,9 @@ export function openSqliteJournal(path: string, owner: JournalOwner, options: Sq
 function migrate(db: Database.Database): void {
   for (const migration of MIGRATIONS) {
     try {
-      db.exec(migration);
+      db.exec(`BEGIN; ${migration}; COMMIT`);
     } catch (error) {
+      if (db.inTransaction) db.exec("ROLLBACK");
       if (!/duplicate column name/.test((error as Error).message)) throw error;
     }
   }
@@ -241,10 +245,7 @@ class SqliteTransferJournal implements TransferJournal {
         `SELECT a.* FROM attempts a JOIN transfers t ON t.id = a.transfer_id
          WHERE t.state IN ('signed', 'accepted') ORDER BY a.id`,
       ),
-      usedWithUnknownAttempt: db.prepare(
-        `SELECT * FROM transfers t WHERE state = 'nonce-used' AND mined_hash IS NULL
-         AND (SELECT COUNT(*) FROM attempts a WHERE a.transfer_id = t.id) > 1 ORDER BY nonce`,
-      ),
+      usedUnverified: db.prepare("SELECT * FROM transfers WHERE state = 'nonce-used' AND mined_hash IS NULL AND final_block IS NULL ORDER BY nonce"),
       attemptsOf: db.prepare("SELECT * FROM attempts WHERE transfer_id = ? ORDER BY id"),
       attemptByHash: db.prepare("SELECT * FROM attempts WHERE hash = ?"),
       byId: db.prepare("SELECT * FROM transfers WHERE id = ?"),
@@ -483,8 +484,8 @@ class SqliteTransferJournal implements TransferJournal {
     return (this.#statements.finalizedUnreported.all() as EntryRow[]).map((row) => toEntry(row, this.#attemptsOf(row.id)));
   }
 
-  usedWithUnknownAttempt(): JournalEntry[] {
-    return (this.#statements.usedWithUnknownAttempt.all() as EntryRow[]).map((row) => toEntry(row, this.#attemptsOf(row.id)));
+  usedUnverified(): JournalEntry[] {
+    return (this.#statements.usedUnverified.all() as EntryRow[]).map((row) => toEntry(row, this.#attemptsOf(row.id)));
   }
 
   unsettled(): JournalEntry[] {

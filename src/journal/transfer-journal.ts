@@ -188,8 +188,11 @@ export interface TransferJournal {
   finalizeThrough(finalizedBlock: number): number;
   /** Transfers made while webhooks were on, final, whose outcome was reported but not their finality. */
   finalizedUnreported(): JournalEntry[];
-  /** Entries whose nonce is used and that had several attempts, with the mined one not yet known. */
-  usedWithUnknownAttempt(): JournalEntry[];
+  /**
+   * Entries whose nonce the chain has used while which transaction used it is not verified yet (a node took
+   * one of its attempts, which proves nothing about what was mined). Not final ones only.
+   */
+  usedUnverified(): JournalEntry[];
   /** Entries that may still need the node's attention: claimed, signed or accepted, by nonce. */
   unsettled(): JournalEntry[];
   /** The entry as the journal holds it now. */

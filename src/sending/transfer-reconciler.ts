@@ -153,10 +153,7 @@ export class TransferReconciler {
     // Newest first: a re-priced transfer is mostly mined with its latest attempt.
     for (const attempt of [...entry.attempts].reverse()) {
       if (!(await provider.send("eth_getTransactionReceipt", [attempt.hash]))) continue;
-      if (entry.attempts.length === 1) return this.#taken(entry);
-      // Which attempt carries it matters (a mined cancel means cancelled); its nonce is used, so settled.
-      this.#missingSince.delete(entry.id);
-      this.journal.recordMined(entry.id, attempt.hash);
+      this.recordMined(entry, attempt.hash);
       return "taken";
     }
     const head = Number(await provider.send("eth_blockNumber", []));
@@ -168,6 +165,11 @@ export class TransferReconciler {
     const waited = monotonicNow() - firstMissing.at;
     const grown = head >= firstMissing.head + REPLACED_AFTER_BLOCKS;
     if (waited < REPLACED_AFTER_MS || (!grown && waited < REPLACED_WITHOUT_BLOCKS_AFTER_MS)) return "waiting: nonce used, checking again";
+    // The transfer is about to be paid again at another nonce: the node must not know any attempt at all
+    // (a backend that lacks a receipt may still return the mined transaction).
+    for (const attempt of entry.attempts) {
+      if ((await provider.send("eth_getTransactionByHash", [attempt.hash])) !== null) return "waiting: nonce used, checking again";
+    }
     this.#missingSince.delete(entry.id);
     this.#lastRefusal.delete(entry.id);
     // Its tokens and gas are no longer held at that nonce: it went to another transaction, not back to the pool.
@@ -176,6 +178,16 @@ export class TransferReconciler {
     if (this.#signAgain && (await this.#signAgain(entry))) return "signed again";
     this.journal.recordReplaced(entry.id);
     return "replaced";
+  }
+
+  /**
+   * The chain mined the entry's attempt `hash` (its receipt, or its Transfer log): settled and verified.
+   * Which attempt carries it matters (a mined cancel means cancelled).
+   */
+  recordMined(entry: JournalEntry, hash: string): void {
+    this.#missingSince.delete(entry.id);
+    this.#lastRefusal.delete(entry.id);
+    this.journal.recordMined(entry.id, hash);
   }
 
   #taken(entry: JournalEntry): ResendOutcome {

@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "../config.js";
 import type { TransferJournal } from "../journal/transfer-journal.js";
 import type { ChainConnection } from "../node/connect-chain.js";
+import type { WalletTransferLogs } from "../node/wallet-transfer-logs.js";
 import { TransferWatcher } from "./transfer-watcher.js";
 import { type DeliveryOutcome, WebhookDispatcher } from "./webhook-dispatcher.js";
 import { describeEndpoint, parseWebhookSecrets } from "./webhook-settings.js";
@@ -12,11 +13,12 @@ export function createWebhooks(
   endpoints: readonly string[],
   chain: ChainConnection,
   journal: TransferJournal,
+  logs: WalletTransferLogs,
   log: FastifyBaseLogger,
   observeDelivery?: (outcome: DeliveryOutcome) => void,
 ): { watcher: TransferWatcher; dispatcher: WebhookDispatcher } {
   return {
-    watcher: new TransferWatcher({ chain, journal, endpoints, confirmations: config.webhookConfirmations }),
+    watcher: new TransferWatcher({ chain, journal, endpoints, confirmations: config.webhookConfirmations, logs }),
     dispatcher: new WebhookDispatcher({
       journal,
       secrets: parseWebhookSecrets(config.webhookSecret ?? ""),

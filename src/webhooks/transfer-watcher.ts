@@ -5,22 +5,14 @@
  * Only a transfer without such a log (reverted, cancelled, or mined before the logs this process read)
  * costs receipt lookups of its own.
  */
-import { toBeHex, toBigInt, zeroPadValue } from "ethers";
+import { toBigInt } from "ethers";
 import type { JournalEntry, TransferEventType, TransferJournal, WebhookEventRecord } from "../journal/transfer-journal.js";
 import type { ChainConnection } from "../node/connect-chain.js";
 import { ERC20_INTERFACE } from "../node/erc20.js";
+import type { LoggedTransfer, WalletTransferLogs } from "../node/wallet-transfer-logs.js";
 import { type EventSource, type MinedFacts, transferEvent } from "./transfer-events.js";
 
 const TRANSFER_TOPIC = ERC20_INTERFACE.getEvent("Transfer")?.topicHash as string;
-/** How far back the first scan of a process looks for the Transfer logs of transfers mined while it was down. */
-const FIRST_SCAN_BLOCKS = 128;
-
-interface RpcLog {
-  transactionHash: string;
-  blockNumber: string;
-  blockHash: string;
-  removed?: boolean;
-}
 
 interface RpcReceipt {
   status: string;
@@ -47,14 +39,15 @@ export interface TransferWatcherOptions {
   endpoints: readonly string[];
   /** Confirmations at which the outcome is reported. */
   confirmations: number;
+  /** The wallet's Transfer logs, read once per block for every part that asks. */
+  logs: WalletTransferLogs;
 }
 
 export class TransferWatcher {
   readonly #options: TransferWatcherOptions;
   readonly #source: EventSource;
-  #scannedTo: number | undefined;
-  // Transfer logs of the wallet seen so far, by transaction hash, until the transfer is reported.
-  readonly #logged = new Map<string, { blockNumber: number; blockHash: string }>();
+  // The logs of this round's blocks, by transaction hash.
+  #logged: ReadonlyMap<string, LoggedTransfer> = new Map();
   // Outcomes read from receipts, by entry id, so that waiting for confirmations reads each once.
   readonly #fromReceipts = new Map<number, Outcome>();
   #awaiting = 0;
@@ -86,15 +79,10 @@ export class TransferWatcher {
     const settled = journal.unreportedSettled();
     if (settled.length === 0) {
       this.#awaiting = 0;
-      this.#logged.clear();
-      this.#scannedTo = head;
       return;
     }
-    // A log of a transfer that is not settled (any more) may be from a block a reorganisation removed.
-    const settledHashes = new Set(settled.flatMap((entry) => entry.attempts.map((attempt) => attempt.hash)));
-    for (const hash of this.#logged.keys()) if (!settledHashes.has(hash)) this.#logged.delete(hash);
     for (const id of this.#fromReceipts.keys()) if (!settled.some((entry) => entry.id === id)) this.#fromReceipts.delete(id);
-    await this.#scanLogs(head);
+    this.#logged = await this.#options.logs.read(Math.min(...settled.flatMap((entry) => entry.attempts.map((attempt) => attempt.signedAtBlock))), head);
     const events: { event: WebhookEventRecord; reported: TransferEventType }[] = [];
     let awaiting = 0;
     for (const entry of settled) {
@@ -107,7 +95,6 @@ export class TransferWatcher {
       }
       const mined: MinedFacts = { ...outcome, confirmations: Math.max(confirmations, 0) };
       events.push({ event: transferEvent(outcome.type, entry, outcome.hash, this.#source, mined), reported: outcome.type });
-      for (const attempt of entry.attempts) this.#logged.delete(attempt.hash);
       this.#fromReceipts.delete(entry.id);
     }
     this.#awaiting = awaiting;
@@ -136,20 +123,6 @@ export class TransferWatcher {
 
   #record(event: WebhookEventRecord, reported?: TransferEventType): void {
     this.#options.journal.recordEvent(event, this.#options.endpoints, reported);
-  }
-
-  // The wallet's Transfer logs over the blocks not scanned yet (one call), remembered by transaction hash.
-  async #scanLogs(head: number): Promise<void> {
-    const fromBlock = this.#scannedTo === undefined ? Math.max(0, head - FIRST_SCAN_BLOCKS) : this.#scannedTo + 1;
-    if (fromBlock > head) return;
-    const { provider, tokenAddress, wallet } = this.#options.chain;
-    const logs = (await provider.send("eth_getLogs", [
-      { address: tokenAddress, topics: [TRANSFER_TOPIC, zeroPadValue(wallet.address, 32)], fromBlock: toBeHex(fromBlock), toBlock: toBeHex(head) },
-    ])) as RpcLog[];
-    for (const log of logs) {
-      if (!log.removed) this.#logged.set(log.transactionHash.toLowerCase(), { blockNumber: Number(log.blockNumber), blockHash: log.blockHash });
-    }
-    this.#scannedTo = head;
   }
 
   // Which attempt was mined and how it ended: from the logs when it moved tokens, else from receipts.

@@ -638,3 +638,41 @@ describe("a cancel asked for while the transfer's first broadcast is under way (
     expect(await tokenBalanceOf(chain, recipient)).toBe(0n);
   });
 });
+
+describe("a transfer a node took, whose nonce another sender's transaction used instead (anvil)", () => {
+  let chain: TestChain;
+  let service: TestService;
+
+  beforeAll(async () => {
+    chain = await startTestChain(["--no-mining"]);
+    service = await startService(chain.target, { REBROADCAST_AFTER_MS: "300" });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await chain?.stop();
+  });
+
+  it("is not taken as mined because its nonce is: no attempt of it was, so it is signed again at a new nonce and paid once", async () => {
+    const recipient = freshAddress();
+    const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "6" });
+    const first = sent.body.result.hash as string;
+    const nonce = sent.body.result.nonce as number;
+    // Another holder of the key outbids it at its nonce: the node keeps theirs, and mines it.
+    const price = 10n * BigInt(sent.body.result.maxFeePerGas.hex);
+    const outside = await chain.hotWallet.sendTransaction({ to: chain.demo.walletAddress, value: 0n, nonce, maxFeePerGas: price, maxPriorityFeePerGas: price });
+    await mineAt(chain, GWEI);
+    expect((await chain.provider.getTransactionReceipt(outside.hash))?.status).toBe(1);
+    expect(await chain.provider.send("eth_getTransactionByHash", [first])).toBeNull();
+
+    for (let block = 0; block < 20 && (await tokenBalanceOf(chain, recipient)) === 0n; block++) {
+      await mineAt(chain, GWEI);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+    expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("6", 18));
+    const document = (await status(service, first)).json();
+    expect(document).toMatchObject({ hash: first, state: "confirmed" });
+    expect(document.attempts.map((attempt: { fate: string }) => attempt.fate)).toEqual(["replaced", "mined"]);
+    await mineAt(chain, GWEI);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("6", 18));
+  });
+});

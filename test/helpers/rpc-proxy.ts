@@ -40,9 +40,13 @@ export type ProxyFault =
   | { kind: "slow-under-load"; msPerCallInFlight: number }
   /**
    * A test's own script: for each call, the JSON-RPC answer to give instead of the node's (`{result}` or
-   * `{error}`), or undefined to forward it.
+   * `{error}`), "hang" (never forwarded, never answered), "lost-reply" (forwarded, never answered), or
+   * undefined to forward it.
    */
-  | { kind: "script"; answer: (call: { method: string; params: unknown[] }) => object | undefined };
+  | { kind: "script"; answer: (call: { method: string; params: unknown[] }) => ScriptedAnswer };
+
+/** What a script makes of one call. */
+export type ScriptedAnswer = { result: unknown } | { error: { code: number; message: string } } | "hang" | "lost-reply" | undefined;
 
 export interface RpcProxy {
   url: string;
@@ -77,12 +81,14 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
     proxy.calls.set(payload.method, (proxy.calls.get(payload.method) ?? 0) + 1);
     const fault = proxy.fault;
     if (fault?.kind === "slow-under-load") await new Promise((resolve) => setTimeout(resolve, fault.msPerCallInFlight * callsInFlight));
-    if (fault?.kind === "script") {
-      const answer = fault.answer({ method: payload.method, params: Array.isArray(payload.params) ? payload.params : [] });
-      if (answer) {
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: payload.id, ...answer }));
-        return;
-      }
+    const scripted = fault?.kind === "script" ? fault.answer({ method: payload.method, params: Array.isArray(payload.params) ? payload.params : [] }) : undefined;
+    if (scripted === "hang") {
+      hanging.add(res);
+      return;
+    }
+    if (typeof scripted === "object") {
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: payload.id, ...scripted }));
+      return;
     }
     if (fault?.kind === "hang" && (!fault.methods || fault.methods.includes(payload.method))) {
       hanging.add(res);
@@ -121,7 +127,7 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
       return;
     }
     const upstream = await request(targetUrl, { method: "POST", body, headers: { "content-type": "application/json" } });
-    if (fault?.kind === "swallow-reply" && fault.methods.includes(payload.method)) {
+    if (scripted === "lost-reply" || (fault?.kind === "swallow-reply" && fault.methods.includes(payload.method))) {
       await upstream.body.text();
       hanging.add(res);
       return;

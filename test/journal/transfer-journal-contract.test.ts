@@ -171,9 +171,9 @@ describe.each([
     expect(journal.findByHash(second.hash)?.id).toBe(id);
     expect(journal.findWithSeveralAttempts(SIGNED.hash)?.id).toBe(id);
     journal.markNonceUsedBelow(8);
-    expect(journal.usedWithUnknownAttempt().map((used) => used.id)).toEqual([id]);
+    expect(journal.usedUnverified().map((used) => used.id)).toEqual([id]);
     journal.recordMined(id, second.hash);
-    expect(journal.usedWithUnknownAttempt()).toEqual([]);
+    expect(journal.usedUnverified()).toEqual([]);
     expect(journal.findByHash(SIGNED.hash)).toMatchObject({ state: "nonce-used", minedHash: second.hash });
   });
 

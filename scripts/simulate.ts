@@ -1,0 +1,32 @@
+/**
+ * npm run simulate -- --seeds 500           runs seeds 1 to 500 on anvil, prints each, then the failing ones
+ * npm run simulate -- --seed 42             replays one seed (add --node hardhat for Hardhat Network)
+ * npm run simulate -- --seeds 50 --from 1000 --node hardhat --transfers 40
+ * Exits 1 when any seed broke an invariant.
+ */
+import { parseArgs } from "node:util";
+import { DEFAULT_SIMULATION, simulateSeed } from "../test/simulation/simulator.js";
+
+const { values } = parseArgs({
+  options: {
+    seeds: { type: "string", default: "20" },
+    from: { type: "string", default: "1" },
+    seed: { type: "string" },
+    node: { type: "string", default: "anvil" },
+    transfers: { type: "string", default: String(DEFAULT_SIMULATION.transfers) },
+  },
+});
+if (values.node !== "anvil" && values.node !== "hardhat") throw new Error("--node is anvil or hardhat");
+const node = values.node;
+const seeds = values.seed !== undefined ? [Number(values.seed)] : Array.from({ length: Number(values.seeds) }, (_, index) => Number(values.from) + index);
+const failing: number[] = [];
+for (const seed of seeds) {
+  const report = await simulateSeed(seed, { ...DEFAULT_SIMULATION, node, transfers: Number(values.transfers), log: (line) => console.log(line) });
+  if (report.violations.length > 0) {
+    failing.push(seed);
+    for (const violation of report.violations) console.log(`  seed ${seed}: ${violation}`);
+  }
+}
+console.log(`${seeds.length - failing.length} passed, ${failing.length} failed`);
+for (const seed of failing) console.log(`replay: npm run simulate -- --seed ${seed} --node ${node} --transfers ${values.transfers}`);
+process.exit(failing.length > 0 ? 1 : 0);

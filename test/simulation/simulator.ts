@@ -1,0 +1,282 @@
+/**
+ * A seeded fault simulation of the send path, in the way TigerBeetle and FoundationDB test: one seed decides
+ * every fault and when it strikes, and after every run the answer contract's invariants are checked
+ * against the chain. The service runs as a real process (so it can be killed -9) behind a fault-injecting
+ * JSON-RPC proxy in front of a real dev node with a 1 s block time (so transactions wait in a pool).
+ *
+ * Faults: refusals in known and unknown wordings, time-outs before and after the node takes a
+ * transaction, lost answers, a node that empties its pool (as after a restart), reorganisations (anvil
+ * only: Hardhat Network cannot replace blocks), another sender using the wallet's key, and kill -9 of
+ * the service mid-burst. The seed fixes which call and which step meet which fault; the operating
+ * system's scheduling still varies, so a failing seed is replayed to see it again, not always the same.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { toBeHex } from "ethers";
+import { request } from "undici";
+import { type ScriptedAnswer, startRpcProxy } from "../helpers/rpc-proxy.js";
+import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
+import { AUTHORIZATION } from "../helpers/service.js";
+import { type NodeKind, type TestChain, freshAddress, startTestChain, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
+
+/** A small, fast, well-mixed generator (mulberry32): the same seed gives the same sequence everywhere. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let mixed = Math.imul(state ^ (state >>> 15), 1 | state);
+    mixed = (mixed + Math.imul(mixed ^ (mixed >>> 7), 61 | mixed)) ^ mixed;
+    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+export interface SimulationOptions {
+  node: NodeKind;
+  /** Transfers asked for in one run. */
+  transfers: number;
+  /** How likely a broadcast meets a fault, and an other call. */
+  broadcastFaultRate: number;
+  callFaultRate: number;
+  /** Printed as the run goes, for the command line. */
+  log?: (line: string) => void;
+}
+
+export const DEFAULT_SIMULATION: Omit<SimulationOptions, "node"> = { transfers: 24, broadcastFaultRate: 0.3, callFaultRate: 0.03 };
+
+/** A request as the client saw it. */
+interface Asked {
+  recipient: string;
+  amount: bigint;
+  key: string | undefined;
+  body: string;
+  /** The status and body of the first answer; status 0 when none came (the service was killed). */
+  first: { status: number; body: string } | undefined;
+}
+
+export interface SimulationReport {
+  seed: number;
+  node: NodeKind;
+  /** Broken invariants, in words; empty when the contract held. */
+  violations: string[];
+  /** What happened, for the log. */
+  faults: Record<string, number>;
+  answers: Record<string, number>;
+  seconds: number;
+}
+
+const UNKNOWN_WORDINGS = ["the tx doesn't have the correct nonce. account has nonce of: 9 tx has nonce of: 8", "Internal error", "transaction rejected: try again later"];
+const KNOWN_REFUSALS = ["nonce too low", "insufficient funds for gas * price + value", "max fee per gas less than block base fee"];
+
+/** Runs one seed and checks every invariant; never throws for a broken invariant (it is reported). */
+export async function simulateSeed(seed: number, options: SimulationOptions): Promise<SimulationReport> {
+  const started = Date.now();
+  const random = seededRandom(seed);
+  const faults: Record<string, number> = {};
+  const count = (name: string) => (faults[name] = (faults[name] ?? 0) + 1);
+  const log = options.log ?? (() => undefined);
+
+  const chain = options.node === "anvil" ? await startTestChain(["--block-time", "1"]) : await startTestChainOn("hardhat");
+  // Deeper than any reorganisation the run makes: the token's deployment stays on the chain.
+  if (options.node === "anvil") await chain.provider.send("anvil_mine", [toBeHex(8)]);
+  const proxy = await startRpcProxy(chain.rpcUrl);
+  const journalDir = mkdtempSync(join(tmpdir(), `simulation-${seed}-`));
+  const servers: ServerProcess[] = [];
+  const violations: string[] = [];
+  const asked: Asked[] = [];
+  try {
+    // Each call's fault is drawn in the order calls arrive: the seed fixes the sequence of faults.
+    let faulting = false;
+    proxy.fault = { kind: "script", answer: (call) => (faulting ? drawFault(call, random, options, count) : undefined) };
+    const env = {
+      RPC_URL: proxy.url,
+      PRIVATE_KEY: chain.demo.privateKey,
+      TOKEN_ADDRESS: chain.demo.tokenAddress,
+      JOURNAL_PATH: join(journalDir, "transfers.sqlite"),
+      REBROADCAST_AFTER_MS: "500",
+      RPC_TIMEOUT_MS: "1500",
+      CHAIN_REFRESH_INTERVAL_MS: "200",
+      RATE_LIMIT_MAX: "100000",
+    };
+    // A service that cannot reach its node at startup refuses to start: faults strike once it serves.
+    const start = async (thenFault: boolean) => {
+      faulting = false;
+      const server = await startServerProcess(env);
+      servers.push(server);
+      faulting = thenFault;
+      return server;
+    };
+    let server = await start(true);
+
+    // The workload: transfers in small concurrent waves, about half with an Idempotency-Key, some of those
+    // sent twice at once; between waves the seed may reorganise the chain, empty the node's pool, use the
+    // wallet from outside, or kill the service and start it again.
+    const waves = Math.ceil(options.transfers / 4);
+    for (let wave = 0; wave < waves; wave++) {
+      const batch: Asked[] = [];
+      for (let index = 0; index < 4 && asked.length + batch.length < options.transfers; index++) {
+        const amount = BigInt(1 + Math.floor(random() * 9));
+        const recipient = freshAddress();
+        const key = random() < 0.5 ? `sim-${seed}-${asked.length + batch.length}` : undefined;
+        batch.push({ recipient, amount, key, body: JSON.stringify({ toAddress: recipient, amount: amount.toString() }), first: undefined });
+      }
+      asked.push(...batch);
+      const killDuring = random() < 0.15;
+      const sends = batch.flatMap((item) => [send(server, item), ...(item.key && random() < 0.3 ? [send(server, item)] : [])]);
+      if (killDuring) {
+        await new Promise((resolve) => setTimeout(resolve, Math.floor(random() * 400)));
+        count("kill -9");
+        server.child.kill("SIGKILL");
+        await server.exited;
+      }
+      await Promise.all(sends);
+      if (killDuring) server = await start(true);
+      const event = random();
+      if (event < 0.15 && options.node === "anvil") {
+        count("reorg");
+        await chain.provider.send("anvil_reorg", [1 + Math.floor(random() * 3), []]).catch(() => undefined);
+      } else if (event < 0.25) {
+        count("pool emptied");
+        await emptyPool(chain);
+      } else if (event < 0.35) {
+        count("outside sender");
+        const nonce = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
+        await chain.hotWallet.sendTransaction({ to: chain.demo.walletAddress, value: 0n, nonce }).catch(() => undefined);
+      }
+    }
+
+    // The faults stop; the service gets its chance to finish what it owns.
+    faulting = false;
+    if (server.child.exitCode !== null || server.child.signalCode !== null) server = await start(false);
+    for (const item of asked) if (item.key && item.first?.status !== 200 && item.first?.status !== 417) item.first = await ask(server, item);
+    await settle(chain, server, asked, 90_000);
+
+    // The invariants.
+    for (const item of asked) {
+      const paid = await tokenBalanceOf(chain, item.recipient);
+      const expected = item.amount * 10n ** BigInt(chain.decimals);
+      const name = `transfer to ${item.recipient} (${item.key ?? "no key"}, first answer ${item.first?.status ?? "none"})`;
+      if (paid !== 0n && paid !== expected) violations.push(`${name}: recipient holds ${paid}, neither 0 nor the amount once`);
+      if (item.first?.status === 417 && paid !== 0n) violations.push(`${name}: answered 417 but paid`);
+      if (item.first?.status === 200 && paid !== expected) {
+        const state = await stateOf(server, JSON.parse(item.first.body).result.hash);
+        if (state !== "failed" && state !== "replaced") violations.push(`${name}: answered 200, not paid and not reported failed (state ${state})`);
+      }
+      if (item.key && item.first && item.first.status !== 0) {
+        const replay = await ask(server, item);
+        if (replay.status !== item.first.status || replay.body !== item.first.body) {
+          violations.push(`${name}: replay answered ${replay.status} ${replay.body.slice(0, 120)}, not the first answer ${item.first.status} ${item.first.body.slice(0, 120)}`);
+        }
+      }
+    }
+    const mined = await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest");
+    const pending = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
+    if (mined !== pending) violations.push(`nonces not contiguous: ${mined} mined, ${pending} counted with the pool (a gap or a transaction stuck)`);
+    const wallet = (await (await request(`${server.baseUrl}/wallet`, { headers: AUTHORIZATION })).body.json()) as { oldestUnconfirmed: unknown };
+    if (wallet.oldestUnconfirmed !== null) violations.push(`the service still holds an unconfirmed transfer: ${JSON.stringify(wallet.oldestUnconfirmed)}`);
+  } catch (error) {
+    violations.push(`the run itself failed: ${(error as Error).stack ?? error}`);
+  } finally {
+    for (const server of servers) server.child.kill("SIGKILL");
+    await proxy.close();
+    await chain.stop();
+    rmSync(journalDir, { recursive: true, force: true });
+  }
+  const answers: Record<string, number> = {};
+  for (const item of asked) answers[String(item.first?.status ?? "none")] = (answers[String(item.first?.status ?? "none")] ?? 0) + 1;
+  const report = { seed, node: options.node, violations, faults, answers, seconds: Math.round((Date.now() - started) / 1000) };
+  log(`seed ${seed} on ${options.node}: ${violations.length === 0 ? "ok" : `${violations.length} VIOLATIONS`} in ${report.seconds} s; faults ${JSON.stringify(faults)}; answers ${JSON.stringify(answers)}`);
+  return report;
+}
+
+// One call's fault, drawn from the seed's sequence.
+function drawFault(call: { method: string; params: unknown[] }, random: () => number, options: SimulationOptions, count: (name: string) => void): ScriptedAnswer {
+  const roll = random();
+  const choice = random();
+  if (call.method === "eth_sendRawTransaction") {
+    if (roll >= options.broadcastFaultRate) return undefined;
+    if (choice < 0.2) {
+      count("refused, known words");
+      return { error: { code: -32000, message: KNOWN_REFUSALS[Math.floor(random() * KNOWN_REFUSALS.length)] } };
+    }
+    if (choice < 0.4) {
+      count("refused, unknown words");
+      return { error: { code: -32000, message: UNKNOWN_WORDINGS[Math.floor(random() * UNKNOWN_WORDINGS.length)] } };
+    }
+    if (choice < 0.6) {
+      count("time-out before the node");
+      return "hang";
+    }
+    count("lost answer after the node took it");
+    return "lost-reply";
+  }
+  // The wallet's own reads and the simulation's pre-flight: a rarer time-out or server error.
+  if (roll >= options.callFaultRate || call.method === "eth_chainId") return undefined;
+  if (choice < 0.5) {
+    count(`time-out on ${call.method}`);
+    return "hang";
+  }
+  count(`error on ${call.method}`);
+  return { error: { code: -32603, message: "Internal error" } };
+}
+
+async function send(server: ServerProcess, item: Asked): Promise<void> {
+  const answer = await ask(server, item);
+  // The first answer a client got is what every replay must repeat.
+  if (!item.first || item.first.status === 0 || (item.first.status === 409 && answer.status !== 409)) item.first = answer;
+}
+
+// One request; status 0 when the connection broke (the service was killed).
+async function ask(server: ServerProcess, item: Asked): Promise<{ status: number; body: string }> {
+  try {
+    const response = await request(`${server.baseUrl}/transfer`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...AUTHORIZATION, ...(item.key ? { "idempotency-key": item.key } : {}) },
+      body: item.body,
+      headersTimeout: 30_000,
+      bodyTimeout: 30_000,
+    });
+    return { status: response.statusCode, body: await response.body.text() };
+  } catch {
+    return { status: 0, body: "" };
+  }
+}
+
+// A node that lost its pool, as after a restart: everything pending is forgotten.
+async function emptyPool(chain: TestChain): Promise<void> {
+  if (chain.kind === "anvil") {
+    await chain.provider.send("anvil_dropAllTransactions", []).catch(() => undefined);
+    return;
+  }
+  const content = (await chain.provider.send("txpool_content", []).catch(() => ({ pending: {} }))) as { pending?: Record<string, Record<string, { hash: string }>> };
+  for (const byNonce of Object.values(content.pending ?? {})) {
+    for (const transaction of Object.values(byNonce)) await chain.provider.send("hardhat_dropTransaction", [transaction.hash]).catch(() => undefined);
+  }
+}
+
+async function stateOf(server: ServerProcess, hash: string): Promise<string> {
+  const response = await request(`${server.baseUrl}/transactions/${hash}`, { headers: AUTHORIZATION });
+  return ((await response.body.json()) as { state?: string }).state ?? `HTTP ${response.statusCode}`;
+}
+
+// Waits until every transfer answered 200 is paid or reported failed, and the service holds nothing
+// unconfirmed; on a node without a block time, blocks are mined meanwhile.
+async function settle(chain: TestChain, server: ServerProcess, asked: Asked[], timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (chain.kind !== "anvil") await chain.provider.send("hardhat_mine", [toBeHex(1)]);
+    const wallet = (await (await request(`${server.baseUrl}/wallet`, { headers: AUTHORIZATION })).body.json()) as { oldestUnconfirmed: unknown };
+    const mined = await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest");
+    const pending = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
+    let open = 0;
+    for (const item of asked) {
+      if (item.first?.status !== 200) continue;
+      if ((await tokenBalanceOf(chain, item.recipient)) > 0n) continue;
+      const state = await stateOf(server, JSON.parse(item.first.body).result.hash);
+      if (state !== "failed" && state !== "replaced") open++;
+    }
+    if (open === 0 && wallet.oldestUnconfirmed === null && mined === pending) return;
+    if (Date.now() > deadline) return;
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
+}
