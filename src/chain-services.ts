@@ -5,7 +5,7 @@
  */
 import { parseUnits } from "ethers";
 import type { FastifyBaseLogger } from "fastify";
-import { monotonicNow } from "./clock.js";
+import { monotonicNow, steadyWallClockNow } from "./clock.js";
 import type { Config } from "./config.js";
 import { FinalityTracker, defaultFinalityBlocks } from "./finality/finality-tracker.js";
 import { ChainHeadTracker, readLatestBlock } from "./lookup/chain-head.js";
@@ -21,6 +21,7 @@ import { NonceAllocator } from "./sending/nonce-allocator.js";
 import { TransferReconciler, resendUnanswered } from "./sending/transfer-reconciler.js";
 import { TokenTransferService } from "./sending/transfer-service.js";
 import { verifyUsedNonces } from "./sending/used-nonce-verifier.js";
+import { findNonceHole } from "./sending/nonce-hole.js";
 import { WalletTransferLogs } from "./node/wallet-transfer-logs.js";
 import { type FaultPoint, TransferSubmitter } from "./sending/transfer-submitter.js";
 import { TransferReplacer } from "./sending/transfer-replacer.js";
@@ -300,6 +301,14 @@ export async function startChainServices(
       }
       log.warn({ nonce: gap, outcome }, "filled a nonce gap left by a refused transfer with a 0-value transaction to the wallet itself, so the transfers after it can be mined");
     };
+    // A hole at the wallet's next nonce that nothing of ours holds (the chain took back the transaction that
+    // used it) is filled the same way, above any earlier attempt of ours at that nonce.
+    const fillNonceHole = async () => {
+      const hole = await findNonceHole(chain, journal, nonces, ledger.snapshot.minedNonceCount, config.rebroadcastAfterMs, steadyWallClockNow());
+      if (!hole) return;
+      const outcome = await replacer.fillNonceGap(hole.nonce, hole.outbid);
+      log.warn({ nonce: hole.nonce, outcome }, "the wallet's next nonce was free again with transfers waiting behind it (the chain took back the transaction that used it): filled it with a 0-value transaction to the wallet itself");
+    };
     const replaceNotExecutable = async (entry: JournalEntry) => {
       const outcome = await replacer.replaceNotExecutable(entry.hash as string);
       if (outcome === "not due") return;
@@ -315,6 +324,7 @@ export async function startChainServices(
         if (journal.failure) return;
         journal.expireKeys(keyTtlMs);
         await fillNonceGap();
+        await fillNonceHole();
         const outcomes = await resendUnanswered(reconciler, journal, ledger, (id) => submitter.isInFlight(id), config.rebroadcastAfterMs, replaceNotExecutable);
         if (outcomes.length > 0) log.info({ outcomes }, "checked unanswered or stale transactions, sending again what no node held");
       })()

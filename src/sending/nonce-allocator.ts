@@ -53,6 +53,11 @@ export class NonceAllocator {
     return lowest;
   }
 
+  /** Whether `nonce` was given back and waits for a transfer (or the gap filler) to take it. */
+  isGivenBack(nonce: number): boolean {
+    return this.#released.includes(nonce);
+  }
+
   /** The nonce the next transfer would take; undefined until the chain was read. */
   peek(): number | undefined {
     return this.#released[0] ?? this.#next;

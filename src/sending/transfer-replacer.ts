@@ -237,11 +237,13 @@ export class TransferReplacer {
    * wait behind it and no transfer came to take it: a 0-value transaction to the wallet itself at the
    * current fees, journaled as a transfer of 0 units before it is broadcast.
    */
-  async fillNonceGap(nonce: number): Promise<ReplacementOutcome> {
-    const { chain, journal, ledger } = this.#options;
-    const { blockNumber, l1DataFee } = ledger.snapshot;
+  async fillNonceGap(nonce: number, outbid?: AttemptFees): Promise<ReplacementOutcome> {
+    const { chain, journal, ledger, policy } = this.#options;
+    const { blockNumber, l1DataFee, baseFeePerGas, tip } = ledger.snapshot;
     const call = await this.#selfTransaction(nonce);
-    const fees = snapshotFees(ledger.snapshot);
+    // Above an earlier attempt of ours at this nonce, which some pool may still hold (at the caps at most).
+    const repricing = outbid && replacementFees(outbid, { baseFeePerGas, tip }, policy);
+    const fees = repricing?.outcome === "raised" ? repricing.fees : snapshotFees(ledger.snapshot);
     const signed = signWalletTransaction(chain, call, fees);
     const entryId = journal.recordSigned(undefined, { recipient: chain.wallet.address, units: 0n }, {
       nonce,

@@ -676,3 +676,40 @@ describe("a transfer a node took, whose nonce another sender's transaction used 
     expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("6", 18));
   });
 });
+
+describe("a reorganisation that drops another sender's transaction, leaving a hole below the service's transfers (anvil)", () => {
+  let chain: TestChain;
+  let service: TestService;
+
+  beforeAll(async () => {
+    chain = await startTestChain(["--no-mining"]);
+    await chain.provider.send("anvil_mine", [toBeHex(5)]);
+    service = await startService(chain.target, { REBROADCAST_AFTER_MS: "300" });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await chain?.stop();
+  });
+
+  it("fills the hole with a 0-value transaction to the wallet itself, so the transfer waiting behind it is mined, once", async () => {
+    const hole = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
+    await chain.hotWallet.sendTransaction({ to: freshAddress(), value: 1n, nonce: hole });
+    await mineAt(chain, GWEI);
+    const recipient = freshAddress();
+    const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "5" });
+    expect(sent.statusCode).toBe(200);
+    expect(sent.body.result.nonce).toBe(hole + 1);
+    // The block that held the other sender's transaction is replaced by an empty one: nonce `hole` is free.
+    await chain.provider.send("anvil_reorg", [1, []]);
+    expect(await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest")).toBe(hole);
+
+    for (let block = 0; block < 20 && (await tokenBalanceOf(chain, recipient)) === 0n; block++) {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await mineAt(chain, GWEI);
+    }
+    expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("5", 18));
+    const filler = await chain.provider.getTransaction((await minedAtNonce(chain, 1)).get(hole) as string);
+    expect(filler).toMatchObject({ to: chain.demo.walletAddress, value: 0n, data: "0x" });
+    expect(service.logs.some((line) => line.includes("the wallet's next nonce was free again"))).toBe(true);
+  });
+});

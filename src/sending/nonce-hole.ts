@@ -1,0 +1,56 @@
+/**
+ * A hole in the wallet's nonces that nothing of the service's holds: the chain's next nonce has no
+ * transfer waiting at it, while later transfers wait behind it and the node holds nothing there either.
+ * That happens when the chain took back a transaction that used it: a reorganisation dropped another
+ * sender's transaction, or the one whose nonce a transfer lost before it was signed again at a new one.
+ * Nothing else would ever fill it, and every later transfer waits behind it for good.
+ */
+import { Transaction } from "ethers";
+import type { TransferJournal } from "../journal/transfer-journal.js";
+import type { ChainConnection } from "../node/connect-chain.js";
+import type { NonceAllocator } from "./nonce-allocator.js";
+import { type AttemptFees, feesOf } from "./wallet-transaction.js";
+
+export interface NonceHole {
+  nonce: number;
+  /** The highest fees among the service's own earlier attempts at that nonce: a filler must outbid them. */
+  outbid: AttemptFees | undefined;
+}
+
+/**
+ * The hole at the wallet's mined nonce count, if there is one: no unsettled transfer holds that nonce,
+ * some unsettled transfer above it is older than `staleAfterMs` (wall clock ms), and the node counts no
+ * pending transaction there (nor was it given back). Costs one node call, only when the journal shows such
+ * a shape.
+ */
+export async function findNonceHole(
+  chain: Pick<ChainConnection, "provider" | "wallet">,
+  journal: TransferJournal,
+  nonces: Pick<NonceAllocator, "isGivenBack">,
+  minedNonceCount: number,
+  staleAfterMs: number,
+  now: number,
+): Promise<NonceHole | undefined> {
+  // A nonce given back is the next transfer's, or the gap filler's.
+  if (nonces.isGivenBack(minedNonceCount)) return undefined;
+  const unsettled = journal.unsettled().filter((entry) => entry.nonce !== null && entry.nonce >= minedNonceCount);
+  if (unsettled.some((entry) => entry.nonce === minedNonceCount)) return undefined;
+  if (!unsettled.some((entry) => now - entry.createdAt > staleAfterMs)) return undefined;
+  const pending = Number(await chain.provider.send("eth_getTransactionCount", [chain.wallet.address, "pending"]));
+  if (pending > minedNonceCount) return undefined;
+  // A transfer signed again at a new nonce keeps its earlier attempts: one of them may sit in some pool.
+  let outbid: AttemptFees | undefined;
+  for (const entry of unsettled) {
+    for (const attempt of entry.attempts) {
+      const transaction = Transaction.from(attempt.rawTransaction);
+      if (transaction.nonce !== minedNonceCount) continue;
+      const fees = feesOf(transaction);
+      if (!outbid || maxPrice(fees) > maxPrice(outbid)) outbid = fees;
+    }
+  }
+  return { nonce: minedNonceCount, outbid };
+}
+
+function maxPrice(fees: AttemptFees): bigint {
+  return fees.type === 0 ? fees.gasPrice : fees.maxFeePerGas;
+}
