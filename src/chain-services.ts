@@ -202,6 +202,9 @@ export async function startChainServices(
         await verifyUsedNonces(transferLogs, journal, reconciler, head);
         await replacer.repriceStuck();
         await webhooks?.watcher.follow(head);
+        // Transfers a reorganisation moved within the chain are pending only until their undone outcome was
+        // reported above: their nonce is used, so the next round verifies them again, without waiting for a block.
+        if (journal.markNonceUsedBelow(ledger.snapshot.minedNonceCount) > 0) nextRoundHead ??= head;
         await journal.flushed();
         webhooks?.dispatcher.wake();
       })()

@@ -79,11 +79,15 @@ export class FinalityTracker {
     await onReorg(head);
     let unmined = 0;
     for (const entry of journal.unfinal()) {
-      const candidates = entry.minedHash ? [entry.minedHash] : entry.attempts.map((attempt) => attempt.hash);
-      let carried = false;
-      for (const hash of candidates) if (!carried) carried = (await node.send("eth_getTransactionReceipt", [hash])) !== null;
       // A transfer another transaction replaced has no receipt of its own: its nonce count decides (above).
-      if (!carried && entry.state !== "replaced" && journal.markUnmined(entry.id)) unmined++;
+      if (entry.state === "replaced") continue;
+      const candidates = entry.minedHash ? [entry.minedHash] : entry.attempts.map((attempt) => attempt.hash);
+      let minedIn: string | undefined;
+      for (const hash of candidates) minedIn ??= ((await node.send("eth_getTransactionReceipt", [hash])) as { blockHash: string } | null)?.blockHash;
+      // Gone, or moved to another block than the one its reported outcome named: pending again, so that
+      // the undone outcome is reported (transfer.reorged) and the new one follows.
+      const moved = minedIn !== undefined && entry.reportedBlockHash !== null && minedIn !== entry.reportedBlockHash;
+      if ((minedIn === undefined || moved) && journal.markUnmined(entry.id)) unmined++;
     }
     // What is still settled was mined on the new chain: its finality is counted from here.
     journal.markSettledAt(head.number, true);

@@ -20,6 +20,7 @@ export interface EntryRow {
   notify: number;
   reported: TransferEventType | null;
   settled_block: number | null;
+  reported_block_hash: string | null;
   final_block: number | null;
   created_at: number;
 }
@@ -82,6 +83,7 @@ export function toEntry(row: EntryRow, attempts: JournalAttempt[]): JournalEntry
     notify: row.notify === 1,
     reported: row.reported,
     settledBlock: row.settled_block ?? null,
+    reportedBlockHash: row.reported_block_hash ?? null,
     finalBlock: row.final_block ?? null,
     refusal: row.refusal_code === null ? null : { code: row.refusal_code, message: row.refusal_message ?? "" },
     createdAt: row.created_at,

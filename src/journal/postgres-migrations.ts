@@ -78,6 +78,7 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; sql: string }[] = 
     version: 2,
     sql: `
       ALTER TABLE transfers ADD COLUMN settled_block BIGINT;
+      ALTER TABLE transfers ADD COLUMN reported_block_hash TEXT;
       ALTER TABLE transfers ADD COLUMN final_block BIGINT;
       UPDATE transfers SET settled_block = 0, final_block = 0 WHERE state IN ('nonce-used', 'cancelled', 'replaced');
     `,

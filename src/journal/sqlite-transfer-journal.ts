@@ -104,6 +104,7 @@ const MIGRATIONS = [
   "ALTER TABLE transfers ADD COLUMN notify INTEGER NOT NULL DEFAULT 0",
   "ALTER TABLE transfers ADD COLUMN reported TEXT",
   "ALTER TABLE transfers ADD COLUMN settled_block INTEGER",
+  "ALTER TABLE transfers ADD COLUMN reported_block_hash TEXT",
   // Transfers settled before finality was followed are history: taken as final and verified, so that the
   // first round after an upgrade does not look through the whole chain for them.
   `ALTER TABLE transfers ADD COLUMN final_block INTEGER;
@@ -271,7 +272,7 @@ class SqliteTransferJournal implements TransferJournal {
       insertDelivery: db.prepare(
         "INSERT INTO webhook_deliveries (event_seq, endpoint, state, next_attempt_at, created_at, updated_at) VALUES (@seq, @endpoint, 'pending', @now, @now, @now)",
       ),
-      setReported: db.prepare("UPDATE transfers SET reported = @reported, updated_at = @now WHERE id = @id"),
+      setReported: db.prepare("UPDATE transfers SET reported = @reported, reported_block_hash = @blockHash, updated_at = @now WHERE id = @id"),
       unreportedSettled: db.prepare(
         `SELECT * FROM transfers WHERE notify = 1 AND (reported IS NULL OR reported NOT IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled', 'transfer.finalized'))
          AND state IN ('nonce-used', 'cancelled', 'replaced') ORDER BY nonce`,
@@ -524,11 +525,11 @@ class SqliteTransferJournal implements TransferJournal {
     return (this.#statements.attemptsOf.all(entryId) as AttemptRow[]).map(toAttempt);
   }
 
-  recordEvent(event: WebhookEventRecord, endpoints: readonly string[], reported?: TransferEventType): void {
+  recordEvent(event: WebhookEventRecord, endpoints: readonly string[], reported?: TransferEventType, blockHash: string | null = null): void {
     const now = steadyWallClockNow();
     const { lastInsertRowid } = this.#write(() => this.#statements.insertEvent.run({ ...event, now }));
     for (const endpoint of endpoints) this.#write(() => this.#statements.insertDelivery.run({ seq: lastInsertRowid, endpoint, now }));
-    if (reported) this.#writeOne(`reporting entry ${event.entryId}`, () => this.#statements.setReported.run({ id: event.entryId, reported, now }));
+    if (reported) this.#writeOne(`reporting entry ${event.entryId}`, () => this.#statements.setReported.run({ id: event.entryId, reported, blockHash, now }));
   }
 
   unreportedSettled(): JournalEntry[] {

@@ -72,6 +72,8 @@ export interface JournalEntry extends TransferRequest {
   /** Whether webhooks report on this transfer (they were configured when it was made), and the last event reported. */
   notify: boolean;
   reported: TransferEventType | null;
+  /** The block the last reported outcome named: a reorganisation that moves the transfer elsewhere is reported. */
+  reportedBlockHash: string | null;
   /** The head at which the service first saw it settled (it was mined at or below), while settled. */
   settledBlock: number | null;
   /** The finalized block that made it final; null until then. */
@@ -206,10 +208,10 @@ export interface TransferJournal {
   findWithSeveralAttempts(hash: string): JournalEntry | undefined;
   /**
    * Journals a webhook event, a pending delivery of it to each endpoint, and (when given) the transfer's
-   * last reported event, in the same commit as whatever else is written in this turn (the state change
-   * it reports): an event is never lost, and never made twice.
+   * last reported event and the block it named, in the same commit as whatever else is written in this
+   * turn (the state change it reports): an event is never lost, and never made twice.
    */
-  recordEvent(event: WebhookEventRecord, endpoints: readonly string[], reported?: TransferEventType): void;
+  recordEvent(event: WebhookEventRecord, endpoints: readonly string[], reported?: TransferEventType, blockHash?: string | null): void;
   /** Transfers made while webhooks were on whose nonce is used and whose outcome is not reported yet. */
   unreportedSettled(): JournalEntry[];
   /** Transfers reported confirmed, failed or cancelled that are pending again (a reorganisation). */

@@ -83,7 +83,7 @@ export class TransferWatcher {
     }
     for (const id of this.#fromReceipts.keys()) if (!settled.some((entry) => entry.id === id)) this.#fromReceipts.delete(id);
     this.#logged = await this.#options.logs.read(Math.min(...settled.flatMap((entry) => entry.attempts.map((attempt) => attempt.signedAtBlock))), head);
-    const events: { event: WebhookEventRecord; reported: TransferEventType }[] = [];
+    const events: { event: WebhookEventRecord; reported: TransferEventType; blockHash: string | null }[] = [];
     let awaiting = 0;
     for (const entry of settled) {
       const outcome = await this.#outcomeOf(entry);
@@ -94,12 +94,12 @@ export class TransferWatcher {
         continue;
       }
       const mined: MinedFacts = { ...outcome, confirmations: Math.max(confirmations, 0) };
-      events.push({ event: transferEvent(outcome.type, entry, outcome.hash, this.#source, mined), reported: outcome.type });
+      events.push({ event: transferEvent(outcome.type, entry, outcome.hash, this.#source, mined), reported: outcome.type, blockHash: outcome.blockHash });
       this.#fromReceipts.delete(entry.id);
     }
     this.#awaiting = awaiting;
     // In one turn: the events and the transfers' reported marks commit together.
-    for (const { event, reported } of events) this.#record(event, reported);
+    for (const { event, reported, blockHash } of events) this.#record(event, reported, blockHash);
   }
 
   // transfer.finalized for every reported outcome that became final, with where it was mined (its receipt).
@@ -117,12 +117,12 @@ export class TransferWatcher {
             effectiveGasPrice: receipt.effectiveGasPrice ? toBigInt(receipt.effectiveGasPrice).toString() : null,
           }
         : { blockNumber: null, blockHash: null, confirmations: 0, gasUsed: null, effectiveGasPrice: null };
-      this.#record(transferEvent("transfer.finalized", entry, hash, this.#source, mined), "transfer.finalized");
+      this.#record(transferEvent("transfer.finalized", entry, hash, this.#source, mined), "transfer.finalized", entry.reportedBlockHash);
     }
   }
 
-  #record(event: WebhookEventRecord, reported?: TransferEventType): void {
-    this.#options.journal.recordEvent(event, this.#options.endpoints, reported);
+  #record(event: WebhookEventRecord, reported?: TransferEventType, blockHash: string | null = null): void {
+    this.#options.journal.recordEvent(event, this.#options.endpoints, reported, blockHash);
   }
 
   // Which attempt was mined and how it ended: from the logs when it moved tokens, else from receipts.

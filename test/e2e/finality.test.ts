@@ -68,6 +68,27 @@ describe("finality and reorganisations on anvil", () => {
     expect(await tokenBalanceOf(chain, recipient)).toBe(4n * 10n ** 18n);
   });
 
+  it("a reorganisation that moves a confirmed transfer to another block: transfer.reorged, then transfer.confirmed naming the new block; paid once", async () => {
+    const recipient = freshAddress();
+    const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "2" });
+    const hash = sent.body.result.hash as string;
+    const raw = await chain.provider.send("eth_getRawTransactionByHash", [hash]);
+    await mineBlocks(chain, 1);
+    await until(() => eventsOf(hash).length === 1, "transfer.confirmed");
+    const [confirmed] = eventsOf(hash);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+
+    // The block is replaced by another that holds the same transaction.
+    await chain.provider.send("anvil_reorg", [1, [[raw, 0]]]);
+    const moved = await chain.provider.getTransactionReceipt(hash);
+    expect(moved?.blockHash).not.toBe(confirmed.data.blockHash);
+    await until(() => eventsOf(hash).length === 3, "transfer.reorged and transfer.confirmed again");
+    expect(eventsOf(hash).map((event) => event.type)).toEqual(["transfer.confirmed", "transfer.reorged", "transfer.confirmed"]);
+    expect(eventsOf(hash)[2].data).toMatchObject({ hash, blockHash: moved?.blockHash, blockNumber: moved?.blockNumber });
+    expect(await status(hash)).toMatchObject({ state: "confirmed", blockHash: moved?.blockHash });
+    expect(await tokenBalanceOf(chain, recipient)).toBe(2n * 10n ** 18n);
+  });
+
   it("is final once its block is at or below the node's finalized block: the status says so, and transfer.finalized follows the outcome", async () => {
     const sent = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
     const hash = sent.body.result.hash as string;
