@@ -236,7 +236,9 @@ class SqliteTransferJournal implements TransferJournal {
       unfinal: db.prepare("SELECT * FROM transfers WHERE final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') ORDER BY nonce"),
       hasUnfinal: db.prepare("SELECT 1 FROM transfers WHERE final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') LIMIT 1").pluck(),
       finalize: db.prepare(
-        "UPDATE transfers SET final_block = @finalized, updated_at = @now WHERE final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') AND settled_block <= @finalized",
+        // Only what is verified: a used nonce whose transaction is not known yet is not final, whatever its depth.
+        `UPDATE transfers SET final_block = @finalized, updated_at = @now WHERE final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced')
+         AND settled_block <= @finalized AND (state <> 'nonce-used' OR mined_hash IS NOT NULL)`,
       ),
       finalizedUnreported: db.prepare(
         "SELECT * FROM transfers WHERE notify = 1 AND final_block IS NOT NULL AND reported IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled') ORDER BY nonce",

@@ -186,7 +186,10 @@ export interface TransferJournal {
   unfinal(): JournalEntry[];
   /** A settled transfer not final yet that the chain no longer carries: pending again. Whether it was one. */
   markUnmined(entryId: number): boolean;
-  /** Settled transfers noted at or below the finalized block become final. Returns how many. */
+  /**
+   * Settled transfers noted at or below the finalized block become final, once verified (which transaction
+   * used a nonce is known). Returns how many.
+   */
   finalizeThrough(finalizedBlock: number): number;
   /** Transfers made while webhooks were on, final, whose outcome was reported but not their finality. */
   finalizedUnreported(): JournalEntry[];

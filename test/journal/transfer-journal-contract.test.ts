@@ -177,6 +177,24 @@ describe.each([
     expect(journal.findByHash(SIGNED.hash)).toMatchObject({ state: "nonce-used", minedHash: second.hash });
   });
 
+  it("makes a settled transfer final only once verified, at or below the finalized block; a reorganisation before that makes it pending again", async () => {
+    const verified = journal.recordSigned(undefined, REQUEST, SIGNED);
+    const unverified = journal.recordSigned(undefined, REQUEST, { ...SIGNED, nonce: 8, hash: `0x${"cd".repeat(32)}` });
+    for (const id of [verified, unverified]) journal.recordAccepted(id);
+    journal.markNonceUsedBelow(9);
+    journal.recordMined(verified, SIGNED.hash);
+    expect(journal.markSettledAt(120)).toBe(2);
+    expect(journal.finalizeThrough(119)).toBe(0);
+    expect(journal.finalizeThrough(120)).toBe(1);
+    await reopen();
+    expect(journal.findById(verified)).toMatchObject({ state: "nonce-used", settledBlock: 120, finalBlock: 120 });
+    expect(journal.unfinal().map((entry) => entry.id)).toEqual([unverified]);
+    expect(journal.markUnmined(verified)).toBe(false);
+    expect(journal.markUnmined(unverified)).toBe(true);
+    expect(journal.findById(unverified)).toMatchObject({ state: "accepted", settledBlock: null, finalBlock: null });
+    expect(journal.hasUnfinal()).toBe(false);
+  });
+
   it("changes a state only from the one its writer expects: a rejected entry is never made accepted by a stale copy", async () => {
     const id = journal.recordSigned(undefined, REQUEST, SIGNED);
     journal.recordRejected(id, { code: "NONCE_EXPIRED", message: "refused" });
