@@ -1,11 +1,13 @@
 /**
  * What the service costs a node that bills per call: every JSON-RPC call the process sends is counted by
  * an HTTP proxy in front of the node (batches counted per call), first while the service idles (no
- * requests, no new blocks), then over 200 transfers at concurrency 10, and until those are settled.
+ * requests, no new blocks), then over 200 transfers at concurrency 10, and until those are settled; then
+ * while a block a second arrives and those transfers wait to be final (anvil's finalized block is 64 below
+ * its head, so none is final in that time): what following them costs per new block.
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Wallet } from "ethers";
+import { JsonRpcProvider, Wallet } from "ethers";
 import { request } from "undici";
 import { startAnvil } from "../src/dev/anvil.js";
 import { setUpDemoChain } from "../src/dev/demo-chain.js";
@@ -19,7 +21,14 @@ export interface RpcCost {
   callsPerTransferWhileSending: number;
   callsPerTransferUntilSettled: number;
   sendingByMethod: Record<string, number>;
+  /** Blocks mined one a second while the transfers were not final, and the calls per new block meanwhile. */
+  unfinalBlocks: number;
+  callsPerNewBlockWhileUnfinal: number;
+  unfinalByMethod: Record<string, number>;
 }
+
+/** New blocks, one a second, while the transfers wait to be final. */
+const UNFINAL_BLOCKS = 20;
 
 interface CountingProxy {
   url: string;
@@ -90,6 +99,18 @@ export async function measureRpcCost(idleSeconds: number, transfers: number, con
       const deadline = Date.now() + 30_000;
       while (service.services.ledger.unminedCount > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
       const untilSettled = Object.values(difference(snapshotCounts(proxy.counts), before)).reduce((sum, count) => sum + count, 0);
+
+      // Mined straight at the node, not through the proxy: only the service's calls are counted.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      const miner = new JsonRpcProvider(node.rpcUrl, undefined, { staticNetwork: true });
+      const unfinalStart = snapshotCounts(proxy.counts);
+      for (let block = 0; block < UNFINAL_BLOCKS; block++) {
+        await miner.send("evm_mine", []);
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+      }
+      miner.destroy();
+      const unfinalByMethod = difference(snapshotCounts(proxy.counts), unfinalStart);
+      const unfinalCalls = Object.values(unfinalByMethod).reduce((sum, count) => sum + count, 0);
       return {
         idleSeconds,
         idleCallsPerSecond: idleCalls / idleSeconds,
@@ -98,6 +119,9 @@ export async function measureRpcCost(idleSeconds: number, transfers: number, con
         callsPerTransferWhileSending: whileSending / transfers,
         callsPerTransferUntilSettled: untilSettled / transfers,
         sendingByMethod,
+        unfinalBlocks: UNFINAL_BLOCKS,
+        callsPerNewBlockWhileUnfinal: unfinalCalls / UNFINAL_BLOCKS,
+        unfinalByMethod,
       };
     } finally {
       await service.close();

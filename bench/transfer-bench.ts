@@ -202,3 +202,7 @@ console.log(
     `${cost.callsPerTransferUntilSettled.toFixed(3)} until all were mined and settled`,
 );
 console.log(`            ${JSON.stringify(cost.sendingByMethod)}`);
+console.log(
+  `  following ${cost.callsPerNewBlockWhileUnfinal.toFixed(3)} calls per new block over ${cost.unfinalBlocks} blocks (one a second) while those transfers wait to be final ` +
+    `(target at most 2.0)  ${JSON.stringify(cost.unfinalByMethod)}`,
+);

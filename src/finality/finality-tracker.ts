@@ -32,44 +32,68 @@ interface RpcBlock {
   hash: string;
 }
 
+/**
+ * Reads that skipped blocks are checked against the chain (one block read) at most this often; adjacent
+ * reads cost nothing to check. A reorganisation is thus seen within this time of the next read.
+ */
+const CONTINUITY_CHECK_MS = 4_000;
+
 export class FinalityTracker {
   readonly #options: FinalityTrackerOptions;
-  #last: FeeBlock | undefined;
+  // The last block read that is known to be on the chain: every block below it is, too.
+  #anchor: FeeBlock | undefined;
+  #checkedAt = -Infinity;
   // Whether the node answers the `finalized` block tag; undefined until asked.
   #hasFinalizedTag: boolean | undefined;
   #finalizedAtHead = -1;
+  // How far the finalized block is below the head (FINALITY_BLOCKS until the node's was read): until a
+  // transfer is that deep, the finalized block cannot have reached it, and is not read.
+  #finalityLag: number;
 
   constructor(options: FinalityTrackerOptions) {
     this.#options = options;
+    this.#finalityLag = options.finalityBlocks;
   }
 
   /** One block read: checks it extends the chain seen before, then moves finality. Call one at a time. */
   async follow(block: FeeBlock): Promise<void> {
     const { journal } = this.#options;
-    const previous = this.#last;
+    const anchor = this.#anchor;
     // A lower block is a lagging backend more often than not; the next read settles it.
-    if (previous && block.number < previous.number) return;
-    this.#last = block;
-    if (!previous || !journal.hasUnfinal()) return;
+    if (anchor && block.number < anchor.number) return;
+    if (!anchor || !journal.hasUnfinal()) {
+      this.#anchor = block;
+      return;
+    }
+    const extended = await this.#extends(anchor, block);
+    // Not checked yet (reads skipped blocks, checked a moment ago): the anchor stays, and is checked later.
+    if (extended === undefined) return;
+    this.#anchor = block;
     let unmined = 0;
-    const reorganised = !(await this.#extends(previous, block));
+    const reorganised = !extended;
     if (reorganised) unmined = await this.#recheck(block);
     let finalized = 0;
     let finalizedBlock: number | null = null;
-    if (block.number > this.#finalizedAtHead && journal.hasUnfinal()) {
+    const lowest = journal.lowestUnfinalSettledBlock();
+    if (block.number > this.#finalizedAtHead && lowest !== undefined && lowest <= block.number - this.#finalityLag) {
       finalizedBlock = await this.#finalizedBlockNumber(block.number);
       this.#finalizedAtHead = block.number;
-      if (finalizedBlock !== null) finalized = journal.finalizeThrough(finalizedBlock);
+      if (finalizedBlock !== null) {
+        this.#finalityLag = Math.max(0, block.number - finalizedBlock);
+        finalized = journal.finalizeThrough(finalizedBlock);
+      }
     }
     if (reorganised || finalized > 0) this.#options.onOutcome?.({ reorganised, unmined, finalized, finalizedBlock });
   }
 
-  // Whether `next` is on the chain `previous` was on.
-  async #extends(previous: FeeBlock, next: FeeBlock): Promise<boolean> {
-    if (next.number === previous.number) return next.hash === previous.hash;
-    if (next.number === previous.number + 1) return next.parentHash === previous.hash;
-    const then = (await this.#options.node.send("eth_getBlockByNumber", [toQuantity(previous.number), false])) as RpcBlock | null;
-    return then?.hash === previous.hash;
+  // Whether `next` is on the chain `anchor` was on; undefined when that is left for a later read.
+  async #extends(anchor: FeeBlock, next: FeeBlock): Promise<boolean | undefined> {
+    if (next.number === anchor.number) return next.hash === anchor.hash;
+    if (next.number === anchor.number + 1 && next.parentHash === anchor.hash) return true;
+    if (performance.now() - this.#checkedAt < CONTINUITY_CHECK_MS) return undefined;
+    this.#checkedAt = performance.now();
+    const then = (await this.#options.node.send("eth_getBlockByNumber", [toQuantity(anchor.number), false])) as RpcBlock | null;
+    return then?.hash === anchor.hash;
   }
 
   // After a reorganisation: the wallet is read afresh (transfers whose nonce is unused again become pending),

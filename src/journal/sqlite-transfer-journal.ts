@@ -234,6 +234,9 @@ class SqliteTransferJournal implements TransferJournal {
         "UPDATE transfers SET settled_block = @block, updated_at = @now WHERE final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') AND (settled_block IS NULL OR @resettle = 1)",
       ),
       unfinal: db.prepare("SELECT * FROM transfers WHERE final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') ORDER BY nonce"),
+      lowestUnfinalSettled: db.prepare(
+        "SELECT MIN(settled_block) FROM transfers WHERE final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') AND (state <> 'nonce-used' OR mined_hash IS NOT NULL)",
+      ).pluck(),
       hasUnfinal: db.prepare("SELECT 1 FROM transfers WHERE final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') LIMIT 1").pluck(),
       finalize: db.prepare(
         // Only what is verified: a used nonce whose transaction is not known yet is not final, whatever its depth.
@@ -465,6 +468,10 @@ class SqliteTransferJournal implements TransferJournal {
 
   markSettledAt(block: number, resettle = false): number {
     return this.#write(() => this.#statements.settleAt.run({ block, resettle: resettle ? 1 : 0, now: steadyWallClockNow() })).changes;
+  }
+
+  lowestUnfinalSettledBlock(): number | undefined {
+    return (this.#statements.lowestUnfinalSettled.get() as number | null) ?? undefined;
   }
 
   hasUnfinal(): boolean {

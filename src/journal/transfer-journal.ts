@@ -182,6 +182,8 @@ export interface TransferJournal {
   markSettledAt(block: number, resettle?: boolean): number;
   /** Whether any settled transfer is not final yet: then every block matters. */
   hasUnfinal(): boolean;
+  /** The lowest block at which a verified transfer not final yet was seen settled: what finality waits for. */
+  lowestUnfinalSettledBlock(): number | undefined;
   /** Settled transfers not final yet, by nonce. */
   unfinal(): JournalEntry[];
   /** A settled transfer not final yet that the chain no longer carries: pending again. Whether it was one. */
