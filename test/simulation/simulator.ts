@@ -6,11 +6,12 @@
  *
  * Faults: refusals in known and unknown wordings, time-outs before and after the node takes a
  * transaction, lost answers, a node that empties its pool (as after a restart), reorganisations (anvil
- * only: Hardhat Network cannot replace blocks), another sender using the wallet's key, and kill -9 of
- * the service mid-burst. The seed fixes which call and which step meet which fault; the operating
+ * only: Hardhat Network cannot replace blocks), another sender using the wallet's key, kill -9 of the
+ * service mid-burst, and the journal's disk filling up (a real tmpfs, where the process may mount one:
+ * root, as in CI; elsewhere that fault is left out and the report says so). The seed fixes which call and which step meet which fault; the operating
  * system's scheduling still varies, so a failing seed is replayed to see it again, not always the same.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { toBeHex } from "ethers";
@@ -19,6 +20,7 @@ import { type ScriptedAnswer, startRpcProxy } from "../helpers/rpc-proxy.js";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
 import { AUTHORIZATION } from "../helpers/service.js";
 import { type NodeKind, type TestChain, freshAddress, startTestChain, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
+import { fillFilesystem, mountTinyFilesystem } from "../helpers/tiny-filesystem.js";
 
 /** A small, fast, well-mixed generator (mulberry32): the same seed gives the same sequence everywhere. */
 export function seededRandom(seed: number): () => number {
@@ -80,7 +82,9 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
   // Deeper than any reorganisation the run makes: the token's deployment stays on the chain.
   if (options.node === "anvil") await chain.provider.send("anvil_mine", [toBeHex(8)]);
   const proxy = await startRpcProxy(chain.rpcUrl);
-  const journalDir = mkdtempSync(join(tmpdir(), `simulation-${seed}-`));
+  const tinyFilesystem = mountIfAllowed();
+  if (!tinyFilesystem) count("journal disk full: left out (cannot mount a tmpfs here)");
+  const journalDir = tinyFilesystem?.mountPoint ?? mkdtempSync(join(tmpdir(), `simulation-${seed}-`));
   const servers: ServerProcess[] = [];
   const violations: string[] = [];
   const asked: Asked[] = [];
@@ -121,6 +125,12 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
         batch.push({ recipient, amount, key, body: JSON.stringify({ toAddress: recipient, amount: amount.toString() }), first: undefined });
       }
       asked.push(...batch);
+      // The journal's disk fills up before this wave: nothing of it may be sent without its record.
+      const diskFull = tinyFilesystem !== undefined && random() < 0.1;
+      if (diskFull) {
+        count("journal disk full");
+        fillFilesystem(journalDir);
+      }
       const killDuring = random() < 0.15;
       const sends = batch.flatMap((item) => [send(server, item), ...(item.key && random() < 0.3 ? [send(server, item)] : [])]);
       if (killDuring) {
@@ -130,7 +140,15 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
         await server.exited;
       }
       await Promise.all(sends);
-      if (killDuring) server = await start(true);
+      if (diskFull) {
+        // The operator frees the disk; a journal that failed to commit takes no writes until a restart.
+        for (const name of readdirSync(journalDir)) if (name.startsWith("filler-")) rmSync(join(journalDir, name));
+        if (!killDuring) {
+          server.child.kill("SIGKILL");
+          await server.exited;
+        }
+      }
+      if (killDuring || diskFull) server = await start(true);
       const event = random();
       if (event < 0.15 && options.node === "anvil") {
         count("reorg");
@@ -158,6 +176,8 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
       const name = `transfer to ${item.recipient} (${item.key ?? "no key"}, first answer ${item.first?.status ?? "none"})`;
       if (paid !== 0n && paid !== expected) violations.push(`${name}: recipient holds ${paid}, neither 0 nor the amount once`);
       if (item.first?.status === 417 && paid !== 0n) violations.push(`${name}: answered 417 but paid`);
+      // A 503 says nothing was sent (the key, if any, was left unused and the retry above judged on its own).
+      if (item.first?.status === 503 && paid !== 0n) violations.push(`${name}: answered 503 but paid`);
       if (item.first?.status === 200 && paid !== expected) {
         const state = await stateOf(server, JSON.parse(item.first.body).result.hash);
         if (state !== "failed" && state !== "replaced") violations.push(`${name}: answered 200, not paid and not reported failed (state ${state})`);
@@ -178,15 +198,26 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
     violations.push(`the run itself failed: ${(error as Error).stack ?? error}`);
   } finally {
     for (const server of servers) server.child.kill("SIGKILL");
+    await Promise.all(servers.map((server) => server.exited));
     await proxy.close();
     await chain.stop();
-    rmSync(journalDir, { recursive: true, force: true });
+    if (tinyFilesystem) tinyFilesystem.unmount();
+    else rmSync(journalDir, { recursive: true, force: true });
   }
   const answers: Record<string, number> = {};
   for (const item of asked) answers[String(item.first?.status ?? "none")] = (answers[String(item.first?.status ?? "none")] ?? 0) + 1;
   const report = { seed, node: options.node, violations, faults, answers, seconds: Math.round((Date.now() - started) / 1000) };
   log(`seed ${seed} on ${options.node}: ${violations.length === 0 ? "ok" : `${violations.length} VIOLATIONS`} in ${report.seconds} s; faults ${JSON.stringify(faults)}; answers ${JSON.stringify(answers)}`);
   return report;
+}
+
+// A tmpfs of 8 MiB for the journal, where this process may mount one.
+function mountIfAllowed(): ReturnType<typeof mountTinyFilesystem> | undefined {
+  try {
+    return mountTinyFilesystem(8 * 1024);
+  } catch {
+    return undefined;
+  }
 }
 
 // One call's fault, drawn from the seed's sequence.
