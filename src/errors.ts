@@ -19,6 +19,11 @@ export const ERROR_CODES = {
   IDEMPOTENCY_KEY_IN_FLIGHT: { statusCode: 409, description: "a request with this Idempotency-Key is still being processed" },
   TRANSFER_ALREADY_MINED: { statusCode: 409, description: "the transfer was mined before it could be cancelled; see GET /transactions/:hash" },
   TRANSFER_NOT_PENDING: { statusCode: 409, description: "the transfer was never sent (refused) or its nonce went to another transaction: nothing to cancel" },
+  TRANSFER_OUTCOME_UNKNOWN: {
+    statusCode: 503,
+    description:
+      "the journal's shared database did not confirm the transfer's record and cannot be asked now: if it was recorded, it is sent; retry with the same Idempotency-Key, or look the hash in the message up, before sending it again",
+  },
   TRANSFER_BEING_SENT: { statusCode: 409, description: "the transfer's first broadcast is under way: ask again in a moment (a cancel now could be outrun by a new nonce)" },
   CANCEL_AT_FEE_CAP: { statusCode: 409, description: "a cancel would need fees above MAX_FEE_PER_GAS or MAX_PRIORITY_FEE_PER_GAS to replace the transfer" },
   IDEMPOTENCY_KEY_REUSED: { statusCode: 422, description: "this Idempotency-Key was used with a different request body" },

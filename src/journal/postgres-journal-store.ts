@@ -18,6 +18,8 @@ const ROWS_PER_STATEMENT = 500;
 /** Parameters of one combined statement, well below PostgreSQL's 65535. */
 const MAX_PARAMETERS = 30_000;
 const INT8_OID = 20;
+/** How many times (100 ms apart) a failed session's backend is looked for before its fate is called unknown. */
+const BACKEND_GONE_CHECKS = 50;
 
 /** Client options that read BIGINT columns (ids, nonces, ms timestamps: all below 2^53) as numbers. */
 export function postgresOptions(connectionString: string): pg.ClientConfig {
@@ -68,7 +70,35 @@ export async function checkDatabaseOwner(client: pg.ClientBase, owner: JournalOw
 
 /** The leader's side: reads the whole journal, and takes the commits of its working copy. */
 export class PostgresJournalStore implements JournalReplica {
-  constructor(private readonly session: pg.ClientBase) {}
+  constructor(
+    private readonly session: pg.ClientBase,
+    /** A new connection to the same database, to look facts up once the session failed. */
+    private readonly connectAgain?: () => pg.Client,
+  ) {}
+
+  async holds(hash: string): Promise<boolean | undefined> {
+    if (!this.connectAgain) return undefined;
+    // Set by node-postgres once connected; not in its type declarations.
+    const failedBackend = (this.session as unknown as { processID?: number }).processID;
+    const client = this.connectAgain();
+    client.on("error", () => undefined);
+    try {
+      await client.connect();
+      // The failed session must commit nothing more before the answer is read: its backend is ended, and
+      // the answer waits until it is gone.
+      if (failedBackend) await client.query("SELECT pg_terminate_backend($1)", [failedBackend]);
+      for (let waited = 0; failedBackend; waited++) {
+        if ((await client.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1", [failedBackend])).rowCount === 0) break;
+        if (waited >= BACKEND_GONE_CHECKS) return undefined;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      return (await client.query("SELECT 1 FROM attempts WHERE hash = $1", [hash])).rowCount === 1;
+    } catch {
+      return undefined;
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
 
   async readAll(): Promise<JournalRows> {
     const rows = {} as JournalRows;
@@ -146,8 +176,12 @@ export class PostgresJournalReader {
  * The leader's journal: a working copy in memory (SQLite), seeded with everything the database holds and
  * shipping every commit back to it on `session`, the session that holds the leader's lock.
  */
-export async function openPostgresJournal(session: pg.ClientBase, owner: JournalOwner, options: { notify?: boolean } = {}): Promise<TransferJournal> {
+export async function openPostgresJournal(
+  session: pg.ClientBase,
+  owner: JournalOwner,
+  options: { notify?: boolean; connectAgain?: () => pg.Client } = {},
+): Promise<TransferJournal> {
   await checkDatabaseOwner(session, owner);
-  const store = new PostgresJournalStore(session);
+  const store = new PostgresJournalStore(session, options.connectAgain);
   return openSqliteJournal(":memory:", owner, { ...options, seed: await store.readAll(), replica: store });
 }

@@ -27,6 +27,12 @@ export interface ChangedRow {
 /** Where commits are shipped. Throws when it cannot take them: the journal then takes no more writes. */
 export interface JournalReplica {
   ship(changes: ChangedRow[]): Promise<void>;
+  /**
+   * After a shipment failed: whether the database holds the attempt `hash` all the same (the shipment
+   * committed and only its acknowledgement was lost), decided once the failed session can commit nothing
+   * more; undefined when that cannot be told.
+   */
+  holds(hash: string): Promise<boolean | undefined>;
 }
 
 const TABLE_NAMES = Object.keys(JOURNAL_TABLES) as JournalTable[];
@@ -54,6 +60,11 @@ export class SqliteChangeLog {
   #nextShipment: Promise<void> | undefined;
   /** Resolves once every commit so far is shipped; rejects once one could not be. */
   lastShipment: Promise<void> | undefined;
+
+  /** See JournalReplica.holds. */
+  holds(hash: string): Promise<boolean | undefined> {
+    return this.#replica.holds(hash);
+  }
 
   constructor(db: Database.Database, replica: JournalReplica) {
     this.#replica = replica;

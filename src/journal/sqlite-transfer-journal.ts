@@ -181,6 +181,9 @@ class SqliteTransferJournal implements TransferJournal {
   // Group commit: writes of one event-loop turn share a transaction and so a single fsync.
   #pendingCommit: Promise<void> | undefined;
   #failure: JournalUnavailableError | undefined;
+  // The commit itself succeeded and only shipping it to the shared database failed: what the database
+  // holds then is a fact to look up, not a loss to assume.
+  #shippingFailed = false;
   // Every hash of the transfers that have several attempts: few, and asked about by every lookup.
   readonly #severalAttemptHashes = new Set<string>();
   // 1 when webhooks report on the transfers made from now on.
@@ -332,6 +335,13 @@ class SqliteTransferJournal implements TransferJournal {
     return this.#failure;
   }
 
+  async wasRecorded(hash: string): Promise<boolean | undefined> {
+    if (!this.#failure) return this.#statements.attemptByHash.get(hash.toLowerCase()) !== undefined;
+    // A failed local commit was rolled back: nothing of it is anywhere.
+    if (!this.#shippingFailed || !this.#changeLog) return false;
+    return this.#changeLog.holds(hash.toLowerCase());
+  }
+
   flushed(): Promise<void> {
     if (this.#failure) return Promise.reject(this.#failure);
     // A commit made is durable only once shipped, when there is a shared database.
@@ -353,6 +363,7 @@ class SqliteTransferJournal implements TransferJournal {
             if (!this.#changeLog) return resolve();
             // Taken right after the commit, before any later write: only committed rows leave the process.
             this.#changeLog.shipCommitted().then(resolve, (error: unknown) => {
+              if (!this.#failure) this.#shippingFailed = true;
               this.#failure ??= new JournalUnavailableError(error);
               reject(this.#failure);
             });

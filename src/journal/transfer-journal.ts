@@ -124,6 +124,22 @@ export class JournalUnavailableError extends Error {
 }
 
 /**
+ * The journal failed while a transfer's record was being made durable, and whether it was is not known:
+ * a shared database that did not acknowledge the commit, and cannot be asked now. If it was recorded, the
+ * service sends it (the next leader does); if not, nothing was or will be sent.
+ */
+export class JournalOutcomeUnknownError extends Error {
+  override name = "JournalOutcomeUnknownError";
+
+  constructor(
+    readonly hash: string,
+    override readonly cause: unknown,
+  ) {
+    super(`the transfer journal's database did not confirm the record of transaction ${hash}, and cannot be asked now`);
+  }
+}
+
+/**
  * Writes take effect at once for every later read, and reach the disk together with the other writes of
  * the same moment (group commit): await `flushed()` before acting on one, as before a broadcast. A write
  * that finds no row to change throws; once a commit has failed, every write and every `flushed()` throws
@@ -134,6 +150,12 @@ export interface TransferJournal {
   flushed(): Promise<void>;
   /** Why the journal takes no writes, or undefined while it is healthy. */
   readonly failure: JournalUnavailableError | undefined;
+  /**
+   * Whether the signed attempt `hash` is durable. After a failed commit: false when the commit itself
+   * failed (rolled back); when only shipping it to a shared database failed, what that database holds
+   * (its acknowledgement may have been lost after it committed), or undefined when that cannot be told.
+   */
+  wasRecorded(hash: string): Promise<boolean | undefined>;
   /** Atomically reserves `key` for a new entry, or returns the entry that holds it already. */
   claimKey(key: string, request: TransferRequest): KeyClaim;
   /** Stores the signed transaction, creating the entry when there was no claim. Returns the entry id. */

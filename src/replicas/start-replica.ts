@@ -100,7 +100,8 @@ export async function startReplica(config: ChainConfig & { databaseUrl: string }
       try {
         const service = await composeService(config, log, {
           id: replicaId,
-          openJournal: (owner, { notify }) => openPostgresJournal(session.session, owner, { notify }),
+          openJournal: (owner, { notify }) =>
+            openPostgresJournal(session.session, owner, { notify, connectAgain: () => new pg.Client(postgresOptions(config.databaseUrl as string)) }),
           checkDatabase: async () => session.session.query("SELECT 1").then(() => undefined, () => "the leader's database session is lost"),
         });
         await service.app.ready();

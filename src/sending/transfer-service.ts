@@ -13,7 +13,7 @@ import type { ChainConnection } from "../node/connect-chain.js";
 import { encodeTransfer } from "../node/erc20.js";
 import { classifyChainFailure } from "../node/ethers-errors.js";
 import { type ErrorCode, ERROR_CODES, ServiceError } from "../errors.js";
-import { type JournalEntry, JournalUnavailableError, type TransferJournal, type TransferRequest } from "../journal/transfer-journal.js";
+import { type JournalEntry, JournalOutcomeUnknownError, JournalUnavailableError, type TransferJournal, type TransferRequest } from "../journal/transfer-journal.js";
 import { BroadcastRefusedError, type PreparedTransfer, type TransferSubmitter } from "./transfer-submitter.js";
 import type { WalletLedger } from "./wallet-ledger.js";
 import { type SignedTokenTransfer, withGasLimitMultiplier } from "./wallet-transaction.js";
@@ -190,6 +190,12 @@ function asServiceError(error: unknown): unknown {
   if (error instanceof ServiceError) return error;
   if (error instanceof JournalUnavailableError) {
     return new ServiceError("JOURNAL_UNAVAILABLE", "the transfer journal cannot record transfers (see the service's log); nothing was sent. Retry later.");
+  }
+  if (error instanceof JournalOutcomeUnknownError) {
+    return new ServiceError(
+      "TRANSFER_OUTCOME_UNKNOWN",
+      `the transfer journal's database did not confirm the record of transaction ${error.hash}: if it was recorded, it is sent. Retry with the same Idempotency-Key, or look ${error.hash} up (GET /transactions/${error.hash}) before sending it again.`,
+    );
   }
   if (error instanceof BroadcastRefusedError) return new ServiceError(asErrorCode(error.refusal.code), error.refusal.message, { cause: error });
   const failure = classifyChainFailure(error);

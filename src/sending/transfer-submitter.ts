@@ -7,7 +7,14 @@ import { Transaction } from "ethers";
 import type { ChainConnection } from "../node/connect-chain.js";
 import { describeNodeAnswer } from "../node/ethers-errors.js";
 import { type NodeAnswer, provesNotTaken, readNodeAnswer } from "../node/node-answers.js";
-import { type JournalEntry, JournalUnavailableError, type RecordedRefusal, type TransferJournal, type TransferRequest } from "../journal/transfer-journal.js";
+import {
+  type JournalEntry,
+  JournalOutcomeUnknownError,
+  JournalUnavailableError,
+  type RecordedRefusal,
+  type TransferJournal,
+  type TransferRequest,
+} from "../journal/transfer-journal.js";
 import type { NonceAllocator } from "./nonce-allocator.js";
 import type { Reservation, WalletLedger } from "./wallet-ledger.js";
 import { type SignedTokenTransfer, reservationOf, signWalletTransaction, snapshotFees } from "./wallet-transaction.js";
@@ -177,6 +184,14 @@ export class TransferSubmitter {
       // Nothing leaves the process before the signed bytes are on disk.
       await journal.flushed();
     } catch (error) {
+      // Facts, not the error: a shared database may hold the record although its acknowledgement was lost.
+      const recorded = error instanceof JournalUnavailableError ? await journal.wasRecorded(transfer.hash) : false;
+      // Recorded: the transfer is owned (whoever leads next sends it); nothing more is sent from here.
+      if (recorded === true) {
+        this.#options.onHeld(transfer.hash, nonce, { meaning: "no-answer", nodeMessage: "the journal failed after recording it; it is sent by whoever leads next" });
+        return undefined;
+      }
+      if (recorded === undefined) throw new JournalOutcomeUnknownError(transfer.hash, error);
       // The record is lost with the failed commit, so these bytes must never be sent: the nonce goes back.
       ledger.release(prepared.reservation, nonce);
       ledger.reserveAgain(prepared.reservation);

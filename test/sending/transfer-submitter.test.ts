@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
-import { JournalUnavailableError, type TransferJournal } from "../../src/journal/transfer-journal.js";
+import { JournalOutcomeUnknownError, JournalUnavailableError, type TransferJournal } from "../../src/journal/transfer-journal.js";
 import { encodeTransfer } from "../../src/node/erc20.js";
 import { NonceAllocator } from "../../src/sending/nonce-allocator.js";
 import { TransferSubmitter } from "../../src/sending/transfer-submitter.js";
@@ -49,5 +49,42 @@ describe("TransferSubmitter", () => {
     // What a restart's reconciliation starts from: the signed transfer, found and sent again, never lost.
     expect(real.findByHash(sent.hash)).toMatchObject({ state: "signed", nonce: 0 });
     expect(submitter.inFlightCount).toBe(0);
+  });
+
+  it.each([
+    ["holds the record after all (its acknowledgement was lost): the transfer is owned, 200, and nothing is sent from here", true],
+    ["cannot be asked: neither 200 nor 'nothing was sent', but TRANSFER_OUTCOME_UNKNOWN naming the hash", undefined],
+    ["does not hold it: nothing was or will be sent", false],
+  ] as const)("a journal whose shared database %s", async (_label, recorded) => {
+    const { chain, calls } = fakeChain(async ({ method }) => {
+      throw new Error(`unexpected ${method}`);
+    });
+    dir = mkdtempSync(join(tmpdir(), "submitter-"));
+    const real = openSqliteJournal(join(dir, "transfers.sqlite"), { chainId: 31337n, walletAddress: chain.wallet.address, tokenAddress: FAKE_TOKEN });
+    journal = real;
+    const shipmentFailed = new JournalUnavailableError(new Error("Connection terminated unexpectedly"));
+    const failingShipment = new Proxy(real, {
+      get(target, property, receiver) {
+        if (property === "flushed") return () => Promise.reject(shipmentFailed);
+        if (property === "wasRecorded") return async () => recorded;
+        const value = Reflect.get(target, property, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const ledger = new WalletLedger(snapshotAt(100, 0));
+    const held: string[] = [];
+    const submitter = new TransferSubmitter({ chain, journal: failingShipment, ledger, nonces: new NonceAllocator(async () => 0), onHeld: (hash) => held.push(hash) });
+    const submitting = submitter.submit({ request: { recipient: RECIPIENT, units: 1n }, data: encodeTransfer(RECIPIENT, 1n), gasLimit: 60_000n, reservation: ledger.reserve(1n, 1n), entryId: undefined });
+
+    if (recorded === true) {
+      const sent = await submitting;
+      expect(held).toEqual([sent.hash]);
+    } else if (recorded === undefined) {
+      await expect(submitting).rejects.toBeInstanceOf(JournalOutcomeUnknownError);
+    } else {
+      await expect(submitting).rejects.toBe(shipmentFailed);
+    }
+    // Nothing is broadcast by a process whose journal failed.
+    expect(calls).toEqual([]);
   });
 });

@@ -35,7 +35,9 @@ export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = as
           "(confirmations 0). Anything that would make the transfer fail is checked first and answered with 417. " +
           "200 means the service signed and journaled the transfer and owns it until it is mined or reported failed " +
           "(GET /transactions/{hash}); 417 that nothing of it was or will be sent; 503 (NODE_RATE_LIMITED, " +
-          "JOURNAL_UNAVAILABLE) that nothing was done: retry. A repeat of an Idempotency-Key gets the first answer. " +
+          "JOURNAL_UNAVAILABLE) that nothing was done: retry; 503 TRANSFER_OUTCOME_UNKNOWN (several replicas: the shared " +
+          "database did not confirm the record) that it is sent if it was recorded: retry with the same key, or look its hash up first. " +
+          "A repeat of an Idempotency-Key gets the first answer. " +
           "With ?waitConfirmations=N it answers once the transfer has N confirmations, or when waitTimeoutMs runs out, " +
           "with the record as it stands then.",
         tags: ["transfers"],
