@@ -1,0 +1,33 @@
+/** The test PostgreSQL fails at once, with the reason, when it cannot start: never a hang per test. */
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { embeddedPostgresBinaries, startTestPostgres } from "./helpers/postgres.js";
+
+describe("the test PostgreSQL helper", () => {
+  let root: string | undefined;
+  afterEach(() => {
+    if (root) {
+      chmodSync(root, 0o755);
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it.runIf(process.getuid?.() === 0)("fails within a second, naming the directory, when the postgres user cannot reach initdb (a checkout under a private directory)", async () => {
+    root = mkdtempSync(join(tmpdir(), "private-checkout-"));
+    const binaries = join(root, "node_modules", "bin");
+    mkdirSync(binaries, { recursive: true });
+    copyFileSync(join(embeddedPostgresBinaries(), "initdb"), join(binaries, "initdb"));
+    chmodSync(join(binaries, "initdb"), 0o755);
+    chmodSync(root, 0o700);
+    const started = performance.now();
+    await expect(startTestPostgres(binaries)).rejects.toThrow(new RegExp(`cannot enter ${root} \\(mode 700\\)`));
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
+
+  it("fails at once when initdb is not there at all", async () => {
+    root = mkdtempSync(join(tmpdir(), "no-binaries-"));
+    await expect(startTestPostgres(join(root, "bin"))).rejects.toThrow(/initdb is missing or not executable/);
+  });
+});
