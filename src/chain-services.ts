@@ -30,7 +30,7 @@ import { feesAsText } from "./sending/wallet-transaction.js";
 import { createWebhooks } from "./webhooks/create-webhooks.js";
 import type { DeliveryOutcome, WebhookDispatcher } from "./webhooks/webhook-dispatcher.js";
 import type { TransferWatcher } from "./webhooks/transfer-watcher.js";
-import { parseWebhookUrls } from "./webhooks/webhook-settings.js";
+import { parseWebhookUrls } from "./domain/webhook-settings.js";
 
 /** How often, at most, lost broadcasts are looked for, and keys past their lifetime forgotten. */
 const MAINTENANCE_INTERVAL_MS = 5_000;

@@ -2,7 +2,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { ApiKeyRing, InvalidApiKeysError } from "./auth/api-keys.js";
-import { InvalidWebhookSettingError, parseWebhookSecrets, parseWebhookUrls } from "./webhooks/webhook-settings.js";
+import { InvalidWebhookSettingError, parseWebhookSecrets, parseWebhookUrls } from "./domain/webhook-settings.js";
 
 const HEX_PRIVATE_KEY = "^0x[0-9a-fA-F]{64}$";
 const HEX_ADDRESS = "^0x[0-9a-fA-F]{40}$";

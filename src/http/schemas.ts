@@ -1,17 +1,9 @@
 /** Request and response schemas shared by the routes: the HTTP contract, and the source of the OpenAPI document. */
 import { type Static, Type } from "@sinclair/typebox";
 
-export const AddressSchema = Type.String({
-  pattern: "^0x[0-9a-fA-F]{40}$",
-  description: "20-byte address, 0x-prefixed; a mixed-case address must carry a valid EIP-55 checksum",
-  examples: ["0x70997970C51812dc3A010C7d01b50e0d17dc79C8"],
-});
+import { AddressSchema, TxHashSchema } from "../domain/formats.js";
 
-export const TxHashSchema = Type.String({
-  pattern: "^0x[0-9a-fA-F]{64}$",
-  description: "transaction hash: 0x and 64 hex digits, either case",
-  examples: ["0xc193f20058868225941bc91a8286d45a4eac2105bea5d70f7a09e55c2c411deb"],
-});
+export { AddressSchema, TxHashSchema };
 
 export const TokenAmountSchema = Type.Union([Type.Number(), Type.String({ maxLength: 100 })], {
   description:

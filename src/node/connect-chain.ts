@@ -6,7 +6,7 @@ import { ERC20_INTERFACE, encodeTransfer } from "./erc20.js";
 import { readNodeAnswer } from "./node-answers.js";
 import { useNativeKeccak } from "./native-keccak.js";
 import { type RpcObserver, createRpcProvider, describeRpcUrl, fetchChainId } from "./rpc-provider.js";
-import { OP_GAS_PRICE_ORACLE } from "../sending/wallet-snapshot.js";
+import { OP_GAS_PRICE_ORACLE } from "./op-stack.js";
 
 /** The node, the hot wallet and the token, read once at startup. */
 export interface ChainConnection {

@@ -3,6 +3,7 @@ import { Interface, Transaction, toBigInt, toQuantity } from "ethers";
 import { monotonicNow } from "../clock.js";
 import type { ChainConnection } from "../node/connect-chain.js";
 import { ERC20_INTERFACE, encodeTransfer } from "../node/erc20.js";
+import { OP_GAS_PRICE_ORACLE } from "../node/op-stack.js";
 import { FEE_HISTORY_BLOCKS, type FeePolicy, offeredFees, offeredLegacyFees, tipFromFeeHistory } from "./fee-policy.js";
 
 /** The wallet as of one block, plus the fees to offer from then on. */
@@ -39,8 +40,6 @@ export interface FeeBlock {
   baseFeePerGas: bigint | null;
 }
 
-/** The OP Stack's GasPriceOracle predeploy, the same address on every OP Stack chain (Optimism, Base, ...). */
-export const OP_GAS_PRICE_ORACLE = "0x420000000000000000000000000000000000000F";
 const GAS_PRICE_ORACLE = new Interface(["function getL1Fee(bytes unsignedTransaction) view returns (uint256)"]);
 
 /** Reads the latest block. */

@@ -6,7 +6,7 @@ import type { ChainConnection } from "../node/connect-chain.js";
 import type { WalletTransferLogs } from "../node/wallet-transfer-logs.js";
 import { TransferWatcher } from "./transfer-watcher.js";
 import { type DeliveryOutcome, WebhookDispatcher } from "./webhook-dispatcher.js";
-import { describeEndpoint, parseWebhookSecrets } from "./webhook-settings.js";
+import { describeEndpoint, parseWebhookSecrets } from "../domain/webhook-settings.js";
 
 export function createWebhooks(
   config: Pick<Config, "webhookSecret" | "webhookConfirmations" | "webhookRetryInitialMs">,

@@ -1,6 +1,6 @@
 /** The OpenAPI 3.1 `webhooks` of the service: each transfer event, its payload and an example. */
 import { type TSchema, Type } from "@sinclair/typebox";
-import { AddressSchema, TxHashSchema } from "../http/schemas.js";
+import { AddressSchema, TxHashSchema } from "../domain/formats.js";
 
 const TRANSFER_EVENTS = {
   "transfer.confirmed": "The transfer is mined and moved the tokens, with WEBHOOK_CONFIRMATIONS confirmations.",

@@ -6,7 +6,7 @@
 import { ContractFactory, Interface, Wallet, parseUnits, toBeHex } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fakeOracle from "../../contracts/artifacts/FakeGasPriceOracle.json" with { type: "json" };
-import { OP_GAS_PRICE_ORACLE } from "../../src/sending/wallet-snapshot.js";
+import { OP_GAS_PRICE_ORACLE } from "../../src/node/op-stack.js";
 import { READINESS_CACHE_MS } from "../../src/http/routes/health.js";
 import { type TestService, postJson, startService } from "../helpers/service.js";
 import { type TestChain, freshAddress, setEthBalance, startTestChain, tokenBalanceOf, waitForReceipt } from "../helpers/test-chain.js";

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { signWebhook } from "../../src/webhooks/webhook-signature.js";
-import { parseWebhookSecrets } from "../../src/webhooks/webhook-settings.js";
+import { parseWebhookSecrets } from "../../src/domain/webhook-settings.js";
 
 describe("webhook signatures", () => {
   it("sign with every configured secret, so a receiver verifies with the old one or the new one during a rotation", () => {

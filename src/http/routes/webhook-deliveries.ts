@@ -4,7 +4,7 @@ import { Type } from "@sinclair/typebox";
 import { ServiceError } from "../../errors.js";
 import type { TransferJournal, WebhookDelivery } from "../../journal/transfer-journal.js";
 import type { WebhookDispatcher } from "../../webhooks/webhook-dispatcher.js";
-import { describeEndpoint } from "../../webhooks/webhook-settings.js";
+import { describeEndpoint } from "../../domain/webhook-settings.js";
 import { errorReplies } from "../schemas.js";
 
 export interface WebhookDeliveriesRouteOptions {
