@@ -1,0 +1,50 @@
+/** Builds the finality follower: one round per block read at a time, its outcomes logged. */
+import type { FastifyBaseLogger } from "fastify";
+import type { TransferJournal } from "../journal/transfer-journal.js";
+import type { FeeBlock } from "../sending/wallet-snapshot.js";
+import { type FinalityNode, FinalityTracker, defaultFinalityBlocks } from "./finality-tracker.js";
+
+export interface FinalityParts {
+  node: FinalityNode;
+  chainId: bigint;
+  journal: TransferJournal;
+  log: FastifyBaseLogger;
+  /** A reorganisation was seen: whatever remembers blocks forgets them, and the wallet is read afresh. */
+  onReorg: () => Promise<void>;
+  /** Transfers became final or pending again: report it without waiting for another block. */
+  onChange: () => void;
+}
+
+/** Follows finality from the block reads; `follow` skips a block read while a round runs (the next read covers it). */
+export function createFinality(settings: { finalityBlocks?: number }, parts: FinalityParts): { follow(block: FeeBlock): void; stop(): Promise<void> } {
+  const { journal, log } = parts;
+  const tracker = new FinalityTracker({
+    node: parts.node,
+    journal,
+    finalityBlocks: settings.finalityBlocks ?? defaultFinalityBlocks(parts.chainId),
+    onReorg: async (at) => {
+      log.warn({ blockNumber: at.number, blockHash: at.hash }, "the chain reorganised under transfers not final yet; checking each against the new chain");
+      await parts.onReorg();
+    },
+    onOutcome: (outcome) => {
+      log.info(outcome, outcome.reorganised ? "transfers not final checked against the new chain" : "transfers became final");
+      parts.onChange();
+    },
+  });
+  let round: Promise<unknown> | undefined;
+  let stopped = false;
+  return {
+    follow(block) {
+      if (round || journal.failure || stopped) return;
+      round = tracker
+        .follow(block)
+        .then(() => journal.flushed())
+        .catch((error) => log.warn({ err: error }, "finality round failed; will retry at the next block"))
+        .finally(() => (round = undefined));
+    },
+    async stop() {
+      stopped = true;
+      await round;
+    },
+  };
+}

@@ -1,0 +1,90 @@
+/**
+ * The background work that keeps every owned transfer moving, every few seconds, one round at a time:
+ * keys past their lifetime are forgotten; a nonce given back that no transfer took, and a hole at the
+ * wallet's next nonce that nothing of ours holds, are filled with a 0-value self-transaction; what no node
+ * holds is sent again, and the wallet's next transaction held but not executable is replaced.
+ */
+import type { FastifyBaseLogger } from "fastify";
+import { monotonicNow, steadyWallClockNow } from "../clock.js";
+import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
+import type { ChainConnection } from "../node/connect-chain.js";
+import { findNonceHole } from "./nonce-hole.js";
+import type { NonceAllocator } from "./nonce-allocator.js";
+import { type TransferReconciler, resendUnanswered } from "./transfer-reconciler.js";
+import type { TransferReplacer } from "./transfer-replacer.js";
+import type { TransferSubmitter } from "./transfer-submitter.js";
+import type { WalletLedger } from "./wallet-ledger.js";
+
+/** How often, at most, lost broadcasts are looked for, and keys past their lifetime forgotten. */
+const MAINTENANCE_INTERVAL_MS = 5_000;
+
+export interface BackgroundResendParts {
+  chain: ChainConnection;
+  journal: TransferJournal;
+  ledger: WalletLedger;
+  nonces: NonceAllocator;
+  reconciler: TransferReconciler;
+  submitter: TransferSubmitter;
+  replacer: TransferReplacer;
+  log: FastifyBaseLogger;
+}
+
+/** Starts the rounds; `stop` ends them and waits for the one under way. */
+export function startBackgroundResend(settings: { rebroadcastAfterMs: number; keyTtlMs: number }, parts: BackgroundResendParts): { stop(): Promise<void> } {
+  const { chain, journal, ledger, nonces, reconciler, submitter, replacer, log } = parts;
+  const { rebroadcastAfterMs, keyTtlMs } = settings;
+
+  const fillNonceGap = async () => {
+    const gap = nonces.takeGivenBackBefore(monotonicNow() - rebroadcastAfterMs);
+    if (gap === undefined) return;
+    if (!journal.unsettled().some((entry) => entry.nonce !== null && entry.nonce > gap)) {
+      nonces.release(gap);
+      return;
+    }
+    let outcome;
+    try {
+      outcome = await replacer.fillNonceGap(gap);
+    } catch (error) {
+      // Failed before its record was written (a failed commit stops all sending anyway): give it back.
+      if (!journal.failure) nonces.release(gap);
+      throw error;
+    }
+    log.warn({ nonce: gap, outcome }, "filled a nonce gap left by a refused transfer with a 0-value transaction to the wallet itself, so the transfers after it can be mined");
+  };
+  const fillNonceHole = async () => {
+    const hole = await findNonceHole(chain, journal, nonces, ledger.snapshot.minedNonceCount, rebroadcastAfterMs, steadyWallClockNow());
+    if (!hole) return;
+    const outcome = await replacer.fillNonceGap(hole.nonce, hole.outbid);
+    log.warn({ nonce: hole.nonce, outcome }, "the wallet's next nonce was free again with transfers waiting behind it (the chain took back the transaction that used it): filled it with a 0-value transaction to the wallet itself");
+  };
+  const replaceNotExecutable = async (entry: JournalEntry) => {
+    const outcome = await replacer.replaceNotExecutable(entry.hash as string);
+    if (outcome === "not due") return;
+    const held = "the node holds the wallet's next transaction without counting it as pending, so it is not mined";
+    if (outcome === "at-cap") log.warn({ nonce: entry.nonce, hash: entry.hash }, `${held}; the fee caps allow no replacement`);
+    else log.warn({ nonce: entry.nonce, hash: entry.hash, replacement: outcome.hash, outcome: outcome.outcome }, `${held}: replaced it at the same nonce`);
+  };
+
+  let round: Promise<unknown> | undefined;
+  const timer = setInterval(() => {
+    // One round at a time: a slow node must not stack rounds that send the same entries again.
+    round ??= (async () => {
+      // A journal that failed to commit takes no writes: nothing may be sent until the service restarts.
+      if (journal.failure) return;
+      journal.expireKeys(keyTtlMs);
+      await fillNonceGap();
+      await fillNonceHole();
+      const outcomes = await resendUnanswered(reconciler, journal, ledger, (id) => submitter.isInFlight(id), rebroadcastAfterMs, replaceNotExecutable);
+      if (outcomes.length > 0) log.info({ outcomes }, "checked unanswered or stale transactions, sending again what no node held");
+    })()
+      .catch((error) => log.warn({ err: error }, "background resend failed; will retry"))
+      .finally(() => (round = undefined));
+  }, Math.min(MAINTENANCE_INTERVAL_MS, rebroadcastAfterMs)).unref();
+  journal.expireKeys(keyTtlMs);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await round;
+    },
+  };
+}

@@ -1,0 +1,87 @@
+/** Builds the parts that sign and send: the submitter of new transfers and the replacer of stuck ones. */
+import type { FastifyBaseLogger } from "fastify";
+import type { AttemptKind, JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
+import type { ChainConnection } from "../node/connect-chain.js";
+import type { FeePolicy } from "./fee-policy.js";
+import type { NonceAllocator } from "./nonce-allocator.js";
+import type { TransferReconciler } from "./transfer-reconciler.js";
+import { TransferReplacer } from "./transfer-replacer.js";
+import { type FaultPoint, TransferSubmitter } from "./transfer-submitter.js";
+import type { WalletLedger } from "./wallet-ledger.js";
+import { feesAsText } from "./wallet-transaction.js";
+
+export interface SendPathSettings {
+  stuckAfterBlocks: number;
+  rebroadcastAfterMs: number;
+  gasLimitMultiplier: string;
+  testFaultPoint?: FaultPoint;
+}
+
+export interface SendPathParts {
+  chain: ChainConnection;
+  journal: TransferJournal;
+  ledger: WalletLedger;
+  nonces: NonceAllocator;
+  reconciler: TransferReconciler;
+  policy: FeePolicy;
+  log: FastifyBaseLogger;
+  /** Told in the same turn as a replacement is journaled (webhooks report it in the same commit). */
+  onAttemptJournaled?: (entry: JournalEntry, hash: string, kind: AttemptKind) => void;
+  /** Something was sent in the background: the chain is to be followed at the busy pace. */
+  onSentInBackground: () => void;
+}
+
+export function createSendPath(settings: SendPathSettings, parts: SendPathParts): { submitter: TransferSubmitter; replacer: TransferReplacer } {
+  const { chain, journal, ledger, nonces, reconciler, policy, log } = parts;
+  const reachFaultPoint = faultPointReacher(settings.testFaultPoint);
+  const submitter = new TransferSubmitter({
+    chain,
+    journal,
+    ledger,
+    nonces,
+    onHeld: (hash, nonce, { meaning, nodeMessage }) =>
+      log.warn({ hash, nonce, meaning, nodeMessage }, "broadcast not known to be taken; the signed transaction stays journaled and is sent again"),
+    reachFaultPoint,
+  });
+  reconciler.signAgain = async (entry) => {
+    const signed = await submitter.signAgain(entry);
+    parts.onSentInBackground();
+    if (signed) log.warn({ hash: entry.hash, nonce: entry.nonce }, "another transaction used this transfer's nonce; signed it again at a new nonce");
+    return signed;
+  };
+  const replacer = new TransferReplacer({
+    chain,
+    journal,
+    ledger,
+    policy,
+    stuckAfterBlocks: settings.stuckAfterBlocks,
+    notExecutableRetryMs: settings.rebroadcastAfterMs,
+    gasLimitMultiplier: settings.gasLimitMultiplier,
+    isInFlight: (entryId) => submitter.isInFlight(entryId),
+    lastRefusalOf: (entryId) => reconciler.lastRefusalOf(entryId),
+    onAtCap: ({ offered, needed, ...stuck }) =>
+      log.warn(
+        { ...stuck, offered: feesAsText(offered), needed: feesAsText(needed) },
+        "a stuck transfer is at the fee cap (MAX_FEE_PER_GAS / MAX_PRIORITY_FEE_PER_GAS): it waits unmined, and every later transfer behind it",
+      ),
+    onReplaced: ({ fees: offered, ...replacement }) =>
+      log.info(
+        { ...replacement, fees: feesAsText(offered) },
+        replacement.kind === "cancel" ? "sent a cancel at the transfer's nonce" : "re-priced a stuck transfer: a replacement at the same nonce",
+      ),
+    reachFaultPoint: reachFaultPoint && (() => reachFaultPoint("after-replacement-sign")),
+    onAttemptJournaled: parts.onAttemptJournaled,
+  });
+  return { submitter, replacer };
+}
+
+// A test-only switch: at the named point the process announces itself and stops making progress, so a
+// test can kill -9 it exactly there.
+function faultPointReacher(configured: FaultPoint | undefined): ((point: FaultPoint) => Promise<void>) | undefined {
+  if (!configured) return undefined;
+  return (point) => {
+    if (point !== configured) return Promise.resolve();
+    process.stdout.write(`TEST_FAULT_POINT reached: ${point}\n`);
+    return new Promise<void>(() => {});
+  };
+}
