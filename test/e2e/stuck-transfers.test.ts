@@ -548,12 +548,13 @@ describe.each(NODE_KINDS)("the money path of a stuck transfer on %s", (kind) => 
   });
 });
 
-describe("a transfer no node takes while it blocks the wallet (anvil, a proxy refusing its bytes as underpriced)", () => {
+describe.each(NODE_KINDS)("a transfer no node takes while it blocks the wallet (%s, a proxy refusing its bytes as underpriced)", (kind) => {
   let chain: TestChain;
   let proxied: ProxiedService;
 
   beforeAll(async () => {
-    chain = await startTestChain(["--no-mining"]);
+    chain = await startTestChainOn(kind);
+    await chain.provider.send("evm_setAutomine", [false]);
     proxied = await startServiceBehindProxy(chain.target, { REBROADCAST_AFTER_MS: "300", STUCK_AFTER_BLOCKS: "2" });
   });
   afterAll(async () => {
@@ -597,12 +598,13 @@ describe("a transfer no node takes while it blocks the wallet (anvil, a proxy re
   });
 });
 
-describe("a cancel asked for while the transfer's first broadcast is under way (anvil)", () => {
+describe.each(NODE_KINDS)("a cancel asked for while the transfer's first broadcast is under way (%s)", (kind) => {
   let chain: TestChain;
   let proxied: ProxiedService;
 
   beforeAll(async () => {
-    chain = await startTestChain(["--no-mining"]);
+    chain = await startTestChainOn(kind);
+    await chain.provider.send("evm_setAutomine", [false]);
     proxied = await startServiceBehindProxy(chain.target);
   });
   afterAll(async () => {
@@ -639,12 +641,13 @@ describe("a cancel asked for while the transfer's first broadcast is under way (
   });
 });
 
-describe("a transfer a node took, whose nonce another sender's transaction used instead (anvil)", () => {
+describe.each(NODE_KINDS)("a transfer a node took, whose nonce another sender's transaction used instead (%s)", (kind) => {
   let chain: TestChain;
   let service: TestService;
 
   beforeAll(async () => {
-    chain = await startTestChain(["--no-mining"]);
+    chain = await startTestChainOn(kind);
+    await chain.provider.send("evm_setAutomine", [false]);
     service = await startService(chain.target, { REBROADCAST_AFTER_MS: "300" });
   });
   afterAll(async () => {
@@ -677,6 +680,7 @@ describe("a transfer a node took, whose nonce another sender's transaction used 
   });
 });
 
+// Hardhat Network cannot replace a block (no anvil_reorg): this case is shown on anvil only.
 describe("a reorganisation that drops another sender's transaction, leaving a hole below the service's transfers (anvil)", () => {
   let chain: TestChain;
   let service: TestService;
