@@ -27,6 +27,10 @@ const NOT_MINED: MinedFacts = { blockNumber: null, blockHash: null, confirmation
  * for byte: `{type, timestamp, data}` as the Standard Webhooks payload structure suggests.
  */
 export function transferEvent(type: TransferEventType, entry: JournalEntry, hash: string, source: EventSource, mined: MinedFacts = NOT_MINED): WebhookEventRecord {
+  // What moved, as in the status document: nothing for a reverted or cancelled transfer (and for the
+  // finality of one), what was asked for otherwise.
+  const outcome = type === "transfer.finalized" ? entry.reported : type;
+  const moved = outcome === "transfer.failed" || outcome === "transfer.cancelled" ? 0n : entry.units;
   const data = {
     transferHash: entry.hash,
     hash,
@@ -34,12 +38,17 @@ export function transferEvent(type: TransferEventType, entry: JournalEntry, hash
     from: source.walletAddress,
     token: source.tokenAddress,
     recipient: entry.recipient,
-    amount: entry.units.toString(),
-    amountInTokens: formatTokenAmount(entry.units, source.tokenDecimals),
+    amount: moved.toString(),
+    amountInTokens: formatTokenAmount(moved, source.tokenDecimals),
+    requestedAmount: entry.units.toString(),
     apiKeyId: entry.apiKeyId ?? null,
     // The journal keys idempotency per API key ("<key id>/<client's key>"); the client knows its own part.
     idempotencyKey: entry.idempotencyKey && entry.apiKeyId ? entry.idempotencyKey.slice(entry.apiKeyId.length + 1) : null,
-    ...mined,
+    blockNumber: mined.blockNumber,
+    blockHash: mined.blockHash,
+    confirmations: mined.confirmations,
+    gasUsed: mined.gasUsed,
+    effectiveGasPrice: mined.effectiveGasPrice,
   };
   const body = JSON.stringify({ type, timestamp: new Date(steadyWallClockNow()).toISOString(), data });
   return { id: `msg_${randomUUID().replaceAll("-", "")}`, type, entryId: entry.id, body };

@@ -35,8 +35,9 @@ export function transferEventSchema(type: TransferEventName): TSchema {
         from: Address("the hot wallet"),
         token: Address("the token contract"),
         recipient: Address("who receives the tokens"),
-        amount: Type.String({ description: "base units, decimal" }),
-        amountInTokens: Type.String(),
+        amount: Type.String({ description: "base units, decimal: what the recipient got ('0' for a failed or cancelled transfer), else what was requested, as in the status document" }),
+        amountInTokens: Type.String({ description: "amount in whole token units" }),
+        requestedAmount: Type.String({ description: "what the transfer asked to send, base units, decimal" }),
         apiKeyId: NullableString("the id of the API key that sent it (never the key)"),
         idempotencyKey: NullableString("the Idempotency-Key the client sent, if any"),
         blockNumber: NullableInteger("where it was mined; null before"),
@@ -44,9 +45,11 @@ export function transferEventSchema(type: TransferEventName): TSchema {
         confirmations: Type.Integer(),
         gasUsed: NullableString("from the receipt, where read (failed, cancelled); decimal"),
         effectiveGasPrice: NullableString("from the receipt, where read; wei, decimal"),
-      }),
+      }, { additionalProperties: false }),
     },
     {
+      // Receivers may validate strictly: an event carries exactly these fields.
+      additionalProperties: false,
       examples: [
         {
           type,
@@ -58,8 +61,9 @@ export function transferEventSchema(type: TransferEventName): TSchema {
             from: "0xaF54306D85c3E017287f182cD48b4604a100414D",
             token: "0xd923D15f86D1D81785106eaA85aa53FDbb3a4721",
             recipient: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
-            amount: "1500000000000000000",
-            amountInTokens: "1.5",
+            amount: type === "transfer.failed" || type === "transfer.cancelled" ? "0" : "1500000000000000000",
+            amountInTokens: type === "transfer.failed" || type === "transfer.cancelled" ? "0" : "1.5",
+            requestedAmount: "1500000000000000000",
             apiKeyId: "key_3f9a",
             idempotencyKey: "order-4711",
             blockNumber: type === "transfer.replaced" ? null : 1234,
