@@ -4,6 +4,7 @@
  */
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
+import { readFileSync, readdirSync } from "node:fs";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 
@@ -72,6 +73,74 @@ describe("the server entry point without RPC_URL", () => {
     expect(result.stderr).not.toContain("secret-key");
   });
 });
+
+describe("npm start, as systemd, pm2 or CI run it (no terminal)", () => {
+  it.each(["SIGINT", "SIGTERM"] as const)("leaves no process behind within 5 s of %s to npm's own PID", async (signal) => {
+    const npm = spawn("npm", ["start"], {
+      env: { ...process.env, RPC_URL: "", DEMO_SETUP: "", API_KEYS: "", AUTH_DISABLED: "", PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    npm.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    npm.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    const exited = once(npm, "exit");
+    try {
+      await waitFor(() => output.split("\n").find((line) => line.trim().startsWith("curl ")), 90_000, () => output);
+      const family = [npm.pid as number, ...descendantsOf(npm.pid as number)];
+      // npm, the service's node and anvil at least.
+      expect(family.length).toBeGreaterThanOrEqual(3);
+      process.kill(npm.pid as number, signal);
+      const deadline = Date.now() + 5_000;
+      while (family.some(isAlive) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(family.filter(isAlive).map((pid) => `${pid} ${commandOf(pid)}`)).toEqual([]);
+      await exited;
+    } finally {
+      for (const pid of [npm.pid as number, ...descendantsOf(npm.pid as number)]) if (isAlive(pid)) process.kill(pid, "SIGKILL");
+    }
+  }, 120_000);
+});
+
+// Every process below `pid`, from /proc.
+function descendantsOf(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      // The parent's id is the fourth field, after the command in parentheses.
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(name)]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const found: number[] = [];
+  for (let queue = [pid]; queue.length > 0; ) {
+    const next = queue.shift() as number;
+    for (const child of children.get(next) ?? []) {
+      found.push(child);
+      queue.push(child);
+    }
+  }
+  return found;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    // A zombie has exited; only its parent has not read its status yet.
+    return !readFileSync(`/proc/${pid}/stat`, "utf8").slice(readFileSync(`/proc/${pid}/stat`, "utf8").lastIndexOf(")") + 2).startsWith("Z");
+  } catch {
+    return false;
+  }
+}
+
+function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").trim();
+  } catch {
+    return "?";
+  }
+}
 
 async function waitFor<T>(probe: () => T | undefined, timeoutMs: number, describe: () => string): Promise<T> {
   const deadline = Date.now() + timeoutMs;
