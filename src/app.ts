@@ -1,6 +1,5 @@
 /** buildApp(config, deps): the whole HTTP service, configured the same way for the server and the tests. */
 import { randomUUID } from "node:crypto";
-import rateLimit from "@fastify/rate-limit";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import { type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
@@ -12,7 +11,8 @@ import { waitForConfirmations } from "./lookup/confirmation-wait.js";
 import type { ChainConnection } from "./node/connect-chain.js";
 import type { Config } from "./config.js";
 import type { TransferPolicy } from "./domain/transfer-policy.js";
-import { isOpenPath, requireApiKeys } from "./http/auth.js";
+import { requireApiKeys } from "./http/auth.js";
+import { registerRateLimit } from "./http/rate-limit.js";
 import { envelope, handleError } from "./http/error-handler.js";
 import { OPENAPI_DOCUMENT_BASE } from "./http/openapi.js";
 import { cancelTransferRoute } from "./http/routes/cancel-transfer.js";
@@ -99,21 +99,7 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
 
   // Order matters: the key is checked before the rate limit, which counts per key.
   requireApiKeys(app, deps.apiKeys);
-  // Open routes are left out of the rate limit when they are declared (an allowList would be asked on
-  // every request of every route), unless they bring a limit of their own (/ready asks the node).
-  app.addHook("onRoute", (route) => {
-    const ownLimit = (route.config as { rateLimit?: unknown } | undefined)?.rateLimit;
-    if (isOpenPath(route.url) && !ownLimit) route.config = { ...route.config, rateLimit: false };
-  });
-  app.register(rateLimit, {
-    global: true,
-    max: config.rateLimitMax,
-    timeWindow: config.rateLimitWindowMs,
-    keyGenerator: (request) => request.apiKeyId || request.ip,
-    errorResponseBuilder: (_request, context) => ({
-      ...envelope(429, "RATE_LIMITED", `more than ${context.max} requests in ${context.after}; retry after ${context.ttl} ms`),
-    }),
-  });
+  registerRateLimit(app, config);
   app.register(swagger, { openapi: OPENAPI_DOCUMENT_BASE });
   app.register(swaggerUi, { routePrefix: "/docs" });
 

@@ -10,6 +10,8 @@ export interface LoggerSecrets {
   apiKeys?: string;
   /** DATABASE_URL: it carries the database password. */
   databaseUrl?: string;
+  /** WEBHOOK_SECRET as configured: comma-separated whsec_ secrets that sign every event. */
+  webhookSecret?: string;
 }
 
 /**
@@ -59,10 +61,12 @@ function prettyInTerminal(): DestinationStream | undefined {
   return transport({ target: "pino-pretty", options: { colorize: true, translateTime: "SYS:HH:MM:ss.l" } });
 }
 
-function secretScrubber({ privateKey, rpcUrl, apiKeys = "", databaseUrl }: LoggerSecrets): <T>(value: T) => T {
+function secretScrubber({ privateKey, rpcUrl, apiKeys = "", databaseUrl, webhookSecret = "" }: LoggerSecrets): <T>(value: T) => T {
+  // Each secret, and its key material without the whsec_ prefix.
+  const webhookSecrets = webhookSecret.split(",").map((secret) => secret.trim()).flatMap((secret) => [secret, secret.replace(/^whsec_/, "")]);
   const keys = apiKeys.split(",").map((key) => key.trim());
   const databasePassword = databaseUrl ? decodeURIComponent(new URL(databaseUrl).password) : undefined;
-  const secrets = [privateKey, privateKey?.slice(2), rpcUrl, rpcUrl && new URL(rpcUrl).href, databaseUrl, databasePassword, ...keys]
+  const secrets = [privateKey, privateKey?.slice(2), rpcUrl, rpcUrl && new URL(rpcUrl).href, databaseUrl, databasePassword, ...keys, ...webhookSecrets]
     .filter((secret): secret is string => typeof secret === "string" && secret.length >= 8)
     .flatMap((secret) => [secret, secret.toLowerCase()]);
   if (secrets.length === 0) return (value) => value;

@@ -22,4 +22,23 @@ describe("the logger", () => {
     expect(text).not.toContain("s3cret");
     expect(text).toContain("[redacted]");
   });
+
+  it("blanks every WEBHOOK_SECRET, with and without its whsec_ prefix", async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const [first, second] = ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_c2Vjb25kLXNlY3JldC1rZXktbWF0ZXJpYWw="];
+    const logger = createLogger("info", { webhookSecret: `${first}, ${second}` }, sink);
+    logger.warn({ err: new Error(`cannot sign with ${first}`) }, "one");
+    logger.warn({ err: new Error(`bad key material ${second.slice("whsec_".length)}`) }, "two");
+    await new Promise((resolve) => setImmediate(resolve));
+    const text = lines.join("");
+    expect(lines).toHaveLength(2);
+    expect(text).not.toContain("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+    expect(text).not.toContain("c2Vjb25kLXNlY3JldC1rZXktbWF0ZXJpYWw=");
+  });
 });

@@ -18,6 +18,10 @@ export interface ChainFailure {
 export function classifyChainFailure(error: unknown): ChainFailure | undefined {
   if (!isNodeError(error)) return undefined;
   if (isError(error, "CALL_EXCEPTION")) {
+    // ethers calls every error answer to eth_call or eth_estimateGas a call exception; only a revert is
+    // one. A node's own fault ("Internal error", insufficient funds, a time-out) is read for what it is.
+    const answer = error.info?.error ? readNodeAnswer({ error: error.info.error }) : undefined;
+    if (answer && answer.meaning !== "reverted" && error.data == null) return describeNodeAnswer(answer, error);
     return { code: "CALL_EXCEPTION", message: `the token contract would revert the transfer: ${describeRevert(error)}` };
   }
   return describeNodeAnswer(readNodeAnswer(error), error);

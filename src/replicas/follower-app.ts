@@ -10,6 +10,7 @@ import type { Logger } from "pino";
 import { type AppConfig, serverOptions } from "../app.js";
 import type { ApiKeyRing } from "../auth/api-keys.js";
 import { requireApiKeys } from "../http/auth.js";
+import { registerRateLimit } from "../http/rate-limit.js";
 import { envelope, handleError } from "../http/error-handler.js";
 import { type SeveralAttemptsFinder, getTransactionRoute } from "../http/routes/get-transaction.js";
 import { type ReadinessCheck, healthRoutes } from "../http/routes/health.js";
@@ -47,22 +48,27 @@ export function buildFollowerApp(config: AppConfig, deps: FollowerAppDependencie
     reply.header("x-request-id", request.id);
     done(null, payload);
   });
+  // As on the leader: the key first, then the rate limit, which counts per key.
   requireApiKeys(app, deps.apiKeys);
+  registerRateLimit(app, config);
 
-  app.register(healthRoutes, { checks: deps.readinessChecks });
-  app.register(metricsRoute, { metrics: deps.metrics });
-  app.register(getTransactionRoute, { lookup: deps.lookup, journal: deps.attempts });
-  // /wallet is the leader's view of the wallet; which replica answered is this one.
-  app.get("/wallet", { schema: { hide: true } }, async (request, reply) =>
-    request.headers[FORWARDED_MARK]
-      ? refuseForwarded(reply)
-      : forwardToLeader(request, reply, deps.leaders, (body) => JSON.stringify({ ...JSON.parse(body), replica: { id: deps.replicaId, leads: false } })),
-  );
-  app.route({
-    method: [...FORWARDED_METHODS],
-    url: "/*",
-    schema: { hide: true },
-    handler: async (request, reply) => (request.headers[FORWARDED_MARK] ? refuseForwarded(reply) : forwardToLeader(request, reply, deps.leaders)),
+  // Declared inside a plugin, so that the rate limit (registered above) applies to them.
+  app.register(async (routes) => {
+    routes.register(healthRoutes, { checks: deps.readinessChecks });
+    routes.register(metricsRoute, { metrics: deps.metrics });
+    routes.register(getTransactionRoute, { lookup: deps.lookup, journal: deps.attempts });
+    // /wallet is the leader's view of the wallet; which replica answered is this one.
+    routes.get("/wallet", { schema: { hide: true } }, async (request, reply) =>
+      request.headers[FORWARDED_MARK]
+        ? refuseForwarded(reply)
+        : forwardToLeader(request, reply, deps.leaders, (body) => JSON.stringify({ ...JSON.parse(body), replica: { id: deps.replicaId, leads: false } })),
+    );
+    routes.route({
+      method: [...FORWARDED_METHODS],
+      url: "/*",
+      schema: { hide: true },
+      handler: async (request, reply) => (request.headers[FORWARDED_MARK] ? refuseForwarded(reply) : forwardToLeader(request, reply, deps.leaders)),
+    });
   });
   app.setNotFoundHandler((request, reply) => reply.status(404).send(envelope(404, "ROUTE_NOT_FOUND", `no route ${request.method} ${request.url.split("?")[0]}`)));
   return app;

@@ -41,6 +41,19 @@ export interface LeaderDirectory {
 const WAIT_FOR_LEADER_MS = 10_000;
 const LEADER_POLL_MS = 250;
 
+/**
+ * Where a request goes on the leader: the leader's origin, and the request's path and query, never taken
+ * as an authority. `new URL("//other-host/x", leader)` or `"/\\other-host/x"` (the URL standard reads a
+ * backslash as a slash) would leave the leader's host, and a request line may even carry an absolute URL:
+ * leading slashes and backslashes fold to one slash, so whatever the client wrote is a path on the leader.
+ */
+export function leaderTarget(leaderUrl: string, requestUrl: string): URL {
+  const origin = new URL(leaderUrl).origin;
+  const target = new URL(`/${requestUrl.replace(/^[/\\]+/, "")}`, origin);
+  if (target.origin !== origin) throw new Error(`refusing to forward ${JSON.stringify(requestUrl)} outside the leader's origin`);
+  return target;
+}
+
 /** Sends the leader's answer to `req`; `rewrite` may change a 200 body (a follower's own facts in it). */
 export async function forwardToLeader(
   req: FastifyRequest & { rawBody?: string },
@@ -60,7 +73,7 @@ export async function forwardToLeader(
     let answer;
     try {
       if (!leader) throw Object.assign(new Error("no leader recorded"), { code: "ECONNREFUSED" });
-      answer = await request(new URL(req.url, leader.url), {
+      answer = await request(leaderTarget(leader.url, req.url), {
         method: req.method as "GET",
         headers,
         body: req.rawBody,

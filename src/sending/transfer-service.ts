@@ -92,8 +92,13 @@ export class TokenTransferService {
   // refusal before any work (policy, "try again") or a fault of ours frees the key.
   async #settleKey(entryId: number, error: unknown): Promise<void> {
     const { journal } = this.#options;
-    if (journal.failure) return;
     const answered = error instanceof ServiceError && error.statusCode === 417;
+    // A 417 is final for the key only once it is recorded: a journal that takes no writes cannot keep it,
+    // and a repeat after the restart would run afresh. Then the answer is "nothing was done, retry" (503).
+    if (journal.failure) {
+      if (answered && !(error.cause instanceof BroadcastRefusedError)) throw asServiceError(journal.failure);
+      return;
+    }
     try {
       if (!answered) {
         journal.releaseKey(entryId);

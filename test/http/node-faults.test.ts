@@ -39,6 +39,8 @@ describe.each(NODE_KINDS)("node faults, through a proxy in front of %s", (kind) 
     // Nethermind's words for a used nonce, which ethers does not know: still refused for sure, never a jam.
     ["a node calling the nonce used in its own words", () => (proxy.fault = { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "OldNonce, Current nonce: 7, nonce of rejected tx: 5" }), "NONCE_EXPIRED"],
     ["a node whose pool is full", () => (proxy.fault = { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "txpool is full" }), "NODE_POOL_FULL"],
+    // ethers calls any error answer to a simulation a call exception; the node's own fault is no revert.
+    ["a node failing the simulation in words no table knows", () => (proxy.fault = { kind: "rpc-error", methods: ["eth_estimateGas"], message: "Internal error" }), "UNKNOWN_ERROR"],
   ];
 
   it.each(cases)("transfer: %s gives 417 %s, then works again", async (_label, injectFault, code) => {

@@ -5,14 +5,14 @@
  * plain HTTP server (a boundary fake); the followers are the real follower app.
  */
 import { type Server, createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect } from "node:net";
 import pino from "pino";
 import { request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
 import type { TransactionLookup } from "../../src/lookup/transaction-lookup.js";
 import { ServiceMetrics } from "../../src/metrics.js";
 import { buildFollowerApp } from "../../src/replicas/follower-app.js";
-import type { LeaderDirectory } from "../../src/replicas/forward-to-leader.js";
+import { type LeaderDirectory, leaderTarget } from "../../src/replicas/forward-to-leader.js";
 import type { LeaderRecord } from "../../src/replicas/leadership.js";
 import { freePort } from "../helpers/free-port.js";
 
@@ -22,9 +22,9 @@ afterEach(async () => {
 });
 
 /** A follower app listening on 127.0.0.1, asking `leaders` where to forward (no API keys: AUTH_DISABLED). */
-async function startFollower(leaders: LeaderDirectory): Promise<string> {
+async function startFollower(leaders: LeaderDirectory, rateLimitMax = 1000): Promise<string> {
   const app = buildFollowerApp(
-    { rateLimitMax: 1000, rateLimitWindowMs: 60_000 },
+    { rateLimitMax, rateLimitWindowMs: 60_000 },
     {
       replicaId: "follower",
       logger: pino({ level: "silent" }),
@@ -94,3 +94,68 @@ describe("forwarding to the leader during a takeover", () => {
     expect(leader.received).toEqual(['{"amount":"1"}']);
   });
 });
+
+describe("a follower rate-limits like the leader", () => {
+  it("answers 429 RATE_LIMITED past RATE_LIMIT_MAX, and forwards none of what it refused", async () => {
+    const leader = await startLeader();
+    const follower = await startFollower({ current: async () => ({ replicaId: "leader", url: leader.url, epoch: 1 }), forget: () => undefined }, 2);
+    const answers = [];
+    for (let index = 0; index < 3; index++) answers.push(await post(follower, `{"amount":"${index}"}`));
+    expect(answers.map((answer) => answer.statusCode)).toEqual([201, 201, 429]);
+    expect(JSON.parse(answers[2].body)).toMatchObject({ statusCode: 429, code: "RATE_LIMITED" });
+    expect(leader.received).toEqual(['{"amount":"0"}', '{"amount":"1"}']);
+  });
+});
+
+describe("a follower forwards to its leader's origin and nowhere else", () => {
+  it.each([
+    ["//internal-host/path", "/internal-host/path"],
+    ["/\\internal-host/path", "/internal-host/path"],
+    ["\\\\internal-host/path?x=1", "/internal-host/path?x=1"],
+    ["http://169.254.169.254/latest/meta-data", "/http://169.254.169.254/latest/meta-data"],
+    ["/@internal-host/path", "/@internal-host/path"],
+    ["/transfer?waitConfirmations=1", "/transfer?waitConfirmations=1"],
+  ])("%s stays a path on the leader", (requestUrl, path) => {
+    const target = leaderTarget("http://10.0.0.5:3000/ignored", requestUrl);
+    expect(target.origin).toBe("http://10.0.0.5:3000");
+    expect(`${target.pathname}${target.search}`).toBe(path);
+  });
+
+  it.each(["//127.0.0.1:INTERNAL/secret", "/\\127.0.0.1:INTERNAL/secret", "http://127.0.0.1:INTERNAL/secret"])(
+    "a request line %s reaches the leader's origin, never the other host",
+    async (requestTarget) => {
+      const leader = await startLeaderRecordingPaths();
+      const internal = await startLeaderRecordingPaths();
+      const follower = await startFollower({ current: async () => ({ replicaId: "leader", url: leader.url, epoch: 1 }), forget: () => undefined });
+      const status = await rawRequest(follower, `GET ${requestTarget.replace("INTERNAL", new URL(internal.url).port)} HTTP/1.1`);
+      expect(internal.paths).toEqual([]);
+      expect(status).not.toBe(0);
+      // Either refused as no route, or delivered to the leader as a path there.
+      for (const path of leader.paths) expect(path.startsWith("/")).toBe(true);
+    },
+  );
+});
+
+/** A server that records the paths it was asked for and answers 200. */
+async function startLeaderRecordingPaths(): Promise<{ url: string; paths: string[] }> {
+  const paths: string[] = [];
+  const server: Server = createServer((req, res) => {
+    paths.push(req.url ?? "");
+    res.writeHead(200, { "content-type": "application/json" }).end("{}");
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  closers.push(() => new Promise((resolve) => server.close(resolve)));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, paths };
+}
+
+/** Sends one raw request line (no client library normalises it) and resolves with the answer's status. */
+function rawRequest(baseUrl: string, requestLine: string): Promise<number> {
+  const { port } = new URL(baseUrl);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), "127.0.0.1", () => socket.write(`${requestLine}\r\nhost: 127.0.0.1:${port}\r\nconnection: close\r\n\r\n`));
+    let answer = "";
+    socket.on("data", (chunk) => (answer += chunk.toString()));
+    socket.on("close", () => resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0)));
+    socket.on("error", () => resolve(0));
+  });
+}
