@@ -5,13 +5,7 @@ import { createLogger } from "../src/logger.js";
 
 describe("the logger", () => {
   it("blanks DATABASE_URL and its password wherever an error carries them", async () => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    });
+    const { lines, sink } = capturedLines();
     const databaseUrl = "postgres://transfers:s3cret%2Fpassw0rd@db.internal:5432/transfers";
     const logger = createLogger("info", { databaseUrl }, sink);
     logger.warn({ err: new Error(`could not connect to ${databaseUrl}`) }, "one");
@@ -24,13 +18,7 @@ describe("the logger", () => {
   });
 
   it("blanks every WEBHOOK_SECRET, with and without its whsec_ prefix", async () => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    });
+    const { lines, sink } = capturedLines();
     const [first, second] = ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_c2Vjb25kLXNlY3JldC1rZXktbWF0ZXJpYWw="];
     const logger = createLogger("info", { webhookSecret: `${first}, ${second}` }, sink);
     logger.warn({ err: new Error(`cannot sign with ${first}`) }, "one");
@@ -42,3 +30,15 @@ describe("the logger", () => {
     expect(text).not.toContain("c2Vjb25kLXNlY3JldC1rZXktbWF0ZXJpYWw=");
   });
 });
+
+/** A destination that keeps every line the logger writes. */
+function capturedLines(): { lines: string[]; sink: Writable } {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  return { lines, sink };
+}

@@ -9,7 +9,7 @@
  */
 import { toQuantity } from "ethers";
 import type { TransferJournal } from "../journal/transfer-journal.js";
-import type { FeeBlock } from "../sending/wallet-snapshot.js";
+import { type FeeBlock, sameChain } from "../sending/wallet-snapshot.js";
 
 /** The node calls the tracker makes. */
 export interface FinalityNode {
@@ -88,8 +88,8 @@ export class FinalityTracker {
 
   // Whether `next` is on the chain `anchor` was on; undefined when that is left for a later read.
   async #extends(anchor: FeeBlock, next: FeeBlock): Promise<boolean | undefined> {
-    if (next.number === anchor.number) return next.hash === anchor.hash;
-    if (next.number === anchor.number + 1 && next.parentHash === anchor.hash) return true;
+    const told = sameChain(anchor, next);
+    if (told !== undefined) return told;
     if (performance.now() - this.#checkedAt < CONTINUITY_CHECK_MS) return undefined;
     this.#checkedAt = performance.now();
     const then = (await this.#options.node.send("eth_getBlockByNumber", [toQuantity(anchor.number), false])) as RpcBlock | null;

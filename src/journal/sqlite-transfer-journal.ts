@@ -254,7 +254,12 @@ class SqliteTransferJournal implements TransferJournal {
         `SELECT a.* FROM attempts a JOIN transfers t ON t.id = a.transfer_id
          WHERE t.state IN ('signed', 'accepted') ORDER BY a.id`,
       ),
-      usedUnverified: db.prepare("SELECT * FROM transfers WHERE state = 'nonce-used' AND mined_hash IS NULL AND final_block IS NULL ORDER BY nonce"),
+      // The partial index's own terms, repeated, so that SQLite walks it (asked every block round) instead of
+      // the whole history.
+      usedUnverified: db.prepare(
+        `SELECT * FROM transfers WHERE final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced')
+         AND state = 'nonce-used' AND mined_hash IS NULL ORDER BY nonce`,
+      ),
       attemptsOf: db.prepare("SELECT * FROM attempts WHERE transfer_id = ? ORDER BY id"),
       attemptByHash: db.prepare("SELECT * FROM attempts WHERE hash = ?"),
       byId: db.prepare("SELECT * FROM transfers WHERE id = ?"),

@@ -9,7 +9,7 @@ import type { AttemptKind, JournalEntry, TransferJournal } from "../journal/tran
 import { feesAsText, feesOf } from "../sending/wallet-transaction.js";
 import { type CarryingAttempt, findCarryingAttempt } from "./carrying-attempt.js";
 import type { ChainConnection } from "../node/connect-chain.js";
-import { ERC20_INTERFACE, decodeTransfer } from "../node/erc20.js";
+import { ERC20_INTERFACE, TRANSFER_TOPIC, decodeTransfer } from "../node/erc20.js";
 import { type RpcReceipt, type RpcTransaction, type TransactionLookup, countConfirmations } from "./transaction-lookup.js";
 
 export type TransactionState = "pending" | "confirmed" | "failed" | "dropped" | "replaced" | "rejected" | "cancelled" | "unknown";
@@ -183,7 +183,6 @@ export class TransactionStatusReader {
   }
 }
 
-const TRANSFER_TOPIC = ERC20_INTERFACE.getEvent("Transfer")?.topicHash as string;
 
 /**
  * What the recipient received in this transaction: the token's Transfer events from the sender to the

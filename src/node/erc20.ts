@@ -13,6 +13,9 @@ export const ERC20_INTERFACE = new Interface([
   "error EnforcedPause()",
 ]);
 
+/** The topic of the token's Transfer event: what the service's log reads and receipt checks look for. */
+export const TRANSFER_TOPIC = ERC20_INTERFACE.getEvent("Transfer")?.topicHash as string;
+
 const TRANSFER_SELECTOR = ERC20_INTERFACE.getFunction("transfer")?.selector as string;
 
 /**

@@ -5,9 +5,7 @@
  */
 import { toBeHex, zeroPadValue } from "ethers";
 import type { ChainConnection } from "./connect-chain.js";
-import { ERC20_INTERFACE } from "./erc20.js";
-
-const TRANSFER_TOPIC = ERC20_INTERFACE.getEvent("Transfer")?.topicHash as string;
+import { TRANSFER_TOPIC } from "./erc20.js";
 
 /** Where a logged transfer was mined. */
 export interface LoggedTransfer {

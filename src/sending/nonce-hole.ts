@@ -9,7 +9,7 @@ import { Transaction } from "ethers";
 import type { TransferJournal } from "../journal/transfer-journal.js";
 import type { ChainConnection } from "../node/connect-chain.js";
 import type { NonceAllocator } from "./nonce-allocator.js";
-import { type AttemptFees, feesOf } from "./wallet-transaction.js";
+import { type AttemptFees, feesOf, maxPricePerGas } from "./wallet-transaction.js";
 
 export interface NonceHole {
   nonce: number;
@@ -45,12 +45,8 @@ export async function findNonceHole(
       const transaction = Transaction.from(attempt.rawTransaction);
       if (transaction.nonce !== minedNonceCount) continue;
       const fees = feesOf(transaction);
-      if (!outbid || maxPrice(fees) > maxPrice(outbid)) outbid = fees;
+      if (!outbid || maxPricePerGas(fees) > maxPricePerGas(outbid)) outbid = fees;
     }
   }
   return { nonce: minedNonceCount, outbid };
-}
-
-function maxPrice(fees: AttemptFees): bigint {
-  return fees.type === 0 ? fees.gasPrice : fees.maxFeePerGas;
 }

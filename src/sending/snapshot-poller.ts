@@ -7,7 +7,7 @@
  * snapshot no older than it needs (ensureFeesFresh, ensureFresh).
  */
 import { monotonicNow } from "../clock.js";
-import type { FeeBlock, WalletSnapshot } from "./wallet-snapshot.js";
+import { type FeeBlock, type WalletSnapshot, sameChain } from "./wallet-snapshot.js";
 
 export interface SnapshotPollerOptions {
   initial: WalletSnapshot;
@@ -103,7 +103,7 @@ export class SnapshotPoller {
     try {
       const previous = this.#lastBlock;
       const block = await this.#readBlock();
-      if ((block.number > this.#latest.blockNumber && this.#options.isBusy()) || (previous && reorganised(previous, block))) await this.#refresh(block);
+      if ((block.number > this.#latest.blockNumber && this.#options.isBusy()) || (previous && sameChain(previous, block) === false)) await this.#refresh(block);
     } catch (error) {
       this.#options.onError(error);
     }
@@ -135,14 +135,4 @@ export class SnapshotPoller {
       .finally(() => (this.#refreshing = undefined));
     return this.#refreshing;
   }
-}
-
-/**
- * True when `next` cannot be on the chain `previous` was on: another block at the same height, or a child
- * of another parent. Blocks further apart cannot be compared without more reads; a lower block is a
- * lagging backend more often than not, and the next block read settles it.
- */
-function reorganised(previous: FeeBlock, next: FeeBlock): boolean {
-  if (next.number === previous.number) return next.hash !== previous.hash;
-  return next.number === previous.number + 1 && next.parentHash !== previous.hash;
 }

@@ -40,6 +40,17 @@ export interface FeeBlock {
   baseFeePerGas: bigint | null;
 }
 
+/**
+ * Whether `next` is on the chain `previous` was on, as far as the two reads tell: another block at the
+ * same height, or a child of another parent, is not; blocks further apart (a lower one is a lagging
+ * backend more often than not) cannot be compared without more reads: undefined.
+ */
+export function sameChain(previous: FeeBlock, next: FeeBlock): boolean | undefined {
+  if (next.number === previous.number) return next.hash === previous.hash;
+  if (next.number === previous.number + 1) return next.parentHash === previous.hash;
+  return undefined;
+}
+
 const GAS_PRICE_ORACLE = new Interface(["function getL1Fee(bytes unsignedTransaction) view returns (uint256)"]);
 
 /** Reads the latest block. */

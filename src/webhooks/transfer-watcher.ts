@@ -8,11 +8,10 @@
 import { toBigInt } from "ethers";
 import type { JournalEntry, TransferEventType, TransferJournal, WebhookEventRecord } from "../journal/transfer-journal.js";
 import type { ChainConnection } from "../node/connect-chain.js";
-import { ERC20_INTERFACE } from "../node/erc20.js";
+import { TRANSFER_TOPIC } from "../node/erc20.js";
 import type { LoggedTransfer, WalletTransferLogs } from "../node/wallet-transfer-logs.js";
 import { type EventSource, type MinedFacts, transferEvent } from "./transfer-events.js";
 
-const TRANSFER_TOPIC = ERC20_INTERFACE.getEvent("Transfer")?.topicHash as string;
 
 interface RpcReceipt {
   status: string;
@@ -108,15 +107,8 @@ export class TransferWatcher {
     for (const entry of journal.finalizedUnreported()) {
       const hash = entry.minedHash ?? (entry.attempts.at(-1)?.hash as string);
       const receipt = (await chain.provider.send("eth_getTransactionReceipt", [hash])) as RpcReceipt | null;
-      const mined: MinedFacts = receipt
-        ? {
-            blockNumber: Number(receipt.blockNumber),
-            blockHash: receipt.blockHash,
-            confirmations: Math.max(head - Number(receipt.blockNumber) + 1, 1),
-            gasUsed: toBigInt(receipt.gasUsed).toString(),
-            effectiveGasPrice: receipt.effectiveGasPrice ? toBigInt(receipt.effectiveGasPrice).toString() : null,
-          }
-        : { blockNumber: null, blockHash: null, confirmations: 0, gasUsed: null, effectiveGasPrice: null };
+      const facts = receipt ? minedFactsOf(receipt) : { blockNumber: null, blockHash: null, gasUsed: null, effectiveGasPrice: null };
+      const mined: MinedFacts = { ...facts, confirmations: facts.blockNumber === null ? 0 : Math.max(head - facts.blockNumber + 1, 1) };
       this.#record(transferEvent("transfer.finalized", entry, hash, this.#source, mined), "transfer.finalized", entry.reportedBlockHash);
     }
   }
@@ -139,14 +131,7 @@ export class TransferWatcher {
       if (!receipt) continue;
       const moved = receipt.logs.some((log) => log.topics[0] === TRANSFER_TOPIC && log.address.toLowerCase() === this.#source.tokenAddress.toLowerCase());
       const type = attempt.kind === "cancel" ? "transfer.cancelled" : receipt.status === "0x1" && moved ? "transfer.confirmed" : "transfer.failed";
-      const outcome: Outcome = {
-        type,
-        hash: attempt.hash,
-        blockNumber: Number(receipt.blockNumber),
-        blockHash: receipt.blockHash,
-        gasUsed: toBigInt(receipt.gasUsed).toString(),
-        effectiveGasPrice: receipt.effectiveGasPrice ? toBigInt(receipt.effectiveGasPrice).toString() : null,
-      };
+      const outcome: Outcome = { type, hash: attempt.hash, ...minedFactsOf(receipt) };
       this.#fromReceipts.set(entry.id, outcome);
       return outcome;
     }
@@ -154,4 +139,14 @@ export class TransferWatcher {
     if (entry.state === "replaced") return { type: "transfer.failed", hash: entry.attempts.at(-1)?.hash as string, blockNumber: null, blockHash: null, gasUsed: null, effectiveGasPrice: null };
     return undefined;
   }
+}
+
+// Where a receipt says the transaction was mined, and what it cost: decimal strings, as events carry them.
+function minedFactsOf(receipt: RpcReceipt): Omit<MinedFacts, "confirmations"> {
+  return {
+    blockNumber: Number(receipt.blockNumber),
+    blockHash: receipt.blockHash,
+    gasUsed: toBigInt(receipt.gasUsed).toString(),
+    effectiveGasPrice: receipt.effectiveGasPrice ? toBigInt(receipt.effectiveGasPrice).toString() : null,
+  };
 }

@@ -128,7 +128,8 @@ function descendantsOf(pid: number): number[] {
 function isAlive(pid: number): boolean {
   try {
     // A zombie has exited; only its parent has not read its status yet.
-    return !readFileSync(`/proc/${pid}/stat`, "utf8").slice(readFileSync(`/proc/${pid}/stat`, "utf8").lastIndexOf(")") + 2).startsWith("Z");
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return !stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
   } catch {
     return false;
   }

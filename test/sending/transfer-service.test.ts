@@ -11,6 +11,7 @@ import { TokenTransferService } from "../../src/sending/transfer-service.js";
 import { TransferSubmitter } from "../../src/sending/transfer-submitter.js";
 import { WalletLedger } from "../../src/sending/wallet-ledger.js";
 import { FAKE_TOKEN, fakeChain, snapshotAt } from "../helpers/fake-chain.js";
+import { journalWith } from "../helpers/journal-overrides.js";
 
 const RECIPIENT = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
 
@@ -31,18 +32,12 @@ describe("TokenTransferService and a journal that fails", () => {
     journal = real;
     // The claim commits; then the disk fills up before the refusal can be recorded.
     let failed: JournalUnavailableError | undefined;
-    const failingAfterClaim = new Proxy(real, {
-      get(target, property, receiver) {
-        if (property === "failure") return failed;
-        if (property === "claimKey") {
-          return (...args: Parameters<TransferJournal["claimKey"]>) => {
-            const claim = target.claimKey(...args);
-            failed = new JournalUnavailableError(new Error("database or disk is full"));
-            return claim;
-          };
-        }
-        const value = Reflect.get(target, property, receiver);
-        return typeof value === "function" ? value.bind(target) : value;
+    const failingAfterClaim = journalWith(real, {
+      failure: () => failed,
+      claimKey: (...args: Parameters<TransferJournal["claimKey"]>) => {
+        const claim = real.claimKey(...args);
+        failed = new JournalUnavailableError(new Error("database or disk is full"));
+        return claim;
       },
     });
     const ledger = new WalletLedger(snapshotAt(100, 0));

@@ -10,6 +10,7 @@ import { NonceAllocator } from "../../src/sending/nonce-allocator.js";
 import { TransferSubmitter } from "../../src/sending/transfer-submitter.js";
 import { WalletLedger } from "../../src/sending/wallet-ledger.js";
 import { FAKE_TOKEN, fakeChain, snapshotAt } from "../helpers/fake-chain.js";
+import { journalWith } from "../helpers/journal-overrides.js";
 
 const RECIPIENT = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
 
@@ -30,13 +31,9 @@ describe("TransferSubmitter", () => {
     const real = openSqliteJournal(join(dir, "transfers.sqlite"), { chainId: 31337n, walletAddress: chain.wallet.address, tokenAddress: FAKE_TOKEN });
     journal = real;
     // The signed bytes are durable; the write after the broadcast meets a journal that failed meanwhile.
-    const failingAfterBroadcast = new Proxy(real, {
-      get(target, property, receiver) {
-        if (property === "recordAccepted") return () => {
-          throw new JournalUnavailableError(new Error("disk I/O error"));
-        };
-        const value = Reflect.get(target, property, receiver);
-        return typeof value === "function" ? value.bind(target) : value;
+    const failingAfterBroadcast = journalWith(real, {
+      recordAccepted: () => {
+        throw new JournalUnavailableError(new Error("disk I/O error"));
       },
     });
     const ledger = new WalletLedger(snapshotAt(100, 0));
@@ -63,14 +60,7 @@ describe("TransferSubmitter", () => {
     const real = openSqliteJournal(join(dir, "transfers.sqlite"), { chainId: 31337n, walletAddress: chain.wallet.address, tokenAddress: FAKE_TOKEN });
     journal = real;
     const shipmentFailed = new JournalUnavailableError(new Error("Connection terminated unexpectedly"));
-    const failingShipment = new Proxy(real, {
-      get(target, property, receiver) {
-        if (property === "flushed") return () => Promise.reject(shipmentFailed);
-        if (property === "wasRecorded") return async () => recorded;
-        const value = Reflect.get(target, property, receiver);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+    const failingShipment = journalWith(real, { flushed: () => Promise.reject(shipmentFailed), wasRecorded: async () => recorded });
     const ledger = new WalletLedger(snapshotAt(100, 0));
     const held: string[] = [];
     const submitter = new TransferSubmitter({ chain, journal: failingShipment, ledger, nonces: new NonceAllocator(async () => 0), onHeld: (hash) => held.push(hash) });

@@ -15,7 +15,7 @@ describe.each(SEEDS)("seeded faults on $node", ({ node, seeds }) => {
   it.each(seeds)("seed %i: no 417 on chain, no key paid twice, every 200 paid once or reported failed, nonces contiguous, replays answer the first answer", async (seed) => {
     const report = await simulateSeed(seed, { ...DEFAULT_SIMULATION, node });
     expect(report.violations, `replay: npm run simulate -- --seed ${seed} --node ${node}`).toEqual([]);
-    // A run that met no fault proves nothing.
-    expect(Object.keys(report.faults).length).toBeGreaterThan(2);
+    // A run that met no fault proves nothing (a fault left out on this machine is none).
+    expect(Object.keys(report.faults).filter((fault) => !fault.includes("left out")).length).toBeGreaterThan(2);
   }, 180_000);
 });
