@@ -165,10 +165,12 @@ export class TransferReconciler {
     const waited = monotonicNow() - firstMissing.at;
     const grown = head >= firstMissing.head + REPLACED_AFTER_BLOCKS;
     if (waited < REPLACED_AFTER_MS || (!grown && waited < REPLACED_WITHOUT_BLOCKS_AFTER_MS)) return "waiting: nonce used, checking again";
-    // The transfer is about to be paid again at another nonce: the node must not know any attempt at all
-    // (a backend that lacks a receipt may still return the mined transaction).
+    // The transfer is about to be paid again at another nonce: the node must return no attempt as mined (a
+    // backend that lacks a receipt may still return the mined transaction). One it returns unmined is dead:
+    // its nonce is used (a pool can keep such a transaction a while).
     for (const attempt of entry.attempts) {
-      if ((await provider.send("eth_getTransactionByHash", [attempt.hash])) !== null) return "waiting: nonce used, checking again";
+      const found = (await provider.send("eth_getTransactionByHash", [attempt.hash])) as { blockNumber?: string | null } | null;
+      if (found?.blockNumber != null) return "waiting: nonce used, checking again";
     }
     this.#missingSince.delete(entry.id);
     this.#lastRefusal.delete(entry.id);

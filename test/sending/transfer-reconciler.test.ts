@@ -97,6 +97,28 @@ describe("the background resend", () => {
     expect(calls.some((call) => call.method === "eth_getTransactionCount")).toBe(true);
   });
 
+  it("signs again a transfer the node still returns unmined from its pool while its nonce is used: that copy is dead", async () => {
+    let head = 100;
+    const { chain, reconciler } = setUp(async ({ method }) => {
+      if (method === "eth_getTransactionReceipt") return null;
+      // A pool that keeps a transaction whose nonce another one used (anvil can, for a while).
+      if (method === "eth_getTransactionByHash") return { blockNumber: null, blockHash: null };
+      if (method === "eth_blockNumber") return `0x${(head++).toString(16)}`;
+      throw new Error(`unexpected ${method}`);
+    }, 1);
+    const entry = journalSigned(chain, 0);
+    const signedAgain: number[] = [];
+    reconciler.signAgain = async (stale) => {
+      signedAgain.push(stale.id);
+      return true;
+    };
+    expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("waiting: nonce used, checking again");
+    await new Promise((resolve) => setTimeout(resolve, 3_100));
+    head += 3;
+    expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("signed again");
+    expect(signedAgain).toEqual([entry.id]);
+  });
+
   it("reports a transfer failed when it cannot be signed again", async () => {
     let head = 100;
     const { chain, reconciler } = setUp(async ({ method }) => {
