@@ -86,11 +86,13 @@ export async function composeService(config: ChainConfig, logger: Logger, replic
         await app.close();
         await running.close();
         chain.provider.destroy();
+        await chain.signer.close();
       },
     };
   } catch (error) {
     await services?.close();
     chain.provider.destroy();
+    await chain.signer.close();
     throw error;
   }
 }

@@ -3,6 +3,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { ApiKeyRing, InvalidApiKeysError } from "./auth/api-keys.js";
 import { InvalidWebhookSettingError, parseWebhookSecrets, parseWebhookUrls } from "./domain/webhook-settings.js";
+import type { SignerSettings } from "./signers/create-signer.js";
 
 const HEX_PRIVATE_KEY = "^0x[0-9a-fA-F]{64}$";
 const HEX_ADDRESS = "^0x[0-9a-fA-F]{40}$";
@@ -13,6 +14,13 @@ export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "
 export const ConfigSchema = Type.Object({
   rpcUrl: Type.Optional(Type.String({ pattern: "^https?://", description: "JSON-RPC endpoint of the Ethereum node" })),
   privateKey: Type.Optional(Type.String({ pattern: HEX_PRIVATE_KEY, description: "hot wallet key, 0x and 64 hex digits" })),
+  keystorePath: Type.Optional(Type.String({ minLength: 1, description: "encrypted JSON keystore (v3) of the hot wallet" })),
+  keystorePasswordFile: Type.Optional(Type.String({ minLength: 1, description: "file holding the keystore's password" })),
+  awsKmsKeyId: Type.Optional(Type.String({ minLength: 1, description: "AWS KMS key (id, ARN or alias) of spec ECC_SECG_P256K1 that holds the hot wallet's key" })),
+  pkcs11Module: Type.Optional(Type.String({ minLength: 1, description: "path of the HSM's PKCS#11 library" })),
+  pkcs11TokenLabel: Type.Optional(Type.String({ minLength: 1, description: "label of the HSM token holding the key" })),
+  pkcs11KeyLabel: Type.Optional(Type.String({ minLength: 1, description: "label of the key pair on that token" })),
+  pkcs11PinFile: Type.Optional(Type.String({ minLength: 1, description: "file holding the token's user PIN" })),
   tokenAddress: Type.Optional(Type.String({ pattern: HEX_ADDRESS, description: "ERC-20 contract address" })),
   chainId: Type.Optional(Type.Integer({ minimum: 1, description: "expected chain id, checked against the node" })),
   port: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
@@ -64,12 +72,19 @@ export const ConfigSchema = Type.Object({
 export type Config = Static<typeof ConfigSchema>;
 
 /** Configuration once the node, wallet and token are known (after a dev chain was started, if any). */
-export type ChainConfig = Config & Required<Pick<Config, "rpcUrl" | "privateKey" | "tokenAddress">>;
+export type ChainConfig = Config & Required<Pick<Config, "rpcUrl" | "tokenAddress">> & { signer: SignerSettings };
 
 /** Which environment variable feeds which config field. */
 export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
   rpcUrl: "RPC_URL",
   privateKey: "PRIVATE_KEY",
+  keystorePath: "KEYSTORE_PATH",
+  keystorePasswordFile: "KEYSTORE_PASSWORD_FILE",
+  awsKmsKeyId: "AWS_KMS_KEY_ID",
+  pkcs11Module: "PKCS11_MODULE",
+  pkcs11TokenLabel: "PKCS11_TOKEN_LABEL",
+  pkcs11KeyLabel: "PKCS11_KEY_LABEL",
+  pkcs11PinFile: "PKCS11_PIN_FILE",
   tokenAddress: "TOKEN_ADDRESS",
   chainId: "CHAIN_ID",
   port: "PORT",
@@ -153,7 +168,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   // A variable that is missing is reported even when others are malformed, so one run lists every fix.
   if (raw.rpcUrl && raw.demoSetup !== "true") {
-    if (!raw.privateKey) problems.push("PRIVATE_KEY: required when RPC_URL is set");
+    checkSignerSelection(raw, problems);
     if (!raw.tokenAddress) problems.push("TOKEN_ADDRESS: required when RPC_URL is set");
   }
   if (raw.rpcUrl && raw.demoSetup !== "true" && !raw.apiKeys && raw.authDisabled !== "true") {
@@ -183,6 +198,41 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(`invalid configuration:\n  ${[...new Set(problems)].join("\n  ")}`);
   }
   return candidate as Config;
+}
+
+/** The variables that select each signer; exactly one signer may be selected. */
+const SIGNER_VARIABLES = [
+  { kind: "PRIVATE_KEY", fields: ["privateKey"] },
+  { kind: "KEYSTORE_PATH", fields: ["keystorePath", "keystorePasswordFile"] },
+  { kind: "AWS_KMS_KEY_ID", fields: ["awsKmsKeyId"] },
+  { kind: "PKCS11_MODULE", fields: ["pkcs11Module", "pkcs11TokenLabel", "pkcs11KeyLabel", "pkcs11PinFile"] },
+] as const satisfies { kind: string; fields: (keyof Config)[] }[];
+
+function checkSignerSelection(raw: Record<string, unknown>, problems: string[]): void {
+  const selected = SIGNER_VARIABLES.filter(({ fields }) => fields.some((field) => raw[field] !== undefined));
+  if (selected.length === 0) {
+    problems.push("PRIVATE_KEY: required when RPC_URL is set, unless the key is elsewhere: KEYSTORE_PATH, AWS_KMS_KEY_ID or PKCS11_MODULE (see the README)");
+    return;
+  }
+  if (selected.length > 1) {
+    problems.push(`${selected.map(({ kind }) => kind).join(", ")}: each selects the wallet's signer; set exactly one`);
+    return;
+  }
+  for (const field of selected[0].fields) {
+    if (raw[field] === undefined) problems.push(`${ENVIRONMENT_VARIABLES[field]}: required with ${selected[0].kind}`);
+  }
+}
+
+/** The signer the configuration selects; undefined when none is (a dev chain brings its own key). */
+export function signerSettingsOf(config: Config): SignerSettings | undefined {
+  if (config.privateKey) return { kind: "private-key", privateKey: config.privateKey };
+  if (config.keystorePath && config.keystorePasswordFile) return { kind: "keystore", keystorePath: config.keystorePath, passwordFile: config.keystorePasswordFile };
+  if (config.awsKmsKeyId) return { kind: "aws-kms", keyId: config.awsKmsKeyId };
+  const { pkcs11Module, pkcs11TokenLabel, pkcs11KeyLabel, pkcs11PinFile } = config;
+  if (pkcs11Module && pkcs11TokenLabel && pkcs11KeyLabel && pkcs11PinFile) {
+    return { kind: "pkcs11", modulePath: pkcs11Module, tokenLabel: pkcs11TokenLabel, keyLabel: pkcs11KeyLabel, pinFile: pkcs11PinFile };
+  }
+  return undefined;
 }
 
 function checkWebhookSettings(raw: Record<string, unknown>, problems: string[]): void {

@@ -42,6 +42,10 @@ export const ERROR_CODES = {
   RATE_LIMITED: { statusCode: 429, description: "too many requests for this API key; see Retry-After" },
   NODE_RATE_LIMITED: { statusCode: 503, description: "the node's endpoint rate limits the service even after retries with backoff; nothing was sent, retry later" },
   JOURNAL_UNAVAILABLE: { statusCode: 503, description: "the transfer journal cannot record (disk full, I/O error); nothing was sent, retry later" },
+  SIGNER_UNAVAILABLE: {
+    statusCode: 503,
+    description: "the wallet's remote signer (AWS KMS, an HSM) did not sign: unreachable, throttled or refused; nothing was signed or sent, retry later",
+  },
   NOT_READY: { statusCode: 503, description: "a readiness check failed; the message names it" },
   NODE_UNAVAILABLE: { statusCode: 503, description: "the node could not be reached, timed out or failed during a lookup" },
   LEADER_UNAVAILABLE: {

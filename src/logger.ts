@@ -12,6 +12,9 @@ export interface LoggerSecrets {
   databaseUrl?: string;
   /** WEBHOOK_SECRET as configured: comma-separated whsec_ secrets that sign every event. */
   webhookSecret?: string;
+  /** The AWS SDK's credentials, when they come from the environment (a KMS signer). */
+  awsSecretAccessKey?: string;
+  awsSessionToken?: string;
 }
 
 /**
@@ -61,12 +64,12 @@ function prettyInTerminal(): DestinationStream | undefined {
   return transport({ target: "pino-pretty", options: { colorize: true, translateTime: "SYS:HH:MM:ss.l" } });
 }
 
-function secretScrubber({ privateKey, rpcUrl, apiKeys = "", databaseUrl, webhookSecret = "" }: LoggerSecrets): <T>(value: T) => T {
+function secretScrubber({ privateKey, rpcUrl, apiKeys = "", databaseUrl, webhookSecret = "", awsSecretAccessKey, awsSessionToken }: LoggerSecrets): <T>(value: T) => T {
   // Each secret, and its key material without the whsec_ prefix.
   const webhookSecrets = webhookSecret.split(",").map((secret) => secret.trim()).flatMap((secret) => [secret, secret.replace(/^whsec_/, "")]);
   const keys = apiKeys.split(",").map((key) => key.trim());
   const databasePassword = databaseUrl ? decodeURIComponent(new URL(databaseUrl).password) : undefined;
-  const secrets = [privateKey, privateKey?.slice(2), rpcUrl, rpcUrl && new URL(rpcUrl).href, databaseUrl, databasePassword, ...keys, ...webhookSecrets]
+  const secrets = [privateKey, privateKey?.slice(2), rpcUrl, rpcUrl && new URL(rpcUrl).href, databaseUrl, databasePassword, ...keys, ...webhookSecrets, awsSecretAccessKey, awsSessionToken]
     .filter((secret): secret is string => typeof secret === "string" && secret.length >= 8)
     .flatMap((secret) => [secret, secret.toLowerCase()]);
   if (secrets.length === 0) return (value) => value;

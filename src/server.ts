@@ -6,7 +6,8 @@ import dotenv from "dotenv";
 import { ApiKeyRing } from "./auth/api-keys.js";
 import { ChainStartupError } from "./node/connect-chain.js";
 import { describeRpcUrl } from "./node/rpc-provider.js";
-import { type ChainConfig, type Config, ConfigError, loadConfig } from "./config.js";
+import { type ChainConfig, type Config, ConfigError, loadConfig, signerSettingsOf } from "./config.js";
+import { SignerStartupError } from "./signers/wallet-signer.js";
 import { type AnvilNode, startAnvil } from "./dev/anvil.js";
 import { JournalOwnerMismatchError } from "./journal/sqlite-transfer-journal.js";
 import { type DemoChain, setUpDemoChain } from "./dev/demo-chain.js";
@@ -21,7 +22,11 @@ async function main(): Promise<void> {
   const stopDevNode = () => devNode?.stop();
   try {
     const { chainConfig, demo } = await resolveChain(config, devNode);
-    const logger = createLogger(config.logLevel, chainConfig);
+    const logger = createLogger(config.logLevel, {
+      ...chainConfig,
+      awsSecretAccessKey: process.env.AWS_SECRET_ACCESS_KEY,
+      awsSessionToken: process.env.AWS_SESSION_TOKEN,
+    });
     if (chainConfig.authDisabled) {
       logger.warn("AUTH_DISABLED=true: ANYONE WHO CAN REACH THIS PORT CAN SPEND FROM THE HOT WALLET. Never do this outside a sealed network.");
     }
@@ -49,7 +54,7 @@ async function main(): Promise<void> {
       await stopDevNode();
     }, app.log);
     await app.listen({ port: config.port, host: config.host });
-    app.log.info({ node: describeRpcUrl(chainConfig.rpcUrl), chainId: Number(chain.chainId), token: chain.tokenAddress, wallet: chain.wallet.address, signer: chain.signer.implementation, keccak: chain.keccak }, "service ready");
+    app.log.info({ node: describeRpcUrl(chainConfig.rpcUrl), chainId: Number(chain.chainId), token: chain.tokenAddress, wallet: chain.wallet.address, signer: chain.signer.description, keccak: chain.keccak }, "service ready");
     if (demo) {
       // The banner is written straight to stdout; the log lines before it go first.
       await new Promise<void>((resolve) => logger.flush(() => resolve()));
@@ -80,12 +85,21 @@ async function resolveChain(config: Config, devNode: AnvilNode | undefined): Pro
     const generatedKey = config.apiKeys || config.authDisabled ? undefined : ApiKeyRing.generateKey();
     const apiKeys = generatedKey ?? config.apiKeys;
     return {
-      chainConfig: { ...config, rpcUrl, privateKey: setup.privateKey, tokenAddress: setup.tokenAddress, journalPath, apiKeys },
+      chainConfig: {
+        ...config,
+        rpcUrl,
+        privateKey: setup.privateKey,
+        signer: { kind: "private-key", privateKey: setup.privateKey },
+        tokenAddress: setup.tokenAddress,
+        journalPath,
+        apiKeys,
+      },
       demo: { ...setup, generatedKey, exampleKey: generatedKey ?? (config.authDisabled ? undefined : "<one of your API_KEYS>") },
     };
   }
-  if (!config.privateKey || !config.tokenAddress) throw new ConfigError("PRIVATE_KEY and TOKEN_ADDRESS: required when RPC_URL is set");
-  return { chainConfig: { ...config, rpcUrl, privateKey: config.privateKey, tokenAddress: config.tokenAddress } };
+  const signer = signerSettingsOf(config);
+  if (!signer || !config.tokenAddress) throw new ConfigError("a signer (PRIVATE_KEY, KEYSTORE_PATH, AWS_KMS_KEY_ID or PKCS11_MODULE) and TOKEN_ADDRESS: required when RPC_URL is set");
+  return { chainConfig: { ...config, rpcUrl, signer, tokenAddress: config.tokenAddress } };
 }
 
 function printDemoBanner(demo: DemoRun, address: AddressInfo | string | null): void {
@@ -128,7 +142,7 @@ function closeGracefullyOnSignals(close: () => Promise<void>, log: { info(msg: s
 }
 
 main().catch((error: unknown) => {
-  const known = error instanceof ConfigError || error instanceof ChainStartupError || error instanceof JournalOwnerMismatchError;
+  const known = error instanceof ConfigError || error instanceof ChainStartupError || error instanceof SignerStartupError || error instanceof JournalOwnerMismatchError;
   process.stderr.write(`cannot start: ${known || error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
 });

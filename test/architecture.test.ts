@@ -11,7 +11,7 @@ const SRC = join(import.meta.dirname, "..", "src");
 /** Lowest first: a part may import the parts of lower layers only (and its own files). */
 const LAYERS: string[][] = [
   ["clock", "errors", "logger"],
-  ["domain", "auth"],
+  ["domain", "auth", "signers"],
   ["config"],
   ["node", "journal", "dev"],
   ["sending", "metrics"],

@@ -1,7 +1,8 @@
 /** Connects to the node, checks it serves the expected chain and token, and holds what every transfer needs. */
-import { type JsonRpcProvider, MaxUint256, Wallet, getAddress, toBigInt } from "ethers";
+import { type JsonRpcProvider, MaxUint256, getAddress, toBigInt } from "ethers";
 import type { ChainConfig } from "../config.js";
-import { type DigestSigner, createDigestSigner } from "./digest-signer.js";
+import { openWalletSigner } from "../signers/create-signer.js";
+import type { WalletSigner } from "../signers/wallet-signer.js";
 import { ERC20_INTERFACE, encodeTransfer } from "./erc20.js";
 import { readNodeAnswer } from "./node-answers.js";
 import { useNativeKeccak } from "./native-keccak.js";
@@ -11,9 +12,10 @@ import { OP_GAS_PRICE_ORACLE } from "./op-stack.js";
 /** The node, the hot wallet and the token, read once at startup. */
 export interface ChainConnection {
   provider: JsonRpcProvider;
-  wallet: Wallet;
-  /** Signs with the wallet's key, natively where the platform allows. */
-  signer: DigestSigner;
+  /** The hot wallet: its address comes from the signer's key. */
+  wallet: { readonly address: string };
+  /** Signs with the wallet's key, wherever it lives (see signers/). */
+  signer: WalletSigner;
   /** Which keccak-256 ethers uses in this process. */
   keccak: "native" | "ethers";
   chainId: bigint;
@@ -58,8 +60,21 @@ const ARBITRUM_CHAIN_IDS = new Set([42161n, 42170n, 421614n]);
 // An address no one holds the key of, so the probe never looks like a real transfer.
 const PROBE_RECIPIENT = "0x000000000000000000000000000000000000dEaD";
 
-/** Opens the provider, checks CHAIN_ID and TOKEN_ADDRESS against the node, and reads the token's decimals. */
+/**
+ * Opens the signer (its key decides the wallet's address), then the provider, checks CHAIN_ID and
+ * TOKEN_ADDRESS against the node, and reads the token's decimals.
+ */
 export async function connectChain(config: ChainConfig, observeRpc?: RpcObserver): Promise<ChainConnection> {
+  const signer = await openWalletSigner(config.signer);
+  try {
+    return await connectWithSigner(config, signer, observeRpc);
+  } catch (error) {
+    await signer.close();
+    throw error;
+  }
+}
+
+async function connectWithSigner(config: ChainConfig, signer: WalletSigner, observeRpc: RpcObserver | undefined): Promise<ChainConnection> {
   const rpc = { rpcUrl: config.rpcUrl, timeoutMs: config.rpcTimeoutMs, maxInFlight: config.rpcMaxInFlight };
   const node = describeRpcUrl(config.rpcUrl);
   let chainId: bigint;
@@ -82,12 +97,12 @@ export async function connectChain(config: ChainConfig, observeRpc?: RpcObserver
     ]);
     const [decimals] = ERC20_INTERFACE.decodeFunctionResult("decimals", decimalsResult);
     const opStack = (await provider.send("eth_getCode", [OP_GAS_PRICE_ORACLE, "latest"])) !== "0x";
-    const wallet = new Wallet(config.privateKey);
+    const wallet = { address: signer.address };
     const tokenMayReturnFalse = await probeTokenFailure(provider, tokenAddress, wallet.address);
     return {
       provider,
       wallet,
-      signer: createDigestSigner(wallet.signingKey),
+      signer,
       keccak: useNativeKeccak(),
       chainId,
       tokenAddress,

@@ -147,6 +147,7 @@ export async function startReplica(config: ChainConfig & { databaseUrl: string }
       await follower.close();
       await pool.end();
       chain.provider.destroy();
+      await chain.signer.close();
     },
   };
 }

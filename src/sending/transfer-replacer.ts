@@ -244,7 +244,7 @@ export class TransferReplacer {
     // Above an earlier attempt of ours at this nonce, which some pool may still hold (at the caps at most).
     const repricing = outbid && replacementFees(outbid, { baseFeePerGas, tip }, policy);
     const fees = repricing?.outcome === "raised" ? repricing.fees : snapshotFees(ledger.snapshot);
-    const signed = signWalletTransaction(chain, call, fees);
+    const signed = await signWalletTransaction(chain, call, fees);
     const entryId = journal.recordSigned(undefined, { recipient: chain.wallet.address, units: 0n }, {
       nonce,
       hash: signed.hash,
@@ -289,7 +289,7 @@ export class TransferReplacer {
       const gasLimit = chain.gasIncludesL1 ? await this.#estimateGas(chain.tokenAddress, data) : Transaction.from(latest.rawTransaction).gasLimit;
       call = { nonce, to: chain.tokenAddress, data, gasLimit };
     }
-    const signed = signWalletTransaction(chain, call, fees);
+    const signed = await signWalletTransaction(chain, call, fees);
     journal.recordAttempt(entry.id, { hash: signed.hash, rawTransaction: signed.rawTransaction, kind, signedAtBlock: ledger.snapshot.blockNumber });
     this.#options.onAttemptJournaled?.(entry, signed.hash, kind);
     return { entryId: entry.id, nonce, kind, hash: signed.hash, rawTransaction: signed.rawTransaction, replaces: latest.hash, fees };

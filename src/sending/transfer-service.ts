@@ -13,6 +13,7 @@ import type { ChainConnection } from "../node/connect-chain.js";
 import { encodeTransfer } from "../node/erc20.js";
 import { classifyChainFailure } from "../node/ethers-errors.js";
 import { type ErrorCode, ERROR_CODES, ServiceError } from "../errors.js";
+import { SignerUnavailableError } from "../signers/wallet-signer.js";
 import { type JournalEntry, JournalOutcomeUnknownError, JournalUnavailableError, type TransferJournal, type TransferRequest } from "../journal/transfer-journal.js";
 import { BroadcastRefusedError, type PreparedTransfer, type TransferSubmitter } from "./transfer-submitter.js";
 import type { WalletLedger } from "./wallet-ledger.js";
@@ -202,6 +203,7 @@ function asServiceError(error: unknown): unknown {
       `the transfer journal's database did not confirm the record of transaction ${error.hash}: if it was recorded, it is sent. Retry with the same Idempotency-Key, or look ${error.hash} up (GET /transactions/${error.hash}) before sending it again.`,
     );
   }
+  if (error instanceof SignerUnavailableError) return new ServiceError("SIGNER_UNAVAILABLE", `${error.message}; nothing was signed or sent. Retry later.`);
   if (error instanceof BroadcastRefusedError) return new ServiceError(asErrorCode(error.refusal.code), error.refusal.message, { cause: error });
   const failure = classifyChainFailure(error);
   return failure ? new ServiceError(failure.code, failure.message) : error;

@@ -120,59 +120,64 @@ export class TransferSubmitter {
     const latest = entry.attempts.at(-1);
     if (!latest || latest.kind !== "transfer" || journal.failure) return false;
     const previous = Transaction.from(latest.rawTransaction);
-    await nonces.ready();
-    const nonce = nonces.take();
-    let transfer: SignedTokenTransfer;
-    try {
-      transfer = signWalletTransaction(chain, { nonce, to: chain.tokenAddress, data: previous.data, gasLimit: previous.gasLimit }, snapshotFees(ledger.snapshot));
-      journal.recordSignedAgain(entry.id, { nonce, hash: transfer.hash, rawTransaction: transfer.rawTransaction, signedAtBlock: ledger.snapshot.blockNumber });
-      await journal.flushed();
-    } catch (error) {
-      if (!journal.failure) nonces.release(nonce);
-      if (error instanceof JournalUnavailableError) return false;
-      throw error;
-    }
-    ledger.trackSent(nonce, reservationOf(journal.findById(entry.id) as JournalEntry, ledger.snapshot.l1DataFee));
+    // In flight from before its signature: a cancel must not act between its old attempts and the new one.
     this.#inFlightEntries.add(entry.id);
     try {
+      await nonces.ready();
+      const nonce = nonces.take();
+      let transfer: SignedTokenTransfer;
+      try {
+        transfer = await signWalletTransaction(chain, { nonce, to: chain.tokenAddress, data: previous.data, gasLimit: previous.gasLimit }, snapshotFees(ledger.snapshot));
+        journal.recordSignedAgain(entry.id, { nonce, hash: transfer.hash, rawTransaction: transfer.rawTransaction, signedAtBlock: ledger.snapshot.blockNumber });
+        await journal.flushed();
+      } catch (error) {
+        if (!journal.failure) nonces.release(nonce);
+        if (error instanceof JournalUnavailableError) return false;
+        // A signer that did not sign: the transfer stays owed, and the next round tries again.
+        throw error;
+      }
+      ledger.trackSent(nonce, reservationOf(journal.findById(entry.id) as JournalEntry, ledger.snapshot.l1DataFee));
       const answer = await this.#broadcastInOrder(transfer.rawTransaction, nonce);
       if (answer === "taken") journal.recordAccepted(entry.id);
       else this.#options.onHeld(transfer.hash, nonce, "held" in answer ? answer.held : answer);
+      return true;
     } finally {
       this.#inFlightEntries.delete(entry.id);
     }
-    return true;
   }
 
-  // Taking the nonce, signing and journaling happen in one synchronous step, so concurrent transfers get
-  // distinct nonces without waiting for each other's broadcasts.
+  // Taking the nonce is synchronous, so concurrent transfers get distinct nonces; signing may take a remote
+  // signer's round trip, during which other transfers are signed too. Journaled before anything is sent.
   async #signAndBroadcast(prepared: PreparedTransfer, inFlight: Set<number>): Promise<{ transfer: SignedTokenTransfer; answer?: NodeAnswer }> {
     const { journal, ledger, nonces } = this.#options;
     await nonces.ready();
     const nonce = nonces.take();
-    let transfer: SignedTokenTransfer;
-    let entryId: number;
+    // A successor refused for the nonce gap waits for this nonce's broadcast from the moment it is taken.
+    let ourTurnIsOver!: () => void;
+    this.#broadcastsByNonce.set(nonce, new Promise<void>((resolve) => (ourTurnIsOver = resolve)));
     try {
-      transfer = this.#sign(prepared, nonce);
-      entryId = journal.recordSigned(prepared.entryId, prepared.request, {
-        nonce,
-        hash: transfer.hash,
-        rawTransaction: transfer.rawTransaction,
-        signedAtBlock: ledger.snapshot.blockNumber,
-      });
-    } catch (error) {
-      nonces.release(nonce);
-      throw error;
-    }
-    prepared.entryId = entryId;
-    ledger.assignNonce(prepared.reservation, nonce);
-    this.#inFlightEntries.add(entryId);
-    inFlight.add(entryId);
-    const broadcast = this.#journalThenBroadcast(prepared, transfer, nonce);
-    this.#broadcastsByNonce.set(nonce, broadcast.catch(() => undefined));
-    try {
-      return { transfer, answer: await broadcast };
+      let transfer: SignedTokenTransfer;
+      let entryId: number;
+      try {
+        transfer = await this.#sign(prepared, nonce);
+        entryId = journal.recordSigned(prepared.entryId, prepared.request, {
+          nonce,
+          hash: transfer.hash,
+          rawTransaction: transfer.rawTransaction,
+          signedAtBlock: ledger.snapshot.blockNumber,
+        });
+      } catch (error) {
+        // Nothing was signed or recorded at this nonce: the next transfer fills it.
+        nonces.release(nonce);
+        throw error;
+      }
+      prepared.entryId = entryId;
+      ledger.assignNonce(prepared.reservation, nonce);
+      this.#inFlightEntries.add(entryId);
+      inFlight.add(entryId);
+      return { transfer, answer: await this.#journalThenBroadcast(prepared, transfer, nonce) };
     } finally {
+      ourTurnIsOver();
       this.#broadcastsByNonce.delete(nonce);
     }
   }
@@ -265,7 +270,7 @@ export class TransferSubmitter {
     return refusal;
   }
 
-  #sign(prepared: PreparedTransfer, nonce: number): SignedTokenTransfer {
+  #sign(prepared: PreparedTransfer, nonce: number): Promise<SignedTokenTransfer> {
     const { chain, ledger } = this.#options;
     const call = { nonce, to: chain.tokenAddress, data: prepared.data, gasLimit: prepared.gasLimit };
     return signWalletTransaction(chain, call, snapshotFees(ledger.snapshot));

@@ -32,13 +32,13 @@ export interface SignedTokenTransfer {
 }
 
 /** Signs `call` with `fees` for the chain's hot wallet. */
-export function signWalletTransaction(chain: ChainConnection, call: WalletCall, fees: AttemptFees): SignedTokenTransfer {
+export async function signWalletTransaction(chain: Pick<ChainConnection, "chainId" | "signer" | "wallet">, call: WalletCall, fees: AttemptFees): Promise<SignedTokenTransfer> {
   const common = { chainId: chain.chainId, ...call, value: 0n };
   const transaction =
     fees.type === 0
       ? Transaction.from({ ...common, type: 0, gasPrice: fees.gasPrice })
       : Transaction.from({ ...common, type: 2, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas, accessList: [] });
-  transaction.signature = chain.signer.sign(transaction.unsignedHash);
+  transaction.signature = await chain.signer.sign(transaction.unsignedHash);
   const rawTransaction = transaction.serialized;
   return { transaction, rawTransaction, hash: keccak256(rawTransaction), from: chain.wallet.address };
 }

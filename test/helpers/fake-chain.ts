@@ -5,7 +5,7 @@
  */
 import { Wallet, makeError } from "ethers";
 import type { ChainConnection } from "../../src/node/connect-chain.js";
-import { createDigestSigner } from "../../src/node/digest-signer.js";
+import { localKeySigner } from "../../src/signers/local-key-signer.js";
 import type { WalletSnapshot } from "../../src/sending/wallet-snapshot.js";
 
 /** One JSON-RPC call the fake node received. */
@@ -37,8 +37,8 @@ export function fakeChain(node: FakeNode): { chain: ChainConnection; calls: Fake
   };
   const chain = {
     provider,
-    wallet,
-    signer: createDigestSigner(wallet.signingKey),
+    wallet: { address: wallet.address },
+    signer: localKeySigner(wallet.privateKey, "private-key"),
     keccak: "ethers",
     chainId: 31337n,
     tokenAddress: FAKE_TOKEN,

@@ -38,8 +38,8 @@ describe("the background resend", () => {
     return { chain, calls, ledger, reconciler: new TransferReconciler(chain, journal, ledger) };
   }
 
-  function journalSigned(chain: ChainConnection, nonce: number): { id: number; hash: string; raw: string } {
-    const signed = signWalletTransaction(chain, { nonce, to: FAKE_TOKEN, data: encodeTransfer(RECIPIENT, 1n), gasLimit: 60_000n }, FEES);
+  async function journalSigned(chain: ChainConnection, nonce: number): Promise<{ id: number; hash: string; raw: string }> {
+    const signed = await signWalletTransaction(chain, { nonce, to: FAKE_TOKEN, data: encodeTransfer(RECIPIENT, 1n), gasLimit: 60_000n }, FEES);
     const id = journal.recordSigned(undefined, { recipient: RECIPIENT, units: 1n }, { nonce, hash: signed.hash, rawTransaction: signed.rawTransaction, signedAtBlock: 90 });
     return { id, hash: signed.hash, raw: signed.rawTransaction };
   }
@@ -58,8 +58,8 @@ describe("the background resend", () => {
       if (method === "eth_sendRawTransaction") return "0x";
       throw new Error(`unexpected ${method}`);
     });
-    const first = journalSigned(chain, 0);
-    const second = journalSigned(chain, 1);
+    const first = await journalSigned(chain, 0);
+    const second = await journalSigned(chain, 1);
     refuseSecond = () => journal.recordRejected(second.id, { code: "NONCE_EXPIRED", message: "refused; never sent" });
     await journal.flushed();
 
@@ -80,7 +80,7 @@ describe("the background resend", () => {
       if (method === "eth_blockNumber") return `0x${(head++).toString(16)}`;
       throw new Error(`unexpected ${method}`);
     });
-    const entry = journalSigned(chain, 0);
+    const entry = await journalSigned(chain, 0);
     await journal.flushed();
     const signedAgain: number[] = [];
     reconciler.signAgain = async (stale) => {
@@ -106,7 +106,7 @@ describe("the background resend", () => {
       if (method === "eth_blockNumber") return `0x${(head++).toString(16)}`;
       throw new Error(`unexpected ${method}`);
     }, 1);
-    const entry = journalSigned(chain, 0);
+    const entry = await journalSigned(chain, 0);
     const signedAgain: number[] = [];
     reconciler.signAgain = async (stale) => {
       signedAgain.push(stale.id);
@@ -126,7 +126,7 @@ describe("the background resend", () => {
       if (method === "eth_blockNumber") return `0x${(head++).toString(16)}`;
       throw new Error(`unexpected ${method}`);
     }, 1);
-    const entry = journalSigned(chain, 0);
+    const entry = await journalSigned(chain, 0);
     reconciler.signAgain = async () => false;
     expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("waiting: nonce used, checking again");
     await new Promise((resolve) => setTimeout(resolve, 3_100));

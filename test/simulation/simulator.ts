@@ -179,8 +179,11 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
       // A 503 says nothing was sent (the key, if any, was left unused and the retry above judged on its own).
       if (item.first?.status === 503 && paid !== 0n) violations.push(`${name}: answered 503 but paid`);
       if (item.first?.status === 200 && paid !== expected) {
-        const state = await stateOf(server, JSON.parse(item.first.body).result.hash);
-        if (state !== "failed" && state !== "replaced") violations.push(`${name}: answered 200, not paid and not reported failed (state ${state})`);
+        const hash = JSON.parse(item.first.body).result.hash as string;
+        const state = await stateOf(server, hash);
+        if (state !== "failed" && state !== "replaced") {
+          violations.push(`${name}: answered 200, not paid and not reported failed (state ${state})\n${await evidenceOf(chain, servers, server, hash)}`);
+        }
       }
       if (item.key && item.first && item.first.status !== 0) {
         const replay = await ask(server, item);
@@ -283,6 +286,22 @@ async function emptyPool(chain: TestChain): Promise<void> {
   for (const byNonce of Object.values(content.pending ?? {})) {
     for (const transaction of Object.values(byNonce)) await chain.provider.send("hardhat_dropTransaction", [transaction.hash]).catch(() => undefined);
   }
+}
+
+// What a failing seed leaves to read when it cannot be replayed (CI): the service's status document, what
+// the node returns for each attempt, and every line the service logged about them.
+async function evidenceOf(chain: TestChain, servers: ServerProcess[], server: ServerProcess, hash: string): Promise<string> {
+  const status = (await (await request(`${server.baseUrl}/transactions/${hash}`, { headers: AUTHORIZATION })).body.json()) as { attempts?: { hash: string }[] };
+  const hashes = (status.attempts ?? [{ hash }]).map((attempt) => attempt.hash.toLowerCase());
+  const onNode = await Promise.all(
+    hashes.map(async (attemptHash) => {
+      const found = (await chain.provider.send("eth_getTransactionByHash", [attemptHash])) as { nonce: string; blockNumber: string | null } | null;
+      return `${attemptHash}: ${found ? `nonce ${Number(found.nonce)}, block ${found.blockNumber === null ? "none (pool)" : Number(found.blockNumber)}` : "unknown to the node"}`;
+    }),
+  );
+  const logged = servers.flatMap((each, index) => each.output().split("\n").filter((line) => hashes.some((attemptHash) => line.toLowerCase().includes(attemptHash))).map((line) => `  [service ${index}] ${line}`));
+  const minedNonces = await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest");
+  return [`  status: ${JSON.stringify(status)}`, `  node (mined nonce count ${minedNonces}): ${onNode.join("; ")}`, ...logged.slice(0, 40)].join("\n");
 }
 
 async function stateOf(server: ServerProcess, hash: string): Promise<string> {

@@ -34,7 +34,7 @@ export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = as
           "Sends `amount` tokens to `toAddress` (or `to`) and answers at once, before the transaction is mined " +
           "(confirmations 0). Anything that would make the transfer fail is checked first and answered with 417. " +
           "200 means the service signed and journaled the transfer and owns it until it is mined or reported failed " +
-          "(GET /transactions/{hash}); 417 that nothing of it was or will be sent; 503 (NODE_RATE_LIMITED, " +
+          "(GET /transactions/{hash}); 417 that nothing of it was or will be sent; 503 (NODE_RATE_LIMITED, SIGNER_UNAVAILABLE, " +
           "JOURNAL_UNAVAILABLE) that nothing was done: retry; 503 TRANSFER_OUTCOME_UNKNOWN (several replicas: the shared " +
           "database did not confirm the record) that it is sent if it was recorded: retry with the same key, or look its hash up first. " +
           "A repeat of an Idempotency-Key gets the first answer. " +

@@ -1,6 +1,6 @@
 import { Transaction, Wallet, hexlify, randomBytes, recoverAddress } from "ethers";
 import { describe, expect, it } from "vitest";
-import { createDigestSigner } from "../../src/node/digest-signer.js";
+import { createDigestSigner } from "../../src/signers/digest-signer.js";
 
 /** The order of the secp256k1 group: a digest is read modulo n. */
 const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
