@@ -17,6 +17,8 @@ npm run build --silent
 cp package.json package-lock.json "$work/"
 cp -r dist "$work/dist"
 (cd "$work" && npm ci --omit=dev --omit=optional --no-audit --no-fund --loglevel=error)
+# The PKCS#11 signer's native binding is built and loads in the image.
+(cd "$work" && node -e 'require("pkcs11js")')
 if [ -d "$work/node_modules/vitest" ] || [ -d "$work/node_modules/ethers5" ] || [ -d "$work/node_modules/@foundry-rs" ]; then
   echo "production install contains dev or optional packages" >&2
   exit 1

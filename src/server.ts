@@ -8,6 +8,7 @@ import { ChainStartupError } from "./node/connect-chain.js";
 import { describeRpcUrl } from "./node/rpc-provider.js";
 import { type ChainConfig, type Config, ConfigError, loadConfig, signerSettingsOf } from "./config.js";
 import { SignerStartupError } from "./signers/wallet-signer.js";
+import { withSecretFiles } from "./secret-files.js";
 import { type AnvilNode, startAnvil } from "./dev/anvil.js";
 import { JournalOwnerMismatchError } from "./journal/sqlite-transfer-journal.js";
 import { type DemoChain, setUpDemoChain } from "./dev/demo-chain.js";
@@ -17,7 +18,7 @@ import { startReplica } from "./replicas/start-replica.js";
 
 async function main(): Promise<void> {
   dotenv.config({ quiet: true });
-  const config = loadConfig(process.env);
+  const config = loadConfig(withSecretFiles(process.env));
   const devNode = config.rpcUrl ? undefined : await startAnvil();
   const stopDevNode = () => devNode?.stop();
   try {

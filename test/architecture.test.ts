@@ -13,6 +13,7 @@ const LAYERS: string[][] = [
   ["clock", "errors", "logger"],
   ["domain", "auth", "signers"],
   ["config"],
+  ["secret-files"],
   ["node", "journal", "dev"],
   ["sending", "metrics"],
   ["lookup", "finality", "webhooks"],

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { ConfigError, ENVIRONMENT_VARIABLES, loadConfig } from "../src/config.js";
+import { ConfigError, ENVIRONMENT_VARIABLES, loadConfig, signerSettingsOf } from "../src/config.js";
 
 const KEY = `0x${"11".repeat(32)}`;
 const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
@@ -147,6 +147,31 @@ describe("loadConfig", () => {
 
   it("lists every bad variable at once", () => {
     expect(() => loadConfig({ PORT: "x", LOG_LEVEL: "y" })).toThrow(/PORT[\s\S]*LOG_LEVEL/);
+  });
+});
+
+describe("the signer", () => {
+  const base = { RPC_URL: "http://127.0.0.1:8545", TOKEN_ADDRESS: TOKEN, API_KEYS: API_KEY };
+  const problemsOf = (env: Record<string, string>) => {
+    try {
+      loadConfig(env);
+      return "";
+    } catch (error) {
+      return (error as ConfigError).message;
+    }
+  };
+
+  it("is exactly one of the four, each with all its variables", () => {
+    expect(signerSettingsOf(loadConfig({ ...base, PRIVATE_KEY: KEY }))).toEqual({ kind: "private-key", privateKey: KEY });
+    expect(signerSettingsOf(loadConfig({ ...base, AWS_KMS_KEY_ID: "alias/hot-wallet" }))).toEqual({ kind: "aws-kms", keyId: "alias/hot-wallet" });
+    expect(signerSettingsOf(loadConfig({ ...base, KEYSTORE_PATH: "/k.json", KEYSTORE_PASSWORD_FILE: "/p" }))).toEqual({ kind: "keystore", keystorePath: "/k.json", passwordFile: "/p" });
+    const pkcs11 = { PKCS11_MODULE: "/lib.so", PKCS11_TOKEN_LABEL: "wallet", PKCS11_KEY_LABEL: "hot", PKCS11_PIN_FILE: "/pin" };
+    expect(signerSettingsOf(loadConfig({ ...base, ...pkcs11 }))).toEqual({ kind: "pkcs11", modulePath: "/lib.so", tokenLabel: "wallet", keyLabel: "hot", pinFile: "/pin" });
+    expect(problemsOf(base)).toContain("PRIVATE_KEY: required when RPC_URL is set, unless the key is elsewhere: KEYSTORE_PATH, AWS_KMS_KEY_ID or PKCS11_MODULE");
+    expect(problemsOf({ ...base, PRIVATE_KEY: KEY, AWS_KMS_KEY_ID: "alias/hot-wallet" })).toContain("PRIVATE_KEY, AWS_KMS_KEY_ID: each selects the wallet's signer; set exactly one");
+    expect(problemsOf({ ...base, PKCS11_MODULE: "/lib.so", PKCS11_KEY_LABEL: "hot" })).toContain("PKCS11_TOKEN_LABEL: required with PKCS11_MODULE");
+    expect(problemsOf({ ...base, PKCS11_MODULE: "/lib.so", PKCS11_KEY_LABEL: "hot" })).toContain("PKCS11_PIN_FILE: required with PKCS11_MODULE");
+    expect(problemsOf({ ...base, KEYSTORE_PATH: "/k.json" })).toContain("KEYSTORE_PASSWORD_FILE: required with KEYSTORE_PATH");
   });
 });
 

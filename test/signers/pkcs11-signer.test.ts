@@ -1,0 +1,65 @@
+/** The PKCS#11 signer against SoftHSM2: keys generated on the token, signatures made by it. */
+import { writeFileSync } from "node:fs";
+import { Transaction, Wallet, keccak256, randomBytes, recoverAddress } from "ethers";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { SECP256K1_ORDER } from "../../src/signers/ecdsa-signature.js";
+import { openPkcs11Signer } from "../../src/signers/pkcs11-signer.js";
+import { SignerStartupError, type WalletSigner } from "../../src/signers/wallet-signer.js";
+import { P256_PARAMS, type TestHsm, createTestHsm, softHsmMissing } from "../helpers/softhsm.js";
+
+const missing = softHsmMissing();
+
+describe.skipIf(missing)(missing ? `PKCS#11 signer: NOT RUN, ${missing}` : "PKCS#11 signer", () => {
+  let hsm: TestHsm;
+  let pinFile: string;
+  let opened: WalletSigner | undefined;
+  beforeAll(() => {
+    hsm = createTestHsm();
+    ({ pinFile } = hsm.createToken("wallet", "472913"));
+    hsm.generateKey("wallet", "472913", "hot");
+    hsm.generateKey("wallet", "472913", "p256", P256_PARAMS);
+  });
+  afterEach(async () => {
+    await opened?.close();
+    opened = undefined;
+  });
+  afterAll(() => hsm?.remove());
+
+  const open = async (overrides: Partial<Parameters<typeof openPkcs11Signer>[0]> = {}) => {
+    opened = await openPkcs11Signer({ modulePath: hsm.modulePath, tokenLabel: "wallet", keyLabel: "hot", pinFile, ...overrides });
+    return opened;
+  };
+
+  it("signs with the token's key, low-s, recovering the address of its public key; many at once", async () => {
+    const signer = await open();
+    expect(signer.kind).toBe("pkcs11");
+    expect(signer.description).not.toContain("472913");
+    const digests = Array.from({ length: 40 }, () => keccak256(randomBytes(32)));
+    // More signatures at once than the signer has sessions: they queue, none is lost or mixed up.
+    const signatures = await Promise.all(digests.map((digest) => signer.sign(digest)));
+    signatures.forEach((signature, index) => {
+      expect(recoverAddress(digests[index], signature)).toBe(signer.address);
+      expect(BigInt(signature.s) <= SECP256K1_ORDER / 2n).toBe(true);
+    });
+    const transaction = Transaction.from({ chainId: 1n, nonce: 0, to: Wallet.createRandom().address, gasLimit: 21_000n, maxFeePerGas: 1n, maxPriorityFeePerGas: 1n, type: 2 });
+    transaction.signature = await signer.sign(transaction.unsignedHash);
+    expect(Transaction.from(transaction.serialized).from).toBe(signer.address);
+  });
+
+  it("refuses a wrong PIN, naming the PIN file and not the PIN", async () => {
+    const wrong = `${pinFile}.wrong`;
+    writeFileSync(wrong, "000000");
+    const failure = await open({ pinFile: wrong }).catch((error: Error) => error);
+    expect(failure).toBeInstanceOf(SignerStartupError);
+    expect((failure as Error).message).toBe('PKCS11_PIN_FILE: the PIN does not open token "wallet"');
+  });
+
+  it("refuses an unknown token, an unknown key and a P-256 key, naming the variable", async () => {
+    await expect(open({ tokenLabel: "nope" })).rejects.toThrow(/^PKCS11_TOKEN_LABEL: no token labelled "nope"/);
+    await expect(open({ keyLabel: "nope" })).rejects.toThrow(/^PKCS11_KEY_LABEL: token "wallet" holds no private key labelled "nope"/);
+    await expect(open({ keyLabel: "p256" })).rejects.toThrow(/^PKCS11_KEY_LABEL: key "p256" is not a secp256k1 key/);
+    await expect(open({ modulePath: "/nonexistent/libpkcs11.so" })).rejects.toThrow(/^PKCS11_MODULE: cannot load \/nonexistent\/libpkcs11.so/);
+    // After every refusal the module was let go: the right settings still open.
+    expect((await open()).address).toMatch(/^0x[0-9a-fA-F]{40}$/);
+  });
+});
