@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import type { JsonRpcProvider } from "ethers";
 import { type RunningService, composeService } from "../src/compose.js";
-import { type ChainConfig, loadConfig } from "../src/config.js";
+import { type ChainConfig, chainConfigOf, loadConfig } from "../src/config.js";
 import type { DemoChain } from "../src/dev/demo-chain.js";
 import { bufferedLogDestination, createLogger } from "../src/logger.js";
 import { type RunningReplica, startReplica } from "../src/replicas/start-replica.js";
@@ -78,7 +78,7 @@ export async function startBenchService(
   extraEnv: Record<string, string> = {},
 ): Promise<RunningService & { baseUrl: string }> {
   const journalDir = mkdtempSync(join(tmpdir(), "bench-journal-"));
-  const config = loadConfig({
+  const config = chainConfigOf(loadConfig({
     RPC_URL: rpcUrl,
     PRIVATE_KEY: demo.privateKey,
     TOKEN_ADDRESS: demo.tokenAddress,
@@ -89,7 +89,7 @@ export async function startBenchService(
     // The load comes from one key: the rate limit must not be what is measured.
     RATE_LIMIT_MAX: "1000000",
     ...extraEnv,
-  }) as ChainConfig;
+  }));
   const service = await composeService(config, createLogger(config.logLevel, config, bufferedLogDestination(join(journalDir, "service.log"))));
   await service.app.listen({ host: "127.0.0.1", port: 0 });
   return {
@@ -105,7 +105,7 @@ export async function startBenchService(
 /** One replica of several on `databaseUrl` (DATABASE_URL), listening on 127.0.0.1; its log goes to a file. */
 export async function startBenchReplica(rpcUrl: string, demo: DemoChain, databaseUrl: string, replicaId: string): Promise<RunningReplica & { baseUrl: string }> {
   const logDir = mkdtempSync(join(tmpdir(), "bench-replica-"));
-  const config = loadConfig({
+  const config = chainConfigOf(loadConfig({
     RPC_URL: rpcUrl,
     PRIVATE_KEY: demo.privateKey,
     TOKEN_ADDRESS: demo.tokenAddress,
@@ -114,7 +114,7 @@ export async function startBenchReplica(rpcUrl: string, demo: DemoChain, databas
     LOG_LEVEL: process.env.LOG_LEVEL ?? "info",
     API_KEYS: BENCH_API_KEY,
     RATE_LIMIT_MAX: "1000000",
-  }) as ChainConfig & { databaseUrl: string };
+  })) as ChainConfig & { databaseUrl: string };
   const replica = await startReplica(config, createLogger(config.logLevel, config, bufferedLogDestination(join(logDir, "service.log"))), {
     port: 0,
     host: "127.0.0.1",

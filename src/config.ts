@@ -223,6 +223,15 @@ function checkSignerSelection(raw: Record<string, unknown>, problems: string[]):
   }
 }
 
+/** The configuration of a service on a known node, token and signer; ConfigError when one is missing. */
+export function chainConfigOf(config: Config): ChainConfig {
+  const signer = signerSettingsOf(config);
+  if (!config.rpcUrl || !signer || !config.tokenAddress) {
+    throw new ConfigError("RPC_URL, a signer (PRIVATE_KEY, KEYSTORE_PATH, AWS_KMS_KEY_ID or PKCS11_MODULE) and TOKEN_ADDRESS: required");
+  }
+  return { ...config, rpcUrl: config.rpcUrl, tokenAddress: config.tokenAddress, signer };
+}
+
 /** The signer the configuration selects; undefined when none is (a dev chain brings its own key). */
 export function signerSettingsOf(config: Config): SignerSettings | undefined {
   if (config.privateKey) return { kind: "private-key", privateKey: config.privateKey };

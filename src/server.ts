@@ -6,7 +6,7 @@ import dotenv from "dotenv";
 import { ApiKeyRing } from "./auth/api-keys.js";
 import { ChainStartupError } from "./node/connect-chain.js";
 import { describeRpcUrl } from "./node/rpc-provider.js";
-import { type ChainConfig, type Config, ConfigError, loadConfig, signerSettingsOf } from "./config.js";
+import { type ChainConfig, type Config, ConfigError, chainConfigOf, loadConfig } from "./config.js";
 import { SignerStartupError } from "./signers/wallet-signer.js";
 import { withSecretFiles } from "./secret-files.js";
 import { type AnvilNode, startAnvil } from "./dev/anvil.js";
@@ -84,7 +84,8 @@ async function resolveChain(config: Config, devNode: AnvilNode | undefined): Pro
     const journalPath = join(tmpdir(), `token-transfer-demo-${setup.walletAddress}.sqlite`);
     // A demo without API_KEYS gets a generated key, printed with the example command.
     const generatedKey = config.apiKeys || config.authDisabled ? undefined : ApiKeyRing.generateKey();
-    const apiKeys = generatedKey ?? config.apiKeys;
+    // The generated key is the developer's own: admin, so /wallet and the webhook deliveries answer it too.
+    const apiKeys = generatedKey ? `admin:${generatedKey}` : config.apiKeys;
     return {
       chainConfig: {
         ...config,
@@ -98,9 +99,7 @@ async function resolveChain(config: Config, devNode: AnvilNode | undefined): Pro
       demo: { ...setup, generatedKey, exampleKey: generatedKey ?? (config.authDisabled ? undefined : "<one of your API_KEYS>") },
     };
   }
-  const signer = signerSettingsOf(config);
-  if (!signer || !config.tokenAddress) throw new ConfigError("a signer (PRIVATE_KEY, KEYSTORE_PATH, AWS_KMS_KEY_ID or PKCS11_MODULE) and TOKEN_ADDRESS: required when RPC_URL is set");
-  return { chainConfig: { ...config, rpcUrl, signer, tokenAddress: config.tokenAddress } };
+  return { chainConfig: chainConfigOf({ ...config, rpcUrl }) };
 }
 
 function printDemoBanner(demo: DemoRun, address: AddressInfo | string | null): void {

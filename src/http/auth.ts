@@ -1,6 +1,6 @@
 /** Bearer API keys on every route but the open ones (health, readiness, API docs). */
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { ApiKeyRing } from "../auth/api-keys.js";
+import { type ApiKeyRing, type IdentifiedKey, ROLES, type Role } from "../auth/api-keys.js";
 import { ServiceError } from "../errors.js";
 import { monotonicNow } from "../clock.js";
 
@@ -8,7 +8,43 @@ declare module "fastify" {
   interface FastifyRequest {
     /** The id of the caller's API key (never the key), or "anonymous" when auth is disabled. */
     apiKeyId: string;
+    /** The caller's role; admin when auth is disabled. */
+    apiKeyRole: Role;
   }
+}
+
+/**
+ * Which roles may call each route ("METHOD /path" as registered). A route not listed is for admin only,
+ * so a new route is closed until it is placed here.
+ */
+export const ROUTE_ROLES: Readonly<Record<string, readonly Role[]>> = {
+  "POST /transfer": ["transfer", "admin"],
+  "POST /getTransaction": ROLES,
+  "GET /transactions/:hash": ROLES,
+  "POST /transactions/:hash/cancel": ["transfer", "admin"],
+  "GET /metrics": ["read", "admin"],
+  "GET /wallet": ["admin"],
+  "GET /webhooks/deliveries": ["admin"],
+  "POST /webhooks/deliveries/:id/retry": ["admin"],
+};
+
+/**
+ * Whether the caller may see what the journal knows of a transfer sent with key `senderKeyId` (its
+ * attempts, refusal, replacements): its own key, or an admin. Others see what the chain shows.
+ */
+export function seesTransferOf(request: FastifyRequest, senderKeyId: string | undefined): boolean {
+  return request.apiKeyRole === "admin" || (senderKeyId !== undefined && senderKeyId === request.apiKeyId);
+}
+
+function mayCall(request: FastifyRequest, role: Role): boolean {
+  // An unknown path has no route: it is answered 404 whatever the role.
+  const url = request.routeOptions.url;
+  if (url === undefined) return true;
+  return (ROUTE_ROLES[`${request.method} ${url}`] ?? ["admin"]).includes(role);
+}
+
+function forbidden(request: FastifyRequest): ServiceError {
+  return new ServiceError("FORBIDDEN_FOR_ROLE", `an API key of role ${request.apiKeyRole} may not call ${request.method} ${request.routeOptions.url}`);
 }
 
 const OPEN_PATHS = new Set(["/health", "/ready", "/openapi.json"]);
@@ -33,30 +69,34 @@ function isOpenRoute(request: FastifyRequest): boolean {
  */
 export function requireApiKeys(app: FastifyInstance, keys: ApiKeyRing | undefined): void {
   app.decorateRequest("apiKeyId", "");
+  app.decorateRequest("apiKeyRole", "transfer");
   const failedChecks = new FailedCheckCounter();
   // Hashing the presented key is the largest cost of a cached lookup, and a keep-alive connection sends
   // the same header with every request. The last valid header is remembered per connection (entries go
   // with their connection) and compared in constant time, since a proxy may carry several clients on one.
-  const verifiedOnConnection = new WeakMap<object, { header: string; keyId: string }>();
+  const verifiedOnConnection = new WeakMap<object, { header: string; key: IdentifiedKey }>();
   // A callback hook, not an async one: it runs on every request, and a promise per request is measurable.
   app.addHook("onRequest", (request, reply, done) => {
     if (!keys) {
       request.apiKeyId = "anonymous";
+      request.apiKeyRole = "admin";
       return done();
     }
     if (isOpenRoute(request)) return done();
     const header = request.headers.authorization;
     const verified = verifiedOnConnection.get(request.raw.socket);
     if (header !== undefined && verified !== undefined && sameInConstantTime(header, verified.header)) {
-      request.apiKeyId = verified.keyId;
-      return done();
+      request.apiKeyId = verified.key.id;
+      request.apiKeyRole = verified.key.role;
+      return done(mayCall(request, verified.key.role) ? undefined : forbidden(request));
     }
     const presented = !header ? undefined : /^Bearer +([\x21-\x7e]{1,512})$/i.exec(header)?.[1];
-    const keyId = presented === undefined ? undefined : keys.identify(presented);
-    if (keyId !== undefined) {
-      verifiedOnConnection.set(request.raw.socket, { header: header as string, keyId });
-      request.apiKeyId = keyId;
-      return done();
+    const key = presented === undefined ? undefined : keys.identify(presented);
+    if (key !== undefined) {
+      verifiedOnConnection.set(request.raw.socket, { header: header as string, key });
+      request.apiKeyId = key.id;
+      request.apiKeyRole = key.role;
+      return done(mayCall(request, key.role) ? undefined : forbidden(request));
     }
     // The per-key rate limit only sees valid keys; guessing is slowed here, per client address.
     const waitSeconds = failedChecks.record(request.ip);

@@ -80,8 +80,10 @@ export class TransactionStatusReader {
    * For any attempt of the service's own transfers, the document describes the transfer: its state, and
    * the figures of the attempt that carries it.
    */
-  async read(hash: string): Promise<TransactionStatus> {
-    const entry = this.journal.findByHash(hash);
+  async read(hash: string, mayView: (senderKeyId: string | undefined) => boolean = () => true): Promise<TransactionStatus> {
+    const sent = this.journal.findByHash(hash);
+    // A transfer the caller may not view is described as the chain shows it, as any other transaction.
+    const entry = sent && mayView(sent.apiKeyId) ? sent : undefined;
     if (entry && entry.attempts.length > 0) return this.#ofTransfer(hash, entry);
     const found = await this.lookup.find(hash);
     if (found) return this.#fromChain(hash, found.transaction, found.latestBlockNumber);

@@ -1,6 +1,6 @@
 /** The real entry point (src/server.ts) as a child process, for tests that kill or signal it. */
 import { type ChildProcess, spawn } from "node:child_process";
-import { TEST_API_KEY } from "./service.js";
+import { TEST_API_KEYS } from "./service.js";
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -13,10 +13,10 @@ export interface ServerProcess {
   exited: Promise<number | null>;
 }
 
-/** Starts `node --import tsx src/server.ts` (API_KEYS: TEST_API_KEY unless given) and waits until it listens. */
+/** Starts `node --import tsx src/server.ts` (API_KEYS: TEST_API_KEYS unless given) and waits until it listens. */
 export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", "src/server.ts"], {
-    env: { ...process.env, HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "info", API_KEYS: TEST_API_KEY, ...env },
+    env: { ...process.env, HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "info", API_KEYS: TEST_API_KEYS, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";

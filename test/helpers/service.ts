@@ -7,7 +7,7 @@ import type { App } from "../../src/app.js";
 import type { ChainServices } from "../../src/chain-services.js";
 import type { ChainConnection } from "../../src/node/connect-chain.js";
 import { composeService } from "../../src/compose.js";
-import { type ChainConfig, loadConfig } from "../../src/config.js";
+import { type ChainConfig, chainConfigOf, loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
 import type { ServiceMetrics } from "../../src/metrics.js";
 import { type RpcProxy, startRpcProxy } from "./rpc-proxy.js";
@@ -16,6 +16,8 @@ import { TEST_HEAD_MAX_AGE_MS } from "./test-chain.js";
 /** The API key every test service accepts (API_KEYS), and the header that carries it. */
 export const TEST_API_KEY = "test-api-key-0123456789";
 export const AUTHORIZATION = { authorization: `Bearer ${TEST_API_KEY}` };
+/** API_KEYS of the services tests start: the test key is an operator's (admin), so tests may read /wallet. */
+export const TEST_API_KEYS = `admin:${TEST_API_KEY}`;
 
 export interface TestService {
   app: App;
@@ -36,22 +38,22 @@ export interface ServiceTarget {
 
 /**
  * Loads config from a literal environment, then composes the service: a journal in a fresh temporary
- * folder unless JOURNAL_PATH is given, TEST_API_KEY as the API key unless API_KEYS is given.
+ * folder unless JOURNAL_PATH is given, TEST_API_KEY (admin) as the API key unless API_KEYS is given.
  */
 export async function startService(target: ServiceTarget, extraEnv: Record<string, string> = {}): Promise<TestService> {
   const journalDir = extraEnv.JOURNAL_PATH ? undefined : mkdtempSync(join(tmpdir(), "journal-"));
-  const config = loadConfig({
+  const config = chainConfigOf(loadConfig({
     RPC_URL: target.rpcUrl,
     PRIVATE_KEY: target.privateKey,
     TOKEN_ADDRESS: target.tokenAddress,
     LOG_LEVEL: "info",
-    API_KEYS: TEST_API_KEY,
+    API_KEYS: TEST_API_KEYS,
     RATE_LIMIT_MAX: "100000",
     CHAIN_REFRESH_INTERVAL_MS: "100",
     HEAD_MAX_AGE_MS: String(TEST_HEAD_MAX_AGE_MS),
     ...(journalDir ? { JOURNAL_PATH: join(journalDir, "transfers.sqlite") } : {}),
     ...extraEnv,
-  }) as ChainConfig;
+  }));
   const logs: string[] = [];
   const destination = new Writable({
     write(chunk, _encoding, done) {

@@ -1,4 +1,5 @@
 /** POST /transactions/:hash/cancel: replaces a pending transfer with a 0-value transaction to the wallet itself. */
+import { seesTransferOf } from "../auth.js";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { ServiceError } from "../../errors.js";
 import type { TransferJournal } from "../../journal/transfer-journal.js";
@@ -30,7 +31,7 @@ export const cancelTransferRoute: FastifyPluginAsyncTypebox<CancelTransferRouteO
           "(12.5% above its latest attempt, at least what the chain needs now, within the fee caps). 202: the cancel is sent, the transfer is " +
           "pending until one of them is mined; 200: it is cancelled. The transfer ends `cancelled` once the cancel is mined, or `confirmed` if " +
           "the transfer itself wins the race, which a repeat of this request then answers with 409 TRANSFER_ALREADY_MINED. A repeat never sends a second cancel. " +
-          "Only the API key that sent the transfer may cancel it.",
+          "Only the API key that sent the transfer may cancel it, or an admin key.",
         tags: ["transactions"],
         operationId: "cancelTransfer",
         params: TransactionStatusParamsSchema,
@@ -41,7 +42,7 @@ export const cancelTransferRoute: FastifyPluginAsyncTypebox<CancelTransferRouteO
       const hash = request.params.hash.toLowerCase();
       const entry = journal.findByHash(hash);
       if (!entry) throw new ServiceError("TRANSACTION_NOT_FOUND", `transaction ${hash} is not a transfer of this service`);
-      if (entry.apiKeyId !== request.apiKeyId) throw new ServiceError("CANCEL_NOT_ALLOWED", `transfer ${hash} was sent with another API key`);
+      if (!seesTransferOf(request, entry.apiKeyId)) throw new ServiceError("CANCEL_NOT_ALLOWED", `transfer ${hash} was sent with another API key`);
       try {
         await replacer.cancel(hash);
       } catch (error) {

@@ -1,4 +1,5 @@
 /** POST /getTransaction: a transaction by hash, as ethers v5 returned it, with a fresh confirmation count. */
+import { seesTransferOf } from "../auth.js";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { Static } from "@sinclair/typebox";
 import type { JournalEntry } from "../../journal/transfer-journal.js";
@@ -36,7 +37,9 @@ export const getTransactionRoute: FastifyPluginAsyncTypebox<GetTransactionRouteO
     },
     async (request, reply) => {
       const hash = request.body.Tx.toLowerCase();
-      const entry = await journal.findWithSeveralAttempts(hash);
+      const sent = await journal.findWithSeveralAttempts(hash);
+      // Which attempt carries another key's transfer is the journal's knowledge, not the chain's.
+      const entry = sent && seesTransferOf(request, sent.apiKeyId) ? sent : undefined;
       const found = entry ? (await findCarryingAttempt(entry, lookup)).found : await lookup.find(hash);
       // Already JSON (see serializeV5LookupReply): Fastify sends a string body as it is.
       const body = serializeV5LookupReply(found) as unknown as Static<typeof GetTransactionReplySchema>;

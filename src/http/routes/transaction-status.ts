@@ -1,5 +1,6 @@
 /** GET /transactions/:hash: what happened to a transaction, in plain words (not the v5 record). */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { seesTransferOf } from "../auth.js";
 import type { TransactionStatusReader } from "../../lookup/transaction-status.js";
 import { TransactionStatusParamsSchema, TransactionStatusSchema, errorReplies } from "../schemas.js";
 
@@ -16,13 +17,14 @@ export const transactionStatusRoute: FastifyPluginAsyncTypebox<TransactionStatus
         description:
           "A status document for people and dashboards: pending, confirmed, failed (mined but reverted), " +
           "dropped (this service sent it, the node no longer has it) or replaced (its nonce went to another " +
-          "transaction), with confirmations, receipt figures and the decoded ERC-20 transfer.",
+          "transaction), with confirmations, receipt figures and the decoded ERC-20 transfer. A transfer sent with another " +
+          "API key is described as the chain shows it (an admin key sees everything).",
         tags: ["transactions"],
         operationId: "getTransactionStatus",
         params: TransactionStatusParamsSchema,
         response: { 200: TransactionStatusSchema, ...errorReplies(400, 404, 500, 503) },
       },
     },
-    async (request) => statuses.read(request.params.hash.toLowerCase()),
+    async (request) => statuses.read(request.params.hash.toLowerCase(), (senderKeyId) => seesTransferOf(request, senderKeyId)),
   );
 };
