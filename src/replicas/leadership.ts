@@ -68,8 +68,8 @@ export async function waitToLead(options: LeadershipOptions, stopped: () => bool
 }
 
 async function recordLeader(session: pg.Client, options: LeadershipOptions): Promise<LeaderSession> {
-  const { rows } = await session.query<{ epoch: number }>(
-    "UPDATE leadership SET epoch = epoch + 1, replica_id = $1, url = $2, since = $3 WHERE id = 1 RETURNING epoch",
+  const { rows } = await session.query<{ epoch: number; pid: number }>(
+    "UPDATE leadership SET epoch = epoch + 1, replica_id = $1, url = $2, since = $3 WHERE id = 1 RETURNING epoch, pg_backend_pid() AS pid",
     [options.replicaId, options.replicaUrl, Date.now()],
   );
   let ended = false;
@@ -77,23 +77,58 @@ async function recordLeader(session: pg.Client, options: LeadershipOptions): Pro
   const lost = new Promise<Error>((resolve) => (resolveLost = resolve));
   session.on("error", (error) => resolveLost(error));
   session.on("end", () => resolveLost(new Error("the database session ended")));
-  // A session can also die silently (a network partition): it must answer within a few intervals.
-  const check = setInterval(() => {
-    const timeout = setTimeout(() => resolveLost(new Error("the database session stopped answering")), 3 * options.intervalMs);
-    timeout.unref();
-    session.query("SELECT 1").then(() => clearTimeout(timeout), (error: Error) => resolveLost(error));
-  }, options.intervalMs);
-  check.unref();
-  void lost.then(() => clearInterval(check));
+  const monitor = await watchLock(options, rows[0].pid, resolveLost);
+  void lost.then(() => monitor.end().catch(() => undefined));
   return {
     session,
     epoch: rows[0].epoch,
     lost: lost.then((error) => (ended ? new Error("released") : error)),
     async release() {
       ended = true;
+      await monitor.end().catch(() => undefined);
       await session.end().catch(() => undefined);
     },
   };
+}
+
+/**
+ * Checks the leader's lock on a connection of its own: the leader's session also writes the journal, and
+ * a health check queued behind its bulk work (a takeover copying a long history, a large shipment) would
+ * call a busy session dead. The lock is looked up in pg_locks by the session's backend: it is there as long
+ * as PostgreSQL keeps the session, whatever the session is doing. The monitor must answer within a few
+ * intervals, or this replica counts as cut off from the database (a partition takes both connections).
+ */
+async function watchLock(options: LeadershipOptions, leaderPid: number, onLost: (error: Error) => void): Promise<pg.Client> {
+  const monitor = new pg.Client(postgresOptions(options.databaseUrl));
+  monitor.on("error", (error) => onLost(error));
+  await monitor.connect();
+  let stopped = false;
+  monitor.on("end", () => {
+    stopped = true;
+  });
+  const check = setInterval(() => {
+    const timeout = setTimeout(() => onLost(new Error("the database stopped answering the leader's health check")), 3 * options.intervalMs);
+    timeout.unref();
+    monitor
+      .query<{ held: boolean }>(
+        `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = $1 AND classid = 0 AND objid = $2 AND objsubid = 1
+           AND database = (SELECT oid FROM pg_database WHERE datname = current_database())) AS held`,
+        [leaderPid, LEADER_LOCK_KEY],
+      )
+      .then(
+        ({ rows }) => {
+          clearTimeout(timeout);
+          if (!rows[0].held) onLost(new Error("the database no longer holds this replica's leader lock"));
+        },
+        (error: Error) => {
+          clearTimeout(timeout);
+          if (!stopped) onLost(error);
+        },
+      );
+  }, options.intervalMs);
+  check.unref();
+  monitor.on("end", () => clearInterval(check));
+  return monitor;
 }
 
 /** The leader as recorded, read by followers to forward to it. */

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROUTE_ROLES } from "../../src/http/auth.js";
-import { type TestService, postJson, startService } from "../helpers/service.js";
+import { type TestService, startService } from "../helpers/service.js";
 import { type TestChain, freshAddress, startTestChain, waitForReceipt } from "../helpers/test-chain.js";
 
 const SENDER = "transfer-key-of-client-a";
