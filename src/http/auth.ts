@@ -36,10 +36,14 @@ export function seesTransferOf(request: FastifyRequest, senderKeyId: string | un
   return request.apiKeyRole === "admin" || (senderKeyId !== undefined && senderKeyId === request.apiKeyId);
 }
 
+/** Route config of a follower's route that forwards to the leader: the leader checks the role, by its own route. */
+export const ROLE_CHECKED_BY_LEADER = { roleCheckedByLeader: true } as const;
+
 function mayCall(request: FastifyRequest, role: Role): boolean {
   // An unknown path has no route: it is answered 404 whatever the role.
   const url = request.routeOptions.url;
   if (url === undefined) return true;
+  if ((request.routeOptions.config as { roleCheckedByLeader?: boolean }).roleCheckedByLeader) return true;
   return (ROUTE_ROLES[`${request.method} ${url}`] ?? ["admin"]).includes(role);
 }
 

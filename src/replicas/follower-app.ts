@@ -9,7 +9,7 @@ import Fastify, { type FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import { type AppConfig, serverOptions } from "../app.js";
 import type { ApiKeyRing } from "../auth/api-keys.js";
-import { requireApiKeys } from "../http/auth.js";
+import { ROLE_CHECKED_BY_LEADER, requireApiKeys } from "../http/auth.js";
 import { registerRateLimit } from "../http/rate-limit.js";
 import { envelope, handleError } from "../http/error-handler.js";
 import { type SeveralAttemptsFinder, getTransactionRoute } from "../http/routes/get-transaction.js";
@@ -58,7 +58,7 @@ export function buildFollowerApp(config: AppConfig, deps: FollowerAppDependencie
     routes.register(metricsRoute, { metrics: deps.metrics });
     routes.register(getTransactionRoute, { lookup: deps.lookup, journal: deps.attempts });
     // /wallet is the leader's view of the wallet; which replica answered is this one.
-    routes.get("/wallet", { schema: { hide: true } }, async (request, reply) =>
+    routes.get("/wallet", { schema: { hide: true }, config: ROLE_CHECKED_BY_LEADER }, async (request, reply) =>
       request.headers[FORWARDED_MARK]
         ? refuseForwarded(reply)
         : forwardToLeader(request, reply, deps.leaders, (body) => JSON.stringify({ ...JSON.parse(body), replica: { id: deps.replicaId, leads: false } })),
@@ -67,6 +67,7 @@ export function buildFollowerApp(config: AppConfig, deps: FollowerAppDependencie
       method: [...FORWARDED_METHODS],
       url: "/*",
       schema: { hide: true },
+      config: ROLE_CHECKED_BY_LEADER,
       handler: async (request, reply) => (request.headers[FORWARDED_MARK] ? refuseForwarded(reply) : forwardToLeader(request, reply, deps.leaders)),
     });
   });

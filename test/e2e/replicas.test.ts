@@ -5,7 +5,7 @@
 import { request } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
-import { AUTHORIZATION } from "../helpers/service.js";
+import { AUTHORIZATION, TEST_API_KEY, TEST_API_KEYS } from "../helpers/service.js";
 import { type TestPostgres, startTestPostgres } from "../helpers/postgres.js";
 import { NODE_KINDS, type NodeKind, type TestChain, freshAddress, startTestChainOn, tokenBalanceOf, waitForMinedCount } from "../helpers/test-chain.js";
 
@@ -125,6 +125,31 @@ describe("three replicas on one PostgreSQL and one wallet", () => {
     expect((await send(started[1], "/transfer", { ...body, amount: "4" }, "twice"))?.statusCode).toBe(422);
     await waitForMinedCount(testChain, JSON.parse((done[0] as Answer).raw).result.nonce + 1, 60_000);
     expect(await tokenBalanceOf(testChain, recipient)).toBe(3n * 10n ** 18n);
+  });
+});
+
+describe("roles through a follower", () => {
+  it("a follower forwards what the role allows and the leader decides by its own route table", async () => {
+    const transferKey = "transfer-role-key-0123456789";
+    const readKey = "read-role-key-0123456789";
+    const { started } = await startReplicas(2, {}, { API_KEYS: `${TEST_API_KEYS},${transferKey},read:${readKey}` });
+    const follower = started[1];
+    const call = async (key: string, method: "GET" | "POST", path: string, body?: unknown) => {
+      const response = await request(`${follower.baseUrl}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await response.body.text();
+      return { statusCode: response.statusCode, body: (text.startsWith("{") ? JSON.parse(text) : { text }) as { code?: string } };
+    };
+    const transfer = { toAddress: freshAddress(), amount: "1" };
+    expect((await call(transferKey, "POST", "/transfer", transfer)).statusCode).toBe(200);
+    expect((await call(readKey, "POST", "/transfer", transfer)).body).toMatchObject({ code: "FORBIDDEN_FOR_ROLE" });
+    expect((await call(transferKey, "GET", "/wallet")).body).toMatchObject({ code: "FORBIDDEN_FOR_ROLE" });
+    expect((await call(readKey, "GET", "/metrics")).statusCode).toBe(200);
+    expect((await call(transferKey, "GET", "/metrics")).body).toMatchObject({ code: "FORBIDDEN_FOR_ROLE" });
+    expect((await call(TEST_API_KEY, "GET", "/wallet")).statusCode).toBe(200);
   });
 });
 

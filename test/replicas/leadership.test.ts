@@ -3,7 +3,6 @@
  * busy for long (a takeover copying a long history); the health check must not call it dead then, and
  * must notice at once when the session is really gone.
  */
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrateDatabase } from "../../src/journal/postgres-journal-store.js";
 import { type LeaderSession, waitToLead } from "../../src/replicas/leadership.js";
