@@ -2,6 +2,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Transaction } from "ethers";
 import { afterEach, describe, expect, it } from "vitest";
 import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
 import { JournalOutcomeUnknownError, JournalUnavailableError, type TransferJournal } from "../../src/journal/transfer-journal.js";
@@ -9,6 +10,7 @@ import { encodeTransfer } from "../../src/node/erc20.js";
 import { NonceAllocator } from "../../src/sending/nonce-allocator.js";
 import { TransferSubmitter } from "../../src/sending/transfer-submitter.js";
 import { WalletLedger } from "../../src/sending/wallet-ledger.js";
+import { SignerUnavailableError } from "../../src/signers/wallet-signer.js";
 import { FAKE_TOKEN, fakeChain, snapshotAt } from "../helpers/fake-chain.js";
 import { journalWith } from "../helpers/journal-overrides.js";
 
@@ -76,5 +78,54 @@ describe("TransferSubmitter", () => {
     }
     // Nothing is broadcast by a process whose journal failed.
     expect(calls).toEqual([]);
+  });
+
+  it("signs concurrently with a slow remote signer, each nonce once, journaled before sent; a signature that fails gives its nonce to the next transfer", async () => {
+    const received: number[] = [];
+    const { chain } = fakeChain(async ({ method, params }) => {
+      if (method !== "eth_sendRawTransaction") throw new Error(`unexpected ${method}`);
+      received.push(Transaction.from(params[0] as string).nonce);
+      return "0x";
+    });
+    // A signer whose answers take 40 to 80 ms and come back out of order; the fifth call fails.
+    const local = chain.signer;
+    let calls = 0;
+    let signing = 0;
+    let mostAtOnce = 0;
+    chain.signer = {
+      ...local,
+      async sign(digest) {
+        const call = ++calls;
+        signing++;
+        mostAtOnce = Math.max(mostAtOnce, signing);
+        await new Promise((resolve) => setTimeout(resolve, 40 + ((call * 37) % 41)));
+        signing--;
+        if (call === 5) throw new SignerUnavailableError("throttled");
+        return local.sign(digest);
+      },
+    };
+    dir = mkdtempSync(join(tmpdir(), "submitter-"));
+    journal = openSqliteJournal(join(dir, "transfers.sqlite"), { chainId: 31337n, walletAddress: chain.wallet.address, tokenAddress: FAKE_TOKEN });
+    const ledger = new WalletLedger(snapshotAt(100, 0));
+    const submitter = new TransferSubmitter({ chain, journal, ledger, nonces: new NonceAllocator(async () => 0), onHeld: () => undefined });
+    const submit = () => submitter.submit({ request: { recipient: RECIPIENT, units: 1n }, data: encodeTransfer(RECIPIENT, 1n), gasLimit: 60_000n, reservation: ledger.reserve(1n, 1n), entryId: undefined });
+
+    const outcomes = await Promise.allSettled(Array.from({ length: 12 }, submit));
+    // Side by side, not one after the other: the signer had most of the 12 signatures under way at once.
+    expect(mostAtOnce).toBeGreaterThan(6);
+    const failed = outcomes.filter((outcome) => outcome.status === "rejected");
+    expect(failed).toHaveLength(1);
+    expect((failed[0] as PromiseRejectedResult).reason).toBeInstanceOf(SignerUnavailableError);
+    // Nothing was signed at the failed signature's nonce; the next transfer takes it (where none comes, the
+    // background's gap filler does), so the wallet's nonces have no hole: 0 to 12.
+    const next = await submit();
+    expect(next.transaction.nonce).toBe(4);
+    const sent = [...outcomes.flatMap((outcome) => (outcome.status === "fulfilled" ? [outcome.value.transaction.nonce] : [])), next.transaction.nonce];
+    expect([...sent].sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, nonce) => nonce));
+    expect([...received].sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, nonce) => nonce));
+    // Each journaled once, at its own nonce, before it was sent.
+    for (const outcome of outcomes) {
+      if (outcome.status === "fulfilled") expect(journal.findByHash(outcome.value.hash)).toMatchObject({ nonce: outcome.value.transaction.nonce });
+    }
   });
 });
