@@ -52,7 +52,7 @@ export function startBackgroundResend(settings: { rebroadcastAfterMs: number; ke
     log.warn({ nonce: gap, outcome }, "filled a nonce gap left by a refused transfer with a 0-value transaction to the wallet itself, so the transfers after it can be mined");
   };
   const fillNonceHole = async () => {
-    const hole = await findNonceHole(chain, journal, nonces, ledger.snapshot.minedNonceCount, rebroadcastAfterMs, steadyWallClockNow());
+    const hole = await findNonceHole(chain, journal, nonces, (nonce) => submitter.isBeingSigned(nonce), ledger.snapshot.minedNonceCount, rebroadcastAfterMs, steadyWallClockNow());
     if (!hole) return;
     const outcome = await replacer.fillNonceGap(hole.nonce, hole.outbid);
     log.warn({ nonce: hole.nonce, outcome }, "the wallet's next nonce was free again with transfers waiting behind it (the chain took back the transaction that used it): filled it with a 0-value transaction to the wallet itself");

@@ -27,12 +27,14 @@ export async function findNonceHole(
   chain: Pick<ChainConnection, "provider" | "wallet">,
   journal: TransferJournal,
   nonces: Pick<NonceAllocator, "isGivenBack">,
+  /** Whether a transfer took this nonce and its signature is still being made (a remote signer). */
+  isBeingSigned: (nonce: number) => boolean,
   minedNonceCount: number,
   staleAfterMs: number,
   now: number,
 ): Promise<NonceHole | undefined> {
-  // A nonce given back is the next transfer's, or the gap filler's.
-  if (nonces.isGivenBack(minedNonceCount)) return undefined;
+  // A nonce given back is the next transfer's, or the gap filler's; one being signed is its transfer's.
+  if (nonces.isGivenBack(minedNonceCount) || isBeingSigned(minedNonceCount)) return undefined;
   const unsettled = journal.unsettled().filter((entry) => entry.nonce !== null && entry.nonce >= minedNonceCount);
   if (unsettled.some((entry) => entry.nonce === minedNonceCount)) return undefined;
   if (!unsettled.some((entry) => now - entry.createdAt > staleAfterMs)) return undefined;

@@ -68,6 +68,8 @@ export class TransferSubmitter {
   readonly #inFlightEntries = new Set<number>();
   // The first broadcast of each nonce under way: a successor refused for a nonce gap waits for it.
   readonly #broadcastsByNonce = new Map<number, Promise<unknown>>();
+  // Nonces taken whose signature is being made: nothing is journaled at them yet, and they are no hole.
+  readonly #beingSigned = new Set<number>();
 
   constructor(options: TransferSubmitterOptions) {
     this.#options = options;
@@ -76,6 +78,11 @@ export class TransferSubmitter {
   /** True while a request is working on this journal entry. */
   isInFlight(entryId: number): boolean {
     return this.#inFlightEntries.has(entryId);
+  }
+
+  /** Whether a transfer took `nonce` and is being signed (not journaled yet). */
+  isBeingSigned(nonce: number): boolean {
+    return this.#beingSigned.has(nonce);
   }
 
   /** Transfers being signed or broadcast right now. */
@@ -126,6 +133,7 @@ export class TransferSubmitter {
       await nonces.ready();
       const nonce = nonces.take();
       let transfer: SignedTokenTransfer;
+      this.#beingSigned.add(nonce);
       try {
         transfer = await signWalletTransaction(chain, { nonce, to: chain.tokenAddress, data: previous.data, gasLimit: previous.gasLimit }, snapshotFees(ledger.snapshot));
         journal.recordSignedAgain(entry.id, { nonce, hash: transfer.hash, rawTransaction: transfer.rawTransaction, signedAtBlock: ledger.snapshot.blockNumber });
@@ -135,6 +143,8 @@ export class TransferSubmitter {
         if (error instanceof JournalUnavailableError) return false;
         // A signer that did not sign: the transfer stays owed, and the next round tries again.
         throw error;
+      } finally {
+        this.#beingSigned.delete(nonce);
       }
       ledger.trackSent(nonce, reservationOf(journal.findById(entry.id) as JournalEntry, ledger.snapshot.l1DataFee));
       const answer = await this.#broadcastInOrder(transfer.rawTransaction, nonce);
@@ -158,6 +168,7 @@ export class TransferSubmitter {
     try {
       let transfer: SignedTokenTransfer;
       let entryId: number;
+      this.#beingSigned.add(nonce);
       try {
         transfer = await this.#sign(prepared, nonce);
         entryId = journal.recordSigned(prepared.entryId, prepared.request, {
@@ -170,6 +181,8 @@ export class TransferSubmitter {
         // Nothing was signed or recorded at this nonce: the next transfer fills it.
         nonces.release(nonce);
         throw error;
+      } finally {
+        this.#beingSigned.delete(nonce);
       }
       prepared.entryId = entryId;
       ledger.assignNonce(prepared.reservation, nonce);
