@@ -15,7 +15,7 @@ import { SignerStartupError, SignerUnavailableError, type WalletSigner } from ".
 /** How long one KMS call may take before it counts as failed (the SDK retries throttling within it). */
 const KMS_REQUEST_TIMEOUT_MS = 10_000;
 
-/** The part of the KMS client used here, so tests can count calls. */
+/** The part of the KMS client used here; tests pass one of their own. */
 export type KmsClient = Pick<KMSClient, "send" | "destroy">;
 
 /**
@@ -23,20 +23,24 @@ export type KmsClient = Pick<KMSClient, "send" | "destroy">;
  * and makes one signature to prove kms:Sign is allowed: a key policy missing it fails at startup, not at
  * the first transfer.
  */
-export async function openAwsKmsSigner(keyId: string, client: KmsClient = defaultClient()): Promise<WalletSigner> {
+export async function openAwsKmsSigner(keyId: string, given?: KmsClient): Promise<WalletSigner> {
+  const client = given ?? defaultClient();
+  // A client passed in (tests) is its owner's to close.
+  const closeClient = () => {
+    if (!given) client.destroy();
+  };
   try {
     const address = await readAddress(client, keyId);
-    const signer: WalletSigner = {
+    await checkSigning(client, keyId, address);
+    return {
       kind: "aws-kms",
       address,
       description: `aws-kms key ${keyId}`,
       sign: (digest) => signDigest(client, keyId, address, digest),
-      close: async () => client.destroy(),
+      close: async () => closeClient(),
     };
-    await checkSigning(client, keyId, address);
-    return signer;
   } catch (error) {
-    client.destroy();
+    closeClient();
     throw error;
   }
 }
@@ -87,21 +91,18 @@ async function checkSigning(client: KmsClient, keyId: string, address: string): 
   } catch (error) {
     throw new SignerStartupError(`AWS_KMS_KEY_ID: key ${keyId} did not sign (kms:Sign): ${(error as Error).message}`);
   }
-  try {
-    ethereumSignature(signed.r, signed.s, digest, address);
-    return;
-  } catch {
-    // Which hash the endpoint signed tells what is wrong with it.
-  }
-  let hashedAgain = false;
-  try {
-    ethereumSignature(signed.r, signed.s, sha256(digest), address);
-    hashedAgain = true;
-  } catch {
-    hashedAgain = false;
-  }
+  // Which hash the endpoint signed tells what is wrong with it.
+  const recovers = (hash: string) => {
+    try {
+      ethereumSignature(signed.r, signed.s, hash, address);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (recovers(digest)) return;
   throw new SignerStartupError(
-    hashedAgain
+    recovers(sha256(digest))
       ? `AWS_KMS_KEY_ID: the KMS endpoint ignored MessageType=DIGEST and signed the SHA-256 of the digest (as the moto_server emulator does before getmoto/moto#10202); AWS KMS signs the digest as given. Such signatures are invalid on chain.`
       : `AWS_KMS_KEY_ID: key ${keyId} signed, but its signature does not recover the address of its own public key`,
   );
