@@ -9,6 +9,7 @@ import { describeRpcUrl } from "./node/rpc-provider.js";
 import { type ChainConfig, type Config, ConfigError, chainConfigOf, loadConfig } from "./config.js";
 import { SignerStartupError } from "./signers/wallet-signer.js";
 import { withSecretFiles } from "./secret-files.js";
+import { parseWebhookUrls } from "./domain/webhook-settings.js";
 import { type AnvilNode, startAnvil } from "./dev/anvil.js";
 import { JournalOwnerMismatchError } from "./journal/sqlite-transfer-journal.js";
 import { type DemoChain, setUpDemoChain } from "./dev/demo-chain.js";
@@ -55,7 +56,19 @@ async function main(): Promise<void> {
       await stopDevNode();
     }, app.log);
     await app.listen({ port: config.port, host: config.host });
-    app.log.info({ node: describeRpcUrl(chainConfig.rpcUrl), chainId: Number(chain.chainId), token: chain.tokenAddress, wallet: chain.wallet.address, signer: chain.signer.description, keccak: chain.keccak }, "service ready");
+    app.log.info(
+      {
+        node: describeRpcUrl(chainConfig.rpcUrl),
+        chainId: Number(chain.chainId),
+        token: chain.tokenAddress,
+        wallet: chain.wallet.address,
+        signer: chain.signer.description,
+        keccak: chain.keccak,
+        // Where events go, by host only: a path or query may carry a receiver's token.
+        webhooks: chainConfig.webhookUrl ? parseWebhookUrls(chainConfig.webhookUrl).map((url) => new URL(url).host) : "off",
+      },
+      "service ready",
+    );
     if (demo) {
       // The banner is written straight to stdout; the log lines before it go first.
       await new Promise<void>((resolve) => logger.flush(() => resolve()));

@@ -309,6 +309,10 @@ class SqliteTransferJournal implements TransferJournal {
         `SELECT d.*, e.id AS event_id, e.type, e.transfer_id FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
          WHERE d.state = @state ORDER BY d.id LIMIT @limit`,
       ),
+      latestDeliveries: db.prepare(
+        `SELECT d.*, e.id AS event_id, e.type, e.transfer_id FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
+         ORDER BY d.id DESC LIMIT @limit`,
+      ),
       retryDelivery: db.prepare("UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = @now, updated_at = @now WHERE id = @id AND state IN ('pending', 'failed')"),
       backlog: db.prepare("SELECT COUNT(*) AS pending, MIN(created_at) AS oldest FROM webhook_deliveries WHERE state = 'pending'"),
       severalAttemptHashes: db.prepare(
@@ -577,7 +581,8 @@ class SqliteTransferJournal implements TransferJournal {
     this.#writeOne(`recording delivery ${id}`, () => this.#statements.deliveryAttempt.run({ id, ...outcome, now: steadyWallClockNow() }));
   }
 
-  deliveries(state: DeliveryState, limit: number): WebhookDelivery[] {
+  deliveries(state: DeliveryState | undefined, limit: number): WebhookDelivery[] {
+    if (state === undefined) return (this.#statements.latestDeliveries.all({ limit }) as DeliveryRow[]).map(toDelivery);
     return (this.#statements.deliveriesIn.all({ state, limit }) as DeliveryRow[]).map(toDelivery);
   }
 

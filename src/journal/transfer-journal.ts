@@ -250,7 +250,8 @@ export interface TransferJournal {
   dueDeliveries(now: number, limit: number, excludedIds: ReadonlySet<number>): (WebhookDelivery & { body: string })[];
   /** The outcome of one delivery attempt. */
   recordDeliveryAttempt(id: number, outcome: { state: DeliveryState; lastStatus: string; nextAttemptAt: number }): void;
-  deliveries(state: DeliveryState, limit: number): WebhookDelivery[];
+  /** Deliveries in `state`, oldest first; without a state, every delivery, newest first. */
+  deliveries(state: DeliveryState | undefined, limit: number): WebhookDelivery[];
   /** Makes a failed or pending delivery due now. Returns whether there was one. */
   retryDelivery(id: number): boolean;
   /** How many deliveries are pending, and when the oldest was made (ms), for the metrics. */

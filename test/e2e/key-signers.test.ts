@@ -2,6 +2,7 @@
  * The service started with its key in a keystore file and in a PKCS#11 HSM (SoftHSM2) instead of
  * PRIVATE_KEY: the startup log names the signer, and a transfer is signed by that key on a real chain.
  */
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -57,9 +58,13 @@ describe("the service with a key outside the environment", () => {
     writeFileSync(join(dir, "wallet.json"), encryptKeystoreJsonSync(wallet, "s3cret passphrase", { scrypt: { N: 1 << 12 } }));
     writeFileSync(join(dir, "password"), "s3cret passphrase\n");
     await fund(wallet.address);
-    const server = await transferFrom(wallet.address, { KEYSTORE_PATH: join(dir, "wallet.json"), KEYSTORE_PASSWORD_FILE: join(dir, "password") });
+    // With webhooks on: the startup line names where events go, by host (the path may hold a receiver's token).
+    const webhooks = { WEBHOOK_URL: "http://127.0.0.1:9/hooks?token=receiver-token-123", WEBHOOK_SECRET: `whsec_${randomBytes(32).toString("base64")}` };
+    const server = await transferFrom(wallet.address, { KEYSTORE_PATH: join(dir, "wallet.json"), KEYSTORE_PASSWORD_FILE: join(dir, "password"), ...webhooks });
     expect(server.output()).toContain(`"signer":"keystore in ${join(dir, "wallet.json")}`);
+    expect(server.output()).toContain('"webhooks":["127.0.0.1:9"]');
     expect(server.output()).not.toContain("s3cret");
+    expect(server.output()).not.toContain("receiver-token-123");
   });
 
   const hsmMissing = softHsmMissing();
@@ -75,6 +80,7 @@ describe("the service with a key outside the environment", () => {
       await fund(address);
       const server = await transferFrom(address, { ...hsm.env, PKCS11_MODULE: hsm.modulePath, PKCS11_TOKEN_LABEL: "wallet", PKCS11_KEY_LABEL: "hot", PKCS11_PIN_FILE: pinFile });
       expect(server.output()).toContain('"signer":"pkcs11 key \\"hot\\" on token \\"wallet\\"');
+      expect(server.output()).toContain('"webhooks":"off"');
       expect(server.output()).not.toContain("918273");
     } finally {
       hsm.remove();

@@ -105,6 +105,12 @@ describe("webhooks on anvil", () => {
 
     receiver.answer(200);
     await until(async () => (await service.app.inject({ method: "GET", url: "/webhooks/deliveries?state=pending", headers: AUTHORIZATION })).json().deliveries.length === 0);
+    // Without ?state: every delivery, newest first; the retried ones are delivered now.
+    const latest = await service.app.inject({ method: "GET", url: "/webhooks/deliveries", headers: AUTHORIZATION });
+    expect(latest.statusCode).toBe(200);
+    const ids = latest.json().deliveries.map((delivery: { id: string }) => Number(delivery.id));
+    expect(ids).toEqual([...ids].sort((a, b) => b - a));
+    expect(latest.json().deliveries.filter((delivery: { state: string }) => delivery.state === "delivered").length).toBeGreaterThanOrEqual(3);
     for (const hash of hashes) {
       const attempts = attemptsOf(hash);
       expect(new Set(attempts.map((delivery) => delivery.headers["webhook-id"])).size).toBe(1);

@@ -46,11 +46,13 @@ export const webhookDeliveriesRoute: FastifyPluginAsyncTypebox<WebhookDeliveries
     "/webhooks/deliveries",
     {
       schema: {
-        summary: "Webhook deliveries that failed or are still pending",
-        description: `Oldest first, at most ${LIST_LIMIT}. failed: the endpoint answered 410 Gone, or 24 h of retries passed; retry it with POST /webhooks/deliveries/{id}/retry.`,
+        summary: "Webhook deliveries: the latest, or those in one state",
+        description:
+          `Without ?state, every delivery, newest first; with ?state=pending, delivered or failed, those in that state, oldest first; at most ${LIST_LIMIT}. ` +
+          "failed: the endpoint answered 410 Gone, or 24 h of retries passed; retry it with POST /webhooks/deliveries/{id}/retry.",
         tags: ["operations"],
         operationId: "listWebhookDeliveries",
-        querystring: Type.Object({ state: Type.Union([Type.Literal("failed"), Type.Literal("pending")], { default: "failed" }) }, { additionalProperties: false }),
+        querystring: Type.Object({ state: Type.Optional(Type.Union([Type.Literal("pending"), Type.Literal("delivered"), Type.Literal("failed")])) }, { additionalProperties: false }),
         response: { 200: Type.Object({ deliveries: Type.Array(DeliverySchema) }), ...errorReplies(400, 401, 404, 429, 500) },
       },
     },
