@@ -29,6 +29,7 @@ export const ConfigSchema = Type.Object({
   rpcTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000 }),
   rpcMaxInFlight: Type.Integer({ minimum: 1, maximum: 10_000, default: 32, description: "most requests to the node at once; the rest wait their turn" }),
   demoSetup: Type.Boolean({ default: false, description: "create a funded wallet and a demo token on an anvil node" }),
+  devBlockTime: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600, description: "local dev chain only: seconds between blocks (unset: a block per transaction)" })),
   journalPath: Type.String({ minLength: 1, default: "./data/transfers.sqlite", description: "SQLite journal of every transfer" }),
   journalSynchronous: Type.Union([Type.Literal("FULL"), Type.Literal("NORMAL")], { default: "FULL" }),
   databaseUrl: Type.Optional(Type.String({ pattern: "^postgres(ql)?://", description: "PostgreSQL journal shared by several replicas; JOURNAL_PATH is then unused" })),
@@ -93,6 +94,7 @@ export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
   rpcTimeoutMs: "RPC_TIMEOUT_MS",
   rpcMaxInFlight: "RPC_MAX_IN_FLIGHT",
   demoSetup: "DEMO_SETUP",
+  devBlockTime: "DEV_BLOCK_TIME",
   journalPath: "JOURNAL_PATH",
   journalSynchronous: "JOURNAL_SYNCHRONOUS",
   databaseUrl: "DATABASE_URL",
@@ -127,6 +129,7 @@ export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
 
 const INTEGER_FIELDS: (keyof Config)[] = [
   "chainId",
+  "devBlockTime",
   "stuckAfterBlocks",
   "finalityBlocks",
   "webhookConfirmations",
@@ -185,6 +188,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   checkWebhookSettings(raw, problems);
   if (typeof raw.gasLimitMultiplier === "string" && Number(raw.gasLimitMultiplier) < 1) {
     problems.push("GAS_LIMIT_MULTIPLIER: must be at least 1 (below the estimate a transfer runs out of gas)");
+  }
+  if (raw.devBlockTime !== undefined && raw.rpcUrl) {
+    problems.push("DEV_BLOCK_TIME: only for the local dev chain started when RPC_URL is unset");
   }
   if (raw.demoSetup === "true" && !raw.rpcUrl) {
     problems.push("DEMO_SETUP: needs RPC_URL of an anvil node (without RPC_URL a local one is started anyway)");

@@ -10,7 +10,7 @@ import { type ChainConfig, type Config, ConfigError, chainConfigOf, loadConfig }
 import { SignerStartupError } from "./signers/wallet-signer.js";
 import { withSecretFiles } from "./secret-files.js";
 import { parseWebhookUrls } from "./domain/webhook-settings.js";
-import { type AnvilNode, startAnvil } from "./dev/anvil.js";
+import { type AnvilNode, mineEvery, startAnvil } from "./dev/anvil.js";
 import { JournalOwnerMismatchError } from "./journal/sqlite-transfer-journal.js";
 import { type DemoChain, setUpDemoChain } from "./dev/demo-chain.js";
 import { composeService } from "./compose.js";
@@ -81,6 +81,8 @@ async function main(): Promise<void> {
 }
 
 interface DemoRun extends DemoChain {
+  /** DEV_BLOCK_TIME, when set. */
+  blockTime?: number;
   /** The API key generated for this run, if API_KEYS was empty. */
   generatedKey?: string;
   /** What the example command sends as its bearer token. */
@@ -93,6 +95,7 @@ async function resolveChain(config: Config, devNode: AnvilNode | undefined): Pro
   if (!rpcUrl) throw new ConfigError("RPC_URL: required");
   if (devNode || config.demoSetup) {
     const setup = await setUpDemoChain(rpcUrl);
+    if (devNode && config.devBlockTime !== undefined) await mineEvery(rpcUrl, config.devBlockTime);
     // Every demo run has a new wallet, and a journal belongs to one wallet: keep it out of JOURNAL_PATH.
     const journalPath = join(tmpdir(), `token-transfer-demo-${setup.walletAddress}.sqlite`);
     // A demo without API_KEYS gets a generated key, printed with the example command.
@@ -109,7 +112,7 @@ async function resolveChain(config: Config, devNode: AnvilNode | undefined): Pro
         journalPath,
         apiKeys,
       },
-      demo: { ...setup, generatedKey, exampleKey: generatedKey ?? (config.authDisabled ? undefined : "<one of your API_KEYS>") },
+      demo: { ...setup, blockTime: devNode ? config.devBlockTime : undefined, generatedKey, exampleKey: generatedKey ?? (config.authDisabled ? undefined : "<one of your API_KEYS>") },
     };
   }
   return { chainConfig: chainConfigOf({ ...config, rpcUrl }) };
@@ -124,7 +127,7 @@ function printDemoBanner(demo: DemoRun, address: AddressInfo | string | null): v
   process.stdout.write(
     [
       "",
-      "Local dev chain ready (anvil). Demo token and a funded dev wallet were created for this run:",
+      `Local dev chain ready (anvil, ${demo.blockTime === undefined ? "a block per transaction" : `a block every ${demo.blockTime} s`}). Demo token and a funded dev wallet were created for this run:`,
       `  token:   ${demo.tokenAddress} (DEMO, 18 decimals)`,
       `  wallet:  ${demo.walletAddress} (1,000,000 DEMO, 1000 ETH)`,
       ...(demo.generatedKey ? [`  API key: ${demo.generatedKey} (generated for this run; set API_KEYS to choose your own)`] : []),

@@ -175,6 +175,16 @@ describe("the signer", () => {
   });
 });
 
+describe("DEV_BLOCK_TIME", () => {
+  it("is for the local dev chain only, in whole seconds", () => {
+    expect(loadConfig({ DEV_BLOCK_TIME: "30" }).devBlockTime).toBe(30);
+    expect(() => loadConfig({ DEV_BLOCK_TIME: "1.5" })).toThrow(/DEV_BLOCK_TIME: must be a whole number/);
+    expect(() => loadConfig({ DEV_BLOCK_TIME: "30", RPC_URL: "http://127.0.0.1:8545", PRIVATE_KEY: KEY, TOKEN_ADDRESS: TOKEN, API_KEYS: API_KEY })).toThrow(
+      /DEV_BLOCK_TIME: only for the local dev chain started when RPC_URL is unset/,
+    );
+  });
+});
+
 describe("the documentation of the environment", () => {
   it("names every variable the service reads, in .env.example and in the README", () => {
     const example = readFileSync(".env.example", "utf8");

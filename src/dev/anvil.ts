@@ -40,3 +40,18 @@ export async function startAnvil(extraArgs: string[] = [], port = 0): Promise<An
   });
   return { rpcUrl: `http://${address}`, stop: () => stopProcess(child) };
 }
+
+/**
+ * From now on, one block every `seconds` instead of one per transaction, as on a network: transfers wait in
+ * the pool, so stuck transfers, cancels and confirmations can be tried. Set after the demo setup, which
+ * then needs no waiting.
+ */
+export async function mineEvery(rpcUrl: string, seconds: number): Promise<void> {
+  const response = await fetch(rpcUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "evm_setIntervalMining", params: [seconds] }),
+  });
+  const reply = (await response.json()) as { error?: { message: string } };
+  if (reply.error) throw new Error(`anvil refused evm_setIntervalMining: ${reply.error.message}`);
+}
