@@ -1,8 +1,8 @@
 /**
  * AWS KMS for the tests: moto_server, the AWS API emulator (Python moto), on 127.0.0.1 at a free port.
  * It signs with real secp256k1 keys and answers the real API, so the signer's requests, DER signatures
- * and errors are AWS's shapes. By default it runs through moto-kms-server.py, which makes Sign honour
- * MessageType=DIGEST as AWS does (the shipped moto hashes the digest again); `asShipped` runs the
+ * and errors are AWS's shapes. By default its Python loads moto-digest/sitecustomize.py, which makes Sign
+ * honour MessageType=DIGEST as AWS does (the shipped moto hashes the digest again); `asShipped` runs the
  * emulator unchanged. Missing or unable to start, it fails at once with the reason.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
@@ -25,14 +25,9 @@ export interface TestKms {
 export function motoMissing(): string | undefined {
   try {
     execFileSync("moto_server", ["--help"], { stdio: "ignore" });
-  } catch {
-    return "moto_server (pip package moto[server]) is not installed: the AWS KMS tests need it";
-  }
-  try {
-    execFileSync("python3", ["-c", "import moto.server, moto.kms.responses, cryptography"], { stdio: "ignore" });
     return undefined;
   } catch {
-    return "python3 on PATH cannot import moto and cryptography (moto_server's own interpreter): the AWS KMS tests need it";
+    return "moto_server (pip package moto[server]) is not installed: the AWS KMS tests need it";
   }
 }
 
@@ -44,9 +39,11 @@ export async function startTestKms(options: { asShipped?: boolean } = {}): Promi
   const missing = motoMissing();
   if (missing) throw new Error(missing);
   const port = await freePort();
-  const address = ["-H", "127.0.0.1", "-p", String(port)];
-  const [command, args] = options.asShipped ? ["moto_server", address] : ["python3", [join(import.meta.dirname, "moto-kms-server.py"), ...address]];
-  const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
+  const pythonPath = [join(import.meta.dirname, "moto-digest"), process.env.PYTHONPATH].filter(Boolean).join(":");
+  const child = spawn("moto_server", ["-H", "127.0.0.1", "-p", String(port)], {
+    env: options.asShipped ? process.env : { ...process.env, PYTHONPATH: pythonPath },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));

@@ -1,12 +1,12 @@
-"""moto_server, with KMS Sign honouring MessageType=DIGEST as AWS documents it.
+"""Makes moto_server's KMS Sign honour MessageType=DIGEST as AWS documents it.
 
-The moto this machine ships (5.2.1) parses MessageType and ignores it: a DIGEST is hashed once more, so
+The moto these machines ship (5.2.1) parses MessageType and ignores it: a DIGEST is hashed once more, so
 its signature is over SHA-256(digest), which no Ethereum node accepts (getmoto/moto pull request 10202,
-open). This launcher signs a DIGEST as given (cryptography's Prehashed), as AWS KMS does, and otherwise
-runs moto_server unchanged. The service itself is tested against the unchanged emulator too: it refuses
-to start there, saying why.
+open). Python imports this module at startup when its folder is on PYTHONPATH (the tests start
+moto_server so); it signs a DIGEST as given (cryptography's Prehashed), as AWS KMS does, and changes
+nothing else. The service itself is tested against the unchanged emulator too: it refuses to start
+there, saying why.
 """
-import sys
 import threading
 
 from cryptography.hazmat.primitives.asymmetric import ec, utils
@@ -38,7 +38,3 @@ def key_sign(self, message, signing_algorithm):
 
 responses.KmsResponse.sign = sign_response
 kms_utils.ECDSAPrivateKey.sign = key_sign
-
-from moto.server import main  # noqa: E402  (after the patch, as the server imports the handlers)
-
-sys.exit(main())
