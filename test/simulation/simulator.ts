@@ -300,8 +300,17 @@ async function evidenceOf(chain: TestChain, servers: ServerProcess[], server: Se
     }),
   );
   const logged = servers.flatMap((each, index) => each.output().split("\n").filter((line) => hashes.some((attemptHash) => line.toLowerCase().includes(attemptHash))).map((line) => `  [service ${index}] ${line}`));
+  // A background round that fails every time names no transfer: its last warnings and errors, per service.
+  const warnings = servers.flatMap((each, index) =>
+    each
+      .output()
+      .split("\n")
+      .filter((line) => /"level":(40|50|60)/.test(line))
+      .slice(-8)
+      .map((line) => `  [service ${index}, warning] ${line.slice(0, 600)}`),
+  );
   const minedNonces = await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest");
-  return [`  status: ${JSON.stringify(status)}`, `  node (mined nonce count ${minedNonces}): ${onNode.join("; ")}`, ...logged.slice(0, 40)].join("\n");
+  return [`  status: ${JSON.stringify(status)}`, `  node (mined nonce count ${minedNonces}): ${onNode.join("; ")}`, ...logged.slice(0, 40), ...warnings].join("\n");
 }
 
 async function stateOf(server: ServerProcess, hash: string): Promise<string> {
