@@ -165,6 +165,7 @@ export async function startChainServices(
         transferLogs.forget();
         await poller.ensureFresh(0);
       },
+      onUnfollowedJump: () => transferLogs.forget(),
       onChange: () => rounds.run(latestHead),
     });
     const isBusy = () => ledger.unminedCount > 0 || submitter.inFlightCount > 0 || (webhooks?.watcher.awaitingConfirmations ?? 0) > 0;

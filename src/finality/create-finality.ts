@@ -11,6 +11,8 @@ export interface FinalityParts {
   log: FastifyBaseLogger;
   /** A reorganisation was seen: whatever remembers blocks forgets them, and the wallet is read afresh. */
   onReorg: () => Promise<void>;
+  /** The chain moved on unchecked while nothing settled was followed: whatever remembers blocks forgets them. */
+  onUnfollowedJump: () => void;
   /** Transfers became final or pending again: report it without waiting for another block. */
   onChange: () => void;
 }
@@ -26,6 +28,7 @@ export function createFinality(settings: { finalityBlocks?: number }, parts: Fin
       log.warn({ blockNumber: at.number, blockHash: at.hash }, "the chain reorganised under transfers not final yet; checking each against the new chain");
       await parts.onReorg();
     },
+    onUnfollowedJump: parts.onUnfollowedJump,
     onOutcome: (outcome) => {
       log.info(outcome, outcome.reorganised ? "transfers not final checked against the new chain" : "transfers became final");
       parts.onChange();

@@ -23,6 +23,13 @@ export interface FinalityTrackerOptions {
   finalityBlocks: number;
   /** A reorganisation was seen: read the wallet afresh now (its mined nonce count may have gone back). */
   onReorg: (at: FeeBlock) => Promise<void>;
+  /**
+   * Nothing settled was followed, and the chain moved on in a way not known to extend the block before (a
+   * reorganisation, or reads that skipped blocks): whatever remembers blocks (the wallet's transfer logs)
+   * must forget them, or a transfer settled later could be settled from a block no longer on the chain,
+   * which no later check would catch. Costs no node call.
+   */
+  onUnfollowedJump?: () => void;
   /** Told what a round did, for the log. */
   onOutcome?: (outcome: { reorganised: boolean; unmined: number; finalized: number; finalizedBlock: number | null }) => void;
 }
@@ -62,6 +69,7 @@ export class FinalityTracker {
     // A lower block is a lagging backend more often than not; the next read settles it.
     if (anchor && block.number < anchor.number) return;
     if (!anchor || !journal.hasUnfinal()) {
+      if (!anchor || sameChain(anchor, block) !== true) this.#options.onUnfollowedJump?.();
       this.#anchor = block;
       return;
     }
