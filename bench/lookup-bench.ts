@@ -10,7 +10,8 @@
  *   npm run bench:lookup            (DURATION=5 s per target and round, ROUNDS=3, CONNECTIONS=50;
  *                                    CPU_PROFILE_DIR=dir profiles the service, bench/cpu-profile-top.ts reads it)
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
+import { promisify } from "node:util";
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,6 +19,7 @@ import { Wallet } from "ethers";
 import { startAnvil } from "../src/dev/anvil.js";
 import { freePort } from "../test/helpers/free-port.js";
 
+const run = promisify(execFile);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 50);
 const DURATION = Number(process.env.DURATION ?? 5);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
@@ -31,11 +33,14 @@ interface LoadResult {
   notOk: number;
 }
 
-/** autocannon in its own process; the answers that were not 2xx, errors and time-outs included, are counted. */
-function autocannon(url: string, body: string, headers: Record<string, string>, seconds: number): LoadResult {
+/**
+ * autocannon in its own process; the answers that were not 2xx, errors and time-outs included, are counted.
+ * Asynchronous: this process keeps draining anvil's log pipe meanwhile (a full pipe stalls the node).
+ */
+async function autocannon(url: string, body: string, headers: Record<string, string>, seconds: number): Promise<LoadResult> {
   const args = ["-j", "-c", String(CONNECTIONS), "-d", String(seconds), "-m", "POST", "-b", body, "-H", "content-type=application/json"];
   for (const [name, value] of Object.entries(headers)) args.push("-H", `${name}=${value}`);
-  const out = execFileSync(join("node_modules", ".bin", "autocannon"), [...args, url], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, stdio: ["ignore", "pipe", "ignore"] });
+  const { stdout: out } = await run(join("node_modules", ".bin", "autocannon"), [...args, url], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
   const report = JSON.parse(out) as { requests: { average: number; total: number }; latency: { p50: number; p99: number }; non2xx: number; errors: number; timeouts: number };
   return { perSecond: report.requests.average, p50: report.latency.p50, p99: report.latency.p99, total: report.requests.total, notOk: report.non2xx + report.errors + report.timeouts };
 }
@@ -87,16 +92,16 @@ try {
   console.log(`POST /getTransaction of one mined transaction, from outside: autocannon, ${CONNECTIONS} keep-alive connections, ${ROUNDS} alternating rounds of ${DURATION} s`);
   console.log(`the service as npm start runs it (info logging to a file); the bare route (Fastify, same ${answer.length}-byte JSON from memory) in its own process\n`);
   // Warm-up: JIT, connection pools, the caches.
-  autocannon(`${serviceUrl}/getTransaction`, lookup, authorization, 2);
-  autocannon(`${bareUrl}/getTransaction`, lookup, {}, 2);
+  await autocannon(`${serviceUrl}/getTransaction`, lookup, authorization, 2);
+  await autocannon(`${bareUrl}/getTransaction`, lookup, {}, 2);
   const rounds: { service: LoadResult; bare: LoadResult; ratio: number }[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
-    const serviceRun = autocannon(`${serviceUrl}/getTransaction`, lookup, authorization, DURATION);
-    const bareRun = autocannon(`${bareUrl}/getTransaction`, lookup, {}, DURATION);
+    const serviceRun = await autocannon(`${serviceUrl}/getTransaction`, lookup, authorization, DURATION);
+    const bareRun = await autocannon(`${bareUrl}/getTransaction`, lookup, {}, DURATION);
     rounds.push({ service: serviceRun, bare: bareRun, ratio: serviceRun.perSecond / bareRun.perSecond });
     console.log(`  round ${round}: service ${serviceRun.perSecond.toFixed(0)}/s, bare route ${bareRun.perSecond.toFixed(0)}/s, ratio ${(serviceRun.perSecond / bareRun.perSecond).toFixed(2)}`);
   }
-  const nodeRun = autocannon(node.rpcUrl, JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getTransactionByHash", params: [hash] }), {}, DURATION);
+  const nodeRun = await autocannon(node.rpcUrl, JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getTransactionByHash", params: [hash] }), {}, DURATION);
   const median = [...rounds].sort((a, b) => a.ratio - b.ratio)[Math.floor(rounds.length / 2)];
   const format = (run: LoadResult) => `${run.perSecond.toFixed(0).padStart(7)}/s  p50 ${run.p50} ms  p99 ${run.p99} ms  not 200: ${run.notOk} of ${run.total}`;
   console.log("\nmedian round:");
