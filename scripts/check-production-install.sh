@@ -46,7 +46,7 @@ if ! echo "$ready" | grep -q '"status":"ready"'; then
   exit 1
 fi
 # The native bindings (prebuilt for linux x64) must come along: without them signing is seven times slower.
-if ! grep -q '"signer":"libsecp256k1","keccak":"native"' "$work/server.log"; then
+if ! grep -q '"signer":"private-key in the process (libsecp256k1)","keccak":"native"' "$work/server.log"; then
   echo "production build does not sign and hash natively:" >&2
   grep '"service ready"' "$work/server.log" >&2
   exit 1
