@@ -1,12 +1,16 @@
 /**
- * README examples against the dev service they describe, used as a reader would: the cancel recipe on
- * `DEV_BLOCK_TIME` run as printed (only the port, the banner's, and the block time, 30 s there and 4 s
- * here, put in), and the status document example, whose shape must be the real answer's.
+ * README examples against the dev service they describe, used as a reader would: every curl command run
+ * as printed (the banner's port and key put in) and its answer compared with the one shown, but for
+ * hashes, addresses and signatures; the dev banner, /health and /ready; the cancel recipe on
+ * `DEV_BLOCK_TIME` (its block time 30 s there, 4 s here); the webhook examples against their schemas.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
+import type { TObject } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
 import { describe, expect, it } from "vitest";
+import { type TransferEventName, WEBHOOKS_OPENAPI, transferEventSchema } from "../../src/webhooks/webhook-openapi.js";
 
 const run = promisify(execFile);
 
@@ -69,15 +73,136 @@ async function justAfterABlock(nodeUrl: string): Promise<void> {
   while ((await blockNumber()) === before) await new Promise((resolve) => setTimeout(resolve, 50));
 }
 
-// The keys and the kinds of values, recursively: what a client parses, without the hashes and numbers.
-function shapeOf(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(shapeOf);
-  if (value === null) return null;
-  if (typeof value === "object") return Object.fromEntries(Object.entries(value as object).map(([key, inner]) => [key, shapeOf(inner)]));
-  return typeof value;
+interface Fence {
+  language: string;
+  text: string;
+  /** The README comment `<!-- ... -->` just before the fence, if any. */
+  marker: string | undefined;
+}
+
+/** Every fenced block of the README, in order, without the indentation of a list item. */
+function readmeFences(): Fence[] {
+  const readme = readFileSync("README.md", "utf8");
+  const fences: Fence[] = [];
+  let previousEnd = 0;
+  for (const match of readme.matchAll(/^( *)```(\w*)\n([\s\S]*?)^\1```$/gm)) {
+    const [whole, indent, language, body] = match;
+    const before = readme.slice(previousEnd, match.index);
+    fences.push({
+      language,
+      text: body.replaceAll(new RegExp(`^${indent}`, "gm"), ""),
+      marker: /<!-- ([\w-]+)[^>]*-->\s*$/.exec(before)?.[1],
+    });
+    previousEnd = match.index + whole.length;
+  }
+  return fences;
+}
+
+interface CurlExample {
+  /** Method and path, as the command has them. */
+  route: string;
+  command: string;
+  /** The answer the README shows right after the command, if it shows one. */
+  answer: unknown;
+}
+
+/** The README's curl commands against the service, but the cancel recipe (run on its own, above). */
+function curlExamples(): CurlExample[] {
+  const fences = readmeFences();
+  return fences.flatMap((fence, index) => {
+    if (fence.language !== "sh" || !fence.text.includes("curl ") || !fence.text.includes("http://127.0.0.1:3000") || fence.marker === "cancel-recipe") return [];
+    const [, path] = /http:\/\/127\.0\.0\.1:3000(\S+?)['" ]/.exec(fence.text) as RegExpExecArray;
+    const next = fences[index + 1];
+    return [{ route: `${fence.text.includes("-X POST") ? "POST" : "GET"} ${path}`, command: fence.text, answer: next?.language === "json" ? JSON.parse(next.text) : undefined }];
+  });
+}
+
+/** Fields whose values differ from run to run: hashes, addresses, signatures and times. */
+const VARYING_FIELDS = new Set(["hash", "transferHash", "carriedBy", "replacedBy", "blockHash", "r", "s", "v", "from", "to", "token", "address", "timestamp"]);
+
+/**
+ * Lists where `actual` differs from the README's `documented` answer: other keys or key order (clients parse
+ * the v5 record byte for byte), or another value where the value does not vary between runs. Records in
+ * `substitutions` what this run has in place of each documented hash and address.
+ */
+function compareWithExample(actual: unknown, documented: unknown, path: string, differences: string[], substitutions: Map<string, string>, key = ""): void {
+  if (documented !== null && typeof documented === "object") {
+    if (actual === null || typeof actual !== "object") {
+      differences.push(`${path}: ${JSON.stringify(actual)} where the README shows an object`);
+      return;
+    }
+    const [actualKeys, documentedKeys] = [Object.keys(actual), Object.keys(documented)];
+    if (actualKeys.join() !== documentedKeys.join()) differences.push(`${path}: keys ${actualKeys.join()} where the README shows ${documentedKeys.join()}`);
+    for (const inner of documentedKeys) {
+      compareWithExample((actual as Record<string, unknown>)[inner], (documented as Record<string, unknown>)[inner], `${path}.${inner}`, differences, substitutions, Array.isArray(documented) ? key : inner);
+    }
+    return;
+  }
+  if (VARYING_FIELDS.has(key) && typeof documented === "string" && typeof actual === "string") {
+    if (/^0x[0-9a-fA-F]+$/.test(documented) && (!/^0x[0-9a-fA-F]+$/.test(actual) || actual.length !== documented.length)) differences.push(`${path}: ${actual} is not shaped like ${documented}`);
+    substitutions.set(documented, actual);
+    return;
+  }
+  if (VARYING_FIELDS.has(key) ? typeof actual !== typeof documented : actual !== documented) differences.push(`${path}: ${JSON.stringify(actual)} where the README shows ${JSON.stringify(documented)}`);
+}
+
+// The dev banner with what differs from run to run (addresses, the key, the port) put in words.
+function withoutRunValues(text: string): string[] {
+  return text
+    .replaceAll(/0x[0-9a-fA-F]{40}/g, "<address>")
+    .replaceAll(/dev_\w+/g, "<key>")
+    .replaceAll(/127\.0\.0\.1:\d+/g, "<host>")
+    .trim()
+    .split("\n")
+    .map((line) => line.trimEnd());
+}
+
+function bannerInReadme(): string[] {
+  const banner = readmeFences().find((fence) => fence.language === "" && fence.text.startsWith("Local dev chain ready"));
+  if (!banner) throw new Error("README.md shows no dev banner");
+  return withoutRunValues(banner.text);
+}
+
+async function bannerAsPrinted(service: DevService): Promise<string[]> {
+  const output = service.output();
+  const start = output.indexOf("Local dev chain ready");
+  const end = output.indexOf("\n", output.indexOf("curl -s", start));
+  return withoutRunValues(output.slice(start, end));
+}
+
+/** Waits until the node has mined `hash`: the dev chain mines just after it answered the broadcast. */
+async function waitForMined(service: DevService, hash: string): Promise<void> {
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50))) {
+    const response = await fetch(service.nodeUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getTransactionReceipt", params: [hash] }) });
+    if (((await response.json()) as { result: unknown }).result) return;
+  }
+  throw new Error(`${hash} was not mined within 10 s`);
 }
 
 describe("README examples", () => {
+  it("the webhook examples are events as their OpenAPI schemas define them, but for what they elide", () => {
+    const fences = readmeFences();
+    const request = fences.findIndex((fence) => fence.language === "http" && fence.text.includes("webhook-signature"));
+    const full = JSON.parse(fences[request].text.split("\n\n")[1]);
+    const elided = fences[request + 1].text.trim().split("\n").map((line) => JSON.parse(line));
+    expect([full, ...elided].map((event) => event.type)).toEqual(Object.keys(WEBHOOKS_OPENAPI));
+    const mismatches: string[] = [];
+    for (const event of [full, ...elided]) {
+      const schema = transferEventSchema(event.type as TransferEventName) as TObject<{ data: TObject }>;
+      const named = Object.keys(schema.properties.data.properties);
+      const shown = Object.keys(event.data).filter((key) => key !== "…");
+      // Fields shown in the schema's order, all of them in the full example.
+      if (shown.join() !== named.filter((key) => shown.includes(key) || event === full).join()) mismatches.push(`${event.type}: fields ${shown.join()}`);
+      for (const [key, value] of Object.entries(event.data)) {
+        if (key === "…" || String(value).includes("…")) continue;
+        const property = schema.properties.data.properties[key];
+        if (!property || !Value.Check(property, value)) mismatches.push(`${event.type}: data.${key} = ${JSON.stringify(value)}`);
+      }
+    }
+    expect(mismatches).toEqual([]);
+  });
+
+
   it("the cancel recipe on DEV_BLOCK_TIME prints 202, then cancelled", async () => {
     const service = await startDevService({ DEV_BLOCK_TIME: "4" });
     try {
@@ -93,20 +218,38 @@ describe("README examples", () => {
     }
   }, 60_000);
 
-  it("the status document of the quick start's transfer has the shape and outcome the README shows", async () => {
+  it("every curl example answers as shown, but for hashes, addresses and signatures", async () => {
     const service = await startDevService();
     try {
-      const curlLine = service.output().split("\n").find((line) => line.trim().startsWith("curl ")) as string;
-      const { stdout } = await run("sh", ["-c", curlLine.trim()]);
-      const hash = JSON.parse(stdout).result.hash as string;
-      const status = await (await fetch(`${service.base}/transactions/${hash}`, { headers: { authorization: `Bearer ${service.key}` } })).json();
-      const documented = JSON.parse(readmeBlock("status-example", "json"));
-      expect(shapeOf(status)).toEqual(shapeOf(documented));
-      for (const field of ["state", "confirmations", "finalized"] as const) expect(status[field]).toEqual(documented[field]);
-      expect(status.transfer).toMatchObject({ to: documented.transfer.to, amount: documented.transfer.amount, amountInTokens: "1.5", requestedAmount: documented.transfer.requestedAmount });
-      expect(status.attempts.map((attempt: { fate: string }) => attempt.fate)).toEqual(["mined"]);
+      const examples = curlExamples();
+      expect(examples.map((example) => example.route)).toEqual(["POST /transfer", "POST /getTransaction", "GET /transactions/$HASH", "POST /transactions/$HASH/cancel", "POST /transfer", "GET /wallet"]);
+      // What the README shows for a hash or address, and what this run has instead: later commands use them.
+      const substitutions = new Map<string, string>();
+      let firstTransferHash: string | undefined;
+      const differences: string[] = [];
+      for (const example of examples) {
+        let command = example.command.replaceAll("http://127.0.0.1:3000", service.base);
+        for (const [documented, actual] of substitutions) command = command.replaceAll(documented, actual);
+        const { stdout } = await run("sh", ["-c", command], { env: { ...process.env, KEY: service.key, HASH: firstTransferHash ?? "" } });
+        const answer = JSON.parse(stdout);
+        firstTransferHash ??= answer.result?.hash;
+        if (example.answer === undefined) {
+          // No answer shown: it must be one the README documents (here the cancel of a mined transfer).
+          expect(answer).toMatchObject({ statusCode: 409, code: "TRANSFER_ALREADY_MINED" });
+          continue;
+        }
+        compareWithExample(answer, example.answer, example.route, differences, substitutions);
+        // The quick start's transfer waits for its block before the next example reads it.
+        if (answer.result?.hash) await waitForMined(service, answer.result.hash);
+      }
+      expect(differences).toEqual([]);
+      expect(await bannerAsPrinted(service)).toEqual(bannerInReadme());
+      for (const route of ["/health", "/ready"]) {
+        const shown = new RegExp(`\`GET ${route}\`: \`([^\`]+)\``).exec(readFileSync("README.md", "utf8"));
+        expect(await (await fetch(`${service.base}${route}`)).text(), route).toBe(shown?.[1]);
+      }
     } finally {
       await service.stop();
     }
-  }, 60_000);
+  }, 90_000);
 });
