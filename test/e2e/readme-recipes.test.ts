@@ -106,7 +106,7 @@ interface CurlExample {
   answer: unknown;
 }
 
-/** The README's curl commands against the service, but the cancel recipe (run on its own, above). */
+/** The README's curl commands against the service, but the cancel recipe (its own test runs it). */
 function curlExamples(): CurlExample[] {
   const fences = readmeFences();
   return fences.flatMap((fence, index) => {
@@ -163,7 +163,7 @@ function bannerInReadme(): string[] {
   return withoutRunValues(banner.text);
 }
 
-async function bannerAsPrinted(service: DevService): Promise<string[]> {
+function bannerAsPrinted(service: DevService): string[] {
   const output = service.output();
   const start = output.indexOf("Local dev chain ready");
   const end = output.indexOf("\n", output.indexOf("curl -s", start));
@@ -243,7 +243,7 @@ describe("README examples", () => {
         if (answer.result?.hash) await waitForMined(service, answer.result.hash);
       }
       expect(differences).toEqual([]);
-      expect(await bannerAsPrinted(service)).toEqual(bannerInReadme());
+      expect(bannerAsPrinted(service)).toEqual(bannerInReadme());
       for (const route of ["/health", "/ready"]) {
         const shown = new RegExp(`\`GET ${route}\`: \`([^\`]+)\``).exec(readFileSync("README.md", "utf8"));
         expect(await (await fetch(`${service.base}${route}`)).text(), route).toBe(shown?.[1]);
