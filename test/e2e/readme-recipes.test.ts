@@ -150,7 +150,7 @@ function compareWithExample(actual: unknown, documented: unknown, path: string, 
 function withoutRunValues(text: string): string[] {
   return text
     .replaceAll(/0x[0-9a-fA-F]{40}/g, "<address>")
-    .replaceAll(/dev_\w+/g, "<key>")
+    .replaceAll(/dev_[\w-]+/g, "<key>")
     .replaceAll(/127\.0\.0\.1:\d+/g, "<host>")
     .trim()
     .split("\n")
