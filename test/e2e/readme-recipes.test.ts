@@ -9,26 +9,19 @@ import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import type { TObject } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { JsonRpcProvider } from "ethers";
 import { describe, expect, it } from "vitest";
 import { type TransferEventName, WEBHOOKS_OPENAPI, transferEventSchema } from "../../src/webhooks/webhook-openapi.js";
+import { waitForReceipt } from "../helpers/test-chain.js";
 
 const run = promisify(execFile);
-
-/** The block after the README comment `<!-- marker ... -->` (the first fenced one of that language). */
-function readmeBlock(marker: string, language: "sh" | "json"): string {
-  const readme = readFileSync("README.md", "utf8");
-  const start = readme.indexOf(`<!-- ${marker}`);
-  if (start < 0) throw new Error(`README.md has no block marked ${marker}`);
-  const block = new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``).exec(readme.slice(start));
-  if (!block) throw new Error(`no ${language} block after ${marker}`);
-  return block[1];
-}
 
 interface DevService {
   child: ChildProcess;
   key: string;
   base: string;
-  nodeUrl: string;
+  /** The dev chain, read directly. */
+  node: JsonRpcProvider;
   output: () => string;
   stop(): Promise<void>;
 }
@@ -56,21 +49,23 @@ async function startDevService(env: Record<string, string> = {}): Promise<DevSer
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const found = (pattern: RegExp) => (pattern.exec(output) as RegExpExecArray)[1];
+  const node = new JsonRpcProvider(found(/"node":"(http:\/\/127\.0\.0\.1:\d+)"/), undefined, { staticNetwork: true });
   return {
     child,
     key: found(/API key: (\S+)/),
     base: found(/curl -s -X POST (http:\/\/127\.0\.0\.1:\d+)/),
-    nodeUrl: found(/"node":"(http:\/\/127\.0\.0\.1:\d+)"/),
+    node,
     output: () => output,
-    stop,
+    async stop() {
+      node.destroy();
+      await stop();
+    },
   };
 }
 
-async function justAfterABlock(nodeUrl: string): Promise<void> {
-  const blockNumber = async () =>
-    ((await (await fetch(nodeUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }) })).json()) as { result: string }).result;
-  const before = await blockNumber();
-  while ((await blockNumber()) === before) await new Promise((resolve) => setTimeout(resolve, 50));
+async function justAfterABlock(node: JsonRpcProvider): Promise<void> {
+  const before = await node.getBlockNumber();
+  while ((await node.getBlockNumber()) === before) await new Promise((resolve) => setTimeout(resolve, 50));
 }
 
 interface Fence {
@@ -96,6 +91,13 @@ function readmeFences(): Fence[] {
     previousEnd = match.index + whole.length;
   }
   return fences;
+}
+
+/** The fence right after the README comment `<!-- marker ... -->`. */
+function readmeFence(marker: string): string {
+  const fence = readmeFences().find((candidate) => candidate.marker === marker);
+  if (!fence) throw new Error(`README.md has no block marked ${marker}`);
+  return fence.text;
 }
 
 interface CurlExample {
@@ -170,15 +172,6 @@ function bannerAsPrinted(service: DevService): string[] {
   return withoutRunValues(output.slice(start, end));
 }
 
-/** Waits until the node has mined `hash`: the dev chain mines just after it answered the broadcast. */
-async function waitForMined(service: DevService, hash: string): Promise<void> {
-  for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50))) {
-    const response = await fetch(service.nodeUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getTransactionReceipt", params: [hash] }) });
-    if (((await response.json()) as { result: unknown }).result) return;
-  }
-  throw new Error(`${hash} was not mined within 10 s`);
-}
-
 describe("README examples", () => {
   it("the webhook examples are events as their OpenAPI schemas define them, but for what they elide", () => {
     const fences = readmeFences();
@@ -209,8 +202,8 @@ describe("README examples", () => {
       expect(service.output()).toContain("a block every 4 s");
       // A reader may be unlucky and send just before a block, which mines the transfer before its cancel;
       // the test starts right after one, so the recipe meets the case it describes.
-      await justAfterABlock(service.nodeUrl);
-      const script = readmeBlock("cancel-recipe", "sh").replaceAll("http://127.0.0.1:3000", service.base).replace("sleep 30", "sleep 9");
+      await justAfterABlock(service.node);
+      const script = readmeFence("cancel-recipe").replaceAll("http://127.0.0.1:3000", service.base).replace("sleep 30", "sleep 9");
       const { stdout } = await run("sh", ["-c", script], { env: { ...process.env, KEY: service.key }, timeout: 30_000 });
       expect(stdout.trim().split("\n")).toEqual(["202", "cancelled"]);
     } finally {
@@ -240,7 +233,7 @@ describe("README examples", () => {
         }
         compareWithExample(answer, example.answer, example.route, differences, substitutions);
         // The quick start's transfer waits for its block before the next example reads it.
-        if (answer.result?.hash) await waitForMined(service, answer.result.hash);
+        if (answer.result?.hash) await waitForReceipt({ provider: service.node }, answer.result.hash, 10_000);
       }
       expect(differences).toEqual([]);
       expect(bannerAsPrinted(service)).toEqual(bannerInReadme());

@@ -92,7 +92,7 @@ export async function mineBlocks(chain: TestChain, count = 1): Promise<void> {
  * mined just as it starts (a re-send of the service's) is missed for good on a node that mines nothing
  * else, as an automining one.
  */
-export async function waitForReceipt(chain: TestChain, hash: string, timeoutMs: number): Promise<TransactionReceipt> {
+export async function waitForReceipt(chain: Pick<TestChain, "provider">, hash: string, timeoutMs: number): Promise<TransactionReceipt> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const receipt = await chain.provider.getTransactionReceipt(hash);
