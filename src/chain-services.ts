@@ -10,7 +10,7 @@ import type { Config } from "./config.js";
 import { parseWebhookUrls } from "./domain/webhook-settings.js";
 import { createFinality } from "./finality/create-finality.js";
 import { type JournalOwner, openSqliteJournal } from "./journal/sqlite-transfer-journal.js";
-import type { TransferJournal } from "./journal/transfer-journal.js";
+import { type TransferJournal, refuseUnfollowedLanes } from "./journal/transfer-journal.js";
 import { ChainHeadTracker, readLatestBlock } from "./lookup/chain-head.js";
 import { TransactionLookup } from "./lookup/transaction-lookup.js";
 import { TransactionStatusReader } from "./lookup/transaction-status.js";
@@ -113,6 +113,7 @@ export async function startChainServices(
     { notify: endpoints.length > 0 },
   );
   try {
+    refuseUnfollowedLanes(journal, [chain.wallet.address]);
     const fees = feePolicyOf(config);
     const initialSnapshot = await readWalletSnapshot(chain, fees);
     const ledger = new WalletLedger(initialSnapshot);

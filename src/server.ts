@@ -11,7 +11,7 @@ import { SignerStartupError } from "./signers/wallet-signer.js";
 import { withSecretFiles } from "./secret-files.js";
 import { parseWebhookUrls } from "./domain/webhook-settings.js";
 import { type AnvilNode, mineEvery, startAnvil } from "./dev/anvil.js";
-import { JournalOwnerMismatchError } from "./journal/sqlite-transfer-journal.js";
+import { JournalOwnerMismatchError } from "./journal/transfer-journal.js";
 import { type DemoChain, setUpDemoChain } from "./dev/demo-chain.js";
 import { composeService } from "./compose.js";
 import { createLogger } from "./logger.js";
@@ -96,7 +96,7 @@ async function resolveChain(config: Config, devNode: AnvilNode | undefined): Pro
   if (devNode || config.demoSetup) {
     const setup = await setUpDemoChain(rpcUrl);
     if (devNode && config.devBlockTime !== undefined) await mineEvery(rpcUrl, config.devBlockTime);
-    // Every demo run has a new wallet, and a journal belongs to one wallet: keep it out of JOURNAL_PATH.
+    // Every demo run has a new wallet and token, and a journal belongs to one token: keep it out of JOURNAL_PATH.
     const journalPath = join(tmpdir(), `token-transfer-demo-${setup.walletAddress}.sqlite`);
     // A demo without API_KEYS gets a generated key, printed with the example command.
     const generatedKey = config.apiKeys || config.authDisabled ? undefined : ApiKeyRing.generateKey();

@@ -22,6 +22,7 @@ export interface EntryRow {
   settled_block: number | null;
   reported_block_hash: string | null;
   final_block: number | null;
+  lane: string;
   created_at: number;
 }
 
@@ -70,6 +71,7 @@ export function toAttempt(row: AttemptRow): JournalAttempt {
 export function toEntry(row: EntryRow, attempts: JournalAttempt[]): JournalEntry {
   return {
     id: row.id,
+    lane: row.lane,
     idempotencyKey: row.idempotency_key,
     recipient: row.recipient,
     units: BigInt(row.units),

@@ -7,8 +7,8 @@ import pg from "pg";
 import { type AttemptRow, type EntryRow, toAttempt, toEntry } from "./journal-rows.js";
 import { POSTGRES_MIGRATIONS } from "./postgres-migrations.js";
 import { type ChangedRow, JOURNAL_TABLES, type JournalReplica, type JournalRow, type JournalRows, type JournalTable } from "./sqlite-change-log.js";
-import { type JournalOwner, JournalOwnerMismatchError, openSqliteJournal } from "./sqlite-transfer-journal.js";
-import type { JournalEntry, TransferJournal } from "./transfer-journal.js";
+import { type JournalOwner, openSqliteJournal } from "./sqlite-transfer-journal.js";
+import { type JournalEntry, JournalOwnerMismatchError, type TransferJournal } from "./transfer-journal.js";
 
 /** Serializes schema changes of replicas that start together (pg_advisory_xact_lock key). */
 const MIGRATION_LOCK_KEY = 7_310_001;
@@ -52,7 +52,7 @@ export async function migrateDatabase(client: pg.ClientBase): Promise<number[]> 
   }
 }
 
-/** Records the owner in a new database; refuses a database of another wallet, token or chain. */
+/** Records the owner in a new database; refuses a database of another token or chain. */
 export async function checkDatabaseOwner(client: pg.ClientBase, owner: JournalOwner): Promise<void> {
   const expected = { chain_id: owner.chainId.toString(), wallet_address: owner.walletAddress, token_address: owner.tokenAddress };
   await client.query("INSERT INTO journal_owner (id, chain_id, wallet_address, token_address) VALUES (1, $1, $2, $3) ON CONFLICT (id) DO NOTHING", [
@@ -61,10 +61,8 @@ export async function checkDatabaseOwner(client: pg.ClientBase, owner: JournalOw
     expected.token_address,
   ]);
   const stored = (await client.query<typeof expected>("SELECT chain_id, wallet_address, token_address FROM journal_owner WHERE id = 1")).rows[0];
-  if (stored.chain_id !== expected.chain_id || stored.wallet_address !== expected.wallet_address || stored.token_address !== expected.token_address) {
-    throw new JournalOwnerMismatchError(
-      `DATABASE_URL: this database belongs to wallet ${stored.wallet_address}, token ${stored.token_address} on chain ${stored.chain_id}; use another database`,
-    );
+  if (stored.chain_id !== expected.chain_id || stored.token_address !== expected.token_address) {
+    throw new JournalOwnerMismatchError(`DATABASE_URL: this database belongs to token ${stored.token_address} on chain ${stored.chain_id}; use another database`);
   }
 }
 

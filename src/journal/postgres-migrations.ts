@@ -83,4 +83,12 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; sql: string }[] = 
       UPDATE transfers SET settled_block = 0, final_block = 0 WHERE state IN ('nonce-used', 'cancelled', 'replaced');
     `,
   },
+  {
+    // Lanes of a wallet pool: each transfer's signing wallet. A one-wallet journal's are all its wallet's.
+    version: 3,
+    sql: `
+      ALTER TABLE transfers ADD COLUMN lane TEXT;
+      UPDATE transfers SET lane = (SELECT wallet_address FROM journal_owner WHERE id = 1);
+    `,
+  },
 ];

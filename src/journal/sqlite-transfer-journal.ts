@@ -13,6 +13,7 @@ import {
   type TransferEventType,
   type WebhookDelivery,
   type WebhookEventRecord,
+  JournalOwnerMismatchError,
   JournalUnavailableError,
   type KeyClaim,
   type RecordedRefusal,
@@ -21,15 +22,14 @@ import {
   type TransferRequest,
 } from "./transfer-journal.js";
 
-/** Which wallet, token and chain a journal belongs to: reusing one for another wallet is refused. */
+/**
+ * Which token and chain a journal belongs to (another is refused), and the wallet whose transfers the
+ * journal object opened writes and follows: its lane. One journal holds every lane of a wallet pool.
+ */
 export interface JournalOwner {
   chainId: bigint;
   walletAddress: string;
   tokenAddress: string;
-}
-
-export class JournalOwnerMismatchError extends Error {
-  override name = "JournalOwnerMismatchError";
 }
 
 /** A write that should have changed one entry found none: the journal and the service disagree. */
@@ -109,14 +109,18 @@ const MIGRATIONS = [
   // first round after an upgrade does not look through the whole chain for them.
   `ALTER TABLE transfers ADD COLUMN final_block INTEGER;
    UPDATE transfers SET settled_block = 0, final_block = 0 WHERE state IN ('nonce-used', 'cancelled', 'replaced')`,
+  // Every transfer of a one-wallet journal was sent by the wallet it was made for: its first lane.
+  `ALTER TABLE transfers ADD COLUMN lane TEXT;
+   UPDATE transfers SET lane = (SELECT wallet_address FROM journal_owner WHERE id = 1)`,
 ];
 const UNSETTLED_INDEX = `
   DROP INDEX IF EXISTS transfers_unsettled;
-  CREATE INDEX transfers_unsettled ON transfers (state, nonce) WHERE state IN ('claimed', 'signed', 'accepted');
+  CREATE INDEX transfers_unsettled ON transfers (lane, state, nonce) WHERE state IN ('claimed', 'signed', 'accepted');
   DROP INDEX IF EXISTS transfers_unreported;
-  CREATE INDEX transfers_unreported ON transfers (nonce) WHERE notify = 1 AND (reported IS NULL OR reported NOT IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled', 'transfer.finalized'));
-  -- Settled transfers not final yet: what the finality tracker follows.
-  CREATE INDEX IF NOT EXISTS transfers_unfinal ON transfers (settled_block) WHERE final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced');
+  CREATE INDEX transfers_unreported ON transfers (lane, nonce) WHERE notify = 1 AND (reported IS NULL OR reported NOT IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled', 'transfer.finalized'));
+  -- Settled transfers not final yet, per lane: what the finality tracker follows.
+  DROP INDEX IF EXISTS transfers_unfinal;
+  CREATE INDEX transfers_unfinal ON transfers (lane, settled_block) WHERE final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced');
   UPDATE transfers SET state = 'nonce-used' WHERE state = 'settled';
 `;
 // Before attempts existed, a transfer's one transaction lived in its own row; its block is not known (0:
@@ -139,7 +143,7 @@ export interface SqliteJournalOptions {
 /**
  * Opens (creating if needed) the journal at `path`; ":memory:" keeps it in memory.
  *
- * Every statement is prepared once, in the constructor, and kept for good (see NEVER_COLLECTED).
+ * Every statement is prepared once, when the database is opened, and kept for good (see NEVER_COLLECTED).
  * Settings go through exec(), which makes no Statement object.
  */
 export function openSqliteJournal(path: string, owner: JournalOwner, options: SqliteJournalOptions = {}): TransferJournal {
@@ -152,14 +156,14 @@ export function openSqliteJournal(path: string, owner: JournalOwner, options: Sq
   db.exec(SCHEMA);
   migrate(db);
   if (seed) seedTables(db, seed);
-  const journal = new SqliteTransferJournal(db, notify, replica && new SqliteChangeLog(db, replica));
+  const store = new SqliteJournalStore(db, notify, replica && new SqliteChangeLog(db, replica));
   try {
-    journal.checkOwner(owner);
+    store.checkOwner(owner);
   } catch (error) {
-    journal.close();
+    db.close();
     throw error;
   }
-  return journal;
+  return new SqliteTransferJournal(store, owner.walletAddress);
 }
 
 /** Brings a journal written by an earlier version up to date (a column that exists already is fine). */
@@ -175,9 +179,142 @@ function migrate(db: Database.Database): void {
   db.exec(UNSETTLED_INDEX);
 }
 
-class SqliteTransferJournal implements TransferJournal {
-  readonly #db: Database.Database;
-  readonly #statements;
+// Every statement of the journal; `@lane` binds the lane of the journal object that asks.
+function prepareStatements(db: Database.Database) {
+  return {
+    owner: db.prepare("SELECT chain_id, wallet_address, token_address FROM journal_owner WHERE id = 1"),
+    insertOwner: db.prepare("INSERT INTO journal_owner (id, chain_id, wallet_address, token_address) VALUES (1, @chain_id, @wallet_address, @token_address)"),
+    claim: db.prepare(
+      `INSERT INTO transfers (idempotency_key, recipient, units, api_key_id, state, notify, lane, created_at, updated_at)
+       VALUES (@key, @recipient, @units, @apiKeyId, 'claimed', @notify, @lane, @now, @now) ON CONFLICT (idempotency_key) DO NOTHING`,
+    ),
+    byKey: db.prepare("SELECT * FROM transfers WHERE idempotency_key = ?"),
+    insertSigned: db.prepare(
+      `INSERT INTO transfers (recipient, units, api_key_id, state, nonce, hash, raw_transaction, notify, lane, created_at, updated_at)
+       VALUES (@recipient, @units, @apiKeyId, 'signed', @nonce, @hash, @rawTransaction, @notify, @lane, @now, @now)`,
+    ),
+    spentSince: db.prepare(
+      `SELECT api_key_id, units, created_at FROM transfers
+       WHERE created_at > ? AND api_key_id IS NOT NULL AND state IN ('signed', 'accepted', 'nonce-used') ORDER BY created_at`,
+    ),
+    updateSigned: db.prepare(
+      // Never over a cancel: the client asked for the transfer not to be paid.
+      `UPDATE transfers SET state = 'signed', nonce = @nonce, hash = @hash, raw_transaction = @rawTransaction, updated_at = @now
+       WHERE id = @id AND state IN ('claimed', 'signed') AND NOT EXISTS (SELECT 1 FROM attempts WHERE transfer_id = @id AND kind = 'cancel')`,
+    ),
+    // Conditional on the state the writer expects: a copy read before an await may be stale.
+    setStateFrom: db.prepare("UPDATE transfers SET state = @state, updated_at = @now WHERE id = @id AND state IN (SELECT value FROM json_each(@from))"),
+    // A transfer whose nonce another transaction used, signed again at a new nonce: its earlier attempts stay
+    // journaled (their hashes are still the transfer's), and the new one is the latest.
+    setNewNonce: db.prepare("UPDATE transfers SET state = 'signed', nonce = @nonce, mined_hash = NULL, updated_at = @now WHERE id = @id AND state IN ('signed', 'accepted', 'nonce-used')"),
+    setRefusal: db.prepare(
+      "UPDATE transfers SET state = @state, refusal_code = @code, refusal_message = @message, updated_at = @now WHERE id = @id AND state = @from",
+    ),
+    deleteClaim: db.prepare("DELETE FROM transfers WHERE id = ? AND state = 'claimed'"),
+    markNonceUsed: db.prepare("UPDATE transfers SET state = 'nonce-used', updated_at = @now WHERE lane = @lane AND state = 'accepted' AND nonce < @count"),
+    markUnmined: db.prepare(
+      "UPDATE transfers SET state = 'accepted', mined_hash = NULL, settled_block = NULL, final_block = NULL, updated_at = @now WHERE lane = @lane AND state IN ('nonce-used', 'cancelled', 'replaced') AND nonce >= @count",
+    ),
+    unmineOne: db.prepare(
+      "UPDATE transfers SET state = 'accepted', mined_hash = NULL, settled_block = NULL, final_block = NULL, updated_at = @now WHERE id = @id AND state IN ('nonce-used', 'cancelled', 'replaced') AND final_block IS NULL",
+    ),
+    settleAt: db.prepare(
+      "UPDATE transfers SET settled_block = @block, updated_at = @now WHERE lane = @lane AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') AND (settled_block IS NULL OR @resettle = 1)",
+    ),
+    unfinal: db.prepare("SELECT * FROM transfers WHERE lane = @lane AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') ORDER BY nonce"),
+    lowestUnfinalSettled: db.prepare(
+      "SELECT MIN(settled_block) FROM transfers WHERE lane = @lane AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') AND (state <> 'nonce-used' OR mined_hash IS NOT NULL)",
+    ).pluck(),
+    hasUnfinal: db.prepare("SELECT 1 FROM transfers WHERE lane = @lane AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') LIMIT 1").pluck(),
+    finalize: db.prepare(
+      // Only what is verified: a used nonce whose transaction is not known yet is not final, whatever its depth.
+      `UPDATE transfers SET final_block = @finalized, updated_at = @now WHERE lane = @lane AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced')
+       AND settled_block <= @finalized AND (state <> 'nonce-used' OR mined_hash IS NOT NULL)`,
+    ),
+    finalizedUnreported: db.prepare(
+      "SELECT * FROM transfers WHERE lane = @lane AND notify = 1 AND final_block IS NOT NULL AND reported IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled') ORDER BY nonce",
+    ),
+    unsettled: db.prepare("SELECT * FROM transfers WHERE lane = @lane AND state IN ('claimed', 'signed', 'accepted') ORDER BY nonce, id"),
+    lanesWithUnsettled: db.prepare("SELECT DISTINCT lane FROM transfers WHERE state IN ('claimed', 'signed', 'accepted')").pluck(),
+    unsettledAttempts: db.prepare(
+      `SELECT a.* FROM attempts a JOIN transfers t ON t.id = a.transfer_id
+       WHERE t.lane = @lane AND t.state IN ('signed', 'accepted') ORDER BY a.id`,
+    ),
+    // The partial index's own terms, repeated, so that SQLite walks it (asked every block round) instead of
+    // the whole history.
+    usedUnverified: db.prepare(
+      `SELECT * FROM transfers WHERE lane = @lane AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced')
+       AND state = 'nonce-used' AND mined_hash IS NULL ORDER BY nonce`,
+    ),
+    attemptsOf: db.prepare("SELECT * FROM attempts WHERE transfer_id = ? ORDER BY id"),
+    attemptByHash: db.prepare("SELECT * FROM attempts WHERE hash = ?"),
+    byId: db.prepare("SELECT * FROM transfers WHERE id = ?"),
+    insertAttempt: db.prepare(
+      `INSERT INTO attempts (transfer_id, hash, raw_transaction, kind, signed_at_block, created_at)
+       VALUES (@transferId, @hash, @rawTransaction, @kind, @signedAtBlock, @now)
+       ON CONFLICT (hash) DO UPDATE SET transfer_id = excluded.transfer_id, kind = excluded.kind,
+         signed_at_block = excluded.signed_at_block, created_at = excluded.created_at`,
+    ),
+    // The same bytes again belong to the newest transfer: a transfer refused at its first broadcast gives
+    // its nonce back, and an identical transfer signed next at that nonce has the very same hash.
+    // A transfer signed again with a fresh nonce: the bytes before were refused for their nonce ("nonce
+    // too low") and can never be mined.
+    dropAttempts: db.prepare("DELETE FROM attempts WHERE transfer_id = ?"),
+    setMined: db.prepare(
+      `UPDATE transfers SET mined_hash = @hash, updated_at = @now,
+         state = CASE WHEN (SELECT kind FROM attempts WHERE hash = @hash) = 'cancel' THEN 'cancelled' ELSE 'nonce-used' END
+       WHERE id = @id AND state IN ('signed', 'accepted', 'nonce-used')
+         AND EXISTS (SELECT 1 FROM attempts WHERE hash = @hash AND transfer_id = @id)`,
+    ),
+    userVersion: db.prepare("PRAGMA user_version"),
+    insertEvent: db.prepare("INSERT INTO webhook_events (id, transfer_id, type, body, created_at) VALUES (@id, @entryId, @type, @body, @now)"),
+    insertDelivery: db.prepare(
+      "INSERT INTO webhook_deliveries (event_seq, endpoint, state, next_attempt_at, created_at, updated_at) VALUES (@seq, @endpoint, 'pending', @now, @now, @now)",
+    ),
+    setReported: db.prepare("UPDATE transfers SET reported = @reported, reported_block_hash = @blockHash, updated_at = @now WHERE id = @id"),
+    unreportedSettled: db.prepare(
+      `SELECT * FROM transfers WHERE lane = @lane AND notify = 1 AND (reported IS NULL OR reported NOT IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled', 'transfer.finalized'))
+       AND state IN ('nonce-used', 'cancelled', 'replaced') ORDER BY nonce`,
+    ),
+    // Any reported outcome a reorganisation undid: confirmed, failed or cancelled.
+    reportedButUnmined: db.prepare(
+      "SELECT * FROM transfers WHERE lane = @lane AND notify = 1 AND reported IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled') AND state IN ('signed', 'accepted') ORDER BY nonce",
+    ),
+    // Deliveries are made in event order, so their ids keep it; walking the (state, id) index stops at LIMIT.
+    dueDeliveries: db.prepare(
+      `SELECT d.*, e.id AS event_id, e.type, e.transfer_id, e.body FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
+       WHERE d.state = 'pending' AND d.next_attempt_at <= @now
+         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d2 JOIN webhook_events e2 ON e2.seq = d2.event_seq
+                         WHERE d2.state = 'pending' AND d2.endpoint = d.endpoint AND e2.transfer_id = e.transfer_id AND e2.seq < e.seq)
+       ORDER BY d.id LIMIT @limit`,
+    ),
+    deliveryAttempt: db.prepare(
+      "UPDATE webhook_deliveries SET state = @state, attempts = attempts + 1, last_status = @lastStatus, next_attempt_at = @nextAttemptAt, updated_at = @now WHERE id = @id",
+    ),
+    deliveriesIn: db.prepare(
+      `SELECT d.*, e.id AS event_id, e.type, e.transfer_id FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
+       WHERE d.state = @state ORDER BY d.id LIMIT @limit`,
+    ),
+    latestDeliveries: db.prepare(
+      `SELECT d.*, e.id AS event_id, e.type, e.transfer_id FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
+       ORDER BY d.id DESC LIMIT @limit`,
+    ),
+    retryDelivery: db.prepare("UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = @now, updated_at = @now WHERE id = @id AND state IN ('pending', 'failed')"),
+    backlog: db.prepare("SELECT COUNT(*) AS pending, MIN(created_at) AS oldest FROM webhook_deliveries WHERE state = 'pending'"),
+    severalAttemptHashes: db.prepare(
+      "SELECT hash FROM attempts WHERE transfer_id IN (SELECT transfer_id FROM attempts GROUP BY transfer_id HAVING COUNT(*) > 1)",
+    ),
+    expireKeys: db.prepare("UPDATE transfers SET idempotency_key = NULL WHERE idempotency_key IS NOT NULL AND created_at < ?"),
+  };
+}
+
+/**
+ * The database under every lane's journal object: one connection, one group commit, one failure. Lanes
+ * share it, so that a key claimed in one lane is seen by all, and a commit holds the writes of every lane.
+ */
+class SqliteJournalStore {
+  readonly db: Database.Database;
+  readonly statements: ReturnType<typeof prepareStatements>;
   // Group commit: writes of one event-loop turn share a transaction and so a single fsync.
   #pendingCommit: Promise<void> | undefined;
   #failure: JournalUnavailableError | undefined;
@@ -185,159 +322,39 @@ class SqliteTransferJournal implements TransferJournal {
   // holds then is a fact to look up, not a loss to assume.
   #shippingFailed = false;
   // Every hash of the transfers that have several attempts: few, and asked about by every lookup.
-  readonly #severalAttemptHashes = new Set<string>();
+  readonly severalAttemptHashes = new Set<string>();
   // 1 when webhooks report on the transfers made from now on.
-  readonly #notify: number;
-
+  readonly notify: number;
   // Ships each commit to the shared database, when there is one.
   readonly #changeLog: SqliteChangeLog | undefined;
+  // The database closes with the last lane's journal object.
+  #openLanes = 0;
 
   constructor(db: Database.Database, notify: boolean, changeLog: SqliteChangeLog | undefined) {
-    this.#db = db;
-    this.#notify = notify ? 1 : 0;
+    this.db = db;
+    this.notify = notify ? 1 : 0;
     this.#changeLog = changeLog;
-    this.#statements = {
-      owner: db.prepare("SELECT chain_id, wallet_address, token_address FROM journal_owner WHERE id = 1"),
-      insertOwner: db.prepare("INSERT INTO journal_owner (id, chain_id, wallet_address, token_address) VALUES (1, @chain_id, @wallet_address, @token_address)"),
-      claim: db.prepare(
-        `INSERT INTO transfers (idempotency_key, recipient, units, api_key_id, state, notify, created_at, updated_at)
-         VALUES (@key, @recipient, @units, @apiKeyId, 'claimed', @notify, @now, @now) ON CONFLICT (idempotency_key) DO NOTHING`,
-      ),
-      byKey: db.prepare("SELECT * FROM transfers WHERE idempotency_key = ?"),
-      insertSigned: db.prepare(
-        `INSERT INTO transfers (recipient, units, api_key_id, state, nonce, hash, raw_transaction, notify, created_at, updated_at)
-         VALUES (@recipient, @units, @apiKeyId, 'signed', @nonce, @hash, @rawTransaction, @notify, @now, @now)`,
-      ),
-      spentSince: db.prepare(
-        `SELECT api_key_id, units, created_at FROM transfers
-         WHERE created_at > ? AND api_key_id IS NOT NULL AND state IN ('signed', 'accepted', 'nonce-used') ORDER BY created_at`,
-      ),
-      updateSigned: db.prepare(
-        // Never over a cancel: the client asked for the transfer not to be paid.
-        `UPDATE transfers SET state = 'signed', nonce = @nonce, hash = @hash, raw_transaction = @rawTransaction, updated_at = @now
-         WHERE id = @id AND state IN ('claimed', 'signed') AND NOT EXISTS (SELECT 1 FROM attempts WHERE transfer_id = @id AND kind = 'cancel')`,
-      ),
-      // Conditional on the state the writer expects: a copy read before an await may be stale.
-      setStateFrom: db.prepare("UPDATE transfers SET state = @state, updated_at = @now WHERE id = @id AND state IN (SELECT value FROM json_each(@from))"),
-      // A transfer whose nonce another transaction used, signed again at a new nonce: its earlier attempts stay
-      // journaled (their hashes are still the transfer's), and the new one is the latest.
-      setNewNonce: db.prepare("UPDATE transfers SET state = 'signed', nonce = @nonce, mined_hash = NULL, updated_at = @now WHERE id = @id AND state IN ('signed', 'accepted', 'nonce-used')"),
-      setRefusal: db.prepare(
-        "UPDATE transfers SET state = @state, refusal_code = @code, refusal_message = @message, updated_at = @now WHERE id = @id AND state = @from",
-      ),
-      deleteClaim: db.prepare("DELETE FROM transfers WHERE id = ? AND state = 'claimed'"),
-      markNonceUsed: db.prepare("UPDATE transfers SET state = 'nonce-used', updated_at = @now WHERE state = 'accepted' AND nonce < @count"),
-      markUnmined: db.prepare(
-        "UPDATE transfers SET state = 'accepted', mined_hash = NULL, settled_block = NULL, final_block = NULL, updated_at = @now WHERE state IN ('nonce-used', 'cancelled', 'replaced') AND nonce >= @count",
-      ),
-      unmineOne: db.prepare(
-        "UPDATE transfers SET state = 'accepted', mined_hash = NULL, settled_block = NULL, final_block = NULL, updated_at = @now WHERE id = @id AND state IN ('nonce-used', 'cancelled', 'replaced') AND final_block IS NULL",
-      ),
-      settleAt: db.prepare(
-        "UPDATE transfers SET settled_block = @block, updated_at = @now WHERE final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') AND (settled_block IS NULL OR @resettle = 1)",
-      ),
-      unfinal: db.prepare("SELECT * FROM transfers WHERE final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') ORDER BY nonce"),
-      lowestUnfinalSettled: db.prepare(
-        "SELECT MIN(settled_block) FROM transfers WHERE final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') AND (state <> 'nonce-used' OR mined_hash IS NOT NULL)",
-      ).pluck(),
-      hasUnfinal: db.prepare("SELECT 1 FROM transfers WHERE final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') LIMIT 1").pluck(),
-      finalize: db.prepare(
-        // Only what is verified: a used nonce whose transaction is not known yet is not final, whatever its depth.
-        `UPDATE transfers SET final_block = @finalized, updated_at = @now WHERE final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced')
-         AND settled_block <= @finalized AND (state <> 'nonce-used' OR mined_hash IS NOT NULL)`,
-      ),
-      finalizedUnreported: db.prepare(
-        "SELECT * FROM transfers WHERE notify = 1 AND final_block IS NOT NULL AND reported IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled') ORDER BY nonce",
-      ),
-      unsettled: db.prepare("SELECT * FROM transfers WHERE state IN ('claimed', 'signed', 'accepted') ORDER BY nonce, id"),
-      unsettledAttempts: db.prepare(
-        `SELECT a.* FROM attempts a JOIN transfers t ON t.id = a.transfer_id
-         WHERE t.state IN ('signed', 'accepted') ORDER BY a.id`,
-      ),
-      // The partial index's own terms, repeated, so that SQLite walks it (asked every block round) instead of
-      // the whole history.
-      usedUnverified: db.prepare(
-        `SELECT * FROM transfers WHERE final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced')
-         AND state = 'nonce-used' AND mined_hash IS NULL ORDER BY nonce`,
-      ),
-      attemptsOf: db.prepare("SELECT * FROM attempts WHERE transfer_id = ? ORDER BY id"),
-      attemptByHash: db.prepare("SELECT * FROM attempts WHERE hash = ?"),
-      byId: db.prepare("SELECT * FROM transfers WHERE id = ?"),
-      insertAttempt: db.prepare(
-        `INSERT INTO attempts (transfer_id, hash, raw_transaction, kind, signed_at_block, created_at)
-         VALUES (@transferId, @hash, @rawTransaction, @kind, @signedAtBlock, @now)
-         ON CONFLICT (hash) DO UPDATE SET transfer_id = excluded.transfer_id, kind = excluded.kind,
-           signed_at_block = excluded.signed_at_block, created_at = excluded.created_at`,
-      ),
-      // The same bytes again belong to the newest transfer: a transfer refused at its first broadcast gives
-      // its nonce back, and an identical transfer signed next at that nonce has the very same hash.
-      // A transfer signed again with a fresh nonce: the bytes before were refused for their nonce ("nonce
-      // too low") and can never be mined.
-      dropAttempts: db.prepare("DELETE FROM attempts WHERE transfer_id = ?"),
-      setMined: db.prepare(
-        `UPDATE transfers SET mined_hash = @hash, updated_at = @now,
-           state = CASE WHEN (SELECT kind FROM attempts WHERE hash = @hash) = 'cancel' THEN 'cancelled' ELSE 'nonce-used' END
-         WHERE id = @id AND state IN ('signed', 'accepted', 'nonce-used')
-           AND EXISTS (SELECT 1 FROM attempts WHERE hash = @hash AND transfer_id = @id)`,
-      ),
-      userVersion: db.prepare("PRAGMA user_version"),
-      insertEvent: db.prepare("INSERT INTO webhook_events (id, transfer_id, type, body, created_at) VALUES (@id, @entryId, @type, @body, @now)"),
-      insertDelivery: db.prepare(
-        "INSERT INTO webhook_deliveries (event_seq, endpoint, state, next_attempt_at, created_at, updated_at) VALUES (@seq, @endpoint, 'pending', @now, @now, @now)",
-      ),
-      setReported: db.prepare("UPDATE transfers SET reported = @reported, reported_block_hash = @blockHash, updated_at = @now WHERE id = @id"),
-      unreportedSettled: db.prepare(
-        `SELECT * FROM transfers WHERE notify = 1 AND (reported IS NULL OR reported NOT IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled', 'transfer.finalized'))
-         AND state IN ('nonce-used', 'cancelled', 'replaced') ORDER BY nonce`,
-      ),
-      // Any reported outcome a reorganisation undid: confirmed, failed or cancelled.
-      reportedButUnmined: db.prepare(
-        "SELECT * FROM transfers WHERE notify = 1 AND reported IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled') AND state IN ('signed', 'accepted') ORDER BY nonce",
-      ),
-      // Deliveries are made in event order, so their ids keep it; walking the (state, id) index stops at LIMIT.
-      dueDeliveries: db.prepare(
-        `SELECT d.*, e.id AS event_id, e.type, e.transfer_id, e.body FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
-         WHERE d.state = 'pending' AND d.next_attempt_at <= @now
-           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d2 JOIN webhook_events e2 ON e2.seq = d2.event_seq
-                           WHERE d2.state = 'pending' AND d2.endpoint = d.endpoint AND e2.transfer_id = e.transfer_id AND e2.seq < e.seq)
-         ORDER BY d.id LIMIT @limit`,
-      ),
-      deliveryAttempt: db.prepare(
-        "UPDATE webhook_deliveries SET state = @state, attempts = attempts + 1, last_status = @lastStatus, next_attempt_at = @nextAttemptAt, updated_at = @now WHERE id = @id",
-      ),
-      deliveriesIn: db.prepare(
-        `SELECT d.*, e.id AS event_id, e.type, e.transfer_id FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
-         WHERE d.state = @state ORDER BY d.id LIMIT @limit`,
-      ),
-      latestDeliveries: db.prepare(
-        `SELECT d.*, e.id AS event_id, e.type, e.transfer_id FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
-         ORDER BY d.id DESC LIMIT @limit`,
-      ),
-      retryDelivery: db.prepare("UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = @now, updated_at = @now WHERE id = @id AND state IN ('pending', 'failed')"),
-      backlog: db.prepare("SELECT COUNT(*) AS pending, MIN(created_at) AS oldest FROM webhook_deliveries WHERE state = 'pending'"),
-      severalAttemptHashes: db.prepare(
-        "SELECT hash FROM attempts WHERE transfer_id IN (SELECT transfer_id FROM attempts GROUP BY transfer_id HAVING COUNT(*) > 1)",
-      ),
-      expireKeys: db.prepare("UPDATE transfers SET idempotency_key = NULL WHERE idempotency_key IS NOT NULL AND created_at < ?"),
-    };
-    keepForever(this.#statements);
-    if (this.#statements.userVersion.pluck().get() === 0) db.exec(ATTEMPTS_OF_EARLIER_VERSIONS);
-    for (const hash of this.#statements.severalAttemptHashes.pluck().all() as string[]) this.#severalAttemptHashes.add(hash);
+    this.statements = prepareStatements(db);
+    keepForever(this.statements);
+    if (this.statements.userVersion.pluck().get() === 0) db.exec(ATTEMPTS_OF_EARLIER_VERSIONS);
+    for (const hash of this.statements.severalAttemptHashes.pluck().all() as string[]) this.severalAttemptHashes.add(hash);
   }
 
-  /** Records the owner in a new journal; refuses a journal of another wallet, token or chain. */
+  /** Records the owner in a new journal; refuses a journal of another token or chain. */
   checkOwner(owner: JournalOwner): void {
     const expected = { chain_id: owner.chainId.toString(), wallet_address: owner.walletAddress, token_address: owner.tokenAddress };
-    const stored = this.#statements.owner.get() as typeof expected | undefined;
+    const stored = this.statements.owner.get() as typeof expected | undefined;
     if (!stored) {
-      this.#statements.insertOwner.run(expected);
+      this.statements.insertOwner.run(expected);
       return;
     }
-    if (stored.chain_id !== expected.chain_id || stored.wallet_address !== expected.wallet_address || stored.token_address !== expected.token_address) {
-      throw new JournalOwnerMismatchError(
-        `JOURNAL_PATH: this journal belongs to wallet ${stored.wallet_address}, token ${stored.token_address} on chain ${stored.chain_id}; use another file`,
-      );
+    if (stored.chain_id !== expected.chain_id || stored.token_address !== expected.token_address) {
+      throw new JournalOwnerMismatchError(`JOURNAL_PATH: this journal belongs to token ${stored.token_address} on chain ${stored.chain_id}; use another file`);
     }
+  }
+
+  opened(): void {
+    this.#openLanes++;
   }
 
   get failure(): JournalUnavailableError | undefined {
@@ -345,7 +362,7 @@ class SqliteTransferJournal implements TransferJournal {
   }
 
   async wasRecorded(hash: string): Promise<boolean | undefined> {
-    if (!this.#failure) return this.#statements.attemptByHash.get(hash.toLowerCase()) !== undefined;
+    if (!this.#failure) return this.statements.attemptByHash.get(hash.toLowerCase()) !== undefined;
     // A failed local commit was rolled back: nothing of it is anywhere.
     if (!this.#shippingFailed || !this.#changeLog) return false;
     return this.#changeLog.holds(hash.toLowerCase());
@@ -358,17 +375,17 @@ class SqliteTransferJournal implements TransferJournal {
   }
 
   // Opens the shared transaction on the first write of a turn and commits it once the turn is over.
-  #write<T>(statement: () => T): T {
+  write<T>(statement: () => T): T {
     if (this.#failure) throw this.#failure;
     if (!this.#pendingCommit) {
-      this.#db.exec("BEGIN IMMEDIATE");
+      this.db.exec("BEGIN IMMEDIATE");
       this.#pendingCommit = new Promise<void>((resolve, reject) =>
         setImmediate(() => {
           this.#pendingCommit = undefined;
-          if (!this.#db.open) return resolve();
+          if (!this.db.open) return resolve();
           if (this.#failure) return reject(this.#failure);
           try {
-            this.#db.exec("COMMIT");
+            this.db.exec("COMMIT");
             if (!this.#changeLog) return resolve();
             // Taken right after the commit, before any later write: only committed rows leave the process.
             this.#changeLog.shipCommitted().then(resolve, (error: unknown) => {
@@ -377,7 +394,7 @@ class SqliteTransferJournal implements TransferJournal {
               reject(this.#failure);
             });
           } catch (error) {
-            if (this.#db.inTransaction) this.#db.exec("ROLLBACK");
+            if (this.db.inTransaction) this.db.exec("ROLLBACK");
             // Whatever this turn wrote is gone, and the service may already have acted on it in memory:
             // from now on nothing is written, so nothing can be broadcast without its record.
             this.#failure = new JournalUnavailableError(error);
@@ -394,25 +411,66 @@ class SqliteTransferJournal implements TransferJournal {
       // A statement that fails (SQLITE_FULL, I/O) fails the whole shared transaction.
       if (error instanceof JournalWriteError) throw error;
       this.#failure = new JournalUnavailableError(error);
-      if (this.#db.inTransaction) this.#db.exec("ROLLBACK");
+      if (this.db.inTransaction) this.db.exec("ROLLBACK");
       throw this.#failure;
     }
   }
 
   // A write by id must change exactly that entry.
-  #writeOne(description: string, statement: () => Database.RunResult): void {
-    const { changes } = this.#write(statement);
+  writeOne(description: string, statement: () => Database.RunResult): void {
+    const { changes } = this.write(statement);
     if (changes !== 1) throw new JournalWriteError(`journal: ${description} changed ${changes} entries instead of 1`);
+  }
+
+  attemptsOf(entryId: number): JournalAttempt[] {
+    return (this.statements.attemptsOf.all(entryId) as AttemptRow[]).map(toAttempt);
+  }
+
+  /** One lane's journal object closed; the last one closes the database. */
+  closed(): void {
+    if (--this.#openLanes > 0 || !this.db.open) return;
+    if (this.db.inTransaction && !this.#failure) this.db.exec("COMMIT");
+    this.db.close();
+  }
+}
+
+/** The journal as one lane sees it: its own transfers to follow, and every lane's keys, hashes and events. */
+class SqliteTransferJournal implements TransferJournal {
+  readonly #store: SqliteJournalStore;
+  #closed = false;
+
+  constructor(
+    store: SqliteJournalStore,
+    readonly lane: string,
+  ) {
+    this.#store = store;
+    store.opened();
+  }
+
+  forLane(walletAddress: string): TransferJournal {
+    return new SqliteTransferJournal(this.#store, walletAddress);
+  }
+
+  get failure(): JournalUnavailableError | undefined {
+    return this.#store.failure;
+  }
+
+  wasRecorded(hash: string): Promise<boolean | undefined> {
+    return this.#store.wasRecorded(hash);
+  }
+
+  flushed(): Promise<void> {
+    return this.#store.flushed();
   }
 
   claimKey(key: string, request: TransferRequest): KeyClaim {
     const now = steadyWallClockNow();
-    const inserted = this.#write(() =>
-      this.#statements.claim.run({ key, recipient: request.recipient, units: request.units.toString(), apiKeyId: request.apiKeyId ?? null, notify: this.#notify, now }),
+    const inserted = this.#store.write(() =>
+      this.#store.statements.claim.run({ key, recipient: request.recipient, units: request.units.toString(), apiKeyId: request.apiKeyId ?? null, notify: this.#store.notify, lane: this.lane, now }),
     );
     if (inserted.changes === 1) return { outcome: "claimed", entryId: Number(inserted.lastInsertRowid) };
-    const row = this.#statements.byKey.get(key) as EntryRow;
-    return { outcome: "existing", entry: toEntry(row, this.#attemptsOf(row.id)) };
+    const row = this.#store.statements.byKey.get(key) as EntryRow;
+    return { outcome: "existing", entry: toEntry(row, this.#store.attemptsOf(row.id)) };
   }
 
   recordSigned(entryId: number | undefined, request: TransferRequest, signed: SignedTransfer): number {
@@ -420,13 +478,13 @@ class SqliteTransferJournal implements TransferJournal {
     const values = { nonce, hash, rawTransaction, now: steadyWallClockNow() };
     let id: number;
     if (entryId !== undefined) {
-      this.#writeOne(`signing entry ${entryId}`, () => this.#statements.updateSigned.run({ ...values, id: entryId }));
-      this.#write(() => this.#statements.dropAttempts.run(entryId));
+      this.#store.writeOne(`signing entry ${entryId}`, () => this.#store.statements.updateSigned.run({ ...values, id: entryId }));
+      this.#store.write(() => this.#store.statements.dropAttempts.run(entryId));
       id = entryId;
     } else {
-      const inserted = this.#write(() =>
+      const inserted = this.#store.write(() =>
         // A nonce filler (0 units) is no client's transfer: webhooks do not report it.
-        this.#statements.insertSigned.run({ ...values, recipient: request.recipient, units: request.units.toString(), apiKeyId: request.apiKeyId ?? null, notify: request.units > 0n ? this.#notify : 0 }),
+        this.#store.statements.insertSigned.run({ ...values, lane: this.lane, recipient: request.recipient, units: request.units.toString(), apiKeyId: request.apiKeyId ?? null, notify: request.units > 0n ? this.#store.notify : 0 }),
       );
       id = Number(inserted.lastInsertRowid);
     }
@@ -436,12 +494,12 @@ class SqliteTransferJournal implements TransferJournal {
 
   recordAttempt(entryId: number, attempt: Omit<JournalAttempt, "createdAt">): void {
     this.#insertAttempt(entryId, attempt);
-    const attempts = this.#attemptsOf(entryId);
-    if (attempts.length > 1) for (const { hash } of attempts) this.#severalAttemptHashes.add(hash);
+    const attempts = this.#store.attemptsOf(entryId);
+    if (attempts.length > 1) for (const { hash } of attempts) this.#store.severalAttemptHashes.add(hash);
   }
 
   recordMined(entryId: number, hash: string): void {
-    this.#writeOne(`marking ${hash} mined for entry ${entryId}`, () => this.#statements.setMined.run({ id: entryId, hash, now: steadyWallClockNow() }));
+    this.#store.writeOne(`marking ${hash} mined for entry ${entryId}`, () => this.#store.statements.setMined.run({ id: entryId, hash, now: steadyWallClockNow() }));
   }
 
   recordAccepted(entryId: number): boolean {
@@ -449,11 +507,11 @@ class SqliteTransferJournal implements TransferJournal {
   }
 
   recordRefused(entryId: number, refusal: RecordedRefusal): void {
-    this.#writeOne(`refusing entry ${entryId}`, () => this.#statements.setRefusal.run({ id: entryId, state: "refused", from: "claimed", ...refusal, now: steadyWallClockNow() }));
+    this.#store.writeOne(`refusing entry ${entryId}`, () => this.#store.statements.setRefusal.run({ id: entryId, state: "refused", from: "claimed", ...refusal, now: steadyWallClockNow() }));
   }
 
   recordRejected(entryId: number, refusal: RecordedRefusal): void {
-    this.#writeOne(`rejecting entry ${entryId}`, () => this.#statements.setRefusal.run({ id: entryId, state: "rejected", from: "signed", ...refusal, now: steadyWallClockNow() }));
+    this.#store.writeOne(`rejecting entry ${entryId}`, () => this.#store.statements.setRefusal.run({ id: entryId, state: "rejected", from: "signed", ...refusal, now: steadyWallClockNow() }));
   }
 
   recordReplaced(entryId: number): boolean {
@@ -462,115 +520,116 @@ class SqliteTransferJournal implements TransferJournal {
 
   recordSignedAgain(entryId: number, signed: Omit<SignedTransfer, "kind">): void {
     const { nonce, hash, rawTransaction, signedAtBlock } = signed;
-    this.#writeOne(`signing entry ${entryId} again at nonce ${nonce}`, () => this.#statements.setNewNonce.run({ id: entryId, nonce, now: steadyWallClockNow() }));
+    this.#store.writeOne(`signing entry ${entryId} again at nonce ${nonce}`, () => this.#store.statements.setNewNonce.run({ id: entryId, nonce, now: steadyWallClockNow() }));
     this.#insertAttempt(entryId, { hash, rawTransaction, kind: "transfer", signedAtBlock });
-    for (const { hash: attemptHash } of this.#attemptsOf(entryId)) this.#severalAttemptHashes.add(attemptHash);
+    for (const { hash: attemptHash } of this.#store.attemptsOf(entryId)) this.#store.severalAttemptHashes.add(attemptHash);
   }
 
   // Changes the state only from one of `from`; whether it did. An entry that does not exist is an error.
   #setStateFrom(entryId: number, state: JournalEntry["state"], from: JournalEntry["state"][]): boolean {
-    const { changes } = this.#write(() => this.#statements.setStateFrom.run({ id: entryId, state, from: JSON.stringify(from), now: steadyWallClockNow() }));
-    if (changes === 0 && !this.#statements.byId.get(entryId)) throw new JournalWriteError(`journal: marking entry ${entryId} ${state} found no such entry`);
+    const { changes } = this.#store.write(() => this.#store.statements.setStateFrom.run({ id: entryId, state, from: JSON.stringify(from), now: steadyWallClockNow() }));
+    if (changes === 0 && !this.#store.statements.byId.get(entryId)) throw new JournalWriteError(`journal: marking entry ${entryId} ${state} found no such entry`);
     return changes === 1;
   }
 
   releaseKey(entryId: number): boolean {
-    return this.#write(() => this.#statements.deleteClaim.run(entryId)).changes === 1;
+    return this.#store.write(() => this.#store.statements.deleteClaim.run(entryId)).changes === 1;
   }
 
   markNonceUsedBelow(minedNonceCount: number): number {
-    return this.#write(() => this.#statements.markNonceUsed.run({ count: minedNonceCount, now: steadyWallClockNow() })).changes;
+    return this.#store.write(() => this.#store.statements.markNonceUsed.run({ lane: this.lane, count: minedNonceCount, now: steadyWallClockNow() })).changes;
   }
 
   markUnminedFrom(minedNonceCount: number): number {
-    return this.#write(() => this.#statements.markUnmined.run({ count: minedNonceCount, now: steadyWallClockNow() })).changes;
+    return this.#store.write(() => this.#store.statements.markUnmined.run({ lane: this.lane, count: minedNonceCount, now: steadyWallClockNow() })).changes;
   }
 
   markSettledAt(block: number, resettle = false): number {
-    return this.#write(() => this.#statements.settleAt.run({ block, resettle: resettle ? 1 : 0, now: steadyWallClockNow() })).changes;
+    return this.#store.write(() => this.#store.statements.settleAt.run({ lane: this.lane, block, resettle: resettle ? 1 : 0, now: steadyWallClockNow() })).changes;
   }
 
   lowestUnfinalSettledBlock(): number | undefined {
-    return (this.#statements.lowestUnfinalSettled.get() as number | null) ?? undefined;
+    return (this.#store.statements.lowestUnfinalSettled.get({ lane: this.lane }) as number | null) ?? undefined;
   }
 
   hasUnfinal(): boolean {
-    return this.#statements.hasUnfinal.get() !== undefined;
+    return this.#store.statements.hasUnfinal.get({ lane: this.lane }) !== undefined;
   }
 
   unfinal(): JournalEntry[] {
-    return (this.#statements.unfinal.all() as EntryRow[]).map((row) => toEntry(row, this.#attemptsOf(row.id)));
+    return (this.#store.statements.unfinal.all({ lane: this.lane }) as EntryRow[]).map((row) => toEntry(row, this.#store.attemptsOf(row.id)));
   }
 
   markUnmined(entryId: number): boolean {
-    return this.#write(() => this.#statements.unmineOne.run({ id: entryId, now: steadyWallClockNow() })).changes === 1;
+    return this.#store.write(() => this.#store.statements.unmineOne.run({ id: entryId, now: steadyWallClockNow() })).changes === 1;
   }
 
   finalizeThrough(finalizedBlock: number): number {
-    return this.#write(() => this.#statements.finalize.run({ finalized: finalizedBlock, now: steadyWallClockNow() })).changes;
+    return this.#store.write(() => this.#store.statements.finalize.run({ lane: this.lane, finalized: finalizedBlock, now: steadyWallClockNow() })).changes;
   }
 
   finalizedUnreported(): JournalEntry[] {
-    return (this.#statements.finalizedUnreported.all() as EntryRow[]).map((row) => toEntry(row, this.#attemptsOf(row.id)));
+    return (this.#store.statements.finalizedUnreported.all({ lane: this.lane }) as EntryRow[]).map((row) => toEntry(row, this.#store.attemptsOf(row.id)));
   }
 
   usedUnverified(): JournalEntry[] {
-    return (this.#statements.usedUnverified.all() as EntryRow[]).map((row) => toEntry(row, this.#attemptsOf(row.id)));
+    return (this.#store.statements.usedUnverified.all({ lane: this.lane }) as EntryRow[]).map((row) => toEntry(row, this.#store.attemptsOf(row.id)));
+  }
+
+  lanesWithUnsettled(): string[] {
+    return this.#store.statements.lanesWithUnsettled.all() as string[];
   }
 
   unsettled(): JournalEntry[] {
     const attemptsByEntry = new Map<number, JournalAttempt[]>();
-    for (const row of this.#statements.unsettledAttempts.all() as AttemptRow[]) {
+    for (const row of this.#store.statements.unsettledAttempts.all({ lane: this.lane }) as AttemptRow[]) {
       const attempts = attemptsByEntry.get(row.transfer_id) ?? [];
       attempts.push(toAttempt(row));
       attemptsByEntry.set(row.transfer_id, attempts);
     }
-    return (this.#statements.unsettled.all() as EntryRow[]).map((row) => toEntry(row, attemptsByEntry.get(row.id) ?? []));
+    return (this.#store.statements.unsettled.all({ lane: this.lane }) as EntryRow[]).map((row) => toEntry(row, attemptsByEntry.get(row.id) ?? []));
   }
 
   findById(entryId: number): JournalEntry | undefined {
-    const row = this.#statements.byId.get(entryId) as EntryRow | undefined;
-    return row && toEntry(row, this.#attemptsOf(row.id));
+    const row = this.#store.statements.byId.get(entryId) as EntryRow | undefined;
+    return row && toEntry(row, this.#store.attemptsOf(row.id));
   }
 
   findByHash(hash: string): JournalEntry | undefined {
-    const attempt = this.#statements.attemptByHash.get(hash.toLowerCase()) as AttemptRow | undefined;
-    const row = attempt && (this.#statements.byId.get(attempt.transfer_id) as EntryRow | undefined);
-    return row && toEntry(row, this.#attemptsOf(row.id));
+    const attempt = this.#store.statements.attemptByHash.get(hash.toLowerCase()) as AttemptRow | undefined;
+    const row = attempt && (this.#store.statements.byId.get(attempt.transfer_id) as EntryRow | undefined);
+    return row && toEntry(row, this.#store.attemptsOf(row.id));
   }
 
   #insertAttempt(entryId: number, attempt: Omit<JournalAttempt, "createdAt">): void {
-    this.#writeOne(`adding an attempt to entry ${entryId}`, () =>
-      this.#statements.insertAttempt.run({ transferId: entryId, ...attempt, now: steadyWallClockNow() }),
+    this.#store.writeOne(`adding an attempt to entry ${entryId}`, () =>
+      this.#store.statements.insertAttempt.run({ transferId: entryId, ...attempt, now: steadyWallClockNow() }),
     );
   }
 
   findWithSeveralAttempts(hash: string): JournalEntry | undefined {
     const lowercase = hash.toLowerCase();
-    return this.#severalAttemptHashes.has(lowercase) ? this.findByHash(lowercase) : undefined;
+    return this.#store.severalAttemptHashes.has(lowercase) ? this.findByHash(lowercase) : undefined;
   }
 
-  #attemptsOf(entryId: number): JournalAttempt[] {
-    return (this.#statements.attemptsOf.all(entryId) as AttemptRow[]).map(toAttempt);
-  }
 
   recordEvent(event: WebhookEventRecord, endpoints: readonly string[], reported?: TransferEventType, blockHash: string | null = null): void {
     const now = steadyWallClockNow();
-    const { lastInsertRowid } = this.#write(() => this.#statements.insertEvent.run({ ...event, now }));
-    for (const endpoint of endpoints) this.#write(() => this.#statements.insertDelivery.run({ seq: lastInsertRowid, endpoint, now }));
-    if (reported) this.#writeOne(`reporting entry ${event.entryId}`, () => this.#statements.setReported.run({ id: event.entryId, reported, blockHash, now }));
+    const { lastInsertRowid } = this.#store.write(() => this.#store.statements.insertEvent.run({ ...event, now }));
+    for (const endpoint of endpoints) this.#store.write(() => this.#store.statements.insertDelivery.run({ seq: lastInsertRowid, endpoint, now }));
+    if (reported) this.#store.writeOne(`reporting entry ${event.entryId}`, () => this.#store.statements.setReported.run({ id: event.entryId, reported, blockHash, now }));
   }
 
   unreportedSettled(): JournalEntry[] {
-    return (this.#statements.unreportedSettled.all() as EntryRow[]).map((row) => toEntry(row, this.#attemptsOf(row.id)));
+    return (this.#store.statements.unreportedSettled.all({ lane: this.lane }) as EntryRow[]).map((row) => toEntry(row, this.#store.attemptsOf(row.id)));
   }
 
   reportedButUnmined(): JournalEntry[] {
-    return (this.#statements.reportedButUnmined.all() as EntryRow[]).map((row) => toEntry(row, this.#attemptsOf(row.id)));
+    return (this.#store.statements.reportedButUnmined.all({ lane: this.lane }) as EntryRow[]).map((row) => toEntry(row, this.#store.attemptsOf(row.id)));
   }
 
   dueDeliveries(now: number, limit: number, excludedIds: ReadonlySet<number>): (WebhookDelivery & { body: string })[] {
-    const rows = this.#statements.dueDeliveries.all({ now, limit: limit + excludedIds.size }) as DeliveryRow[];
+    const rows = this.#store.statements.dueDeliveries.all({ now, limit: limit + excludedIds.size }) as DeliveryRow[];
     return rows
       .filter((row) => !excludedIds.has(row.id))
       .slice(0, limit)
@@ -578,35 +637,35 @@ class SqliteTransferJournal implements TransferJournal {
   }
 
   recordDeliveryAttempt(id: number, outcome: { state: DeliveryState; lastStatus: string; nextAttemptAt: number }): void {
-    this.#writeOne(`recording delivery ${id}`, () => this.#statements.deliveryAttempt.run({ id, ...outcome, now: steadyWallClockNow() }));
+    this.#store.writeOne(`recording delivery ${id}`, () => this.#store.statements.deliveryAttempt.run({ id, ...outcome, now: steadyWallClockNow() }));
   }
 
   deliveries(state: DeliveryState | undefined, limit: number): WebhookDelivery[] {
-    if (state === undefined) return (this.#statements.latestDeliveries.all({ limit }) as DeliveryRow[]).map(toDelivery);
-    return (this.#statements.deliveriesIn.all({ state, limit }) as DeliveryRow[]).map(toDelivery);
+    if (state === undefined) return (this.#store.statements.latestDeliveries.all({ limit }) as DeliveryRow[]).map(toDelivery);
+    return (this.#store.statements.deliveriesIn.all({ state, limit }) as DeliveryRow[]).map(toDelivery);
   }
 
   retryDelivery(id: number): boolean {
-    return this.#write(() => this.#statements.retryDelivery.run({ id, now: steadyWallClockNow() })).changes === 1;
+    return this.#store.write(() => this.#store.statements.retryDelivery.run({ id, now: steadyWallClockNow() })).changes === 1;
   }
 
   deliveryBacklog(): { pending: number; oldestCreatedAt: number | null } {
-    const row = this.#statements.backlog.get() as { pending: number; oldest: number | null };
+    const row = this.#store.statements.backlog.get() as { pending: number; oldest: number | null };
     return { pending: row.pending, oldestCreatedAt: row.oldest };
   }
 
   spentSince(since: number): { apiKeyId: string; units: bigint; at: number }[] {
-    const rows = this.#statements.spentSince.all(since) as { api_key_id: string; units: string; created_at: number }[];
+    const rows = this.#store.statements.spentSince.all(since) as { api_key_id: string; units: string; created_at: number }[];
     return rows.map((row) => ({ apiKeyId: row.api_key_id, units: BigInt(row.units), at: row.created_at }));
   }
 
   expireKeys(maxAgeMs: number, now = steadyWallClockNow()): number {
-    return this.#write(() => this.#statements.expireKeys.run(now - maxAgeMs)).changes;
+    return this.#store.write(() => this.#store.statements.expireKeys.run(now - maxAgeMs)).changes;
   }
 
   close(): void {
-    if (!this.#db.open) return;
-    if (this.#db.inTransaction && !this.#failure) this.#db.exec("COMMIT");
-    this.#db.close();
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#store.closed();
   }
 }

@@ -57,6 +57,8 @@ export interface RecordedRefusal {
 
 export interface JournalEntry extends TransferRequest {
   id: number;
+  /** The wallet that signs it (its lane in a wallet pool). */
+  lane: string;
   idempotencyKey: string | null;
   state: JournalState;
   nonce: number | null;
@@ -114,6 +116,11 @@ export interface WebhookDelivery {
 /** The outcome of claiming an Idempotency-Key: a new entry, or the entry that already holds the key. */
 export type KeyClaim = { outcome: "claimed"; entryId: number } | { outcome: "existing"; entry: JournalEntry };
 
+/** A journal of another token or chain, or one whose transfers in flight belong to a wallet not configured. */
+export class JournalOwnerMismatchError extends Error {
+  override name = "JournalOwnerMismatchError";
+}
+
 /** The journal cannot take writes: a commit failed (disk full, I/O error). Nothing may be broadcast. */
 export class JournalUnavailableError extends Error {
   override name = "JournalUnavailableError";
@@ -146,6 +153,15 @@ export class JournalOutcomeUnknownError extends Error {
  * JournalUnavailableError, so nothing is ever broadcast without its record.
  */
 export interface TransferJournal {
+  /** The wallet whose transfers this journal object writes and follows: its lane. */
+  readonly lane: string;
+  /**
+   * The same journal as another lane sees it: the same keys, hashes, events and commits; the transfers it
+   * writes and follows are that lane's. Each journal object is closed on its own; the last closes the store.
+   */
+  forLane(walletAddress: string): TransferJournal;
+  /** Every lane that has transfers claimed, signed or accepted: someone must follow them. */
+  lanesWithUnsettled(): string[];
   /** Resolves once every write made so far is durable; rejects if committing them failed. */
   flushed(): Promise<void>;
   /** Why the journal takes no writes, or undefined while it is healthy. */
@@ -222,7 +238,7 @@ export interface TransferJournal {
    * one of its attempts, which proves nothing about what was mined). Not final ones only.
    */
   usedUnverified(): JournalEntry[];
-  /** Entries that may still need the node's attention: claimed, signed or accepted, by nonce. */
+  /** This lane's entries that may still need the node's attention: claimed, signed or accepted, by nonce. */
   unsettled(): JournalEntry[];
   /** The entry as the journal holds it now. */
   findById(entryId: number): JournalEntry | undefined;
@@ -261,4 +277,17 @@ export interface TransferJournal {
   /** Forgets keys older than `maxAgeMs` (the entries stay). Returns how many were forgotten. */
   expireKeys(maxAgeMs: number, now?: number): number;
   close(): void;
+}
+
+/**
+ * Refuses to start while transfers in flight belong to a wallet not among `lanes`: nobody would follow
+ * them (re-send, re-price, report) until they settle. Settled transfers of a wallet taken out stay history.
+ */
+export function refuseUnfollowedLanes(journal: TransferJournal, lanes: readonly string[]): void {
+  const unfollowed = journal.lanesWithUnsettled().filter((lane) => !lanes.includes(lane));
+  if (unfollowed.length > 0) {
+    throw new JournalOwnerMismatchError(
+      `the transfer journal has transfers in flight from ${unfollowed.join(", ")}, whose key is not configured; configure it again (beside the others) until they settle`,
+    );
+  }
 }

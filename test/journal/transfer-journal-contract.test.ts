@@ -2,19 +2,22 @@
  * What every journal store must do, run against each: SQLite (one process), and the leader's working copy
  * shipped to a real PostgreSQL (several replicas), where "reopen" is a new leader reading the database.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { migrateDatabase, openPostgresJournal, postgresOptions } from "../../src/journal/postgres-journal-store.js";
-import { type JournalOwner, JournalOwnerMismatchError, JournalWriteError, openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
-import type { TransferJournal } from "../../src/journal/transfer-journal.js";
+import { POSTGRES_MIGRATIONS } from "../../src/journal/postgres-migrations.js";
+import { type JournalOwner, JournalWriteError, openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
+import { JournalOwnerMismatchError, type TransferJournal, refuseUnfollowedLanes } from "../../src/journal/transfer-journal.js";
 import { type TestPostgres, startTestPostgres } from "../helpers/postgres.js";
 
 const keptConnections: Database.Database[] = [];
 const OWNER = { chainId: 31337n, walletAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", tokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3" };
+/** A second wallet: another lane of the same pool. */
+const OTHER_LANE = "0x90F79bf6EB2c4f870365E785982E1f101E93b906";
 const REQUEST = { recipient: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC", units: 1_500_000_000_000_000_000n };
 const SIGNED = { nonce: 7, hash: `0x${"ab".repeat(32)}`, rawTransaction: "0x02f8", signedAtBlock: 100 };
 const { signedAtBlock: _block, ...SIGNED_FIELDS } = SIGNED;
@@ -148,10 +151,49 @@ describe.each([
     expect(journal.expireKeys(60_000)).toBe(0);
   });
 
-  it("refuses to serve another wallet", async () => {
-    await expect(reopen({ ...OWNER, walletAddress: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC" })).rejects.toThrow(JournalOwnerMismatchError);
+  it("refuses a journal of another token or chain", async () => {
+    journal.recordSigned(undefined, REQUEST, SIGNED);
+    await expect(reopen({ ...OWNER, tokenAddress: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC" })).rejects.toThrow(/belongs to token 0x5FbDB2315678afecb367f032d93F642f64180aa3 on chain 31337/);
+    await expect(store.open({ ...OWNER, chainId: 1n })).rejects.toThrow(JournalOwnerMismatchError);
     journal = await store.open();
+    expect(journal.unsettled()).toHaveLength(1);
+  });
+
+  it("keeps each lane's transfers apart, and shares keys, hashes and commits between lanes", async () => {
+    const other = journal.forLane(OTHER_LANE);
+    const mine = journal.recordSigned(undefined, REQUEST, SIGNED);
+    const theirs = other.recordSigned(undefined, REQUEST, { ...SIGNED, hash: `0x${"cd".repeat(32)}` });
+    for (const id of [mine, theirs]) journal.recordAccepted(id);
+    // A key claimed in one lane is taken in every lane.
+    const claim = other.claimKey("pool-key", REQUEST);
+    expect(journal.claimKey("pool-key", REQUEST)).toMatchObject({ outcome: "existing", entry: { lane: OTHER_LANE } });
+    if (claim.outcome !== "claimed") throw new Error("expected a claim");
+    // Each lane follows its own nonces: the same nonce in another lane is another transaction.
+    expect(journal.markNonceUsedBelow(8)).toBe(1);
+    expect(other.unsettled().map((entry) => [entry.id, entry.state])).toEqual([[claim.entryId, "claimed"], [theirs, "accepted"]]);
     expect(journal.unsettled()).toEqual([]);
+    expect(journal.usedUnverified().map((entry) => entry.id)).toEqual([mine]);
+    expect(other.usedUnverified()).toEqual([]);
+    expect(journal.lanesWithUnsettled()).toEqual([OTHER_LANE]);
+    // Closing one lane's journal object leaves the others working.
+    other.close();
+    await reopen({ ...OWNER, walletAddress: OTHER_LANE });
+    expect(journal.lane).toBe(OTHER_LANE);
+    expect(journal.findByHash(SIGNED.hash)).toMatchObject({ id: mine, lane: OWNER.walletAddress, state: "nonce-used" });
+    expect(journal.unsettled().map((entry) => entry.id)).toEqual([claim.entryId, theirs]);
+  });
+
+  it("refuses to start while transfers in flight belong to a wallet not configured; settled ones are history", () => {
+    const other = journal.forLane(OTHER_LANE);
+    const id = other.recordSigned(undefined, REQUEST, SIGNED);
+    other.recordAccepted(id);
+    expect(() => refuseUnfollowedLanes(journal, [OWNER.walletAddress])).toThrow(
+      `the transfer journal has transfers in flight from ${OTHER_LANE}, whose key is not configured; configure it again (beside the others) until they settle`,
+    );
+    refuseUnfollowedLanes(journal, [OWNER.walletAddress, OTHER_LANE]);
+    other.markNonceUsedBelow(8);
+    refuseUnfollowedLanes(journal, [OWNER.walletAddress]);
+    other.close();
   });
 
   it("knows every attempt at a transfer's nonce, finds the transfer by any of them, and settles it with the mined one", async () => {
@@ -283,6 +325,57 @@ describe.each([
     await reopen();
     expect(journal.claimKey("reused", REQUEST)).toMatchObject({ outcome: "existing", entry: { id: claim.entryId } });
     expect(journal.claimKey("released", REQUEST).outcome).toBe("claimed");
+  });
+});
+
+/** A journal written by the service before wallet pools: one wallet, no lanes (see the file's header). */
+const ONE_WALLET_JOURNAL = readFileSync(new URL("fixtures/one-wallet-journal.sql", import.meta.url), "utf8");
+
+/** What a one-wallet journal must read as once migrated: every transfer is its wallet's, nothing else changed. */
+function expectMigratedOneWalletJournal(journal: TransferJournal): void {
+  expect(journal.lanesWithUnsettled()).toEqual([OWNER.walletAddress]);
+  expect(journal.unsettled()).toEqual([expect.objectContaining({ id: 2, lane: OWNER.walletAddress, idempotencyKey: "order-1", state: "accepted", nonce: 1 })]);
+  expect(journal.findById(1)).toMatchObject({ lane: OWNER.walletAddress, state: "nonce-used", finalBlock: 11, reported: "transfer.confirmed" });
+  expect(journal.claimKey("order-2", REQUEST)).toMatchObject({ outcome: "existing", entry: { lane: OWNER.walletAddress, state: "refused", refusal: { code: "INSUFFICIENT_TOKEN_BALANCE" } } });
+  expect(journal.deliveries("pending", 10).map((delivery) => delivery.eventId)).toEqual(["msg_a"]);
+  expect(journal.spentSince(0).map((spent) => spent.apiKeyId)).toEqual(["k1", "k1"]);
+  // Another wallet added beside it starts with nothing of its own.
+  expect(journal.forLane(OTHER_LANE).unsettled()).toEqual([]);
+}
+
+describe("a one-wallet journal, migrated in place to lanes", () => {
+  it("on SQLite", () => {
+    const dir = mkdtempSync(join(tmpdir(), "journal-test-"));
+    const path = join(dir, "transfers.sqlite");
+    const db = new Database(path);
+    keptConnections.push(db);
+    db.exec(ONE_WALLET_JOURNAL);
+    db.close();
+    const journal = openSqliteJournal(path, OWNER);
+    expectMigratedOneWalletJournal(journal);
+    journal.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("on PostgreSQL", async () => {
+    postgres ??= await startTestPostgres();
+    const session = new pg.Client(postgresOptions(await postgres.createDatabase()));
+    await session.connect();
+    try {
+      // The database as the service left it: its migrations then, and its rows.
+      await session.query("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())");
+      for (const migration of POSTGRES_MIGRATIONS.filter(({ version }) => version <= 2)) {
+        await session.query(migration.sql);
+        await session.query("INSERT INTO schema_migrations (version) VALUES ($1)", [migration.version]);
+      }
+      for (const insert of ONE_WALLET_JOURNAL.split("\n").filter((line) => line.startsWith("INSERT"))) await session.query(insert);
+      expect(await migrateDatabase(session)).toEqual(POSTGRES_MIGRATIONS.filter(({ version }) => version > 2).map(({ version }) => version));
+      const journal = await openPostgresJournal(session, OWNER);
+      expectMigratedOneWalletJournal(journal);
+      journal.close();
+    } finally {
+      await session.end();
+    }
   });
 });
 
