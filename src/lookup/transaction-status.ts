@@ -144,7 +144,7 @@ export class TransactionStatusReader {
   #requested(entry: JournalEntry): DecodedTokenTransfer {
     return {
       token: this.chain.tokenAddress,
-      from: this.chain.wallet.address,
+      from: entry.lane,
       to: entry.recipient,
       amount: entry.units.toString(),
       amountInTokens: formatTokenAmount(entry.units, this.chain.tokenDecimals),

@@ -123,8 +123,9 @@ export class TokenTransferService {
     if (entry.refusal) throw new ServiceError(asErrorCode(entry.refusal.code), entry.refusal.message);
     if (!entry.rawTransaction || !entry.hash) throw new Error(`journal entry ${entry.id} holds key ${key} without a transaction`);
     // The first answer was this transaction's record (or was never delivered, the process having died):
-    // the same record again, byte for byte. What became of it is for GET /transactions/:hash to tell.
-    const transfer = { transaction: Transaction.from(entry.rawTransaction), hash: entry.hash, rawTransaction: entry.rawTransaction, from: this.#options.chain.wallet.address };
+    // the same record again, byte for byte. What became of it is for GET /transactions/:hash to tell. Its
+    // sender is the wallet that signed it: in a pool, the lane it was sent from.
+    const transfer = { transaction: Transaction.from(entry.rawTransaction), hash: entry.hash, rawTransaction: entry.rawTransaction, from: entry.lane };
     return { transfer, replayed: true };
   }
 

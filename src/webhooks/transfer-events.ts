@@ -13,9 +13,8 @@ export interface MinedFacts {
   effectiveGasPrice: string | null;
 }
 
-/** The wallet and token every event is about. */
+/** The token every event is about (the sending wallet is each transfer's lane). */
 export interface EventSource {
-  walletAddress: string;
   tokenAddress: string;
   tokenDecimals: number;
 }
@@ -35,7 +34,7 @@ export function transferEvent(type: TransferEventType, entry: JournalEntry, hash
     transferHash: entry.hash,
     hash,
     nonce: entry.nonce,
-    from: source.walletAddress,
+    from: entry.lane,
     token: source.tokenAddress,
     recipient: entry.recipient,
     amount: moved.toString(),
