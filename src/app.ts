@@ -116,7 +116,7 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
     });
     routes.register(getTransactionRoute, { lookup: services.lookup, journal: services.journal });
     routes.register(transactionStatusRoute, { statuses: services.statuses });
-    routes.register(cancelTransferRoute, { journal: services.journal, replacer: services.replacer, statuses: services.statuses });
+    routes.register(cancelTransferRoute, { journal: services.journal, replacerOf: (lane) => services.laneOf(lane)?.replacer, statuses: services.statuses });
     routes.register(walletRoute, { chain, services, replicaId: deps.replicaId });
     routes.register(webhookDeliveriesRoute, { journal: services.journal, dispatcher: services.webhooks?.dispatcher });
     routes.register(metricsRoute, { metrics });

@@ -10,11 +10,11 @@ import type { Config } from "./config.js";
 import { parseWebhookUrls } from "./domain/webhook-settings.js";
 import { createFinality } from "./finality/create-finality.js";
 import { type JournalOwner, openSqliteJournal } from "./journal/sqlite-transfer-journal.js";
-import { type TransferJournal, refuseUnfollowedLanes } from "./journal/transfer-journal.js";
+import { type JournalEntry, type TransferJournal, refuseUnfollowedLanes } from "./journal/transfer-journal.js";
 import { ChainHeadTracker, readLatestBlock } from "./lookup/chain-head.js";
 import { TransactionLookup } from "./lookup/transaction-lookup.js";
 import { TransactionStatusReader } from "./lookup/transaction-status.js";
-import type { ChainConnection } from "./node/connect-chain.js";
+import { type ChainConnection, laneConnection } from "./node/connect-chain.js";
 import { WalletTransferLogs } from "./node/wallet-transfer-logs.js";
 import { startBackgroundResend } from "./sending/background-resend.js";
 import { createNonceAllocator } from "./sending/create-nonce-allocator.js";
@@ -25,12 +25,15 @@ import { SerialRounds } from "./sending/serial-rounds.js";
 import { SnapshotPoller } from "./sending/snapshot-poller.js";
 import { TransferReconciler } from "./sending/transfer-reconciler.js";
 import type { TransferReplacer } from "./sending/transfer-replacer.js";
-import { TokenTransferService } from "./sending/transfer-service.js";
+import { TokenTransferService, type TransferSender } from "./sending/transfer-service.js";
+import { type LaneFigures, type LaneHold, laneHold } from "./sending/lane-routing.js";
+import { LanePool } from "./sending/lane-pool.js";
+import { readLaneHolds } from "./sending/unconfirmed-transfers.js";
 import type { TransferSubmitter } from "./sending/transfer-submitter.js";
 import { verifyUsedNonces } from "./sending/used-nonce-verifier.js";
 import { WalletLedger } from "./sending/wallet-ledger.js";
-import { readFeeBlock, readWalletSnapshot } from "./sending/wallet-snapshot.js";
-import { createWebhooks } from "./webhooks/create-webhooks.js";
+import { readFeeBlock, readWalletSnapshot, transferGasCost } from "./sending/wallet-snapshot.js";
+import { createTransferWatcher, createWebhookDispatcher } from "./webhooks/create-webhooks.js";
 import type { TransferWatcher } from "./webhooks/transfer-watcher.js";
 import type { DeliveryOutcome, WebhookDispatcher } from "./webhooks/webhook-dispatcher.js";
 
@@ -41,19 +44,48 @@ import type { DeliveryOutcome, WebhookDispatcher } from "./webhooks/webhook-disp
 const IDLE_POLL_INTERVAL_MS = 5_000;
 
 
-export interface ChainServices {
+/** The parts that send and follow one wallet's transfers: a lane of the pool (the only one for one wallet). */
+export interface LaneServices {
+  address: string;
   transfers: TokenTransferService;
   submitter: TransferSubmitter;
   nonces: NonceAllocator;
   ledger: WalletLedger;
+  /** The journal as this lane sees it. */
   journal: TransferJournal;
+  replacer: TransferReplacer;
+  /** Present when WEBHOOK_URL is set. */
+  watcher: TransferWatcher | undefined;
+  /** What routing decides from (see lane-routing). */
+  figures(): LaneFigures;
+  /** Why the lane takes no new transfers now (see lane-routing); undefined while it takes them. */
+  hold(): LaneHold | undefined;
+  /** Resolves once the wallet snapshot is at most `maxAgeMs` old, reading one if needed. */
+  ensureSnapshot(maxAgeMs: number): Promise<void>;
+  /** The same, without waking the lane's poller to the busy pace (see SnapshotPoller.ensureFreshQuietly). */
+  ensureBalances(maxAgeMs: number): Promise<void>;
+}
+
+export interface ChainServices {
+  /** The first lane's service for one wallet; the pool's router for several. */
+  transfers: TransferSender;
+  /** Every lane, in the order of the configured keys. */
+  lanes: readonly LaneServices[];
+  /** The lane of a wallet address, if it is one of the pool's. */
+  laneOf(address: string): LaneServices | undefined;
+  // The first lane's parts: what describes "the wallet" where one document or gauge stands for it.
+  submitter: TransferSubmitter;
+  nonces: NonceAllocator;
+  ledger: WalletLedger;
+  /** The journal (as the first lane sees it; keys, hashes and events are every lane's). */
+  journal: TransferJournal;
+  replacer: TransferReplacer;
   head: ChainHeadTracker;
   lookup: TransactionLookup;
   statuses: TransactionStatusReader;
-  replacer: TransferReplacer;
   /** Present when WEBHOOK_URL is set. */
-  webhooks: { watcher: TransferWatcher; dispatcher: WebhookDispatcher } | undefined;
-  /** Resolves once the wallet snapshot is at most `maxAgeMs` old, reading one if needed. */
+  webhooks: { dispatcher: WebhookDispatcher } | undefined;
+  /** Resolves once the first lane's snapshot is at most `maxAgeMs` old, reading one if needed. */
   ensureSnapshot(maxAgeMs: number): Promise<void>;
   /** Stops background work, waits for it, and closes the journal. Call after the HTTP server closed. */
   close(): Promise<void>;
@@ -75,6 +107,7 @@ export type ChainServicesConfig = Pick<
   | "maxPriorityFeePerGas"
   | "gasLimitMultiplier"
   | "stuckAfterBlocks"
+  | "maxInFlightPerLane"
   | "finalityBlocks"
   | "webhookUrl"
   | "webhookSecret"
@@ -97,8 +130,8 @@ function feePolicyOf(config: ChainServicesConfig): FeePolicy {
 export type JournalOpener = (owner: JournalOwner, options: { notify: boolean }) => TransferJournal | Promise<TransferJournal>;
 
 /**
- * Opens the journal, reads the wallet, reconciles unfinished transfers, and starts background work. Each
- * part builds itself; this function only orders them.
+ * Opens the journal, starts every lane (reads its wallet, reconciles its unfinished transfers, starts its
+ * background work), and the parts all lanes share. Each part builds itself; this function only orders them.
  */
 export async function startChainServices(
   config: ChainServicesConfig,
@@ -112,137 +145,215 @@ export async function startChainServices(
     { chainId: chain.chainId, walletAddress: chain.wallet.address, tokenAddress: chain.tokenAddress },
     { notify: endpoints.length > 0 },
   );
+  const lanes: RunningLane[] = [];
   try {
-    refuseUnfollowedLanes(journal, [chain.wallet.address]);
-    const fees = feePolicyOf(config);
-    const initialSnapshot = await readWalletSnapshot(chain, fees);
-    const ledger = new WalletLedger(initialSnapshot);
-    const reconciler = new TransferReconciler(chain, journal, ledger);
-    const summary = await reconciler.reconcileAtStartup();
-    log.info({ ...summary }, "journal reconciled with the chain");
-    const nonces = await createNonceAllocator(chain, journal);
-
-    const transferLogs = new WalletTransferLogs(chain);
-    const webhooks = endpoints.length === 0 ? undefined : createWebhooks(config, endpoints, chain, journal, transferLogs, log, observeDelivery);
-    const { submitter, replacer } = createSendPath(config, {
-      chain,
+    refuseUnfollowedLanes(
       journal,
-      ledger,
-      nonces,
-      reconciler,
-      policy: fees,
-      log,
-      onAttemptJournaled: (entry, hash, kind) => {
-        if (kind === "transfer") webhooks?.watcher.replaced(entry, hash);
-      },
-      onSentInBackground: () => poller.wake(),
-    });
-
-    // After each new snapshot (and, while idle, each new block read): verify which transaction used each
-    // settled nonce, re-price what is stuck, report what was settled. `head`: the block the round is about.
-    const rounds = new SerialRounds(
-      async (head) => {
-        // Transfers settled since the last round are followed until final from here.
-        journal.markSettledAt(head);
-        await verifyUsedNonces(transferLogs, journal, reconciler, head);
-        await replacer.repriceStuck();
-        await webhooks?.watcher.follow(head);
-        // Transfers a reorganisation moved within the chain are pending only until their undone outcome was
-        // reported above: their nonce is used, so the next round verifies them again, without waiting for a block.
-        if (journal.markNonceUsedBelow(ledger.snapshot.minedNonceCount) > 0) rounds.again(head);
-        await journal.flushed();
-        webhooks?.dispatcher.wake();
-      },
-      (error) => log.warn({ err: error }, "re-pricing round failed; will retry at the next block"),
-      () => !journal.failure,
+      chain.laneSigners.map((signer) => signer.address),
     );
-    let latestHead = initialSnapshot.blockNumber;
-    const finality = createFinality(config, {
-      node: chain.provider,
-      chainId: chain.chainId,
-      journal,
-      log,
-      onReorg: async () => {
-        transferLogs.forget();
-        await poller.ensureFresh(0);
-      },
-      onUnfollowedJump: () => transferLogs.forget(),
-      onChange: () => rounds.run(latestHead),
-    });
-    const isBusy = () => ledger.unminedCount > 0 || submitter.inFlightCount > 0 || (webhooks?.watcher.awaitingConfirmations ?? 0) > 0;
-    const poller = new SnapshotPoller({
-      initial: initialSnapshot,
-      readBlock: () => readFeeBlock(chain),
-      readSnapshot: (block) => readWalletSnapshot(chain, fees, block),
-      onSnapshot: (snapshot) => {
-        ledger.applySnapshot(snapshot);
-        // An older block (a lagging backend) tells nothing new.
-        if (journal.failure || ledger.snapshot !== snapshot) return;
-        const unmined = journal.markUnminedFrom(snapshot.minedNonceCount);
-        if (unmined > 0) log.warn({ unmined, minedNonceCount: snapshot.minedNonceCount }, "a reorganisation took mined transfers off the chain; they are pending again and followed until mined");
-        journal.markNonceUsedBelow(snapshot.minedNonceCount);
-        rounds.run(snapshot.blockNumber);
-      },
-      // Without a base fee (a legacy chain) the gas price comes with each snapshot only.
-      onBlock: (block) => {
-        finality.follow(block);
-        if (block.baseFeePerGas !== null) ledger.applyBaseFee(block.baseFeePerGas, (baseFee, tip) => offeredFees(baseFee, tip, fees));
-        const newHead = block.number > latestHead;
-        latestHead = Math.max(latestHead, block.number);
-        // Busy, the snapshot of this block triggers the round; idle, transfers settled meanwhile (while
-        // the service was down, for one) are reported from the block reads.
-        if (newHead && !isBusy()) rounds.run(block.number);
-      },
-      onError: (error) => log.warn({ err: error }, "could not refresh the wallet snapshot; keeping the previous one"),
-      isBusy,
-      busyIntervalMs: config.chainRefreshIntervalMs,
-      idleIntervalMs: Math.max(IDLE_POLL_INTERVAL_MS, config.chainRefreshIntervalMs),
-    });
-    poller.start();
-    webhooks?.dispatcher.start();
-    // Transfers settled while the service was down are reported without waiting for a block.
-    rounds.run(initialSnapshot.blockNumber);
-    const transfers = new TokenTransferService({
-      chain,
-      gasLimitMultiplier: config.gasLimitMultiplier,
-      journal,
-      ledger,
-      submitter,
-      ensureFees: (maxAgeMs) => poller.ensureFeesFresh(maxAgeMs),
-      ensureSnapshot: (maxAgeMs) => poller.ensureFresh(maxAgeMs),
-    });
-    const resend = startBackgroundResend(
-      { rebroadcastAfterMs: config.rebroadcastAfterMs, keyTtlMs: config.idempotencyKeyTtlHours * 3_600_000 },
-      { chain, journal, ledger, nonces, reconciler, submitter, replacer, log },
-    );
+    const pooled = chain.laneSigners.length > 1;
+    // Whether any lane is still sending a key's entry: a repeat may reach another lane than the one sending it.
+    const isSendingAnywhere = pooled ? (key: string, entry: JournalEntry) => lanes.some((lane) => lane.transfers.isSending(key, entry)) : undefined;
+    for (const signer of chain.laneSigners) {
+      const laneChain = signer === chain.signer ? chain : laneConnection(chain, signer);
+      const laneJournal = signer === chain.signer ? journal : journal.forLane(signer.address);
+      // With several lanes, every line a lane logs names it.
+      const laneLog = pooled ? log.child({ lane: signer.address }) : log;
+      lanes.push(await startLane(config, { pooled, chain: laneChain, journal: laneJournal, log: laneLog, endpoints, isSendingAnywhere }));
+    }
+    const dispatcher = endpoints.length === 0 ? undefined : createWebhookDispatcher(config, journal, log, observeDelivery);
+    for (const lane of lanes) lane.onRoundDone = () => dispatcher?.wake();
+    dispatcher?.start();
 
     const head = new ChainHeadTracker(() => readLatestBlock(chain.provider), config.headMaxAgeMs);
     const lookup = new TransactionLookup(chain.provider, head, config.transactionCacheSize);
-
+    const [first] = lanes;
+    const byAddress = new Map(lanes.map((lane) => [lane.address, lane]));
     return {
-      transfers,
-      submitter,
-      nonces,
-      ledger,
+      transfers: pooled ? new LanePool(lanes, journal, { maxInFlightPerLane: config.maxInFlightPerLane, balancesMaxAgeMs: config.chainRefreshIntervalMs }) : first.transfers,
+      lanes,
+      laneOf: (address) => byAddress.get(address),
+      submitter: first.submitter,
+      nonces: first.nonces,
+      ledger: first.ledger,
       journal,
+      replacer: first.replacer,
       head,
       lookup,
       statuses: new TransactionStatusReader(chain, lookup, journal),
-      replacer,
-      webhooks,
-      ensureSnapshot: (maxAgeMs) => poller.ensureFresh(maxAgeMs),
+      webhooks: dispatcher && { dispatcher },
+      ensureSnapshot: (maxAgeMs) => first.ensureSnapshot(maxAgeMs),
       async close() {
-        await resend.stop();
-        await poller.stop();
-        await webhooks?.dispatcher.stop();
-        await Promise.all([rounds.stop(), finality.stop()]);
+        await Promise.all(lanes.map((lane) => lane.stopBackground()));
+        await dispatcher?.stop();
         // The last writes reach the store (a shared database is written after each commit) before it closes.
         await journal.flushed().catch(() => undefined);
-        journal.close();
+        for (const lane of lanes) lane.journal.close();
       },
     };
   } catch (error) {
-    journal.close();
+    await Promise.all(lanes.map((lane) => lane.stopBackground()));
+    for (const lane of lanes) lane.journal.close();
+    if (lanes[0]?.journal !== journal) journal.close();
     throw error;
   }
+}
+
+/** A lane while it runs: what the service uses, and how its background work stops. */
+interface RunningLane extends LaneServices {
+  /** Called after each of the lane's rounds, once its events are journaled: the dispatcher sends them. */
+  onRoundDone: () => void;
+  stopBackground(): Promise<void>;
+}
+
+interface LaneParts {
+  /** One lane of several: routing needs its holds. */
+  pooled: boolean;
+  chain: ChainConnection;
+  journal: TransferJournal;
+  log: FastifyBaseLogger;
+  endpoints: readonly string[];
+  isSendingAnywhere: ((key: string, entry: JournalEntry) => boolean) | undefined;
+}
+
+/** Reads one wallet, reconciles its unfinished transfers, and starts its background work. */
+async function startLane(config: ChainServicesConfig, { pooled, chain, journal, log, endpoints, isSendingAnywhere }: LaneParts): Promise<RunningLane> {
+  const fees = feePolicyOf(config);
+  const initialSnapshot = await readWalletSnapshot(chain, fees);
+  const ledger = new WalletLedger(initialSnapshot);
+  const reconciler = new TransferReconciler(chain, journal, ledger);
+  const summary = await reconciler.reconcileAtStartup();
+  log.info({ ...summary }, "journal reconciled with the chain");
+  const nonces = await createNonceAllocator(chain, journal);
+
+  const transferLogs = new WalletTransferLogs(chain);
+  const watcher = endpoints.length === 0 ? undefined : createTransferWatcher(config, endpoints, chain, journal, transferLogs);
+  const { submitter, replacer } = createSendPath(config, {
+    chain,
+    journal,
+    ledger,
+    nonces,
+    reconciler,
+    policy: fees,
+    log,
+    onAttemptJournaled: (entry, hash, kind) => {
+      if (kind === "transfer") watcher?.replaced(entry, hash);
+    },
+    onSentInBackground: () => poller.wake(),
+  });
+
+  // What routing passes a lane over for, read with each snapshot (from the journal, so not per request).
+  let held = { stuck: false, jammed: false };
+  // After each new snapshot (and, while idle, each new block read): verify which transaction used each
+  // settled nonce, re-price what is stuck, report what was settled. `head`: the block the round is about.
+  const rounds = new SerialRounds(
+    async (head) => {
+      // Transfers settled since the last round are followed until final from here.
+      journal.markSettledAt(head);
+      await verifyUsedNonces(transferLogs, journal, reconciler, head);
+      await replacer.repriceStuck();
+      await watcher?.follow(head);
+      // Transfers a reorganisation moved within the chain are pending only until their undone outcome was
+      // reported above: their nonce is used, so the next round verifies them again, without waiting for a block.
+      if (journal.markNonceUsedBelow(ledger.snapshot.minedNonceCount) > 0) rounds.again(head);
+      await journal.flushed();
+      lane.onRoundDone();
+    },
+    (error) => log.warn({ err: error }, "re-pricing round failed; will retry at the next block"),
+    () => !journal.failure,
+  );
+  let latestHead = initialSnapshot.blockNumber;
+  const finality = createFinality(config, {
+    node: chain.provider,
+    chainId: chain.chainId,
+    journal,
+    log,
+    onReorg: async () => {
+      transferLogs.forget();
+      await poller.ensureFresh(0);
+    },
+    onUnfollowedJump: () => transferLogs.forget(),
+    onChange: () => rounds.run(latestHead),
+  });
+  const isBusy = () => ledger.unminedCount > 0 || submitter.inFlightCount > 0 || (watcher?.awaitingConfirmations ?? 0) > 0;
+  const poller = new SnapshotPoller({
+    initial: initialSnapshot,
+    readBlock: () => readFeeBlock(chain),
+    readSnapshot: (block) => readWalletSnapshot(chain, fees, block),
+    onSnapshot: (snapshot) => {
+      ledger.applySnapshot(snapshot);
+      // An older block (a lagging backend) tells nothing new.
+      if (journal.failure || ledger.snapshot !== snapshot) return;
+      const unmined = journal.markUnminedFrom(snapshot.minedNonceCount);
+      if (unmined > 0) log.warn({ unmined, minedNonceCount: snapshot.minedNonceCount }, "a reorganisation took mined transfers off the chain; they are pending again and followed until mined");
+      journal.markNonceUsedBelow(snapshot.minedNonceCount);
+      if (pooled) held = readLaneHolds(journal, snapshot.minedNonceCount, snapshot.blockNumber, { blocks: config.stuckAfterBlocks, ms: config.rebroadcastAfterMs });
+      rounds.run(snapshot.blockNumber);
+    },
+    // Without a base fee (a legacy chain) the gas price comes with each snapshot only.
+    onBlock: (block) => {
+      finality.follow(block);
+      if (block.baseFeePerGas !== null) ledger.applyBaseFee(block.baseFeePerGas, (baseFee, tip) => offeredFees(baseFee, tip, fees));
+      const newHead = block.number > latestHead;
+      latestHead = Math.max(latestHead, block.number);
+      // Busy, the snapshot of this block triggers the round; idle, transfers settled meanwhile (while
+      // the service was down, for one) are reported from the block reads.
+      if (newHead && !isBusy()) rounds.run(block.number);
+    },
+    onError: (error) => log.warn({ err: error }, "could not refresh the wallet snapshot; keeping the previous one"),
+    isBusy,
+    busyIntervalMs: config.chainRefreshIntervalMs,
+    idleIntervalMs: Math.max(IDLE_POLL_INTERVAL_MS, config.chainRefreshIntervalMs),
+  });
+  poller.start();
+  const transfers = new TokenTransferService({
+    chain,
+    gasLimitMultiplier: config.gasLimitMultiplier,
+    journal,
+    ledger,
+    submitter,
+    ensureFees: (maxAgeMs) => poller.ensureFeesFresh(maxAgeMs),
+    ensureSnapshot: (maxAgeMs) => poller.ensureFresh(maxAgeMs),
+    isSendingAnywhere,
+  });
+  const resend = startBackgroundResend(
+    { rebroadcastAfterMs: config.rebroadcastAfterMs, keyTtlMs: config.idempotencyKeyTtlHours * 3_600_000 },
+    { chain, journal, ledger, nonces, reconciler, submitter, replacer, log },
+  );
+  const lane: RunningLane = {
+    address: chain.wallet.address,
+    transfers,
+    submitter,
+    nonces,
+    ledger,
+    journal,
+    replacer,
+    watcher,
+    figures: () => {
+      const gasPerTransfer = transferGasCost(ledger.snapshot);
+      return {
+        address: chain.wallet.address,
+        // Every reservation: transfers being signed or sent as well as those waiting to be mined.
+        unmined: ledger.reservedCount,
+        ...held,
+        tokensAvailable: ledger.tokensAvailable,
+        gasAvailable: ledger.gasAvailable,
+        gasPerTransfer,
+        // A lane that cannot pay one more transfer's gas at today's fees takes none.
+        gasFloor: gasPerTransfer,
+      };
+    },
+    hold: () => laneHold(lane.figures(), config.maxInFlightPerLane),
+    ensureSnapshot: (maxAgeMs) => poller.ensureFresh(maxAgeMs),
+    ensureBalances: (maxAgeMs) => poller.ensureFreshQuietly(maxAgeMs),
+    onRoundDone: () => undefined,
+    async stopBackground() {
+      await resend.stop();
+      await poller.stop();
+      await Promise.all([rounds.stop(), finality.stop()]);
+    },
+  };
+  // Transfers settled while the service was down are reported without waiting for a block.
+  rounds.run(initialSnapshot.blockNumber);
+  return lane;
 }

@@ -7,20 +7,18 @@ import type { Logger } from "pino";
 import { type App, buildApp } from "./app.js";
 import { ApiKeyRing } from "./auth/api-keys.js";
 import { type ChainServices, type JournalOpener, startChainServices } from "./chain-services.js";
-import { type ChainConnection, connectChain } from "./node/connect-chain.js";
+import { type ChainConnection, closeChain, connectChain } from "./node/connect-chain.js";
 import { type ChainConfig, ConfigError } from "./config.js";
 import { InvalidAddressError, parseRecipientAddress } from "./domain/recipient-address.js";
 import { InvalidAmountError, parseTokenAmount } from "./domain/token-amount.js";
 import { TransferPolicy, type TransferPolicyLimits } from "./domain/transfer-policy.js";
 import type { ReadinessCheck } from "./http/routes/health.js";
 import { ServiceMetrics } from "./metrics.js";
-import type { WalletSnapshot } from "./sending/wallet-snapshot.js";
+import { transferGasCost } from "./sending/wallet-snapshot.js";
 import { isJammed, readUnconfirmedTransfers } from "./sending/unconfirmed-transfers.js";
 import { steadyWallClockNow } from "./clock.js";
 
 const DAY_MS = 86_400_000;
-/** Gas one token transfer may take, for the readiness check "the wallet can pay for gas". */
-const TRANSFER_GAS_ALLOWANCE = 100_000n;
 /** A failing gas check reads the balances again when they are older than this. */
 const GAS_RECHECK_MAX_AGE_MS = 5_000;
 
@@ -85,14 +83,12 @@ export async function composeService(config: ChainConfig, logger: Logger, replic
       async close() {
         await app.close();
         await running.close();
-        chain.provider.destroy();
-        await chain.signer.close();
+        await closeChain(chain);
       },
     };
   } catch (error) {
     await services?.close();
-    chain.provider.destroy();
-    await chain.signer.close();
+    await closeChain(chain);
     throw error;
   }
 }
@@ -125,11 +121,6 @@ function checkedRecipient(address: string): string {
   }
 }
 
-/** What one more transfer may cost in ETH at the snapshot's fees: the gas allowance at the fee cap, plus any L1 data fee. */
-function transferGasCost({ maxFeePerGas, l1DataFee }: WalletSnapshot): bigint {
-  return TRANSFER_GAS_ALLOWANCE * maxFeePerGas + l1DataFee;
-}
-
 function readinessChecks(chain: ChainConnection, services: ChainServices): Record<string, ReadinessCheck> {
   return {
     node: async () => {
@@ -147,12 +138,14 @@ function readinessChecks(chain: ChainConnection, services: ChainServices): Recor
     },
     journal: async () => (services.journal.failure ? "the transfer journal failed to commit and records nothing until the service is restarted" : undefined),
     gas: async () => {
-      const canPay = () => services.ledger.snapshot.ethBalance >= transferGasCost(services.ledger.snapshot);
+      // A pool is ready while any of its wallets can pay.
+      const canPay = () => services.lanes.some(({ ledger }) => ledger.snapshot.ethBalance >= transferGasCost(ledger.snapshot));
       // An idle service reads balances only on demand: a wallet that looks short is read again, so that a
       // top-up takes it back into rotation.
-      if (!canPay()) await services.ensureSnapshot(GAS_RECHECK_MAX_AGE_MS);
+      if (!canPay()) await Promise.all(services.lanes.map((lane) => lane.ensureSnapshot(GAS_RECHECK_MAX_AGE_MS)));
       // The balance itself is for GET /wallet (behind an API key), not for an open route.
-      return canPay() ? undefined : "the wallet cannot pay the gas of one more transfer at the current fees";
+      const who = services.lanes.length > 1 ? "no wallet of the pool can" : "the wallet cannot";
+      return canPay() ? undefined : `${who} pay the gas of one more transfer at the current fees`;
     },
   };
 }

@@ -5,7 +5,8 @@ import { ApiKeyRing, InvalidApiKeysError } from "./auth/api-keys.js";
 import { InvalidWebhookSettingError, parseWebhookSecrets, parseWebhookUrls } from "./domain/webhook-settings.js";
 import type { SignerSettings } from "./signers/create-signer.js";
 
-const HEX_PRIVATE_KEY = "^0x[0-9a-fA-F]{64}$";
+// A signer variable may name several keys, comma-separated: each is a lane of a wallet pool.
+const HEX_PRIVATE_KEYS = "^0x[0-9a-fA-F]{64}(\\s*,\\s*0x[0-9a-fA-F]{64})*$";
 const HEX_ADDRESS = "^0x[0-9a-fA-F]{40}$";
 const GWEI = "^[0-9]+(\\.[0-9]{1,9})?$";
 
@@ -13,13 +14,15 @@ export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "
 
 export const ConfigSchema = Type.Object({
   rpcUrl: Type.Optional(Type.String({ pattern: "^https?://", description: "JSON-RPC endpoint of the Ethereum node" })),
-  privateKey: Type.Optional(Type.String({ pattern: HEX_PRIVATE_KEY, description: "hot wallet key, 0x and 64 hex digits" })),
-  keystorePath: Type.Optional(Type.String({ minLength: 1, description: "encrypted JSON keystore (v3) of the hot wallet" })),
-  keystorePasswordFile: Type.Optional(Type.String({ minLength: 1, description: "file holding the keystore's password" })),
-  awsKmsKeyId: Type.Optional(Type.String({ minLength: 1, description: "AWS KMS key (id, ARN or alias) of spec ECC_SECG_P256K1 that holds the hot wallet's key" })),
+  privateKey: Type.Optional(Type.String({ pattern: HEX_PRIVATE_KEYS, description: "hot wallet key, 0x and 64 hex digits; comma-separated keys make a wallet pool" })),
+  keystorePath: Type.Optional(Type.String({ minLength: 1, description: "encrypted JSON keystore (v3) of the hot wallet; comma-separated paths make a pool" })),
+  keystorePasswordFile: Type.Optional(Type.String({ minLength: 1, description: "file holding the keystore's password (one for all, or one per keystore)" })),
+  awsKmsKeyId: Type.Optional(
+    Type.String({ minLength: 1, description: "AWS KMS key (id, ARN or alias) of spec ECC_SECG_P256K1 that holds the hot wallet's key; comma-separated keys make a pool" }),
+  ),
   pkcs11Module: Type.Optional(Type.String({ minLength: 1, description: "path of the HSM's PKCS#11 library" })),
   pkcs11TokenLabel: Type.Optional(Type.String({ minLength: 1, description: "label of the HSM token holding the key" })),
-  pkcs11KeyLabel: Type.Optional(Type.String({ minLength: 1, description: "label of the key pair on that token" })),
+  pkcs11KeyLabel: Type.Optional(Type.String({ minLength: 1, description: "label of the key pair on that token; comma-separated labels make a pool" })),
   pkcs11PinFile: Type.Optional(Type.String({ minLength: 1, description: "file holding the token's user PIN" })),
   tokenAddress: Type.Optional(Type.String({ pattern: HEX_ADDRESS, description: "ERC-20 contract address" })),
   chainId: Type.Optional(Type.Integer({ minimum: 1, description: "expected chain id, checked against the node" })),
@@ -45,6 +48,12 @@ export const ConfigSchema = Type.Object({
   finalityBlocks: Type.Optional(
     Type.Integer({ minimum: 1, maximum: 100_000, description: "blocks below the head at which a transfer is final, where the node has no finalized block; default by chain id" }),
   ),
+  maxInFlightPerLane: Type.Integer({
+    minimum: 1,
+    maximum: 4096,
+    default: 16,
+    description: "a pool's lane holding this many unmined transactions takes no new transfers (geth keeps 16 executable per sender for sure)",
+  }),
   stuckAfterBlocks: Type.Integer({ minimum: 1, maximum: 10_000, default: 3, description: "blocks a transfer waits unmined before an underpriced one is re-priced" }),
   gasLimitMultiplier: Type.String({ pattern: "^[0-9]+(\\.[0-9]{1,4})?$", default: "1.0", description: "gas limit = eth_estimateGas x this (at least 1)" }),
   headMaxAgeMs: Type.Integer({ minimum: 0, maximum: 60_000, default: 500, description: "oldest chain head a lookup may use" }),
@@ -73,7 +82,7 @@ export const ConfigSchema = Type.Object({
 export type Config = Static<typeof ConfigSchema>;
 
 /** Configuration once the node, wallet and token are known (after a dev chain was started, if any). */
-export type ChainConfig = Config & Required<Pick<Config, "rpcUrl" | "tokenAddress">> & { signer: SignerSettings };
+export type ChainConfig = Config & Required<Pick<Config, "rpcUrl" | "tokenAddress">> & { signers: SignerSettings[] };
 
 /** Which environment variable feeds which config field. */
 export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
@@ -109,6 +118,7 @@ export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
   maxPriorityFeePerGas: "MAX_PRIORITY_FEE_PER_GAS",
   gasLimitMultiplier: "GAS_LIMIT_MULTIPLIER",
   stuckAfterBlocks: "STUCK_AFTER_BLOCKS",
+  maxInFlightPerLane: "MAX_IN_FLIGHT_PER_LANE",
   finalityBlocks: "FINALITY_BLOCKS",
   webhookUrl: "WEBHOOK_URL",
   webhookSecret: "WEBHOOK_SECRET",
@@ -131,6 +141,7 @@ const INTEGER_FIELDS: (keyof Config)[] = [
   "chainId",
   "devBlockTime",
   "stuckAfterBlocks",
+  "maxInFlightPerLane",
   "finalityBlocks",
   "webhookConfirmations",
   "webhookRetryInitialMs",
@@ -170,6 +181,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     }
   }
   // A variable that is missing is reported even when others are malformed, so one run lists every fix.
+  checkSignerLists(raw, problems);
   if (raw.rpcUrl && raw.demoSetup !== "true") {
     checkSignerSelection(raw, problems);
     if (!raw.tokenAddress) problems.push("TOKEN_ADDRESS: required when RPC_URL is set");
@@ -231,23 +243,53 @@ function checkSignerSelection(raw: Record<string, unknown>, problems: string[]):
 
 /** The configuration of a service on a known node, token and signer; ConfigError when one is missing. */
 export function chainConfigOf(config: Config): ChainConfig {
-  const signer = signerSettingsOf(config);
-  if (!config.rpcUrl || !signer || !config.tokenAddress) {
+  const signers = signerSettingsOf(config);
+  if (!config.rpcUrl || !signers || !config.tokenAddress) {
     throw new ConfigError("RPC_URL, a signer (PRIVATE_KEY, KEYSTORE_PATH, AWS_KMS_KEY_ID or PKCS11_MODULE) and TOKEN_ADDRESS: required");
   }
-  return { ...config, rpcUrl: config.rpcUrl, tokenAddress: config.tokenAddress, signer };
+  return { ...config, rpcUrl: config.rpcUrl, tokenAddress: config.tokenAddress, signers };
 }
 
-/** The signer the configuration selects; undefined when none is (a dev chain brings its own key). */
-export function signerSettingsOf(config: Config): SignerSettings | undefined {
-  if (config.privateKey) return { kind: "private-key", privateKey: config.privateKey };
-  if (config.keystorePath && config.keystorePasswordFile) return { kind: "keystore", keystorePath: config.keystorePath, passwordFile: config.keystorePasswordFile };
-  if (config.awsKmsKeyId) return { kind: "aws-kms", keyId: config.awsKmsKeyId };
+/**
+ * The signers the configuration selects, one per lane (a list variable names several keys of one kind);
+ * undefined when none is (a dev chain brings its own key).
+ */
+export function signerSettingsOf(config: Config): SignerSettings[] | undefined {
+  if (config.privateKey) return listOf(config.privateKey).map((privateKey) => ({ kind: "private-key", privateKey }));
+  if (config.keystorePath && config.keystorePasswordFile) {
+    const passwordFiles = listOf(config.keystorePasswordFile);
+    return listOf(config.keystorePath).map((keystorePath, index) => ({ kind: "keystore", keystorePath, passwordFile: passwordFiles[passwordFiles.length === 1 ? 0 : index] }));
+  }
+  if (config.awsKmsKeyId) return listOf(config.awsKmsKeyId).map((keyId) => ({ kind: "aws-kms", keyId }));
   const { pkcs11Module, pkcs11TokenLabel, pkcs11KeyLabel, pkcs11PinFile } = config;
   if (pkcs11Module && pkcs11TokenLabel && pkcs11KeyLabel && pkcs11PinFile) {
-    return { kind: "pkcs11", modulePath: pkcs11Module, tokenLabel: pkcs11TokenLabel, keyLabel: pkcs11KeyLabel, pinFile: pkcs11PinFile };
+    return listOf(pkcs11KeyLabel).map((keyLabel) => ({ kind: "pkcs11", modulePath: pkcs11Module, tokenLabel: pkcs11TokenLabel, keyLabel, pinFile: pkcs11PinFile }));
   }
   return undefined;
+}
+
+function listOf(value: string): string[] {
+  return value.split(",").map((entry) => entry.trim());
+}
+
+/** Each lane needs a key of its own, and a keystore list its passwords: one for all, or one each. */
+function checkSignerLists(raw: Record<string, unknown>, problems: string[]): void {
+  for (const field of ["privateKey", "keystorePath", "awsKmsKeyId", "pkcs11KeyLabel"] as const) {
+    if (typeof raw[field] !== "string") continue;
+    const entries = listOf(raw[field]);
+    if (entries.some((entry) => entry === "")) problems.push(`${ENVIRONMENT_VARIABLES[field]}: an empty entry in the comma-separated list`);
+    // Compared without case: the same private key in upper and lower case is one wallet.
+    if (new Set(entries.map((entry) => entry.toLowerCase())).size < entries.length) {
+      problems.push(`${ENVIRONMENT_VARIABLES[field]}: the same key is listed twice; each lane of a pool needs a key of its own`);
+    }
+  }
+  if (typeof raw.keystorePath === "string" && typeof raw.keystorePasswordFile === "string") {
+    const keystores = listOf(raw.keystorePath).length;
+    const passwords = listOf(raw.keystorePasswordFile).length;
+    if (passwords !== 1 && passwords !== keystores) {
+      problems.push(`KEYSTORE_PASSWORD_FILE: ${passwords} files for ${keystores} keystores; give one for all, or one per keystore in the same order`);
+    }
+  }
 }
 
 function checkWebhookSettings(raw: Record<string, unknown>, problems: string[]): void {
@@ -268,7 +310,7 @@ function checkWebhookSettings(raw: Record<string, unknown>, problems: string[]):
 function describeExpectation(field: keyof Config, schemaMessage: string): string {
   switch (field) {
     case "privateKey":
-      return "must be 0x followed by 64 hex digits";
+      return "must be 0x followed by 64 hex digits (several keys: comma-separated)";
     case "tokenAddress":
       return "must be 0x followed by 40 hex digits";
     case "rpcUrl":

@@ -47,6 +47,10 @@ export const ERROR_CODES = {
     statusCode: 503,
     description: "the wallet's remote signer (AWS KMS, an HSM) did not sign: unreachable, throttled or refused; nothing was signed or sent, retry later",
   },
+  NO_LANE_AVAILABLE: {
+    statusCode: 503,
+    description: "every wallet of the pool is busy (a transfer stuck, nonces jammed, or MAX_IN_FLIGHT_PER_LANE unmined); nothing was sent, retry shortly",
+  },
   NOT_READY: { statusCode: 503, description: "a readiness check failed; the message names it" },
   NODE_UNAVAILABLE: { statusCode: 503, description: "the node could not be reached, timed out or failed during a lookup" },
   LEADER_UNAVAILABLE: {

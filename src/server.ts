@@ -63,6 +63,8 @@ async function main(): Promise<void> {
         token: chain.tokenAddress,
         wallet: chain.wallet.address,
         signer: chain.signer.description,
+        // A wallet pool: every lane's address, in the order of the keys.
+        ...(chain.laneSigners.length > 1 && { lanes: chain.laneSigners.map((signer) => signer.address) }),
         keccak: chain.keccak,
         // Where events go, by host only: a path or query may carry a receiver's token.
         webhooks: chainConfig.webhookUrl ? parseWebhookUrls(chainConfig.webhookUrl).map((url) => new URL(url).host) : "off",
@@ -107,7 +109,7 @@ async function resolveChain(config: Config, devNode: AnvilNode | undefined): Pro
         ...config,
         rpcUrl,
         privateKey: setup.privateKey,
-        signer: { kind: "private-key", privateKey: setup.privateKey },
+        signers: [{ kind: "private-key", privateKey: setup.privateKey }],
         tokenAddress: setup.tokenAddress,
         journalPath,
         apiKeys,

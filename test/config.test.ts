@@ -22,6 +22,7 @@ const DEFAULTS = {
   minPriorityFeePerGas: "0.001",
   gasLimitMultiplier: "1.0",
   stuckAfterBlocks: 3,
+  maxInFlightPerLane: 16,
   webhookConfirmations: 1,
   webhookRetryInitialMs: 5_000,
   transactionCacheSize: 10_000,
@@ -162,16 +163,56 @@ describe("the signer", () => {
   };
 
   it("is exactly one of the four, each with all its variables", () => {
-    expect(signerSettingsOf(loadConfig({ ...base, PRIVATE_KEY: KEY }))).toEqual({ kind: "private-key", privateKey: KEY });
-    expect(signerSettingsOf(loadConfig({ ...base, AWS_KMS_KEY_ID: "alias/hot-wallet" }))).toEqual({ kind: "aws-kms", keyId: "alias/hot-wallet" });
-    expect(signerSettingsOf(loadConfig({ ...base, KEYSTORE_PATH: "/k.json", KEYSTORE_PASSWORD_FILE: "/p" }))).toEqual({ kind: "keystore", keystorePath: "/k.json", passwordFile: "/p" });
+    expect(signerSettingsOf(loadConfig({ ...base, PRIVATE_KEY: KEY }))).toEqual([{ kind: "private-key", privateKey: KEY }]);
+    expect(signerSettingsOf(loadConfig({ ...base, AWS_KMS_KEY_ID: "alias/hot-wallet" }))).toEqual([{ kind: "aws-kms", keyId: "alias/hot-wallet" }]);
+    expect(signerSettingsOf(loadConfig({ ...base, KEYSTORE_PATH: "/k.json", KEYSTORE_PASSWORD_FILE: "/p" }))).toEqual([{ kind: "keystore", keystorePath: "/k.json", passwordFile: "/p" }]);
     const pkcs11 = { PKCS11_MODULE: "/lib.so", PKCS11_TOKEN_LABEL: "wallet", PKCS11_KEY_LABEL: "hot", PKCS11_PIN_FILE: "/pin" };
-    expect(signerSettingsOf(loadConfig({ ...base, ...pkcs11 }))).toEqual({ kind: "pkcs11", modulePath: "/lib.so", tokenLabel: "wallet", keyLabel: "hot", pinFile: "/pin" });
+    expect(signerSettingsOf(loadConfig({ ...base, ...pkcs11 }))).toEqual([{ kind: "pkcs11", modulePath: "/lib.so", tokenLabel: "wallet", keyLabel: "hot", pinFile: "/pin" }]);
     expect(problemsOf(base)).toContain("PRIVATE_KEY: required when RPC_URL is set, unless the key is elsewhere: KEYSTORE_PATH, AWS_KMS_KEY_ID or PKCS11_MODULE");
     expect(problemsOf({ ...base, PRIVATE_KEY: KEY, AWS_KMS_KEY_ID: "alias/hot-wallet" })).toContain("PRIVATE_KEY, AWS_KMS_KEY_ID: each selects the wallet's signer; set exactly one");
     expect(problemsOf({ ...base, PKCS11_MODULE: "/lib.so", PKCS11_KEY_LABEL: "hot" })).toContain("PKCS11_TOKEN_LABEL: required with PKCS11_MODULE");
     expect(problemsOf({ ...base, PKCS11_MODULE: "/lib.so", PKCS11_KEY_LABEL: "hot" })).toContain("PKCS11_PIN_FILE: required with PKCS11_MODULE");
     expect(problemsOf({ ...base, KEYSTORE_PATH: "/k.json" })).toContain("KEYSTORE_PASSWORD_FILE: required with KEYSTORE_PATH");
+  });
+});
+
+describe("a wallet pool", () => {
+  const base = { RPC_URL: "http://127.0.0.1:8545", TOKEN_ADDRESS: TOKEN, API_KEYS: API_KEY };
+  const OTHER_KEY = `0x${"22".repeat(32)}`;
+
+  it("takes a comma-separated list in every signer variable: each key is a lane", () => {
+    expect(signerSettingsOf(loadConfig({ ...base, PRIVATE_KEY: `${KEY}, ${OTHER_KEY}` }))).toEqual([
+      { kind: "private-key", privateKey: KEY },
+      { kind: "private-key", privateKey: OTHER_KEY },
+    ]);
+    expect(signerSettingsOf(loadConfig({ ...base, AWS_KMS_KEY_ID: "alias/hot-1,alias/hot-2" }))?.map((settings) => settings.kind === "aws-kms" && settings.keyId)).toEqual(["alias/hot-1", "alias/hot-2"]);
+    const pkcs11 = { PKCS11_MODULE: "/lib.so", PKCS11_TOKEN_LABEL: "wallet", PKCS11_KEY_LABEL: "hot-1,hot-2", PKCS11_PIN_FILE: "/pin" };
+    expect(signerSettingsOf(loadConfig({ ...base, ...pkcs11 }))?.map((settings) => settings.kind === "pkcs11" && settings.keyLabel)).toEqual(["hot-1", "hot-2"]);
+    // One password for every keystore, or one each, in order.
+    const keystores = (passwords: string) => signerSettingsOf(loadConfig({ ...base, KEYSTORE_PATH: "/a.json,/b.json", KEYSTORE_PASSWORD_FILE: passwords }));
+    expect(keystores("/p")?.map((settings) => settings.kind === "keystore" && settings.passwordFile)).toEqual(["/p", "/p"]);
+    expect(keystores("/pa,/pb")?.map((settings) => settings.kind === "keystore" && [settings.keystorePath, settings.passwordFile])).toEqual([["/a.json", "/pa"], ["/b.json", "/pb"]]);
+    expect(loadConfig({ MAX_IN_FLIGHT_PER_LANE: "64" }).maxInFlightPerLane).toBe(64);
+  });
+
+  it("refuses a key listed twice, an empty entry, and passwords that do not match the keystores, without echoing a key", () => {
+    const problems = (env: Record<string, string>) => {
+      try {
+        loadConfig({ ...base, ...env });
+        return "";
+      } catch (error) {
+        return (error as ConfigError).message;
+      }
+    };
+    const twice = problems({ PRIVATE_KEY: `${KEY},${KEY.toUpperCase().replace("0X", "0x")}` });
+    expect(twice).toContain("PRIVATE_KEY: the same key is listed twice; each lane of a pool needs a key of its own");
+    expect(twice).not.toContain("1111");
+    expect(problems({ PRIVATE_KEY: `${KEY},` })).toContain("PRIVATE_KEY: must be 0x followed by 64 hex digits (several keys: comma-separated)");
+    expect(problems({ AWS_KMS_KEY_ID: "alias/a,,alias/b" })).toContain("AWS_KMS_KEY_ID: an empty entry in the comma-separated list");
+    expect(problems({ KEYSTORE_PATH: "/a,/b,/c", KEYSTORE_PASSWORD_FILE: "/pa,/pb" })).toContain(
+      "KEYSTORE_PASSWORD_FILE: 2 files for 3 keystores; give one for all, or one per keystore in the same order",
+    );
+    expect(problems({ PRIVATE_KEY: KEY, MAX_IN_FLIGHT_PER_LANE: "0" })).toContain("MAX_IN_FLIGHT_PER_LANE");
   });
 });
 

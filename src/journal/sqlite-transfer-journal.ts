@@ -463,6 +463,11 @@ class SqliteTransferJournal implements TransferJournal {
     return this.#store.flushed();
   }
 
+  findByKey(key: string): JournalEntry | undefined {
+    const row = this.#store.statements.byKey.get(key) as EntryRow | undefined;
+    return row && toEntry(row, this.#store.attemptsOf(row.id));
+  }
+
   claimKey(key: string, request: TransferRequest): KeyClaim {
     const now = steadyWallClockNow();
     const inserted = this.#store.write(() =>

@@ -172,6 +172,8 @@ export interface TransferJournal {
    * (its acknowledgement may have been lost after it committed), or undefined when that cannot be told.
    */
   wasRecorded(hash: string): Promise<boolean | undefined>;
+  /** The entry that holds `key`, in any lane, without claiming it. */
+  findByKey(key: string): JournalEntry | undefined;
   /** Atomically reserves `key` for a new entry, or returns the entry that holds it already. */
   claimKey(key: string, request: TransferRequest): KeyClaim;
   /** Stores the signed transaction, creating the entry when there was no claim. Returns the entry id. */

@@ -2,7 +2,7 @@
 import { type JsonRpcProvider, MaxUint256, getAddress, toBigInt } from "ethers";
 import type { ChainConfig } from "../config.js";
 import { openWalletSigner } from "../signers/create-signer.js";
-import type { WalletSigner } from "../signers/wallet-signer.js";
+import { SignerStartupError, type WalletSigner } from "../signers/wallet-signer.js";
 import { ERC20_INTERFACE, encodeTransfer } from "./erc20.js";
 import { readNodeAnswer } from "./node-answers.js";
 import { useNativeKeccak } from "./native-keccak.js";
@@ -16,6 +16,8 @@ export interface ChainConnection {
   wallet: { readonly address: string };
   /** Signs with the wallet's key, wherever it lives (see signers/). */
   signer: WalletSigner;
+  /** The signer of every lane of a wallet pool, `signer` first; one entry for one wallet. */
+  laneSigners: readonly WalletSigner[];
   /** Which keccak-256 ethers uses in this process. */
   keccak: "native" | "ethers";
   chainId: bigint;
@@ -61,20 +63,38 @@ const ARBITRUM_CHAIN_IDS = new Set([42161n, 42170n, 421614n]);
 const PROBE_RECIPIENT = "0x000000000000000000000000000000000000dEaD";
 
 /**
- * Opens the signer (its key decides the wallet's address), then the provider, checks CHAIN_ID and
- * TOKEN_ADDRESS against the node, and reads the token's decimals.
+ * Opens the signers (their keys decide the wallets' addresses), then the provider, checks CHAIN_ID and
+ * TOKEN_ADDRESS against the node, and reads the token's decimals. The connection is the first lane's.
  */
 export async function connectChain(config: ChainConfig, observeRpc?: RpcObserver): Promise<ChainConnection> {
-  const signer = await openWalletSigner(config.signer);
+  const signers: WalletSigner[] = [];
   try {
-    return await connectWithSigner(config, signer, observeRpc);
+    for (const settings of config.signers) {
+      const signer = await openWalletSigner(settings);
+      signers.push(signer);
+      if (signers.some((other) => other !== signer && other.address === signer.address)) {
+        throw new SignerStartupError(`two of the configured keys are the same wallet, ${signer.address}; each lane of a pool needs a key of its own`);
+      }
+    }
+    return await connectWithSigners(config, signers, observeRpc);
   } catch (error) {
-    await signer.close();
+    await Promise.all(signers.map((signer) => signer.close()));
     throw error;
   }
 }
 
-async function connectWithSigner(config: ChainConfig, signer: WalletSigner, observeRpc: RpcObserver | undefined): Promise<ChainConnection> {
+/** Lets go of the node connection and every lane's signer. */
+export async function closeChain(chain: ChainConnection): Promise<void> {
+  chain.provider.destroy();
+  await Promise.all(chain.laneSigners.map((signer) => signer.close()));
+}
+
+/** The connection as `signer`'s lane uses it: the same node and token, another wallet. */
+export function laneConnection(chain: ChainConnection, signer: WalletSigner): ChainConnection {
+  return { ...chain, wallet: { address: signer.address }, signer };
+}
+
+async function connectWithSigners(config: ChainConfig, [signer, ...otherSigners]: WalletSigner[], observeRpc: RpcObserver | undefined): Promise<ChainConnection> {
   const rpc = { rpcUrl: config.rpcUrl, timeoutMs: config.rpcTimeoutMs, maxInFlight: config.rpcMaxInFlight };
   const node = describeRpcUrl(config.rpcUrl);
   let chainId: bigint;
@@ -103,6 +123,7 @@ async function connectWithSigner(config: ChainConfig, signer: WalletSigner, obse
       provider,
       wallet,
       signer,
+      laneSigners: [signer, ...otherSigners],
       keccak: useNativeKeccak(),
       chainId,
       tokenAddress,

@@ -17,7 +17,7 @@ import { migrateDatabase, openPostgresJournal, postgresOptions, PostgresJournalR
 import { ChainHeadTracker, readLatestBlock } from "../lookup/chain-head.js";
 import { TransactionLookup } from "../lookup/transaction-lookup.js";
 import { ServiceMetrics } from "../metrics.js";
-import { connectChain } from "../node/connect-chain.js";
+import { closeChain, connectChain } from "../node/connect-chain.js";
 import { buildFollowerApp } from "./follower-app.js";
 import { type LeaderRecord, type LeaderSession, readLeader, waitToLead } from "./leadership.js";
 
@@ -146,8 +146,7 @@ export async function startReplica(config: ChainConfig & { databaseUrl: string }
       }
       await follower.close();
       await pool.end();
-      chain.provider.destroy();
-      await chain.signer.close();
+      await closeChain(chain);
     },
   };
 }

@@ -32,11 +32,11 @@ export type LaneHold = "jammed" | "stuck" | "gas-below-floor" | "in-flight-limit
 
 /** Which refusal a transfer gets when no lane can take it: the one that names the pool's real shortage. */
 export type PoolRefusal =
-  /** No lane that takes transfers holds the tokens (after what is in flight). */
+  /** No lane holds the tokens (after what is in flight): waiting frees none, what is in flight spends them. */
   | "INSUFFICIENT_TOKEN_BALANCE"
-  /** Some lane holds the tokens, but none of those can pay the gas; or every lane is below its gas floor. */
+  /** The lanes that hold the tokens cannot pay the gas (one more transfer's, or their floor). */
   | "INSUFFICIENT_FUNDS"
-  /** Every lane is held (stuck, jammed or full) for now: nothing was sent, a retry may find one free. */
+  /** The lanes that could pay are held for now (stuck, jammed or full): nothing was sent, a retry may find one free. */
   | "NO_LANE_AVAILABLE";
 
 export type Route = { lane: LaneFigures } | { refusal: PoolRefusal };
@@ -52,16 +52,13 @@ export function laneHold(lane: LaneFigures, maxInFlightPerLane: number): LaneHol
 
 /** The lane that sends a transfer of `units`, or the refusal when none can. Ties go to the earlier lane. */
 export function chooseLane(lanes: readonly LaneFigures[], units: bigint, maxInFlightPerLane: number): Route {
-  const holds = lanes.map((lane) => laneHold(lane, maxInFlightPerLane));
-  const open = lanes.filter((_lane, index) => holds[index] === undefined);
-  // A pool out of gas stays so until someone pays: that is no reason to retry.
-  if (open.length === 0) {
-    const outOfGas = holds.length > 0 && holds.every((hold) => hold === "gas-below-floor");
-    return { refusal: outOfGas ? "INSUFFICIENT_FUNDS" : "NO_LANE_AVAILABLE" };
-  }
-  const holdingTokens = open.filter((lane) => lane.tokensAvailable >= units);
+  const holdingTokens = lanes.filter((lane) => lane.tokensAvailable >= units);
   if (holdingTokens.length === 0) return { refusal: "INSUFFICIENT_TOKEN_BALANCE" };
-  const canPay = holdingTokens.filter((lane) => lane.gasAvailable >= lane.gasPerTransfer);
+  const holds = holdingTokens.map((lane) => laneHold(lane, maxInFlightPerLane));
+  const open = holdingTokens.filter((_lane, index) => holds[index] === undefined);
+  // Lanes short of gas stay so until someone pays: that is no reason to retry.
+  if (open.length === 0) return { refusal: holds.every((hold) => hold === "gas-below-floor") ? "INSUFFICIENT_FUNDS" : "NO_LANE_AVAILABLE" };
+  const canPay = open.filter((lane) => lane.gasAvailable >= lane.gasPerTransfer);
   if (canPay.length === 0) return { refusal: "INSUFFICIENT_FUNDS" };
   const lane = canPay.reduce((best, candidate) => (candidate.unmined < best.unmined ? candidate : best));
   return { lane };

@@ -50,6 +50,11 @@ export class SnapshotPoller {
   /** Makes sure the snapshot is at most `maxAgeMs` old, reading one now if it is not. */
   async ensureFresh(maxAgeMs: number): Promise<void> {
     this.wake();
+    await this.ensureFreshQuietly(maxAgeMs);
+  }
+
+  /** The same without waking the poller: a look at a wallet that may get no work (a pool's other lanes). */
+  async ensureFreshQuietly(maxAgeMs: number): Promise<void> {
     if (monotonicNow() - this.#latest.readAt <= maxAgeMs) return;
     await this.#refresh();
   }

@@ -50,10 +50,23 @@ export interface TokenTransferServiceOptions {
   ensureFees: (maxAgeMs: number) => Promise<void>;
   /** Resolves once the wallet snapshot (balances too) is at most `maxAgeMs` old, reading one if needed. */
   ensureSnapshot: (maxAgeMs: number) => Promise<void>;
+  /**
+   * Whether any lane of the pool is still sending the entry that holds `key` (a repeat must not answer
+   * with a record whose first broadcast is still under way). Without a pool, this service's own knowledge.
+   */
+  isSendingAnywhere?: (key: string, entry: JournalEntry) => boolean;
 }
 
+/** What the transfer route asks of the sending side: one wallet's service, or a pool's router. */
+export interface TransferSender {
+  sendTokenTransfer(request: TransferRequest, idempotencyKey?: string, authorize?: AuthorizeTransfer): Promise<TransferOutcome>;
+}
+
+/** Told once a new transfer holds its tokens and gas in the wallet's ledger (a pool stops counting it as routed). */
+export type OnReserved = () => void;
+
 /** Sends token transfers for one hot wallet; safe to call concurrently. */
-export class TokenTransferService {
+export class TokenTransferService implements TransferSender {
   readonly #options: TokenTransferServiceOptions;
   readonly #inFlightKeys = new Set<string>();
 
@@ -66,19 +79,37 @@ export class TokenTransferService {
    * With an idempotency key, a repeat answers from the journal without sending anything (and without
    * `authorize`, which only new transfers go through). Throws ServiceError.
    */
-  async sendTokenTransfer(request: TransferRequest, idempotencyKey?: string, authorize?: AuthorizeTransfer): Promise<TransferOutcome> {
-    if (idempotencyKey === undefined) return { transfer: await this.#execute(request, undefined, authorize), replayed: false };
+  async sendTokenTransfer(request: TransferRequest, idempotencyKey?: string, authorize?: AuthorizeTransfer, onReserved?: OnReserved): Promise<TransferOutcome> {
+    if (idempotencyKey === undefined) return { transfer: await this.#execute(request, undefined, authorize, onReserved), replayed: false };
     const claim = this.#claim(idempotencyKey, request);
     if (claim.outcome === "existing") return this.#answerRepeat(idempotencyKey, request, claim.entry);
     this.#inFlightKeys.add(idempotencyKey);
     try {
-      return { transfer: await this.#execute(request, claim.entryId, authorize), replayed: false };
+      return { transfer: await this.#execute(request, claim.entryId, authorize, onReserved), replayed: false };
     } catch (error) {
       await this.#settleKey(claim.entryId, error);
       throw error;
     } finally {
       this.#inFlightKeys.delete(idempotencyKey);
     }
+  }
+
+  /**
+   * Answers a transfer a wallet pool refused before any lane took it, as this service answers its own
+   * refusals: a 417 is kept for the key (every repeat gets it), a "try again" frees it, and a key that
+   * turns out to be taken gets its first answer. Without a key, the refusal is simply thrown.
+   */
+  async refuse(request: TransferRequest, idempotencyKey: string | undefined, refusal: ServiceError): Promise<TransferOutcome> {
+    if (idempotencyKey === undefined) throw refusal;
+    const claim = this.#claim(idempotencyKey, request);
+    if (claim.outcome === "existing") return this.#answerRepeat(idempotencyKey, request, claim.entry);
+    await this.#settleKey(claim.entryId, refusal);
+    throw refusal;
+  }
+
+  /** Whether this service is still sending `entry`, which holds `key`: its first answer is not known yet. */
+  isSending(key: string, entry: JournalEntry): boolean {
+    return this.#inFlightKeys.has(key) || (entry.state === "signed" && this.#options.submitter.isInFlight(entry.id));
   }
 
   #claim(key: string, request: TransferRequest) {
@@ -117,7 +148,8 @@ export class TokenTransferService {
     if (entry.recipient !== request.recipient || entry.units !== request.units) {
       throw new ServiceError("IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was used for a different transfer; use a new key");
     }
-    if (this.#inFlightKeys.has(key) || entry.state === "claimed" || (entry.state === "signed" && this.#options.submitter.isInFlight(entry.id))) {
+    const isSending = this.#options.isSendingAnywhere ?? ((sentKey, sent) => this.isSending(sentKey, sent));
+    if (entry.state === "claimed" || isSending(key, entry)) {
       throw new ServiceError("IDEMPOTENCY_KEY_IN_FLIGHT", "a transfer with this Idempotency-Key is still being sent; retry shortly");
     }
     if (entry.refusal) throw new ServiceError(asErrorCode(entry.refusal.code), entry.refusal.message);
@@ -129,7 +161,7 @@ export class TokenTransferService {
     return { transfer, replayed: true };
   }
 
-  async #execute(request: TransferRequest, claimedEntryId: number | undefined, authorize: AuthorizeTransfer | undefined): Promise<SignedTokenTransfer> {
+  async #execute(request: TransferRequest, claimedEntryId: number | undefined, authorize: AuthorizeTransfer | undefined, onReserved: OnReserved | undefined): Promise<SignedTokenTransfer> {
     const { ledger, submitter } = this.#options;
     let prepared: PreparedTransfer | undefined;
     let revokeAuthorization: (() => void) | undefined;
@@ -143,6 +175,7 @@ export class TokenTransferService {
       const reservation = await this.#withBalancesReadAgainOnShortfall(() =>
         ledger.reserve(request.units, gasLimit * ledger.snapshot.maxFeePerGas + ledger.snapshot.l1DataFee),
       );
+      onReserved?.();
       prepared = { request, data, gasLimit, reservation, entryId: claimedEntryId };
       return await submitter.submit(prepared);
     } catch (error) {

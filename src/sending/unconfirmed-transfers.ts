@@ -28,3 +28,26 @@ export function readUnconfirmedTransfers(journal: TransferJournal, now = steadyW
 export function isJammed({ oldest }: UnconfirmedTransfers, minedNonceCount: number): boolean {
   return oldest !== undefined && oldest.ageSeconds > STUCK_AFTER_SECONDS && minedNonceCount <= oldest.nonce;
 }
+
+/** How long a transaction waits unmined before its lane counts as stuck: both must have passed. */
+export interface StuckAfter {
+  /** STUCK_AFTER_BLOCKS, counted from the head its latest attempt was signed at. */
+  blocks: number;
+  /**
+   * REBROADCAST_AFTER_MS, from when its latest attempt was signed: on a fast chain (a block per
+   * transaction, as a dev chain) blocks alone pass while a transaction is still being sent.
+   */
+  ms: number;
+}
+
+/**
+ * What holds a pool's lane back from new transfers, read from its journal with each snapshot: a
+ * transaction waiting past `stuckAfter` (stuck), and a jam (see isJammed).
+ */
+export function readLaneHolds(journal: TransferJournal, minedNonceCount: number, head: number, stuckAfter: StuckAfter, now = steadyWallClockNow()): { stuck: boolean; jammed: boolean } {
+  const stuck = journal.unsettled().some((entry) => {
+    const latest = entry.attempts.at(-1);
+    return entry.nonce !== null && entry.nonce >= minedNonceCount && latest !== undefined && head - latest.signedAtBlock >= stuckAfter.blocks && now - latest.createdAt >= stuckAfter.ms;
+  });
+  return { stuck, jammed: isJammed(readUnconfirmedTransfers(journal, now), minedNonceCount) };
+}

@@ -29,6 +29,11 @@ export class WalletLedger {
     return this.#snapshot;
   }
 
+  /** Transfers holding a reservation: about to be signed, or signed or sent with their nonce not yet mined. */
+  get reservedCount(): number {
+    return this.#unsigned.size + this.#sentByNonce.size;
+  }
+
   /** Transfers signed or sent whose nonce is not yet mined. */
   get unminedCount(): number {
     return this.#sentByNonce.size;
@@ -51,9 +56,19 @@ export class WalletLedger {
     this.#snapshot = { ...this.#snapshot, baseFeePerGas, ...price(baseFeePerGas, this.#snapshot.tip) };
   }
 
+  /** Base units of the token left after everything in flight. */
+  get tokensAvailable(): bigint {
+    return this.#snapshot.tokenBalance - this.#heldUnits;
+  }
+
+  /** Wei left for gas after everything in flight (at the fee caps it was reserved with). */
+  get gasAvailable(): bigint {
+    return this.#snapshot.ethBalance - this.#heldGas;
+  }
+
   /** Throws INSUFFICIENT_TOKEN_BALANCE unless `units` are available after everything in flight. */
   assertTokensAvailable(units: bigint): void {
-    const available = this.#snapshot.tokenBalance - this.#heldUnits;
+    const available = this.tokensAvailable;
     if (available < units) {
       throw new ServiceError(
         "INSUFFICIENT_TOKEN_BALANCE",
@@ -65,7 +80,7 @@ export class WalletLedger {
   /** Holds tokens and gas for a transfer about to be signed; throws when either is short. */
   reserve(units: bigint, gasCost: bigint): Reservation {
     this.assertTokensAvailable(units);
-    const ethAvailable = this.#snapshot.ethBalance - this.#heldGas;
+    const ethAvailable = this.gasAvailable;
     if (ethAvailable < gasCost) {
       throw new ServiceError("INSUFFICIENT_FUNDS", `the hot wallet has too little ETH to pay for gas (up to ${gasCost} wei needed)`);
     }

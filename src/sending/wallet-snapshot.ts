@@ -91,6 +91,14 @@ export async function readWalletSnapshot(chain: ChainConnection, policy: FeePoli
   };
 }
 
+/** Gas one token transfer may take, for "can the wallet pay one more transfer": generous for any ERC-20. */
+const TRANSFER_GAS_ALLOWANCE = 100_000n;
+
+/** What one more transfer may cost in ETH at the snapshot's fees: the gas allowance at the fee cap, plus any L1 data fee. */
+export function transferGasCost({ maxFeePerGas, l1DataFee }: WalletSnapshot): bigint {
+  return TRANSFER_GAS_ALLOWANCE * maxFeePerGas + l1DataFee;
+}
+
 // The L1 fee grows with the transaction's bytes; every field of this sample is as large as the service's
 // transfers can make it, so the fee it gets is an upper bound for each of them.
 async function readL1DataFee({ provider, chainId, tokenAddress }: ChainConnection, at: string): Promise<bigint> {

@@ -1,4 +1,4 @@
-/** Puts the webhook parts together for chain-services: the watcher that makes events and the dispatcher that sends them. */
+/** Builds the webhook parts for chain-services: a watcher per lane that makes events, and the dispatcher that sends them. */
 import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "../config.js";
 import type { TransferJournal } from "../journal/transfer-journal.js";
@@ -8,27 +8,33 @@ import { TransferWatcher } from "./transfer-watcher.js";
 import { type DeliveryOutcome, WebhookDispatcher } from "./webhook-dispatcher.js";
 import { describeEndpoint, parseWebhookSecrets } from "../domain/webhook-settings.js";
 
-export function createWebhooks(
-  config: Pick<Config, "webhookSecret" | "webhookConfirmations" | "webhookRetryInitialMs">,
+/** The dispatcher: one per service, sending every lane's events from the one journal. */
+export function createWebhookDispatcher(
+  config: Pick<Config, "webhookSecret" | "webhookRetryInitialMs">,
+  journal: TransferJournal,
+  log: FastifyBaseLogger,
+  observeDelivery?: (outcome: DeliveryOutcome) => void,
+): WebhookDispatcher {
+  return new WebhookDispatcher({
+    journal,
+    secrets: parseWebhookSecrets(config.webhookSecret ?? ""),
+    retryInitialMs: config.webhookRetryInitialMs,
+    onAttempt: (delivery, outcome, status) => {
+      observeDelivery?.(outcome);
+      if (outcome === "delivered") return;
+      const { id: deliveryId, eventId, type, endpoint } = delivery;
+      log.warn({ deliveryId, eventId, type, endpoint: describeEndpoint(endpoint), status, outcome }, "webhook delivery not accepted by its endpoint");
+    },
+  });
+}
+
+/** The watcher of one lane: it makes the events of that wallet's transfers. */
+export function createTransferWatcher(
+  config: Pick<Config, "webhookConfirmations">,
   endpoints: readonly string[],
   chain: ChainConnection,
   journal: TransferJournal,
   logs: WalletTransferLogs,
-  log: FastifyBaseLogger,
-  observeDelivery?: (outcome: DeliveryOutcome) => void,
-): { watcher: TransferWatcher; dispatcher: WebhookDispatcher } {
-  return {
-    watcher: new TransferWatcher({ chain, journal, endpoints, confirmations: config.webhookConfirmations, logs }),
-    dispatcher: new WebhookDispatcher({
-      journal,
-      secrets: parseWebhookSecrets(config.webhookSecret ?? ""),
-      retryInitialMs: config.webhookRetryInitialMs,
-      onAttempt: (delivery, outcome, status) => {
-        observeDelivery?.(outcome);
-        if (outcome === "delivered") return;
-        const { id: deliveryId, eventId, type, endpoint } = delivery;
-        log.warn({ deliveryId, eventId, type, endpoint: describeEndpoint(endpoint), status, outcome }, "webhook delivery not accepted by its endpoint");
-      },
-    }),
-  };
+): TransferWatcher {
+  return new TransferWatcher({ chain, journal, endpoints, confirmations: config.webhookConfirmations, logs });
 }

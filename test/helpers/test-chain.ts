@@ -73,6 +73,28 @@ export async function setEthBalance(chain: TestChain, address: string, ether: st
   await chain.provider.send(`${await devMethodPrefix(chain.provider)}_setBalance`, [address, toBeHex(parseUnits(ether, "ether"))]);
 }
 
+/** A wallet of a pool: its key, and its address (a lane). */
+export interface PoolWallet {
+  privateKey: string;
+  address: string;
+}
+
+/**
+ * Makes `count` more wallets for a pool: each gets `ether` ETH and `tokens` whole tokens from the hot
+ * wallet. The hot wallet itself is the pool's first lane.
+ */
+export async function addPoolWallets(chain: TestChain, count: number, funding: { tokens: bigint; ether: string }): Promise<PoolWallet[]> {
+  const wallets: PoolWallet[] = [];
+  for (let index = 0; index < count; index++) {
+    const { privateKey, address } = Wallet.createRandom();
+    await setEthBalance(chain, address, funding.ether);
+    const sent = await chain.token.getFunction("transfer")(address, funding.tokens * 10n ** BigInt(chain.decimals));
+    await waitForReceipt(chain, sent.hash, 10_000);
+    wallets.push({ privateKey, address });
+  }
+  return wallets;
+}
+
 /** The head bound the test services use (HEAD_MAX_AGE_MS): a head they report is at most this old. */
 export const TEST_HEAD_MAX_AGE_MS = 100;
 

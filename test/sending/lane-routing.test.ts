@@ -54,14 +54,16 @@ describe("lane routing", () => {
 
   it("names the pool's real shortage when no lane can take the transfer", () => {
     const route = (lanes: LaneFigures[], units = 10n) => chooseLane(lanes, units, MAX_IN_FLIGHT);
-    expect(route([lane("a", { tokensAvailable: 5n }), lane("b", { tokensAvailable: 9n })])).toEqual({ refusal: "INSUFFICIENT_TOKEN_BALANCE" });
+    // No lane holds the tokens, held or not: what is in flight spends the rest, so a retry does not help.
+    expect(route([lane("a", { tokensAvailable: 5n }), lane("b", { tokensAvailable: 9n, stuck: true })])).toEqual({ refusal: "INSUFFICIENT_TOKEN_BALANCE" });
+    expect(route([])).toEqual({ refusal: "INSUFFICIENT_TOKEN_BALANCE" });
     // The tokens are there, but no lane holding them can pay the gas.
     expect(route([lane("a", { gasFloor: 0n, gasAvailable: 1n }), lane("b", { tokensAvailable: 0n })])).toEqual({ refusal: "INSUFFICIENT_FUNDS" });
-    // Every lane out of gas stays so until someone pays: no reason to retry.
-    expect(route([lane("a", { gasAvailable: 0n }), lane("b", { gasAvailable: 0n })])).toEqual({ refusal: "INSUFFICIENT_FUNDS" });
-    // Held for now (stuck, jammed, full): a retry may find a lane free.
+    // Every lane that holds them is out of gas: that stays so until someone pays, no reason to retry.
+    expect(route([lane("a", { gasAvailable: 0n }), lane("b", { gasAvailable: 0n }), lane("c", { tokensAvailable: 0n, unmined: MAX_IN_FLIGHT })])).toEqual({ refusal: "INSUFFICIENT_FUNDS" });
+    // The lanes that could pay are held for now (stuck, jammed, full): a retry may find one free.
     expect(route([lane("a", { stuck: true }), lane("b", { gasAvailable: 0n }), lane("c", { unmined: MAX_IN_FLIGHT })])).toEqual({ refusal: "NO_LANE_AVAILABLE" });
-    expect(route([])).toEqual({ refusal: "NO_LANE_AVAILABLE" });
+    expect(route([lane("a", { jammed: true }), lane("b", { tokensAvailable: 0n })])).toEqual({ refusal: "NO_LANE_AVAILABLE" });
   });
 
   it("with one lane, takes or refuses exactly as that lane's own checks would", () => {

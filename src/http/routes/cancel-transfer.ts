@@ -9,7 +9,8 @@ import { TransactionStatusParamsSchema, TransactionStatusSchema, errorReplies } 
 
 export interface CancelTransferRouteOptions {
   journal: TransferJournal;
-  replacer: TransferReplacer;
+  /** The replacer of the lane that sent a transfer (the wallet's, for one wallet); undefined for a wallet taken out of the pool. */
+  replacerOf: (lane: string) => TransferReplacer | undefined;
   statuses: TransactionStatusReader;
 }
 
@@ -20,7 +21,7 @@ const CODE_OF_REFUSAL = {
   "being-sent": "TRANSFER_BEING_SENT",
 } as const satisfies Record<CancelRefusal, string>;
 
-export const cancelTransferRoute: FastifyPluginAsyncTypebox<CancelTransferRouteOptions> = async (app, { journal, replacer, statuses }) => {
+export const cancelTransferRoute: FastifyPluginAsyncTypebox<CancelTransferRouteOptions> = async (app, { journal, replacerOf, statuses }) => {
   app.post(
     "/transactions/:hash/cancel",
     {
@@ -43,13 +44,18 @@ export const cancelTransferRoute: FastifyPluginAsyncTypebox<CancelTransferRouteO
       const entry = journal.findByHash(hash);
       if (!entry) throw new ServiceError("TRANSACTION_NOT_FOUND", `transaction ${hash} is not a transfer of this service`);
       if (!seesTransferOf(request, entry.apiKeyId)) throw new ServiceError("CANCEL_NOT_ALLOWED", `transfer ${hash} was sent with another API key`);
+      // A wallet taken out of the pool: its transfers are settled, or they would have held the start up.
+      const replacer = replacerOf(entry.lane);
       try {
-        await replacer.cancel(hash);
+        await replacer?.cancel(hash);
       } catch (error) {
         if (error instanceof CancelRefusedError) throw new ServiceError(CODE_OF_REFUSAL[error.reason], error.message);
         throw error;
       }
       const status = await statuses.read(hash);
+      if (!replacer && status.state !== "confirmed" && status.state !== "failed") {
+        throw new ServiceError("TRANSFER_NOT_PENDING", `transfer ${hash} was sent by ${entry.lane}, a wallet no longer configured; it is settled (${status.state})`);
+      }
       if (status.state === "confirmed" || status.state === "failed") {
         throw new ServiceError("TRANSFER_ALREADY_MINED", `transfer ${hash} was mined (${status.carriedBy ?? hash}) before its cancel`);
       }

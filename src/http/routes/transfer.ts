@@ -1,6 +1,6 @@
 /** POST /transfer: send tokens from the hot wallet; answers the ethers v5 record as soon as the node accepts it. */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import type { TokenTransferService } from "../../sending/transfer-service.js";
+import type { TransferSender } from "../../sending/transfer-service.js";
 import { InvalidAddressError, parseRecipientAddress } from "../../domain/recipient-address.js";
 import { InvalidAmountError, parseTokenAmount } from "../../domain/token-amount.js";
 import type { TransferPolicy } from "../../domain/transfer-policy.js";
@@ -9,7 +9,7 @@ import { toV5TransferRecord } from "../../wire/v5-record.js";
 import { type TransferBody, TransferBodySchema, TransferHeadersSchema, TransferQuerySchema, TransferReplySchema, errorReplies } from "../schemas.js";
 
 export interface TransferRouteOptions {
-  transfers: TokenTransferService;
+  transfers: TransferSender;
   tokenDecimals: number;
   policy: TransferPolicy;
   /** Told how each request ended, for the transfers_total metric. */

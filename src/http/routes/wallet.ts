@@ -62,6 +62,22 @@ const WalletReportSchema = Type.Object({
   ),
   jammed: Type.Boolean({ description: `true when the oldest unconfirmed transfer is over ${STUCK_AFTER_SECONDS} s old and its nonce is still not mined` }),
   replica: ReplicaReportSchema,
+  lanes: Type.Optional(
+    Type.Array(
+      Type.Object({
+        address: Type.String(),
+        ethBalance: Type.String({ description: "wei, decimal, as of its snapshot" }),
+        tokenBalance: Type.String({ description: "base units, decimal, as of its snapshot" }),
+        tokenBalanceInTokens: Type.String(),
+        transfersInFlight: Type.Integer({ description: "signed from this wallet, not yet mined" }),
+        state: Type.Union([Type.Literal("open"), Type.Literal("held")], { description: "open: takes new transfers; held: takes none until it clears" }),
+        heldBecause: Type.Union([Type.Literal("jammed"), Type.Literal("stuck"), Type.Literal("gas-below-floor"), Type.Literal("in-flight-limit"), Type.Null()], {
+          description: "why a held lane takes no transfers: its nonces are jammed, a transfer is stuck past STUCK_AFTER_BLOCKS, it cannot pay one more transfer's gas, or it holds MAX_IN_FLIGHT_PER_LANE unmined",
+        }),
+      }),
+      { description: "a wallet pool only (several keys): every lane, in the order of the keys; the document above is the first lane's" },
+    ),
+  ),
 });
 
 export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async (app, { chain, services, replicaId }) => {
@@ -100,6 +116,21 @@ export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async 
         stuckAtFeeCap: services.replacer.stuckAtCap.map(({ offered, needed, ...stuck }) => ({ ...stuck, offered: feesAsText(offered), needed: feesAsText(needed) })),
         jammed: isJammed(unconfirmed, chainLatest),
         replica: replicaId === undefined ? null : { id: replicaId, leads: true },
+        ...(services.lanes.length > 1 && {
+          lanes: services.lanes.map((lane) => {
+            const { ethBalance, tokenBalance } = lane.ledger.snapshot;
+            const hold = lane.hold() ?? null;
+            return {
+              address: lane.address,
+              ethBalance: ethBalance.toString(),
+              tokenBalance: tokenBalance.toString(),
+              tokenBalanceInTokens: formatTokenAmount(tokenBalance, chain.tokenDecimals),
+              transfersInFlight: lane.ledger.unminedCount,
+              state: hold === null ? ("open" as const) : ("held" as const),
+              heldBecause: hold,
+            };
+          }),
+        }),
       };
     },
   );

@@ -1,0 +1,118 @@
+/**
+ * The wallet pool's front: each new transfer goes to the lane routing picks (see lane-routing), and a
+ * repeat of an Idempotency-Key to the lane that sent it first, whatever the pool's state now. Each lane's
+ * own service does the rest exactly as for one wallet: claim, pre-flight checks, signing, journaling.
+ */
+import { ServiceError } from "../errors.js";
+import type { TransferJournal, TransferRequest } from "../journal/transfer-journal.js";
+import { type LaneFigures, type PoolRefusal, chooseLane, laneHold } from "./lane-routing.js";
+import type { AuthorizeTransfer, TokenTransferService, TransferOutcome, TransferSender } from "./transfer-service.js";
+
+/** A lane as the pool sees it. */
+export interface PoolLane {
+  address: string;
+  transfers: TokenTransferService;
+  figures(): LaneFigures;
+  /** Resolves once the lane's balances are at most `maxAgeMs` old, reading them if needed (and nothing more). */
+  ensureBalances(maxAgeMs: number): Promise<void>;
+}
+
+/** Transfers routed to a lane that do not hold a reservation in its ledger yet: the ledger counts the rest. */
+interface Routed {
+  count: number;
+  units: bigint;
+}
+
+const REFUSAL_MESSAGES: Record<PoolRefusal, (units: bigint, lanes: readonly LaneFigures[], maxInFlightPerLane: number) => string> = {
+  INSUFFICIENT_TOKEN_BALANCE: (units, lanes) =>
+    `no wallet of the pool that takes transfers can spend ${units} base units of the token after transfers in flight (the most one can: ${mostAvailable(lanes)})`,
+  INSUFFICIENT_FUNDS: () => "no wallet of the pool that holds the tokens has the ETH to pay for gas",
+  NO_LANE_AVAILABLE: (_units, lanes, maxInFlightPerLane) =>
+    `every wallet of the pool that could pay is held (${lanes
+      .map((lane) => `${lane.address}: ${laneHold(lane, maxInFlightPerLane) ?? "short of tokens"}`)
+      .join(", ")}); nothing was sent, retry shortly`,
+};
+
+function mostAvailable(lanes: readonly LaneFigures[]): bigint {
+  return lanes.reduce((most, lane) => (lane.tokensAvailable > most ? lane.tokensAvailable : most), 0n);
+}
+
+export interface LanePoolSettings {
+  /** MAX_IN_FLIGHT_PER_LANE. */
+  maxInFlightPerLane: number;
+  /**
+   * Routing decides from balances at most this old (CHAIN_REFRESH_INTERVAL_MS): a lane drained from
+   * outside is seen before it is chosen. Busy lanes are read at this pace anyway; an idle pool reads nothing.
+   */
+  balancesMaxAgeMs: number;
+}
+
+export class LanePool implements TransferSender {
+  readonly #byAddress: Map<string, PoolLane>;
+  readonly #routed = new Map<string, Routed>();
+
+  constructor(
+    private readonly lanes: readonly PoolLane[],
+    private readonly journal: TransferJournal,
+    private readonly settings: LanePoolSettings,
+  ) {
+    this.#byAddress = new Map(lanes.map((lane) => [lane.address, lane]));
+    for (const lane of lanes) this.#routed.set(lane.address, { count: 0, units: 0n });
+  }
+
+  async sendTokenTransfer(request: TransferRequest, idempotencyKey?: string, authorize?: AuthorizeTransfer): Promise<TransferOutcome> {
+    const existing = idempotencyKey === undefined ? undefined : this.journal.findByKey(idempotencyKey);
+    // A wallet taken out of the pool keeps its history: any lane answers from the journal.
+    if (existing) return (this.#byAddress.get(existing.lane) ?? this.lanes[0]).transfers.sendTokenTransfer(request, idempotencyKey, authorize);
+    // The policy first, as for one wallet: a transfer it refuses is refused whatever the pool holds.
+    const revoke = authorize?.();
+    let handedOver = false;
+    try {
+      await Promise.all(this.lanes.map((candidate) => candidate.ensureBalances(this.settings.balancesMaxAgeMs)));
+      const outcome = await this.#sendOnARoute(request, idempotencyKey, revoke && (() => ((handedOver = true), revoke)));
+      // Another request claimed the key meanwhile: this one is its repeat, which the policy never counts.
+      if (outcome.replayed && !handedOver) revoke?.();
+      return outcome;
+    } catch (error) {
+      if (!handedOver) revoke?.();
+      throw error;
+    }
+  }
+
+  // Synchronous from reading the figures to counting the choice: concurrent requests see each other.
+  #sendOnARoute(request: TransferRequest, idempotencyKey: string | undefined, authorize: AuthorizeTransfer | undefined): Promise<TransferOutcome> {
+    const figures = this.lanes.map((lane) => this.#withRouted(lane.figures()));
+    const route = chooseLane(figures, request.units, this.settings.maxInFlightPerLane);
+    if ("refusal" in route) {
+      // Recorded for the key like any lane's own refusal (a 417 is every repeat's answer).
+      const refusal = new ServiceError(route.refusal, REFUSAL_MESSAGES[route.refusal](request.units, figures, this.settings.maxInFlightPerLane));
+      return this.lanes[0].transfers.refuse(request, idempotencyKey, refusal);
+    }
+    const lane = this.#byAddress.get(route.lane.address) as PoolLane;
+    // Counted as routed until the lane's ledger holds its reservation, or it ends without one.
+    this.#count(lane, 1, request.units);
+    let counted = true;
+    const uncount = () => {
+      if (counted) this.#count(lane, -1, -request.units);
+      counted = false;
+    };
+    return lane.transfers.sendTokenTransfer(request, idempotencyKey, authorize, uncount).finally(uncount);
+  }
+
+  // A lane's figures with the transfers routed to it that hold no reservation in its ledger yet.
+  #withRouted(figures: LaneFigures): LaneFigures {
+    const routed = this.#routed.get(figures.address) as Routed;
+    return {
+      ...figures,
+      unmined: figures.unmined + routed.count,
+      tokensAvailable: figures.tokensAvailable - routed.units,
+      gasAvailable: figures.gasAvailable - BigInt(routed.count) * figures.gasPerTransfer,
+    };
+  }
+
+  #count(lane: PoolLane, count: number, units: bigint): void {
+    const routed = this.#routed.get(lane.address) as Routed;
+    routed.count += count;
+    routed.units += units;
+  }
+}

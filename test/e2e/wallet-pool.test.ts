@@ -1,0 +1,176 @@
+/**
+ * A wallet pool on both node implementations: several keys in PRIVATE_KEY, each a lane with its own
+ * nonces. The contract of an answer holds across lanes and across a crash; a lane that cannot pay is
+ * passed over; a one-wallet journal is taken over by a pool.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { request } from "undici";
+import { afterEach, describe, expect, it } from "vitest";
+import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
+import { AUTHORIZATION, type TestService, postJson, startService } from "../helpers/service.js";
+import { NODE_KINDS, type PoolWallet, type TestChain, addPoolWallets, freshAddress, setEthBalance, startTestChainOn, tokenBalanceOf, waitForReceipt } from "../helpers/test-chain.js";
+
+interface Answer {
+  statusCode: number;
+  raw: string;
+}
+
+const BURST = 60;
+const ONE_TOKEN = 10n ** 18n;
+
+/** The sending wallet of a 200's record, lowercase; undefined for any other answer. */
+function senderOf(answer: Answer | undefined): string | undefined {
+  if (answer?.statusCode !== 200) return undefined;
+  return String(JSON.parse(answer.raw).result.from).toLowerCase();
+}
+
+async function waitUntil(condition: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe.each(NODE_KINDS)("a wallet pool on %s", (kind) => {
+  let chain: TestChain | undefined;
+  const servers: ServerProcess[] = [];
+  const services: TestService[] = [];
+  let journalDir: string | undefined;
+  afterEach(async () => {
+    for (const server of servers.splice(0)) server.child.kill("SIGKILL");
+    for (const service of services.splice(0)) await service.close();
+    await chain?.stop();
+    if (journalDir) rmSync(journalDir, { recursive: true, force: true });
+  });
+
+  /** The hot wallet and `others` more, each lane holding `tokens` whole tokens. */
+  async function poolOf(others: number, tokens: bigint): Promise<{ chain: TestChain; lanes: PoolWallet[] }> {
+    chain = await startTestChainOn(kind, { supply: tokens * BigInt(others + 1) });
+    const added = await addPoolWallets(chain, others, { tokens, ether: "10" });
+    journalDir = mkdtempSync(join(tmpdir(), "pool-"));
+    return { chain, lanes: [{ privateKey: chain.demo.privateKey, address: chain.demo.walletAddress }, ...added] };
+  }
+
+  it("4 lanes, a burst, kill -9 and a replay of every key: the first answers again, every 200 paid once, no 417 paid, each lane's nonces contiguous", async () => {
+    // The pool can pay for 48 of the 60: some transfers are refused (417).
+    const { chain: pooled, lanes } = await poolOf(3, 12n);
+    const env = {
+      RPC_URL: pooled.rpcUrl,
+      PRIVATE_KEY: lanes.map((lane) => lane.privateKey).join(","),
+      TOKEN_ADDRESS: pooled.demo.tokenAddress,
+      JOURNAL_PATH: join(journalDir as string, "transfers.sqlite"),
+      REBROADCAST_AFTER_MS: "500",
+      CHAIN_REFRESH_INTERVAL_MS: "200",
+    };
+    const firstNonces = await Promise.all(lanes.map((lane) => pooled.provider.getTransactionCount(lane.address, "latest")));
+    const bodies = Array.from({ length: BURST }, () => ({ toAddress: freshAddress(), amount: "1" }));
+    const send = (server: ServerProcess, index: number): Promise<Answer | undefined> =>
+      request(`${server.baseUrl}/transfer`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": `pool-${index}`, ...AUTHORIZATION },
+        body: JSON.stringify(bodies[index]),
+      }).then(
+        async (response) => ({ statusCode: response.statusCode, raw: await response.body.text() }),
+        () => undefined,
+      );
+    const pendingTotal = async () => (await Promise.all(lanes.map((lane) => pooled.provider.getTransactionCount(lane.address, "pending")))).reduce((sum, count) => sum + count, 0);
+    const firstTotal = firstNonces.reduce((sum, count) => sum + count, 0);
+
+    const doomed = await startServerProcess(env);
+    servers.push(doomed);
+    const firstAnswers = bodies.map((_, index) => send(doomed, index));
+    // Kill it once some transfers were sent and others are still under way.
+    await waitUntil(async () => (await pendingTotal()) >= firstTotal + 8, 10_000, "8 transfers sent");
+    doomed.child.kill("SIGKILL");
+    const first = await Promise.all(firstAnswers);
+
+    const restarted = await startServerProcess(env);
+    servers.push(restarted);
+    const replays = await Promise.all(bodies.map((_, index) => send(restarted, index)));
+    const again = await Promise.all(bodies.map((_, index) => send(restarted, index)));
+    for (const [index, replay] of replays.entries()) {
+      const answer = first[index] ?? replay;
+      expect([200, 417], `request ${index}: ${answer?.raw}`).toContain(answer?.statusCode);
+      expect({ statusCode: replay?.statusCode, raw: replay?.raw }, `request ${index}`).toEqual({ statusCode: answer?.statusCode, raw: answer?.raw });
+      expect({ statusCode: again[index]?.statusCode, raw: again[index]?.raw }).toEqual({ statusCode: answer?.statusCode, raw: answer?.raw });
+    }
+
+    const senders = replays.map(senderOf);
+    const paid = senders.filter((sender) => sender !== undefined).length;
+    expect(paid).toBeGreaterThan(0);
+    expect(paid).toBeLessThanOrEqual(48);
+    // Routing spreads the burst: every lane sent some of it.
+    const sentBy = lanes.map((lane) => senders.filter((sender) => sender === lane.address.toLowerCase()).length);
+    expect(sentBy.every((count) => count > 0), `transfers per lane: ${sentBy.join(", ")}`).toBe(true);
+    expect(sentBy.reduce((sum, count) => sum + count, 0)).toBe(paid);
+    // Each lane: exactly one nonce per transfer it answered 200 for, contiguous, nothing else sent.
+    for (const [index, lane] of lanes.entries()) {
+      const expected = firstNonces[index] + sentBy[index];
+      await waitUntil(async () => (await pooled.provider.getTransactionCount(lane.address, "latest")) >= expected, 30_000, `lane ${index} mined ${sentBy[index]}`);
+      expect(await pooled.provider.getTransactionCount(lane.address, "latest"), `lane ${index}`).toBe(expected);
+      expect(await pooled.provider.getTransactionCount(lane.address, "pending"), `lane ${index}`).toBe(expected);
+    }
+    for (const [index, sender] of senders.entries()) {
+      expect(await tokenBalanceOf(pooled, bodies[index].toAddress), `recipient ${index} (${replays[index]?.statusCode})`).toBe(sender ? ONE_TOKEN : 0n);
+    }
+  });
+
+  it("passes over a lane drained of gas while another can pay, and takes it back once refilled", async () => {
+    const { chain: pooled, lanes } = await poolOf(1, 10n);
+    const [first, second] = lanes;
+    const service = await startService(pooled.target, {
+      PRIVATE_KEY: lanes.map((lane) => lane.privateKey).join(","),
+      JOURNAL_PATH: join(journalDir as string, "transfers.sqlite"),
+    });
+    services.push(service);
+    const firstLaneNonce = await pooled.provider.getTransactionCount(first.address, "latest");
+    await setEthBalance(pooled, first.address, "0");
+    // Routing reads balances at most CHAIN_REFRESH_INTERVAL_MS (100 ms here) old.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    for (let index = 0; index < 3; index++) {
+      const answer = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
+      expect(answer.statusCode, answer.raw).toBe(200);
+      expect(answer.body.result.from).toBe(second.address);
+      await waitForReceipt(pooled, answer.body.result.hash, 10_000);
+    }
+    const wallet = JSON.parse((await service.app.inject({ method: "GET", url: "/wallet", headers: AUTHORIZATION })).body);
+    expect(wallet.lanes.map((lane: { address: string; state: string; heldBecause: string | null }) => [lane.address, lane.state, lane.heldBecause])).toEqual([
+      [first.address, "held", "gas-below-floor"],
+      [second.address, "open", null],
+    ]);
+    expect(await pooled.provider.getTransactionCount(first.address, "pending")).toBe(firstLaneNonce);
+
+    await setEthBalance(pooled, first.address, "10");
+    // The second lane's transfers are mined and counted so: the lanes tie, and the first lane wins a tie.
+    await waitUntil(async () => service.services.lanes[1].ledger.unminedCount === 0, 10_000, "the second lane's transfers counted mined");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const refilled = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
+    expect(refilled.statusCode, refilled.raw).toBe(200);
+    expect(refilled.body.result.from).toBe(first.address);
+  });
+
+  it("takes over a one-wallet journal: the wallet's transfers keep their answers, new ones spread over the pool", async () => {
+    const { chain: pooled, lanes } = await poolOf(1, 10n);
+    const journalPath = join(journalDir as string, "transfers.sqlite");
+    const alone = await startService(pooled.target, { JOURNAL_PATH: journalPath });
+    const body = { toAddress: freshAddress(), amount: "1" };
+    const firstAnswer = await postJson(alone.app, "/transfer", body, { "idempotency-key": "before-the-pool" });
+    expect(firstAnswer.statusCode, firstAnswer.raw).toBe(200);
+    await waitForReceipt(pooled, firstAnswer.body.result.hash, 10_000);
+    await alone.close();
+
+    const pool = await startService(pooled.target, { JOURNAL_PATH: journalPath, PRIVATE_KEY: lanes.map((lane) => lane.privateKey).join(",") });
+    services.push(pool);
+    const repeat = await postJson(pool.app, "/transfer", body, { "idempotency-key": "before-the-pool" });
+    expect(repeat.statusCode).toBe(200);
+    expect(repeat.raw).toBe(firstAnswer.raw);
+    const fresh = await Promise.all(Array.from({ length: 4 }, () => postJson(pool.app, "/transfer", { toAddress: freshAddress(), amount: "1" })));
+    for (const answer of fresh) expect(answer.statusCode, answer.raw).toBe(200);
+    expect(new Set(fresh.map((answer) => answer.body.result.from))).toEqual(new Set(lanes.map((lane) => lane.address)));
+    const wallet = JSON.parse((await pool.app.inject({ method: "GET", url: "/wallet", headers: AUTHORIZATION })).body);
+    expect(wallet.lanes.map((lane: { address: string }) => lane.address)).toEqual(lanes.map((lane) => lane.address));
+  });
+});
