@@ -68,8 +68,17 @@ export class FinalityTracker {
     const anchor = this.#anchor;
     // A lower block is a lagging backend more often than not; the next read settles it.
     if (anchor && block.number < anchor.number) return;
-    if (!anchor || !journal.hasUnfinal()) {
-      if (!anchor || sameChain(anchor, block) !== true) this.#options.onUnfollowedJump?.();
+    if (!anchor) {
+      this.#options.onUnfollowedJump?.();
+      this.#anchor = block;
+      // What the chain did before this process followed it is not known (a reorganisation while the service
+      // was down): what is settled and not final is looked for on the chain as it is now.
+      const unmined = journal.hasUnfinal() ? await this.#lookForUnfinal() : 0;
+      if (unmined > 0) this.#options.onOutcome?.({ reorganised: true, unmined, finalized: 0, finalizedBlock: null });
+      return;
+    }
+    if (!journal.hasUnfinal()) {
+      if (sameChain(anchor, block) !== true) this.#options.onUnfollowedJump?.();
       this.#anchor = block;
       return;
     }
@@ -107,8 +116,17 @@ export class FinalityTracker {
   // After a reorganisation: the wallet is read afresh (transfers whose nonce is unused again become pending),
   // then each transfer not final is looked for on the new chain by its receipts.
   async #recheck(head: FeeBlock): Promise<number> {
-    const { journal, node, onReorg } = this.#options;
-    await onReorg(head);
+    await this.#options.onReorg(head);
+    const unmined = await this.#lookForUnfinal();
+    // What is still settled was mined on the new chain: its finality is counted from here.
+    this.#options.journal.markSettledAt(head.number, true);
+    return unmined;
+  }
+
+  // Each transfer not final is looked for by its receipts: one the chain does not carry (or carries in
+  // another block than its reported outcome named) is pending again. Returns how many.
+  async #lookForUnfinal(): Promise<number> {
+    const { journal, node } = this.#options;
     let unmined = 0;
     for (const entry of journal.unfinal()) {
       // A transfer another transaction replaced has no receipt of its own: its nonce count decides (above).
@@ -121,8 +139,6 @@ export class FinalityTracker {
       const moved = minedIn !== undefined && entry.reportedBlockHash !== null && minedIn !== entry.reportedBlockHash;
       if ((minedIn === undefined || moved) && journal.markUnmined(entry.id)) unmined++;
     }
-    // What is still settled was mined on the new chain: its finality is counted from here.
-    journal.markSettledAt(head.number, true);
     return unmined;
   }
 

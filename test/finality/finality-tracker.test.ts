@@ -1,6 +1,7 @@
-/** The finality tracker's bookkeeping of the chain it follows, with a fake node and journal at the boundary. */
+/** The finality tracker's bookkeeping of the chain it follows, with a fake node (and a fake or in-memory journal) at the boundary. */
 import { describe, expect, it } from "vitest";
 import { FinalityTracker } from "../../src/finality/finality-tracker.js";
+import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
 import type { TransferJournal } from "../../src/journal/transfer-journal.js";
 import type { FeeBlock } from "../../src/sending/wallet-snapshot.js";
 
@@ -33,5 +34,47 @@ describe("FinalityTracker with nothing settled to follow", () => {
     expect(jumps).toBe(4);
     await tracker.follow(block(16, "0xc16", "0xc15"));
     expect(jumps).toBe(4);
+  });
+});
+
+describe("FinalityTracker starting with settled transfers not final", () => {
+  it("looks each up on the chain as it is now: one the chain no longer carries (a reorganisation while the service was down) is pending again", async () => {
+    const journal = openSqliteJournal(":memory:", {
+      chainId: 31337n,
+      walletAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+      tokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+    });
+    const request = { recipient: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC", units: 1n };
+    // Two transfers the previous process saw mined and verified, settled at block 20, not final yet.
+    const onChain = `0x${"aa".repeat(32)}`;
+    const orphaned = `0x${"bb".repeat(32)}`;
+    for (const [nonce, hash] of [[0, onChain], [1, orphaned]] as const) {
+      const id = journal.recordSigned(undefined, request, { nonce, hash, rawTransaction: "0x02", signedAtBlock: 18 });
+      journal.recordAccepted(id);
+      journal.markNonceUsedBelow(nonce + 1);
+      journal.recordMined(id, hash);
+    }
+    journal.markSettledAt(20);
+    const receiptsAskedFor: string[] = [];
+    const outcomes: unknown[] = [];
+    const tracker = new FinalityTracker({
+      node: {
+        send: async (method: string, params: unknown[]) => {
+          expect(method).toBe("eth_getTransactionReceipt");
+          receiptsAskedFor.push(String(params[0]));
+          return params[0] === onChain ? { blockHash: "0xb19" } : null;
+        },
+      },
+      journal,
+      finalityBlocks: 64,
+      onReorg: async () => undefined,
+      onOutcome: (outcome) => outcomes.push(outcome),
+    });
+    await tracker.follow(block(30, "0xb30", "0xb29"));
+    expect(receiptsAskedFor).toEqual([onChain, orphaned]);
+    expect(journal.findByHash(onChain)).toMatchObject({ state: "nonce-used", minedHash: onChain, settledBlock: 20 });
+    expect(journal.findByHash(orphaned)).toMatchObject({ state: "accepted", minedHash: null, settledBlock: null });
+    expect(outcomes).toEqual([{ reorganised: true, unmined: 1, finalized: 0, finalizedBlock: null }]);
+    journal.close();
   });
 });
