@@ -60,6 +60,8 @@ export interface LaneServices {
   figures(): LaneFigures;
   /** Why the lane takes no new transfers now (see lane-routing); undefined while it takes them. */
   hold(): LaneHold | undefined;
+  /** ETH the wallet's balance went down by since the service started, from one snapshot to the next: its gas. */
+  gasSpentWei(): bigint;
   /** Resolves once the wallet snapshot is at most `maxAgeMs` old, reading one if needed. */
   ensureSnapshot(maxAgeMs: number): Promise<void>;
   /** The same, without waking the lane's poller to the busy pace (see SnapshotPoller.ensureFreshQuietly). */
@@ -147,10 +149,7 @@ export async function startChainServices(
   );
   const lanes: RunningLane[] = [];
   try {
-    refuseUnfollowedLanes(
-      journal,
-      chain.laneSigners.map((signer) => signer.address),
-    );
+    refuseUnfollowedLanes(journal, chain.laneSigners.map((signer) => signer.address));
     const pooled = chain.laneSigners.length > 1;
     // Whether any lane is still sending a key's entry: a repeat may reach another lane than the one sending it.
     const isSendingAnywhere = pooled ? (key: string, entry: JournalEntry) => lanes.some((lane) => lane.transfers.isSending(key, entry)) : undefined;
@@ -159,7 +158,12 @@ export async function startChainServices(
       const laneJournal = signer === chain.signer ? journal : journal.forLane(signer.address);
       // With several lanes, every line a lane logs names it.
       const laneLog = pooled ? log.child({ lane: signer.address }) : log;
-      lanes.push(await startLane(config, { pooled, chain: laneChain, journal: laneJournal, log: laneLog, endpoints, isSendingAnywhere }));
+      try {
+        lanes.push(await startLane(config, { pooled, chain: laneChain, journal: laneJournal, log: laneLog, endpoints, isSendingAnywhere }));
+      } catch (error) {
+        if (laneJournal !== journal) laneJournal.close();
+        throw error;
+      }
     }
     const dispatcher = endpoints.length === 0 ? undefined : createWebhookDispatcher(config, journal, log, observeDelivery);
     for (const lane of lanes) lane.onRoundDone = () => dispatcher?.wake();
@@ -244,6 +248,7 @@ async function startLane(config: ChainServicesConfig, { pooled, chain, journal, 
 
   // What routing passes a lane over for, read with each snapshot (from the journal, so not per request).
   let held = { stuck: false, jammed: false };
+  let gasSpentWei = 0n;
   // After each new snapshot (and, while idle, each new block read): verify which transaction used each
   // settled nonce, re-price what is stuck, report what was settled. `head`: the block the round is about.
   const rounds = new SerialRounds(
@@ -281,9 +286,13 @@ async function startLane(config: ChainServicesConfig, { pooled, chain, journal, 
     readBlock: () => readFeeBlock(chain),
     readSnapshot: (block) => readWalletSnapshot(chain, fees, block),
     onSnapshot: (snapshot) => {
+      const before = ledger.snapshot.ethBalance;
       ledger.applySnapshot(snapshot);
       // An older block (a lagging backend) tells nothing new.
-      if (journal.failure || ledger.snapshot !== snapshot) return;
+      if (ledger.snapshot !== snapshot) return;
+      // A top-up raises the balance: only what went down is spent.
+      if (snapshot.ethBalance < before) gasSpentWei += before - snapshot.ethBalance;
+      if (journal.failure) return;
       const unmined = journal.markUnminedFrom(snapshot.minedNonceCount);
       if (unmined > 0) log.warn({ unmined, minedNonceCount: snapshot.minedNonceCount }, "a reorganisation took mined transfers off the chain; they are pending again and followed until mined");
       journal.markNonceUsedBelow(snapshot.minedNonceCount);
@@ -343,7 +352,9 @@ async function startLane(config: ChainServicesConfig, { pooled, chain, journal, 
         gasFloor: gasPerTransfer,
       };
     },
-    hold: () => laneHold(lane.figures(), config.maxInFlightPerLane),
+    // One wallet is never held: it takes every transfer it can pay, as it always did.
+    hold: () => (pooled ? laneHold(lane.figures(), config.maxInFlightPerLane) : undefined),
+    gasSpentWei: () => gasSpentWei,
     ensureSnapshot: (maxAgeMs) => poller.ensureFresh(maxAgeMs),
     ensureBalances: (maxAgeMs) => poller.ensureFreshQuietly(maxAgeMs),
     onRoundDone: () => undefined,

@@ -63,6 +63,18 @@ export async function composeService(config: ChainConfig, logger: Logger, replic
       journalWritable: () => journal.failure === undefined,
       atFeeCap: () => replacer.stuckAtCap.length,
     });
+    metrics.watchLanes(
+      services.lanes.map((lane) => ({
+        address: lane.address,
+        ethBalanceWei: () => lane.ledger.snapshot.ethBalance,
+        tokenBalanceUnits: () => lane.ledger.snapshot.tokenBalance,
+        transfersInFlight: () => lane.ledger.unminedCount,
+        jammed: () => isJammed(readUnconfirmedTransfers(lane.journal), lane.ledger.snapshot.minedNonceCount),
+        hold: lane.hold,
+        gasSpentWei: lane.gasSpentWei,
+      })),
+      chain.tokenDecimals,
+    );
     if (services.webhooks) metrics.watchWebhooks(() => journal.deliveryBacklog());
     const app = buildApp(config, {
       chain,

@@ -18,6 +18,22 @@ export interface WalletReadings {
   journalWritable: () => boolean;
 }
 
+/** What the gauges of one lane of a wallet pool read at scrape time (one wallet: one lane). */
+export interface LaneReadings {
+  address: string;
+  ethBalanceWei: () => bigint;
+  tokenBalanceUnits: () => bigint;
+  transfersInFlight: () => number;
+  jammed: () => boolean;
+  /** Why the lane takes no new transfers (jammed, stuck, gas-below-floor, in-flight-limit), if it takes none. */
+  hold: () => string | undefined;
+  /** ETH the wallet's balance went down by since the service started: gas, for a wallet that only sends tokens. */
+  gasSpentWei: () => bigint;
+}
+
+/** The reasons a lane can be held for, each a series of lane_held. */
+const LANE_HOLDS = ["jammed", "stuck", "gas-below-floor", "in-flight-limit"];
+
 export class ServiceMetrics {
   readonly registry = new Registry();
   readonly #http = new HttpRequestSeries(
@@ -104,6 +120,52 @@ export class ServiceMetrics {
       registers: [this.registry],
       collect() {
         this.set({ replica: id }, leads() ? 1 : 0);
+      },
+    });
+  }
+
+  /** Registers the gauges of every lane (labelled with its address); they read the current values at every scrape. */
+  watchLanes(lanes: readonly LaneReadings[], tokenDecimals: number): void {
+    const perLane = (name: string, help: string, read: (lane: LaneReadings) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ["lane"],
+        registers: [this.registry],
+        collect() {
+          for (const lane of lanes) this.set({ lane: lane.address }, read(lane));
+        },
+      });
+    perLane("lane_eth_balance_wei", "a lane's ETH balance, wei, as of its latest snapshot", (lane) => Number(lane.ethBalanceWei()));
+    perLane("lane_token_balance", "a lane's token balance, whole token units, as of its latest snapshot", (lane) => Number(lane.tokenBalanceUnits()) / 10 ** tokenDecimals);
+    perLane("lane_transfers_in_flight", "transfers a lane signed that are not yet mined", (lane) => lane.transfersInFlight());
+    perLane("lane_nonce_jammed", "1 while a lane's oldest unconfirmed transfer is stuck and its nonce not mined", (lane) => (lane.jammed() ? 1 : 0));
+    new Gauge({
+      name: "lane_held",
+      help: "1 for the reason a lane takes no new transfers (jammed, stuck, gas-below-floor, in-flight-limit), 0 for the others",
+      labelNames: ["lane", "reason"],
+      registers: [this.registry],
+      collect() {
+        for (const lane of lanes) {
+          const hold = lane.hold();
+          for (const reason of LANE_HOLDS) this.set({ lane: lane.address, reason }, hold === reason ? 1 : 0);
+        }
+      },
+    });
+    // Counted at scrape time from the lane's running total.
+    const reported = new Map<string, bigint>();
+    new Counter({
+      name: "lane_gas_spent_wei_total",
+      help: "ETH a lane's balance went down by (its gas, for a wallet that only sends tokens), wei; with lane_eth_balance_wei, the gas runway",
+      labelNames: ["lane"],
+      registers: [this.registry],
+      collect() {
+        for (const lane of lanes) {
+          const total = lane.gasSpentWei();
+          const increase = total - (reported.get(lane.address) ?? 0n);
+          reported.set(lane.address, total);
+          this.inc({ lane: lane.address }, Number(increase));
+        }
       },
     });
   }

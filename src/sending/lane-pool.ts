@@ -25,7 +25,7 @@ interface Routed {
 
 const REFUSAL_MESSAGES: Record<PoolRefusal, (units: bigint, lanes: readonly LaneFigures[], maxInFlightPerLane: number) => string> = {
   INSUFFICIENT_TOKEN_BALANCE: (units, lanes) =>
-    `no wallet of the pool that takes transfers can spend ${units} base units of the token after transfers in flight (the most one can: ${mostAvailable(lanes)})`,
+    `no wallet of the pool can spend ${units} base units of the token after transfers in flight (the most one can: ${mostAvailable(lanes)})`,
   INSUFFICIENT_FUNDS: () => "no wallet of the pool that holds the tokens has the ETH to pay for gas",
   NO_LANE_AVAILABLE: (_units, lanes, maxInFlightPerLane) =>
     `every wallet of the pool that could pay is held (${lanes

@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
 import { AUTHORIZATION, TEST_API_KEY, TEST_API_KEYS } from "../helpers/service.js";
 import { type TestPostgres, startTestPostgres } from "../helpers/postgres.js";
-import { NODE_KINDS, type NodeKind, type TestChain, freshAddress, startTestChainOn, tokenBalanceOf, waitForMinedCount } from "../helpers/test-chain.js";
+import { NODE_KINDS, type NodeKind, type TestChain, addPoolWallets, freshAddress, startTestChainOn, tokenBalanceOf, waitForMinedCount } from "../helpers/test-chain.js";
 
 interface Answer {
   statusCode: number;
@@ -125,6 +125,59 @@ describe("three replicas on one PostgreSQL and one wallet", () => {
     expect((await send(started[1], "/transfer", { ...body, amount: "4" }, "twice"))?.statusCode).toBe(422);
     await waitForMinedCount(testChain, JSON.parse((done[0] as Answer).raw).result.nonce + 1, 60_000);
     expect(await tokenBalanceOf(testChain, recipient)).toBe(3n * 10n ** 18n);
+  });
+});
+
+describe("a wallet pool on replicas", () => {
+  it("the leader sends on every lane; killed (-9) in a burst, the next leader takes every lane over: replays answer the first answer, each lane's nonces contiguous", async () => {
+    chain = await startTestChainOn("anvil");
+    const testChain = chain;
+    const [second] = await addPoolWallets(testChain, 1, { tokens: 1_000n, ether: "10" });
+    const lanes = [testChain.demo.walletAddress, second.address];
+    const env = {
+      RPC_URL: testChain.rpcUrl,
+      PRIVATE_KEY: `${testChain.demo.privateKey},${second.privateKey}`,
+      TOKEN_ADDRESS: testChain.demo.tokenAddress,
+      DATABASE_URL: await postgres.createDatabase(),
+      REBROADCAST_AFTER_MS: "500",
+    };
+    const started: ServerProcess[] = [];
+    for (let index = 0; index < 2; index++) {
+      const replica = await startServerProcess({ ...env, REPLICA_ID: `replica-${index}` });
+      replicas.push(replica);
+      started.push(replica);
+      if (index === 0) await replica.waitForOutput("this replica leads");
+    }
+    const firstNonces = await Promise.all(lanes.map((lane) => testChain.provider.getTransactionCount(lane, "latest")));
+    const bodies = Array.from({ length: 60 }, () => ({ toAddress: freshAddress(), amount: "1" }));
+    const first = withConcurrency(60, 20, (index) => send(started[index % 2], "/transfer", bodies[index], `pool-${index}`));
+    const pendingTotal = async () => (await Promise.all(lanes.map((lane) => testChain.provider.getTransactionCount(lane, "pending")))).reduce((sum, count) => sum + count, 0);
+    const deadline = Date.now() + 10_000;
+    while ((await pendingTotal()) < firstNonces[0] + firstNonces[1] + 20 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+    started[0].child.kill("SIGKILL");
+    const firstAnswers = await first;
+    await started[1].waitForOutput("this replica leads", 15_000);
+
+    const replays = await withConcurrency(60, 20, (index) => send(started[1], "/transfer", bodies[index], `pool-${index}`));
+    const senders = replays.map((replay) => (replay?.statusCode === 200 ? String(JSON.parse(replay.raw).result.from) : undefined));
+    for (const [index, replay] of replays.entries()) {
+      const answer = firstAnswers[index]?.statusCode === 503 ? undefined : firstAnswers[index];
+      expect(replay?.statusCode, `replay ${index}: ${replay?.raw}`).toBe(200);
+      if (answer) expect({ statusCode: replay?.statusCode, raw: replay?.raw }, `request ${index}`).toEqual({ statusCode: answer.statusCode, raw: answer.raw });
+    }
+    const sentBy = lanes.map((lane) => senders.filter((sender) => sender === lane).length);
+    expect(sentBy.every((count) => count > 0), `transfers per lane: ${sentBy.join(", ")}`).toBe(true);
+    for (const [index, lane] of lanes.entries()) {
+      const expected = firstNonces[index] + sentBy[index];
+      const laneDeadline = Date.now() + 30_000;
+      while ((await testChain.provider.getTransactionCount(lane, "latest")) < expected && Date.now() < laneDeadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(await testChain.provider.getTransactionCount(lane, "latest"), `lane ${index}`).toBe(expected);
+      expect(await testChain.provider.getTransactionCount(lane, "pending"), `lane ${index}`).toBe(expected);
+    }
+    for (const body of bodies) expect(await tokenBalanceOf(testChain, body.toAddress)).toBe(10n ** 18n);
+    // A follower's view of the leader's /wallet lists both lanes.
+    const wallet = (await getJson(started[1], "/wallet")) as { lanes: { address: string }[] };
+    expect(wallet.lanes.map((lane) => lane.address)).toEqual(lanes);
   });
 });
 

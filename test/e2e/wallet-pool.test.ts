@@ -142,10 +142,18 @@ describe.each(NODE_KINDS)("a wallet pool on %s", (kind) => {
       [second.address, "open", null],
     ]);
     expect(await pooled.provider.getTransactionCount(first.address, "pending")).toBe(firstLaneNonce);
+    // The metrics say the same, per lane.
+    const metrics = (await service.app.inject({ method: "GET", url: "/metrics", headers: AUTHORIZATION })).body;
+    expect(metrics).toContain(`lane_held{lane="${first.address}",reason="gas-below-floor"} 1`);
+    expect(metrics).toContain(`lane_held{lane="${second.address}",reason="gas-below-floor"} 0`);
+    expect(metrics).toContain(`lane_eth_balance_wei{lane="${first.address}"} 0`);
 
     await setEthBalance(pooled, first.address, "10");
     // The second lane's transfers are mined and counted so: the lanes tie, and the first lane wins a tie.
     await waitUntil(async () => service.services.lanes[1].ledger.unminedCount === 0, 10_000, "the second lane's transfers counted mined");
+    // What the second lane's gas cost shows once its snapshot counts them mined.
+    const spent = (await service.app.inject({ method: "GET", url: "/metrics", headers: AUTHORIZATION })).body;
+    expect(spent).toMatch(new RegExp(`lane_gas_spent_wei_total\\{lane="${second.address}"\\} [1-9]`));
     await new Promise((resolve) => setTimeout(resolve, 200));
     const refilled = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
     expect(refilled.statusCode, refilled.raw).toBe(200);

@@ -1,0 +1,214 @@
+/**
+ * The wallet pool against a node that keeps at most PENDING_LIMIT pending transactions per sender (as
+ * geth's 16 executable slots per account), emulated by a proxy in front of anvil mining a block every
+ * BLOCK_TIME seconds. The proxy answers "txpool is full" to a sender's new transaction while that many of
+ * its transactions are in the node's pool (sent, not mined), except the sender's next nonce to be mined
+ * (a node that kept the transactions above it and refused that one would jam the sender for good).
+ *
+ * 1. Transfers answered 200 per second, at concurrency CONCURRENCY for SECONDS: one lane, then LANES
+ *    lanes, alternating over ROUNDS rounds (a fresh chain each); the median round's ratio is printed.
+ * 2. One lane jammed: after a warm-up, the proxy drops everything the first lane sends (answers its hash,
+ *    forwards nothing), for JAM_SECONDS. Prints the share of the 200s the other lanes carried, then heals
+ *    the node and checks that every transfer answered 200 is mined.
+ *
+ *   npm run bench:pool     (LANES=4 CONCURRENCY=50 SECONDS=20 ROUNDS=2 JAM_SECONDS=60 BLOCK_TIME=1 PENDING_LIMIT=16)
+ */
+import { JsonRpcProvider, Transaction, Wallet, toBeHex } from "ethers";
+import { Pool } from "undici";
+import { startAnvil } from "../src/dev/anvil.js";
+import { type DemoChain, setUpDemoChain } from "../src/dev/demo-chain.js";
+import { ERC20_INTERFACE } from "../src/node/erc20.js";
+import { type RpcProxy, startRpcProxy } from "../test/helpers/rpc-proxy.js";
+import { BENCH_API_KEY, startBenchService } from "./measure.js";
+
+const LANES = Number(process.env.LANES ?? 4);
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? 50);
+const SECONDS = Number(process.env.SECONDS ?? 20);
+const ROUNDS = Number(process.env.ROUNDS ?? 2);
+const JAM_SECONDS = Number(process.env.JAM_SECONDS ?? 60);
+const BLOCK_TIME = Number(process.env.BLOCK_TIME ?? 1);
+const PENDING_LIMIT = Number(process.env.PENDING_LIMIT ?? 16);
+const WARMUP_SECONDS = 5;
+
+/** A chain mining every BLOCK_TIME s, a demo token, `lanes` funded wallets, and the limiting proxy. */
+interface PoolChain {
+  rpcUrl: string;
+  proxy: RpcProxy;
+  provider: JsonRpcProvider;
+  demo: DemoChain;
+  keys: string[];
+  addresses: string[];
+  /** While set, everything this sender sends is dropped: answered, never forwarded. */
+  jam(sender: string | undefined): void;
+  stop(): Promise<void>;
+}
+
+async function startPoolChain(lanes: number): Promise<PoolChain> {
+  const node = await startAnvil(["--block-time", String(BLOCK_TIME)]);
+  const demo = await setUpDemoChain(node.rpcUrl, { supply: 10_000_000n });
+  const provider = new JsonRpcProvider(node.rpcUrl, undefined, { staticNetwork: true, batchMaxCount: 1, cacheTimeout: -1 });
+  const first = new Wallet(demo.privateKey, provider);
+  const others = Array.from({ length: lanes - 1 }, () => Wallet.createRandom());
+  let nonce = await provider.getTransactionCount(first.address, "pending");
+  const funding = [];
+  for (const wallet of others) {
+    await provider.send("anvil_setBalance", [wallet.address, toBeHex(10n ** 21n)]);
+    const data = ERC20_INTERFACE.encodeFunctionData("transfer", [wallet.address, 2_000_000n * 10n ** 18n]);
+    funding.push(await first.sendTransaction({ to: demo.tokenAddress, data, nonce: nonce++ }));
+  }
+  await Promise.all(funding.map((sent) => sent.wait()));
+  const addresses = [first.address, ...others.map((wallet) => wallet.address)];
+
+  // What the node has mined per sender, read directly, so that the proxy counts only what is pending.
+  const mined = new Map<string, number>();
+  const forwarded = new Map<string, Set<number>>();
+  let jammed: string | undefined;
+  let polling = true;
+  const poll = (async () => {
+    while (polling) {
+      for (const address of addresses) mined.set(address, await provider.getTransactionCount(address, "latest").catch(() => mined.get(address) ?? 0));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  })();
+  const proxy = await startRpcProxy(node.rpcUrl);
+  proxy.fault = {
+    kind: "script",
+    answer: ({ method, params }) => {
+      if (method !== "eth_sendRawTransaction") return undefined;
+      const transaction = Transaction.from(String(params[0]));
+      const sender = transaction.from as string;
+      if (sender === jammed) return { result: transaction.hash };
+      const sent = forwarded.get(sender) ?? new Set<number>();
+      forwarded.set(sender, sent);
+      const minedCount = mined.get(sender) ?? 0;
+      for (const sentNonce of sent) if (sentNonce < minedCount) sent.delete(sentNonce);
+      const full = sent.size >= PENDING_LIMIT;
+      if (!sent.has(transaction.nonce) && transaction.nonce !== minedCount && full) return { error: { code: -32000, message: "txpool is full" } };
+      sent.add(transaction.nonce);
+      return undefined;
+    },
+  };
+  return {
+    rpcUrl: proxy.url,
+    proxy,
+    provider,
+    demo,
+    keys: [demo.privateKey, ...others.map((wallet) => wallet.privateKey)],
+    addresses,
+    jam: (sender) => (jammed = sender),
+    async stop() {
+      polling = false;
+      await poll;
+      await proxy.close();
+      provider.destroy();
+      await node.stop();
+    },
+  };
+}
+
+interface LoadResult {
+  seconds: number;
+  /** The hashes answered 200, by sender. */
+  sentBy: Map<string, string[]>;
+  /** Other answers, by status and code. */
+  refused: Record<string, number>;
+}
+
+/** POST /transfer from CONCURRENCY clients for `seconds`; `warmupSeconds` first, not counted. */
+async function drive(baseUrl: string, seconds: number, warmupSeconds: number): Promise<LoadResult> {
+  const pool = new Pool(baseUrl, { connections: CONCURRENCY });
+  const result: LoadResult = { seconds, sentBy: new Map(), refused: {} };
+  const started = performance.now();
+  const countFrom = started + warmupSeconds * 1000;
+  const stopAt = countFrom + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (performance.now() < stopAt) {
+        const response = await pool.request({
+          path: "/transfer",
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${BENCH_API_KEY}` },
+          body: JSON.stringify({ toAddress: Wallet.createRandom().address, amount: "1" }),
+        });
+        const body = (await response.body.json()) as { result?: { from: string; hash: string }; code?: string };
+        if (performance.now() < countFrom) continue;
+        if (response.statusCode === 200 && body.result) {
+          const hashes = result.sentBy.get(body.result.from) ?? [];
+          hashes.push(body.result.hash);
+          result.sentBy.set(body.result.from, hashes);
+        } else {
+          const key = `${response.statusCode} ${body.code}`;
+          result.refused[key] = (result.refused[key] ?? 0) + 1;
+          // A pool that is full says "retry shortly": a client waits a moment, as it would.
+          if (response.statusCode === 503) await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      }
+    }),
+  );
+  await pool.close();
+  return result;
+}
+
+function sentCount(result: LoadResult): number {
+  return [...result.sentBy.values()].reduce((sum, hashes) => sum + hashes.length, 0);
+}
+
+async function measureThroughput(lanes: number): Promise<LoadResult> {
+  const chain = await startPoolChain(lanes);
+  const service = await startBenchService(chain.rpcUrl, chain.demo, { PRIVATE_KEY: chain.keys.join(","), CHAIN_REFRESH_INTERVAL_MS: "250" });
+  try {
+    return await drive(service.baseUrl, SECONDS, WARMUP_SECONDS);
+  } finally {
+    await service.close();
+    await chain.stop();
+  }
+}
+
+function describe(result: LoadResult): string {
+  const perSecond = sentCount(result) / result.seconds;
+  const refused = Object.entries(result.refused).map(([key, count]) => `${key} x${count}`).join(", ") || "none";
+  return `${perSecond.toFixed(1).padStart(6)}/s answered 200; other answers: ${refused}`;
+}
+
+async function measureJam(): Promise<void> {
+  const chain = await startPoolChain(LANES);
+  const service = await startBenchService(chain.rpcUrl, chain.demo, { PRIVATE_KEY: chain.keys.join(","), CHAIN_REFRESH_INTERVAL_MS: "250" });
+  try {
+    await drive(service.baseUrl, WARMUP_SECONDS, 0);
+    const [jammedLane] = chain.addresses;
+    chain.jam(jammedLane);
+    const result = await drive(service.baseUrl, JAM_SECONDS, 0);
+    const total = sentCount(result);
+    const byJammed = result.sentBy.get(jammedLane)?.length ?? 0;
+    console.log(`one lane jammed for ${JAM_SECONDS} s: ${total} transfers answered 200, ${byJammed} by the jammed lane; the others carried ${(((total - byJammed) / total) * 100).toFixed(1)} % (target >= 90 %)`);
+    console.log(`  other answers: ${Object.entries(result.refused).map(([key, count]) => `${key} x${count}`).join(", ") || "none"}`);
+    chain.jam(undefined);
+    // Healed: the service sends the jammed lane's transactions again (REBROADCAST_AFTER_MS) and they are mined.
+    const hashes = [...result.sentBy.values()].flat();
+    const deadline = Date.now() + 180_000;
+    let unmined = hashes;
+    while (unmined.length > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      const receipts = await Promise.all(unmined.map((hash) => chain.provider.getTransactionReceipt(hash)));
+      unmined = unmined.filter((_hash, index) => receipts[index] === null);
+    }
+    console.log(`  after the node healed: ${hashes.length - unmined.length} of ${hashes.length} answered 200 mined within 180 s${unmined.length > 0 ? ` (NOT MINED: ${unmined.length})` : ""}`);
+  } finally {
+    await service.close();
+    await chain.stop();
+  }
+}
+
+console.log(`node: anvil, a block every ${BLOCK_TIME} s, at most ${PENDING_LIMIT} pending per sender (proxy); concurrency ${CONCURRENCY}, ${SECONDS} s per run`);
+const rounds: { one: LoadResult; pool: LoadResult }[] = [];
+for (let round = 1; round <= ROUNDS; round++) {
+  const one = await measureThroughput(1);
+  const pool = await measureThroughput(LANES);
+  rounds.push({ one, pool });
+  console.log(`round ${round}: 1 lane  ${describe(one)}`);
+  console.log(`round ${round}: ${LANES} lanes ${describe(pool)}`);
+  console.log(`round ${round}: ${LANES} lanes / 1 lane = ${(sentCount(pool) / Math.max(1, sentCount(one))).toFixed(2)} (target >= 3)`);
+}
+const ratios = rounds.map(({ one, pool }) => sentCount(pool) / Math.max(1, sentCount(one))).sort((a, b) => a - b);
+console.log(`median ratio over ${ROUNDS} rounds: ${ratios[Math.floor(ratios.length / 2)].toFixed(2)}`);
+await measureJam();
