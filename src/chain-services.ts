@@ -158,12 +158,7 @@ export async function startChainServices(
       const laneJournal = signer === chain.signer ? journal : journal.forLane(signer.address);
       // With several lanes, every line a lane logs names it.
       const laneLog = pooled ? log.child({ lane: signer.address }) : log;
-      try {
-        lanes.push(await startLane(config, { pooled, chain: laneChain, journal: laneJournal, log: laneLog, endpoints, isSendingAnywhere }));
-      } catch (error) {
-        if (laneJournal !== journal) laneJournal.close();
-        throw error;
-      }
+      lanes.push(await startLane(config, { pooled, chain: laneChain, journal: laneJournal, log: laneLog, endpoints, isSendingAnywhere }));
     }
     const dispatcher = endpoints.length === 0 ? undefined : createWebhookDispatcher(config, journal, log, observeDelivery);
     for (const lane of lanes) lane.onRoundDone = () => dispatcher?.wake();
@@ -192,13 +187,12 @@ export async function startChainServices(
         await dispatcher?.stop();
         // The last writes reach the store (a shared database is written after each commit) before it closes.
         await journal.flushed().catch(() => undefined);
-        for (const lane of lanes) lane.journal.close();
+        journal.close();
       },
     };
   } catch (error) {
     await Promise.all(lanes.map((lane) => lane.stopBackground()));
-    for (const lane of lanes) lane.journal.close();
-    if (lanes[0]?.journal !== journal) journal.close();
+    journal.close();
     throw error;
   }
 }

@@ -180,6 +180,8 @@ export async function openPostgresJournal(
   options: { notify?: boolean; connectAgain?: () => pg.Client } = {},
 ): Promise<TransferJournal> {
   await checkDatabaseOwner(session, owner);
+  // Rows an older leader wrote after migration 3 have no lane: that version served one wallet, the owner's.
+  await session.query("UPDATE transfers SET lane = (SELECT wallet_address FROM journal_owner WHERE id = 1) WHERE lane IS NULL");
   const store = new PostgresJournalStore(session, options.connectAgain);
   return openSqliteJournal(":memory:", owner, { ...options, seed: await store.readAll(), replica: store });
 }

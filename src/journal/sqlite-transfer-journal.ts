@@ -123,6 +123,9 @@ const UNSETTLED_INDEX = `
   CREATE INDEX transfers_unfinal ON transfers (lane, settled_block) WHERE final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced');
   UPDATE transfers SET state = 'nonce-used' WHERE state = 'settled';
 `;
+// Rows an earlier version wrote after this one had run (a rollback, or an older leader of several replicas)
+// have no lane: that version served one wallet, the journal's first.
+const LANES_OF_EARLIER_VERSIONS = "UPDATE transfers SET lane = (SELECT wallet_address FROM journal_owner WHERE id = 1) WHERE lane IS NULL";
 // Before attempts existed, a transfer's one transaction lived in its own row; its block is not known (0:
 // it counts as waiting since long ago).
 const ATTEMPTS_OF_EARLIER_VERSIONS = `
@@ -159,6 +162,7 @@ export function openSqliteJournal(path: string, owner: JournalOwner, options: Sq
   const store = new SqliteJournalStore(db, notify, replica && new SqliteChangeLog(db, replica));
   try {
     store.checkOwner(owner);
+    db.exec(LANES_OF_EARLIER_VERSIONS);
   } catch (error) {
     db.close();
     throw error;
@@ -327,8 +331,6 @@ class SqliteJournalStore {
   readonly notify: number;
   // Ships each commit to the shared database, when there is one.
   readonly #changeLog: SqliteChangeLog | undefined;
-  // The database closes with the last lane's journal object.
-  #openLanes = 0;
 
   constructor(db: Database.Database, notify: boolean, changeLog: SqliteChangeLog | undefined) {
     this.db = db;
@@ -351,10 +353,6 @@ class SqliteJournalStore {
     if (stored.chain_id !== expected.chain_id || stored.token_address !== expected.token_address) {
       throw new JournalOwnerMismatchError(`JOURNAL_PATH: this journal belongs to token ${stored.token_address} on chain ${stored.chain_id}; use another file`);
     }
-  }
-
-  opened(): void {
-    this.#openLanes++;
   }
 
   get failure(): JournalUnavailableError | undefined {
@@ -426,9 +424,8 @@ class SqliteJournalStore {
     return (this.statements.attemptsOf.all(entryId) as AttemptRow[]).map(toAttempt);
   }
 
-  /** One lane's journal object closed; the last one closes the database. */
-  closed(): void {
-    if (--this.#openLanes > 0 || !this.db.open) return;
+  close(): void {
+    if (!this.db.open) return;
     if (this.db.inTransaction && !this.#failure) this.db.exec("COMMIT");
     this.db.close();
   }
@@ -437,18 +434,20 @@ class SqliteJournalStore {
 /** The journal as one lane sees it: its own transfers to follow, and every lane's keys, hashes and events. */
 class SqliteTransferJournal implements TransferJournal {
   readonly #store: SqliteJournalStore;
-  #closed = false;
+  // The journal openSqliteJournal returned owns the database; a lane's view of it does not.
+  readonly #ownsStore: boolean;
 
   constructor(
     store: SqliteJournalStore,
     readonly lane: string,
+    ownsStore = true,
   ) {
     this.#store = store;
-    store.opened();
+    this.#ownsStore = ownsStore;
   }
 
   forLane(walletAddress: string): TransferJournal {
-    return new SqliteTransferJournal(this.#store, walletAddress);
+    return new SqliteTransferJournal(this.#store, walletAddress, false);
   }
 
   get failure(): JournalUnavailableError | undefined {
@@ -669,8 +668,6 @@ class SqliteTransferJournal implements TransferJournal {
   }
 
   close(): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#store.closed();
+    if (this.#ownsStore) this.#store.close();
   }
 }

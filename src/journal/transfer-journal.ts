@@ -157,7 +157,8 @@ export interface TransferJournal {
   readonly lane: string;
   /**
    * The same journal as another lane sees it: the same keys, hashes, events and commits; the transfers it
-   * writes and follows are that lane's. Each journal object is closed on its own; the last closes the store.
+   * writes and follows are that lane's. It lives as long as the journal it came from: closing that one
+   * closes the store, closing a lane's view alone does nothing.
    */
   forLane(walletAddress: string): TransferJournal;
   /** Every lane that has transfers claimed, signed or accepted: someone must follow them. */

@@ -175,8 +175,9 @@ describe.each([
     expect(journal.usedUnverified().map((entry) => entry.id)).toEqual([mine]);
     expect(other.usedUnverified()).toEqual([]);
     expect(journal.lanesWithUnsettled()).toEqual([OTHER_LANE]);
-    // Closing one lane's journal object leaves the others working.
+    // Closing a lane's view alone leaves the journal working.
     other.close();
+    expect(journal.unsettled()).toEqual([]);
     await reopen({ ...OWNER, walletAddress: OTHER_LANE });
     expect(journal.lane).toBe(OTHER_LANE);
     expect(journal.findByHash(SIGNED.hash)).toMatchObject({ id: mine, lane: OWNER.walletAddress, state: "nonce-used" });
@@ -351,8 +352,18 @@ describe("a one-wallet journal, migrated in place to lanes", () => {
     keptConnections.push(db);
     db.exec(ONE_WALLET_JOURNAL);
     db.close();
-    const journal = openSqliteJournal(path, OWNER);
+    let journal = openSqliteJournal(path, OWNER);
     expectMigratedOneWalletJournal(journal);
+    journal.close();
+    // The earlier version run again (a rollback) writes a row without a lane: it is its one wallet's,
+    // whichever key comes first when this version opens the journal again.
+    const rolledBack = new Database(path);
+    keptConnections.push(rolledBack);
+    rolledBack.exec("UPDATE transfers SET lane = NULL WHERE id = 2");
+    rolledBack.close();
+    journal = openSqliteJournal(path, { ...OWNER, walletAddress: OTHER_LANE });
+    expect(journal.findById(2)?.lane).toBe(OWNER.walletAddress);
+    expect(() => refuseUnfollowedLanes(journal, [OTHER_LANE])).toThrow(OWNER.walletAddress);
     journal.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -370,8 +381,13 @@ describe("a one-wallet journal, migrated in place to lanes", () => {
       }
       for (const insert of ONE_WALLET_JOURNAL.split("\n").filter((line) => line.startsWith("INSERT"))) await session.query(insert);
       expect(await migrateDatabase(session)).toEqual(POSTGRES_MIGRATIONS.filter(({ version }) => version > 2).map(({ version }) => version));
-      const journal = await openPostgresJournal(session, OWNER);
+      let journal = await openPostgresJournal(session, OWNER);
       expectMigratedOneWalletJournal(journal);
+      journal.close();
+      // An older leader writes a row without a lane: it is the owner's wallet's, whoever leads next.
+      await session.query("UPDATE transfers SET lane = NULL WHERE id = 2");
+      journal = await openPostgresJournal(session, { ...OWNER, walletAddress: OTHER_LANE });
+      expect(journal.findById(2)?.lane).toBe(OWNER.walletAddress);
       journal.close();
     } finally {
       await session.end();
