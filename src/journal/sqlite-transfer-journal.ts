@@ -309,6 +309,9 @@ function prepareStatements(db: Database.Database) {
       "SELECT hash FROM attempts WHERE transfer_id IN (SELECT transfer_id FROM attempts GROUP BY transfer_id HAVING COUNT(*) > 1)",
     ),
     expireKeys: db.prepare("UPDATE transfers SET idempotency_key = NULL WHERE idempotency_key IS NOT NULL AND created_at < ?"),
+    releaseRefusedKey: db.prepare(
+      "UPDATE transfers SET idempotency_key = NULL, updated_at = @now WHERE id = @id AND state IN ('refused', 'rejected') AND idempotency_key IS NOT NULL",
+    ),
   };
 }
 
@@ -661,6 +664,10 @@ class SqliteTransferJournal implements TransferJournal {
   spentSince(since: number): { apiKeyId: string; units: bigint; at: number }[] {
     const rows = this.#store.statements.spentSince.all(since) as { api_key_id: string; units: string; created_at: number }[];
     return rows.map((row) => ({ apiKeyId: row.api_key_id, units: BigInt(row.units), at: row.created_at }));
+  }
+
+  releaseRefusedKey(entryId: number): boolean {
+    return this.#store.write(() => this.#store.statements.releaseRefusedKey.run({ id: entryId, now: steadyWallClockNow() })).changes === 1;
   }
 
   expireKeys(maxAgeMs: number, now = steadyWallClockNow()): number {

@@ -277,6 +277,12 @@ export interface TransferJournal {
   deliveryBacklog(): { pending: number; oldestCreatedAt: number | null };
   /** What each API key had signed since `since` (ms), for the per-key caps after a restart. */
   spentSince(since: number): { apiKeyId: string; units: bigint; at: number }[];
+  /**
+   * Frees the key of an entry refused before it was signed, or whose first broadcast was refused (rejected:
+   * never sent again), so that the same request can be made anew, as by a wallet pool on another lane.
+   * Returns whether it was one.
+   */
+  releaseRefusedKey(entryId: number): boolean;
   /** Forgets keys older than `maxAgeMs` (the entries stay). Returns how many were forgotten. */
   expireKeys(maxAgeMs: number, now?: number): number;
   close(): void;

@@ -2,6 +2,8 @@
  * The wallet pool's front: each new transfer goes to the lane routing picks (see lane-routing), and a
  * repeat of an Idempotency-Key to the lane that sent it first, whatever the pool's state now. Each lane's
  * own service does the rest exactly as for one wallet: claim, pre-flight checks, signing, journaling.
+ * A lane drained of gas since its balances were read is refused (by the node, or by its own checks):
+ * nothing was sent, and the transfer goes to another lane.
  */
 import { ServiceError } from "../errors.js";
 import type { TransferJournal, TransferRequest } from "../journal/transfer-journal.js";
@@ -64,24 +66,58 @@ export class LanePool implements TransferSender {
     const existing = idempotencyKey === undefined ? undefined : this.journal.findByKey(idempotencyKey);
     // A wallet taken out of the pool keeps its history: any lane answers from the journal.
     if (existing) return (this.#byAddress.get(existing.lane) ?? this.lanes[0]).transfers.sendTokenTransfer(request, idempotencyKey, authorize);
-    // The policy first, as for one wallet: a transfer it refuses is refused whatever the pool holds.
-    const revoke = authorize?.();
-    let handedOver = false;
+    const refusedForGas = new Set<string>();
+    for (;;) {
+      // The policy first, as for one wallet: a transfer it refuses is refused whatever the pool holds.
+      const revoke = authorize?.();
+      let handedOver = false;
+      const route: { lane?: PoolLane } = {};
+      try {
+        await Promise.all(this.lanes.map((candidate) => candidate.ensureBalances(this.settings.balancesMaxAgeMs)));
+        const outcome = await this.#sendOnARoute(request, idempotencyKey, revoke && (() => ((handedOver = true), revoke)), refusedForGas, route);
+        // Another request claimed the key meanwhile: this one is its repeat, which the policy never counts.
+        if (outcome.replayed && !handedOver) revoke?.();
+        return outcome;
+      } catch (error) {
+        if (!handedOver) revoke?.();
+        // The last lane refused too: its refusal is the answer.
+        const othersLeft = this.lanes.length - refusedForGas.size - 1 > 0;
+        if (!route.lane || !othersLeft || !(await this.#mayRouteAgain(error, route.lane, idempotencyKey))) throw error;
+        refusedForGas.add(route.lane.address);
+      }
+    }
+  }
+
+  /**
+   * Whether a transfer a lane could not send goes to another lane: only when the lane was refused for want
+   * of gas (drained after its balances were read), before signing or by the node at its first broadcast:
+   * a 417 that proves nothing was sent. The lane's balances are read again, and the key its refusal was
+   * kept for is freed.
+   */
+  async #mayRouteAgain(error: unknown, lane: PoolLane, idempotencyKey: string | undefined): Promise<boolean> {
+    if (!(error instanceof ServiceError && error.code === "INSUFFICIENT_FUNDS")) return false;
     try {
-      await Promise.all(this.lanes.map((candidate) => candidate.ensureBalances(this.settings.balancesMaxAgeMs)));
-      const outcome = await this.#sendOnARoute(request, idempotencyKey, revoke && (() => ((handedOver = true), revoke)));
-      // Another request claimed the key meanwhile: this one is its repeat, which the policy never counts.
-      if (outcome.replayed && !handedOver) revoke?.();
-      return outcome;
-    } catch (error) {
-      if (!handedOver) revoke?.();
-      throw error;
+      await lane.ensureBalances(0);
+      if (idempotencyKey === undefined) return true;
+      const refused = this.journal.findByKey(idempotencyKey);
+      if (refused?.lane !== lane.address || !this.journal.releaseRefusedKey(refused.id)) return false;
+      await this.journal.flushed();
+      return true;
+    } catch {
+      // Not known to be free: the refusal the key holds stands.
+      return false;
     }
   }
 
   // Synchronous from reading the figures to counting the choice: concurrent requests see each other.
-  #sendOnARoute(request: TransferRequest, idempotencyKey: string | undefined, authorize: AuthorizeTransfer | undefined): Promise<TransferOutcome> {
-    const figures = this.lanes.map((lane) => this.#withRouted(lane.figures()));
+  #sendOnARoute(
+    request: TransferRequest,
+    idempotencyKey: string | undefined,
+    authorize: AuthorizeTransfer | undefined,
+    excluded: ReadonlySet<string>,
+    chosen: { lane?: PoolLane },
+  ): Promise<TransferOutcome> {
+    const figures = this.lanes.filter((lane) => !excluded.has(lane.address)).map((lane) => this.#withRouted(lane.figures()));
     const route = chooseLane(figures, request.units, this.settings.maxInFlightPerLane);
     if ("refusal" in route) {
       // Recorded for the key like any lane's own refusal (a 417 is every repeat's answer).
@@ -89,6 +125,7 @@ export class LanePool implements TransferSender {
       return this.lanes[0].transfers.refuse(request, idempotencyKey, refusal);
     }
     const lane = this.#byAddress.get(route.lane.address) as PoolLane;
+    chosen.lane = lane;
     // Counted as routed until the lane's ledger holds its reservation, or it ends without one.
     this.#count(lane, 1, request.units);
     let counted = true;

@@ -160,6 +160,29 @@ describe.each(NODE_KINDS)("a wallet pool on %s", (kind) => {
     expect(refilled.body.result.from).toBe(first.address);
   });
 
+  it("a lane drained after its balances were read is refused, nothing sent, and the transfer goes to another lane; a repeat of its key answers that", async () => {
+    const { chain: pooled, lanes } = await poolOf(1, 10n);
+    const [first, second] = lanes;
+    // Balances read once a minute at most: routing still sees the first lane funded after it is drained.
+    const service = await startService(pooled.target, {
+      PRIVATE_KEY: lanes.map((lane) => lane.privateKey).join(","),
+      JOURNAL_PATH: join(journalDir as string, "transfers.sqlite"),
+      CHAIN_REFRESH_INTERVAL_MS: "60000",
+    });
+    services.push(service);
+    const firstLaneNonce = await pooled.provider.getTransactionCount(first.address, "latest");
+    await setEthBalance(pooled, first.address, "0");
+    const body = { toAddress: freshAddress(), amount: "1" };
+    const answer = await postJson(service.app, "/transfer", body, { "idempotency-key": "drained-lane" });
+    expect(answer.statusCode, answer.raw).toBe(200);
+    expect(answer.body.result.from).toBe(second.address);
+    await waitForReceipt(pooled, answer.body.result.hash, 10_000);
+    expect(await tokenBalanceOf(pooled, body.toAddress)).toBe(ONE_TOKEN);
+    expect(await pooled.provider.getTransactionCount(first.address, "pending")).toBe(firstLaneNonce);
+    const repeat = await postJson(service.app, "/transfer", body, { "idempotency-key": "drained-lane" });
+    expect(repeat.raw).toBe(answer.raw);
+  });
+
   it("takes over a one-wallet journal: the wallet's transfers keep their answers, new ones spread over the pool", async () => {
     const { chain: pooled, lanes } = await poolOf(1, 10n);
     const journalPath = join(journalDir as string, "transfers.sqlite");

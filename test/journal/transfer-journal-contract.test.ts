@@ -144,6 +144,21 @@ describe.each([
     expect(journal.claimKey("key-4", REQUEST)).toMatchObject({ outcome: "existing", entry: { state: "signed", hash: SIGNED.hash } });
   });
 
+  it("frees the key of a refused or rejected entry (nothing sent), never of a signed or accepted one, across a reopen", async () => {
+    const claims = ["refused", "rejected", "accepted"].map((key) => [key, journal.claimKey(key, REQUEST)] as const);
+    const ids = Object.fromEntries(claims.map(([key, claim]) => [key, claim.outcome === "claimed" ? claim.entryId : -1]));
+    journal.recordRefused(ids.refused, { code: "INSUFFICIENT_FUNDS", message: "no gas" });
+    journal.recordSigned(ids.rejected, REQUEST, SIGNED);
+    journal.recordRejected(ids.rejected, { code: "INSUFFICIENT_FUNDS", message: "no gas" });
+    journal.recordSigned(ids.accepted, REQUEST, { ...SIGNED, nonce: 8, hash: `0x${"cd".repeat(32)}` });
+    journal.recordAccepted(ids.accepted);
+    expect([ids.refused, ids.rejected, ids.accepted].map((id) => journal.releaseRefusedKey(id))).toEqual([true, true, false]);
+    await reopen();
+    expect(journal.findByKey("refused")).toBeUndefined();
+    expect(journal.claimKey("rejected", REQUEST).outcome).toBe("claimed");
+    expect(journal.findByKey("accepted")).toMatchObject({ id: ids.accepted, state: "accepted" });
+  });
+
   it("forgets keys past their lifetime but keeps the entries", () => {
     journal.claimKey("old", REQUEST);
     expect(journal.expireKeys(60_000, Date.now() + 61_000)).toBe(1);
