@@ -6,6 +6,7 @@ import { request } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
 import { AUTHORIZATION, TEST_API_KEY, TEST_API_KEYS } from "../helpers/service.js";
+import { retryWhilePoolBusy } from "../helpers/pool-client.js";
 import { type TestPostgres, startTestPostgres } from "../helpers/postgres.js";
 import { NODE_KINDS, type NodeKind, type TestChain, addPoolWallets, freshAddress, startTestChainOn, tokenBalanceOf, waitForMinedCount } from "../helpers/test-chain.js";
 
@@ -158,7 +159,8 @@ describe("a wallet pool on replicas", () => {
     const firstAnswers = await first;
     await started[1].waitForOutput("this replica leads", 15_000);
 
-    const replays = await withConcurrency(60, 20, (index) => send(started[1], "/transfer", bodies[index], `pool-${index}`));
+    // Lanes all at MAX_IN_FLIGHT_PER_LANE answer 503 NO_LANE_AVAILABLE: the client asks again.
+    const replays = await withConcurrency(60, 20, (index) => retryWhilePoolBusy(() => send(started[1], "/transfer", bodies[index], `pool-${index}`)));
     const senders = replays.map((replay) => (replay?.statusCode === 200 ? String(JSON.parse(replay.raw).result.from) : undefined));
     for (const [index, replay] of replays.entries()) {
       const answer = firstAnswers[index]?.statusCode === 503 ? undefined : firstAnswers[index];

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
+import { retryWhilePoolBusy } from "../helpers/pool-client.js";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
 import { AUTHORIZATION, type TestService, postJson, startService } from "../helpers/service.js";
 import { NODE_KINDS, type PoolWallet, type TestChain, addPoolWallets, freshAddress, setEthBalance, startTestChainOn, tokenBalanceOf, waitForReceipt } from "../helpers/test-chain.js";
@@ -67,7 +68,7 @@ describe.each(NODE_KINDS)("a wallet pool on %s", (kind) => {
     };
     const firstNonces = await Promise.all(lanes.map((lane) => pooled.provider.getTransactionCount(lane.address, "latest")));
     const bodies = Array.from({ length: BURST }, () => ({ toAddress: freshAddress(), amount: "1" }));
-    const send = (server: ServerProcess, index: number): Promise<Answer | undefined> =>
+    const sendOnce = (server: ServerProcess, index: number): Promise<Answer | undefined> =>
       request(`${server.baseUrl}/transfer`, {
         method: "POST",
         headers: { "content-type": "application/json", "idempotency-key": `pool-${index}`, ...AUTHORIZATION },
@@ -76,6 +77,9 @@ describe.each(NODE_KINDS)("a wallet pool on %s", (kind) => {
         async (response) => ({ statusCode: response.statusCode, raw: await response.body.text() }),
         () => undefined,
       );
+    // Lanes all at MAX_IN_FLIGHT_PER_LANE answer 503 NO_LANE_AVAILABLE (nothing sent, the key unused): the
+    // client asks again.
+    const send = (server: ServerProcess, index: number) => retryWhilePoolBusy(() => sendOnce(server, index));
     const pendingTotal = async () => (await Promise.all(lanes.map((lane) => pooled.provider.getTransactionCount(lane.address, "pending")))).reduce((sum, count) => sum + count, 0);
     const firstTotal = firstNonces.reduce((sum, count) => sum + count, 0);
 
