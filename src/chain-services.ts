@@ -87,8 +87,6 @@ export interface ChainServices {
   statuses: TransactionStatusReader;
   /** Present when WEBHOOK_URL is set. */
   webhooks: { dispatcher: WebhookDispatcher } | undefined;
-  /** Resolves once the first lane's snapshot is at most `maxAgeMs` old, reading one if needed. */
-  ensureSnapshot(maxAgeMs: number): Promise<void>;
   /** Stops background work, waits for it, and closes the journal. Call after the HTTP server closed. */
   close(): Promise<void>;
 }
@@ -181,7 +179,6 @@ export async function startChainServices(
       lookup,
       statuses: new TransactionStatusReader(chain, lookup, journal),
       webhooks: dispatcher && { dispatcher },
-      ensureSnapshot: (maxAgeMs) => first.ensureSnapshot(maxAgeMs),
       async close() {
         await Promise.all(lanes.map((lane) => lane.stopBackground()));
         await dispatcher?.stop();
