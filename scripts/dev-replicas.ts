@@ -35,8 +35,7 @@ let stopping = false;
 function stopAll(code: number): void {
   if (stopping) return;
   stopping = true;
-  // Every process is signalled at once, synchronously: on SIGINT and SIGTERM the embedded PostgreSQL's own
-  // exit hook stops it and ends this process as soon as that is done.
+  // Every process is signalled at once, synchronously; PostgreSQL stops once the replicas are gone.
   const exits = replicas.filter(({ child }) => child.exitCode === null && child.signalCode === null).map(({ child }) => new Promise((resolve) => child.once("exit", resolve)));
   for (const { child } of replicas) child.kill("SIGTERM");
   const anvilStopped = anvil.stop();

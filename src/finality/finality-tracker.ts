@@ -2,13 +2,13 @@
  * Follows settled transfers until they are final, from the block reads the service already makes: by the
  * node's `finalized` block where it has one, otherwise FINALITY_BLOCKS below the head. While any settled
  * transfer is not final, each block read is checked to extend the one before (its parent hash, or one read
- * of the block at the earlier height when reads skipped blocks), so a reorganisation is seen at the next
- * read, idle or not. Then every transfer not final is checked against the new chain: one the chain no
+ * of the block at the earlier height when reads skipped blocks, and then the transfers settled above it
+ * are looked for again), so a reorganisation is seen at the next read, idle or not. Then every transfer not final is checked against the new chain: one the chain no
  * longer carries is pending again (followed and sent again like any other), and the rest count their
  * finality afresh. With nothing to follow it costs nothing beyond the block reads.
  */
 import { toQuantity } from "ethers";
-import type { TransferJournal } from "../journal/transfer-journal.js";
+import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
 import { type FeeBlock, sameChain } from "../sending/wallet-snapshot.js";
 
 /** The node calls the tracker makes. */
@@ -82,6 +82,7 @@ export class FinalityTracker {
       this.#anchor = block;
       return;
     }
+    const adjacent = sameChain(anchor, block) !== undefined;
     const extended = await this.#extends(anchor, block);
     // Not checked yet (reads skipped blocks, checked a moment ago): the anchor stays, and is checked later.
     if (extended === undefined) return;
@@ -89,6 +90,13 @@ export class FinalityTracker {
     let unmined = 0;
     const reorganised = !extended;
     if (reorganised) unmined = await this.#recheck(block);
+    // Reads that skipped blocks prove the anchor is still on the chain, not the blocks above it: a
+    // reorganisation there replaced blocks no read saw. What was settled from them (a receipt, a cached
+    // log) is looked for again, and remembered logs are forgotten.
+    else if (!adjacent) {
+      this.#options.onUnfollowedJump?.();
+      unmined = await this.#lookForUnfinal((entry) => entry.settledBlock === null || entry.settledBlock > anchor.number);
+    }
     let finalized = 0;
     let finalizedBlock: number | null = null;
     const lowest = journal.lowestUnfinalSettledBlock();
@@ -100,7 +108,7 @@ export class FinalityTracker {
         finalized = journal.finalizeThrough(finalizedBlock);
       }
     }
-    if (reorganised || finalized > 0) this.#options.onOutcome?.({ reorganised, unmined, finalized, finalizedBlock });
+    if (reorganised || unmined > 0 || finalized > 0) this.#options.onOutcome?.({ reorganised: reorganised || unmined > 0, unmined, finalized, finalizedBlock });
   }
 
   // Whether `next` is on the chain `anchor` was on; undefined when that is left for a later read.
@@ -123,12 +131,12 @@ export class FinalityTracker {
     return unmined;
   }
 
-  // Each transfer not final is looked for by its receipts: one the chain does not carry (or carries in
-  // another block than its reported outcome named) is pending again. Returns how many.
-  async #lookForUnfinal(): Promise<number> {
+  // Each transfer not final (that `which` picks) is looked for by its receipts: one the chain does not carry
+  // (or carries in another block than its reported outcome named) is pending again. Returns how many.
+  async #lookForUnfinal(which: (entry: JournalEntry) => boolean = () => true): Promise<number> {
     const { journal, node } = this.#options;
     let unmined = 0;
-    for (const entry of journal.unfinal()) {
+    for (const entry of journal.unfinal().filter(which)) {
       // A transfer another transaction replaced has no receipt of its own: its nonce count decides (above).
       if (entry.state === "replaced") continue;
       const candidates = entry.minedHash ? [entry.minedHash] : entry.attempts.map((attempt) => attempt.hash);

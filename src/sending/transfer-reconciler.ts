@@ -80,9 +80,13 @@ export class TransferReconciler {
   /**
    * Run once before serving: claims that never got signed are dropped (no answer was given, nothing was
    * sent: the client's retry runs afresh); every signed or accepted entry is found on chain or sent again.
+   * A settled entry whose nonce the chain no longer counts as mined (a reorganisation while the service was
+   * down) is unsettled first: it is sent again, and its nonce, which its signed bytes still hold, is never
+   * handed to another transfer.
    */
   async reconcileAtStartup(): Promise<ReconcileSummary> {
     const summary: ReconcileSummary = { abandonedClaims: 0, taken: 0, replaced: 0, waiting: 0 };
+    this.journal.markUnminedFrom(this.ledger.snapshot.minedNonceCount);
     for (const entry of this.journal.unsettled()) {
       if (entry.state === "claimed") {
         this.journal.releaseKey(entry.id);

@@ -78,3 +78,52 @@ describe("FinalityTracker starting with settled transfers not final", () => {
     journal.close();
   });
 });
+
+describe("FinalityTracker following reads that skipped blocks", () => {
+  it("looks again for what was settled above the block it checked: a reorganisation above it replaced blocks no read saw", async () => {
+    const journal = openSqliteJournal(":memory:", {
+      chainId: 31337n,
+      walletAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+      tokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+    });
+    const request = { recipient: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC", units: 1n };
+    const settle = (nonce: number, hash: string, head: number) => {
+      const id = journal.recordSigned(undefined, request, { nonce, hash, rawTransaction: "0x02", signedAtBlock: head - 2 });
+      journal.recordAccepted(id);
+      journal.markNonceUsedBelow(nonce + 1);
+      journal.recordMined(id, hash);
+      journal.markSettledAt(head);
+    };
+    const below = `0x${"aa".repeat(32)}`;
+    const above = `0x${"bb".repeat(32)}`;
+    settle(0, below, 18);
+    const calls: string[] = [];
+    let jumps = 0;
+    const tracker = new FinalityTracker({
+      node: {
+        send: async (method: string, params: unknown[]) => {
+          calls.push(`${method} ${String(params[0])}`);
+          if (method === "eth_getBlockByNumber") return { number: params[0], hash: "0xa20" };
+          // The block that carried `above` was replaced: the chain no longer has it.
+          return params[0] === below ? { blockHash: "0xa17" } : null;
+        },
+      },
+      journal,
+      finalityBlocks: 64,
+      onReorg: async () => Promise.reject(new Error("the anchor is still on the chain: no reorganisation is seen there")),
+      onUnfollowedJump: () => jumps++,
+    });
+    await tracker.follow(block(20, "0xa20", "0xa19"));
+    // Seen mined in block 23 (a receipt, or a remembered log), settled at head 24; then blocks 22 to 24 were
+    // replaced, and the next read is block 26 of the new chain, which still carries block 20.
+    settle(1, above, 24);
+    calls.length = 0;
+    jumps = 0;
+    await tracker.follow(block(26, "0xc26", "0xc25"));
+    expect(calls).toEqual(["eth_getBlockByNumber 0x14", `eth_getTransactionReceipt ${above}`]);
+    expect(jumps).toBe(1);
+    expect(journal.findByHash(above)).toMatchObject({ state: "accepted", minedHash: null, settledBlock: null });
+    expect(journal.findByHash(below)).toMatchObject({ state: "nonce-used", minedHash: below, settledBlock: 18 });
+    journal.close();
+  });
+});

