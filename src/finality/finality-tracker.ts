@@ -91,11 +91,12 @@ export class FinalityTracker {
     const reorganised = !extended;
     if (reorganised) unmined = await this.#recheck(block);
     // Reads that skipped blocks prove the anchor is still on the chain, not the blocks above it: a
-    // reorganisation there replaced blocks no read saw. What was settled from them (a receipt, a cached
-    // log) is looked for again, and remembered logs are forgotten.
+    // reorganisation there replaced blocks no read saw. What was settled since the anchor was read (from a
+    // receipt or a remembered log, at the anchor's height or above) is looked for again, and remembered
+    // logs are forgotten.
     else if (!adjacent) {
       this.#options.onUnfollowedJump?.();
-      unmined = await this.#lookForUnfinal((entry) => entry.settledBlock === null || entry.settledBlock > anchor.number);
+      unmined = await this.#lookForUnfinal((entry) => entry.settledBlock === null || entry.settledBlock >= anchor.number);
     }
     let finalized = 0;
     let finalizedBlock: number | null = null;
