@@ -1,17 +1,17 @@
 /**
- * README examples against the dev service they describe, used as a reader would: every curl command run
+ * README and docs/ examples against the dev service they describe, used as a reader would: every curl command run
  * as printed (the banner's port and key put in) and its answer compared with the one shown, but for
  * hashes, addresses and signatures; the dev banner, /health and /ready; the cancel recipe on
  * `DEV_BLOCK_TIME` (its block time 30 s there, 4 s here); the webhook examples against their schemas.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import type { TObject } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { JsonRpcProvider } from "ethers";
 import { describe, expect, it } from "vitest";
 import { type TransferEventName, WEBHOOKS_OPENAPI, transferEventSchema } from "../../src/webhooks/webhook-openapi.js";
+import { documentation } from "../helpers/documentation.js";
 import { waitForReceipt } from "../helpers/test-chain.js";
 
 const run = promisify(execFile);
@@ -75,9 +75,9 @@ interface Fence {
   marker: string | undefined;
 }
 
-/** Every fenced block of the README, in order, without the indentation of a list item. */
+/** Every fenced block of the README and docs/, in reading order, without the indentation of a list item. */
 function readmeFences(): Fence[] {
-  const readme = readFileSync("README.md", "utf8");
+  const readme = documentation();
   const fences: Fence[] = [];
   let previousEnd = 0;
   for (const match of readme.matchAll(/^( *)```(\w*)\n([\s\S]*?)^\1```$/gm)) {
@@ -238,7 +238,7 @@ describe("README examples", () => {
       expect(differences).toEqual([]);
       expect(bannerAsPrinted(service)).toEqual(bannerInReadme());
       for (const route of ["/health", "/ready"]) {
-        const shown = new RegExp(`\`GET ${route}\`: \`([^\`]+)\``).exec(readFileSync("README.md", "utf8"));
+        const shown = new RegExp(`\`GET ${route}\`: \`([^\`]+)\``).exec(documentation());
         expect(await (await fetch(`${service.base}${route}`)).text(), route).toBe(shown?.[1]);
       }
     } finally {
