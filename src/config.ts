@@ -229,7 +229,7 @@ const SIGNER_VARIABLES = [
 function checkSignerSelection(raw: Record<string, unknown>, problems: string[]): void {
   const selected = SIGNER_VARIABLES.filter(({ fields }) => fields.some((field) => raw[field] !== undefined));
   if (selected.length === 0) {
-    problems.push("PRIVATE_KEY: required when RPC_URL is set, unless the key is elsewhere: KEYSTORE_PATH, AWS_KMS_KEY_ID or PKCS11_MODULE (see the README)");
+    problems.push("PRIVATE_KEY: required when RPC_URL is set, unless the key is elsewhere: KEYSTORE_PATH, AWS_KMS_KEY_ID or PKCS11_MODULE (see docs/signers.md)");
     return;
   }
   if (selected.length > 1) {
