@@ -1,72 +1,28 @@
 /**
- * Assembles what the routes use on the chain side: for the hot wallet the journal, the ledger kept fresh
- * by a snapshot poller, startup reconciliation, the send path, finality, webhooks and the background
- * resend; for everyone the chain head tracker and the cached transaction lookup. Each part builds itself
- * through a factory in its own folder; this file only orders them.
+ * Assembles what the routes use on the chain side: the journal, one lane per key (lanes/start-lane.ts:
+ * each wallet's sending and following), the webhook dispatcher the lanes share, the pool's router, the
+ * chain head tracker and the cached transaction lookup. Each part builds itself through a factory in its
+ * own folder; this file only orders them.
  */
-import { parseUnits } from "ethers";
 import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "./config.js";
 import { parseWebhookUrls } from "./domain/webhook-settings.js";
-import { createFinality } from "./finality/create-finality.js";
 import { type JournalOwner, openSqliteJournal } from "./journal/sqlite-transfer-journal.js";
 import { type JournalEntry, type TransferJournal, refuseUnfollowedLanes } from "./journal/transfer-journal.js";
+import { type LaneConfig, type LaneServices, type RunningLane, startLane } from "./lanes/start-lane.js";
 import { ChainHeadTracker, readLatestBlock } from "./lookup/chain-head.js";
 import { TransactionLookup } from "./lookup/transaction-lookup.js";
 import { TransactionStatusReader } from "./lookup/transaction-status.js";
 import { type ChainConnection, laneConnection } from "./node/connect-chain.js";
-import { WalletTransferLogs } from "./node/wallet-transfer-logs.js";
-import { startBackgroundResend } from "./sending/background-resend.js";
-import { createNonceAllocator } from "./sending/create-nonce-allocator.js";
-import { createSendPath } from "./sending/create-send-path.js";
-import { type FeePolicy, offeredFees } from "./sending/fee-policy.js";
 import type { NonceAllocator } from "./sending/nonce-allocator.js";
-import { SerialRounds } from "./sending/serial-rounds.js";
-import { SnapshotPoller } from "./sending/snapshot-poller.js";
-import { TransferReconciler } from "./sending/transfer-reconciler.js";
 import type { TransferReplacer } from "./sending/transfer-replacer.js";
-import { TokenTransferService, type TransferSender } from "./sending/transfer-service.js";
-import { type LaneFigures, type LaneHold, laneHold } from "./sending/lane-routing.js";
+import type { TransferSender } from "./sending/transfer-service.js";
 import { LanePool } from "./sending/lane-pool.js";
-import { readLaneHolds } from "./sending/unconfirmed-transfers.js";
 import type { TransferSubmitter } from "./sending/transfer-submitter.js";
-import { verifyUsedNonces } from "./sending/used-nonce-verifier.js";
-import { WalletLedger } from "./sending/wallet-ledger.js";
-import { readFeeBlock, readWalletSnapshot, transferGasCost } from "./sending/wallet-snapshot.js";
-import { createTransferWatcher, createWebhookDispatcher } from "./webhooks/create-webhooks.js";
-import type { TransferWatcher } from "./webhooks/transfer-watcher.js";
+import type { WalletLedger } from "./sending/wallet-ledger.js";
+import { createWebhookDispatcher } from "./webhooks/create-webhooks.js";
 import type { DeliveryOutcome, WebhookDispatcher } from "./webhooks/webhook-dispatcher.js";
 
-/**
- * With nothing in flight the latest block is read this often, and nothing else: an idle service costs a
- * hosted node 0.2 calls a second (CHAIN_REFRESH_INTERVAL_MS is the pace while transfers are in flight).
- */
-const IDLE_POLL_INTERVAL_MS = 5_000;
-
-
-/** The parts that send and follow one wallet's transfers: a lane of the pool (the only one for one wallet). */
-export interface LaneServices {
-  address: string;
-  transfers: TokenTransferService;
-  submitter: TransferSubmitter;
-  nonces: NonceAllocator;
-  ledger: WalletLedger;
-  /** The journal as this lane sees it. */
-  journal: TransferJournal;
-  replacer: TransferReplacer;
-  /** Present when WEBHOOK_URL is set. */
-  watcher: TransferWatcher | undefined;
-  /** What routing decides from (see lane-routing). */
-  figures(): LaneFigures;
-  /** Why the lane takes no new transfers now (see lane-routing); undefined while it takes them. */
-  hold(): LaneHold | undefined;
-  /** ETH the wallet's balance went down by since the service started, from one snapshot to the next: its gas. */
-  gasSpentWei(): bigint;
-  /** Resolves once the wallet snapshot is at most `maxAgeMs` old, reading one if needed. */
-  ensureSnapshot(maxAgeMs: number): Promise<void>;
-  /** The same, without waking the lane's poller to the busy pace (see SnapshotPoller.ensureFreshQuietly). */
-  ensureBalances(maxAgeMs: number): Promise<void>;
-}
 
 export interface ChainServices {
   /** The first lane's service for one wallet; the pool's router for several. */
@@ -91,40 +47,7 @@ export interface ChainServices {
   close(): Promise<void>;
 }
 
-export type ChainServicesConfig = Pick<
-  Config,
-  | "journalPath"
-  | "journalSynchronous"
-  | "idempotencyKeyTtlHours"
-  | "chainRefreshIntervalMs"
-  | "rebroadcastAfterMs"
-  | "headMaxAgeMs"
-  | "transactionCacheSize"
-  | "testFaultPoint"
-  | "feeTipPercentile"
-  | "minPriorityFeePerGas"
-  | "maxFeePerGas"
-  | "maxPriorityFeePerGas"
-  | "gasLimitMultiplier"
-  | "stuckAfterBlocks"
-  | "maxInFlightPerLane"
-  | "finalityBlocks"
-  | "webhookUrl"
-  | "webhookSecret"
-  | "webhookConfirmations"
-  | "webhookRetryInitialMs"
->;
-
-/** The fee policy the configuration describes (gwei values in wei). */
-function feePolicyOf(config: ChainServicesConfig): FeePolicy {
-  const gwei = (value: string | undefined) => (value === undefined ? undefined : parseUnits(value, "gwei"));
-  return {
-    tipPercentile: config.feeTipPercentile,
-    minTip: parseUnits(config.minPriorityFeePerGas, "gwei"),
-    maxFeePerGas: gwei(config.maxFeePerGas),
-    maxTip: gwei(config.maxPriorityFeePerGas),
-  };
-}
+export type ChainServicesConfig = LaneConfig & Pick<Config, "journalPath" | "journalSynchronous" | "headMaxAgeMs" | "transactionCacheSize">;
 
 /** Opens the journal of this wallet; `notify`: webhooks report on the transfers made from now on. */
 export type JournalOpener = (owner: JournalOwner, options: { notify: boolean }) => TransferJournal | Promise<TransferJournal>;
@@ -192,170 +115,4 @@ export async function startChainServices(
     journal.close();
     throw error;
   }
-}
-
-/** A lane while it runs: what the service uses, and how its background work stops. */
-interface RunningLane extends LaneServices {
-  /** Called after each of the lane's rounds, once its events are journaled: the dispatcher sends them. */
-  onRoundDone: () => void;
-  stopBackground(): Promise<void>;
-}
-
-interface LaneParts {
-  /** One lane of several: routing needs its holds. */
-  pooled: boolean;
-  chain: ChainConnection;
-  journal: TransferJournal;
-  log: FastifyBaseLogger;
-  endpoints: readonly string[];
-  isSendingAnywhere: ((key: string, entry: JournalEntry) => boolean) | undefined;
-}
-
-/** Reads one wallet, reconciles its unfinished transfers, and starts its background work. */
-async function startLane(config: ChainServicesConfig, { pooled, chain, journal, log, endpoints, isSendingAnywhere }: LaneParts): Promise<RunningLane> {
-  const fees = feePolicyOf(config);
-  const initialSnapshot = await readWalletSnapshot(chain, fees);
-  const ledger = new WalletLedger(initialSnapshot);
-  const reconciler = new TransferReconciler(chain, journal, ledger);
-  const summary = await reconciler.reconcileAtStartup();
-  log.info({ ...summary }, "journal reconciled with the chain");
-  const nonces = await createNonceAllocator(chain, journal);
-
-  const transferLogs = new WalletTransferLogs(chain);
-  const watcher = endpoints.length === 0 ? undefined : createTransferWatcher(config, endpoints, chain, journal, transferLogs);
-  const { submitter, replacer } = createSendPath(config, {
-    chain,
-    journal,
-    ledger,
-    nonces,
-    reconciler,
-    policy: fees,
-    log,
-    onAttemptJournaled: (entry, hash, kind) => {
-      if (kind === "transfer") watcher?.replaced(entry, hash);
-    },
-    onSentInBackground: () => poller.wake(),
-  });
-
-  // What routing passes a lane over for, read with each snapshot (from the journal, so not per request).
-  let held = { stuck: false, jammed: false };
-  let gasSpentWei = 0n;
-  // After each new snapshot (and, while idle, each new block read): verify which transaction used each
-  // settled nonce, re-price what is stuck, report what was settled. `head`: the block the round is about.
-  const rounds = new SerialRounds(
-    async (head) => {
-      // Transfers settled since the last round are followed until final from here.
-      journal.markSettledAt(head);
-      await verifyUsedNonces(transferLogs, journal, reconciler, head);
-      await replacer.repriceStuck();
-      await watcher?.follow(head);
-      // Transfers a reorganisation moved within the chain are pending only until their undone outcome was
-      // reported above: their nonce is used, so the next round verifies them again, without waiting for a block.
-      if (journal.markNonceUsedBelow(ledger.snapshot.minedNonceCount) > 0) rounds.again(head);
-      await journal.flushed();
-      lane.onRoundDone();
-    },
-    (error) => log.warn({ err: error }, "re-pricing round failed; will retry at the next block"),
-    () => !journal.failure,
-  );
-  let latestHead = initialSnapshot.blockNumber;
-  const finality = createFinality(config, {
-    node: chain.provider,
-    chainId: chain.chainId,
-    journal,
-    log,
-    onReorg: async () => {
-      transferLogs.forget();
-      await poller.ensureFresh(0);
-    },
-    onUnfollowedJump: () => transferLogs.forget(),
-    onChange: () => rounds.run(latestHead),
-  });
-  const isBusy = () => ledger.unminedCount > 0 || submitter.inFlightCount > 0 || (watcher?.awaitingConfirmations ?? 0) > 0;
-  const poller = new SnapshotPoller({
-    initial: initialSnapshot,
-    readBlock: () => readFeeBlock(chain),
-    readSnapshot: (block) => readWalletSnapshot(chain, fees, block),
-    onSnapshot: (snapshot) => {
-      const before = ledger.snapshot.ethBalance;
-      ledger.applySnapshot(snapshot);
-      // An older block (a lagging backend) tells nothing new.
-      if (ledger.snapshot !== snapshot) return;
-      // A top-up raises the balance: only what went down is spent.
-      if (snapshot.ethBalance < before) gasSpentWei += before - snapshot.ethBalance;
-      if (journal.failure) return;
-      const unmined = journal.markUnminedFrom(snapshot.minedNonceCount);
-      if (unmined > 0) log.warn({ unmined, minedNonceCount: snapshot.minedNonceCount }, "a reorganisation took mined transfers off the chain; they are pending again and followed until mined");
-      journal.markNonceUsedBelow(snapshot.minedNonceCount);
-      if (pooled) held = readLaneHolds(journal, snapshot.minedNonceCount, snapshot.blockNumber, { blocks: config.stuckAfterBlocks, ms: config.rebroadcastAfterMs });
-      rounds.run(snapshot.blockNumber);
-    },
-    // Without a base fee (a legacy chain) the gas price comes with each snapshot only.
-    onBlock: (block) => {
-      finality.follow(block);
-      if (block.baseFeePerGas !== null) ledger.applyBaseFee(block.baseFeePerGas, (baseFee, tip) => offeredFees(baseFee, tip, fees));
-      const newHead = block.number > latestHead;
-      latestHead = Math.max(latestHead, block.number);
-      // Busy, the snapshot of this block triggers the round; idle, transfers settled meanwhile (while
-      // the service was down, for one) are reported from the block reads.
-      if (newHead && !isBusy()) rounds.run(block.number);
-    },
-    onError: (error) => log.warn({ err: error }, "could not refresh the wallet snapshot; keeping the previous one"),
-    isBusy,
-    busyIntervalMs: config.chainRefreshIntervalMs,
-    idleIntervalMs: Math.max(IDLE_POLL_INTERVAL_MS, config.chainRefreshIntervalMs),
-  });
-  poller.start();
-  const transfers = new TokenTransferService({
-    chain,
-    gasLimitMultiplier: config.gasLimitMultiplier,
-    journal,
-    ledger,
-    submitter,
-    ensureFees: (maxAgeMs) => poller.ensureFeesFresh(maxAgeMs),
-    ensureSnapshot: (maxAgeMs) => poller.ensureFresh(maxAgeMs),
-    isSendingAnywhere,
-  });
-  const resend = startBackgroundResend(
-    { rebroadcastAfterMs: config.rebroadcastAfterMs, keyTtlMs: config.idempotencyKeyTtlHours * 3_600_000 },
-    { chain, journal, ledger, nonces, reconciler, submitter, replacer, log },
-  );
-  const lane: RunningLane = {
-    address: chain.wallet.address,
-    transfers,
-    submitter,
-    nonces,
-    ledger,
-    journal,
-    replacer,
-    watcher,
-    figures: () => {
-      const gasPerTransfer = transferGasCost(ledger.snapshot);
-      return {
-        address: chain.wallet.address,
-        // Every reservation: transfers being signed or sent as well as those waiting to be mined.
-        unmined: ledger.reservedCount,
-        ...held,
-        tokensAvailable: ledger.tokensAvailable,
-        gasAvailable: ledger.gasAvailable,
-        gasPerTransfer,
-        // A lane that cannot pay one more transfer's gas at today's fees takes none.
-        gasFloor: gasPerTransfer,
-      };
-    },
-    // One wallet is never held: it takes every transfer it can pay, as it always did.
-    hold: () => (pooled ? laneHold(lane.figures(), config.maxInFlightPerLane) : undefined),
-    gasSpentWei: () => gasSpentWei,
-    ensureSnapshot: (maxAgeMs) => poller.ensureFresh(maxAgeMs),
-    ensureBalances: (maxAgeMs) => poller.ensureFreshQuietly(maxAgeMs),
-    onRoundDone: () => undefined,
-    async stopBackground() {
-      await resend.stop();
-      await poller.stop();
-      await Promise.all([rounds.stop(), finality.stop()]);
-    },
-  };
-  // Transfers settled while the service was down are reported without waiting for a block.
-  rounds.run(initialSnapshot.blockNumber);
-  return lane;
 }

@@ -18,6 +18,7 @@ const LAYERS: string[][] = [
   ["sending", "metrics"],
   ["lookup", "finality", "webhooks"],
   ["wire"],
+  ["lanes"],
   ["chain-services"],
   ["http"],
   ["app"],

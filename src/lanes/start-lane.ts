@@ -1,0 +1,259 @@
+/**
+ * One lane: one wallet's sending and following, built from the configuration and the chain: it reads its
+ * wallet, reconciles its unfinished transfers, and starts its snapshot poller, send path, finality,
+ * webhook watcher and background resend. A wallet pool runs one per key; one wallet is one lane.
+ */
+import { parseUnits } from "ethers";
+import type { FastifyBaseLogger } from "fastify";
+import type { Config } from "../config.js";
+import { createFinality } from "../finality/create-finality.js";
+import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
+import type { ChainConnection } from "../node/connect-chain.js";
+import { WalletTransferLogs } from "../node/wallet-transfer-logs.js";
+import { startBackgroundResend } from "../sending/background-resend.js";
+import { createNonceAllocator } from "../sending/create-nonce-allocator.js";
+import { createSendPath } from "../sending/create-send-path.js";
+import { type FeePolicy, offeredFees } from "../sending/fee-policy.js";
+import { type LaneFigures, type LaneHold, laneHold } from "../sending/lane-routing.js";
+import type { NonceAllocator } from "../sending/nonce-allocator.js";
+import { SerialRounds } from "../sending/serial-rounds.js";
+import { SnapshotPoller } from "../sending/snapshot-poller.js";
+import { TransferReconciler } from "../sending/transfer-reconciler.js";
+import type { TransferReplacer } from "../sending/transfer-replacer.js";
+import { TokenTransferService } from "../sending/transfer-service.js";
+import type { TransferSubmitter } from "../sending/transfer-submitter.js";
+import { readLaneHolds } from "../sending/unconfirmed-transfers.js";
+import { verifyUsedNonces } from "../sending/used-nonce-verifier.js";
+import { WalletLedger } from "../sending/wallet-ledger.js";
+import { readFeeBlock, readWalletSnapshot, transferGasCost } from "../sending/wallet-snapshot.js";
+import { createTransferWatcher } from "../webhooks/create-webhooks.js";
+import type { TransferWatcher } from "../webhooks/transfer-watcher.js";
+
+/**
+ * With nothing in flight the latest block is read this often, and nothing else: an idle service costs a
+ * hosted node 0.2 calls a second (CHAIN_REFRESH_INTERVAL_MS is the pace while transfers are in flight).
+ */
+const IDLE_POLL_INTERVAL_MS = 5_000;
+
+
+/** The parts that send and follow one wallet's transfers: a lane of the pool (the only one for one wallet). */
+export interface LaneServices {
+  address: string;
+  transfers: TokenTransferService;
+  submitter: TransferSubmitter;
+  nonces: NonceAllocator;
+  ledger: WalletLedger;
+  /** The journal as this lane sees it. */
+  journal: TransferJournal;
+  replacer: TransferReplacer;
+  /** Present when WEBHOOK_URL is set. */
+  watcher: TransferWatcher | undefined;
+  /** What routing decides from (see lane-routing). */
+  figures(): LaneFigures;
+  /** Why the lane takes no new transfers now (see lane-routing); undefined while it takes them. */
+  hold(): LaneHold | undefined;
+  /** ETH the wallet's balance went down by since the service started, from one snapshot to the next: its gas. */
+  gasSpentWei(): bigint;
+  /** Resolves once the wallet snapshot is at most `maxAgeMs` old, reading one if needed. */
+  ensureSnapshot(maxAgeMs: number): Promise<void>;
+  /** The same, without waking the lane's poller to the busy pace (see SnapshotPoller.ensureFreshQuietly). */
+  ensureBalances(maxAgeMs: number): Promise<void>;
+}
+
+/** What a lane reads of the configuration. */
+export type LaneConfig = Pick<
+  Config,
+  | "idempotencyKeyTtlHours"
+  | "chainRefreshIntervalMs"
+  | "rebroadcastAfterMs"
+  | "testFaultPoint"
+  | "feeTipPercentile"
+  | "minPriorityFeePerGas"
+  | "maxFeePerGas"
+  | "maxPriorityFeePerGas"
+  | "gasLimitMultiplier"
+  | "stuckAfterBlocks"
+  | "maxInFlightPerLane"
+  | "finalityBlocks"
+  | "webhookUrl"
+  | "webhookSecret"
+  | "webhookConfirmations"
+  | "webhookRetryInitialMs"
+>;
+
+/** The fee policy the configuration describes (gwei values in wei). */
+function feePolicyOf(config: LaneConfig): FeePolicy {
+  const gwei = (value: string | undefined) => (value === undefined ? undefined : parseUnits(value, "gwei"));
+  return {
+    tipPercentile: config.feeTipPercentile,
+    minTip: parseUnits(config.minPriorityFeePerGas, "gwei"),
+    maxFeePerGas: gwei(config.maxFeePerGas),
+    maxTip: gwei(config.maxPriorityFeePerGas),
+  };
+}
+
+/** A lane while it runs: what the service uses, and how its background work stops. */
+export interface RunningLane extends LaneServices {
+  /** Called after each of the lane's rounds, once its events are journaled: the dispatcher sends them. */
+  onRoundDone: () => void;
+  stopBackground(): Promise<void>;
+}
+
+export interface LaneParts {
+  /** One lane of several: routing needs its holds. */
+  pooled: boolean;
+  chain: ChainConnection;
+  journal: TransferJournal;
+  log: FastifyBaseLogger;
+  endpoints: readonly string[];
+  isSendingAnywhere: ((key: string, entry: JournalEntry) => boolean) | undefined;
+}
+
+/** Reads one wallet, reconciles its unfinished transfers, and starts its background work. */
+export async function startLane(config: LaneConfig, { pooled, chain, journal, log, endpoints, isSendingAnywhere }: LaneParts): Promise<RunningLane> {
+  const fees = feePolicyOf(config);
+  const initialSnapshot = await readWalletSnapshot(chain, fees);
+  const ledger = new WalletLedger(initialSnapshot);
+  const reconciler = new TransferReconciler(chain, journal, ledger);
+  const summary = await reconciler.reconcileAtStartup();
+  log.info({ ...summary }, "journal reconciled with the chain");
+  const nonces = await createNonceAllocator(chain, journal);
+
+  const transferLogs = new WalletTransferLogs(chain);
+  const watcher = endpoints.length === 0 ? undefined : createTransferWatcher(config, endpoints, chain, journal, transferLogs);
+  const { submitter, replacer } = createSendPath(config, {
+    chain,
+    journal,
+    ledger,
+    nonces,
+    reconciler,
+    policy: fees,
+    log,
+    onAttemptJournaled: (entry, hash, kind) => {
+      if (kind === "transfer") watcher?.replaced(entry, hash);
+    },
+    onSentInBackground: () => poller.wake(),
+  });
+
+  // What routing passes a lane over for, read with each snapshot (from the journal, so not per request).
+  let held = { stuck: false, jammed: false };
+  let gasSpentWei = 0n;
+  // After each new snapshot (and, while idle, each new block read): verify which transaction used each
+  // settled nonce, re-price what is stuck, report what was settled. `head`: the block the round is about.
+  const rounds = new SerialRounds(
+    async (head) => {
+      // Transfers settled since the last round are followed until final from here.
+      journal.markSettledAt(head);
+      await verifyUsedNonces(transferLogs, journal, reconciler, head);
+      await replacer.repriceStuck();
+      await watcher?.follow(head);
+      // Transfers a reorganisation moved within the chain are pending only until their undone outcome was
+      // reported above: their nonce is used, so the next round verifies them again, without waiting for a block.
+      if (journal.markNonceUsedBelow(ledger.snapshot.minedNonceCount) > 0) rounds.again(head);
+      await journal.flushed();
+      lane.onRoundDone();
+    },
+    (error) => log.warn({ err: error }, "re-pricing round failed; will retry at the next block"),
+    () => !journal.failure,
+  );
+  let latestHead = initialSnapshot.blockNumber;
+  const finality = createFinality(config, {
+    node: chain.provider,
+    chainId: chain.chainId,
+    journal,
+    log,
+    onReorg: async () => {
+      transferLogs.forget();
+      await poller.ensureFresh(0);
+    },
+    onUnfollowedJump: () => transferLogs.forget(),
+    onChange: () => rounds.run(latestHead),
+  });
+  const isBusy = () => ledger.unminedCount > 0 || submitter.inFlightCount > 0 || (watcher?.awaitingConfirmations ?? 0) > 0;
+  const poller = new SnapshotPoller({
+    initial: initialSnapshot,
+    readBlock: () => readFeeBlock(chain),
+    readSnapshot: (block) => readWalletSnapshot(chain, fees, block),
+    onSnapshot: (snapshot) => {
+      const before = ledger.snapshot.ethBalance;
+      ledger.applySnapshot(snapshot);
+      // An older block (a lagging backend) tells nothing new.
+      if (ledger.snapshot !== snapshot) return;
+      // A top-up raises the balance: only what went down is spent.
+      if (snapshot.ethBalance < before) gasSpentWei += before - snapshot.ethBalance;
+      if (journal.failure) return;
+      const unmined = journal.markUnminedFrom(snapshot.minedNonceCount);
+      if (unmined > 0) log.warn({ unmined, minedNonceCount: snapshot.minedNonceCount }, "a reorganisation took mined transfers off the chain; they are pending again and followed until mined");
+      journal.markNonceUsedBelow(snapshot.minedNonceCount);
+      if (pooled) held = readLaneHolds(journal, snapshot.minedNonceCount, snapshot.blockNumber, { blocks: config.stuckAfterBlocks, ms: config.rebroadcastAfterMs });
+      rounds.run(snapshot.blockNumber);
+    },
+    // Without a base fee (a legacy chain) the gas price comes with each snapshot only.
+    onBlock: (block) => {
+      finality.follow(block);
+      if (block.baseFeePerGas !== null) ledger.applyBaseFee(block.baseFeePerGas, (baseFee, tip) => offeredFees(baseFee, tip, fees));
+      const newHead = block.number > latestHead;
+      latestHead = Math.max(latestHead, block.number);
+      // Busy, the snapshot of this block triggers the round; idle, transfers settled meanwhile (while
+      // the service was down, for one) are reported from the block reads.
+      if (newHead && !isBusy()) rounds.run(block.number);
+    },
+    onError: (error) => log.warn({ err: error }, "could not refresh the wallet snapshot; keeping the previous one"),
+    isBusy,
+    busyIntervalMs: config.chainRefreshIntervalMs,
+    idleIntervalMs: Math.max(IDLE_POLL_INTERVAL_MS, config.chainRefreshIntervalMs),
+  });
+  poller.start();
+  const transfers = new TokenTransferService({
+    chain,
+    gasLimitMultiplier: config.gasLimitMultiplier,
+    journal,
+    ledger,
+    submitter,
+    ensureFees: (maxAgeMs) => poller.ensureFeesFresh(maxAgeMs),
+    ensureSnapshot: (maxAgeMs) => poller.ensureFresh(maxAgeMs),
+    isSendingAnywhere,
+  });
+  const resend = startBackgroundResend(
+    { rebroadcastAfterMs: config.rebroadcastAfterMs, keyTtlMs: config.idempotencyKeyTtlHours * 3_600_000 },
+    { chain, journal, ledger, nonces, reconciler, submitter, replacer, log },
+  );
+  const lane: RunningLane = {
+    address: chain.wallet.address,
+    transfers,
+    submitter,
+    nonces,
+    ledger,
+    journal,
+    replacer,
+    watcher,
+    figures: () => {
+      const gasPerTransfer = transferGasCost(ledger.snapshot);
+      return {
+        address: chain.wallet.address,
+        // Every reservation: transfers being signed or sent as well as those waiting to be mined.
+        unmined: ledger.reservedCount,
+        ...held,
+        tokensAvailable: ledger.tokensAvailable,
+        gasAvailable: ledger.gasAvailable,
+        gasPerTransfer,
+        // A lane that cannot pay one more transfer's gas at today's fees takes none.
+        gasFloor: gasPerTransfer,
+      };
+    },
+    // One wallet is never held: it takes every transfer it can pay, as it always did.
+    hold: () => (pooled ? laneHold(lane.figures(), config.maxInFlightPerLane) : undefined),
+    gasSpentWei: () => gasSpentWei,
+    ensureSnapshot: (maxAgeMs) => poller.ensureFresh(maxAgeMs),
+    ensureBalances: (maxAgeMs) => poller.ensureFreshQuietly(maxAgeMs),
+    onRoundDone: () => undefined,
+    async stopBackground() {
+      await resend.stop();
+      await poller.stop();
+      await Promise.all([rounds.stop(), finality.stop()]);
+    },
+  };
+  // Transfers settled while the service was down are reported without waiting for a block.
+  rounds.run(initialSnapshot.blockNumber);
+  return lane;
+}
