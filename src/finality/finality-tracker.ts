@@ -56,6 +56,8 @@ export class FinalityTracker {
   // How far the finalized block is below the head (FINALITY_BLOCKS until the node's was read): until a
   // transfer is that deep, the finalized block cannot have reached it, and is not read.
   #finalityLag: number;
+  // Transfers whose receipt was missing at the last check of reads that skipped blocks (see follow).
+  readonly #missingOnce = new Set<number>();
 
   constructor(options: FinalityTrackerOptions) {
     this.#options = options;
@@ -93,10 +95,12 @@ export class FinalityTracker {
     // Reads that skipped blocks prove the anchor is still on the chain, not the blocks above it: a
     // reorganisation there replaced blocks no read saw. What was settled since the anchor was read (from a
     // receipt or a remembered log, at the anchor's height or above) is looked for again, and remembered
-    // logs are forgotten.
+    // logs are forgotten. No reorganisation was seen, so a receipt missing once may be a lagging backend's:
+    // the transfer is pending again only when it is still missing at the next such check.
     else if (!adjacent) {
       this.#options.onUnfollowedJump?.();
-      unmined = await this.#lookForUnfinal((entry) => entry.settledBlock === null || entry.settledBlock >= anchor.number);
+      const settledSinceAnchor = (entry: JournalEntry) => entry.settledBlock === null || entry.settledBlock >= anchor.number;
+      unmined = await this.#lookForUnfinal((entry) => settledSinceAnchor(entry) || this.#missingOnce.has(entry.id), this.#missingOnce);
     }
     let finalized = 0;
     let finalizedBlock: number | null = null;
@@ -133,10 +137,13 @@ export class FinalityTracker {
   }
 
   // Each transfer not final (that `which` picks) is looked for by its receipts: one the chain does not carry
-  // (or carries in another block than its reported outcome named) is pending again. Returns how many.
-  async #lookForUnfinal(which: (entry: JournalEntry) => boolean = () => true): Promise<number> {
+  // (or carries in another block than its reported outcome named) is pending again. With `missingOnce`, one
+  // without a receipt is pending again only if it was missing at the last look too (it is remembered there
+  // until then). Returns how many are pending again.
+  async #lookForUnfinal(which: (entry: JournalEntry) => boolean = () => true, missingOnce?: Set<number>): Promise<number> {
     const { journal, node } = this.#options;
     let unmined = 0;
+    const missingNow = new Set<number>();
     for (const entry of journal.unfinal().filter(which)) {
       // A transfer another transaction replaced has no receipt of its own: its nonce count decides (above).
       if (entry.state === "replaced") continue;
@@ -146,7 +153,15 @@ export class FinalityTracker {
       // Gone, or moved to another block than the one its reported outcome named: pending again, so that
       // the undone outcome is reported (transfer.reorged) and the new one follows.
       const moved = minedIn !== undefined && entry.reportedBlockHash !== null && minedIn !== entry.reportedBlockHash;
+      if (minedIn === undefined && missingOnce && !missingOnce.has(entry.id)) {
+        missingNow.add(entry.id);
+        continue;
+      }
       if ((minedIn === undefined || moved) && journal.markUnmined(entry.id)) unmined++;
+    }
+    if (missingOnce) {
+      missingOnce.clear();
+      for (const id of missingNow) missingOnce.add(id);
     }
     return unmined;
   }

@@ -1,5 +1,5 @@
 /** The finality tracker's bookkeeping of the chain it follows, with a fake node (and a fake or in-memory journal) at the boundary. */
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { FinalityTracker } from "../../src/finality/finality-tracker.js";
 import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
 import type { TransferJournal } from "../../src/journal/transfer-journal.js";
@@ -80,7 +80,10 @@ describe("FinalityTracker starting with settled transfers not final", () => {
 });
 
 describe("FinalityTracker following reads that skipped blocks", () => {
-  it("looks again for what was settled above the block it checked: a reorganisation above it replaced blocks no read saw", async () => {
+  afterEach(() => vi.useRealTimers());
+
+  it("looks again for what was settled at or above the block it checked: a reorganisation there replaced blocks no read saw", async () => {
+    vi.useFakeTimers({ toFake: ["performance"] });
     const journal = openSqliteJournal(":memory:", {
       chainId: 31337n,
       walletAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
@@ -95,34 +98,48 @@ describe("FinalityTracker following reads that skipped blocks", () => {
       journal.markSettledAt(head);
     };
     const below = `0x${"aa".repeat(32)}`;
-    const above = `0x${"bb".repeat(32)}`;
+    const orphaned = `0x${"bb".repeat(32)}`;
+    const lagging = `0x${"cc".repeat(32)}`;
     settle(0, below, 18);
     const calls: string[] = [];
+    const hashes: Record<number, string> = { 20: "0xa20", 26: "0xc26" };
+    // One backend lags: its receipt of `lagging` is missing at the first look only.
+    let laggingLooks = 0;
     let jumps = 0;
     const tracker = new FinalityTracker({
       node: {
         send: async (method: string, params: unknown[]) => {
           calls.push(`${method} ${String(params[0])}`);
-          if (method === "eth_getBlockByNumber") return { number: params[0], hash: "0xa20" };
-          // The block that carried `above` was replaced: the chain no longer has it.
+          if (method === "eth_getBlockByNumber") return { number: params[0], hash: hashes[Number(params[0])] };
+          if (params[0] === lagging) return laggingLooks++ === 0 ? null : { blockHash: "0xc23" };
+          // The block that carried `orphaned` was replaced: the chain no longer has it.
           return params[0] === below ? { blockHash: "0xa17" } : null;
         },
       },
       journal,
       finalityBlocks: 64,
-      onReorg: async () => Promise.reject(new Error("the anchor is still on the chain: no reorganisation is seen there")),
+      onReorg: async () => Promise.reject(new Error("the checked blocks are still on the chain: no reorganisation is seen there")),
       onUnfollowedJump: () => jumps++,
     });
     await tracker.follow(block(20, "0xa20", "0xa19"));
-    // Seen mined in block 23 (a receipt, or a remembered log), settled at head 24; then blocks 22 to 24 were
-    // replaced, and the next read is block 26 of the new chain, which still carries block 20.
-    settle(1, above, 24);
+    // Seen mined in blocks 21 to 23 (a receipt, or a remembered log), settled at heads 20 and 24; then
+    // blocks 22 to 24 were replaced, and the next read is block 26 of the new chain, which still carries 20.
+    settle(1, lagging, 20);
+    settle(2, orphaned, 24);
     calls.length = 0;
     jumps = 0;
     await tracker.follow(block(26, "0xc26", "0xc25"));
-    expect(calls).toEqual(["eth_getBlockByNumber 0x14", `eth_getTransactionReceipt ${above}`]);
+    expect(calls).toEqual(["eth_getBlockByNumber 0x14", `eth_getTransactionReceipt ${lagging}`, `eth_getTransactionReceipt ${orphaned}`]);
     expect(jumps).toBe(1);
-    expect(journal.findByHash(above)).toMatchObject({ state: "accepted", minedHash: null, settledBlock: null });
+    // Missing once proves nothing yet (a lagging backend answers so too): still settled.
+    expect(journal.findByHash(orphaned)).toMatchObject({ state: "nonce-used", minedHash: orphaned });
+    // The next check of skipped reads: still missing, it is pending again; the lagging one was found.
+    vi.advanceTimersByTime(4_000);
+    calls.length = 0;
+    await tracker.follow(block(31, "0xc31", "0xc30"));
+    expect(calls).toEqual(["eth_getBlockByNumber 0x1a", `eth_getTransactionReceipt ${lagging}`, `eth_getTransactionReceipt ${orphaned}`]);
+    expect(journal.findByHash(orphaned)).toMatchObject({ state: "accepted", minedHash: null, settledBlock: null });
+    expect(journal.findByHash(lagging)).toMatchObject({ state: "nonce-used", minedHash: lagging });
     expect(journal.findByHash(below)).toMatchObject({ state: "nonce-used", minedHash: below, settledBlock: 18 });
     journal.close();
   });
