@@ -2,10 +2,11 @@
  * Follows settled transfers until they are final, from the block reads the service already makes: by the
  * node's `finalized` block where it has one, otherwise FINALITY_BLOCKS below the head. While any settled
  * transfer is not final, each block read is checked to extend the one before (its parent hash, or one read
- * of the block at the earlier height when reads skipped blocks, and then the transfers settled above it
- * are looked for again), so a reorganisation is seen at the next read, idle or not. Then every transfer not final is checked against the new chain: one the chain no
- * longer carries is pending again (followed and sent again like any other), and the rest count their
- * finality afresh. With nothing to follow it costs nothing beyond the block reads.
+ * of the block at the earlier height when reads skipped blocks; then what was settled since that block was
+ * read is looked for again), so a reorganisation is seen at the next read, idle or not. Then every
+ * transfer not final is checked against the new chain: one the chain no longer carries is pending again
+ * (followed and sent again like any other), and the rest count their finality afresh. With nothing to
+ * follow it costs nothing beyond the block reads.
  */
 import { toQuantity } from "ethers";
 import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
