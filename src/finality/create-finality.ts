@@ -1,6 +1,7 @@
 /** Builds the finality follower: one round per block read at a time, its outcomes logged. */
 import type { FastifyBaseLogger } from "fastify";
 import type { TransferJournal } from "../journal/transfer-journal.js";
+import type { MinedIn } from "../sending/transfer-reconciler.js";
 import type { FeeBlock } from "../sending/wallet-snapshot.js";
 import { type FinalityNode, FinalityTracker, defaultFinalityBlocks } from "./finality-tracker.js";
 
@@ -18,7 +19,10 @@ export interface FinalityParts {
 }
 
 /** Follows finality from the block reads; `follow` skips a block read while a round runs (the next read covers it). */
-export function createFinality(settings: { finalityBlocks?: number }, parts: FinalityParts): { follow(block: FeeBlock): void; stop(): Promise<void> } {
+export function createFinality(
+  settings: { finalityBlocks?: number },
+  parts: FinalityParts,
+): { follow(block: FeeBlock): void; expectMinedIn(entryId: number, block: MinedIn): void; stop(): Promise<void> } {
   const { journal, log } = parts;
   const tracker = new FinalityTracker({
     node: parts.node,
@@ -45,6 +49,7 @@ export function createFinality(settings: { finalityBlocks?: number }, parts: Fin
         .catch((error) => log.warn({ err: error }, "finality round failed; will retry at the next block"))
         .finally(() => (round = undefined));
     },
+    expectMinedIn: (entryId, block) => tracker.expectMinedIn(entryId, block),
     async stop() {
       stopped = true;
       await round;

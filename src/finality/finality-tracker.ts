@@ -10,6 +10,7 @@
  */
 import { toQuantity } from "ethers";
 import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
+import type { MinedIn } from "../sending/transfer-reconciler.js";
 import { type FeeBlock, sameChain } from "../sending/wallet-snapshot.js";
 
 /** The node calls the tracker makes. */
@@ -59,10 +60,18 @@ export class FinalityTracker {
   #finalityLag: number;
   // Transfers whose receipt was missing at the last check of reads that skipped blocks (see follow).
   readonly #missingOnce = new Set<number>();
+  // Transfers settled from a block this tracker has not read yet (a receipt or log is often newer than the
+  // last block read), by entry id: the next read at or just above its height shows whether it is still there.
+  readonly #minedIn = new Map<number, MinedIn>();
 
   constructor(options: FinalityTrackerOptions) {
     this.#options = options;
     this.#finalityLag = options.finalityBlocks;
+  }
+
+  /** A transfer was settled from `block`: the next block reads check that block is still on the chain. */
+  expectMinedIn(entryId: number, block: MinedIn): void {
+    this.#minedIn.set(entryId, block);
   }
 
   /** One block read: checks it extends the chain seen before, then moves finality. Call one at a time. */
@@ -74,6 +83,7 @@ export class FinalityTracker {
     if (!anchor) {
       this.#options.onUnfollowedJump?.();
       this.#anchor = block;
+      this.#minedIn.clear();
       // What the chain did before this process followed it is not known (a reorganisation while the service
       // was down): what is settled and not final is looked for on the chain as it is now.
       const unmined = journal.hasUnfinal() ? await this.#lookForUnfinal() : 0;
@@ -83,6 +93,7 @@ export class FinalityTracker {
     if (!journal.hasUnfinal()) {
       if (sameChain(anchor, block) !== true) this.#options.onUnfollowedJump?.();
       this.#anchor = block;
+      this.#minedIn.clear();
       return;
     }
     const adjacent = sameChain(anchor, block) !== undefined;
@@ -92,16 +103,28 @@ export class FinalityTracker {
     this.#anchor = block;
     let unmined = 0;
     const reorganised = !extended;
-    if (reorganised) unmined = await this.#recheck(block);
+    if (reorganised) {
+      this.#minedIn.clear();
+      unmined = await this.#recheck(block);
+    } else {
+      // A block this read shows at a settled transfer's height, other than the one it was seen mined in:
+      // that block left the chain (a reorganisation of blocks no read saw). Remembered logs go; its
+      // receipts decide.
+      const gone = this.#leftTheChain(anchor, block);
+      if (gone.size > 0) {
+        this.#options.onUnfollowedJump?.();
+        unmined = await this.#lookForUnfinal((entry) => gone.has(entry.id));
+      }
+    }
     // Reads that skipped blocks prove the anchor is still on the chain, not the blocks above it: a
     // reorganisation there replaced blocks no read saw. What was settled since the anchor was read (from a
     // receipt or a remembered log, at the anchor's height or above) is looked for again, and remembered
     // logs are forgotten. No reorganisation was seen, so a receipt missing once may be a lagging backend's:
     // the transfer is pending again only when it is still missing at the next such check.
-    else if (!adjacent) {
+    if (!reorganised && !adjacent) {
       this.#options.onUnfollowedJump?.();
       const settledSinceAnchor = (entry: JournalEntry) => entry.settledBlock === null || entry.settledBlock >= anchor.number;
-      unmined = await this.#lookForUnfinal((entry) => settledSinceAnchor(entry) || this.#missingOnce.has(entry.id), this.#missingOnce);
+      unmined += await this.#lookForUnfinal((entry) => settledSinceAnchor(entry) || this.#missingOnce.has(entry.id), this.#missingOnce);
     }
     let finalized = 0;
     let finalizedBlock: number | null = null;
@@ -115,6 +138,19 @@ export class FinalityTracker {
       }
     }
     if (reorganised || unmined > 0 || finalized > 0) this.#options.onOutcome?.({ reorganised: reorganised || unmined > 0, unmined, finalized, finalizedBlock });
+  }
+
+  // The transfers whose block, as this read or the one before shows that height, is another one; forgets
+  // every transfer at or below this read's height (higher, skipped ones are the skipped-reads check's).
+  #leftTheChain(anchor: FeeBlock, block: FeeBlock): Set<number> {
+    const gone = new Set<number>();
+    for (const [entryId, minedIn] of this.#minedIn) {
+      if (minedIn.number > block.number) continue;
+      const shown = minedIn.number === block.number ? block.hash : minedIn.number === block.number - 1 ? block.parentHash : minedIn.number === anchor.number ? anchor.hash : undefined;
+      if (shown !== undefined && shown !== minedIn.hash) gone.add(entryId);
+      this.#minedIn.delete(entryId);
+    }
+    return gone;
   }
 
   // Whether `next` is on the chain `anchor` was on; undefined when that is left for a later read.

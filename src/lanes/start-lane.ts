@@ -169,6 +169,7 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
     onUnfollowedJump: () => transferLogs.forget(),
     onChange: () => rounds.run(latestHead),
   });
+  reconciler.onMinedIn = (entryId, block) => finality.expectMinedIn(entryId, block);
   const isBusy = () => ledger.unminedCount > 0 || submitter.inFlightCount > 0 || (watcher?.awaitingConfirmations ?? 0) > 0;
   const poller = new SnapshotPoller({
     initial: initialSnapshot,

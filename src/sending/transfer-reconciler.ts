@@ -48,6 +48,12 @@ const REPLACED_AFTER_BLOCKS = 2;
  */
 const REPLACED_WITHOUT_BLOCKS_AFTER_MS = 30_000;
 
+/** The block a settled transfer was seen mined in, as its receipt or its Transfer log named it. */
+export interface MinedIn {
+  number: number;
+  hash: string;
+}
+
 /**
  * Signs a transfer whose nonce another transaction used again at a new nonce (journaled, then broadcast).
  * Resolves with false when that cannot be done (the transfer is then reported failed).
@@ -60,6 +66,8 @@ export class TransferReconciler {
   // Entry id -> what the node said to its last re-send, while it is refused.
   readonly #lastRefusal = new Map<number, NodeAnswerMeaning>();
   #signAgain: SignAgain | undefined;
+  /** Told the block each transfer it settles was seen mined in: finality checks that block stays on the chain. */
+  onMinedIn: ((entryId: number, block: MinedIn) => void) | undefined;
 
   constructor(
     private readonly chain: ChainConnection,
@@ -156,8 +164,9 @@ export class TransferReconciler {
     const { provider } = this.chain;
     // Newest first: a re-priced transfer is mostly mined with its latest attempt.
     for (const attempt of [...entry.attempts].reverse()) {
-      if (!(await provider.send("eth_getTransactionReceipt", [attempt.hash]))) continue;
-      this.recordMined(entry, attempt.hash);
+      const receipt = (await provider.send("eth_getTransactionReceipt", [attempt.hash])) as { blockNumber: string; blockHash: string } | null;
+      if (!receipt) continue;
+      this.recordMined(entry, attempt.hash, { number: Number(receipt.blockNumber), hash: receipt.blockHash });
       return "taken";
     }
     const head = Number(await provider.send("eth_blockNumber", []));
@@ -187,13 +196,14 @@ export class TransferReconciler {
   }
 
   /**
-   * The chain mined the entry's attempt `hash` (its receipt, or its Transfer log): settled and verified.
-   * Which attempt carries it matters (a mined cancel means cancelled).
+   * The chain mined the entry's attempt `hash` in block `minedIn` (its receipt, or its Transfer log):
+   * settled and verified. Which attempt carries it matters (a mined cancel means cancelled).
    */
-  recordMined(entry: JournalEntry, hash: string): void {
+  recordMined(entry: JournalEntry, hash: string, minedIn: MinedIn): void {
     this.#missingSince.delete(entry.id);
     this.#lastRefusal.delete(entry.id);
     this.journal.recordMined(entry.id, hash);
+    this.onMinedIn?.(entry.id, minedIn);
   }
 
   #taken(entry: JournalEntry): ResendOutcome {

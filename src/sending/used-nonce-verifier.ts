@@ -17,7 +17,8 @@ export async function verifyUsedNonces(logs: WalletTransferLogs, journal: Transf
   const logged = await logs.read(fromBlock, head);
   for (const entry of unverified) {
     const mined = entry.attempts.find((attempt) => logged.has(attempt.hash));
-    if (mined) reconciler.recordMined(entry, mined.hash);
+    const log = mined && logged.get(mined.hash);
+    if (mined && log) reconciler.recordMined(entry, mined.hash, { number: log.blockNumber, hash: log.blockHash });
     else await reconciler.settleUsedNonce(entry);
   }
 }

@@ -144,3 +144,56 @@ describe("FinalityTracker following reads that skipped blocks", () => {
     journal.close();
   });
 });
+
+describe("FinalityTracker told where a transfer was seen mined", () => {
+  it("sees that block leave the chain at the next read of its height or the one above (a reorganisation at the tip, between two reads)", async () => {
+    const journal = openSqliteJournal(":memory:", {
+      chainId: 31337n,
+      walletAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+      tokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+    });
+    const request = { recipient: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC", units: 1n };
+    const settle = (nonce: number, hash: string) => {
+      const id = journal.recordSigned(undefined, request, { nonce, hash, rawTransaction: "0x02", signedAtBlock: 19 });
+      journal.recordAccepted(id);
+      journal.markNonceUsedBelow(nonce + 1);
+      journal.recordMined(id, hash);
+      journal.markSettledAt(20);
+      return id;
+    };
+    const kept = `0x${"aa".repeat(32)}`;
+    const orphanedAtTip = `0x${"bb".repeat(32)}`;
+    const orphanedBelow = `0x${"cc".repeat(32)}`;
+    const receipts: string[] = [];
+    const tracker = new FinalityTracker({
+      node: {
+        send: async (method: string, params: unknown[]) => {
+          if (method === "eth_getBlockByNumber") return { number: params[0], hash: "0xb21" };
+          receipts.push(String(params[0]));
+          return null;
+        },
+      },
+      journal,
+      finalityBlocks: 64,
+      onReorg: async () => Promise.reject(new Error("every read extends the one before: no reorganisation is seen there")),
+    });
+    await tracker.follow(block(20, "0xa20", "0xa19"));
+    // Receipts read from blocks newer than the last read: 21 as it was (0xa21), and 22 of that old branch.
+    tracker.expectMinedIn(settle(0, kept), { number: 21, hash: "0xb21" });
+    tracker.expectMinedIn(settle(1, orphanedAtTip), { number: 21, hash: "0xa21" });
+    tracker.expectMinedIn(settle(2, orphanedBelow), { number: 22, hash: "0xa22" });
+    receipts.length = 0;
+    // The next read is block 21 of another branch: it extends 20, and it is not the block one receipt named.
+    await tracker.follow(block(21, "0xb21", "0xa20"));
+    expect(receipts).toEqual([orphanedAtTip]);
+    expect(journal.findByHash(orphanedAtTip)).toMatchObject({ state: "accepted", minedHash: null });
+    expect(journal.findByHash(kept)).toMatchObject({ state: "nonce-used", minedHash: kept });
+    // Block 22 is skipped; block 23 names its parent: not the block the last receipt named.
+    receipts.length = 0;
+    await tracker.follow(block(23, "0xb23", "0xb22"));
+    expect(receipts).toEqual([orphanedBelow]);
+    expect(journal.findByHash(orphanedBelow)).toMatchObject({ state: "accepted", minedHash: null });
+    expect(journal.findByHash(kept)).toMatchObject({ state: "nonce-used", minedHash: kept });
+    journal.close();
+  });
+});
