@@ -7,6 +7,24 @@ import type { FeeBlock } from "../../src/sending/wallet-snapshot.js";
 
 const block = (number: number, hash: string, parentHash: string): FeeBlock => ({ number, hash, parentHash, baseFeePerGas: 1n });
 
+function openTestJournal(): TransferJournal {
+  return openSqliteJournal(":memory:", {
+    chainId: 31337n,
+    walletAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+    tokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+  });
+}
+
+/** Journals a transfer the service saw mined as `hash` and settled at `head`; returns its id. */
+function settleTransfer(journal: TransferJournal, nonce: number, hash: string, head: number): number {
+  const id = journal.recordSigned(undefined, { recipient: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC", units: 1n }, { nonce, hash, rawTransaction: "0x02", signedAtBlock: head - 2 });
+  journal.recordAccepted(id);
+  journal.markNonceUsedBelow(nonce + 1);
+  journal.recordMined(id, hash);
+  journal.markSettledAt(head);
+  return id;
+}
+
 describe("FinalityTracker with nothing settled to follow", () => {
   it("has what remembers blocks forget them when the chain moved on unchecked: a reorganisation, or reads that skipped blocks", async () => {
     const journal = { hasUnfinal: () => false } as unknown as TransferJournal;
@@ -39,22 +57,12 @@ describe("FinalityTracker with nothing settled to follow", () => {
 
 describe("FinalityTracker starting with settled transfers not final", () => {
   it("looks each up on the chain as it is now: one the chain no longer carries (a reorganisation while the service was down) is pending again", async () => {
-    const journal = openSqliteJournal(":memory:", {
-      chainId: 31337n,
-      walletAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
-      tokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
-    });
-    const request = { recipient: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC", units: 1n };
+    const journal = openTestJournal();
     // Two transfers the previous process saw mined and verified, settled at block 20, not final yet.
     const onChain = `0x${"aa".repeat(32)}`;
     const orphaned = `0x${"bb".repeat(32)}`;
-    for (const [nonce, hash] of [[0, onChain], [1, orphaned]] as const) {
-      const id = journal.recordSigned(undefined, request, { nonce, hash, rawTransaction: "0x02", signedAtBlock: 18 });
-      journal.recordAccepted(id);
-      journal.markNonceUsedBelow(nonce + 1);
-      journal.recordMined(id, hash);
-    }
-    journal.markSettledAt(20);
+    settleTransfer(journal, 0, onChain, 20);
+    settleTransfer(journal, 1, orphaned, 20);
     const receiptsAskedFor: string[] = [];
     const outcomes: unknown[] = [];
     const tracker = new FinalityTracker({
@@ -84,19 +92,8 @@ describe("FinalityTracker following reads that skipped blocks", () => {
 
   it("looks again for what was settled at or above the block it checked: a reorganisation there replaced blocks no read saw", async () => {
     vi.useFakeTimers({ toFake: ["performance"] });
-    const journal = openSqliteJournal(":memory:", {
-      chainId: 31337n,
-      walletAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
-      tokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
-    });
-    const request = { recipient: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC", units: 1n };
-    const settle = (nonce: number, hash: string, head: number) => {
-      const id = journal.recordSigned(undefined, request, { nonce, hash, rawTransaction: "0x02", signedAtBlock: head - 2 });
-      journal.recordAccepted(id);
-      journal.markNonceUsedBelow(nonce + 1);
-      journal.recordMined(id, hash);
-      journal.markSettledAt(head);
-    };
+    const journal = openTestJournal();
+    const settle = (nonce: number, hash: string, head: number) => settleTransfer(journal, nonce, hash, head);
     const below = `0x${"aa".repeat(32)}`;
     const orphaned = `0x${"bb".repeat(32)}`;
     const lagging = `0x${"cc".repeat(32)}`;
@@ -147,20 +144,8 @@ describe("FinalityTracker following reads that skipped blocks", () => {
 
 describe("FinalityTracker told where a transfer was seen mined", () => {
   it("sees that block leave the chain at the next read of its height or the one above (a reorganisation at the tip, between two reads)", async () => {
-    const journal = openSqliteJournal(":memory:", {
-      chainId: 31337n,
-      walletAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
-      tokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
-    });
-    const request = { recipient: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC", units: 1n };
-    const settle = (nonce: number, hash: string) => {
-      const id = journal.recordSigned(undefined, request, { nonce, hash, rawTransaction: "0x02", signedAtBlock: 19 });
-      journal.recordAccepted(id);
-      journal.markNonceUsedBelow(nonce + 1);
-      journal.recordMined(id, hash);
-      journal.markSettledAt(20);
-      return id;
-    };
+    const journal = openTestJournal();
+    const settle = (nonce: number, hash: string) => settleTransfer(journal, nonce, hash, 20);
     const kept = `0x${"aa".repeat(32)}`;
     const orphanedAtTip = `0x${"bb".repeat(32)}`;
     const orphanedBelow = `0x${"cc".repeat(32)}`;
