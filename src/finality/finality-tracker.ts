@@ -60,8 +60,9 @@ export class FinalityTracker {
   #finalityLag: number;
   // Transfers whose receipt was missing at the last check of reads that skipped blocks (see follow).
   readonly #missingOnce = new Set<number>();
-  // Transfers settled from a block this tracker has not read yet (a receipt or log is often newer than the
-  // last block read), by entry id: the next read at or just above its height shows whether it is still there.
+  // The block each transfer settled since the last read was seen mined in, by entry id (a receipt or a log
+  // is often newer than the last block read): the next read at or just above that height shows whether the
+  // block is still on the chain.
   readonly #minedIn = new Map<number, MinedIn>();
 
   constructor(options: FinalityTrackerOptions) {
@@ -140,8 +141,9 @@ export class FinalityTracker {
     if (reorganised || unmined > 0 || finalized > 0) this.#options.onOutcome?.({ reorganised: reorganised || unmined > 0, unmined, finalized, finalizedBlock });
   }
 
-  // The transfers whose block, as this read or the one before shows that height, is another one; forgets
-  // every transfer at or below this read's height (higher, skipped ones are the skipped-reads check's).
+  // The transfers whose block is not the one this read (or its parent, or the anchor) shows at that height.
+  // Forgets every transfer at or below this read's height: a height no read shows is left to the check of
+  // skipped reads.
   #leftTheChain(anchor: FeeBlock, block: FeeBlock): Set<number> {
     const gone = new Set<number>();
     for (const [entryId, minedIn] of this.#minedIn) {
