@@ -47,7 +47,8 @@ export interface ChainServices {
   close(): Promise<void>;
 }
 
-export type ChainServicesConfig = LaneConfig & Pick<Config, "journalPath" | "journalSynchronous" | "headMaxAgeMs" | "transactionCacheSize">;
+export type ChainServicesConfig = LaneConfig &
+  Pick<Config, "journalPath" | "journalSynchronous" | "headMaxAgeMs" | "transactionCacheSize" | "webhookUrl" | "webhookSecret" | "webhookRetryInitialMs">;
 
 /** Opens the journal of this wallet; `notify`: webhooks report on the transfers made from now on. */
 export type JournalOpener = (owner: JournalOwner, options: { notify: boolean }) => TransferJournal | Promise<TransferJournal>;

@@ -125,7 +125,7 @@ export class FinalityTracker {
     if (!reorganised && !adjacent) {
       this.#options.onUnfollowedJump?.();
       const settledSinceAnchor = (entry: JournalEntry) => entry.settledBlock === null || entry.settledBlock >= anchor.number;
-      unmined += await this.#lookForUnfinal((entry) => settledSinceAnchor(entry) || this.#missingOnce.has(entry.id), this.#missingOnce);
+      unmined += await this.#lookForUnfinal((entry) => settledSinceAnchor(entry) || this.#missingOnce.has(entry.id), { missingTwice: true });
     }
     let finalized = 0;
     let finalizedBlock: number | null = null;
@@ -176,10 +176,10 @@ export class FinalityTracker {
   }
 
   // Each transfer not final (that `which` picks) is looked for by its receipts: one the chain does not carry
-  // (or carries in another block than its reported outcome named) is pending again. With `missingOnce`, one
-  // without a receipt is pending again only if it was missing at the last look too (it is remembered there
-  // until then). Returns how many are pending again.
-  async #lookForUnfinal(which: (entry: JournalEntry) => boolean = () => true, missingOnce?: Set<number>): Promise<number> {
+  // (or carries in another block than its reported outcome named) is pending again. With `missingTwice`,
+  // one without a receipt is pending again only if it was missing at the last such look too (#missingOnce
+  // remembers it until then). Returns how many are pending again.
+  async #lookForUnfinal(which: (entry: JournalEntry) => boolean = () => true, { missingTwice = false } = {}): Promise<number> {
     const { journal, node } = this.#options;
     let unmined = 0;
     const missingNow = new Set<number>();
@@ -192,15 +192,15 @@ export class FinalityTracker {
       // Gone, or moved to another block than the one its reported outcome named: pending again, so that
       // the undone outcome is reported (transfer.reorged) and the new one follows.
       const moved = minedIn !== undefined && entry.reportedBlockHash !== null && minedIn !== entry.reportedBlockHash;
-      if (minedIn === undefined && missingOnce && !missingOnce.has(entry.id)) {
+      if (minedIn === undefined && missingTwice && !this.#missingOnce.has(entry.id)) {
         missingNow.add(entry.id);
         continue;
       }
       if ((minedIn === undefined || moved) && journal.markUnmined(entry.id)) unmined++;
     }
-    if (missingOnce) {
-      missingOnce.clear();
-      for (const id of missingNow) missingOnce.add(id);
+    if (missingTwice) {
+      this.#missingOnce.clear();
+      for (const id of missingNow) this.#missingOnce.add(id);
     }
     return unmined;
   }

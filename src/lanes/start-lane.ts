@@ -75,10 +75,7 @@ export type LaneConfig = Pick<
   | "stuckAfterBlocks"
   | "maxInFlightPerLane"
   | "finalityBlocks"
-  | "webhookUrl"
-  | "webhookSecret"
   | "webhookConfirmations"
-  | "webhookRetryInitialMs"
 >;
 
 /** The fee policy the configuration describes (gwei values in wei). */

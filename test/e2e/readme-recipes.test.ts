@@ -1,7 +1,7 @@
 /**
- * README and docs/ examples against the dev service they describe, used as a reader would: every curl command run
- * as printed (the banner's port and key put in) and its answer compared with the one shown, but for
- * hashes, addresses and signatures; the dev banner, /health and /ready; the cancel recipe on
+ * README and docs/ examples against the dev service they describe, used as a reader would: every curl
+ * command run as printed (the banner's port and key put in) and its answer compared with the one shown,
+ * but for hashes, addresses and signatures; the dev banner, /health and /ready; the cancel recipe on
  * `DEV_BLOCK_TIME` (its block time 30 s there, 4 s here); the webhook examples against their schemas.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
