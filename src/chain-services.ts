@@ -9,6 +9,7 @@ import type { Config } from "./config.js";
 import { parseWebhookUrls } from "./domain/webhook-settings.js";
 import { type JournalOwner, openSqliteJournal } from "./journal/sqlite-transfer-journal.js";
 import { type JournalEntry, type TransferJournal, refuseUnfollowedLanes } from "./journal/transfer-journal.js";
+import { GasTopUps, gasTopUpSettingsOf } from "./lanes/gas-top-ups.js";
 import { type LaneConfig, type LaneServices, type RunningLane, startLane } from "./lanes/start-lane.js";
 import { ChainHeadTracker, readLatestBlock } from "./lookup/chain-head.js";
 import { TransactionLookup } from "./lookup/transaction-lookup.js";
@@ -43,12 +44,17 @@ export interface ChainServices {
   statuses: TransactionStatusReader;
   /** Present when WEBHOOK_URL is set. */
   webhooks: { dispatcher: WebhookDispatcher } | undefined;
+  /** Present when GAS_TOPUP_FROM is set. */
+  topUps: GasTopUps | undefined;
   /** Stops background work, waits for it, and closes the journal. Call after the HTTP server closed. */
   close(): Promise<void>;
 }
 
 export type ChainServicesConfig = LaneConfig &
-  Pick<Config, "journalPath" | "journalSynchronous" | "headMaxAgeMs" | "transactionCacheSize" | "webhookUrl" | "webhookSecret" | "webhookRetryInitialMs">;
+  Pick<
+    Config,
+    "journalPath" | "journalSynchronous" | "headMaxAgeMs" | "transactionCacheSize" | "webhookUrl" | "webhookSecret" | "webhookRetryInitialMs" | "gasTopUpFrom" | "gasTopUpBelow" | "gasTopUpTo"
+  >;
 
 /** Opens the journal of this wallet; `notify`: webhooks report on the transfers made from now on. */
 export type JournalOpener = (owner: JournalOwner, options: { notify: boolean }) => TransferJournal | Promise<TransferJournal>;
@@ -70,8 +76,10 @@ export async function startChainServices(
     { notify: endpoints.length > 0 },
   );
   const lanes: RunningLane[] = [];
+  let topUps: GasTopUps | undefined;
   try {
     refuseUnfollowedLanes(journal, chain.laneSigners.map((signer) => signer.address));
+    const gasTopUpSettings = gasTopUpSettingsOf(config, chain.laneSigners.map((signer) => signer.address));
     const pooled = chain.laneSigners.length > 1;
     // Whether any lane is still sending a key's entry: a repeat may reach another lane than the one sending it.
     const isSendingAnywhere = pooled ? (key: string, entry: JournalEntry) => lanes.some((lane) => lane.transfers.isSending(key, entry)) : undefined;
@@ -83,8 +91,15 @@ export async function startChainServices(
       lanes.push(await startLane(config, { pooled, chain: laneChain, journal: laneJournal, log: laneLog, endpoints, isSendingAnywhere }));
     }
     const dispatcher = endpoints.length === 0 ? undefined : createWebhookDispatcher(config, journal, log, observeDelivery);
-    for (const lane of lanes) lane.onRoundDone = () => dispatcher?.wake();
+    topUps = gasTopUpSettings && new GasTopUps(gasTopUpSettings, lanes, log);
+    for (const lane of lanes) {
+      lane.onRoundDone = () => {
+        dispatcher?.wake();
+        topUps?.wake();
+      };
+    }
     dispatcher?.start();
+    topUps?.wake();
 
     const head = new ChainHeadTracker(() => readLatestBlock(chain.provider), config.headMaxAgeMs);
     const lookup = new TransactionLookup(chain.provider, head, config.transactionCacheSize);
@@ -103,7 +118,9 @@ export async function startChainServices(
       lookup,
       statuses: new TransactionStatusReader(chain, lookup, journal),
       webhooks: dispatcher && { dispatcher },
+      topUps,
       async close() {
+        await topUps?.stop();
         await Promise.all(lanes.map((lane) => lane.stopBackground()));
         await dispatcher?.stop();
         // The last writes reach the store (a shared database is written after each commit) before it closes.
@@ -112,6 +129,7 @@ export async function startChainServices(
       },
     };
   } catch (error) {
+    await topUps?.stop();
     await Promise.all(lanes.map((lane) => lane.stopBackground()));
     journal.close();
     throw error;

@@ -72,6 +72,7 @@ export async function composeService(config: ChainConfig, logger: Logger, replic
         jammed: () => isJammed(readUnconfirmedTransfers(lane.journal), lane.ledger.snapshot.minedNonceCount),
         hold: lane.hold,
         gasSpentWei: lane.gasSpentWei,
+        gasTopUps: () => services?.topUps?.sentTo(lane.address) ?? 0,
       })),
       chain.tokenDecimals,
     );

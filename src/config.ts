@@ -1,6 +1,7 @@
 /** Service configuration: one TypeBox schema, loaded once from the environment and validated. */
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { parseEther } from "ethers";
 import { ApiKeyRing, InvalidApiKeysError } from "./auth/api-keys.js";
 import { InvalidWebhookSettingError, parseWebhookSecrets, parseWebhookUrls } from "./domain/webhook-settings.js";
 import type { SignerSettings } from "./signers/create-signer.js";
@@ -9,6 +10,7 @@ import type { SignerSettings } from "./signers/create-signer.js";
 const HEX_PRIVATE_KEYS = "^0x[0-9a-fA-F]{64}(\\s*,\\s*0x[0-9a-fA-F]{64})*$";
 const HEX_ADDRESS = "^0x[0-9a-fA-F]{40}$";
 const GWEI = "^[0-9]+(\\.[0-9]{1,9})?$";
+const ETHER = "^[0-9]+(\\.[0-9]{1,18})?$";
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -54,6 +56,9 @@ export const ConfigSchema = Type.Object({
     default: 16,
     description: "a pool's lane holding this many unmined transactions takes no new transfers (geth keeps 16 executable per sender for sure)",
   }),
+  gasTopUpFrom: Type.Optional(Type.String({ pattern: HEX_ADDRESS, description: "the pool's wallet that sends ETH for gas to the lanes that run low (GAS_TOPUP_BELOW, GAS_TOPUP_TO)" })),
+  gasTopUpBelow: Type.Optional(Type.String({ pattern: ETHER, description: "a lane whose ETH balance falls below this (ether) is topped up" })),
+  gasTopUpTo: Type.Optional(Type.String({ pattern: ETHER, description: "to this ETH balance (ether); more than GAS_TOPUP_BELOW" })),
   stuckAfterBlocks: Type.Integer({ minimum: 1, maximum: 10_000, default: 3, description: "blocks a transfer waits unmined before an underpriced one is re-priced" }),
   gasLimitMultiplier: Type.String({ pattern: "^[0-9]+(\\.[0-9]{1,4})?$", default: "1.0", description: "gas limit = eth_estimateGas x this (at least 1)" }),
   headMaxAgeMs: Type.Integer({ minimum: 0, maximum: 60_000, default: 500, description: "oldest chain head a lookup may use" }),
@@ -119,6 +124,9 @@ export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
   gasLimitMultiplier: "GAS_LIMIT_MULTIPLIER",
   stuckAfterBlocks: "STUCK_AFTER_BLOCKS",
   maxInFlightPerLane: "MAX_IN_FLIGHT_PER_LANE",
+  gasTopUpFrom: "GAS_TOPUP_FROM",
+  gasTopUpBelow: "GAS_TOPUP_BELOW",
+  gasTopUpTo: "GAS_TOPUP_TO",
   finalityBlocks: "FINALITY_BLOCKS",
   webhookUrl: "WEBHOOK_URL",
   webhookSecret: "WEBHOOK_SECRET",
@@ -198,6 +206,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     }
   }
   checkWebhookSettings(raw, problems);
+  checkGasTopUpSettings(raw, problems);
   if (typeof raw.gasLimitMultiplier === "string" && Number(raw.gasLimitMultiplier) < 1) {
     problems.push("GAS_LIMIT_MULTIPLIER: must be at least 1 (below the estimate a transfer runs out of gas)");
   }
@@ -307,6 +316,24 @@ function checkWebhookSettings(raw: Record<string, unknown>, problems: string[]):
   if (raw.webhookUrl && !raw.webhookSecret) problems.push("WEBHOOK_SECRET: required when WEBHOOK_URL is set (whsec_ + base64 of random bytes)");
 }
 
+/** Gas top-up is all three variables or none, and tops a lane up to more than the level that triggers it. */
+function checkGasTopUpSettings(raw: Record<string, unknown>, problems: string[]): void {
+  const fields = ["gasTopUpFrom", "gasTopUpBelow", "gasTopUpTo"] as const;
+  const set = fields.filter((field) => raw[field] !== undefined);
+  if (set.length === 0) return;
+  for (const field of fields) {
+    if (raw[field] === undefined) problems.push(`${ENVIRONMENT_VARIABLES[field]}: required with ${set.map((given) => ENVIRONMENT_VARIABLES[given]).join(" and ")} (gas top-up takes all three)`);
+  }
+  const below = etherOf(raw.gasTopUpBelow);
+  const to = etherOf(raw.gasTopUpTo);
+  if (below !== undefined && to !== undefined && to <= below) problems.push("GAS_TOPUP_TO: must be more than GAS_TOPUP_BELOW (a top-up raises the balance above the level that triggers it)");
+}
+
+/** A decimal ether amount in wei; undefined when it is not one (the schema reports that). */
+function etherOf(value: unknown): bigint | undefined {
+  return typeof value === "string" && new RegExp(ETHER).test(value) ? parseEther(value) : undefined;
+}
+
 function describeExpectation(field: keyof Config, schemaMessage: string): string {
   switch (field) {
     case "privateKey":
@@ -329,6 +356,11 @@ function describeExpectation(field: keyof Config, schemaMessage: string): string
       return "must be a plain decimal number of gwei, such as 30 or 0.5";
     case "gasLimitMultiplier":
       return "must be a plain decimal number such as 1.2";
+    case "gasTopUpFrom":
+      return "must be the address (0x and 40 hex digits) of one of the pool's wallets";
+    case "gasTopUpBelow":
+    case "gasTopUpTo":
+      return "must be a plain decimal number of ether, such as 0.05";
     case "trustProxy":
       return "must be true, false, a number of proxy hops, or comma-separated addresses or CIDR ranges";
     case "journalSynchronous":

@@ -29,6 +29,8 @@ export interface LaneReadings {
   hold: () => string | undefined;
   /** ETH the wallet's balance went down by since the service started: gas, for a wallet that only sends tokens. */
   gasSpentWei: () => bigint;
+  /** Gas top-ups sent to the lane since the service started (GAS_TOPUP_*). */
+  gasTopUps: () => number;
 }
 
 /** The reasons a lane can be held for, each a series of lane_held. */
@@ -152,22 +154,30 @@ export class ServiceMetrics {
         }
       },
     });
-    // Counted at scrape time from the lane's running total.
-    const reported = new Map<string, bigint>();
-    new Counter({
-      name: "lane_gas_spent_wei_total",
-      help: "ETH a lane's balance went down by (its gas, for a wallet that only sends tokens), wei; with lane_eth_balance_wei, the gas runway",
-      labelNames: ["lane"],
-      registers: [this.registry],
-      collect() {
-        for (const lane of lanes) {
-          const total = lane.gasSpentWei();
-          const increase = total - (reported.get(lane.address) ?? 0n);
-          reported.set(lane.address, total);
-          this.inc({ lane: lane.address }, Number(increase));
-        }
-      },
-    });
+    // Counted at scrape time from each lane's running total.
+    const perLaneTotal = (name: string, help: string, read: (lane: LaneReadings) => bigint) => {
+      const reported = new Map<string, bigint>();
+      new Counter({
+        name,
+        help,
+        labelNames: ["lane"],
+        registers: [this.registry],
+        collect() {
+          for (const lane of lanes) {
+            const total = read(lane);
+            const increase = total - (reported.get(lane.address) ?? 0n);
+            reported.set(lane.address, total);
+            this.inc({ lane: lane.address }, Number(increase));
+          }
+        },
+      });
+    };
+    perLaneTotal(
+      "lane_gas_spent_wei_total",
+      "ETH a lane's balance went down by (its gas, for a wallet that only sends tokens; the funding lane's top-ups too), wei; with lane_eth_balance_wei, the gas runway",
+      (lane) => lane.gasSpentWei(),
+    );
+    perLaneTotal("lane_gas_top_ups_total", "gas top-ups the funding lane (GAS_TOPUP_FROM) sent to a lane", (lane) => BigInt(lane.gasTopUps()));
   }
 
   /** Registers the wallet gauges; they read the current values at every scrape. */

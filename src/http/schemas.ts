@@ -173,7 +173,9 @@ export const TransactionStatusSchema = Type.Object(
       Type.Array(
         Type.Object({
           hash: Type.String(),
-          kind: Type.Union([Type.Literal("transfer"), Type.Literal("cancel")], { description: "cancel: a 0-value transaction to the wallet itself" }),
+          kind: Type.Union([Type.Literal("transfer"), Type.Literal("cancel"), Type.Literal("top-up")], {
+            description: "cancel: a 0-value transaction to the wallet itself; top-up: ETH for gas sent to another lane of the pool (GAS_TOPUP_*)",
+          }),
           signedAtBlock: Type.Integer({ description: "the chain head when it was signed" }),
           maxFeePerGas: Type.Union([Type.String(), Type.Null()], { description: "wei, decimal; null for a legacy (type 0) transaction" }),
           maxPriorityFeePerGas: Type.Union([Type.String(), Type.Null()], { description: "wei, decimal; null for a legacy (type 0) transaction" }),

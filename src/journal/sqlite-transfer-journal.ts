@@ -490,7 +490,7 @@ class SqliteTransferJournal implements TransferJournal {
       id = entryId;
     } else {
       const inserted = this.#store.write(() =>
-        // A nonce filler (0 units) is no client's transfer: webhooks do not report it.
+        // A nonce filler or a gas top-up (0 units) is no client's transfer: webhooks do not report it.
         this.#store.statements.insertSigned.run({ ...values, lane: this.lane, recipient: request.recipient, units: request.units.toString(), apiKeyId: request.apiKeyId ?? null, notify: request.units > 0n ? this.#store.notify : 0 }),
       );
       id = Number(inserted.lastInsertRowid);
@@ -525,10 +525,10 @@ class SqliteTransferJournal implements TransferJournal {
     return this.#setStateFrom(entryId, "replaced", ["signed", "accepted", "nonce-used"]);
   }
 
-  recordSignedAgain(entryId: number, signed: Omit<SignedTransfer, "kind">): void {
-    const { nonce, hash, rawTransaction, signedAtBlock } = signed;
+  recordSignedAgain(entryId: number, signed: SignedTransfer): void {
+    const { nonce, hash, rawTransaction, signedAtBlock, kind = "transfer" } = signed;
     this.#store.writeOne(`signing entry ${entryId} again at nonce ${nonce}`, () => this.#store.statements.setNewNonce.run({ id: entryId, nonce, now: steadyWallClockNow() }));
-    this.#insertAttempt(entryId, { hash, rawTransaction, kind: "transfer", signedAtBlock });
+    this.#insertAttempt(entryId, { hash, rawTransaction, kind, signedAtBlock });
     for (const { hash: attemptHash } of this.#store.attemptsOf(entryId)) this.#store.severalAttemptHashes.add(attemptHash);
   }
 

@@ -16,8 +16,11 @@
  */
 export type JournalState = "claimed" | "refused" | "signed" | "accepted" | "nonce-used" | "replaced" | "rejected" | "cancelled";
 
-/** transfer: the token transfer (the first attempt, or a re-priced copy); cancel: a 0-value self-transfer. */
-export type AttemptKind = "transfer" | "cancel";
+/**
+ * transfer: the token transfer (the first attempt, or a re-priced copy); cancel: a 0-value self-transfer;
+ * top-up: ETH for gas sent to another lane of the pool (GAS_TOPUP_*), recorded as a transfer of 0 units.
+ */
+export type AttemptKind = "transfer" | "cancel" | "top-up";
 
 /**
  * One signed transaction at a transfer's nonce. A transfer has one or more; at most one is ever mined, and
@@ -194,7 +197,7 @@ export interface TransferJournal {
    * Another transaction used the entry's nonce (proven): it is signed again at `signed.nonce`, as a new
    * attempt of the same transfer (to be flushed before it is broadcast). Its earlier attempts stay its own.
    */
-  recordSignedAgain(entryId: number, signed: Omit<SignedTransfer, "kind">): void;
+  recordSignedAgain(entryId: number, signed: SignedTransfer): void;
   /** Adds a re-priced or cancel attempt at the entry's nonce (to be flushed before it is broadcast). */
   recordAttempt(entryId: number, attempt: Omit<JournalAttempt, "createdAt">): void;
   /** One of the entry's attempts was mined: it carries the transfer (a cancel makes the entry cancelled). */

@@ -19,6 +19,7 @@ import {
   feesOf,
   maxPricePerGas,
   reservationOf,
+  sameCallAt,
   signWalletTransaction,
   snapshotFees,
   withGasLimitMultiplier,
@@ -284,10 +285,11 @@ export class TransferReplacer {
     let call: WalletCall;
     if (kind === "cancel") call = await this.#selfTransaction(nonce);
     else {
-      const data = Transaction.from(entry.attempts[0].rawTransaction).data;
+      // The same call as the transfer's first attempt (a token transfer, or a gas top-up with its value).
+      const first = Transaction.from(entry.attempts[0].rawTransaction);
       // Where gas pays for L1 data too (Arbitrum), the gas a call needs moves with L1 prices: estimate again.
-      const gasLimit = chain.gasIncludesL1 ? await this.#estimateGas(chain.tokenAddress, data) : Transaction.from(latest.rawTransaction).gasLimit;
-      call = { nonce, to: chain.tokenAddress, data, gasLimit };
+      const gasLimit = chain.gasIncludesL1 ? await this.#estimateGas(first.to as string, first.data) : Transaction.from(latest.rawTransaction).gasLimit;
+      call = sameCallAt(first, nonce, gasLimit);
     }
     const signed = await signWalletTransaction(chain, call, fees);
     journal.recordAttempt(entry.id, { hash: signed.hash, rawTransaction: signed.rawTransaction, kind, signedAtBlock: ledger.snapshot.blockNumber });

@@ -8,7 +8,7 @@
  * ever will be sent. A repeat of an Idempotency-Key gets the first answer, 200 and 417 alike, also after a
  * restart; only refusals before any work (policy 403, and 503s that say "try again") leave the key unused.
  */
-import { Transaction, toBigInt } from "ethers";
+import { Transaction, toBigInt, toQuantity } from "ethers";
 import type { ChainConnection } from "../node/connect-chain.js";
 import { encodeTransfer } from "../node/erc20.js";
 import { classifyChainFailure } from "../node/ethers-errors.js";
@@ -176,10 +176,31 @@ export class TokenTransferService implements TransferSender {
         ledger.reserve(request.units, gasLimit * ledger.snapshot.maxFeePerGas + ledger.snapshot.l1DataFee),
       );
       onReserved?.();
-      prepared = { request, data, gasLimit, reservation, entryId: claimedEntryId };
+      prepared = { request, call: { to: this.#options.chain.tokenAddress, data, gasLimit }, kind: "transfer", reservation, entryId: claimedEntryId };
       return await submitter.submit(prepared);
     } catch (error) {
       revokeAuthorization?.();
+      if (prepared) ledger.release(prepared.reservation);
+      throw asServiceError(error);
+    }
+  }
+
+  /**
+   * Sends `wei` of ETH to `lane` (another wallet of the pool) for its gas: journaled, broadcast, re-sent and
+   * re-priced like a transfer, as an entry of 0 units whose attempts are of kind "top-up". Resolves once the
+   * service owns it; throws ServiceError (this wallet cannot pay it, the node refused it, ...).
+   */
+  async sendGasTopUp(lane: string, wei: bigint): Promise<SignedTokenTransfer> {
+    const { chain, ledger, submitter } = this.#options;
+    let prepared: PreparedTransfer | undefined;
+    try {
+      await this.#options.ensureFees(FEES_MAX_AGE_MS);
+      const estimate = await chain.provider.send("eth_estimateGas", [{ from: chain.wallet.address, to: lane, value: toQuantity(wei) }]);
+      const gasLimit = withGasLimitMultiplier(toBigInt(estimate), this.#options.gasLimitMultiplier);
+      const reservation = await this.#withBalancesReadAgainOnShortfall(() => ledger.reserve(0n, gasLimit * ledger.snapshot.maxFeePerGas + ledger.snapshot.l1DataFee + wei));
+      prepared = { request: { recipient: lane, units: 0n }, call: { to: lane, data: "0x", gasLimit, value: wei }, kind: "top-up", reservation, entryId: undefined };
+      return await submitter.submit(prepared);
+    } catch (error) {
       if (prepared) ledger.release(prepared.reservation);
       throw asServiceError(error);
     }

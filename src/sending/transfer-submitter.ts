@@ -8,6 +8,7 @@ import type { ChainConnection } from "../node/connect-chain.js";
 import { describeNodeAnswer } from "../node/ethers-errors.js";
 import { type NodeAnswer, provesNotTaken, readNodeAnswer } from "../node/node-answers.js";
 import {
+  type AttemptKind,
   type JournalEntry,
   JournalOutcomeUnknownError,
   JournalUnavailableError,
@@ -17,7 +18,7 @@ import {
 } from "../journal/transfer-journal.js";
 import type { NonceAllocator } from "./nonce-allocator.js";
 import type { Reservation, WalletLedger } from "./wallet-ledger.js";
-import { type SignedTokenTransfer, reservationOf, signWalletTransaction, snapshotFees } from "./wallet-transaction.js";
+import { type SignedTokenTransfer, type WalletCall, reservationOf, sameCallAt, signWalletTransaction, snapshotFees } from "./wallet-transaction.js";
 
 /** Places where tests can stop the process to prove nothing is lost (TEST_FAULT_POINT). */
 export type FaultPoint = "after-sign" | "after-broadcast" | "after-replacement-sign";
@@ -25,8 +26,9 @@ export type FaultPoint = "after-sign" | "after-broadcast" | "after-replacement-s
 /** A transfer that passed its pre-flight checks and holds its tokens and gas in the ledger. */
 export interface PreparedTransfer {
   request: TransferRequest;
-  data: string;
-  gasLimit: bigint;
+  /** What its transaction calls: the token's transfer(), or for a gas top-up the lane it pays. */
+  call: Omit<WalletCall, "nonce">;
+  kind: Extract<AttemptKind, "transfer" | "top-up">;
   reservation: Reservation;
   /** The journal entry of its Idempotency-Key claim, if any. */
   entryId: number | undefined;
@@ -125,7 +127,7 @@ export class TransferSubmitter {
   async signAgain(entry: JournalEntry): Promise<boolean> {
     const { chain, journal, ledger, nonces } = this.#options;
     const latest = entry.attempts.at(-1);
-    if (!latest || latest.kind !== "transfer" || journal.failure) return false;
+    if (!latest || latest.kind === "cancel" || journal.failure) return false;
     const previous = Transaction.from(latest.rawTransaction);
     // In flight from before its signature: a cancel must not act between its old attempts and the new one.
     this.#inFlightEntries.add(entry.id);
@@ -135,8 +137,8 @@ export class TransferSubmitter {
       let transfer: SignedTokenTransfer;
       this.#beingSigned.add(nonce);
       try {
-        transfer = await signWalletTransaction(chain, { nonce, to: chain.tokenAddress, data: previous.data, gasLimit: previous.gasLimit }, snapshotFees(ledger.snapshot));
-        journal.recordSignedAgain(entry.id, { nonce, hash: transfer.hash, rawTransaction: transfer.rawTransaction, signedAtBlock: ledger.snapshot.blockNumber });
+        transfer = await signWalletTransaction(chain, sameCallAt(previous, nonce), snapshotFees(ledger.snapshot));
+        journal.recordSignedAgain(entry.id, { nonce, hash: transfer.hash, rawTransaction: transfer.rawTransaction, signedAtBlock: ledger.snapshot.blockNumber, kind: latest.kind });
         await journal.flushed();
       } catch (error) {
         if (!journal.failure) nonces.release(nonce);
@@ -176,6 +178,7 @@ export class TransferSubmitter {
           hash: transfer.hash,
           rawTransaction: transfer.rawTransaction,
           signedAtBlock: ledger.snapshot.blockNumber,
+          kind: prepared.kind,
         });
       } catch (error) {
         // Nothing was signed or recorded at this nonce: the next transfer fills it.
@@ -285,8 +288,7 @@ export class TransferSubmitter {
 
   #sign(prepared: PreparedTransfer, nonce: number): Promise<SignedTokenTransfer> {
     const { chain, ledger } = this.#options;
-    const call = { nonce, to: chain.tokenAddress, data: prepared.data, gasLimit: prepared.gasLimit };
-    return signWalletTransaction(chain, call, snapshotFees(ledger.snapshot));
+    return signWalletTransaction(chain, { ...prepared.call, nonce }, snapshotFees(ledger.snapshot));
   }
 
   #reachFaultPoint(point: FaultPoint): Promise<void> {

@@ -10,6 +10,7 @@ import type { WalletSnapshot } from "./wallet-snapshot.js";
 /** Tokens and worst-case gas one transfer holds until it is mined or refused. */
 export interface Reservation {
   units: bigint;
+  /** Wei: the gas at the fee cap, plus the ETH a gas top-up carries. */
   gasCost: bigint;
 }
 

@@ -12,12 +12,17 @@ import type { WalletSnapshot } from "./wallet-snapshot.js";
 /** What one attempt offers to pay per gas. */
 export type AttemptFees = { type: 2; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint } | { type: 0; gasPrice: bigint };
 
-/** The call an attempt makes: a token transfer (to the token), or a cancel (0 value to the wallet itself). */
+/**
+ * The call an attempt makes: a token transfer (to the token), a cancel (0 value to the wallet itself), or a
+ * gas top-up (ETH to another lane of the pool).
+ */
 export interface WalletCall {
   nonce: number;
   to: string;
   data: string;
   gasLimit: bigint;
+  /** Wei the transaction carries; 0 unless it is a gas top-up. */
+  value?: bigint;
 }
 
 /**
@@ -33,7 +38,7 @@ export interface SignedTokenTransfer {
 
 /** Signs `call` with `fees` for the chain's hot wallet. */
 export async function signWalletTransaction(chain: Pick<ChainConnection, "chainId" | "signer" | "wallet">, call: WalletCall, fees: AttemptFees): Promise<SignedTokenTransfer> {
-  const common = { chainId: chain.chainId, ...call, value: 0n };
+  const common = { chainId: chain.chainId, ...call, value: call.value ?? 0n };
   const transaction =
     fees.type === 0
       ? Transaction.from({ ...common, type: 0, gasPrice: fees.gasPrice })
@@ -78,8 +83,16 @@ export function withGasLimitMultiplier(estimate: bigint, multiplier: string): bi
   return (estimate * factor + scale - 1n) / scale;
 }
 
-/** What a journaled transfer holds in the ledger until mined: its tokens, and the gas its latest attempt may cost. */
+/**
+ * What a journaled transfer holds in the ledger until mined: its tokens, and the ETH its latest attempt may
+ * cost (its gas, and what a gas top-up carries).
+ */
 export function reservationOf(entry: JournalEntry, l1DataFee: bigint): Reservation {
   const latest = Transaction.from(entry.attempts.at(-1)?.rawTransaction ?? (entry.rawTransaction as string));
-  return { units: entry.units, gasCost: latest.gasLimit * maxPricePerGas(feesOf(latest)) + l1DataFee };
+  return { units: entry.units, gasCost: latest.gasLimit * maxPricePerGas(feesOf(latest)) + l1DataFee + latest.value };
+}
+
+/** The call a signed attempt makes, at another nonce: a replacement or a re-signed copy calls the same. */
+export function sameCallAt(signed: Transaction, nonce: number, gasLimit = signed.gasLimit): WalletCall {
+  return { nonce, to: signed.to as string, data: signed.data, gasLimit, value: signed.value };
 }

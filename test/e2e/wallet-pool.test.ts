@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type TransactionResponse, parseEther } from "ethers";
 import { request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
 import { retryWhilePoolBusy } from "../helpers/pool-client.js";
@@ -162,6 +163,49 @@ describe.each(NODE_KINDS)("a wallet pool on %s", (kind) => {
     const refilled = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
     expect(refilled.statusCode, refilled.raw).toBe(200);
     expect(refilled.body.result.from).toBe(first.address);
+  });
+
+  it("with gas top-up on, the funding lane refills a drained lane once, through its journal, and the lane takes transfers again", async () => {
+    const { chain: pooled, lanes } = await poolOf(2, 10n);
+    const [funder, , drained] = lanes;
+    const service = await startService(pooled.target, {
+      PRIVATE_KEY: lanes.map((lane) => lane.privateKey).join(","),
+      JOURNAL_PATH: join(journalDir as string, "transfers.sqlite"),
+      GAS_TOPUP_FROM: funder.address.toLowerCase(),
+      GAS_TOPUP_BELOW: "1",
+      GAS_TOPUP_TO: "5",
+    });
+    services.push(service);
+    const firstBlock = await pooled.provider.getBlockNumber();
+    await setEthBalance(pooled, drained.address, "0");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // A transfer reads the pool's balances: the drained lane is passed over, and the funding lane tops it up.
+    const answer = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
+    expect(answer.statusCode, answer.raw).toBe(200);
+    expect(answer.body.result.from).not.toBe(drained.address);
+    await waitUntil(async () => (await pooled.provider.getBalance(drained.address)) > 0n, 10_000, "the drained lane topped up");
+    // Exactly GAS_TOPUP_TO: one top-up of what it lacked. Later rounds, with its balance read again, send none.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await pooled.provider.getBalance(drained.address)).toBe(parseEther("5"));
+    const topUps: TransactionResponse[] = [];
+    for (let number = firstBlock + 1; number <= (await pooled.provider.getBlockNumber()); number++) {
+      const block = await pooled.provider.getBlock(number, true);
+      topUps.push(...(block?.prefetchedTransactions ?? []).filter((transaction) => transaction.to === drained.address));
+    }
+    expect(topUps.map((transaction) => [transaction.from, transaction.value])).toEqual([[funder.address, parseEther("5")]]);
+    // The funding lane's own transaction, journaled like its transfers.
+    const status = JSON.parse((await service.app.inject({ method: "GET", url: `/transactions/${topUps[0].hash}`, headers: AUTHORIZATION })).body);
+    expect(status.state, JSON.stringify(status)).toBe("confirmed");
+    expect(status.attempts.map((attempt: { kind: string }) => attempt.kind)).toEqual(["top-up"]);
+    const metrics = (await service.app.inject({ method: "GET", url: "/metrics", headers: AUTHORIZATION })).body;
+    expect(metrics).toContain(`lane_gas_top_ups_total{lane="${drained.address}"} 1`);
+    expect(metrics).toContain(`lane_held{lane="${drained.address}",reason="gas-below-floor"} 0`);
+    // Open again: a burst spreads over every lane, the refilled one too.
+    const burst = await Promise.all(Array.from({ length: 6 }, () => postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" })));
+    for (const sent of burst) expect(sent.statusCode, sent.raw).toBe(200);
+    expect(burst.map((sent) => sent.body.result.from)).toContain(drained.address);
   });
 
   it("a lane drained after its balances were read is refused, nothing sent, and the transfer goes to another lane; a repeat of its key answers that", async () => {

@@ -42,7 +42,7 @@ describe("TransferSubmitter", () => {
     const submitter = new TransferSubmitter({ chain, journal: failingAfterBroadcast, ledger, nonces: new NonceAllocator(async () => 0), onHeld: () => undefined });
     const request = { recipient: RECIPIENT, units: 1n };
 
-    const sent = await submitter.submit({ request, data: encodeTransfer(RECIPIENT, 1n), gasLimit: 60_000n, reservation: ledger.reserve(1n, 1n), entryId: undefined });
+    const sent = await submitter.submit({ request, call: { to: FAKE_TOKEN, data: encodeTransfer(RECIPIENT, 1n), gasLimit: 60_000n }, kind: "transfer", reservation: ledger.reserve(1n, 1n), entryId: undefined });
 
     expect(calls.map((call) => call.method)).toEqual(["eth_sendRawTransaction"]);
     // What a restart's reconciliation starts from: the signed transfer, found and sent again, never lost.
@@ -66,7 +66,7 @@ describe("TransferSubmitter", () => {
     const ledger = new WalletLedger(snapshotAt(100, 0));
     const held: string[] = [];
     const submitter = new TransferSubmitter({ chain, journal: failingShipment, ledger, nonces: new NonceAllocator(async () => 0), onHeld: (hash) => held.push(hash) });
-    const submitting = submitter.submit({ request: { recipient: RECIPIENT, units: 1n }, data: encodeTransfer(RECIPIENT, 1n), gasLimit: 60_000n, reservation: ledger.reserve(1n, 1n), entryId: undefined });
+    const submitting = submitter.submit({ request: { recipient: RECIPIENT, units: 1n }, call: { to: FAKE_TOKEN, data: encodeTransfer(RECIPIENT, 1n), gasLimit: 60_000n }, kind: "transfer", reservation: ledger.reserve(1n, 1n), entryId: undefined });
 
     if (recorded === true) {
       const sent = await submitting;
@@ -108,7 +108,7 @@ describe("TransferSubmitter", () => {
     journal = openSqliteJournal(join(dir, "transfers.sqlite"), { chainId: 31337n, walletAddress: chain.wallet.address, tokenAddress: FAKE_TOKEN });
     const ledger = new WalletLedger(snapshotAt(100, 0));
     const submitter = new TransferSubmitter({ chain, journal, ledger, nonces: new NonceAllocator(async () => 0), onHeld: () => undefined });
-    const submit = () => submitter.submit({ request: { recipient: RECIPIENT, units: 1n }, data: encodeTransfer(RECIPIENT, 1n), gasLimit: 60_000n, reservation: ledger.reserve(1n, 1n), entryId: undefined });
+    const submit = () => submitter.submit({ request: { recipient: RECIPIENT, units: 1n }, call: { to: FAKE_TOKEN, data: encodeTransfer(RECIPIENT, 1n), gasLimit: 60_000n }, kind: "transfer", reservation: ledger.reserve(1n, 1n), entryId: undefined });
 
     const outcomes = await Promise.allSettled(Array.from({ length: 12 }, submit));
     // Side by side, not one after the other: the signer had most of the 12 signatures under way at once.
