@@ -214,6 +214,23 @@ describe("a wallet pool", () => {
     );
     expect(problems({ PRIVATE_KEY: KEY, MAX_IN_FLIGHT_PER_LANE: "0" })).toContain("MAX_IN_FLIGHT_PER_LANE");
   });
+
+  it("takes gas top-up as all three variables or none, in ether, topping up to more than the level that triggers it", () => {
+    const topUp = { PRIVATE_KEY: KEY, GAS_TOPUP_FROM: `0x${"ab".repeat(20)}`, GAS_TOPUP_BELOW: "0.05", GAS_TOPUP_TO: "0.2" };
+    expect(loadConfig({ ...base, ...topUp })).toMatchObject({ gasTopUpFrom: topUp.GAS_TOPUP_FROM, gasTopUpBelow: "0.05", gasTopUpTo: "0.2" });
+    const problems = (env: Record<string, string>) => {
+      try {
+        loadConfig({ ...base, ...env });
+        return "";
+      } catch (error) {
+        return (error as ConfigError).message;
+      }
+    };
+    expect(problems({ PRIVATE_KEY: KEY, GAS_TOPUP_FROM: topUp.GAS_TOPUP_FROM })).toContain("GAS_TOPUP_BELOW: required with GAS_TOPUP_FROM (gas top-up takes all three)");
+    expect(problems({ ...topUp, GAS_TOPUP_TO: "0.05" })).toContain("GAS_TOPUP_TO: must be more than GAS_TOPUP_BELOW");
+    expect(problems({ ...topUp, GAS_TOPUP_BELOW: "5 ETH" })).toContain("GAS_TOPUP_BELOW: must be a plain decimal number of ether, such as 0.05");
+    expect(problems({ ...topUp, GAS_TOPUP_FROM: "hot-1" })).toContain("GAS_TOPUP_FROM: must be the address (0x and 40 hex digits) of one of the pool's wallets");
+  });
 });
 
 describe("DEV_BLOCK_TIME", () => {

@@ -81,6 +81,11 @@ export class GasTopUps {
     this.#rounds.run(0);
   }
 
+  /** The funding lane's address (GAS_TOPUP_FROM, checksummed). */
+  get from(): string {
+    return this.#funder.address;
+  }
+
   /** Top-ups sent to `lane` by this process. */
   sentTo(lane: string): number {
     return this.#sentTo.get(lane) ?? 0;

@@ -108,6 +108,27 @@ describe("re-pricing stuck transfers on anvil", () => {
     expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("3", 18));
   });
 
+  it("re-prices a stuck gas top-up as the same call: the same lane, the same value, paid once", async () => {
+    const lane = freshAddress();
+    const sent = await service.services.lanes[0].transfers.sendGasTopUp(lane, parseUnits("1", "ether"));
+    const spike = 3n * (sent.transaction.maxFeePerGas ?? 0n);
+    const fromBlock = (await chain.provider.getBlockNumber()) + 1;
+    for (let blocks = 0; (await chain.provider.getBalance(lane)) === 0n && blocks < 10; blocks++) await mineAt(chain, spike);
+    expect(await chain.provider.getBalance(lane)).toBe(parseUnits("1", "ether"));
+    const mined = [...(await minedAtNonce(chain, fromBlock)).values()];
+    expect(mined).toHaveLength(1);
+    expect(mined[0]).not.toBe(sent.hash);
+    const replacement = Transaction.from(await chain.provider.send("eth_getRawTransactionByHash", [mined[0]]));
+    expect([replacement.nonce, replacement.to, replacement.value, replacement.data]).toEqual([sent.transaction.nonce, lane, parseUnits("1", "ether"), "0x"]);
+    const document = (await status(service, sent.hash)).json();
+    expect(document.attempts.map((attempt: { kind: string; fate: string }) => [attempt.kind, attempt.fate])).toEqual([
+      ["top-up", "replaced"],
+      ["top-up", "mined"],
+    ]);
+    await mineAt(chain, GWEI);
+    expect(await chain.provider.getBalance(lane)).toBe(parseUnits("1", "ether"));
+  });
+
   it("re-prices 20 stuck transfers lowest nonce first: all mined, nonces contiguous, each paid once, one broadcast per replacement", async () => {
     const recipients = Array.from({ length: 20 }, () => freshAddress());
     const answers = [];

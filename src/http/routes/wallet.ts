@@ -74,6 +74,16 @@ const WalletReportSchema = Type.Object({
         heldBecause: Type.Union([Type.Literal("jammed"), Type.Literal("stuck"), Type.Literal("gas-below-floor"), Type.Literal("in-flight-limit"), Type.Null()], {
           description: "why a held lane takes no transfers: its nonces are jammed, a transfer is stuck past STUCK_AFTER_BLOCKS, it cannot pay one more transfer's gas, or it holds MAX_IN_FLIGHT_PER_LANE unmined",
         }),
+        gasTopUp: Type.Optional(
+          Type.Object(
+            {
+              funds: Type.Boolean({ description: "true for GAS_TOPUP_FROM, the lane that pays the others' gas" }),
+              inFlight: Type.Union([Type.String(), Type.Null()], { description: "the hash of its top-up signed and not yet mined" }),
+              received: Type.Integer({ description: "top-ups sent to it since the service started" }),
+            },
+            { description: "with GAS_TOPUP_FROM set only" },
+          ),
+        ),
       }),
       { description: "a wallet pool only (several keys): every lane, in the order of the keys; the document above is the first lane's" },
     ),
@@ -102,6 +112,7 @@ export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async 
       const chainLatest = Number(latest);
       const snapshot = services.ledger.snapshot;
       const unconfirmed = readUnconfirmedTransfers(services.journal);
+      const { topUps } = services;
       return {
         address: wallet.address,
         chainId: Number(chain.chainId),
@@ -128,6 +139,13 @@ export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async 
               transfersInFlight: lane.ledger.unminedCount,
               state: hold === null ? ("open" as const) : ("held" as const),
               heldBecause: hold,
+              ...(topUps && {
+                gasTopUp: {
+                  funds: lane.address === topUps.from,
+                  inFlight: topUps.inFlight.find((topUp) => topUp.lane === lane.address)?.hash ?? null,
+                  received: topUps.sentTo(lane.address),
+                },
+              }),
             };
           }),
         }),
