@@ -11,7 +11,7 @@ import { waitForConfirmations } from "./lookup/confirmation-wait.js";
 import type { ChainConnection } from "./node/connect-chain.js";
 import type { Config } from "./config.js";
 import type { TransferPolicy } from "./domain/transfer-policy.js";
-import { requireApiKeys } from "./http/auth.js";
+import { ANONYMOUS_KEY_ID, requireApiKeys } from "./http/auth.js";
 import { registerRateLimit } from "./http/rate-limit.js";
 import { envelope, handleError } from "./http/error-handler.js";
 import { OPENAPI_DOCUMENT_BASE } from "./http/openapi.js";
@@ -21,6 +21,7 @@ import { type ReadinessCheck, healthRoutes } from "./http/routes/health.js";
 import { metricsRoute } from "./http/routes/metrics.js";
 import { transactionStatusRoute } from "./http/routes/transaction-status.js";
 import { transferRoute } from "./http/routes/transfer.js";
+import { transfersRoute } from "./http/routes/transfers.js";
 import { walletRoute } from "./http/routes/wallet.js";
 import { webhookDeliveriesRoute } from "./http/routes/webhook-deliveries.js";
 import type { ServiceMetrics } from "./metrics.js";
@@ -117,6 +118,11 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
     routes.register(getTransactionRoute, { lookup: services.lookup, journal: services.journal });
     routes.register(transactionStatusRoute, { statuses: services.statuses });
     routes.register(cancelTransferRoute, { journal: services.journal, replacerOf: (lane) => services.laneOf(lane)?.replacer, statuses: services.statuses });
+    routes.register(transfersRoute, {
+      journal: services.journal,
+      token: { address: chain.tokenAddress, decimals: chain.tokenDecimals },
+      apiKeyIds: [...(deps.apiKeys?.ids ?? []), ANONYMOUS_KEY_ID],
+    });
     routes.register(walletRoute, { chain, services, replicaId: deps.replicaId });
     routes.register(webhookDeliveriesRoute, { journal: services.journal, dispatcher: services.webhooks?.dispatcher });
     routes.register(metricsRoute, { metrics });

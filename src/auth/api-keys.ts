@@ -57,6 +57,11 @@ export class ApiKeyRing {
     return new ApiKeyRing(parsed);
   }
 
+  /** The id of every key (as requests carry it in apiKeyId). */
+  get ids(): string[] {
+    return this.#keys.map((entry) => entry.key.id);
+  }
+
   /** A fresh random key (for the local dev chain). */
   static generateKey(): string {
     return `dev_${randomBytes(24).toString("base64url")}`;

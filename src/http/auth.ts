@@ -13,6 +13,9 @@ declare module "fastify" {
   }
 }
 
+/** The apiKeyId of every request while AUTH_DISABLED is set. */
+export const ANONYMOUS_KEY_ID = "anonymous";
+
 /**
  * Which roles may call each route ("METHOD /path" as registered). A route not listed is for admin only,
  * so a new route is closed until it is placed here.
@@ -21,6 +24,8 @@ export const ROUTE_ROLES: Readonly<Record<string, readonly Role[]>> = {
   "POST /transfer": ["transfer", "admin"],
   "POST /getTransaction": ROLES,
   "GET /transactions/:hash": ROLES,
+  // A transfer key sees its own transfers only (the route narrows the list).
+  "GET /transfers": ROLES,
   "POST /transactions/:hash/cancel": ["transfer", "admin"],
   "GET /metrics": ["read", "admin"],
   "GET /wallet": ["admin"],
@@ -82,7 +87,7 @@ export function requireApiKeys(app: FastifyInstance, keys: ApiKeyRing | undefine
   // A callback hook, not an async one: it runs on every request, and a promise per request is measurable.
   app.addHook("onRequest", (request, reply, done) => {
     if (!keys) {
-      request.apiKeyId = "anonymous";
+      request.apiKeyId = ANONYMOUS_KEY_ID;
       request.apiKeyRole = "admin";
       return done();
     }

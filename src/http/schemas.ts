@@ -130,6 +130,22 @@ export const GetTransactionReplySchema = Type.Object({
 
 export const TransactionStatusParamsSchema = Type.Object({ hash: TxHashSchema });
 
+/** One attempt of the service's own transfer: a transaction signed for it, with its fees and fate. */
+export const AttemptStatusSchema = Type.Object({
+  hash: Type.String(),
+  kind: Type.Union([Type.Literal("transfer"), Type.Literal("cancel"), Type.Literal("top-up")], {
+    description: "cancel: a 0-value transaction to the wallet itself; top-up: ETH for gas sent to another lane of the pool (GAS_TOPUP_*)",
+  }),
+  signedAtBlock: Type.Integer({ description: "the chain head when it was signed" }),
+  maxFeePerGas: Type.Union([Type.String(), Type.Null()], { description: "wei, decimal; null for a legacy (type 0) transaction" }),
+  maxPriorityFeePerGas: Type.Union([Type.String(), Type.Null()], { description: "wei, decimal; null for a legacy (type 0) transaction" }),
+  gasPrice: Type.Union([Type.String(), Type.Null()], { description: "wei, decimal; only for a legacy (type 0) transaction" }),
+  fate: Type.Union(["mined", "pending", "replaced", "void"].map((fate) => Type.Literal(fate)), {
+    description: "mined: carries the transfer. pending: the latest, not mined yet. replaced: replacedBy took its place. void: never mined and never will be",
+  }),
+  replacedBy: Type.Union([Type.String(), Type.Null()]),
+});
+
 export const TransactionStatusSchema = Type.Object(
   {
     hash: Type.String(),
@@ -171,20 +187,7 @@ export const TransactionStatusSchema = Type.Object(
     ),
     attempts: Type.Optional(
       Type.Array(
-        Type.Object({
-          hash: Type.String(),
-          kind: Type.Union([Type.Literal("transfer"), Type.Literal("cancel"), Type.Literal("top-up")], {
-            description: "cancel: a 0-value transaction to the wallet itself; top-up: ETH for gas sent to another lane of the pool (GAS_TOPUP_*)",
-          }),
-          signedAtBlock: Type.Integer({ description: "the chain head when it was signed" }),
-          maxFeePerGas: Type.Union([Type.String(), Type.Null()], { description: "wei, decimal; null for a legacy (type 0) transaction" }),
-          maxPriorityFeePerGas: Type.Union([Type.String(), Type.Null()], { description: "wei, decimal; null for a legacy (type 0) transaction" }),
-          gasPrice: Type.Union([Type.String(), Type.Null()], { description: "wei, decimal; only for a legacy (type 0) transaction" }),
-          fate: Type.Union(["mined", "pending", "replaced", "void"].map((fate) => Type.Literal(fate)), {
-            description: "mined: carries the transfer. pending: the latest, not mined yet. replaced: replacedBy took its place. void: never mined and never will be",
-          }),
-          replacedBy: Type.Union([Type.String(), Type.Null()]),
-        }),
+        AttemptStatusSchema,
         { description: "only for this service's transfers: every transaction signed for it, oldest first (the first is what POST /transfer answered)" },
       ),
     ),

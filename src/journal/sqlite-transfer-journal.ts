@@ -8,6 +8,7 @@ import { type JournalRows, type JournalReplica, SqliteChangeLog, seedTables } fr
 import { keepForever } from "./sqlite-keep-alive.js";
 import {
   type DeliveryState,
+  type HistoryFilter,
   type JournalAttempt,
   type JournalEntry,
   type TransferEventType,
@@ -251,6 +252,7 @@ function prepareStatements(db: Database.Database) {
        AND state = 'nonce-used' AND mined_hash IS NULL ORDER BY nonce`,
     ),
     attemptsOf: db.prepare("SELECT * FROM attempts WHERE transfer_id = ? ORDER BY id"),
+    attemptsOfEach: db.prepare("SELECT * FROM attempts WHERE transfer_id IN (SELECT value FROM json_each(?)) ORDER BY id"),
     attemptByHash: db.prepare("SELECT * FROM attempts WHERE hash = ?"),
     byId: db.prepare("SELECT * FROM transfers WHERE id = ?"),
     insertAttempt: db.prepare(
@@ -334,6 +336,8 @@ class SqliteJournalStore {
   readonly notify: number;
   // Ships each commit to the shared database, when there is one.
   readonly #changeLog: SqliteChangeLog | undefined;
+  // History reads, by their SQL: one per combination of filters asked for.
+  readonly #historyStatements = new Map<string, Database.Statement>();
 
   constructor(db: Database.Database, notify: boolean, changeLog: SqliteChangeLog | undefined) {
     this.db = db;
@@ -425,6 +429,44 @@ class SqliteJournalStore {
 
   attemptsOf(entryId: number): JournalAttempt[] {
     return (this.statements.attemptsOf.all(entryId) as AttemptRow[]).map(toAttempt);
+  }
+
+  /** The attempts of each of these entries, in one read. */
+  attemptsOfEach(entryIds: readonly number[]): Map<number, JournalAttempt[]> {
+    const byEntry = new Map<number, JournalAttempt[]>();
+    for (const row of this.statements.attemptsOfEach.all(JSON.stringify(entryIds)) as AttemptRow[]) {
+      const attempts = byEntry.get(row.transfer_id) ?? [];
+      attempts.push(toAttempt(row));
+      byEntry.set(row.transfer_id, attempts);
+    }
+    return byEntry;
+  }
+
+  /** Entries matching `filter` below `beforeId`, newest first (see TransferJournal.history). */
+  historyRows(filter: HistoryFilter, beforeId: number | undefined, limit: number): EntryRow[] {
+    const conditions: string[] = [];
+    const values: Record<string, unknown> = { limit };
+    const when = (condition: string, name: string, value: unknown) => {
+      if (value === undefined) return;
+      conditions.push(condition);
+      values[name] = value;
+    };
+    when("id < @beforeId", "beforeId", beforeId);
+    when("state IN (SELECT value FROM json_each(@states))", "states", filter.states && JSON.stringify(filter.states));
+    when("created_at >= @since", "since", filter.since);
+    when("created_at < @until", "until", filter.until);
+    when("recipient = @recipient", "recipient", filter.recipient);
+    when("api_key_id = @apiKeyId", "apiKeyId", filter.apiKeyId);
+    when("idempotency_key IN (SELECT value FROM json_each(@idempotencyKeys))", "idempotencyKeys", filter.idempotencyKeys && JSON.stringify(filter.idempotencyKeys));
+    when("lane = @lane", "lane", filter.lane);
+    const sql = `SELECT * FROM transfers ${conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : ""} ORDER BY id DESC LIMIT @limit`;
+    // A handful of filter combinations in practice: each is prepared once.
+    let statement = this.#historyStatements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.#historyStatements.set(sql, statement);
+    }
+    return statement.all(values) as EntryRow[];
   }
 
   close(): void {
@@ -659,6 +701,12 @@ class SqliteTransferJournal implements TransferJournal {
   deliveryBacklog(): { pending: number; oldestCreatedAt: number | null } {
     const row = this.#store.statements.backlog.get() as { pending: number; oldest: number | null };
     return { pending: row.pending, oldestCreatedAt: row.oldest };
+  }
+
+  history(filter: HistoryFilter, beforeId: number | undefined, limit: number): JournalEntry[] {
+    const rows = this.#store.historyRows(filter, beforeId, limit);
+    const attempts = this.#store.attemptsOfEach(rows.map((row) => row.id));
+    return rows.map((row) => toEntry(row, attempts.get(row.id) ?? []));
   }
 
   spentSince(since: number): { apiKeyId: string; units: bigint; at: number }[] {

@@ -86,6 +86,20 @@ export interface JournalEntry extends TransferRequest {
   createdAt: number;
 }
 
+/** Which entries a history read returns: every condition given must hold. */
+export interface HistoryFilter {
+  states?: readonly JournalState[];
+  /** Made at or after (ms since the epoch). */
+  since?: number;
+  /** Made before (ms since the epoch). */
+  until?: number;
+  recipient?: string;
+  apiKeyId?: string;
+  /** Any of these journal keys (an Idempotency-Key is journaled under its API key's id: `<id>/<key>`). */
+  idempotencyKeys?: readonly string[];
+  lane?: string;
+}
+
 /** The events webhooks report about a transfer. */
 export type TransferEventType = "transfer.confirmed" | "transfer.failed" | "transfer.replaced" | "transfer.cancelled" | "transfer.reorged" | "transfer.finalized";
 
@@ -278,6 +292,11 @@ export interface TransferJournal {
   retryDelivery(id: number): boolean;
   /** How many deliveries are pending, and when the oldest was made (ms), for the metrics. */
   deliveryBacklog(): { pending: number; oldestCreatedAt: number | null };
+  /**
+   * Every lane's entries matching `filter`, newest first (highest id first), below `beforeId` when given,
+   * at most `limit`, each with its attempts: the transfer history, read in pages of ids.
+   */
+  history(filter: HistoryFilter, beforeId: number | undefined, limit: number): JournalEntry[];
   /** What each API key had signed since `since` (ms), for the per-key caps after a restart. */
   spentSince(since: number): { apiKeyId: string; units: bigint; at: number }[];
   /**

@@ -7,7 +7,7 @@ import { formatTokenAmount } from "../domain/token-amount.js";
 import { ServiceError } from "../errors.js";
 import type { AttemptKind, JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
 import { feesAsText, feesOf } from "../sending/wallet-transaction.js";
-import { type CarryingAttempt, findCarryingAttempt } from "./carrying-attempt.js";
+import { findCarryingAttempt } from "./carrying-attempt.js";
 import type { ChainConnection } from "../node/connect-chain.js";
 import { ERC20_INTERFACE, TRANSFER_TOPIC, decodeTransfer } from "../node/erc20.js";
 import { type RpcReceipt, type RpcTransaction, type TransactionLookup, countConfirmations } from "./transaction-lookup.js";
@@ -100,7 +100,7 @@ export class TransactionStatusReader {
       status.transfer = { ...this.#requested(entry), amount: "0", amountInTokens: formatTokenAmount(0n, this.chain.tokenDecimals) };
       if (status.state === "confirmed") status.state = "cancelled";
     }
-    return { ...status, hash, carriedBy: attempt.hash, attempts: describeAttempts(entry, carrying), finalized: entry.finalBlock !== null, finalizedBlock: entry.finalBlock };
+    return { ...status, hash, carriedBy: attempt.hash, attempts: describeAttempts(entry, carrying.mined ? entry.attempts.indexOf(carrying.attempt) : -1), finalized: entry.finalBlock !== null, finalizedBlock: entry.finalBlock };
   }
 
   async #fromChain(hash: string, transaction: RpcTransaction, latestBlockNumber: number): Promise<TransactionStatus> {
@@ -200,9 +200,9 @@ function receivedAmount(receipt: RpcReceipt, transfer: DecodedTokenTransfer): bi
   return total;
 }
 
-function describeAttempts(entry: JournalEntry, carrying: CarryingAttempt): AttemptStatus[] {
+/** Each attempt of `entry` with its fate, given which one was mined (its index; -1 when none is known to be). */
+export function describeAttempts(entry: JournalEntry, minedAt: number): AttemptStatus[] {
   const { attempts } = entry;
-  const minedAt = carrying.mined ? attempts.indexOf(carrying.attempt) : -1;
   const dead = entry.state === "replaced" || entry.state === "rejected";
   return attempts.map((attempt, index) => {
     const next = attempts[index + 1]?.hash ?? null;

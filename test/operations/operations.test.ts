@@ -124,8 +124,10 @@ describe("operations", () => {
     expect(result.errors).toBeUndefined();
     expect(result.valid).toBe(true);
     expect(Object.keys(document.paths).sort()).toEqual(
-      ["/getTransaction", "/health", "/metrics", "/ready", "/transactions/{hash}", "/transactions/{hash}/cancel", "/transfer", "/wallet", "/webhooks/deliveries", "/webhooks/deliveries/{id}/retry"].sort(),
+      ["/getTransaction", "/health", "/metrics", "/ready", "/transactions/{hash}", "/transactions/{hash}/cancel", "/transfer", "/transfers", "/wallet", "/webhooks/deliveries", "/webhooks/deliveries/{id}/retry"].sort(),
     );
+    // The history in both forms a client may ask for.
+    expect(Object.keys(document.paths["/transfers"].get.responses["200"].content).sort()).toEqual(["application/json", "text/csv"]);
     // Every event a receiver may get, with its payload schema (OpenAPI 3.1 webhooks).
     expect(Object.keys(document.webhooks).sort()).toEqual(["transfer.cancelled", "transfer.confirmed", "transfer.failed", "transfer.finalized", "transfer.reorged", "transfer.replaced"]);
     expect(document.webhooks["transfer.confirmed"].post.requestBody.content["application/json"].schema.properties.data.required).toContain("transferHash");

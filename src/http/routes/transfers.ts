@@ -1,0 +1,163 @@
+/**
+ * GET /transfers: the service's own transfers, newest first, in pages (JSON) or as one CSV export
+ * (`Accept: text/csv`), from the journal only. A `transfer` key sees the transfers it made; `read` and
+ * `admin` keys see every one.
+ */
+import { Readable } from "node:stream";
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "@sinclair/typebox";
+import { getAddress } from "ethers";
+import { ServiceError } from "../../errors.js";
+import type { HistoryFilter, TransferJournal } from "../../journal/transfer-journal.js";
+import { HISTORY_CSV_COLUMNS, HISTORY_STATES, type HistoryState, historyCsv, historyItem, journalStatesOf } from "../../lookup/transfer-history.js";
+import { AddressSchema, AttemptStatusSchema, errorReplies } from "../schemas.js";
+
+export interface TransfersRouteOptions {
+  journal: TransferJournal;
+  token: { address: string; decimals: number };
+  /** The id of every configured API key: an Idempotency-Key is found under whichever sent it. */
+  apiKeyIds: readonly string[];
+}
+
+/** The most items one JSON page holds. */
+const MAX_PAGE = 500; // the limit pattern below says the same
+const DEFAULT_PAGE = 100;
+
+const HistoryItemSchema = Type.Object({
+  id: Type.Integer({ description: "its place in the history; pages continue below the last one (nextCursor)" }),
+  hash: Type.Union([Type.String(), Type.Null()], { description: "what POST /transfer answered; null while nothing is signed (sending) or when refused before signing" }),
+  state: Type.Union(
+    HISTORY_STATES.map((state) => Type.Literal(state)),
+    {
+      description:
+        "as the journal knows it: sending (key claimed, nothing signed yet), pending (signed, not mined), mined (the chain used its nonce with one of its attempts; " +
+        "receipt figures: GET /transactions/{hash}), replaced (another transaction took its nonce), rejected (refused before or at its first broadcast: 417), cancelled (its cancel was mined)",
+    },
+  ),
+  kind: Type.Union([Type.Literal("transfer"), Type.Literal("gas-top-up"), Type.Literal("nonce-filler")], {
+    description: "transfer: a client's; gas-top-up: ETH sent to another lane of the pool; nonce-filler: a 0-value transaction to the wallet itself that filled a nonce",
+  }),
+  transfer: Type.Object({
+    token: Type.String(),
+    from: Type.String({ description: "the lane (wallet) that sends it" }),
+    to: Type.String({ description: "the recipient" }),
+    amount: Type.String({ description: "base units requested, decimal (0 for a top-up or filler)" }),
+    amountInTokens: Type.String(),
+    requestedAmount: Type.String(),
+  }),
+  carriedBy: Type.Union([Type.String(), Type.Null()], { description: "the attempt that carries it: the mined one once known, else the latest" }),
+  nonce: Type.Union([Type.Integer(), Type.Null()]),
+  idempotencyKey: Type.Union([Type.String(), Type.Null()], { description: "null once older than IDEMPOTENCY_KEY_TTL_HOURS" }),
+  apiKeyId: Type.Union([Type.String(), Type.Null()], { description: "the id of the API key that asked for it (never the key)" }),
+  refusal: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()], { description: "what a rejected transfer's client was told" }),
+  attempts: Type.Array(AttemptStatusSchema),
+  finalized: Type.Boolean(),
+  finalizedBlock: Type.Union([Type.Integer(), Type.Null()]),
+  createdAt: Type.String({ description: "ISO time it was asked for" }),
+});
+
+const TransfersQuerySchema = Type.Object(
+  {
+    cursor: Type.Optional(Type.String({ pattern: "^[0-9]{1,15}$", description: "nextCursor of the previous page" })),
+    limit: Type.Optional(
+      Type.String({ pattern: "^([1-9][0-9]?|[1-4][0-9]{2}|500)$", description: `items per page, 1 to ${MAX_PAGE} (default ${DEFAULT_PAGE}); with CSV, at most this many rows (default: all)` }),
+    ),
+    state: Type.Optional(
+      Type.String({
+        pattern: `^(${HISTORY_STATES.join("|")})(,(${HISTORY_STATES.join("|")}))*$`,
+        description: "comma-separated states to list",
+        examples: ["pending,sending"],
+      }),
+    ),
+    since: Type.Optional(Type.String({ maxLength: 40, description: "made at or after this ISO time", examples: ["2026-11-01T00:00:00Z"] })),
+    until: Type.Optional(Type.String({ maxLength: 40, description: "made before this ISO time" })),
+    recipient: Type.Optional(AddressSchema),
+    apiKeyId: Type.Optional(Type.String({ pattern: "^(key_[0-9a-f]{12}|anonymous)$", description: "the id of an API key (as logs and this list show it)", examples: ["key_3f9a0c41d2e7"] })),
+    idempotencyKey: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: "as the client sent it, under any configured API key (or the one apiKeyId names)" })),
+    lane: Type.Optional({ ...AddressSchema, description: "the sending wallet (a lane of the pool)" }),
+  },
+  { additionalProperties: false },
+);
+
+export const transfersRoute: FastifyPluginAsyncTypebox<TransfersRouteOptions> = async (app, { journal, token, apiKeyIds }) => {
+  app.get(
+    "/transfers",
+    {
+      schema: {
+        summary: "The service's transfers, newest first",
+        description:
+          "Pages of the journal's transfers, newest first: follow nextCursor until it is null. Filters combine (all must hold). " +
+          "With `Accept: text/csv`, the same rows as one CSV export (RFC 4180; every matching row unless limit is given), streamed in constant memory. " +
+          "Read from the journal only (no node calls). A `transfer` key sees its own transfers; `read` and `admin` keys see all.",
+        tags: ["transactions"],
+        operationId: "listTransfers",
+        querystring: TransfersQuerySchema,
+        response: {
+          200: {
+            description: "a page of the history, or with Accept: text/csv the CSV export",
+            content: {
+              "application/json": {
+                schema: Type.Object({
+                  transfers: Type.Array(HistoryItemSchema),
+                  nextCursor: Type.Union([Type.String(), Type.Null()], { description: "the cursor of the next page; null on the last" }),
+                }),
+              },
+              "text/csv": { schema: Type.String({ description: `columns: ${HISTORY_CSV_COLUMNS.join(", ")}; attempts: their hashes, space-separated` }) },
+            },
+          },
+          ...errorReplies(400, 401, 403, 429, 500),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { query } = request;
+      const filter: HistoryFilter = {
+        states: query.state === undefined ? undefined : journalStatesOf(query.state.split(",") as HistoryState[]),
+        since: timeOf(query.since, "since"),
+        until: timeOf(query.until, "until"),
+        recipient: query.recipient && getAddress(query.recipient),
+        apiKeyId: query.apiKeyId,
+        lane: query.lane && getAddress(query.lane),
+      };
+      // A transfer key's history is its own: asking for another key's finds nothing.
+      if (request.apiKeyRole === "transfer") {
+        if (filter.apiKeyId !== undefined && filter.apiKeyId !== request.apiKeyId) return { transfers: [], nextCursor: null };
+        filter.apiKeyId = request.apiKeyId;
+      }
+      const { idempotencyKey } = query;
+      if (idempotencyKey !== undefined) {
+        const senders = filter.apiKeyId === undefined ? apiKeyIds : [filter.apiKeyId];
+        filter.idempotencyKeys = senders.map((sender) => `${sender}/${idempotencyKey}`);
+      }
+      const beforeId = query.cursor === undefined ? undefined : Number(query.cursor);
+      if (wantsCsv(request.headers.accept)) {
+        const stamp = new Date().toISOString().replaceAll(":", "-").slice(0, 19);
+        return reply
+          .type("text/csv; charset=utf-8")
+          .header("content-disposition", `attachment; filename="transfers-${stamp}.csv"`)
+          // The CSV text, streamed: the schema's type is what the client receives, not how it is sent.
+          .send(Readable.from(historyCsv(journal, filter, beforeId, query.limit === undefined ? undefined : Number(query.limit), token)) as unknown as string);
+      }
+      const limit = query.limit === undefined ? DEFAULT_PAGE : Number(query.limit);
+      // One more than the page: whether a next page exists, without a count.
+      const entries = journal.history(filter, beforeId, limit + 1);
+      const page = entries.slice(0, limit);
+      return {
+        transfers: page.map((entry) => historyItem(entry, token)),
+        nextCursor: entries.length > limit ? String(page[page.length - 1].id) : null,
+      };
+    },
+  );
+};
+
+function timeOf(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const time = Date.parse(value);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(time)) throw new ServiceError("INVALID_QUERY", `${name}: not an ISO time such as 2026-11-24T00:00:00Z`);
+  return time;
+}
+
+// CSV when the client prefers it to JSON: a browser's or curl's default Accept gets JSON.
+function wantsCsv(accept: string | undefined): boolean {
+  return accept !== undefined && /(^|,)\s*text\/csv\b/i.test(accept) && !/(^|,)\s*application\/json\b/i.test(accept.split("text/csv")[0]);
+}

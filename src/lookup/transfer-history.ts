@@ -1,0 +1,183 @@
+/**
+ * The service's own transfers as history (GET /transfers): what the journal knows of each, newest first,
+ * in the status document's shape, as JSON items or CSV rows. Read from the journal only, so a page or a
+ * million-row export costs the node nothing; what only the chain knows (confirmations, gas used) is for
+ * GET /transactions/:hash.
+ */
+import { formatTokenAmount } from "../domain/token-amount.js";
+import type { HistoryFilter, JournalEntry, JournalState, TransferJournal } from "../journal/transfer-journal.js";
+import { type AttemptStatus, describeAttempts } from "./transaction-status.js";
+
+/**
+ * A transfer's state as the journal knows it. sending: its key is claimed, nothing signed yet. pending:
+ * signed, not mined. mined: the chain used its nonce with one of its attempts. replaced: another
+ * transaction was mined at its nonce. rejected: refused before or at its first broadcast (417). cancelled:
+ * its cancel was mined.
+ */
+export type HistoryState = "sending" | "pending" | "mined" | "replaced" | "rejected" | "cancelled";
+
+export const HISTORY_STATES: readonly HistoryState[] = ["sending", "pending", "mined", "replaced", "rejected", "cancelled"];
+
+const JOURNAL_STATES: Record<HistoryState, readonly JournalState[]> = {
+  sending: ["claimed"],
+  pending: ["signed", "accepted"],
+  mined: ["nonce-used"],
+  replaced: ["replaced"],
+  rejected: ["refused", "rejected"],
+  cancelled: ["cancelled"],
+};
+
+/** transfer: a client's token transfer; gas-top-up: ETH sent to another lane; nonce-filler: a 0-value self-transaction. */
+export type HistoryKind = "transfer" | "gas-top-up" | "nonce-filler";
+
+export interface HistoryItem {
+  /** Its place in the history: pages continue below the last id (the cursor). */
+  id: number;
+  hash: string | null;
+  state: HistoryState;
+  kind: HistoryKind;
+  transfer: { token: string; from: string; to: string; amount: string; amountInTokens: string; requestedAmount: string };
+  carriedBy: string | null;
+  nonce: number | null;
+  idempotencyKey: string | null;
+  apiKeyId: string | null;
+  refusal: { code: string; message: string } | null;
+  attempts: AttemptStatus[];
+  finalized: boolean;
+  finalizedBlock: number | null;
+  createdAt: string;
+}
+
+/** The journal states of the history states asked for. */
+export function journalStatesOf(states: readonly HistoryState[]): JournalState[] {
+  return states.flatMap((state) => JOURNAL_STATES[state]);
+}
+
+/** The history item of a journal entry. */
+export function historyItem(entry: JournalEntry, token: { address: string; decimals: number }): HistoryItem {
+  const minedAt = minedAttemptIndex(entry);
+  const amount = entry.units.toString();
+  return {
+    id: entry.id,
+    hash: entry.hash,
+    state: historyStateOf(entry.state),
+    kind: kindOf(entry),
+    transfer: { token: token.address, from: entry.lane, to: entry.recipient, amount, amountInTokens: formatTokenAmount(entry.units, token.decimals), requestedAmount: amount },
+    carriedBy: minedAt >= 0 ? entry.attempts[minedAt].hash : (entry.attempts.at(-1)?.hash ?? null),
+    nonce: entry.nonce,
+    idempotencyKey: clientKeyOf(entry),
+    apiKeyId: entry.apiKeyId ?? null,
+    refusal: entry.refusal,
+    attempts: describeAttempts(entry, minedAt),
+    finalized: entry.finalBlock !== null,
+    finalizedBlock: entry.finalBlock,
+    createdAt: new Date(entry.createdAt).toISOString(),
+  };
+}
+
+/** The CSV columns, in order: the JSON item's fields, flattened. */
+export const HISTORY_CSV_COLUMNS = [
+  "id",
+  "createdAt",
+  "state",
+  "kind",
+  "hash",
+  "carriedBy",
+  "from",
+  "to",
+  "amount",
+  "amountInTokens",
+  "token",
+  "nonce",
+  "idempotencyKey",
+  "apiKeyId",
+  "refusalCode",
+  "attempts",
+  "finalized",
+  "finalizedBlock",
+] as const;
+
+/** One CSV line (RFC 4180, CRLF) of an item; `attempts` lists the attempts' hashes, space-separated. */
+export function historyCsvLine(item: HistoryItem): string {
+  const fields: Record<(typeof HISTORY_CSV_COLUMNS)[number], string | number | boolean | null> = {
+    id: item.id,
+    createdAt: item.createdAt,
+    state: item.state,
+    kind: item.kind,
+    hash: item.hash,
+    carriedBy: item.carriedBy,
+    from: item.transfer.from,
+    to: item.transfer.to,
+    amount: item.transfer.amount,
+    amountInTokens: item.transfer.amountInTokens,
+    token: item.transfer.token,
+    nonce: item.nonce,
+    idempotencyKey: item.idempotencyKey,
+    apiKeyId: item.apiKeyId,
+    refusalCode: item.refusal?.code ?? null,
+    attempts: item.attempts.map((attempt) => attempt.hash).join(" "),
+    finalized: item.finalized,
+    finalizedBlock: item.finalizedBlock,
+  };
+  return `${HISTORY_CSV_COLUMNS.map((column) => csvField(fields[column])).join(",")}\r\n`;
+}
+
+/** Rows read from the journal per step of a CSV export: memory stays bounded whatever the total. */
+const CSV_PAGE_ROWS = 1_000;
+
+/**
+ * The CSV export: a header, then every item matching `filter` below `beforeId` (at most `limit` when
+ * given), read a page at a time and yielded line by line, with a turn of the event loop between pages.
+ */
+export async function* historyCsv(
+  journal: Pick<TransferJournal, "history">,
+  filter: HistoryFilter,
+  beforeId: number | undefined,
+  limit: number | undefined,
+  token: { address: string; decimals: number },
+): AsyncGenerator<string> {
+  yield `${HISTORY_CSV_COLUMNS.join(",")}\r\n`;
+  let left = limit ?? Number.POSITIVE_INFINITY;
+  let below = beforeId;
+  while (left > 0) {
+    const page = journal.history(filter, below, Math.min(CSV_PAGE_ROWS, left));
+    if (page.length === 0) return;
+    yield page.map((entry) => historyCsvLine(historyItem(entry, token))).join("");
+    left -= page.length;
+    below = page[page.length - 1].id;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+// A field is quoted when it holds a separator, a quote or a line break; one a spreadsheet would run as a
+// formula (=, +, -, @ first) is prefixed with ' so that opening the export runs nothing.
+function csvField(value: string | number | boolean | null): string {
+  if (value === null) return "";
+  let text = String(value);
+  if (typeof value === "string" && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+// The Idempotency-Key as its client sent it: the journal keeps it under the API key's id.
+function clientKeyOf({ idempotencyKey, apiKeyId }: JournalEntry): string | null {
+  const scope = `${apiKeyId}/`;
+  return idempotencyKey !== null && apiKeyId !== undefined && idempotencyKey.startsWith(scope) ? idempotencyKey.slice(scope.length) : idempotencyKey;
+}
+
+function historyStateOf(state: JournalState): HistoryState {
+  return (Object.keys(JOURNAL_STATES) as HistoryState[]).find((historyState) => JOURNAL_STATES[historyState].includes(state)) as HistoryState;
+}
+
+function kindOf(entry: JournalEntry): HistoryKind {
+  const first = entry.attempts[0]?.kind;
+  if (first === "top-up") return "gas-top-up";
+  // A nonce filler is journaled as a cancel of 0 units from the wallet to itself.
+  if (first === "cancel" && entry.units === 0n && entry.recipient === entry.lane) return "nonce-filler";
+  return "transfer";
+}
+
+// Which attempt the journal knows was mined: the one recorded, or the only one once its nonce is used.
+function minedAttemptIndex(entry: JournalEntry): number {
+  if (entry.minedHash) return entry.attempts.findIndex((attempt) => attempt.hash === entry.minedHash);
+  return (entry.state === "nonce-used" || entry.state === "cancelled") && entry.attempts.length === 1 ? 0 : -1;
+}

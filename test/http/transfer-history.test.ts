@@ -1,0 +1,147 @@
+/**
+ * GET /transfers on a real chain: pages through every transfer newest first, the CSV export holds the
+ * same rows, the filters narrow, and a transfer key sees only its own transfers.
+ */
+import { createHash } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TEST_API_KEY, type TestService, postJson, startService } from "../helpers/service.js";
+import { type TestChain, freshAddress, startTestChain, waitForReceipt } from "../helpers/test-chain.js";
+
+const CLIENT_A = "transfer-key-of-client-a";
+const CLIENT_B = "transfer-key-of-client-b";
+const READER = "read-key-of-the-accountant";
+const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+const keyId = (key: string) => `key_${createHash("sha256").update(key).digest("hex").slice(0, 12)}`;
+
+interface Item {
+  id: number;
+  hash: string | null;
+  state: string;
+  kind: string;
+  transfer: { from: string; to: string; amount: string; amountInTokens: string; token: string };
+  carriedBy: string | null;
+  nonce: number | null;
+  idempotencyKey: string | null;
+  apiKeyId: string | null;
+  refusal: { code: string } | null;
+  attempts: { hash: string; kind: string; fate: string }[];
+  finalized: boolean;
+  finalizedBlock: number | null;
+  createdAt: string;
+}
+
+describe("GET /transfers", () => {
+  let chain: TestChain;
+  let service: TestService;
+  const sent: { hash: string; recipient: string; key: string }[] = [];
+  let refusedKey: string;
+  let startedAt: string;
+
+  const list = async (query: string, key = TEST_API_KEY, accept?: string) => {
+    const response = await service.app.inject({ method: "GET", url: `/transfers${query}`, headers: { ...bearer(key), ...(accept && { accept }) } });
+    return response;
+  };
+
+  beforeAll(async () => {
+    chain = await startTestChain();
+    service = await startService(chain.target, { API_KEYS: `admin:${TEST_API_KEY},${CLIENT_A},${CLIENT_B},read:${READER}` });
+    startedAt = new Date(Date.now() - 1_000).toISOString();
+    for (let index = 0; index < 7; index++) {
+      const key = index % 2 === 0 ? CLIENT_A : CLIENT_B;
+      const recipient = freshAddress();
+      const answer = await postJson(service.app, "/transfer", { toAddress: recipient, amount: `${index + 1}` }, { ...bearer(key), "idempotency-key": `history-${index}` });
+      expect(answer.statusCode, answer.raw).toBe(200);
+      sent.push({ hash: answer.body.result.hash, recipient, key });
+    }
+    // A refusal (more than the wallet holds) is history too: rejected, with what the client was told.
+    refusedKey = "history-refused";
+    const refused = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1000000000" }, { ...bearer(CLIENT_A), "idempotency-key": refusedKey });
+    expect(refused.statusCode).toBe(417);
+    await waitForReceipt(chain, sent.at(-1)?.hash as string, 10_000);
+  });
+  afterAll(async () => {
+    await service?.close();
+    await chain?.stop();
+  });
+
+  it("pages through every transfer, newest first, each with the status document's fields", async () => {
+    const items: Item[] = [];
+    let cursor: string | null = "";
+    let pages = 0;
+    while (cursor !== null) {
+      const response = await list(`?limit=3${cursor ? `&cursor=${cursor}` : ""}`);
+      expect(response.statusCode, response.body).toBe(200);
+      const page = response.json() as { transfers: Item[]; nextCursor: string | null };
+      expect(page.transfers.length).toBeLessThanOrEqual(3);
+      items.push(...page.transfers);
+      cursor = page.nextCursor;
+      pages++;
+    }
+    expect(pages).toBe(3);
+    expect(items.map((item) => item.id)).toEqual([...items.map((item) => item.id)].sort((a, b) => b - a));
+    expect(items.map((item) => item.idempotencyKey)).toEqual([refusedKey, ...sent.map((_, index) => `history-${index}`).reverse()]);
+    expect(items[0]).toMatchObject({ state: "rejected", hash: null, refusal: { code: "INSUFFICIENT_TOKEN_BALANCE" }, attempts: [] });
+    const first = items.at(-1) as Item;
+    expect(first).toMatchObject({
+      hash: sent[0].hash,
+      carriedBy: sent[0].hash,
+      kind: "transfer",
+      transfer: { from: chain.demo.walletAddress, to: sent[0].recipient, amount: "1000000000000000000", amountInTokens: "1", token: chain.demo.tokenAddress },
+      apiKeyId: keyId(CLIENT_A),
+      attempts: [{ hash: sent[0].hash, kind: "transfer", fate: "mined" }],
+    });
+    expect(["mined", "pending"]).toContain(first.state);
+  });
+
+  it("exports the same rows as CSV, streamed, with every matching row", async () => {
+    const json = (await list("?limit=500")).json() as { transfers: Item[] };
+    const response = await list("", TEST_API_KEY, "text/csv");
+    expect(response.statusCode).toBe(200);
+    expect(response.headers["content-type"]).toBe("text/csv; charset=utf-8");
+    expect(response.headers["content-disposition"]).toMatch(/^attachment; filename="transfers-.*\.csv"$/);
+    const [header, ...lines] = response.body.trimEnd().split("\r\n");
+    expect(header).toBe("id,createdAt,state,kind,hash,carriedBy,from,to,amount,amountInTokens,token,nonce,idempotencyKey,apiKeyId,refusalCode,attempts,finalized,finalizedBlock");
+    const rows = lines.map((line) => Object.fromEntries(line.split(",").map((value, index) => [header.split(",")[index], value])));
+    expect(rows).toHaveLength(json.transfers.length);
+    for (const [index, item] of json.transfers.entries()) {
+      expect(rows[index]).toMatchObject({
+        id: String(item.id),
+        createdAt: item.createdAt,
+        hash: item.hash ?? "",
+        to: item.transfer.to,
+        amount: item.transfer.amount,
+        idempotencyKey: item.idempotencyKey ?? "",
+        apiKeyId: item.apiKeyId ?? "",
+        refusalCode: item.refusal?.code ?? "",
+        attempts: item.attempts.map((attempt) => attempt.hash).join(" "),
+      });
+    }
+    // A page of it, as the JSON's.
+    const page = (await list("?limit=2", TEST_API_KEY, "text/csv")).body.trimEnd().split("\r\n");
+    expect(page.slice(1).map((line) => Number(line.split(",")[0]))).toEqual(json.transfers.slice(0, 2).map((item) => item.id));
+  });
+
+  it("filters by state, time, recipient, API key, idempotency key and lane", async () => {
+    const ids = async (query: string) => ((await list(query)).json() as { transfers: Item[] }).transfers.map((item) => item.idempotencyKey);
+    expect(await ids("?state=rejected")).toEqual([refusedKey]);
+    expect(await ids("?state=pending,sending")).not.toContain(refusedKey);
+    expect(await ids(`?recipient=${sent[2].recipient.toLowerCase()}`)).toEqual(["history-2"]);
+    expect(await ids("?idempotencyKey=history-4")).toEqual(["history-4"]);
+    expect(await ids(`?apiKeyId=${keyId(CLIENT_B)}`)).toEqual(["history-5", "history-3", "history-1"]);
+    expect(await ids(`?lane=${chain.demo.walletAddress}`)).toHaveLength(8);
+    expect(await ids(`?lane=${freshAddress()}`)).toEqual([]);
+    expect(await ids(`?since=${startedAt}`)).toHaveLength(8);
+    expect(await ids(`?until=${startedAt}`)).toEqual([]);
+    const bad = await list("?since=yesterday");
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().code).toBe("INVALID_QUERY");
+    for (const query of ["?limit=501", "?limit=0", "?state=lost", "?cursor=abc", "?colour=red"]) expect((await list(query)).statusCode, query).toBe(400);
+  });
+
+  it("shows a transfer key its own transfers only; a read key sees all", async () => {
+    const seen = async (key: string, query = "") => ((await list(query, key)).json() as { transfers: Item[] }).transfers.map((item) => item.apiKeyId);
+    expect(new Set(await seen(CLIENT_B))).toEqual(new Set([keyId(CLIENT_B)]));
+    expect(await seen(CLIENT_B, `?apiKeyId=${keyId(CLIENT_A)}`)).toEqual([]);
+    expect(await seen(READER)).toHaveLength(8);
+  });
+});
