@@ -27,6 +27,7 @@ export const ERROR_CODES = {
       "the journal's shared database did not confirm the transfer's record and cannot be asked now: if it was recorded, it is sent; retry with the same Idempotency-Key, or look the hash in the message up, before sending it again",
   },
   TRANSFER_BEING_SENT: { statusCode: 409, description: "the transfer's first broadcast is under way: ask again in a moment (a cancel now could be outrun by a new nonce)" },
+  REPRICE_AT_FEE_CAP: { statusCode: 409, description: "a re-pricing would need fees above MAX_FEE_PER_GAS or MAX_PRIORITY_FEE_PER_GAS to replace the transfer's latest attempt" },
   CANCEL_AT_FEE_CAP: { statusCode: 409, description: "a cancel would need fees above MAX_FEE_PER_GAS or MAX_PRIORITY_FEE_PER_GAS to replace the transfer" },
   IDEMPOTENCY_KEY_REUSED: { statusCode: 422, description: "this Idempotency-Key was used with a different request body" },
   INSUFFICIENT_TOKEN_BALANCE: { statusCode: 417, description: "the hot wallet holds fewer tokens than requested" },

@@ -27,6 +27,7 @@ export const ROUTE_ROLES: Readonly<Record<string, readonly Role[]>> = {
   // A transfer key sees its own transfers only (the route narrows the list).
   "GET /transfers": ROLES,
   "POST /transactions/:hash/cancel": ["transfer", "admin"],
+  "POST /transactions/:hash/reprice": ["transfer", "admin"],
   "GET /metrics": ["read", "admin"],
   "GET /wallet": ["admin"],
   "GET /webhooks/deliveries": ["admin"],

@@ -202,32 +202,45 @@ export class TransferReplacer {
    * Throws CancelRefusedError when its nonce is used already, it was never sent, or the caps allow no
    * winning price.
    */
-  async cancel(hash: string): Promise<JournalEntry> {
+  cancel(hash: string): Promise<JournalEntry> {
+    return this.#replaceOnRequest(hash, "cancel");
+  }
+
+  /**
+   * An operator's re-pricing, without waiting for STUCK_AFTER_BLOCKS: the latest attempt again (the same
+   * call), priced as the background would price it. Refused as a cancel is.
+   */
+  reprice(hash: string): Promise<JournalEntry> {
+    return this.#replaceOnRequest(hash, "reprice");
+  }
+
+  async #replaceOnRequest(hash: string, request: "cancel" | "reprice"): Promise<JournalEntry> {
     const { journal, ledger } = this.#options;
     const found = journal.findByHash(hash);
     if (!found) throw new Error(`no journal entry has an attempt ${hash}`);
+    const what = request === "cancel" ? "a cancel" : "a re-pricing";
     return this.#exclusively(found.id, async () => {
       const entry = journal.findByHash(hash) as JournalEntry;
-      if (entry.attempts.some((attempt) => attempt.kind === "cancel")) return entry;
-      // Its first broadcast may yet be refused for its nonce and signed again at another, where a cancel at
-      // this one would not reach it.
+      if (request === "cancel" && entry.attempts.some((attempt) => attempt.kind === "cancel")) return entry;
+      // Its first broadcast may yet be refused for its nonce and signed again at another, where a
+      // replacement at this one would not reach it.
       if (this.#options.isInFlight(entry.id)) {
         throw new CancelRefusedError("being-sent", `transfer ${entry.hash} is being sent right now; ask again in a moment`);
       }
       const latest = entry.attempts.at(-1);
       if (entry.state === "nonce-used" || (entry.nonce !== null && entry.nonce < ledger.snapshot.minedNonceCount)) {
-        throw new CancelRefusedError("already-mined", `transfer ${entry.hash} is already mined; it cannot be cancelled`);
+        throw new CancelRefusedError("already-mined", `transfer ${entry.hash} is already mined; it needs no ${request === "cancel" ? "cancel" : "re-pricing"}`);
       }
       if (!latest || (entry.state !== "signed" && entry.state !== "accepted")) {
-        throw new CancelRefusedError("not-pending", `transfer ${entry.hash} is ${entry.state}: there is nothing to cancel`);
+        throw new CancelRefusedError("not-pending", `transfer ${entry.hash} is ${entry.state}: there is nothing to replace`);
       }
       const repricing = this.#repricingOf(latest);
       if (repricing.outcome === "at-cap") {
-        throw new CancelRefusedError("at-fee-cap", `a cancel of transfer ${entry.hash} would need fees above MAX_FEE_PER_GAS or MAX_PRIORITY_FEE_PER_GAS to replace it`);
+        throw new CancelRefusedError("at-fee-cap", `${what} of transfer ${entry.hash} would need fees above MAX_FEE_PER_GAS or MAX_PRIORITY_FEE_PER_GAS to replace it`);
       }
-      const { outcome } = await this.#replace(entry, latest, "cancel", repricing.fees);
+      const { outcome } = await this.#replace(entry, latest, request === "cancel" ? "cancel" : latest.kind, repricing.fees);
       if (outcome === "waiting: nonce-too-low") {
-        throw new CancelRefusedError("already-mined", `transfer ${entry.hash} was mined before its cancel reached the node`);
+        throw new CancelRefusedError("already-mined", `transfer ${entry.hash} was mined before ${what} reached the node`);
       }
       return journal.findByHash(hash) as JournalEntry;
     });

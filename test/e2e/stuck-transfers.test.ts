@@ -108,6 +108,28 @@ describe("re-pricing stuck transfers on anvil", () => {
     expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("3", 18));
   });
 
+  it("re-prices a transfer when an operator asks, before STUCK_AFTER_BLOCKS: the same call at a winning price, paid once", async () => {
+    const recipient = freshAddress();
+    const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "2" });
+    expect(sent.statusCode, sent.raw).toBe(200);
+    const first = sent.body.result.hash as string;
+    const repriced = await service.app.inject({ method: "POST", url: `/transactions/${first}/reprice`, headers: AUTHORIZATION });
+    expect(repriced.statusCode, repriced.body).toBe(202);
+    const attempts = repriced.json().attempts as { hash: string; kind: string; maxFeePerGas: string; fate: string }[];
+    expect(attempts.map((attempt) => [attempt.kind, attempt.fate])).toEqual([
+      ["transfer", "replaced"],
+      ["transfer", "pending"],
+    ]);
+    expect(BigInt(attempts[1].maxFeePerGas)).toBeGreaterThanOrEqual(BigInt(attempts[0].maxFeePerGas) + BigInt(attempts[0].maxFeePerGas) / 8n);
+    const fromBlock = (await chain.provider.getBlockNumber()) + 1;
+    await mineAt(chain, GWEI);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("2", 18));
+    expect([...(await minedAtNonce(chain, fromBlock)).values()]).toEqual([attempts[1].hash]);
+    // Mined: a re-pricing now is refused, and sends nothing.
+    const late = await service.app.inject({ method: "POST", url: `/transactions/${first}/reprice`, headers: AUTHORIZATION });
+    expect([late.statusCode, late.json().code]).toEqual([409, "TRANSFER_ALREADY_MINED"]);
+  });
+
   it("re-prices a stuck gas top-up as the same call: the same lane, the same value, paid once", async () => {
     const lane = freshAddress();
     const sent = await service.services.lanes[0].transfers.sendGasTopUp(lane, parseUnits("1", "ether"));

@@ -1,7 +1,11 @@
-/** POST /transactions/:hash/cancel: replaces a pending transfer with a 0-value transaction to the wallet itself. */
+/**
+ * POST /transactions/:hash/cancel: replaces a pending transfer with a 0-value transaction to the wallet
+ * itself. POST /transactions/:hash/reprice: replaces it with its latest attempt at a price that wins, now
+ * (the background does it after STUCK_AFTER_BLOCKS).
+ */
 import { seesTransferOf } from "../auth.js";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { ServiceError } from "../../errors.js";
+import { type ErrorCode, ServiceError } from "../../errors.js";
 import type { TransferJournal } from "../../journal/transfer-journal.js";
 import type { TransactionStatusReader } from "../../lookup/transaction-status.js";
 import { type CancelRefusal, CancelRefusedError, type TransferReplacer } from "../../sending/transfer-replacer.js";
@@ -19,7 +23,7 @@ const CODE_OF_REFUSAL = {
   "not-pending": "TRANSFER_NOT_PENDING",
   "at-fee-cap": "CANCEL_AT_FEE_CAP",
   "being-sent": "TRANSFER_BEING_SENT",
-} as const satisfies Record<CancelRefusal, string>;
+} as const satisfies Record<CancelRefusal, ErrorCode>;
 
 export const cancelTransferRoute: FastifyPluginAsyncTypebox<CancelTransferRouteOptions> = async (app, { journal, replacerOf, statuses }) => {
   app.post(
@@ -46,12 +50,7 @@ export const cancelTransferRoute: FastifyPluginAsyncTypebox<CancelTransferRouteO
       if (!seesTransferOf(request, entry.apiKeyId)) throw new ServiceError("CANCEL_NOT_ALLOWED", `transfer ${hash} was sent with another API key`);
       // A wallet taken out of the pool: its transfers are settled, or they would have held the start up.
       const replacer = replacerOf(entry.lane);
-      try {
-        await replacer?.cancel(hash);
-      } catch (error) {
-        if (error instanceof CancelRefusedError) throw new ServiceError(CODE_OF_REFUSAL[error.reason], error.message);
-        throw error;
-      }
+      await replaceOrRefuse(() => replacer?.cancel(hash), CODE_OF_REFUSAL);
       const status = await statuses.read(hash);
       if (!replacer && status.state !== "confirmed" && status.state !== "failed") {
         throw new ServiceError("TRANSFER_NOT_PENDING", `transfer ${hash} was sent by ${entry.lane}, a wallet no longer configured; it is settled (${status.state})`);
@@ -62,4 +61,40 @@ export const cancelTransferRoute: FastifyPluginAsyncTypebox<CancelTransferRouteO
       return reply.code(status.state === "cancelled" ? 200 : 202).send(status);
     },
   );
+
+  app.post(
+    "/transactions/:hash/reprice",
+    {
+      schema: {
+        summary: "Re-price a pending transfer now",
+        description:
+          "Replaces the transfer's latest attempt (any of its hashes) with the same transaction priced to win (12.5% above it, at least what the chain needs now, " +
+          "within the fee caps), without waiting for STUCK_AFTER_BLOCKS. 202 with the status document: the new attempt is sent, and the transfer is pending " +
+          "until one of its attempts is mined. Only the API key that sent the transfer may re-price it, or an admin key.",
+        tags: ["transactions"],
+        operationId: "repriceTransfer",
+        params: TransactionStatusParamsSchema,
+        response: { 202: TransactionStatusSchema, ...errorReplies(400, 401, 403, 404, 409, 429, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      const hash = request.params.hash.toLowerCase();
+      const entry = journal.findByHash(hash);
+      if (!entry) throw new ServiceError("TRANSACTION_NOT_FOUND", `transaction ${hash} is not a transfer of this service`);
+      if (!seesTransferOf(request, entry.apiKeyId)) throw new ServiceError("CANCEL_NOT_ALLOWED", `transfer ${hash} was sent with another API key`);
+      const replacer = replacerOf(entry.lane);
+      if (!replacer) throw new ServiceError("TRANSFER_NOT_PENDING", `transfer ${hash} was sent by ${entry.lane}, a wallet no longer configured; it is settled`);
+      await replaceOrRefuse(() => replacer.reprice(hash), { ...CODE_OF_REFUSAL, "at-fee-cap": "REPRICE_AT_FEE_CAP" });
+      return reply.code(202).send(await statuses.read(hash));
+    },
+  );
 };
+
+async function replaceOrRefuse(replace: () => Promise<unknown> | undefined, codes: Record<CancelRefusal, ErrorCode>): Promise<void> {
+  try {
+    await replace();
+  } catch (error) {
+    if (error instanceof CancelRefusedError) throw new ServiceError(codes[error.reason], error.message);
+    throw error;
+  }
+}
