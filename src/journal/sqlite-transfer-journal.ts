@@ -301,6 +301,10 @@ function prepareStatements(db: Database.Database) {
       `SELECT d.*, e.id AS event_id, e.type, e.transfer_id FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
        WHERE d.state = @state ORDER BY d.id LIMIT @limit`,
     ),
+    deliveriesOfTransfer: db.prepare(
+      `SELECT d.*, e.id AS event_id, e.type, e.transfer_id FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
+       WHERE e.transfer_id = @entryId ORDER BY d.id DESC LIMIT @limit`,
+    ),
     latestDeliveries: db.prepare(
       `SELECT d.*, e.id AS event_id, e.type, e.transfer_id FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
        ORDER BY d.id DESC LIMIT @limit`,
@@ -692,6 +696,10 @@ class SqliteTransferJournal implements TransferJournal {
   deliveries(state: DeliveryState | undefined, limit: number): WebhookDelivery[] {
     if (state === undefined) return (this.#store.statements.latestDeliveries.all({ limit }) as DeliveryRow[]).map(toDelivery);
     return (this.#store.statements.deliveriesIn.all({ state, limit }) as DeliveryRow[]).map(toDelivery);
+  }
+
+  deliveriesOf(entryId: number, limit: number): WebhookDelivery[] {
+    return (this.#store.statements.deliveriesOfTransfer.all({ entryId, limit }) as DeliveryRow[]).map(toDelivery);
   }
 
   retryDelivery(id: number): boolean {

@@ -288,6 +288,8 @@ export interface TransferJournal {
   recordDeliveryAttempt(id: number, outcome: { state: DeliveryState; lastStatus: string; nextAttemptAt: number }): void;
   /** Deliveries in `state`, oldest first; without a state, every delivery, newest first. */
   deliveries(state: DeliveryState | undefined, limit: number): WebhookDelivery[];
+  /** The deliveries of one transfer's events, newest first. */
+  deliveriesOf(entryId: number, limit: number): WebhookDelivery[];
   /** Makes a failed or pending delivery due now. Returns whether there was one. */
   retryDelivery(id: number): boolean;
   /** How many deliveries are pending, and when the oldest was made (ms), for the metrics. */

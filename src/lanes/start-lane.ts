@@ -27,6 +27,7 @@ import { verifyUsedNonces } from "../sending/used-nonce-verifier.js";
 import { WalletLedger } from "../sending/wallet-ledger.js";
 import { readFeeBlock, readWalletSnapshot, transferGasCost } from "../sending/wallet-snapshot.js";
 import { createTransferWatcher } from "../webhooks/create-webhooks.js";
+import { GasRunway } from "./gas-runway.js";
 import type { TransferWatcher } from "../webhooks/transfer-watcher.js";
 
 /**
@@ -54,6 +55,8 @@ export interface LaneServices {
   hold(): LaneHold | undefined;
   /** ETH the wallet's balance went down by since the service started, from one snapshot to the next: its gas. */
   gasSpentWei(): bigint;
+  /** Hours its ETH lasts at the last hour's spend; null when it spent nothing in it. */
+  gasRunwayHours(): number | null;
   /** Resolves once the wallet snapshot is at most `maxAgeMs` old, reading one if needed. */
   ensureSnapshot(maxAgeMs: number): Promise<void>;
   /** The same, without waking the lane's poller to the busy pace (see SnapshotPoller.ensureFreshQuietly). */
@@ -135,6 +138,7 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
   // What routing passes a lane over for, read with each snapshot (from the journal, so not per request).
   let held = { stuck: false, jammed: false };
   let gasSpentWei = 0n;
+  const runway = new GasRunway();
   // After each new snapshot (and, while idle, each new block read): verify which transaction used each
   // settled nonce, re-price what is stuck, report what was settled. `head`: the block the round is about.
   const rounds = new SerialRounds(
@@ -179,6 +183,7 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
       if (ledger.snapshot !== snapshot) return;
       // A top-up raises the balance: only what went down is spent.
       if (snapshot.ethBalance < before) gasSpentWei += before - snapshot.ethBalance;
+      runway.record(gasSpentWei);
       if (journal.failure) return;
       const unmined = journal.markUnminedFrom(snapshot.minedNonceCount);
       if (unmined > 0) log.warn({ unmined, minedNonceCount: snapshot.minedNonceCount }, "a reorganisation took mined transfers off the chain; they are pending again and followed until mined");
@@ -242,6 +247,7 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
     // One wallet is never held: it takes every transfer it can pay, as it always did.
     hold: () => (pooled ? laneHold(lane.figures(), config.maxInFlightPerLane) : undefined),
     gasSpentWei: () => gasSpentWei,
+    gasRunwayHours: () => runway.hours(ledger.snapshot.ethBalance),
     ensureSnapshot: (maxAgeMs) => poller.ensureFresh(maxAgeMs),
     ensureBalances: (maxAgeMs) => poller.ensureFreshQuietly(maxAgeMs),
     onRoundDone: () => undefined,

@@ -119,8 +119,8 @@ function curlExamples(): CurlExample[] {
   });
 }
 
-/** Fields whose values differ from run to run: hashes, addresses, signatures, times and the dev API key's id. */
-const VARYING_FIELDS = new Set(["hash", "transferHash", "carriedBy", "replacedBy", "blockHash", "r", "s", "v", "from", "to", "token", "address", "timestamp", "createdAt", "apiKeyId"]);
+/** Fields whose values differ from run to run: hashes, addresses, signatures, times, rates and the dev API key's id. */
+const VARYING_FIELDS = new Set(["hash", "transferHash", "carriedBy", "replacedBy", "blockHash", "r", "s", "v", "from", "to", "token", "address", "timestamp", "createdAt", "apiKeyId", "gasRunwayHours"]);
 
 /**
  * Lists where `actual` differs from the README's `documented` answer: other keys or key order (clients parse

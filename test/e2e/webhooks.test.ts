@@ -114,6 +114,11 @@ describe("webhooks on anvil", () => {
     for (const hash of hashes) {
       const attempts = attemptsOf(hash);
       expect(new Set(attempts.map((delivery) => delivery.headers["webhook-id"])).size).toBe(1);
+      // One transfer's deliveries, as the console's transfer page shows them: its confirmation, delivered.
+      const own = (await service.app.inject({ method: "GET", url: `/webhooks/deliveries?transfer=${hash}`, headers: AUTHORIZATION })).json().deliveries;
+      expect(own.map((delivery: { type: string; state: string; eventId: string }) => [delivery.type, delivery.state, delivery.eventId])).toEqual([
+        ["transfer.confirmed", "delivered", attempts[0].headers["webhook-id"]],
+      ]);
       // The client's own Idempotency-Key is in the event (the journal's per-key prefix is not).
       expect(verified(attempts[0]).data.idempotencyKey).toMatch(/^retry-0x/);
     }

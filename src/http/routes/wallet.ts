@@ -37,10 +37,11 @@ const WalletReportSchema = Type.Object({
   tokenBalance: Type.String({ description: "base units, decimal, as of snapshotBlock" }),
   tokenBalanceInTokens: Type.String(),
   snapshotBlock: Type.Integer({ description: "block of the balances above (re-read every CHAIN_REFRESH_INTERVAL_MS)" }),
+  gasRunwayHours: Type.Union([Type.Number(), Type.Null()], { description: "hours the ETH balance lasts at the last hour's gas spend; null when nothing was spent" }),
   nonces: Type.Object({
     next: Type.Union([Type.Integer(), Type.Null()], { description: "the nonce the service gives the next transfer; null before the first" }),
-    chainLatest: Type.Integer({ description: "transactions of the wallet mined" }),
-    chainPending: Type.Integer({ description: "mined plus waiting in the node's pool" }),
+    chainLatest: Type.Integer({ description: "transactions of the wallet mined (with ?snapshot=true: as of snapshotBlock)" }),
+    chainPending: Type.Union([Type.Integer(), Type.Null()], { description: "mined plus waiting in the node's pool; null with ?snapshot=true" }),
   }),
   transfersInFlight: Type.Integer({ description: "signed by the service, not yet mined" }),
   oldestUnconfirmed: Type.Union([
@@ -70,6 +71,7 @@ const WalletReportSchema = Type.Object({
         tokenBalance: Type.String({ description: "base units, decimal, as of its snapshot" }),
         tokenBalanceInTokens: Type.String(),
         transfersInFlight: Type.Integer({ description: "signed from this wallet, not yet mined" }),
+        gasRunwayHours: Type.Union([Type.Number(), Type.Null()], { description: "hours its ETH lasts at the last hour's gas spend; null when it spent nothing" }),
         state: Type.Union([Type.Literal("open"), Type.Literal("held")], { description: "open: takes new transfers; held: takes none until it clears" }),
         heldBecause: Type.Union([Type.Literal("jammed"), Type.Literal("stuck"), Type.Literal("gas-below-floor"), Type.Literal("in-flight-limit"), Type.Null()], {
           description: "why a held lane takes no transfers: its nonces are jammed, a transfer is stuck past STUCK_AFTER_BLOCKS, it cannot pay one more transfer's gas, or it holds MAX_IN_FLIGHT_PER_LANE unmined",
@@ -98,19 +100,26 @@ export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async 
         summary: "The hot wallet: balances, nonces, transfers in flight",
         tags: ["operations"],
         operationId: "wallet",
+        querystring: Type.Object(
+          { snapshot: Type.Optional(Type.Literal("true", { description: "answer from the latest wallet snapshot only, at no node call (what the console polls)" })) },
+          { additionalProperties: false },
+        ),
         response: { 200: WalletReportSchema, ...errorReplies(401, 429, 500, 503) },
       },
     },
-    async () => {
+    async (request) => {
       const { provider, wallet } = chain;
-      const [latest, pending] = await Promise.all([
-        provider.send("eth_getTransactionCount", [wallet.address, "latest"]),
-        provider.send("eth_getTransactionCount", [wallet.address, "pending"]),
-      ]).catch((error) => {
-        throw asNodeUnavailable(error);
-      });
-      const chainLatest = Number(latest);
       const snapshot = services.ledger.snapshot;
+      const [latest, pending] =
+        request.query.snapshot === "true"
+          ? [snapshot.minedNonceCount, null]
+          : await Promise.all([
+              provider.send("eth_getTransactionCount", [wallet.address, "latest"]),
+              provider.send("eth_getTransactionCount", [wallet.address, "pending"]),
+            ]).catch((error) => {
+              throw asNodeUnavailable(error);
+            });
+      const chainLatest = Number(latest);
       const unconfirmed = readUnconfirmedTransfers(services.journal);
       const { topUps } = services;
       return {
@@ -121,7 +130,8 @@ export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async 
         tokenBalance: snapshot.tokenBalance.toString(),
         tokenBalanceInTokens: formatTokenAmount(snapshot.tokenBalance, chain.tokenDecimals),
         snapshotBlock: snapshot.blockNumber,
-        nonces: { next: services.nonces.peek() ?? null, chainLatest, chainPending: Number(pending) },
+        gasRunwayHours: services.lanes[0].gasRunwayHours(),
+        nonces: { next: services.nonces.peek() ?? null, chainLatest, chainPending: pending === null ? null : Number(pending) },
         transfersInFlight: services.ledger.unminedCount,
         oldestUnconfirmed: unconfirmed.oldest ?? null,
         stuckAtFeeCap: services.replacer.stuckAtCap.map(({ offered, needed, ...stuck }) => ({ ...stuck, offered: feesAsText(offered), needed: feesAsText(needed) })),
@@ -137,6 +147,7 @@ export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async 
               tokenBalance: tokenBalance.toString(),
               tokenBalanceInTokens: formatTokenAmount(tokenBalance, chain.tokenDecimals),
               transfersInFlight: lane.ledger.unminedCount,
+              gasRunwayHours: lane.gasRunwayHours(),
               state: hold === null ? ("open" as const) : ("held" as const),
               heldBecause: hold,
               ...(topUps && {

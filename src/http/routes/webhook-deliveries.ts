@@ -5,7 +5,7 @@ import { ServiceError } from "../../errors.js";
 import type { TransferJournal, WebhookDelivery } from "../../journal/transfer-journal.js";
 import type { WebhookDispatcher } from "../../webhooks/webhook-dispatcher.js";
 import { describeEndpoint } from "../../domain/webhook-settings.js";
-import { errorReplies } from "../schemas.js";
+import { TxHashSchema, errorReplies } from "../schemas.js";
 
 export interface WebhookDeliveriesRouteOptions {
   journal: TransferJournal;
@@ -52,13 +52,24 @@ export const webhookDeliveriesRoute: FastifyPluginAsyncTypebox<WebhookDeliveries
           "failed: the endpoint answered 410 Gone, or 24 h of retries passed; retry it with POST /webhooks/deliveries/{id}/retry.",
         tags: ["operations"],
         operationId: "listWebhookDeliveries",
-        querystring: Type.Object({ state: Type.Optional(Type.Union([Type.Literal("pending"), Type.Literal("delivered"), Type.Literal("failed")])) }, { additionalProperties: false }),
+        querystring: Type.Object(
+          {
+            state: Type.Optional(Type.Union([Type.Literal("pending"), Type.Literal("delivered"), Type.Literal("failed")])),
+            transfer: Type.Optional({ ...TxHashSchema, description: "any hash of one of the service's transfers: its deliveries only, newest first (state is then ignored)" }),
+          },
+          { additionalProperties: false },
+        ),
         response: { 200: Type.Object({ deliveries: Type.Array(DeliverySchema) }), ...errorReplies(400, 401, 404, 429, 500) },
       },
     },
     async (request) => {
       configured();
-      return { deliveries: journal.deliveries(request.query.state, LIST_LIMIT).map(asListed) };
+      const { state, transfer } = request.query;
+      if (transfer !== undefined) {
+        const entry = journal.findByHash(transfer.toLowerCase());
+        return { deliveries: entry ? journal.deliveriesOf(entry.id, LIST_LIMIT).map(asListed) : [] };
+      }
+      return { deliveries: journal.deliveries(state, LIST_LIMIT).map(asListed) };
     },
   );
   app.post(
