@@ -12,7 +12,7 @@ FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=optional --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json tsconfig.console.json ./
 COPY contracts/artifacts ./contracts/artifacts
 COPY src ./src
 RUN npm run build

@@ -21,6 +21,7 @@ import { type ReadinessCheck, healthRoutes } from "./http/routes/health.js";
 import { metricsRoute } from "./http/routes/metrics.js";
 import { transactionStatusRoute } from "./http/routes/transaction-status.js";
 import { transferRoute } from "./http/routes/transfer.js";
+import { consoleRoute } from "./http/routes/console.js";
 import { transfersRoute } from "./http/routes/transfers.js";
 import { walletRoute } from "./http/routes/wallet.js";
 import { webhookDeliveriesRoute } from "./http/routes/webhook-deliveries.js";
@@ -126,6 +127,7 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
     routes.register(walletRoute, { chain, services, replicaId: deps.replicaId });
     routes.register(webhookDeliveriesRoute, { journal: services.journal, dispatcher: services.webhooks?.dispatcher });
     routes.register(metricsRoute, { metrics });
+    routes.register(consoleRoute);
   });
   return app;
 }

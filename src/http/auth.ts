@@ -57,13 +57,14 @@ function forbidden(request: FastifyRequest): ServiceError {
   return new ServiceError("FORBIDDEN_FOR_ROLE", `an API key of role ${request.apiKeyRole} may not call ${request.method} ${request.routeOptions.url}`);
 }
 
-const OPEN_PATHS = new Set(["/health", "/ready", "/openapi.json"]);
+// The console's page and files hold no data: what it shows, it asks the API for with the operator's key.
+const OPEN_PATHS = new Set(["/health", "/ready", "/openapi.json", "/console", "/console/console.css", "/console/app.js"]);
 
 /** Requests without a valid key allowed per client address per window before it is told to wait (429). */
 const FAILED_CHECKS_PER_WINDOW = 60;
 const FAILED_CHECKS_WINDOW_MS = 60_000;
 
-/** Paths anyone may call: liveness, readiness and the API description. */
+/** Paths anyone may call: liveness, readiness, the API description and the console's page. */
 export function isOpenPath(path: string): boolean {
   return OPEN_PATHS.has(path) || path === "/docs" || path.startsWith("/docs/");
 }

@@ -1,0 +1,422 @@
+/**
+ * The operator's console, in the browser: plain TypeScript on the DOM, compiled by the project's own tsc
+ * into one ES module (no framework, no runtime dependency, nothing fetched from elsewhere). It calls the
+ * service's own API with the key the operator enters, kept in this tab's session storage only, and polls
+ * every 2 s routes that are answered from the service's memory and journal, never from the node.
+ */
+
+const KEY_STORAGE = "token-transfer-console-key";
+const POLL_MS = 2_000;
+const RECENT_LIMIT = 25;
+/** As the service counts a transfer stuck: over this long unmined. */
+const STUCK_AFTER_SECONDS = 120;
+
+interface Attempt {
+  hash: string;
+  kind: string;
+  signedAtBlock: number;
+  maxFeePerGas: string | null;
+  gasPrice: string | null;
+  fate: string;
+}
+
+interface HistoryItem {
+  id: number;
+  hash: string | null;
+  state: string;
+  kind: string;
+  transfer: { from: string; to: string; amount: string; amountInTokens: string };
+  carriedBy: string | null;
+  nonce: number | null;
+  idempotencyKey: string | null;
+  refusal: { code: string; message: string } | null;
+  attempts: Attempt[];
+  createdAt: string;
+}
+
+interface Lane {
+  address: string;
+  ethBalance: string;
+  tokenBalanceInTokens: string;
+  transfersInFlight: number;
+  gasRunwayHours: number | null;
+  state: string;
+  heldBecause: string | null;
+}
+
+interface Wallet extends Omit<Lane, "state" | "heldBecause"> {
+  lanes?: Lane[];
+  jammed: boolean;
+  stuckAtFeeCap: { hash: string }[];
+}
+
+interface Delivery {
+  id: number;
+  type: string;
+  endpoint: string;
+  state: string;
+  attempts: number;
+  lastStatus: string | null;
+  nextAttemptAt: string | null;
+  createdAt: string;
+}
+
+/** What the service answered a call: its status, and the JSON body (an error envelope when not 2xx). */
+interface Answer<T> {
+  status: number;
+  body: T & { code?: string; message?: string };
+}
+
+class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function byId<T extends HTMLElement>(id: string): T {
+  const element = document.getElementById(id);
+  if (!element) throw new Error(`the page has no #${id}`);
+  return element as T;
+}
+
+/** An element with text content only: nothing the service returns is ever parsed as HTML. */
+function element(tag: string, text?: string | number | null, className?: string): HTMLElement {
+  const created = document.createElement(tag);
+  if (text !== undefined && text !== null) created.textContent = String(text);
+  if (className) created.className = className;
+  return created;
+}
+
+function shortHash(hash: string | null): string {
+  return hash ? `${hash.slice(0, 10)}…${hash.slice(-6)}` : "—";
+}
+
+function ether(wei: string): string {
+  const value = BigInt(wei);
+  const whole = value / 10n ** 18n;
+  const fraction = (value % 10n ** 18n).toString().padStart(18, "0").slice(0, 4);
+  return `${whole}.${fraction} ETH`;
+}
+
+function runway(hours: number | null): string {
+  if (hours === null) return "no recent spend";
+  return hours >= 48 ? `${Math.round(hours / 24)} days` : `${hours} h`;
+}
+
+function ageSeconds(createdAt: string): number {
+  return Math.max(0, Math.round((Date.now() - Date.parse(createdAt)) / 1000));
+}
+
+class Console {
+  #key: string | undefined = sessionStorage.getItem(KEY_STORAGE) ?? undefined;
+  #admin = false;
+  #timer: number | undefined;
+  #search: string | undefined;
+
+  start(): void {
+    byId<HTMLFormElement>("sign-in-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      void this.#signIn(byId<HTMLInputElement>("api-key").value.trim());
+    });
+    byId("sign-out").addEventListener("click", () => this.#signOut());
+    byId<HTMLFormElement>("search-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      const query = byId<HTMLInputElement>("search").value.trim();
+      if (query === "") this.#search = undefined;
+      void (query === "" ? this.#refresh() : this.#find(query));
+    });
+    byId("clear-search").addEventListener("click", () => {
+      byId<HTMLInputElement>("search").value = "";
+      this.#search = undefined;
+      void this.#refresh();
+    });
+    byId("close-detail").addEventListener("click", () => this.#closeDetail());
+    if (this.#key) void this.#signIn(this.#key);
+  }
+
+  async #call<T>(method: string, path: string): Promise<Answer<T>> {
+    const response = await fetch(path, { method, headers: { authorization: `Bearer ${this.#key ?? ""}`, accept: "application/json" } });
+    const body = (await response.json().catch(() => ({}))) as Answer<T>["body"];
+    return { status: response.status, body };
+  }
+
+  async #get<T>(path: string): Promise<T> {
+    const answer = await this.#call<T>("GET", path);
+    if (answer.status >= 400) throw new ApiError(answer.status, answer.body.code ?? "ERROR", answer.body.message ?? `HTTP ${answer.status}`);
+    return answer.body;
+  }
+
+  async #signIn(key: string): Promise<void> {
+    const error = byId("sign-in-error");
+    error.textContent = "";
+    this.#key = key;
+    const probe = await this.#call<unknown>("GET", "/transfers?limit=1").catch(() => undefined);
+    if (!probe || probe.status !== 200) {
+      this.#key = undefined;
+      sessionStorage.removeItem(KEY_STORAGE);
+      error.textContent = probe ? `Not signed in: ${probe.body.code ?? probe.status} ${probe.body.message ?? ""}` : "The service did not answer.";
+      return;
+    }
+    sessionStorage.setItem(KEY_STORAGE, key);
+    // Only an admin key may read the wallet; the buttons that change something are for admins too.
+    this.#admin = (await this.#call<unknown>("GET", "/wallet?snapshot=true")).status === 200;
+    byId("sign-in").hidden = true;
+    byId("app").hidden = false;
+    byId("sign-out").hidden = false;
+    byId("role").textContent = this.#admin ? "admin key" : "read key: no changes, no wallet";
+    byId<HTMLInputElement>("search").focus();
+    await this.#refresh();
+    this.#timer = window.setInterval(() => void this.#refresh(), POLL_MS);
+  }
+
+  #signOut(): void {
+    window.clearInterval(this.#timer);
+    sessionStorage.removeItem(KEY_STORAGE);
+    this.#key = undefined;
+    byId<HTMLInputElement>("api-key").value = "";
+    byId("app").hidden = true;
+    byId("sign-out").hidden = true;
+    byId("sign-in").hidden = false;
+    byId("api-key").focus();
+  }
+
+  async #refresh(): Promise<void> {
+    try {
+      // A transfer's page is read when opened (its status comes from the node); the lists come from the journal.
+      await Promise.all([this.#showWallet(), this.#showInFlight(), this.#showRecent(), this.#showDeliveries()]);
+      byId("updated").textContent = `Updated ${new Date().toLocaleTimeString()}`;
+    } catch (error) {
+      byId("updated").textContent = `Not updated: ${error instanceof Error ? error.message : String(error)}`;
+    }
+  }
+
+  async #showWallet(): Promise<void> {
+    const target = byId("wallet");
+    if (!this.#admin) {
+      target.replaceChildren(element("p", "The wallet is shown to admin keys only."));
+      return;
+    }
+    const wallet = await this.#get<Wallet>("/wallet?snapshot=true");
+    const lanes: Lane[] = wallet.lanes ?? [{ ...wallet, state: wallet.jammed ? "jammed" : "open", heldBecause: wallet.jammed ? "jammed" : null }];
+    const table = this.#table(["Wallet", "ETH", "Tokens", "Gas runway", "In flight", "State"]);
+    for (const lane of lanes) {
+      this.#row(table, [
+        element("code", lane.address),
+        ether(lane.ethBalance),
+        lane.tokenBalanceInTokens,
+        runway(lane.gasRunwayHours),
+        lane.transfersInFlight,
+        element("span", lane.heldBecause ? `held: ${lane.heldBecause}` : lane.state, lane.heldBecause ? "warn" : ""),
+      ]);
+    }
+    target.replaceChildren(table);
+  }
+
+  async #showInFlight(): Promise<void> {
+    const { transfers } = await this.#get<{ transfers: HistoryItem[] }>("/transfers?state=pending,sending&limit=100");
+    const target = byId("in-flight");
+    if (transfers.length === 0) {
+      target.replaceChildren(element("p", "Nothing in flight."));
+      return;
+    }
+    const table = this.#table(["Transfer", "To", "Amount", "Nonce", "Waiting", ...(this.#admin ? ["Actions"] : [])]);
+    for (const item of transfers) {
+      const age = ageSeconds(item.createdAt);
+      const stuck = age > STUCK_AFTER_SECONDS;
+      const actions = element("span", undefined, "actions");
+      if (this.#admin && item.hash) {
+        actions.append(this.#actionButton("Re-price", item.hash, "reprice"), this.#actionButton("Cancel", item.hash, "cancel"));
+      }
+      const row = this.#row(table, [this.#transferLink(item.hash), element("code", item.transfer.to), item.transfer.amountInTokens, item.nonce, element("span", stuck ? `${age} s, stuck` : `${age} s`, stuck ? "warn" : ""), ...(this.#admin ? [actions] : [])]);
+      row.dataset.hash = item.hash ?? "";
+    }
+    target.replaceChildren(table);
+  }
+
+  /** The recent transfers, or those the search names (a recipient, an Idempotency-Key), kept live. */
+  async #showRecent(): Promise<void> {
+    const query = this.#search;
+    if (query === undefined) {
+      const { transfers } = await this.#get<{ transfers: HistoryItem[] }>(`/transfers?limit=${RECENT_LIMIT}`);
+      this.#showTransfers(transfers, "No transfers yet.");
+      return;
+    }
+    const filter = /^0x[0-9a-fA-F]{40}$/.test(query) ? `recipient=${query}` : `idempotencyKey=${encodeURIComponent(query)}`;
+    const { transfers } = await this.#get<{ transfers: HistoryItem[] }>(`/transfers?${filter}&limit=100`);
+    this.#showTransfers(transfers, `Nothing found for ${query}.`);
+  }
+
+  /** A hash opens that transfer's page; an address lists its transfers; anything else is an Idempotency-Key. */
+  async #find(query: string): Promise<void> {
+    try {
+      if (/^0x[0-9a-fA-F]{64}$/.test(query)) {
+        await this.#showTransfer(query);
+        return;
+      }
+      this.#search = query;
+      await this.#showRecent();
+    } catch (error) {
+      this.#showTransfers([], error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  #showTransfers(transfers: HistoryItem[], empty: string): void {
+    const target = byId("recent");
+    if (transfers.length === 0) {
+      target.replaceChildren(element("p", empty));
+      return;
+    }
+    const table = this.#table(["Transfer", "State", "To", "Amount", "Key", "Made"]);
+    for (const item of transfers) {
+      const row = this.#row(table, [
+        this.#transferLink(item.hash),
+        element("span", item.refusal ? `${item.state}: ${item.refusal.code}` : item.state, `state-${item.state}`),
+        element("code", item.transfer.to),
+        item.kind === "transfer" ? item.transfer.amountInTokens : item.kind,
+        item.idempotencyKey ?? "—",
+        new Date(item.createdAt).toLocaleString(),
+      ]);
+      row.dataset.hash = item.hash ?? "";
+    }
+    target.replaceChildren(table);
+  }
+
+  async #showTransfer(hash: string): Promise<void> {
+    const status = await this.#get<{ state: string; confirmations: number; carriedBy?: string; attempts?: Attempt[]; transfer: { to: string; amountInTokens: string | null } | null }>(
+      `/transactions/${hash}`,
+    );
+    const deliveries = this.#admin ? await this.#get<{ deliveries: Delivery[] }>(`/webhooks/deliveries?transfer=${hash}`).catch(() => ({ deliveries: [] as Delivery[] })) : { deliveries: [] };
+    const body = byId("detail-body");
+    const facts = element("dl");
+    const fact = (term: string, value: string | number) => facts.append(element("dt", term), element("dd", value));
+    fact("Hash", hash);
+    fact("State", status.state);
+    fact("Confirmations", status.confirmations);
+    if (status.transfer) fact("To", `${status.transfer.to} (${status.transfer.amountInTokens ?? "?"} tokens)`);
+    if (status.carriedBy) fact("Carried by", status.carriedBy);
+    const attempts = this.#table(["Attempt", "Kind", "Signed at block", "Max fee (wei)", "Fate"]);
+    for (const attempt of status.attempts ?? []) this.#row(attempts, [element("code", attempt.hash), attempt.kind, attempt.signedAtBlock, attempt.maxFeePerGas ?? attempt.gasPrice ?? "—", attempt.fate]);
+    const sent = this.#table(["Webhook event", "State", "Tries", "Last answer"]);
+    for (const delivery of deliveries.deliveries) this.#row(sent, [delivery.type, delivery.state, delivery.attempts, delivery.lastStatus ?? "—"]);
+    body.replaceChildren(
+      facts,
+      element("h3", "Attempts"),
+      (status.attempts ?? []).length > 0 ? attempts : element("p", "Not one of this service's transfers: no attempts."),
+      element("h3", "Webhook deliveries"),
+      deliveries.deliveries.length > 0 ? sent : element("p", this.#admin ? "None." : "Shown to admin keys only."),
+    );
+    const detail = byId("detail");
+    if (detail.hidden) {
+      detail.hidden = false;
+      byId("detail-title").focus();
+    }
+  }
+
+  #closeDetail(): void {
+    byId("detail").hidden = true;
+    byId<HTMLInputElement>("search").focus();
+  }
+
+  async #showDeliveries(): Promise<void> {
+    const target = byId("deliveries");
+    if (!this.#admin) {
+      target.replaceChildren(element("p", "Shown to admin keys only."));
+      return;
+    }
+    let failed: Delivery[];
+    let pending: Delivery[];
+    try {
+      [failed, pending] = await Promise.all(["failed", "pending"].map(async (state) => (await this.#get<{ deliveries: Delivery[] }>(`/webhooks/deliveries?state=${state}`)).deliveries));
+    } catch (error) {
+      if (error instanceof ApiError && error.code === "WEBHOOKS_NOT_CONFIGURED") {
+        target.replaceChildren(element("p", "Webhooks are not configured (WEBHOOK_URL)."));
+        return;
+      }
+      throw error;
+    }
+    if (failed.length + pending.length === 0) {
+      target.replaceChildren(element("p", "No failed or pending deliveries."));
+      return;
+    }
+    const table = this.#table(["Delivery", "Event", "Endpoint", "State", "Tries", "Last answer", "Actions"]);
+    for (const delivery of [...failed, ...pending]) {
+      const retry = element("button", "Retry") as HTMLButtonElement;
+      retry.type = "button";
+      retry.setAttribute("aria-label", `Retry delivery ${delivery.id}`);
+      retry.addEventListener("click", () => void this.#confirmThen(`Deliver ${delivery.type} (delivery ${delivery.id}) again now?`, "POST", `/webhooks/deliveries/${delivery.id}/retry`));
+      this.#row(table, [delivery.id, delivery.type, delivery.endpoint, delivery.state, delivery.attempts, delivery.lastStatus ?? "—", retry]);
+    }
+    target.replaceChildren(table);
+  }
+
+  #actionButton(label: string, hash: string, action: "reprice" | "cancel"): HTMLButtonElement {
+    const button = element("button", label) as HTMLButtonElement;
+    button.type = "button";
+    button.setAttribute("aria-label", `${label} ${hash}`);
+    const question =
+      action === "cancel"
+        ? `Cancel transfer ${shortHash(hash)}? A 0-value transaction to the wallet itself takes its nonce; the recipient gets nothing if it wins.`
+        : `Re-price transfer ${shortHash(hash)} now? The same transfer is sent again at a higher fee.`;
+    button.addEventListener("click", () => void this.#confirmThen(question, "POST", `/transactions/${hash}/${action}`));
+    return button;
+  }
+
+  /** Asks first; then calls, and shows what the service answered. */
+  async #confirmThen(question: string, method: string, path: string): Promise<void> {
+    const dialog = byId<HTMLDialogElement>("confirm");
+    byId("confirm-text").textContent = question;
+    dialog.returnValue = "";
+    dialog.showModal();
+    const confirmed = await new Promise<boolean>((resolve) => dialog.addEventListener("close", () => resolve(dialog.returnValue === "yes"), { once: true }));
+    if (!confirmed) return;
+    const outcome = byId("outcome");
+    outcome.textContent = `${method} ${path}…`;
+    const answer = await this.#call<{ state?: string }>(method, path);
+    outcome.textContent =
+      answer.status < 400
+        ? `${method} ${path}: ${answer.status}${answer.body.state ? `, state ${answer.body.state}` : ""}`
+        : `${method} ${path}: ${answer.status} ${answer.body.code ?? ""}: ${answer.body.message ?? ""}`;
+    await this.#refresh();
+  }
+
+  #transferLink(hash: string | null): HTMLElement {
+    if (!hash) return element("span", "—");
+    const button = element("button", shortHash(hash), "link") as HTMLButtonElement;
+    button.type = "button";
+    button.title = hash;
+    button.setAttribute("aria-label", `Open transfer ${hash}`);
+    button.addEventListener("click", () => void this.#showTransfer(hash));
+    return button;
+  }
+
+  #table(headings: string[]): HTMLTableElement {
+    const table = document.createElement("table");
+    const head = table.createTHead().insertRow();
+    for (const heading of headings) {
+      const cell = element("th", heading);
+      cell.setAttribute("scope", "col");
+      head.append(cell);
+    }
+    table.createTBody();
+    return table;
+  }
+
+  #row(table: HTMLTableElement, cells: (string | number | null | HTMLElement)[]): HTMLTableRowElement {
+    const row = table.tBodies[0].insertRow();
+    const headings = [...(table.tHead?.rows[0].cells ?? [])].map((cell) => cell.textContent ?? "");
+    cells.forEach((content, index) => {
+      const cell = row.insertCell();
+      // On a narrow screen each cell shows its column's name (see the CSS).
+      cell.dataset.label = headings[index];
+      if (content instanceof HTMLElement) cell.append(content);
+      else cell.textContent = content === null ? "—" : String(content);
+    });
+    return row;
+  }
+}
+
+new Console().start();

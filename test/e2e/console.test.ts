@@ -1,0 +1,126 @@
+/**
+ * The operator's console in a real browser (Debian's chromium, headless, driven by playwright-core),
+ * against the service on a dev chain that mines only when told: it signs in with the keyboard, lists the
+ * transfers, finds one by hash, cancels a stuck one and sees it end cancelled. Screenshots at 1280 px (with
+ * a transfer in flight, and after) and 390 px are saved to test-artifacts/.
+ */
+import { execFile } from "node:child_process";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { type Browser, type Page, chromium } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AUTHORIZATION, TEST_API_KEY, type TestService, postJson, startService } from "../helpers/service.js";
+import { type TestChain, freshAddress, startTestChain } from "../helpers/test-chain.js";
+
+const run = promisify(execFile);
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const ARTIFACTS = join(import.meta.dirname, "..", "..", "test-artifacts");
+const READ_KEY = "read-key-of-an-operator-0123";
+
+describe("the console in Chromium", () => {
+  let chain: TestChain;
+  let service: TestService;
+  let browser: Browser;
+  let page: Page;
+  let base: string;
+  const mined: string[] = [];
+  let stuck: string;
+
+  const mine = () => chain.provider.send("evm_mine", []);
+  const journalSays = async (state: string, hash: string) =>
+    ((await service.app.inject({ method: "GET", url: `/transfers?state=${state}`, headers: AUTHORIZATION })).json().transfers as { hash: string }[]).some((item) => item.hash === hash);
+  const until = async (condition: () => Promise<boolean>, what: string) => {
+    for (const deadline = Date.now() + 15_000; !(await condition()); ) {
+      if (Date.now() > deadline) throw new Error(`${what}: not within 15 s`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: install Debian's chromium (apt-get install chromium), or set CHROMIUM_PATH`);
+    // The console's script, compiled as `npm run build` does.
+    await run(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.console.json"]);
+    chain = await startTestChain(["--no-mining"]);
+    service = await startService(chain.target, { API_KEYS: `admin:${TEST_API_KEY},read:${READ_KEY}` });
+    base = await service.app.listen({ host: "127.0.0.1", port: 0 });
+    for (let index = 0; index < 3; index++) {
+      const sent = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: `${index + 1}` }, { "idempotency-key": `console-${index}` });
+      expect(sent.statusCode, sent.raw).toBe(200);
+      mined.push(sent.body.result.hash);
+    }
+    await mine();
+    await until(() => journalSays("mined", mined[2]), "the first transfers mined");
+    // Not mined until the test mines again: a transfer in flight, to cancel.
+    const pending = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "4" }, { "idempotency-key": "console-stuck" });
+    expect(pending.statusCode, pending.raw).toBe(200);
+    stuck = pending.body.result.hash;
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu"] });
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await service?.close();
+    await chain?.stop();
+  });
+
+  it("refuses a wrong key, and signs in with an admin key from the keyboard", async () => {
+    await page.goto(`${base}/console`);
+    await page.getByLabel("API key").fill("not-a-key-of-this-service");
+    await page.keyboard.press("Enter");
+    await expect.poll(() => page.locator("#sign-in-error").textContent()).toContain("AUTH_INVALID");
+    await page.getByLabel("API key").fill(TEST_API_KEY);
+    await page.keyboard.press("Enter");
+    await page.locator("#app").waitFor({ state: "visible" });
+    // Focus moves to the search: the next key press types there.
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("search");
+    await expect.poll(() => page.locator("#recent tbody tr").count()).toBe(4);
+    expect(await page.locator("#wallet").textContent()).toContain(chain.demo.walletAddress);
+    expect(await page.locator("#in-flight").textContent()).toContain(stuck.slice(0, 10));
+  });
+
+  it("finds a transfer by hash: its page shows its attempts", async () => {
+    await page.getByLabel("Hash, recipient or Idempotency-Key").fill(mined[1]);
+    await page.keyboard.press("Enter");
+    const detail = page.locator("#detail");
+    await detail.waitFor({ state: "visible" });
+    await expect.poll(() => detail.textContent()).toContain("confirmed");
+    expect(await detail.locator("table").first().textContent()).toContain(mined[1]);
+    expect(await detail.locator("table").first().textContent()).toContain("mined");
+    await page.getByRole("button", { name: "Close" }).click();
+  });
+
+  it("cancels a stuck transfer after asking, shows the answer, and sees it end cancelled", async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: join(ARTIFACTS, "console-in-flight-1280.png"), fullPage: true });
+    await page.getByRole("button", { name: `Cancel ${stuck}` }).click();
+    const dialog = page.locator("dialog#confirm");
+    await dialog.waitFor({ state: "visible" });
+    expect(await dialog.textContent()).toContain("Cancel transfer");
+    await dialog.getByRole("button", { name: "Yes" }).click();
+    await expect.poll(() => page.locator("#outcome").textContent()).toMatch(/cancel: 202, state pending/);
+    await mine();
+    const row = page.locator(`#recent tr[data-hash="${stuck}"]`);
+    await expect.poll(() => row.textContent(), { timeout: 15_000 }).toContain("cancelled");
+    expect(await page.locator("#in-flight").textContent()).toContain("Nothing in flight.");
+    await page.screenshot({ path: join(ARTIFACTS, "console-1280.png"), fullPage: true });
+  });
+
+  it("fits a 390 px wide phone without sideways scrolling", async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await expect.poll(() => page.locator("#recent tbody tr").count()).toBe(4);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await page.screenshot({ path: join(ARTIFACTS, "console-390.png"), fullPage: true });
+  });
+
+  it("shows a read key the transfers without the wallet or any button that changes something", async () => {
+    const reader = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await reader.goto(`${base}/console`);
+    await reader.getByLabel("API key").fill(READ_KEY);
+    await reader.keyboard.press("Enter");
+    await expect.poll(() => reader.locator("#recent tbody tr").count()).toBe(4);
+    expect(await reader.locator("#wallet").textContent()).toContain("admin keys only");
+    expect(await reader.getByRole("button", { name: /^(Cancel|Re-price|Retry) / }).count()).toBe(0);
+    await reader.close();
+  });
+});
