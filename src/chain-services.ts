@@ -4,9 +4,11 @@
  * chain head tracker and the cached transaction lookup. Each part builds itself through a factory in its
  * own folder; this file only orders them.
  */
+import { dirname, join } from "node:path";
 import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "./config.js";
 import { parseWebhookUrls } from "./domain/webhook-settings.js";
+import { startJournalRetention } from "./journal/journal-retention.js";
 import { type JournalOwner, openSqliteJournal } from "./journal/sqlite-transfer-journal.js";
 import { type JournalEntry, type TransferJournal, refuseUnfollowedLanes } from "./journal/transfer-journal.js";
 import { GasTopUps, gasTopUpSettingsOf } from "./lanes/gas-top-ups.js";
@@ -53,7 +55,7 @@ export interface ChainServices {
 export type ChainServicesConfig = LaneConfig &
   Pick<
     Config,
-    "journalPath" | "journalSynchronous" | "headMaxAgeMs" | "transactionCacheSize" | "webhookUrl" | "webhookSecret" | "webhookRetryInitialMs" | "gasTopUpFrom" | "gasTopUpBelow" | "gasTopUpTo"
+    "journalPath" | "journalSynchronous" | "journalRetentionDays" | "journalArchiveDir" | "headMaxAgeMs" | "transactionCacheSize" | "webhookUrl" | "webhookSecret" | "webhookRetryInitialMs" | "gasTopUpFrom" | "gasTopUpBelow" | "gasTopUpTo"
   >;
 
 /** Opens the journal of this wallet; `notify`: webhooks report on the transfers made from now on. */
@@ -77,6 +79,7 @@ export async function startChainServices(
   );
   const lanes: RunningLane[] = [];
   let topUps: GasTopUps | undefined;
+  let retention: { stop(): Promise<void> } | undefined;
   try {
     refuseUnfollowedLanes(journal, chain.laneSigners.map((signer) => signer.address));
     const gasTopUpSettings = gasTopUpSettingsOf(config, chain.laneSigners.map((signer) => signer.address));
@@ -100,6 +103,7 @@ export async function startChainServices(
     }
     dispatcher?.start();
     topUps?.wake();
+    retention = config.journalRetentionDays > 0 ? startRetention(config, journal, log) : undefined;
 
     const head = new ChainHeadTracker(() => readLatestBlock(chain.provider), config.headMaxAgeMs);
     const lookup = new TransactionLookup(chain.provider, head, config.transactionCacheSize);
@@ -120,6 +124,7 @@ export async function startChainServices(
       webhooks: dispatcher && { dispatcher },
       topUps,
       async close() {
+        await retention?.stop();
         await topUps?.stop();
         await Promise.all(lanes.map((lane) => lane.stopBackground()));
         await dispatcher?.stop();
@@ -129,9 +134,19 @@ export async function startChainServices(
       },
     };
   } catch (error) {
+    await retention?.stop();
     await topUps?.stop();
     await Promise.all(lanes.map((lane) => lane.stopBackground()));
     journal.close();
     throw error;
   }
+}
+
+/** Retention of the journal (JOURNAL_RETENTION_DAYS): a pass now and every hour, each told in the log. */
+function startRetention(config: ChainServicesConfig, journal: TransferJournal, log: FastifyBaseLogger): { stop(): Promise<void> } {
+  const archiveDir = config.journalArchiveDir ?? join(dirname(config.journalPath), "archive");
+  return startJournalRetention(journal, { days: config.journalRetentionDays, archiveDir }, {
+    archived: ({ archived, file }) => log.info({ archived, file, retentionDays: config.journalRetentionDays }, "moved settled transfers older than the retention to the archive"),
+    failed: (error) => log.error({ err: error }, "journal retention failed; nothing was deleted that is not archived, and the next pass tries again"),
+  });
 }

@@ -37,6 +37,13 @@ export const ConfigSchema = Type.Object({
   devBlockTime: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600, description: "local dev chain only: seconds between blocks (unset: a block per transaction)" })),
   journalPath: Type.String({ minLength: 1, default: "./data/transfers.sqlite", description: "SQLite journal of every transfer" }),
   journalSynchronous: Type.Union([Type.Literal("FULL"), Type.Literal("NORMAL")], { default: "FULL" }),
+  journalRetentionDays: Type.Integer({
+    minimum: 0,
+    maximum: 36_500,
+    default: 0,
+    description: "settled, final transfers older than this many days move from the journal to the archive files; 0 keeps them forever",
+  }),
+  journalArchiveDir: Type.Optional(Type.String({ minLength: 1, description: "where retention writes its archive files; default: archive/ next to JOURNAL_PATH" })),
   databaseUrl: Type.Optional(Type.String({ pattern: "^postgres(ql)?://", description: "PostgreSQL journal shared by several replicas; JOURNAL_PATH is then unused" })),
   replicaId: Type.Optional(Type.String({ pattern: "^[A-Za-z0-9._-]{1,64}$", description: "this replica's name in /wallet, /metrics and the logs; default: host name and process id" })),
   replicaUrl: Type.Optional(Type.String({ pattern: "^https?://", description: "how the other replicas reach this one; default: http://<host name>:<port>" })),
@@ -111,6 +118,8 @@ export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
   devBlockTime: "DEV_BLOCK_TIME",
   journalPath: "JOURNAL_PATH",
   journalSynchronous: "JOURNAL_SYNCHRONOUS",
+  journalRetentionDays: "JOURNAL_RETENTION_DAYS",
+  journalArchiveDir: "JOURNAL_ARCHIVE_DIR",
   databaseUrl: "DATABASE_URL",
   replicaId: "REPLICA_ID",
   replicaUrl: "REPLICA_URL",
@@ -147,6 +156,7 @@ export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
 
 const INTEGER_FIELDS: (keyof Config)[] = [
   "chainId",
+  "journalRetentionDays",
   "devBlockTime",
   "stuckAfterBlocks",
   "maxInFlightPerLane",
@@ -207,6 +217,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   checkWebhookSettings(raw, problems);
   checkGasTopUpSettings(raw, problems);
+  checkRetention(raw, problems);
   if (typeof raw.gasLimitMultiplier === "string" && Number(raw.gasLimitMultiplier) < 1) {
     problems.push("GAS_LIMIT_MULTIPLIER: must be at least 1 (below the estimate a transfer runs out of gas)");
   }
@@ -314,6 +325,21 @@ function checkWebhookSettings(raw: Record<string, unknown>, problems: string[]):
   check("WEBHOOK_URL", raw.webhookUrl, parseWebhookUrls);
   check("WEBHOOK_SECRET", raw.webhookSecret, parseWebhookSecrets);
   if (raw.webhookUrl && !raw.webhookSecret) problems.push("WEBHOOK_SECRET: required when WEBHOOK_URL is set (whsec_ + base64 of random bytes)");
+}
+
+/**
+ * Retention keeps a transfer at least as long as its Idempotency-Key (a repeat must find its first answer)
+ * and a day (the per-key daily cap counts the last 24 h). It is built for the SQLite journal only.
+ */
+function checkRetention(raw: Record<string, unknown>, problems: string[]): void {
+  if (typeof raw.journalRetentionDays !== "string" || !/^[0-9]+$/.test(raw.journalRetentionDays)) return;
+  const days = Number(raw.journalRetentionDays);
+  if (days === 0) return;
+  const keyTtlHours = typeof raw.idempotencyKeyTtlHours === "string" ? Number(raw.idempotencyKeyTtlHours) : 24;
+  if (days * 24 < keyTtlHours) {
+    problems.push(`JOURNAL_RETENTION_DAYS: ${days} days is shorter than IDEMPOTENCY_KEY_TTL_HOURS (${keyTtlHours} h): a repeat of a key must still find its transfer`);
+  }
+  if (raw.databaseUrl) problems.push("JOURNAL_RETENTION_DAYS: not built for the PostgreSQL journal (DATABASE_URL) yet; use 0 there");
 }
 
 /** Gas top-up is all three variables or none, and tops a lane up to more than the level that triggers it. */

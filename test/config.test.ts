@@ -14,6 +14,7 @@ const DEFAULTS = {
   demoSetup: false,
   journalPath: "./data/transfers.sqlite",
   journalSynchronous: "FULL",
+  journalRetentionDays: 0,
   idempotencyKeyTtlHours: 24,
   chainRefreshIntervalMs: 1000,
   rebroadcastAfterMs: 15_000,
@@ -230,6 +231,28 @@ describe("a wallet pool", () => {
     expect(problems({ ...topUp, GAS_TOPUP_TO: "0.05" })).toContain("GAS_TOPUP_TO: must be more than GAS_TOPUP_BELOW");
     expect(problems({ ...topUp, GAS_TOPUP_BELOW: "5 ETH" })).toContain("GAS_TOPUP_BELOW: must be a plain decimal number of ether, such as 0.05");
     expect(problems({ ...topUp, GAS_TOPUP_FROM: "hot-1" })).toContain("GAS_TOPUP_FROM: must be the address (0x and 40 hex digits) of one of the pool's wallets");
+  });
+});
+
+describe("JOURNAL_RETENTION_DAYS", () => {
+  const base = { RPC_URL: "http://127.0.0.1:8545", TOKEN_ADDRESS: TOKEN, API_KEYS: API_KEY, PRIVATE_KEY: KEY };
+  const problems = (env: Record<string, string>) => {
+    try {
+      loadConfig({ ...base, ...env });
+      return "";
+    } catch (error) {
+      return (error as ConfigError).message;
+    }
+  };
+
+  it("keeps everything by default, and keeps a transfer at least as long as its Idempotency-Key", () => {
+    expect(loadConfig(base).journalRetentionDays).toBe(0);
+    expect(loadConfig({ ...base, JOURNAL_RETENTION_DAYS: "90", JOURNAL_ARCHIVE_DIR: "/var/archive" })).toMatchObject({ journalRetentionDays: 90, journalArchiveDir: "/var/archive" });
+    expect(problems({ JOURNAL_RETENTION_DAYS: "1", IDEMPOTENCY_KEY_TTL_HOURS: "48" })).toContain(
+      "JOURNAL_RETENTION_DAYS: 1 days is shorter than IDEMPOTENCY_KEY_TTL_HOURS (48 h): a repeat of a key must still find its transfer",
+    );
+    expect(problems({ JOURNAL_RETENTION_DAYS: "30", DATABASE_URL: "postgres://u:p@db/transfers" })).toContain("JOURNAL_RETENTION_DAYS: not built for the PostgreSQL journal");
+    expect(problems({ JOURNAL_RETENTION_DAYS: "1.5" })).toContain("JOURNAL_RETENTION_DAYS: must be a whole number");
   });
 });
 

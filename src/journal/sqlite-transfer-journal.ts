@@ -8,6 +8,7 @@ import { type JournalRows, type JournalReplica, SqliteChangeLog, seedTables } fr
 import { keepForever } from "./sqlite-keep-alive.js";
 import {
   type DeliveryState,
+  type ArchivedTransfer,
   type HistoryFilter,
   type JournalAttempt,
   type JournalEntry,
@@ -60,6 +61,8 @@ const SCHEMA = `
   );
   CREATE INDEX IF NOT EXISTS transfers_hash ON transfers (hash);
   CREATE INDEX IF NOT EXISTS transfers_key_age ON transfers (created_at) WHERE idempotency_key IS NOT NULL;
+  -- History by time (GET /transfers?since=), and retention's oldest-first walk.
+  CREATE INDEX IF NOT EXISTS transfers_created ON transfers (created_at);
   CREATE TABLE IF NOT EXISTS attempts (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     transfer_id INTEGER NOT NULL REFERENCES transfers (id),
@@ -315,6 +318,23 @@ function prepareStatements(db: Database.Database) {
       "SELECT hash FROM attempts WHERE transfer_id IN (SELECT transfer_id FROM attempts GROUP BY transfer_id HAVING COUNT(*) > 1)",
     ),
     expireKeys: db.prepare("UPDATE transfers SET idempotency_key = NULL WHERE idempotency_key IS NOT NULL AND created_at < ?"),
+    // What retention may move out: made before the cutoff, its key expired, its outcome final (or refused:
+    // never sent), every event of it reported and no delivery of it still pending. The oldest first.
+    archivable: db.prepare(
+      `SELECT * FROM transfers t WHERE t.created_at < @before AND t.idempotency_key IS NULL
+         AND (t.state IN ('refused', 'rejected') OR (t.state IN ('nonce-used', 'replaced', 'cancelled') AND t.final_block IS NOT NULL
+           AND (t.notify = 0 OR t.reported = 'transfer.finalized')))
+         AND NOT EXISTS (SELECT 1 FROM webhook_events e JOIN webhook_deliveries d ON d.event_seq = e.seq WHERE e.transfer_id = t.id AND d.state = 'pending')
+       ORDER BY t.created_at, t.id LIMIT @limit`,
+    ),
+    eventsOfEach: db.prepare("SELECT * FROM webhook_events WHERE transfer_id IN (SELECT value FROM json_each(?)) ORDER BY seq"),
+    deliveriesOfEach: db.prepare(
+      "SELECT d.* FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq WHERE e.transfer_id IN (SELECT value FROM json_each(?)) ORDER BY d.id",
+    ),
+    forgetDeliveries: db.prepare("DELETE FROM webhook_deliveries WHERE event_seq IN (SELECT seq FROM webhook_events WHERE transfer_id IN (SELECT value FROM json_each(?)))"),
+    forgetEvents: db.prepare("DELETE FROM webhook_events WHERE transfer_id IN (SELECT value FROM json_each(?))"),
+    forgetAttempts: db.prepare("DELETE FROM attempts WHERE transfer_id IN (SELECT value FROM json_each(?))"),
+    forgetTransfers: db.prepare("DELETE FROM transfers WHERE id IN (SELECT value FROM json_each(?))"),
     releaseRefusedKey: db.prepare(
       "UPDATE transfers SET idempotency_key = NULL, updated_at = @now WHERE id = @id AND state IN ('refused', 'rejected') AND idempotency_key IS NOT NULL",
     ),
@@ -724,6 +744,44 @@ class SqliteTransferJournal implements TransferJournal {
 
   releaseRefusedKey(entryId: number): boolean {
     return this.#store.write(() => this.#store.statements.releaseRefusedKey.run({ id: entryId, now: steadyWallClockNow() })).changes === 1;
+  }
+
+  archivable(before: number, limit: number): ArchivedTransfer[] {
+    const { statements } = this.#store;
+    const transfers = statements.archivable.all({ before, limit }) as (EntryRow & { id: number })[];
+    const ids = JSON.stringify(transfers.map((row) => row.id));
+    const group = (rows: Record<string, unknown>[], key: string) => {
+      const byTransfer = new Map<number, Record<string, unknown>[]>();
+      for (const row of rows) byTransfer.set(row[key] as number, [...(byTransfer.get(row[key] as number) ?? []), row]);
+      return byTransfer;
+    };
+    const attempts = group(statements.attemptsOfEach.all(ids) as Record<string, unknown>[], "transfer_id");
+    const events = statements.eventsOfEach.all(ids) as Record<string, unknown>[];
+    const eventsByTransfer = group(events, "transfer_id");
+    const transferOfEvent = new Map(events.map((event) => [event.seq as number, event.transfer_id as number]));
+    const deliveries = statements.deliveriesOfEach.all(ids) as Record<string, unknown>[];
+    const deliveriesByTransfer = group(
+      deliveries.map((delivery) => ({ ...delivery, transfer_id: transferOfEvent.get(delivery.event_seq as number) })),
+      "transfer_id",
+    );
+    return transfers.map((transfer) => ({
+      transfer: { ...transfer },
+      attempts: attempts.get(transfer.id) ?? [],
+      webhookEvents: eventsByTransfer.get(transfer.id) ?? [],
+      webhookDeliveries: (deliveriesByTransfer.get(transfer.id) ?? []).map(({ transfer_id: _transfer, ...delivery }) => delivery),
+    }));
+  }
+
+  forgetArchived(entryIds: readonly number[]): void {
+    const { statements } = this.#store;
+    const ids = JSON.stringify(entryIds);
+    for (const row of statements.attemptsOfEach.all(ids) as AttemptRow[]) this.#store.severalAttemptHashes.delete(row.hash);
+    this.#store.write(() => {
+      statements.forgetDeliveries.run(ids);
+      statements.forgetEvents.run(ids);
+      statements.forgetAttempts.run(ids);
+      return statements.forgetTransfers.run(ids);
+    });
   }
 
   expireKeys(maxAgeMs: number, now = steadyWallClockNow()): number {

@@ -100,6 +100,14 @@ export interface HistoryFilter {
   lane?: string;
 }
 
+/** A transfer as the archive keeps it: its rows as the journal stored them. */
+export interface ArchivedTransfer {
+  transfer: Record<string, unknown>;
+  attempts: Record<string, unknown>[];
+  webhookEvents: Record<string, unknown>[];
+  webhookDeliveries: Record<string, unknown>[];
+}
+
 /** The events webhooks report about a transfer. */
 export type TransferEventType = "transfer.confirmed" | "transfer.failed" | "transfer.replaced" | "transfer.cancelled" | "transfer.reorged" | "transfer.finalized";
 
@@ -307,6 +315,14 @@ export interface TransferJournal {
    * Returns whether it was one.
    */
   releaseRefusedKey(entryId: number): boolean;
+  /**
+   * Transfers retention may move out of the journal (JOURNAL_RETENTION_DAYS): made before `before` (ms),
+   * their Idempotency-Key expired, their outcome final or refused, every event reported and delivered or
+   * given up; the oldest first, at most `limit`, with all their rows as stored.
+   */
+  archivable(before: number, limit: number): ArchivedTransfer[];
+  /** Deletes archived transfers and everything of theirs (attempts, webhook events and deliveries). */
+  forgetArchived(entryIds: readonly number[]): void;
   /** Forgets keys older than `maxAgeMs` (the entries stay). Returns how many were forgotten. */
   expireKeys(maxAgeMs: number, now?: number): number;
   close(): void;

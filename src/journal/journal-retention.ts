@@ -1,0 +1,85 @@
+/**
+ * Retention (JOURNAL_RETENTION_DAYS): transfers whose story is over, older than the retention, leave the
+ * journal, so its size, the startup read and every query stay bounded however long the service runs.
+ * Each is first appended to an archive file (JSON Lines, one transfer with all its rows per line) and the
+ * file synced to disk; only then is it deleted. A crash between the two leaves it in both places, and the
+ * next pass archives it again: an archive may hold a transfer twice (its `transfer.id` tells), never
+ * lose one.
+ */
+import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { steadyWallClockNow } from "../clock.js";
+import type { TransferJournal } from "./transfer-journal.js";
+
+const DAY_MS = 86_400_000;
+/** Transfers archived per step: one file append, one fsync and one commit each. */
+const BATCH = 1_000;
+/** A pass runs at startup and then this often. */
+const PASS_INTERVAL_MS = 3_600_000;
+
+export interface RetentionSettings {
+  /** JOURNAL_RETENTION_DAYS (at least one day, and at least the Idempotency-Key TTL: checked by the config). */
+  days: number;
+  /** JOURNAL_ARCHIVE_DIR. */
+  archiveDir: string;
+}
+
+/** What one pass did. */
+export interface ArchivePass {
+  archived: number;
+  /** The file the pass appended to; undefined when nothing was old enough. */
+  file: string | undefined;
+}
+
+/** One pass: every transfer retention may move out, oldest first, into today's archive file, then out of the journal. */
+export async function archiveOldTransfers(journal: TransferJournal, settings: RetentionSettings, now = steadyWallClockNow()): Promise<ArchivePass> {
+  const before = now - settings.days * DAY_MS;
+  const file = join(settings.archiveDir, `transfers-${new Date(now).toISOString().slice(0, 10)}.jsonl`);
+  let archived = 0;
+  for (;;) {
+    const batch = journal.archivable(before, BATCH);
+    if (batch.length === 0) break;
+    appendDurably(file, batch.map((transfer) => `${JSON.stringify(transfer)}\n`).join(""));
+    journal.forgetArchived(batch.map((transfer) => transfer.transfer.id as number));
+    await journal.flushed();
+    archived += batch.length;
+    // Other work runs between batches: a first pass over a long history does not hold the service up.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return { archived, file: archived > 0 ? file : undefined };
+}
+
+/** Runs a pass now and every hour; `report` hears of each pass that archived something, and of failures. */
+export function startJournalRetention(
+  journal: TransferJournal,
+  settings: RetentionSettings,
+  report: { archived: (pass: ArchivePass) => void; failed: (error: unknown) => void },
+): { stop(): Promise<void> } {
+  let running: Promise<void> | undefined;
+  const pass = () => {
+    if (running || journal.failure) return;
+    running = archiveOldTransfers(journal, settings)
+      .then((done) => (done.archived > 0 ? report.archived(done) : undefined), report.failed)
+      .finally(() => (running = undefined));
+  };
+  pass();
+  const timer = setInterval(pass, PASS_INTERVAL_MS);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
+
+function appendDurably(path: string, text: string): void {
+  mkdirSync(join(path, ".."), { recursive: true, mode: 0o700 });
+  const descriptor = openSync(path, "a", 0o600);
+  try {
+    writeSync(descriptor, text);
+    fsyncSync(descriptor);
+  } finally {
+    closeSync(descriptor);
+  }
+}
