@@ -152,16 +152,18 @@ describe("loadConfig", () => {
   });
 });
 
+/** What loadConfig says is wrong with `env`, or "" when nothing is. */
+function problemsOf(env: Record<string, string>): string {
+  try {
+    loadConfig(env);
+    return "";
+  } catch (error) {
+    return (error as ConfigError).message;
+  }
+}
+
 describe("the signer", () => {
   const base = { RPC_URL: "http://127.0.0.1:8545", TOKEN_ADDRESS: TOKEN, API_KEYS: API_KEY };
-  const problemsOf = (env: Record<string, string>) => {
-    try {
-      loadConfig(env);
-      return "";
-    } catch (error) {
-      return (error as ConfigError).message;
-    }
-  };
 
   it("is exactly one of the four, each with all its variables", () => {
     expect(signerSettingsOf(loadConfig({ ...base, PRIVATE_KEY: KEY }))).toEqual([{ kind: "private-key", privateKey: KEY }]);
@@ -197,14 +199,7 @@ describe("a wallet pool", () => {
   });
 
   it("refuses a key listed twice, an empty entry, and passwords that do not match the keystores, without echoing a key", () => {
-    const problems = (env: Record<string, string>) => {
-      try {
-        loadConfig({ ...base, ...env });
-        return "";
-      } catch (error) {
-        return (error as ConfigError).message;
-      }
-    };
+    const problems = (env: Record<string, string>) => problemsOf({ ...base, ...env });
     const twice = problems({ PRIVATE_KEY: `${KEY},${KEY.toUpperCase().replace("0X", "0x")}` });
     expect(twice).toContain("PRIVATE_KEY: the same key is listed twice; each lane of a pool needs a key of its own");
     expect(twice).not.toContain("1111");
@@ -219,14 +214,7 @@ describe("a wallet pool", () => {
   it("takes gas top-up as all three variables or none, in ether, topping up to more than the level that triggers it", () => {
     const topUp = { PRIVATE_KEY: KEY, GAS_TOPUP_FROM: `0x${"ab".repeat(20)}`, GAS_TOPUP_BELOW: "0.05", GAS_TOPUP_TO: "0.2" };
     expect(loadConfig({ ...base, ...topUp })).toMatchObject({ gasTopUpFrom: topUp.GAS_TOPUP_FROM, gasTopUpBelow: "0.05", gasTopUpTo: "0.2" });
-    const problems = (env: Record<string, string>) => {
-      try {
-        loadConfig({ ...base, ...env });
-        return "";
-      } catch (error) {
-        return (error as ConfigError).message;
-      }
-    };
+    const problems = (env: Record<string, string>) => problemsOf({ ...base, ...env });
     expect(problems({ PRIVATE_KEY: KEY, GAS_TOPUP_FROM: topUp.GAS_TOPUP_FROM })).toContain("GAS_TOPUP_BELOW: required with GAS_TOPUP_FROM (gas top-up takes all three)");
     expect(problems({ ...topUp, GAS_TOPUP_TO: "0.05" })).toContain("GAS_TOPUP_TO: must be more than GAS_TOPUP_BELOW");
     expect(problems({ ...topUp, GAS_TOPUP_BELOW: "5 ETH" })).toContain("GAS_TOPUP_BELOW: must be a plain decimal number of ether, such as 0.05");
@@ -236,14 +224,7 @@ describe("a wallet pool", () => {
 
 describe("JOURNAL_RETENTION_DAYS", () => {
   const base = { RPC_URL: "http://127.0.0.1:8545", TOKEN_ADDRESS: TOKEN, API_KEYS: API_KEY, PRIVATE_KEY: KEY };
-  const problems = (env: Record<string, string>) => {
-    try {
-      loadConfig({ ...base, ...env });
-      return "";
-    } catch (error) {
-      return (error as ConfigError).message;
-    }
-  };
+  const problems = (env: Record<string, string>) => problemsOf({ ...base, ...env });
 
   it("keeps everything by default, and keeps a transfer at least as long as its Idempotency-Key", () => {
     expect(loadConfig(base).journalRetentionDays).toBe(0);

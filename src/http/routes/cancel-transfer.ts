@@ -5,8 +5,9 @@
  */
 import { seesTransferOf } from "../auth.js";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyRequest } from "fastify";
 import { type ErrorCode, ServiceError } from "../../errors.js";
-import type { TransferJournal } from "../../journal/transfer-journal.js";
+import type { JournalEntry, TransferJournal } from "../../journal/transfer-journal.js";
 import type { TransactionStatusReader } from "../../lookup/transaction-status.js";
 import { type CancelRefusal, CancelRefusedError, type TransferReplacer } from "../../sending/transfer-replacer.js";
 import { TransactionStatusParamsSchema, TransactionStatusSchema, errorReplies } from "../schemas.js";
@@ -26,6 +27,14 @@ const CODE_OF_REFUSAL = {
 } as const satisfies Record<CancelRefusal, ErrorCode>;
 
 export const cancelTransferRoute: FastifyPluginAsyncTypebox<CancelTransferRouteOptions> = async (app, { journal, replacerOf, statuses }) => {
+  // The transfer that has `hash` among its attempts, if the caller's key sent it (or is an admin's).
+  const ownTransfer = (request: FastifyRequest, hash: string): JournalEntry => {
+    const entry = journal.findByHash(hash);
+    if (!entry) throw new ServiceError("TRANSACTION_NOT_FOUND", `transaction ${hash} is not a transfer of this service`);
+    if (!seesTransferOf(request, entry.apiKeyId)) throw new ServiceError("CANCEL_NOT_ALLOWED", `transfer ${hash} was sent with another API key`);
+    return entry;
+  };
+
   app.post(
     "/transactions/:hash/cancel",
     {
@@ -45,9 +54,7 @@ export const cancelTransferRoute: FastifyPluginAsyncTypebox<CancelTransferRouteO
     },
     async (request, reply) => {
       const hash = request.params.hash.toLowerCase();
-      const entry = journal.findByHash(hash);
-      if (!entry) throw new ServiceError("TRANSACTION_NOT_FOUND", `transaction ${hash} is not a transfer of this service`);
-      if (!seesTransferOf(request, entry.apiKeyId)) throw new ServiceError("CANCEL_NOT_ALLOWED", `transfer ${hash} was sent with another API key`);
+      const entry = ownTransfer(request, hash);
       // A wallet taken out of the pool: its transfers are settled, or they would have held the start up.
       const replacer = replacerOf(entry.lane);
       await replaceOrRefuse(() => replacer?.cancel(hash), CODE_OF_REFUSAL);
@@ -79,9 +86,7 @@ export const cancelTransferRoute: FastifyPluginAsyncTypebox<CancelTransferRouteO
     },
     async (request, reply) => {
       const hash = request.params.hash.toLowerCase();
-      const entry = journal.findByHash(hash);
-      if (!entry) throw new ServiceError("TRANSACTION_NOT_FOUND", `transaction ${hash} is not a transfer of this service`);
-      if (!seesTransferOf(request, entry.apiKeyId)) throw new ServiceError("CANCEL_NOT_ALLOWED", `transfer ${hash} was sent with another API key`);
+      const entry = ownTransfer(request, hash);
       const replacer = replacerOf(entry.lane);
       if (!replacer) throw new ServiceError("TRANSFER_NOT_PENDING", `transfer ${hash} was sent by ${entry.lane}, a wallet no longer configured; it is settled`);
       await replaceOrRefuse(() => replacer.reprice(hash), { ...CODE_OF_REFUSAL, "at-fee-cap": "REPRICE_AT_FEE_CAP" });
