@@ -12,7 +12,7 @@ export const ERROR_CODES = {
   AMOUNT_ABOVE_LIMIT: { statusCode: 403, description: "the amount is above MAX_TRANSFER_AMOUNT" },
   DAILY_CAP_EXCEEDED: { statusCode: 403, description: "the API key would exceed TRANSFER_CAP_PER_DAY within 24 h" },
   RECIPIENT_NOT_ALLOWED: { statusCode: 403, description: "the recipient is not in ALLOWED_RECIPIENTS" },
-  CANCEL_NOT_ALLOWED: { statusCode: 403, description: "only the API key that sent a transfer (or an admin key) may cancel it" },
+  CANCEL_NOT_ALLOWED: { statusCode: 403, description: "only the API key that sent a transfer (or an admin key) may cancel or re-price it" },
   FORBIDDEN_FOR_ROLE: { statusCode: 403, description: "the API key's role may not call this route (transfer, read or admin; see docs/api.md)" },
   DELIVERY_NOT_FOUND: { statusCode: 404, description: "no pending or failed webhook delivery has this id" },
   WEBHOOKS_NOT_CONFIGURED: { statusCode: 404, description: "WEBHOOK_URL is not set: there are no deliveries" },
