@@ -83,7 +83,7 @@ try {
 
   const row = (label: string, rows: number, figures: { startMs: number; fileMb: number; liveMb: number }) =>
     `| ${label} | ${rows.toLocaleString("en")} | ${figures.fileMb.toFixed(0)} MB (${figures.liveMb.toFixed(0)} MB live) | ${figures.startMs.toFixed(0)} ms |`;
-  console.log(`\nretention pass (${RETENTION_DAYS} days): ${pass.archived.toLocaleString("en")} archived in ${passSeconds.toFixed(1)} s, archive file ${(statSync(pass.file as string).size / 2 ** 20).toFixed(0)} MB\n`);
+  console.log(`\nretention pass (${RETENTION_DAYS} days): ${pass.archived.toLocaleString("en")} archived in ${passSeconds.toFixed(1)} s, archive file ${(statSync(pass.into as string).size / 2 ** 20).toFixed(0)} MB\n`);
   console.log("| Journal | Transfers in it | File | Startup read |");
   console.log("|---|---|---|---|");
   console.log(row("a year, no retention", TRANSFERS, before));

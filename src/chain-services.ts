@@ -146,7 +146,7 @@ export async function startChainServices(
 function startRetention(config: ChainServicesConfig, journal: TransferJournal, log: FastifyBaseLogger): { stop(): Promise<void> } {
   const archiveDir = config.journalArchiveDir ?? join(dirname(config.journalPath), "archive");
   return startJournalRetention(journal, { days: config.journalRetentionDays, archiveDir }, {
-    archived: ({ archived, file }) => log.info({ archived, file, retentionDays: config.journalRetentionDays }, "moved settled transfers older than the retention to the archive"),
+    archived: ({ archived, into }) => log.info({ archived, into, retentionDays: config.journalRetentionDays }, "moved settled transfers older than the retention to the archive"),
     failed: (error) => log.error({ err: error }, "journal retention failed; nothing was deleted that is not archived, and the next pass tries again"),
   });
 }

@@ -329,7 +329,7 @@ function checkWebhookSettings(raw: Record<string, unknown>, problems: string[]):
 
 /**
  * Retention keeps a transfer at least as long as its Idempotency-Key (a repeat must find its first answer)
- * and a day (the per-key daily cap counts the last 24 h). It is built for the SQLite journal only.
+ * and a day (the per-key daily cap counts the last 24 h).
  */
 function checkRetention(raw: Record<string, unknown>, problems: string[]): void {
   if (typeof raw.journalRetentionDays !== "string" || !/^[0-9]+$/.test(raw.journalRetentionDays)) return;
@@ -339,7 +339,6 @@ function checkRetention(raw: Record<string, unknown>, problems: string[]): void 
   if (days * 24 < keyTtlHours) {
     problems.push(`JOURNAL_RETENTION_DAYS: ${days} days is shorter than IDEMPOTENCY_KEY_TTL_HOURS (${keyTtlHours} h): a repeat of a key must still find its transfer`);
   }
-  if (raw.databaseUrl) problems.push("JOURNAL_RETENTION_DAYS: not built for the PostgreSQL journal (DATABASE_URL) yet; use 0 there");
 }
 
 /** Gas top-up is all three variables or none, and tops a lane up to more than the level that triggers it. */

@@ -1,10 +1,11 @@
 /**
  * Retention (JOURNAL_RETENTION_DAYS): transfers whose story is over, older than the retention, leave the
- * journal, so its size, the startup read and every query stay bounded however long the service runs.
- * Each is first appended to an archive file (JSON Lines, one transfer with all its rows per line) and the
- * file synced to disk; only then is it deleted. A crash between the two leaves it in both places, and the
- * next pass archives it again: an archive may hold a transfer twice (its `transfer.id` tells), never
- * lose one.
+ * journal, so its size, the startup read, a new leader's takeover read and every query stay bounded however
+ * long the service runs. Each is first archived with all its rows: appended to a JSON Lines file and the
+ * file synced (a journal of its own), or inserted into the shared database's transfers_archive table
+ * (several replicas); only then is it deleted. A crash between the two leaves it in both places, and the
+ * next pass archives it again: a file may hold a transfer twice (its `transfer.id` tells; the table keeps
+ * one), never lose one.
  */
 import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
@@ -20,33 +21,38 @@ const PASS_INTERVAL_MS = 3_600_000;
 export interface RetentionSettings {
   /** JOURNAL_RETENTION_DAYS (at least one day, and at least the Idempotency-Key TTL: checked by the config). */
   days: number;
-  /** JOURNAL_ARCHIVE_DIR. */
+  /** JOURNAL_ARCHIVE_DIR (unused when the journal lives in a shared database). */
   archiveDir: string;
 }
 
 /** What one pass did. */
 export interface ArchivePass {
   archived: number;
-  /** The file the pass appended to; undefined when nothing was old enough. */
-  file: string | undefined;
+  /** Where the pass archived to (a file, or the database's table); undefined when nothing was old enough. */
+  into: string | undefined;
 }
 
-/** One pass: every transfer retention may move out, oldest first, into today's archive file, then out of the journal. */
+/**
+ * One pass: every transfer retention may move out, oldest first, into the archive (the shared database's,
+ * or today's file), then out of the journal.
+ */
 export async function archiveOldTransfers(journal: TransferJournal, settings: RetentionSettings, now = steadyWallClockNow()): Promise<ArchivePass> {
   const before = now - settings.days * DAY_MS;
   const file = join(settings.archiveDir, `transfers-${new Date(now).toISOString().slice(0, 10)}.jsonl`);
+  const { databaseArchive } = journal;
   let archived = 0;
   for (;;) {
     const batch = journal.archivable(before, BATCH);
     if (batch.length === 0) break;
-    appendDurably(file, batch.map((transfer) => `${JSON.stringify(transfer)}\n`).join(""));
+    if (databaseArchive) await databaseArchive(batch);
+    else appendDurably(file, batch.map((transfer) => `${JSON.stringify(transfer)}\n`).join(""));
     journal.forgetArchived(batch.map((transfer) => transfer.transfer.id as number));
     await journal.flushed();
     archived += batch.length;
     // Other work runs between batches: a first pass over a long history does not hold the service up.
     await new Promise((resolve) => setImmediate(resolve));
   }
-  return { archived, file: archived > 0 ? file : undefined };
+  return { archived, into: archived === 0 ? undefined : databaseArchive ? "the database's transfers_archive table" : file };
 }
 
 /** Runs a pass now and every hour; `report` hears of each pass that archived something, and of failures. */

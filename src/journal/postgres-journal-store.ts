@@ -8,7 +8,7 @@ import { type AttemptRow, type EntryRow, toAttempt, toEntry } from "./journal-ro
 import { POSTGRES_MIGRATIONS } from "./postgres-migrations.js";
 import { type ChangedRow, JOURNAL_TABLES, type JournalReplica, type JournalRow, type JournalRows, type JournalTable } from "./sqlite-change-log.js";
 import { type JournalOwner, openSqliteJournal } from "./sqlite-transfer-journal.js";
-import { type JournalEntry, JournalOwnerMismatchError, type TransferJournal } from "./transfer-journal.js";
+import { type ArchivedTransfer, type JournalEntry, JournalOwnerMismatchError, type TransferJournal } from "./transfer-journal.js";
 
 /** Serializes schema changes of replicas that start together (pg_advisory_xact_lock key). */
 const MIGRATION_LOCK_KEY = 7_310_001;
@@ -96,6 +96,14 @@ export class PostgresJournalStore implements JournalReplica {
     } finally {
       await client.end().catch(() => undefined);
     }
+  }
+
+  async archive(records: readonly ArchivedTransfer[]): Promise<void> {
+    const now = Date.now();
+    await this.session.query(
+      "INSERT INTO transfers_archive (id, archived_at, record) SELECT id, $2, record FROM unnest($1::bigint[], $3::jsonb[]) AS archived (id, record) ON CONFLICT (id) DO NOTHING",
+      [records.map((record) => record.transfer.id), now, records.map((record) => JSON.stringify(record))],
+    );
   }
 
   async readAll(): Promise<JournalRows> {

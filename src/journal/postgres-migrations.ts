@@ -91,4 +91,16 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; sql: string }[] = 
       UPDATE transfers SET lane = (SELECT wallet_address FROM journal_owner WHERE id = 1);
     `,
   },
+  {
+    // Retention: transfers settled for good leave the journal's tables for this one, with all their rows
+    // (JSON, as the file archive holds them), so that a new leader's takeover read stays bounded.
+    version: 4,
+    sql: `
+      CREATE TABLE transfers_archive (
+        id BIGINT PRIMARY KEY,
+        archived_at BIGINT NOT NULL,
+        record JSONB NOT NULL
+      );
+    `,
+  },
 ];

@@ -7,6 +7,7 @@
  */
 import type Database from "better-sqlite3";
 import { keepForever } from "./sqlite-keep-alive.js";
+import type { ArchivedTransfer } from "./transfer-journal.js";
 
 /** The tables a journal keeps, with their primary keys. journal_owner is checked by each store itself. */
 export const JOURNAL_TABLES = { transfers: "id", attempts: "id", webhook_events: "seq", webhook_deliveries: "id" } as const;
@@ -33,6 +34,8 @@ export interface JournalReplica {
    * more; undefined when that cannot be told.
    */
   holds(hash: string): Promise<boolean | undefined>;
+  /** Keeps archived transfers in the shared database (before the journal deletes them); a repeat changes nothing. */
+  archive(records: readonly ArchivedTransfer[]): Promise<void>;
 }
 
 const TABLE_NAMES = Object.keys(JOURNAL_TABLES) as JournalTable[];

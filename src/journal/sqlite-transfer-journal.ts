@@ -163,7 +163,7 @@ export function openSqliteJournal(path: string, owner: JournalOwner, options: Sq
   db.exec(SCHEMA);
   migrate(db);
   if (seed) seedTables(db, seed);
-  const store = new SqliteJournalStore(db, notify, replica && new SqliteChangeLog(db, replica));
+  const store = new SqliteJournalStore(db, notify, replica && new SqliteChangeLog(db, replica), replica);
   try {
     store.checkOwner(owner);
     db.exec(LANES_OF_EARLIER_VERSIONS);
@@ -363,7 +363,13 @@ class SqliteJournalStore {
   // History reads, by their SQL: one per combination of filters asked for.
   readonly #historyStatements = new Map<string, Database.Statement>();
 
-  constructor(db: Database.Database, notify: boolean, changeLog: SqliteChangeLog | undefined) {
+  constructor(
+    db: Database.Database,
+    notify: boolean,
+    changeLog: SqliteChangeLog | undefined,
+    /** The shared database this journal is the working copy of, if any: retention archives there. */
+    readonly replica?: JournalReplica,
+  ) {
     this.db = db;
     this.notify = notify ? 1 : 0;
     this.#changeLog = changeLog;
@@ -770,6 +776,11 @@ class SqliteTransferJournal implements TransferJournal {
       webhookEvents: eventsByTransfer.get(transfer.id) ?? [],
       webhookDeliveries: (deliveriesByTransfer.get(transfer.id) ?? []).map(({ transfer_id: _transfer, ...delivery }) => delivery),
     }));
+  }
+
+  get databaseArchive(): ((records: readonly ArchivedTransfer[]) => Promise<void>) | undefined {
+    const { replica } = this.#store;
+    return replica && ((records) => replica.archive(records));
   }
 
   forgetArchived(entryIds: readonly number[]): void {

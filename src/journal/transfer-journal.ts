@@ -321,6 +321,11 @@ export interface TransferJournal {
    * given up; the oldest first, at most `limit`, with all their rows as stored.
    */
   archivable(before: number, limit: number): ArchivedTransfer[];
+  /**
+   * Where retention archives when the journal is the working copy of a shared database (its
+   * transfers_archive table); undefined for a journal of its own, whose archive is a file.
+   */
+  readonly databaseArchive: ((records: readonly ArchivedTransfer[]) => Promise<void>) | undefined;
   /** Deletes archived transfers and everything of theirs (attempts, webhook events and deliveries). */
   forgetArchived(entryIds: readonly number[]): void;
   /** Forgets keys older than `maxAgeMs` (the entries stay). Returns how many were forgotten. */
