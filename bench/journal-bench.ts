@@ -5,14 +5,19 @@
  * over the last year, each with one attempt holding a signed transaction of a real transfer's length. Then:
  * the file's size, and what a start reads (opening the journal: its migrations and in-memory indexes, the
  * unsettled transfers, the per-key caps' last 24 h, the first history page), before and after a retention
- * pass of RETENTION_DAYS (default 90), and for a journal that kept only that window all along.
+ * pass of RETENTION_DAYS (default 90), and for a journal that kept only that window all along. Then the
+ * same history in PostgreSQL (an embedded server; SKIP_POSTGRES=true skips it): a new leader's takeover
+ * read before and after the retention pass.
  */
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import pg from "pg";
 import { archiveOldTransfers } from "../src/journal/journal-retention.js";
+import { migrateDatabase, openPostgresJournal, postgresOptions } from "../src/journal/postgres-journal-store.js";
 import { openSqliteJournal } from "../src/journal/sqlite-transfer-journal.js";
+import { startTestPostgres } from "../test/helpers/postgres.js";
 
 const TRANSFERS = Number(process.env.TRANSFERS ?? 1_000_000);
 const RETENTION_DAYS = Number(process.env.RETENTION_DAYS ?? 90);
@@ -89,6 +94,60 @@ try {
   console.log(row("a year, no retention", TRANSFERS, before));
   console.log(row(`after a ${RETENTION_DAYS}-day retention pass`, TRANSFERS - pass.archived, after));
   console.log(row(`${RETENTION_DAYS}-day retention all along`, kept, steady));
+  if (process.env.SKIP_POSTGRES !== "true") await postgresTakeover(now);
 } finally {
   rmSync(dir, { recursive: true, force: true });
+}
+
+/** A new leader's takeover read of the same year in PostgreSQL, before and after a retention pass. */
+async function postgresTakeover(now: number): Promise<void> {
+  const postgres = await startTestPostgres();
+  const sessions: pg.Client[] = [];
+  const session = async () => {
+    const client = new pg.Client(postgresOptions(postgres.url));
+    sessions.push(client);
+    await client.connect();
+    return client;
+  };
+  try {
+    const filler = await session();
+    await migrateDatabase(filler);
+    // Filled by the server itself: the same rows as the SQLite journal's.
+    const spread = `${now - 365 * DAY_MS} + (g::bigint * ${365 * DAY_MS} / ${TRANSFERS})`;
+    await filler.query(
+      `INSERT INTO transfers (id, recipient, units, state, nonce, hash, raw_transaction, notify, lane, settled_block, final_block, created_at, updated_at)
+       SELECT g, '0x' || lpad(to_hex(g % 5000), 40, '0'), '1000000000000000000', 'nonce-used', g - 1, '0x' || lpad(to_hex(g - 1), 64, '0'), $1, 0, $2, g, g, ${spread}, ${spread}
+       FROM generate_series(1, ${TRANSFERS}) g`,
+      [RAW, OWNER.walletAddress],
+    );
+    await filler.query(
+      `INSERT INTO attempts (id, transfer_id, hash, raw_transaction, kind, signed_at_block, created_at)
+       SELECT g, g, '0x' || lpad(to_hex(g - 1), 64, '0'), $1, 'transfer', g, ${spread} FROM generate_series(1, ${TRANSFERS}) g`,
+      [RAW],
+    );
+    const takeover = async () => {
+      const started = performance.now();
+      const journal = await openPostgresJournal(await session(), OWNER);
+      return { journal, seconds: (performance.now() - started) / 1000 };
+    };
+    const size = async () => Number((await filler.query<{ bytes: string }>("SELECT pg_database_size(current_database()) AS bytes")).rows[0].bytes) / 2 ** 20;
+    const before = await takeover();
+    const sizeBefore = await size();
+    let started = performance.now();
+    const pass = await archiveOldTransfers(before.journal, { days: RETENTION_DAYS, archiveDir: "" }, now);
+    const passSeconds = (performance.now() - started) / 1000;
+    await filler.query("VACUUM ANALYZE transfers, attempts");
+    started = performance.now();
+    const after = await takeover();
+    console.log(`\nPostgreSQL: retention pass archived ${pass.archived.toLocaleString("en")} into transfers_archive in ${passSeconds.toFixed(0)} s\n`);
+    console.log("| PostgreSQL journal | Transfers in it | Database | New leader's takeover read |");
+    console.log("|---|---|---|---|");
+    console.log(`| a year, no retention | ${TRANSFERS.toLocaleString("en")} | ${sizeBefore.toFixed(0)} MB | ${before.seconds.toFixed(1)} s |`);
+    console.log(`| after a ${RETENTION_DAYS}-day retention pass | ${(TRANSFERS - pass.archived).toLocaleString("en")} | ${(await size()).toFixed(0)} MB (archive table included) | ${after.seconds.toFixed(1)} s |`);
+    before.journal.close();
+    after.journal.close();
+  } finally {
+    await Promise.all(sessions.map((client) => client.end().catch(() => undefined)));
+    await postgres.stop();
+  }
 }
