@@ -4,7 +4,8 @@
  * A SQLite journal is filled with TRANSFERS (default 1,000,000) transfers settled for good, spread evenly
  * over the last year, each with one attempt holding a signed transaction of a real transfer's length. Then:
  * the file's size, and what a start reads (opening the journal: its migrations and in-memory indexes, the
- * unsettled transfers, the per-key caps' last 24 h, the first history page), before and after a retention
+ * unsettled transfers, the per-key caps' last 24 h, the first history page) and the whole history as CSV
+ * (time, and the most memory it took), before and after a retention
  * pass of RETENTION_DAYS (default 90), and for a journal that kept only that window all along. Then the
  * same history in PostgreSQL (an embedded server; SKIP_POSTGRES=true skips it): a new leader's takeover
  * read before and after the retention pass.
@@ -13,18 +14,30 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import { Wallet } from "ethers";
 import pg from "pg";
 import { archiveOldTransfers } from "../src/journal/journal-retention.js";
 import { migrateDatabase, openPostgresJournal, postgresOptions } from "../src/journal/postgres-journal-store.js";
 import { openSqliteJournal } from "../src/journal/sqlite-transfer-journal.js";
+import { encodeTransfer } from "../src/node/erc20.js";
+import { historyCsv } from "../src/lookup/transfer-history.js";
 import { startTestPostgres } from "../test/helpers/postgres.js";
 
 const TRANSFERS = Number(process.env.TRANSFERS ?? 1_000_000);
 const RETENTION_DAYS = Number(process.env.RETENTION_DAYS ?? 90);
 const DAY_MS = 86_400_000;
 const OWNER = { chainId: 31337n, walletAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", tokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3" };
-/** As long as a signed EIP-1559 ERC-20 transfer (hex). */
-const RAW = `0x02f8b1${"ab".repeat(176)}`;
+/** A signed EIP-1559 ERC-20 transfer: every row's attempt holds one (the history decodes its fees). */
+const RAW = await Wallet.createRandom().signTransaction({
+  type: 2,
+  chainId: 31337n,
+  nonce: 0,
+  to: OWNER.tokenAddress,
+  data: encodeTransfer(OWNER.walletAddress, 10n ** 18n),
+  gasLimit: 60_000n,
+  maxFeePerGas: 3_000_000_000n,
+  maxPriorityFeePerGas: 1_000_000_000n,
+});
 
 /** A journal with `count` settled, final transfers made evenly over the `days` days before `now`. */
 function fill(path: string, count: number, days: number, now: number): void {
@@ -73,6 +86,7 @@ try {
   fill(full, TRANSFERS, 365, now);
   console.log(`filled ${TRANSFERS.toLocaleString("en")} transfers over 365 days in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   const before = measure(full, now);
+  await measureCsvExport(full);
 
   const journal = openSqliteJournal(full, OWNER);
   started = performance.now();
@@ -97,6 +111,27 @@ try {
   if (process.env.SKIP_POSTGRES !== "true") await postgresTakeover(now);
 } finally {
   rmSync(dir, { recursive: true, force: true });
+}
+
+/** The whole history as CSV (what GET /transfers streams with Accept: text/csv): time, size, and the most memory it took. */
+async function measureCsvExport(path: string): Promise<void> {
+  const journal = openSqliteJournal(path, OWNER);
+  const token = { address: OWNER.tokenAddress, decimals: 18 };
+  const baseline = process.memoryUsage().rss;
+  let peak = baseline;
+  let bytes = 0;
+  let rows = -1;
+  const started = performance.now();
+  for await (const chunk of historyCsv(journal, {}, undefined, undefined, token)) {
+    bytes += Buffer.byteLength(chunk);
+    rows += chunk.split("\r\n").length - 1;
+    peak = Math.max(peak, process.memoryUsage().rss);
+  }
+  journal.close();
+  console.log(
+    `CSV export of the whole journal: ${rows.toLocaleString("en")} rows, ${(bytes / 2 ** 20).toFixed(0)} MB in ${((performance.now() - started) / 1000).toFixed(1)} s; ` +
+      `resident memory at most ${((peak - baseline) / 2 ** 20).toFixed(0)} MB above where it started`,
+  );
 }
 
 /** A new leader's takeover read of the same year in PostgreSQL, before and after a retention pass. */
