@@ -260,7 +260,7 @@ class Console {
       this.#search = query;
       await this.#showRecent();
     } catch (error) {
-      this.#showTransfers([], error instanceof Error ? error.message : String(error));
+      byId("outcome").textContent = `Not found: ${error instanceof Error ? error.message : String(error)}`;
     }
   }
 
