@@ -142,6 +142,11 @@ describe("GET /transfers", () => {
     const seen = async (key: string, query = "") => ((await list(query, key)).json() as { transfers: Item[] }).transfers.map((item) => item.apiKeyId);
     expect(new Set(await seen(CLIENT_B))).toEqual(new Set([keyId(CLIENT_B)]));
     expect(await seen(CLIENT_B, `?apiKeyId=${keyId(CLIENT_A)}`)).toEqual([]);
+    // The CSV export says the same: a header, and not one row of another key's.
+    const csv = await list(`?apiKeyId=${keyId(CLIENT_A)}`, CLIENT_B, "text/csv");
+    expect(csv.body.trimEnd().split("\r\n")).toHaveLength(1);
+    const own = (await list("", CLIENT_B, "text/csv")).body.trimEnd().split("\r\n").slice(1);
+    expect(own.map((line) => line.split(",")[13])).toEqual([keyId(CLIENT_B), keyId(CLIENT_B), keyId(CLIENT_B)]);
     expect(await seen(READER)).toHaveLength(8);
   });
 });

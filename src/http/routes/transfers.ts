@@ -119,9 +119,9 @@ export const transfersRoute: FastifyPluginAsyncTypebox<TransfersRouteOptions> = 
         apiKeyId: query.apiKeyId,
         lane: query.lane && getAddress(query.lane),
       };
-      // A transfer key's history is its own: asking for another key's finds nothing.
+      // A transfer key's history is its own: asking for another key's finds nothing (no state matches).
       if (request.apiKeyRole === "transfer") {
-        if (filter.apiKeyId !== undefined && filter.apiKeyId !== request.apiKeyId) return { transfers: [], nextCursor: null };
+        if (filter.apiKeyId !== undefined && filter.apiKeyId !== request.apiKeyId) filter.states = [];
         filter.apiKeyId = request.apiKeyId;
       }
       const { idempotencyKey } = query;
