@@ -18,7 +18,8 @@ describe("a journal whose disk fills up", () => {
   let journal: TransferJournal;
 
   beforeEach(() => {
-    ({ mountPoint, unmount } = mountTinyFilesystem(256));
+    // Room for the schema and a first commit, and little more.
+    ({ mountPoint, unmount } = mountTinyFilesystem(512));
     journal = openSqliteJournal(join(mountPoint, "transfers.sqlite"), OWNER);
   });
   afterEach(() => {
