@@ -463,13 +463,8 @@ class SqliteJournalStore {
 
   /** The attempts of each of these entries, in one read. */
   attemptsOfEach(entryIds: readonly number[]): Map<number, JournalAttempt[]> {
-    const byEntry = new Map<number, JournalAttempt[]>();
-    for (const row of this.statements.attemptsOfEach.all(JSON.stringify(entryIds)) as AttemptRow[]) {
-      const attempts = byEntry.get(row.transfer_id) ?? [];
-      attempts.push(toAttempt(row));
-      byEntry.set(row.transfer_id, attempts);
-    }
-    return byEntry;
+    const rows = this.statements.attemptsOfEach.all(JSON.stringify(entryIds)) as AttemptRow[];
+    return groupBy(rows, (row) => row.transfer_id, toAttempt);
   }
 
   /** Entries matching `filter` below `beforeId`, newest first (see TransferJournal.history). */
@@ -756,25 +751,18 @@ class SqliteTransferJournal implements TransferJournal {
     const { statements } = this.#store;
     const transfers = statements.archivable.all({ before, limit }) as (EntryRow & { id: number })[];
     const ids = JSON.stringify(transfers.map((row) => row.id));
-    const group = (rows: Record<string, unknown>[], key: string) => {
-      const byTransfer = new Map<number, Record<string, unknown>[]>();
-      for (const row of rows) byTransfer.set(row[key] as number, [...(byTransfer.get(row[key] as number) ?? []), row]);
-      return byTransfer;
-    };
-    const attempts = group(statements.attemptsOfEach.all(ids) as Record<string, unknown>[], "transfer_id");
-    const events = statements.eventsOfEach.all(ids) as Record<string, unknown>[];
-    const eventsByTransfer = group(events, "transfer_id");
+    type Row = Record<string, unknown>;
+    const ofTransfer = (row: Row) => row.transfer_id as number;
+    const attempts = groupBy(statements.attemptsOfEach.all(ids) as Row[], ofTransfer, (row) => row);
+    const events = statements.eventsOfEach.all(ids) as Row[];
+    const eventsByTransfer = groupBy(events, ofTransfer, (row) => row);
     const transferOfEvent = new Map(events.map((event) => [event.seq as number, event.transfer_id as number]));
-    const deliveries = statements.deliveriesOfEach.all(ids) as Record<string, unknown>[];
-    const deliveriesByTransfer = group(
-      deliveries.map((delivery) => ({ ...delivery, transfer_id: transferOfEvent.get(delivery.event_seq as number) })),
-      "transfer_id",
-    );
+    const deliveries = groupBy(statements.deliveriesOfEach.all(ids) as Row[], (row) => transferOfEvent.get(row.event_seq as number) as number, (row) => row);
     return transfers.map((transfer) => ({
       transfer: { ...transfer },
       attempts: attempts.get(transfer.id) ?? [],
       webhookEvents: eventsByTransfer.get(transfer.id) ?? [],
-      webhookDeliveries: (deliveriesByTransfer.get(transfer.id) ?? []).map(({ transfer_id: _transfer, ...delivery }) => delivery),
+      webhookDeliveries: deliveries.get(transfer.id) ?? [],
     }));
   }
 
@@ -802,4 +790,16 @@ class SqliteTransferJournal implements TransferJournal {
   close(): void {
     if (this.#ownsStore) this.#store.close();
   }
+}
+
+/** Rows read for several entries at once, by entry (each shaped by `shape`), in the order read. */
+function groupBy<Row, Shaped>(rows: readonly Row[], entryOf: (row: Row) => number, shape: (row: Row) => Shaped): Map<number, Shaped[]> {
+  const byEntry = new Map<number, Shaped[]>();
+  for (const row of rows) {
+    const entryId = entryOf(row);
+    const group = byEntry.get(entryId);
+    if (group) group.push(shape(row));
+    else byEntry.set(entryId, [shape(row)]);
+  }
+  return byEntry;
 }

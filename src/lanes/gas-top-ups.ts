@@ -60,6 +60,8 @@ export class GasTopUps {
   // Lane -> when (monotonic ms) a top-up refused or not affordable may be tried again.
   readonly #retryAt = new Map<string, number>();
   readonly #sentTo = new Map<string, number>();
+  // Whether a round has read the funding lane's journal yet (after a restart, a top-up may be unmined there).
+  #journalRead = false;
 
   constructor(
     private readonly settings: GasTopUpSettings,
@@ -102,6 +104,11 @@ export class GasTopUps {
   }
 
   async #round(): Promise<void> {
+    // Rounds follow every lane's block: once the journal was read at startup, with no lane low and no
+    // top-up to follow, a round reads nothing at all.
+    const quiet = this.#owed.size === 0 && this.#minedBy.size === 0 && this.#others.every((lane) => lane.ledger.snapshot.ethBalance >= this.settings.below);
+    if (quiet && this.#journalRead) return;
+    this.#journalRead = true;
     const owed = this.#unminedTopUps();
     for (const lane of this.#owed.keys()) if (!owed.has(lane)) this.#minedBy.set(lane, this.#funder.ledger.snapshot.blockNumber);
     this.#owed = owed;
@@ -113,6 +120,8 @@ export class GasTopUps {
         await lane.ensureBalances(0);
         continue;
       }
+      // Its balance counts the last top-up now: the balance alone decides from here.
+      this.#minedBy.delete(lane.address);
       const balance = lane.ledger.snapshot.ethBalance;
       if (balance < this.settings.below) await this.#topUp(lane, this.settings.to - balance);
     }

@@ -130,27 +130,6 @@ describe("re-pricing stuck transfers on anvil", () => {
     expect([late.statusCode, late.json().code]).toEqual([409, "TRANSFER_ALREADY_MINED"]);
   });
 
-  it("re-prices a stuck gas top-up as the same call: the same lane, the same value, paid once", async () => {
-    const lane = freshAddress();
-    const sent = await service.services.lanes[0].transfers.sendGasTopUp(lane, parseUnits("1", "ether"));
-    const spike = 3n * (sent.transaction.maxFeePerGas ?? 0n);
-    const fromBlock = (await chain.provider.getBlockNumber()) + 1;
-    for (let blocks = 0; (await chain.provider.getBalance(lane)) === 0n && blocks < 10; blocks++) await mineAt(chain, spike);
-    expect(await chain.provider.getBalance(lane)).toBe(parseUnits("1", "ether"));
-    const mined = [...(await minedAtNonce(chain, fromBlock)).values()];
-    expect(mined).toHaveLength(1);
-    expect(mined[0]).not.toBe(sent.hash);
-    const replacement = Transaction.from(await chain.provider.send("eth_getRawTransactionByHash", [mined[0]]));
-    expect([replacement.nonce, replacement.to, replacement.value, replacement.data]).toEqual([sent.transaction.nonce, lane, parseUnits("1", "ether"), "0x"]);
-    const document = (await status(service, sent.hash)).json();
-    expect(document.attempts.map((attempt: { kind: string; fate: string }) => [attempt.kind, attempt.fate])).toEqual([
-      ["top-up", "replaced"],
-      ["top-up", "mined"],
-    ]);
-    await mineAt(chain, GWEI);
-    expect(await chain.provider.getBalance(lane)).toBe(parseUnits("1", "ether"));
-  });
-
   it("re-prices 20 stuck transfers lowest nonce first: all mined, nonces contiguous, each paid once, one broadcast per replacement", async () => {
     const recipients = Array.from({ length: 20 }, () => freshAddress());
     const answers = [];
@@ -580,6 +559,23 @@ describe.each(NODE_KINDS)("the money path of a stuck transfer on %s", (kind) => 
     expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("2", 18));
   });
 
+  it("a stuck gas top-up is re-priced as the same call: the same lane, the same value, paid once", async () => {
+    const lane = freshAddress();
+    const sent = await service.services.lanes[0].transfers.sendGasTopUp(lane, parseUnits("1", "ether"));
+    const spike = 3n * (sent.transaction.maxFeePerGas ?? 0n);
+    for (let block = 0; block < 10 && (await chain.provider.getBalance(lane)) === 0n; block++) await mineAt(chain, spike);
+    expect(await chain.provider.getBalance(lane)).toBe(parseUnits("1", "ether"));
+    const document = (await status(service, sent.hash)).json();
+    expect(document.attempts.map((attempt: { kind: string; fate: string }) => [attempt.kind, attempt.fate])).toEqual([
+      ["top-up", "replaced"],
+      ["top-up", "mined"],
+    ]);
+    const replacement = await chain.provider.getTransaction(document.carriedBy);
+    expect([replacement?.nonce, replacement?.to, replacement?.value, replacement?.data]).toEqual([sent.transaction.nonce, lane, parseUnits("1", "ether"), "0x"]);
+    await mineAt(chain, GWEI);
+    expect(await chain.provider.getBalance(lane)).toBe(parseUnits("1", "ether"));
+  });
+
   it("a cancel before mining wins: cancelled, the recipient unpaid", async () => {
     const recipient = freshAddress();
     const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "2" });
@@ -720,6 +716,27 @@ describe.each(NODE_KINDS)("a transfer a node took, whose nonce another sender's 
     expect(document.attempts.map((attempt: { fate: string }) => attempt.fate)).toEqual(["replaced", "mined"]);
     await mineAt(chain, GWEI);
     expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("6", 18));
+  });
+
+  it("a gas top-up whose nonce another sender used is signed again as the same call: the lane gets its ETH once", async () => {
+    const lane = freshAddress();
+    const sent = await service.services.lanes[0].transfers.sendGasTopUp(lane, parseUnits("2", "ether"));
+    const price = 10n * (sent.transaction.maxFeePerGas ?? 0n);
+    const outside = await chain.hotWallet.sendTransaction({ to: chain.demo.walletAddress, value: 0n, nonce: sent.transaction.nonce, maxFeePerGas: price, maxPriorityFeePerGas: price });
+    await mineAt(chain, GWEI);
+    expect((await chain.provider.getTransactionReceipt(outside.hash))?.status).toBe(1);
+    for (let block = 0; block < 20 && (await chain.provider.getBalance(lane)) === 0n; block++) {
+      await mineAt(chain, GWEI);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+    expect(await chain.provider.getBalance(lane)).toBe(parseUnits("2", "ether"));
+    const document = (await status(service, sent.hash)).json();
+    expect(document.attempts.map((attempt: { kind: string; fate: string }) => [attempt.kind, attempt.fate])).toEqual([
+      ["top-up", "replaced"],
+      ["top-up", "mined"],
+    ]);
+    await mineAt(chain, GWEI);
+    expect(await chain.provider.getBalance(lane)).toBe(parseUnits("2", "ether"));
   });
 });
 

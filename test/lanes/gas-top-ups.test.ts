@@ -23,7 +23,7 @@ function laneAt(address: string, block: number, ether: bigint, unsettled: Journa
   const lane = {
     address,
     ledger,
-    journal: { unsettled: () => unsettled },
+    journal: { unsettled: vi.fn(() => unsettled) },
     transfers: {
       sendGasTopUp: vi.fn(async (to: string, wei: bigint) => {
         sent.push({ lane: to, wei });
@@ -71,6 +71,10 @@ describe("gas top-ups", () => {
     await round(topUps);
     expect(funder.sent).toHaveLength(1);
     expect(topUps.sentTo(LOW)).toBe(1);
+    // Nothing low, nothing to follow: a round (one per lane per block) reads nothing at all.
+    const reads = funder.lane.journal.unsettled.mock.calls.length;
+    await round(topUps);
+    expect(funder.lane.journal.unsettled.mock.calls.length).toBe(reads);
     await topUps.stop();
   });
 
