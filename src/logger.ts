@@ -1,6 +1,7 @@
 /** The process logger: pino JSON, with secrets kept out of every line. */
 import { createRequire } from "node:module";
-import { type DestinationStream, type Logger, destination, pino, stdSerializers, transport } from "pino";
+import { type DestinationStream, type Logger, pino, stdSerializers, transport } from "pino";
+import sonicBoom from "sonic-boom";
 
 /** What the logger must never print, besides the Authorization header. */
 export interface LoggerSecrets {
@@ -38,20 +39,57 @@ export function createLogger(level: string, secrets: LoggerSecrets, target?: Des
   );
 }
 
-/** Lines are written out once this many bytes are buffered, and at the latest after LOG_FLUSH_INTERVAL_MS. */
-const LOG_BUFFER_BYTES = 4096;
+/** Lines are handed to the file once this many characters are gathered, and at the latest after LOG_FLUSH_INTERVAL_MS. */
+const LOG_BUFFER_CHARS = 4096;
 const LOG_FLUSH_INTERVAL_MS = 200;
 
-/** The buffered destination the service logs to outside a terminal: a file descriptor (1 is stdout) or a path. */
-export function bufferedLogDestination(target: number | string): DestinationStream {
-  const stream = destination({ dest: target, sync: false, minLength: LOG_BUFFER_BYTES, mkdir: typeof target === "string" });
-  // A quiet service's lines must not wait in the buffer.
-  setInterval(() => stream.flush(), LOG_FLUSH_INTERVAL_MS).unref();
-  // The last lines before an exit (process.exit, a fatal error) are written synchronously.
-  process.once("exit", () => stream.flushSync());
-  return stream;
+/** A destination whose gathered lines can be written out now: in the background, or before the process exits. */
+export interface BufferedLogDestination extends DestinationStream {
+  /** Writes out what is gathered; `done` is called once every line so far is written (pino's logger.flush). */
+  flush(done?: (error?: Error) => void): void;
+  /** For an exit: writes what is not yet being written, synchronously (a write already under way may still land after it). */
+  flushSync(): void;
 }
 
+/**
+ * The buffered destination the service logs to outside a terminal: a file descriptor (1 is stdout) or a path.
+ * Lines are gathered in an array and handed to sonic-boom (which writes asynchronously and retries a busy
+ * pipe) a batch at a time: handed one by one, sonic-boom measured the bytes of its whole pending buffer on
+ * every line, which cost more than forming the line (2.0 against 0.6 µs a line, scratch benchmark).
+ */
+export function bufferedLogDestination(target: number | string): BufferedLogDestination {
+  // minLength 1, not 0: with 0, sonic-boom's flush(done) calls done at once instead of after the writes under
+  // way. A batch is always longer than one byte, so every batch is written as soon as it is handed over.
+  const file = new sonicBoom.SonicBoom({ dest: target, sync: false, minLength: 1, mkdir: typeof target === "string" });
+  let lines: string[] = [];
+  let gathered = 0;
+  const handOver = () => {
+    if (lines.length === 0) return;
+    file.write(lines.length === 1 ? lines[0] : lines.join(""));
+    lines = [];
+    gathered = 0;
+  };
+  const destination: BufferedLogDestination = {
+    write(line: string) {
+      lines.push(line);
+      gathered += line.length;
+      if (gathered >= LOG_BUFFER_CHARS) handOver();
+    },
+    flush(done) {
+      handOver();
+      file.flush(done);
+    },
+    // The last lines before an exit (process.exit, a fatal error) are written synchronously.
+    flushSync() {
+      handOver();
+      file.flushSync();
+    },
+  };
+  // A quiet service's lines must not wait.
+  setInterval(handOver, LOG_FLUSH_INTERVAL_MS).unref();
+  process.once("exit", () => destination.flushSync());
+  return destination;
+}
 
 // A developer at a terminal reads pretty lines (pino-pretty, a dev dependency); everyone else gets JSON.
 function prettyInTerminal(): DestinationStream | undefined {

@@ -54,7 +54,7 @@ async function main(): Promise<void> {
     closeGracefullyOnSignals(async () => {
       await service.close();
       await stopDevNode();
-    }, app.log);
+    }, logger);
     await app.listen({ port: config.port, host: config.host });
     app.log.info(
       {
@@ -141,7 +141,16 @@ function printDemoBanner(demo: DemoRun, address: AddressInfo | string | null): v
   );
 }
 
-function closeGracefullyOnSignals(close: () => Promise<void>, log: { info(msg: string): void; error(obj: unknown, msg: string): void }): void {
+/** How long an exit waits for log lines under way to be written (they are buffered and written asynchronously). */
+const LOG_DRAIN_AT_EXIT_MS = 2_000;
+
+interface ExitLog {
+  info(msg: string): void;
+  error(obj: unknown, msg: string): void;
+  flush(done: () => void): void;
+}
+
+function closeGracefullyOnSignals(close: () => Promise<void>, log: ExitLog): void {
   let closing = false;
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     process.on(signal, () => {
@@ -149,14 +158,20 @@ function closeGracefullyOnSignals(close: () => Promise<void>, log: { info(msg: s
       closing = true;
       log.info(`${signal} received: finishing requests in flight, then exiting`);
       close().then(
-        () => process.exit(0),
+        () => exitOnceLogged(log, 0),
         (error) => {
           log.error({ err: error }, "error while closing");
-          process.exit(1);
+          exitOnceLogged(log, 1);
         },
       );
     });
   }
+}
+
+// The exit's own synchronous write cannot wait for a write already under way; this does, for a while.
+function exitOnceLogged(log: ExitLog, code: number): void {
+  setTimeout(() => process.exit(code), LOG_DRAIN_AT_EXIT_MS);
+  log.flush(() => process.exit(code));
 }
 
 main().catch((error: unknown) => {

@@ -1,7 +1,10 @@
 /** The logger's scrubbing of secrets that reach it inside errors. */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { createLogger } from "../src/logger.js";
+import { bufferedLogDestination, createLogger } from "../src/logger.js";
 
 describe("the logger", () => {
   it("blanks DATABASE_URL and its password wherever an error carries them", async () => {
@@ -28,6 +31,37 @@ describe("the logger", () => {
     expect(lines).toHaveLength(2);
     expect(text).not.toContain("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
     expect(text).not.toContain("c2Vjb25kLXNlY3JldC1rZXktbWF0ZXJpYWw=");
+  });
+});
+
+describe("the buffered log destination", () => {
+  it("writes every line, in order: a quiet service's within the flush interval, a burst by logger.flush's callback, the last ones synchronously", async () => {
+    const directory = mkdtempSync(join(tmpdir(), "log-destination-"));
+    try {
+      const path = join(directory, "service.log");
+      const destination = bufferedLogDestination(path);
+      const logger = createLogger("info", {}, destination);
+      const written = () => readFileSync(path, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line).msg as string);
+      logger.info("quiet 1");
+      logger.info("quiet 2");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(written()).toEqual([]);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect(written()).toEqual(["quiet 1", "quiet 2"]);
+
+      // A burst of many batches; logger.flush's callback comes once all of it is written.
+      const burst = Array.from({ length: 500 }, (_, index) => `burst ${index}`);
+      for (const message of burst) logger.info(message);
+      await new Promise<void>((resolve, reject) => logger.flush((error) => (error ? reject(error) : resolve())));
+      expect(written()).toEqual(["quiet 1", "quiet 2", ...burst]);
+
+      // As at an exit: nothing under way, the gathered lines are written before flushSync returns.
+      logger.info("last words");
+      destination.flushSync();
+      expect(written()).toEqual(["quiet 1", "quiet 2", ...burst, "last words"]);
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
   });
 });
 

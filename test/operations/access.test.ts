@@ -188,7 +188,15 @@ describe("429 per key", () => {
 
   it("answers 429 RATE_LIMITED with Retry-After past the limit, for that key only", async () => {
     const lookUp = (key: string) => postJson(service.app, "/getTransaction", { Tx: `0x${"11".repeat(32)}` }, bearer(key));
-    for (let request = 0; request < 3; request++) expect((await lookUp(PLAIN_KEY)).statusCode).toBe(200);
+    for (let request = 0; request < 3; request++) {
+      const answer = await lookUp(PLAIN_KEY);
+      expect(answer.statusCode).toBe(200);
+      // Each counted answer says where the key stands.
+      expect(answer.headers["x-ratelimit-limit"]).toBe("3");
+      expect(answer.headers["x-ratelimit-remaining"]).toBe(String(2 - request));
+      expect(Number(answer.headers["x-ratelimit-reset"])).toBeGreaterThan(0);
+      expect(Number(answer.headers["x-ratelimit-reset"])).toBeLessThanOrEqual(60);
+    }
     const limited = await lookUp(PLAIN_KEY);
     expect(limited.statusCode).toBe(429);
     expect(limited.body).toEqual({ statusCode: 429, code: "RATE_LIMITED", error: "Too Many Requests", message: expect.stringContaining("3 requests") });
@@ -199,5 +207,16 @@ describe("429 per key", () => {
       for (let request = 0; request < 5; request++) expect((await service.app.inject({ method: "GET", url })).statusCode, url).not.toBe(429);
     }
     for (let request = 0; request < 5; request++) expect((await service.app.inject({ method: "GET", url: "/health" })).statusCode).toBe(200);
+  });
+
+  it("limits /ready on its own, per address: 120 a minute, whatever the keys' limit", async () => {
+    const ready = () => service.app.inject({ method: "GET", url: "/ready", remoteAddress: "198.51.100.20" });
+    for (let request = 0; request < 120; request++) expect((await ready()).statusCode).not.toBe(429);
+    const limited = await ready();
+    expect(limited.statusCode).toBe(429);
+    expect(limited.headers["x-ratelimit-limit"]).toBe("120");
+    expect(Number(limited.headers["retry-after"])).toBeGreaterThan(0);
+    // Another address has its own count.
+    expect((await service.app.inject({ method: "GET", url: "/ready", remoteAddress: "198.51.100.21" })).statusCode).not.toBe(429);
   });
 });
