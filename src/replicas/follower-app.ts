@@ -44,9 +44,9 @@ export function buildFollowerApp(config: AppConfig, deps: FollowerAppDependencie
     (request as FastifyRequest & { rawBody?: string }).rawBody = body as string;
     parseJson(request, body as string, done);
   });
-  app.addHook("onSend", (request, reply, payload, done) => {
+  app.addHook("onRequest", (request, reply, done) => {
     reply.header("x-request-id", request.id);
-    done(null, payload);
+    done();
   });
   // As on the leader: the key first, then the rate limit, which counts per key.
   requireApiKeys(app, deps.apiKeys);

@@ -82,3 +82,39 @@ describe("the service over a real socket", () => {
     for (const line of service.logs) expect(line.toLowerCase()).not.toContain(keyDigits);
   });
 });
+
+describe("closing with a request in flight", () => {
+  it("answers it with Connection: close, so that its keep-alive connection does not hold the close up", async () => {
+    const chain = await startTestChain(["--no-mining"]);
+    const service = await startService(chain.target);
+    const connection = new Pool(await listeningUrl(service), { connections: 1 });
+    try {
+      // Waits for a block that does not come (no mining) until its time-out: in flight when the close starts.
+      const answer = connection.request({
+        path: "/transfer?waitConfirmations=1&waitTimeoutMs=1500",
+        method: "POST",
+        headers: { "content-type": "application/json", ...AUTHORIZATION },
+        body: JSON.stringify({ toAddress: freshAddress(), amount: "1" }),
+      });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const closeStarted = Date.now();
+      const closed = service.close();
+      const response = await answer;
+      expect(response.statusCode).toBe(200);
+      expect(response.headers.connection).toBe("close");
+      expect(response.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
+      await response.body.json();
+      await closed;
+      // Well before the keep-alive time-out (72 s), which would otherwise have held it.
+      expect(Date.now() - closeStarted).toBeLessThan(10_000);
+    } finally {
+      await connection.destroy();
+      await chain.stop();
+    }
+  });
+});
+
+async function listeningUrl(service: TestService): Promise<string> {
+  await service.app.listen({ host: "127.0.0.1", port: 0 });
+  return `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`;
+}
