@@ -40,7 +40,7 @@ export function createLogger(level: string, secrets: LoggerSecrets, target?: Des
 }
 
 /** Lines are handed to the file once this many characters are gathered, and at the latest after LOG_FLUSH_INTERVAL_MS. */
-const LOG_BUFFER_CHARS = 4096;
+const LOG_BUFFER_CHARS = 16_384;
 const LOG_FLUSH_INTERVAL_MS = 200;
 
 /** A destination whose gathered lines can be written out now: in the background, or before the process exits. */

@@ -2,6 +2,7 @@
 import type { FastifyInstance, onRequestHookHandler } from "fastify";
 import { ServiceError } from "../errors.js";
 import { isOpenPath } from "./auth.js";
+import { appendOnRequest } from "./route-hooks.js";
 
 /** A route's own limit (`config.rateLimit`), or false for none; routes without one get the service's. */
 export type RouteRateLimit = false | { max: number; timeWindow: number };
@@ -69,8 +70,7 @@ export function registerRateLimit(app: FastifyInstance, config: { rateLimitMax: 
   app.addHook("onRoute", (route) => {
     const own = route.config?.rateLimit;
     const limit = own === undefined ? (isOpenPath(route.url) ? undefined : serviceLimit) : own && limitRequests(new FixedWindowCounter(own.max, own.timeWindow));
-    if (!limit) return;
-    route.onRequest = route.onRequest === undefined ? [limit] : [...[route.onRequest].flat(), limit];
+    if (limit) appendOnRequest(route, limit);
   });
 }
 
