@@ -13,6 +13,7 @@ import type { Config } from "./config.js";
 import type { TransferPolicy } from "./domain/transfer-policy.js";
 import { ANONYMOUS_KEY_ID, requireApiKeys } from "./http/auth.js";
 import { registerRateLimit } from "./http/rate-limit.js";
+import { requestLineWriter } from "./http/request-line.js";
 import { lazyRequestLogger } from "./http/request-logger.js";
 import { ResponsesInFlight } from "./http/responses-in-flight.js";
 import { envelope, handleError } from "./http/error-handler.js";
@@ -87,20 +88,23 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
   // close up: answers go out with Connection: close.
   app.addHook("preClose", async () => inFlight.endConnectionsAfterAnswers());
   // Decided once: the level does not change while the app runs, and the line is the costliest part.
-  const logRequests = deps.logger.isLevelEnabled("info");
+  const logCompleted = requestLineWriter(deps.logger);
   app.addHook("onResponse", (request, reply, done) => {
     inFlight.delete(request.inFlightSlot, reply.raw);
     const route = request.routeOptions.url ?? "unmatched";
     const elapsedMs = reply.elapsedTime;
     metrics.observeHttp(route, request.method, reply.statusCode, elapsedMs / 1000);
-    if (logRequests) {
-      // Through the process logger, with the request id as the child's binding would print it: the
-      // request's own logger is then made only for requests that log more (see lazyRequestLogger).
-      deps.logger.info(
-        { reqId: request.id, method: request.method, url: withQueryValuesRedacted(request.url), route, status: reply.statusCode, ms: Math.round(elapsedMs * 10) / 10, apiKeyId: request.apiKeyId || undefined },
-        "request completed",
-      );
-    }
+    // Written for the request, with its id as the request's own logger would print it: that logger is
+    // then made only for requests that log more (see lazyRequestLogger).
+    logCompleted?.({
+      reqId: request.id,
+      method: request.method,
+      url: withQueryValuesRedacted(request.url),
+      route,
+      status: reply.statusCode,
+      ms: Math.round(elapsedMs * 10) / 10,
+      apiKeyId: request.apiKeyId || undefined,
+    });
     done();
   });
 
