@@ -9,7 +9,9 @@
  * Exits 1 when more than 1 % of any run's answers were not 200.
  *
  *   npm run bench:lookup            (DURATION=5 s per target and round, ROUNDS=5, CONNECTIONS=50;
- *                                    CPU_PROFILE_DIR=dir profiles the service, bench/cpu-profile-top.ts reads it)
+ *                                    CPU_PROFILE_DIR=dir profiles the service, bench/cpu-profile-top.ts reads it;
+ *                                    PERF_DATA=file records the service with Linux perf during the first round,
+ *                                    JavaScript frames named: perf report -i file --children --sort sym)
  */
 import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
 import { promisify } from "node:util";
@@ -64,6 +66,12 @@ async function autocannon(url: string, body: string, headers: Record<string, str
   return { perSecond: report.requests.average, p50: report.latency.p50, p99: report.latency.p99, total: report.requests.total, notOk: report.non2xx + report.errors + report.timeouts };
 }
 
+/** Linux perf samples process `pid` (call graphs, 2 kHz) for most of a round, from a second into it. */
+async function recordWithPerf(pid: number | undefined, file: string): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  await run("perf", ["record", "-F", "2000", "-g", "-p", String(pid), "-o", file, "--", "sleep", String(Math.max(1, DURATION - 2))]);
+}
+
 /** A process whose output goes straight to a file (as a deployment's would), once it printed `ready`. */
 async function startProcess(command: string, args: string[], env: Record<string, string>, ready: RegExp, logFile: string): Promise<ChildProcess> {
   const log = openSync(logFile, "w");
@@ -84,7 +92,12 @@ try {
   const serviceProcess = await startProcess(
     process.execPath,
     // CPU_PROFILE_DIR: the service writes a V8 CPU profile there when it stops (see bench/cpu-profile-top.ts).
-    [...(process.env.CPU_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.CPU_PROFILE_DIR}`] : []), "dist/src/server.js"],
+    // PERF_DATA: V8 tells perf the names of compiled JavaScript functions.
+    [
+      ...(process.env.CPU_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.CPU_PROFILE_DIR}`] : []),
+      ...(process.env.PERF_DATA ? ["--perf-basic-prof-only-functions"] : []),
+      "dist/src/server.js",
+    ],
     { RPC_URL: node.rpcUrl, DEMO_SETUP: "true", API_KEYS: `admin:${API_KEY}`, RATE_LIMIT_MAX: "1000000", RATE_LIMIT_WINDOW_MS: "1000", LOG_LEVEL: "info", HOST: "127.0.0.1", PORT: String(servicePort), NODE_ENV: "production" },
     /"service ready"/,
     join(work, "service.log"),
@@ -117,7 +130,9 @@ try {
   const cpu = (run: LoadResult) => (run.cpuMicrosPerAnswer === undefined ? "" : `  CPU ${run.cpuMicrosPerAnswer.toFixed(1)} µs an answer`);
   const rounds: { service: LoadResult; bare: LoadResult; ratio: number }[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
+    const recording = round === 1 && process.env.PERF_DATA ? recordWithPerf(serviceProcess.pid, process.env.PERF_DATA) : undefined;
     const serviceRun = await measured(serviceProcess.pid, `${serviceUrl}/getTransaction`, lookup, authorization, DURATION);
+    await recording;
     const bareRun = await measured(bareProcess.pid, `${bareUrl}/getTransaction`, lookup, {}, DURATION);
     rounds.push({ service: serviceRun, bare: bareRun, ratio: serviceRun.perSecond / bareRun.perSecond });
     console.log(`  round ${round}: service ${serviceRun.perSecond.toFixed(0)}/s, bare route ${bareRun.perSecond.toFixed(0)}/s, ratio ${(serviceRun.perSecond / bareRun.perSecond).toFixed(2)}${cpu(serviceRun)}`);

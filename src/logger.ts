@@ -87,8 +87,27 @@ export function bufferedLogDestination(target: number | string): BufferedLogDest
   };
   // A quiet service's lines must not wait.
   setInterval(handOver, LOG_FLUSH_INTERVAL_MS).unref();
-  process.once("exit", () => destination.flushSync());
+  flushedAtExit(destination);
   return destination;
+}
+
+const destinationsToFlushAtExit = new Set<BufferedLogDestination>();
+
+// One exit listener for every destination (a process with many, as the benchmarks make, would otherwise
+// be warned of a listener leak).
+function flushedAtExit(destination: BufferedLogDestination): void {
+  if (destinationsToFlushAtExit.size === 0) {
+    process.once("exit", () => {
+      for (const each of destinationsToFlushAtExit) {
+        try {
+          each.flushSync();
+        } catch {
+          // A file not yet open (an exit right at startup) has nothing to take its lines: the others still do.
+        }
+      }
+    });
+  }
+  destinationsToFlushAtExit.add(destination);
 }
 
 // A developer at a terminal reads pretty lines (pino-pretty, a dev dependency); everyone else gets JSON.
