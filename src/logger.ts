@@ -63,26 +63,36 @@ export function bufferedLogDestination(target: number | string): BufferedLogDest
   const file = new sonicBoom.SonicBoom({ dest: target, sync: false, minLength: 1, mkdir: typeof target === "string" });
   let lines: string[] = [];
   let gathered = 0;
+  // As pino's own destination does: a pipe whose reader went away (EPIPE) ends the logging, not the
+  // process. Any other write error is thrown, as pino's destination did.
+  let readerGone = false;
+  file.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE") throw error;
+    readerGone = true;
+    lines = [];
+  });
   const handOver = () => {
-    if (lines.length === 0) return;
+    if (lines.length === 0 || readerGone) return;
     file.write(lines.length === 1 ? lines[0] : lines.join(""));
     lines = [];
     gathered = 0;
   };
   const destination: BufferedLogDestination = {
     write(line: string) {
+      if (readerGone) return;
       lines.push(line);
       gathered += line.length;
       if (gathered >= LOG_BUFFER_CHARS) handOver();
     },
     flush(done) {
       handOver();
-      file.flush(done);
+      if (readerGone) done?.();
+      else file.flush(done);
     },
     // The last lines before an exit (process.exit, a fatal error) are written synchronously.
     flushSync() {
       handOver();
-      file.flushSync();
+      if (!readerGone) file.flushSync();
     },
   };
   // A quiet service's lines must not wait.

@@ -1,4 +1,5 @@
 /** The logger's scrubbing of secrets that reach it inside errors. */
+import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -76,3 +77,25 @@ function capturedLines(): { lines: string[]; sink: Writable } {
   });
   return { lines, sink };
 }
+
+describe("the buffered log destination on a pipe whose reader went away", () => {
+  it("drops the lines and keeps the process up, as pino's own destination did", async () => {
+    // A process that logs to stdout through the destination after its reader closed the pipe.
+    const script = [
+      'import { bufferedLogDestination, createLogger } from "./src/logger.ts";',
+      'const logger = createLogger("info", {}, bufferedLogDestination(1));',
+      "await new Promise((resolve) => setTimeout(resolve, 300));",
+      'for (let line = 0; line < 20000; line++) logger.info({ line }, "after the reader left");',
+      "await new Promise((resolve) => setTimeout(resolve, 500));",
+      'await new Promise((resolve) => logger.flush(resolve));',
+      'process.stderr.write("still up\\n");',
+    ].join("\n");
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] });
+    child.stdout.destroy();
+    let errors = "";
+    child.stderr.on("data", (chunk) => (errors += chunk));
+    const code = await new Promise((resolve) => child.once("exit", resolve));
+    expect(errors).toContain("still up");
+    expect(code).toBe(0);
+  });
+});
