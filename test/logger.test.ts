@@ -91,11 +91,15 @@ describe("the buffered log destination on a pipe whose reader went away", () => 
       'process.stderr.write("still up\\n");',
     ].join("\n");
     const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] });
-    child.stdout.destroy();
-    let errors = "";
-    child.stderr.on("data", (chunk) => (errors += chunk));
-    const code = await new Promise((resolve) => child.once("exit", resolve));
-    expect(errors).toContain("still up");
-    expect(code).toBe(0);
+    try {
+      child.stdout.destroy();
+      let errors = "";
+      child.stderr.on("data", (chunk) => (errors += chunk));
+      const code = await new Promise((resolve) => child.once("exit", resolve));
+      expect(errors).toContain("still up");
+      expect(code).toBe(0);
+    } finally {
+      child.kill();
+    }
   });
 });
