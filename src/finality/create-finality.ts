@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { TransferJournal } from "../journal/transfer-journal.js";
 import type { MinedIn } from "../sending/transfer-reconciler.js";
 import type { FeeBlock } from "../sending/wallet-snapshot.js";
-import { type FinalityNode, FinalityTracker, defaultFinalityBlocks } from "./finality-tracker.js";
+import { type FinalityNode, FinalityTracker, type FinalityTrackerOptions, defaultFinalityBlocks } from "./finality-tracker.js";
 
 export interface FinalityParts {
   node: FinalityNode;
@@ -14,6 +14,8 @@ export interface FinalityParts {
   onReorg: () => Promise<void>;
   /** The chain moved on unchecked while nothing settled was followed: whatever remembers blocks forgets them. */
   onUnfollowedJump: () => void;
+  /** The lane's Transfer logs: transfers looked for again after reads that skipped blocks are found there first. */
+  transferLogs: FinalityTrackerOptions["transferLogs"];
   /** Transfers became final or pending again: report it without waiting for another block. */
   onChange: () => void;
 }
@@ -33,6 +35,7 @@ export function createFinality(
       await parts.onReorg();
     },
     onUnfollowedJump: parts.onUnfollowedJump,
+    transferLogs: parts.transferLogs,
     onOutcome: (outcome) => {
       log.info(outcome, outcome.reorganised ? "transfers not final checked against the new chain" : "transfers became final");
       parts.onChange();

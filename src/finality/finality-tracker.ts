@@ -10,6 +10,7 @@
  */
 import { toQuantity } from "ethers";
 import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
+import type { LoggedTransfer } from "../node/wallet-transfer-logs.js";
 import type { MinedIn } from "../sending/transfer-reconciler.js";
 import { type FeeBlock, sameChain } from "../sending/wallet-snapshot.js";
 
@@ -32,6 +33,12 @@ export interface FinalityTrackerOptions {
    * which no later check would catch. Costs no node call.
    */
   onUnfollowedJump?: () => void;
+  /**
+   * The wallet's Transfer logs (shared with the rest of the lane): where several transfers settled since a
+   * checked block are looked for again, one log read over the blocks they can be in finds those it shows
+   * (with the block each is in, as a receipt would); only the rest cost a receipt each. Without it, receipts.
+   */
+  transferLogs?: { read(from: number, to: number): Promise<ReadonlyMap<string, LoggedTransfer>> };
   /** Told what a round did, for the log. */
   onOutcome?: (outcome: { reorganised: boolean; unmined: number; finalized: number; finalizedBlock: number | null }) => void;
 }
@@ -125,7 +132,7 @@ export class FinalityTracker {
     if (!reorganised && !adjacent) {
       this.#options.onUnfollowedJump?.();
       const settledSinceAnchor = (entry: JournalEntry) => entry.settledBlock === null || entry.settledBlock >= anchor.number;
-      unmined += await this.#lookForUnfinal((entry) => settledSinceAnchor(entry) || this.#missingOnce.has(entry.id), { missingTwice: true });
+      unmined += await this.#lookForUnfinal((entry) => settledSinceAnchor(entry) || this.#missingOnce.has(entry.id), { missingTwice: true, logsUpTo: block.number });
     }
     let finalized = 0;
     let finalizedBlock: number | null = null;
@@ -178,16 +185,18 @@ export class FinalityTracker {
   // Each transfer not final (that `which` picks) is looked for by its receipts: one the chain does not carry
   // (or carries in another block than its reported outcome named) is pending again. With `missingTwice`,
   // one without a receipt is pending again only if it was missing at the last such look too (#missingOnce
-  // remembers it until then). Returns how many are pending again.
-  async #lookForUnfinal(which: (entry: JournalEntry) => boolean = () => true, { missingTwice = false } = {}): Promise<number> {
+  // remembers it until then). With `logsUpTo`, several are first looked for in the wallet's Transfer logs up
+  // to that block. Returns how many are pending again.
+  async #lookForUnfinal(which: (entry: JournalEntry) => boolean = () => true, { missingTwice = false, logsUpTo = undefined as number | undefined } = {}): Promise<number> {
     const { journal, node } = this.#options;
     let unmined = 0;
     const missingNow = new Set<number>();
-    for (const entry of journal.unfinal().filter(which)) {
-      // A transfer another transaction replaced has no receipt of its own: its nonce count decides (above).
-      if (entry.state === "replaced") continue;
+    // A transfer another transaction replaced has no receipt of its own: its nonce count decides (above).
+    const entries = journal.unfinal().filter((entry) => entry.state !== "replaced" && which(entry));
+    const logged = logsUpTo === undefined ? undefined : await this.#readTransferLogs(entries, logsUpTo);
+    for (const entry of entries) {
       const candidates = entry.minedHash ? [entry.minedHash] : entry.attempts.map((attempt) => attempt.hash);
-      let minedIn: string | undefined;
+      let minedIn = candidates.map((hash) => logged?.get(hash.toLowerCase())?.blockHash).find((blockHash) => blockHash !== undefined);
       for (const hash of candidates) minedIn ??= ((await node.send("eth_getTransactionReceipt", [hash])) as { blockHash: string } | null)?.blockHash;
       // Gone, or moved to another block than the one its reported outcome named: pending again, so that
       // the undone outcome is reported (transfer.reorged) and the new one follows.
@@ -203,6 +212,16 @@ export class FinalityTracker {
       for (const id of missingNow) this.#missingOnce.add(id);
     }
     return unmined;
+  }
+
+  // The wallet's Transfer logs from the block the earliest of `entries` was signed at to `to`: one node call,
+  // worth it when it spares two receipts or more. A transfer the logs do not show (reverted, mined outside
+  // that range or older than the logs' window, a backend that lags) is looked up by its receipts.
+  async #readTransferLogs(entries: readonly JournalEntry[], to: number): Promise<ReadonlyMap<string, LoggedTransfer> | undefined> {
+    const { transferLogs } = this.#options;
+    if (!transferLogs || entries.length < 2) return undefined;
+    const from = Math.min(...entries.flatMap((entry) => entry.attempts.map((attempt) => attempt.signedAtBlock)));
+    return transferLogs.read(Math.min(from, to), to);
   }
 
   // The finalized block's number: the node's `finalized` tag, or FINALITY_BLOCKS below the head.

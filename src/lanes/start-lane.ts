@@ -168,6 +168,7 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
       await poller.ensureFresh(0);
     },
     onUnfollowedJump: () => transferLogs.forget(),
+    transferLogs,
     onChange: () => rounds.run(latestHead),
   });
   reconciler.onMinedIn = (entryId, block) => finality.expectMinedIn(entryId, block);

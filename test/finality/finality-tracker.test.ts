@@ -142,6 +142,68 @@ describe("FinalityTracker following reads that skipped blocks", () => {
   });
 });
 
+describe("FinalityTracker looking again with the wallet's Transfer logs", () => {
+  it("finds transfers the logs show without a receipt each, and looks up only the rest by receipt", async () => {
+    const journal = openTestJournal();
+    const [first, second, third, unlogged] = ["aa", "bb", "cc", "dd"].map((byte) => `0x${byte.repeat(32)}`);
+    const calls: string[] = [];
+    const logReads: [number, number][] = [];
+    const tracker = new FinalityTracker({
+      node: {
+        send: async (method: string, params: unknown[]) => {
+          calls.push(`${method} ${String(params[0])}`);
+          if (method === "eth_getBlockByNumber") return { number: params[0], hash: "0xa20" };
+          // A transfer that reverted leaves no Transfer log; its receipt is the fact.
+          return params[0] === unlogged ? { blockHash: "0xa23" } : null;
+        },
+      },
+      journal,
+      finalityBlocks: 64,
+      onReorg: async () => Promise.reject(new Error("the checked block is still on the chain: no reorganisation is seen there")),
+      transferLogs: {
+        read: async (from, to) => {
+          logReads.push([from, to]);
+          return new Map([first, second, third].map((hash, index) => [hash, { blockNumber: 21 + index, blockHash: `0xa${21 + index}` }]));
+        },
+      },
+    });
+    await tracker.follow(block(20, "0xa20", "0xa19"));
+    // Signed at heads 18 to 21 (settleTransfer signs two below the head it settles at), settled at 20 to 23.
+    [first, second, third, unlogged].forEach((hash, nonce) => settleTransfer(journal, nonce, hash, 20 + nonce));
+    calls.length = 0;
+    await tracker.follow(block(26, "0xa26", "0xa25"));
+    // The check of the skipped reads, one log read from the earliest signing to this read, then one receipt.
+    expect(calls).toEqual(["eth_getBlockByNumber 0x14", `eth_getTransactionReceipt ${unlogged}`]);
+    expect(logReads).toEqual([[18, 26]]);
+    for (const hash of [first, second, third, unlogged]) expect(journal.findByHash(hash)).toMatchObject({ state: "nonce-used", minedHash: hash });
+    journal.close();
+  });
+
+  it("looks one transfer up by its receipt: a log read would spare nothing", async () => {
+    const journal = openTestJournal();
+    const only = `0x${"aa".repeat(32)}`;
+    const calls: string[] = [];
+    const tracker = new FinalityTracker({
+      node: {
+        send: async (method: string, params: unknown[]) => {
+          calls.push(`${method} ${String(params[0])}`);
+          return method === "eth_getBlockByNumber" ? { number: params[0], hash: "0xa20" } : { blockHash: "0xa21" };
+        },
+      },
+      journal,
+      finalityBlocks: 64,
+      onReorg: async () => Promise.reject(new Error("no reorganisation is seen here")),
+      transferLogs: { read: async () => Promise.reject(new Error("no log read is expected for one transfer")) },
+    });
+    await tracker.follow(block(20, "0xa20", "0xa19"));
+    settleTransfer(journal, 0, only, 22);
+    calls.length = 0;
+    await tracker.follow(block(26, "0xa26", "0xa25"));
+    expect(calls).toEqual(["eth_getBlockByNumber 0x14", `eth_getTransactionReceipt ${only}`]);
+    journal.close();
+  });
+});
+
 describe("FinalityTracker told where a transfer was seen mined", () => {
   it("sees that block leave the chain at the next read of its height or the one above (a reorganisation at the tip, between two reads)", async () => {
     const journal = openTestJournal();
