@@ -90,11 +90,12 @@ export class FinalityTracker {
     if (anchor && block.number < anchor.number) return;
     if (!anchor) {
       this.#options.onUnfollowedJump?.();
-      this.#anchor = block;
       this.#minedIn.clear();
       // What the chain did before this process followed it is not known (a reorganisation while the service
       // was down): what is settled and not final is looked for on the chain as it is now.
       const unmined = journal.hasUnfinal() ? await this.#lookForUnfinal() : 0;
+      // Only now: a look that failed part way (a node fault) is made again at the next read.
+      this.#anchor = block;
       if (unmined > 0) this.#options.onOutcome?.({ reorganised: true, unmined, finalized: 0, finalizedBlock: null });
       return;
     }
@@ -108,17 +109,18 @@ export class FinalityTracker {
     const extended = await this.#extends(anchor, block);
     // Not checked yet (reads skipped blocks, checked a moment ago): the anchor stays, and is checked later.
     if (extended === undefined) return;
-    this.#anchor = block;
     let unmined = 0;
     const reorganised = !extended;
+    // What this read decides of the blocks transfers were seen mined in (after a reorganisation, every one:
+    // each transfer is looked for again), forgotten once decided.
+    const decided = reorganised ? new Map(this.#minedIn) : this.#minedThrough(block.number);
     if (reorganised) {
-      this.#minedIn.clear();
       unmined = await this.#recheck(block);
     } else {
       // A block this read shows at a settled transfer's height, other than the one it was seen mined in:
       // that block left the chain (a reorganisation of blocks no read saw). Remembered logs go; its
       // receipts decide.
-      const gone = this.#leftTheChain(anchor, block);
+      const gone = this.#leftTheChain(anchor, block, decided);
       if (gone.size > 0) {
         this.#options.onUnfollowedJump?.();
         unmined = await this.#lookForUnfinal((entry) => gone.has(entry.id));
@@ -134,6 +136,10 @@ export class FinalityTracker {
       const settledSinceAnchor = (entry: JournalEntry) => entry.settledBlock === null || entry.settledBlock >= anchor.number;
       unmined += await this.#lookForUnfinal((entry) => settledSinceAnchor(entry) || this.#missingOnce.has(entry.id), { missingTwice: true, logsUpTo: block.number });
     }
+    // Only once the looks above are made: where one failed (a node fault), the next read checks the same
+    // anchor again, and looks again for what was settled since it or seen mined in a block it decides.
+    this.#anchor = block;
+    for (const [entryId, minedIn] of decided) if (this.#minedIn.get(entryId) === minedIn) this.#minedIn.delete(entryId);
     let finalized = 0;
     let finalizedBlock: number | null = null;
     const lowest = journal.lowestUnfinalSettledBlock();
@@ -148,16 +154,19 @@ export class FinalityTracker {
     if (reorganised || unmined > 0 || finalized > 0) this.#options.onOutcome?.({ reorganised: reorganised || unmined > 0, unmined, finalized, finalizedBlock });
   }
 
-  // The transfers whose block is not the one this read (or its parent, or the anchor) shows at that height.
-  // Forgets every transfer at or below this read's height: a height no read shows is left to the check of
-  // skipped reads.
-  #leftTheChain(anchor: FeeBlock, block: FeeBlock): Set<number> {
+  // The blocks transfers were seen mined in at or below `height`, by entry id: a read at that height
+  // decides them (a height no read shows is left to the check of skipped reads).
+  #minedThrough(height: number): Map<number, MinedIn> {
+    return new Map([...this.#minedIn].filter(([, minedIn]) => minedIn.number <= height));
+  }
+
+  // Of `decided`, the transfers whose block is not the one this read (or its parent, or the anchor) shows
+  // at that height.
+  #leftTheChain(anchor: FeeBlock, block: FeeBlock, decided: ReadonlyMap<number, MinedIn>): Set<number> {
     const gone = new Set<number>();
-    for (const [entryId, minedIn] of this.#minedIn) {
-      if (minedIn.number > block.number) continue;
+    for (const [entryId, minedIn] of decided) {
       const shown = minedIn.number === block.number ? block.hash : minedIn.number === block.number - 1 ? block.parentHash : minedIn.number === anchor.number ? anchor.hash : undefined;
       if (shown !== undefined && shown !== minedIn.hash) gone.add(entryId);
-      this.#minedIn.delete(entryId);
     }
     return gone;
   }

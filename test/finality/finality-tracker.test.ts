@@ -244,3 +244,60 @@ describe("FinalityTracker told where a transfer was seen mined", () => {
     journal.close();
   });
 });
+
+describe("FinalityTracker when a look fails part way (a node fault)", () => {
+  afterEach(() => vi.useRealTimers());
+
+  /** A node whose receipts fail while `failing` is set, and otherwise show no receipt: the transfers' blocks are gone. */
+  function faultyNode(blockHashes: Record<number, string>) {
+    const state = { failing: true, receipts: [] as string[] };
+    const node = {
+      send: async (method: string, params: unknown[]) => {
+        if (method === "eth_getBlockByNumber") return { number: params[0], hash: blockHashes[Number(params[0])] };
+        if (state.failing) throw new Error("connection reset");
+        state.receipts.push(String(params[0]));
+        return null;
+      },
+    };
+    return { node, state };
+  }
+
+  it("checks the same anchor again at the next read, and looks again for what was settled since it", async () => {
+    vi.useFakeTimers({ toFake: ["performance"] });
+    const journal = openTestJournal();
+    const orphaned = `0x${"bb".repeat(32)}`;
+    const { node, state } = faultyNode({ 20: "0xa20", 27: "0xc27" });
+    const tracker = new FinalityTracker({ node, journal, finalityBlocks: 64, onReorg: async () => Promise.reject(new Error("block 20 stays on the chain")) });
+    await tracker.follow(block(20, "0xa20", "0xa19"));
+    settleTransfer(journal, 0, orphaned, 24);
+    // Reads skipped blocks 21 to 25: the receipt lookup fails.
+    await expect(tracker.follow(block(26, "0xc26", "0xc25"))).rejects.toThrow("connection reset");
+    state.failing = false;
+    vi.advanceTimersByTime(4_000);
+    // The next read names 26 as its parent; 26 was never checked, so 20 is, and what settled since is looked for.
+    await tracker.follow(block(27, "0xc27", "0xc26"));
+    expect(state.receipts).toEqual([orphaned]);
+    vi.advanceTimersByTime(4_000);
+    await tracker.follow(block(30, "0xc30", "0xc29"));
+    expect(state.receipts).toEqual([orphaned, orphaned]);
+    expect(journal.findByHash(orphaned)).toMatchObject({ state: "accepted", minedHash: null });
+    journal.close();
+  });
+
+  it("decides again the block a transfer was seen mined in when the same block is read again", async () => {
+    const journal = openTestJournal();
+    const orphanedAtTip = `0x${"bb".repeat(32)}`;
+    const { node, state } = faultyNode({});
+    const tracker = new FinalityTracker({ node, journal, finalityBlocks: 64, onReorg: async () => Promise.reject(new Error("every read extends the one before")) });
+    await tracker.follow(block(20, "0xa20", "0xa19"));
+    tracker.expectMinedIn(settleTransfer(journal, 0, orphanedAtTip, 20), { number: 21, hash: "0xa21" });
+    // Block 21 of another branch: the receipt lookup of the transfer seen in 0xa21 fails.
+    await expect(tracker.follow(block(21, "0xb21", "0xa20"))).rejects.toThrow("connection reset");
+    state.failing = false;
+    // The poller reads the same head again (no new block yet).
+    await tracker.follow(block(21, "0xb21", "0xa20"));
+    expect(state.receipts).toEqual([orphanedAtTip]);
+    expect(journal.findByHash(orphanedAtTip)).toMatchObject({ state: "accepted", minedHash: null });
+    journal.close();
+  });
+});
