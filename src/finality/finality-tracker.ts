@@ -10,7 +10,7 @@
  */
 import { toQuantity } from "ethers";
 import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
-import type { LoggedTransfer } from "../node/wallet-transfer-logs.js";
+import type { LoggedTransfer, WalletTransferLogs } from "../node/wallet-transfer-logs.js";
 import type { MinedIn } from "../sending/transfer-reconciler.js";
 import { type FeeBlock, sameChain } from "../sending/wallet-snapshot.js";
 
@@ -35,10 +35,11 @@ export interface FinalityTrackerOptions {
   onUnfollowedJump?: () => void;
   /**
    * The wallet's Transfer logs (shared with the rest of the lane): where several transfers settled since a
-   * checked block are looked for again, one log read over the blocks they can be in finds those it shows
-   * (with the block each is in, as a receipt would); only the rest cost a receipt each. Without it, receipts.
+   * checked block are looked for again, one log read over the blocks they can be in, made afresh, finds
+   * those it shows (with the block each is in, as a receipt would); only the rest cost a receipt each.
+   * Without it, receipts.
    */
-  transferLogs?: { read(from: number, to: number): Promise<ReadonlyMap<string, LoggedTransfer>> };
+  transferLogs?: Pick<WalletTransferLogs, "read" | "forget">;
   /** Told what a round did, for the log. */
   onOutcome?: (outcome: { reorganised: boolean; unmined: number; finalized: number; finalizedBlock: number | null }) => void;
 }
@@ -223,14 +224,17 @@ export class FinalityTracker {
     return unmined;
   }
 
-  // The wallet's Transfer logs from the block the earliest of `entries` was signed at to `to`: one node call,
-  // worth it when it spares two receipts or more. A transfer the logs do not show (reverted, mined outside
-  // that range or older than the logs' window, a backend that lags) is looked up by its receipts.
+  // The wallet's Transfer logs from the block the earliest of `entries` was signed at to `to`, read afresh
+  // (logs read earlier may be of blocks that left the chain since): one node call, worth it when it spares
+  // two receipts or more. A transfer the logs do not show (reverted, mined outside that range or older than
+  // the logs' window, a backend that lags) is looked up by its receipts.
   async #readTransferLogs(entries: readonly JournalEntry[], to: number): Promise<ReadonlyMap<string, LoggedTransfer> | undefined> {
     const { transferLogs } = this.#options;
     if (!transferLogs || entries.length < 2) return undefined;
-    const from = Math.min(...entries.flatMap((entry) => entry.attempts.map((attempt) => attempt.signedAtBlock)));
-    return transferLogs.read(Math.min(from, to), to);
+    let from = to;
+    for (const entry of entries) for (const attempt of entry.attempts) from = Math.min(from, attempt.signedAtBlock);
+    transferLogs.forget();
+    return transferLogs.read(from, to);
   }
 
   // The finalized block's number: the node's `finalized` tag, or FINALITY_BLOCKS below the head.
