@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
+import { steadyWallClockNow } from "../../src/clock.js";
 import { archiveOldTransfers } from "../../src/journal/journal-retention.js";
 import { migrateDatabase, openPostgresJournal, postgresOptions } from "../../src/journal/postgres-journal-store.js";
 import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
@@ -107,8 +108,8 @@ describe.each([
       settleAndFinalize(2);
       // Its event recorded, its delivery still pending: kept until delivered or given up.
       journal.recordEvent({ id: "msg_1", type: "transfer.finalized", entryId: reported, body: "{}" }, ["http://127.0.0.1:9/hook"], "transfer.finalized");
-      // Keys made so far are past their TTL.
-      journal.expireKeys(0, Date.now() + 1);
+      // Keys made so far are past their TTL (on the journal's own clock: the wall clock can lag it by a few ms).
+      journal.expireKeys(0, steadyWallClockNow() + 1);
       const keyStillValid = signed(2, "a-live-key");
       const notFinal = signed(3);
       settleAndFinalize(3);
@@ -117,7 +118,7 @@ describe.each([
       journal.recordMined(notFinal, hashOf(3));
       journal.markSettledAt(20);
       await journal.flushed();
-      const farFuture = Date.now() + 100 * DAY_MS;
+      const farFuture = steadyWallClockNow() + 100 * DAY_MS;
 
       // Not old enough: nothing moves.
       expect(await archiveOldTransfers(journal, { ...settings, days: 200 }, farFuture)).toEqual({ archived: 0, into: undefined });

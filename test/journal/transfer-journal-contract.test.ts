@@ -8,6 +8,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { steadyWallClockNow } from "../../src/clock.js";
 import { migrateDatabase, openPostgresJournal, postgresOptions } from "../../src/journal/postgres-journal-store.js";
 import { POSTGRES_MIGRATIONS } from "../../src/journal/postgres-migrations.js";
 import { type JournalOwner, JournalWriteError, openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
@@ -161,7 +162,7 @@ describe.each([
 
   it("forgets keys past their lifetime but keeps the entries", () => {
     journal.claimKey("old", REQUEST);
-    expect(journal.expireKeys(60_000, Date.now() + 61_000)).toBe(1);
+    expect(journal.expireKeys(60_000, steadyWallClockNow() + 61_000)).toBe(1);
     expect(journal.claimKey("old", REQUEST).outcome).toBe("claimed");
     expect(journal.expireKeys(60_000)).toBe(0);
   });
@@ -314,11 +315,11 @@ describe.each([
     const id = journal.recordSigned(undefined, REQUEST, SIGNED);
     journal.recordEvent({ id: "msg_1", type: "transfer.confirmed", entryId: id, body: "{}" }, ["https://a.example/hook", "https://b.example/hook"], "transfer.confirmed");
     journal.recordEvent({ id: "msg_2", type: "transfer.reorged", entryId: id, body: "{}" }, ["https://a.example/hook"]);
-    const [first] = journal.dueDeliveries(Date.now() + 1, 10, new Set());
+    const [first] = journal.dueDeliveries(steadyWallClockNow() + 1, 10, new Set());
     journal.recordDeliveryAttempt(first.id, { state: "delivered", lastStatus: "200", nextAttemptAt: 0 });
     await reopen();
     expect(journal.deliveries("delivered", 10).map((delivery) => [delivery.eventId, delivery.endpoint])).toEqual([["msg_1", "https://a.example/hook"]]);
-    expect(journal.dueDeliveries(Date.now() + 1, 10, new Set()).map((delivery) => [delivery.eventId, delivery.endpoint])).toEqual([
+    expect(journal.dueDeliveries(steadyWallClockNow() + 1, 10, new Set()).map((delivery) => [delivery.eventId, delivery.endpoint])).toEqual([
       ["msg_1", "https://b.example/hook"],
       ["msg_2", "https://a.example/hook"],
     ]);
@@ -333,7 +334,7 @@ describe.each([
 
   it("moves a key from an expired entry to a new one and drops released claims, across a reopen", async () => {
     journal.claimKey("reused", REQUEST);
-    journal.expireKeys(60_000, Date.now() + 61_000);
+    journal.expireKeys(60_000, steadyWallClockNow() + 61_000);
     const claim = journal.claimKey("reused", REQUEST);
     const released = journal.claimKey("released", REQUEST);
     if (claim.outcome !== "claimed" || released.outcome !== "claimed") throw new Error("expected claims");
