@@ -197,7 +197,7 @@ export class FinalityTracker {
   // one without a receipt is pending again only if it was missing at the last such look too (#missingOnce
   // remembers it until then). With `logsUpTo`, several are first looked for in the wallet's Transfer logs up
   // to that block. Returns how many are pending again.
-  async #lookForUnfinal(which: (entry: JournalEntry) => boolean = () => true, { missingTwice = false, logsUpTo = undefined as number | undefined } = {}): Promise<number> {
+  async #lookForUnfinal(which: (entry: JournalEntry) => boolean = () => true, { missingTwice = false, logsUpTo }: { missingTwice?: boolean; logsUpTo?: number } = {}): Promise<number> {
     const { journal, node } = this.#options;
     let unmined = 0;
     const missingNow = new Set<number>();
