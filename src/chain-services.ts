@@ -18,6 +18,7 @@ import { TransactionLookup } from "./lookup/transaction-lookup.js";
 import { TransactionStatusReader } from "./lookup/transaction-status.js";
 import { type ChainConnection, laneConnection } from "./node/connect-chain.js";
 import type { NonceAllocator } from "./sending/nonce-allocator.js";
+import { NonceDisplacements } from "./sending/nonce-displacements.js";
 import type { TransferReplacer } from "./sending/transfer-replacer.js";
 import type { TransferSender } from "./sending/transfer-service.js";
 import { LanePool } from "./sending/lane-pool.js";
@@ -84,6 +85,7 @@ export async function startChainServices(
     refuseUnfollowedLanes(journal, chain.laneSigners.map((signer) => signer.address));
     const gasTopUpSettings = gasTopUpSettingsOf(config, chain.laneSigners.map((signer) => signer.address));
     const pooled = chain.laneSigners.length > 1;
+    const displacements = new NonceDisplacements();
     // Whether any lane is still sending a key's entry: a repeat may reach another lane than the one sending it.
     const isSendingAnywhere = pooled ? (key: string, entry: JournalEntry) => lanes.some((lane) => lane.transfers.isSending(key, entry)) : undefined;
     for (const signer of chain.laneSigners) {
@@ -91,7 +93,7 @@ export async function startChainServices(
       const laneJournal = signer === chain.signer ? journal : journal.forLane(signer.address);
       // With several lanes, every line a lane logs names it.
       const laneLog = pooled ? log.child({ lane: signer.address }) : log;
-      lanes.push(await startLane(config, { pooled, chain: laneChain, journal: laneJournal, log: laneLog, endpoints, isSendingAnywhere }));
+      lanes.push(await startLane(config, { pooled, chain: laneChain, journal: laneJournal, log: laneLog, endpoints, isSendingAnywhere, displacements }));
     }
     const dispatcher = endpoints.length === 0 ? undefined : createWebhookDispatcher(config, journal, log, observeDelivery);
     topUps = gasTopUpSettings && new GasTopUps(gasTopUpSettings, lanes, log);
@@ -120,7 +122,7 @@ export async function startChainServices(
       replacer: first.replacer,
       head,
       lookup,
-      statuses: new TransactionStatusReader(chain, lookup, journal),
+      statuses: new TransactionStatusReader(chain, lookup, journal, displacements),
       webhooks: dispatcher && { dispatcher },
       topUps,
       async close() {

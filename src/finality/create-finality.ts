@@ -3,7 +3,8 @@ import type { FastifyBaseLogger } from "fastify";
 import type { TransferJournal } from "../journal/transfer-journal.js";
 import type { MinedIn } from "../sending/transfer-reconciler.js";
 import type { FeeBlock } from "../sending/wallet-snapshot.js";
-import { type FinalityNode, FinalityTracker, type FinalityTrackerOptions, defaultFinalityBlocks } from "./finality-tracker.js";
+import { defaultFinalityBlocks } from "../node/finalized-block.js";
+import { type FinalityNode, FinalityTracker, type FinalityTrackerOptions } from "./finality-tracker.js";
 
 export interface FinalityParts {
   node: FinalityNode;

@@ -10,6 +10,7 @@
  */
 import { toQuantity } from "ethers";
 import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
+import { FinalizedBlockReader } from "../node/finalized-block.js";
 import type { LoggedTransfer, WalletTransferLogs } from "../node/wallet-transfer-logs.js";
 import type { MinedIn } from "../sending/transfer-reconciler.js";
 import { type FeeBlock, sameChain } from "../sending/wallet-snapshot.js";
@@ -60,8 +61,7 @@ export class FinalityTracker {
   // The last block read that is known to be on the chain: every block below it is, too.
   #anchor: FeeBlock | undefined;
   #checkedAt = -Infinity;
-  // Whether the node answers the `finalized` block tag; undefined until asked.
-  #hasFinalizedTag: boolean | undefined;
+  readonly #finalized: FinalizedBlockReader;
   #finalizedAtHead = -1;
   // How far the finalized block is below the head (FINALITY_BLOCKS until the node's was read): until a
   // transfer is that deep, the finalized block cannot have reached it, and is not read.
@@ -76,6 +76,7 @@ export class FinalityTracker {
   constructor(options: FinalityTrackerOptions) {
     this.#options = options;
     this.#finalityLag = options.finalityBlocks;
+    this.#finalized = new FinalizedBlockReader(options.node, options.finalityBlocks);
   }
 
   /** A transfer was settled from `block`: the next block reads check that block is still on the chain. */
@@ -145,7 +146,7 @@ export class FinalityTracker {
     let finalizedBlock: number | null = null;
     const lowest = journal.lowestUnfinalSettledBlock();
     if (block.number > this.#finalizedAtHead && lowest !== undefined && lowest <= block.number - this.#finalityLag) {
-      finalizedBlock = await this.#finalizedBlockNumber(block.number);
+      finalizedBlock = await this.#finalized.number(block.number);
       this.#finalizedAtHead = block.number;
       if (finalizedBlock !== null) {
         this.#finalityLag = Math.max(0, block.number - finalizedBlock);
@@ -235,38 +236,5 @@ export class FinalityTracker {
     for (const entry of entries) for (const attempt of entry.attempts) from = Math.min(from, attempt.signedAtBlock);
     transferLogs.forget();
     return transferLogs.read(from, to);
-  }
-
-  // The finalized block's number: the node's `finalized` tag, or FINALITY_BLOCKS below the head.
-  async #finalizedBlockNumber(head: number): Promise<number | null> {
-    if (this.#hasFinalizedTag !== false) {
-      try {
-        const finalized = (await this.#options.node.send("eth_getBlockByNumber", ["finalized", false])) as RpcBlock | null;
-        this.#hasFinalizedTag = finalized !== null;
-        if (finalized) return Number(finalized.number);
-      } catch (error) {
-        // A node that does not know the tag says so (invalid params); a fault of the moment is asked again.
-        if (!/finalized|invalid|unknown block|not supported|-32602/i.test(String((error as Error).message))) throw error;
-        this.#hasFinalizedTag = false;
-      }
-    }
-    const byDepth = head - this.#options.finalityBlocks;
-    return byDepth >= 0 ? byDepth : null;
-  }
-}
-
-/**
- * FINALITY_BLOCKS by chain id, where the node has no `finalized` block: Ethereum and its test networks
- * finalize in two epochs (64 blocks); Polygon PoS checkpoints take about 256; elsewhere 64 is the default.
- */
-export function defaultFinalityBlocks(chainId: bigint): number {
-  switch (chainId) {
-    case 137n:
-    case 80002n:
-      return 256;
-    case 56n:
-      return 15;
-    default:
-      return 64;
   }
 }

@@ -200,6 +200,20 @@ export const TransactionStatusSchema = Type.Object(
     finalizedBlock: Type.Optional(
       Type.Union([Type.Integer(), Type.Null()], { description: "only for this service's transfers: the finalized block that made it final; null until then" }),
     ),
+    displacedBy: Type.Optional(
+      Type.Object(
+        {
+          hash: Type.String({ description: "the other transaction of the wallet mined at the transfer's nonce" }),
+          blockNumber: Type.Integer(),
+          blockHash: Type.String(),
+          final: Type.Literal(false),
+        },
+        {
+          description:
+            "only for this service's transfers, while another transaction of the wallet is found mined at its nonce in a block not final yet: nothing is signed for it and no failure is reported until that block is final (then it is signed again at a new nonce) or leaves the chain",
+        },
+      ),
+    ),
   },
   {
     examples: [

@@ -9,6 +9,7 @@ import type { Config } from "../config.js";
 import { createFinality } from "../finality/create-finality.js";
 import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
 import type { ChainConnection } from "../node/connect-chain.js";
+import { FinalizedBlockReader, defaultFinalityBlocks } from "../node/finalized-block.js";
 import { WalletTransferLogs } from "../node/wallet-transfer-logs.js";
 import { startBackgroundResend } from "../sending/background-resend.js";
 import { createNonceAllocator } from "../sending/create-nonce-allocator.js";
@@ -16,6 +17,7 @@ import { createSendPath } from "../sending/create-send-path.js";
 import { type FeePolicy, offeredFees } from "../sending/fee-policy.js";
 import { type LaneFigures, type LaneHold, laneHold } from "../sending/lane-routing.js";
 import type { NonceAllocator } from "../sending/nonce-allocator.js";
+import type { NonceDisplacements } from "../sending/nonce-displacements.js";
 import { SerialRounds } from "../sending/serial-rounds.js";
 import { SnapshotPoller } from "../sending/snapshot-poller.js";
 import { TransferReconciler } from "../sending/transfer-reconciler.js";
@@ -107,14 +109,17 @@ export interface LaneParts {
   log: FastifyBaseLogger;
   endpoints: readonly string[];
   isSendingAnywhere: ((key: string, entry: JournalEntry) => boolean) | undefined;
+  /** Transfers displaced by a transaction not final yet, every lane's: the status document shows them. */
+  displacements: NonceDisplacements;
 }
 
 /** Reads one wallet, reconciles its unfinished transfers, and starts its background work. */
-export async function startLane(config: LaneConfig, { pooled, chain, journal, log, endpoints, isSendingAnywhere }: LaneParts): Promise<RunningLane> {
+export async function startLane(config: LaneConfig, { pooled, chain, journal, log, endpoints, isSendingAnywhere, displacements }: LaneParts): Promise<RunningLane> {
   const fees = feePolicyOf(config);
   const initialSnapshot = await readWalletSnapshot(chain, fees);
   const ledger = new WalletLedger(initialSnapshot);
-  const reconciler = new TransferReconciler(chain, journal, ledger);
+  const finalized = new FinalizedBlockReader(chain.provider, config.finalityBlocks ?? defaultFinalityBlocks(chain.chainId));
+  const reconciler = new TransferReconciler(chain, journal, ledger, { finalized, displacements });
   const summary = await reconciler.reconcileAtStartup();
   log.info({ ...summary }, "journal reconciled with the chain");
   const nonces = await createNonceAllocator(chain, journal);

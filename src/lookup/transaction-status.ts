@@ -6,6 +6,7 @@ import { Transaction, getAddress, toBigInt } from "ethers";
 import { formatTokenAmount } from "../domain/token-amount.js";
 import { ServiceError } from "../errors.js";
 import type { AttemptKind, JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
+import type { NonceDisplacements } from "../sending/nonce-displacements.js";
 import { feesAsText, feesOf } from "../sending/wallet-transaction.js";
 import { findCarryingAttempt } from "./carrying-attempt.js";
 import type { ChainConnection } from "../node/connect-chain.js";
@@ -62,6 +63,13 @@ export interface TransactionStatus {
   /** For the service's own transfers: whether its outcome is final, and the finalized block that made it so. */
   finalized?: boolean;
   finalizedBlock?: number | null;
+  /**
+   * For the service's own transfers: another transaction of the wallet was found mined at the transfer's
+   * nonce, in a block not final yet. Nothing is signed for the transfer, and no failure reported, until
+   * that block is final (then it is signed again at a new nonce) or leaves the chain (then its own
+   * attempts may still be mined).
+   */
+  displacedBy?: { hash: string; blockNumber: number; blockHash: string; final: false };
 }
 
 export class TransactionStatusReader {
@@ -71,6 +79,7 @@ export class TransactionStatusReader {
     private readonly chain: ChainConnection,
     private readonly lookup: TransactionLookup,
     private readonly journal: TransferJournal,
+    private readonly displacements?: Pick<NonceDisplacements, "of">,
   ) {
     this.#decimalsByToken.set(chain.tokenAddress, Promise.resolve(chain.tokenDecimals));
   }
@@ -100,7 +109,16 @@ export class TransactionStatusReader {
       status.transfer = { ...this.#requested(entry), amount: "0", amountInTokens: formatTokenAmount(0n, this.chain.tokenDecimals) };
       if (status.state === "confirmed") status.state = "cancelled";
     }
-    return { ...status, hash, carriedBy: attempt.hash, attempts: describeAttempts(entry, carrying.mined ? entry.attempts.indexOf(carrying.attempt) : -1), finalized: entry.finalBlock !== null, finalizedBlock: entry.finalBlock };
+    const displaced = carrying.mined ? undefined : this.displacements?.of(entry.id);
+    return {
+      ...status,
+      hash,
+      carriedBy: attempt.hash,
+      attempts: describeAttempts(entry, carrying.mined ? entry.attempts.indexOf(carrying.attempt) : -1),
+      finalized: entry.finalBlock !== null,
+      finalizedBlock: entry.finalBlock,
+      ...(displaced && { displacedBy: { hash: displaced.by, blockNumber: displaced.block.number, blockHash: displaced.block.hash, final: false as const } }),
+    };
   }
 
   async #fromChain(hash: string, transaction: RpcTransaction, latestBlockNumber: number): Promise<TransactionStatus> {

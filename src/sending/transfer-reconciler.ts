@@ -1,19 +1,26 @@
 /**
  * Brings journal entries and the chain into agreement: a transaction no node is known to hold is sent
  * again with the very bytes that were signed (never re-signed), in nonce order. A node's refusal of a
- * re-send proves nothing (another node's pool may hold the first copy), so it never frees a nonce; the
- * only proof a signed transaction is dead is another transaction mined at its nonce, checked more than once.
+ * re-send proves nothing (another node's pool may hold the first copy), so it never frees a nonce. Nor does
+ * absence: a missing receipt, log or lookup is a backend whose index lags its head. A transfer is signed
+ * again at a new nonce only when the chain itself shows another transaction at its nonce (the block where
+ * the wallet's count passed it, and that transaction in the block's body), and that block is final.
  */
-import { monotonicNow, steadyWallClockNow } from "../clock.js";
+import { toQuantity } from "ethers";
+import { steadyWallClockNow } from "../clock.js";
 import type { ChainConnection } from "../node/connect-chain.js";
+import { FinalizedBlockReader, defaultFinalityBlocks } from "../node/finalized-block.js";
 import { type NodeAnswerMeaning, readNodeAnswer } from "../node/node-answers.js";
+import { type BlockRef, findNonceUse } from "../node/wallet-nonce-use.js";
 import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
+import { type Displacement, NonceDisplacements } from "./nonce-displacements.js";
 import type { WalletLedger } from "./wallet-ledger.js";
 import { reservationOf } from "./wallet-transaction.js";
 
 /**
- * taken: a node has it (or mined it). replaced: another transaction was mined at its nonce, seen twice.
- * waiting: not (yet) taken; it is sent again next round. The meaning says why, for the log.
+ * taken: a node has it (or mined it). replaced: another transaction was mined at its nonce, in a final block.
+ * waiting: not (yet) taken; it is sent again next round. The meaning says why, for the log. displaced, not
+ * final: another transaction was found mined at its nonce, in a block not final yet: nothing is signed.
  * held, not executable: the wallet's next transaction, which the node holds without counting it in the
  * wallet's pending nonce: it will not be mined as it is (anvil's pool can leave a transaction waiting for a
  * predecessor that was mined meanwhile, foundry-rs/foundry#10122), and the same bytes cannot move it.
@@ -24,6 +31,7 @@ export type ResendOutcome =
   | "signed again"
   | "held, not executable"
   | "settled meanwhile"
+  | "waiting: displaced, not final"
   | `waiting: ${NodeAnswerMeaning | "nonce used, checking again"}`;
 
 /** What startup reconciliation did, for the log. */
@@ -34,25 +42,8 @@ export interface ReconcileSummary {
   waiting: number;
 }
 
-/**
- * A transaction whose nonce the chain has used while neither it nor a receipt of it can be found is taken
- * as replaced only when that is still so this long after it was first seen, and the chain has grown by
- * REPLACED_AFTER_BLOCKS meanwhile: one lagging backend of a load-balanced endpoint answers exactly like
- * that, and an endpoint that is stuck altogether shows no new blocks.
- */
-const REPLACED_AFTER_MS = 3_000;
-const REPLACED_AFTER_BLOCKS = 2;
-/**
- * A chain that mines only when sent something (a dev node, a quiet L2) may bring no new block at all: then
- * this long with the same facts is proof enough, or the transfer would wait for good.
- */
-const REPLACED_WITHOUT_BLOCKS_AFTER_MS = 30_000;
-
 /** The block a settled transfer was seen mined in, as its receipt or its Transfer log named it. */
-export interface MinedIn {
-  number: number;
-  hash: string;
-}
+export type MinedIn = BlockRef;
 
 /**
  * Signs a transfer whose nonce another transaction used again at a new nonce (journaled, then broadcast).
@@ -60,9 +51,16 @@ export interface MinedIn {
  */
 export type SignAgain = (entry: JournalEntry) => Promise<boolean>;
 
+/** How the reconciler tells a final block; shared with the status document (which shows displacements). */
+export interface ReconcilerFinality {
+  finalized?: FinalizedBlockReader;
+  displacements?: NonceDisplacements;
+}
+
 export class TransferReconciler {
-  // Entry id -> when (monotonic ms) and at which head its nonce was first seen used without a trace of it.
-  readonly #missingSince = new Map<number, { at: number; head: number }>();
+  readonly #finalized: FinalizedBlockReader;
+  /** Transfers displaced by a transaction whose block is not final yet. */
+  readonly displacements: NonceDisplacements;
   // Entry id -> what the node said to its last re-send, while it is refused.
   readonly #lastRefusal = new Map<number, NodeAnswerMeaning>();
   #signAgain: SignAgain | undefined;
@@ -73,7 +71,11 @@ export class TransferReconciler {
     private readonly chain: ChainConnection,
     private readonly journal: TransferJournal,
     private readonly ledger: WalletLedger,
-  ) {}
+    finality: ReconcilerFinality = {},
+  ) {
+    this.#finalized = finality.finalized ?? new FinalizedBlockReader(chain.provider, defaultFinalityBlocks(chain.chainId));
+    this.displacements = finality.displacements ?? new NonceDisplacements();
+  }
 
   /** How a transfer whose nonce another transaction used is signed again; without it, it is reported failed. */
   set signAgain(signAgain: SignAgain) {
@@ -158,7 +160,8 @@ export class TransferReconciler {
 
   /**
    * The chain has used the entry's nonce: by one of its attempts (which one is recorded when it had
-   * several), or by another transaction (replaced, once that is still so on a later check).
+   * several), or by another transaction, found in the block where the wallet's count passed the nonce
+   * (replaced, and signed again, only once that block is final).
    */
   async settleUsedNonce(entry: JournalEntry): Promise<ResendOutcome> {
     const { provider } = this.chain;
@@ -169,23 +172,17 @@ export class TransferReconciler {
       this.recordMined(entry, attempt.hash, { number: Number(receipt.blockNumber), hash: receipt.blockHash });
       return "taken";
     }
-    const head = Number(await provider.send("eth_blockNumber", []));
-    const firstMissing = this.#missingSince.get(entry.id);
-    if (firstMissing === undefined) {
-      this.#missingSince.set(entry.id, { at: monotonicNow(), head });
-      return "waiting: nonce used, checking again";
+    // No receipt proves nothing (a backend's index lags its head): the chain's blocks say what used the nonce.
+    const displacement = await this.#findDisplacement(entry);
+    if (displacement === "ours" || displacement === undefined) return displacement === "ours" ? "taken" : "waiting: nonce used, checking again";
+    this.displacements.set(entry.id, displacement);
+    const finality = await this.#finalityOf(displacement.block);
+    if (finality !== "final") {
+      // Gone: the entry is looked at afresh (its own bytes may yet be mined at its nonce).
+      if (finality === "left the chain") this.displacements.delete(entry.id);
+      return finality === "left the chain" ? "waiting: nonce used, checking again" : "waiting: displaced, not final";
     }
-    const waited = monotonicNow() - firstMissing.at;
-    const grown = head >= firstMissing.head + REPLACED_AFTER_BLOCKS;
-    if (waited < REPLACED_AFTER_MS || (!grown && waited < REPLACED_WITHOUT_BLOCKS_AFTER_MS)) return "waiting: nonce used, checking again";
-    // The transfer is about to be paid again at another nonce: the node must return no attempt as mined (a
-    // backend that lacks a receipt may still return the mined transaction). One it returns unmined is dead:
-    // its nonce is used (a pool can keep such a transaction a while).
-    for (const attempt of entry.attempts) {
-      const found = (await provider.send("eth_getTransactionByHash", [attempt.hash])) as { blockNumber?: string | null } | null;
-      if (found?.blockNumber != null) return "waiting: nonce used, checking again";
-    }
-    this.#missingSince.delete(entry.id);
+    this.displacements.delete(entry.id);
     this.#lastRefusal.delete(entry.id);
     // Its tokens and gas are no longer held at that nonce: it went to another transaction, not back to the pool.
     this.ledger.forgetNonce(entry.nonce as number);
@@ -195,19 +192,44 @@ export class TransferReconciler {
     return "replaced";
   }
 
+  // The other transaction that used the entry's nonce (the one found before, while its block holds, or
+  // searched for in the chain as of the latest snapshot); "ours" when an attempt of the entry did (recorded
+  // as mined); undefined when the chain does not show it yet.
+  async #findDisplacement(entry: JournalEntry): Promise<Displacement | "ours" | undefined> {
+    const known = this.displacements.of(entry.id);
+    if (known) return known;
+    const below = Math.min(...entry.attempts.map((attempt) => attempt.signedAtBlock));
+    const use = await findNonceUse(this.chain.provider, this.chain.wallet.address, entry.nonce as number, this.ledger.snapshot.blockNumber, below);
+    if (use?.kind !== "used") return undefined;
+    const ours = entry.attempts.find((attempt) => attempt.hash.toLowerCase() === use.by);
+    if (!ours) return { by: use.by, block: use.block };
+    this.recordMined(entry, ours.hash, use.block);
+    return "ours";
+  }
+
+  // Whether `block` is final: at or below the finalized block, and still the chain's block at its height
+  // (read by number; a backend that does not return it yet decides nothing).
+  async #finalityOf(block: BlockRef): Promise<"final" | "not final" | "left the chain"> {
+    const finalized = await this.#finalized.number(this.ledger.snapshot.blockNumber);
+    if (finalized === null || block.number > finalized) return "not final";
+    const there = (await this.chain.provider.send("eth_getBlockByNumber", [toQuantity(block.number), false])) as { hash: string } | null;
+    if (!there) return "not final";
+    return there.hash === block.hash ? "final" : "left the chain";
+  }
+
   /**
    * The chain mined the entry's attempt `hash` in block `minedIn` (its receipt, or its Transfer log):
    * settled and verified. Which attempt carries it matters (a mined cancel means cancelled).
    */
   recordMined(entry: JournalEntry, hash: string, minedIn: MinedIn): void {
-    this.#missingSince.delete(entry.id);
+    this.displacements.delete(entry.id);
     this.#lastRefusal.delete(entry.id);
     this.journal.recordMined(entry.id, hash);
     this.onMinedIn?.(entry.id, minedIn);
   }
 
   #taken(entry: JournalEntry): ResendOutcome {
-    this.#missingSince.delete(entry.id);
+    this.displacements.delete(entry.id);
     this.#lastRefusal.delete(entry.id);
     // Conditional on the entry being signed now, not on the copy this round read.
     this.journal.recordAccepted(entry.id);

@@ -71,16 +71,77 @@ describe("the background resend", () => {
     expect(journal.findById(first.id)).toMatchObject({ state: "accepted" });
   });
 
-  it("settles by the chain's facts when a node refuses a re-send in words no table knows: signed again at a new nonce", async () => {
-    let head = 100;
-    const { chain, calls, reconciler } = setUp(async ({ method, params }) => {
-      if (method === "eth_getTransactionByHash" || method === "eth_getTransactionReceipt") return null;
+  /**
+   * A chain as the node shows it, read by block number: the wallet's nonce 0 was used at block `usedAt` by
+   * the transaction `user` (another sender's, or one of the transfer's own), blocks are final up to
+   * `finalized`; receipts, logs and lookups by hash show nothing (an index that lags its head).
+   */
+  function chainWith(wallet: () => string, state: { usedAt: number; user: () => string; finalized: number; blockHash?: (height: number) => string }, extra: FakeNode = () => undefined): FakeNode {
+    const hashAt = (height: number) => state.blockHash?.(height) ?? `0x${height.toString(16).padStart(64, "b")}`;
+    return async (call) => {
+      const { method, params } = call;
+      const answered = await extra(call);
+      if (answered !== undefined) return answered;
+      if (method === "eth_getTransactionReceipt" || method === "eth_getTransactionByHash") return null;
+      if (method === "eth_getTransactionCount") return Number(params[1]) >= state.usedAt ? "0x1" : "0x0";
+      if (method === "eth_getBlockByNumber" && params[0] === "finalized") return { number: `0x${state.finalized.toString(16)}`, hash: hashAt(state.finalized) };
+      if (method === "eth_getBlockByNumber") {
+        const height = Number(params[0]);
+        const transactions = height === state.usedAt ? [{ hash: state.user(), from: wallet().toLowerCase(), nonce: "0x0" }] : [];
+        return { number: params[0], hash: hashAt(height), transactions: params[1] ? transactions : transactions.map((transaction) => transaction.hash) };
+      }
+      throw new Error(`unexpected ${method} ${JSON.stringify(params)}`);
+    };
+  }
+  const OUTSIDE = `0x${"0e".repeat(32)}`;
+
+  it("signs nothing again while nothing on the chain shows which transaction used the nonce: receipts and lookups that lag are no proof", async () => {
+    // The node's count says nonce 0 is used, yet no block's body holds a transaction of the wallet at it
+    // (backends that disagree), and no receipt, log or lookup shows one.
+    let wallet = "";
+    const { chain, reconciler } = setUp(chainWith(() => wallet, { usedAt: 95, user: () => "", finalized: 100 }, ({ method, params }) => {
+      if (method === "eth_getBlockByNumber" && params[0] !== "finalized") return { number: params[0], hash: `0x${"aa".repeat(32)}`, transactions: [] };
+      return undefined;
+    }), 1);
+    wallet = chain.wallet.address;
+    const entry = await journalSigned(chain, 0);
+    const signedAgain: number[] = [];
+    reconciler.signAgain = async (stale) => {
+      signedAgain.push(stale.id);
+      return true;
+    };
+    for (let round = 0; round < 5; round++) expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("waiting: nonce used, checking again");
+    expect(signedAgain).toEqual([]);
+    expect(journal.findById(entry.id)).toMatchObject({ state: "signed" });
+  });
+
+  it("finds its own attempt in the block where the nonce count passed it, when receipts lag: mined, never signed again", async () => {
+    let wallet = "";
+    let ours = "";
+    const { chain, calls, reconciler } = setUp(chainWith(() => wallet, { usedAt: 97, user: () => ours, finalized: 0 }), 1);
+    wallet = chain.wallet.address;
+    const entry = await journalSigned(chain, 0);
+    ours = entry.hash.toLowerCase();
+    const minedIn: unknown[] = [];
+    reconciler.onMinedIn = (_, block) => minedIn.push(block);
+    reconciler.signAgain = async () => expect.unreachable("a mined transfer is never signed again");
+
+    expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("taken");
+    expect(journal.findById(entry.id)).toMatchObject({ state: "nonce-used", minedHash: entry.hash });
+    expect(minedIn).toEqual([{ number: 97, hash: `0x${(97).toString(16).padStart(64, "b")}` }]);
+    // Found by halving the blocks between the signing and the head, not by reading every one.
+    expect(calls.filter((call) => call.method === "eth_getTransactionCount").length).toBeLessThan(8);
+  });
+
+  it("signs again only once another sender's transaction is found at the nonce and its block is final; until then the transfer is displaced, not failed", async () => {
+    let wallet = "";
+    const state = { usedAt: 95, user: () => OUTSIDE, finalized: 90 };
+    const { chain, reconciler } = setUp(chainWith(() => wallet, state, ({ method }) => {
+      // A node refusing the re-send in words no table knows: only the chain's facts decide.
       if (method === "eth_sendRawTransaction") throw nodeError("the tx doesn't have the correct nonce. account has nonce of: 1 tx has nonce of: 0");
-      // Another sender of the wallet's key used nonce 0.
-      if (method === "eth_getTransactionCount" && params[1] === "latest") return "0x1";
-      if (method === "eth_blockNumber") return `0x${(head++).toString(16)}`;
-      throw new Error(`unexpected ${method}`);
-    });
+      return undefined;
+    }), 1);
+    wallet = chain.wallet.address;
     const entry = await journalSigned(chain, 0);
     await journal.flushed();
     const signedAgain: number[] = [];
@@ -89,49 +150,60 @@ describe("the background resend", () => {
       return true;
     };
 
-    expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("waiting: nonce used, checking again");
-    // Proof needs a second look, some time and blocks later: one lagging backend answers like this too.
-    await new Promise((resolve) => setTimeout(resolve, 3_100));
-    head += 3;
+    for (let round = 0; round < 3; round++) expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("waiting: displaced, not final");
+    expect(reconciler.displacements.of(entry.id)).toEqual({ by: OUTSIDE, block: { number: 95, hash: `0x${(95).toString(16).padStart(64, "b")}` } });
+    expect(signedAgain).toEqual([]);
+    expect(journal.findById(entry.id)?.state).toBe("signed");
+
+    state.finalized = 95;
     expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("signed again");
     expect(signedAgain).toEqual([entry.id]);
-    expect(calls.some((call) => call.method === "eth_getTransactionCount")).toBe(true);
+    expect(reconciler.displacements.of(entry.id)).toBeUndefined();
   });
 
-  it("signs again a transfer the node still returns unmined from its pool while its nonce is used: that copy is dead", async () => {
-    let head = 100;
-    const { chain, reconciler } = setUp(async ({ method }) => {
-      if (method === "eth_getTransactionReceipt") return null;
+  it("signs nothing when the displacing transaction's block leaves the chain before it is final: the transfer's own bytes may yet be mined", async () => {
+    let wallet = "";
+    let reorganised = false;
+    // After the reorganisation block 95 has another hash, and the wallet's count there no longer passes the nonce.
+    const state = { usedAt: 95, user: () => OUTSIDE, finalized: 90, blockHash: (height: number) => `0x${height.toString(16).padStart(64, reorganised ? "c" : "b")}` };
+    const { chain, reconciler } = setUp(chainWith(() => wallet, state), 1);
+    wallet = chain.wallet.address;
+    const entry = await journalSigned(chain, 0);
+    reconciler.signAgain = async () => expect.unreachable("the displacing transaction never became final");
+
+    expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("waiting: displaced, not final");
+    reorganised = true;
+    state.usedAt = 1_000;
+    state.finalized = 99;
+    expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("waiting: nonce used, checking again");
+    expect(reconciler.displacements.of(entry.id)).toBeUndefined();
+    expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("waiting: nonce used, checking again");
+  });
+
+  it("signs again a transfer the node still returns unmined from its pool, once the transaction mined at its nonce is found and final: that copy is dead", async () => {
+    let wallet = "";
+    const { chain, reconciler } = setUp(chainWith(() => wallet, { usedAt: 95, user: () => OUTSIDE, finalized: 99 }, ({ method }) => {
       // A pool that keeps a transaction whose nonce another one used (anvil can, for a while).
       if (method === "eth_getTransactionByHash") return { blockNumber: null, blockHash: null };
-      if (method === "eth_blockNumber") return `0x${(head++).toString(16)}`;
-      throw new Error(`unexpected ${method}`);
-    }, 1);
+      return undefined;
+    }), 1);
+    wallet = chain.wallet.address;
     const entry = await journalSigned(chain, 0);
     const signedAgain: number[] = [];
     reconciler.signAgain = async (stale) => {
       signedAgain.push(stale.id);
       return true;
     };
-    expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("waiting: nonce used, checking again");
-    await new Promise((resolve) => setTimeout(resolve, 3_100));
-    head += 3;
     expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("signed again");
     expect(signedAgain).toEqual([entry.id]);
   });
 
   it("reports a transfer failed when it cannot be signed again", async () => {
-    let head = 100;
-    const { chain, reconciler } = setUp(async ({ method }) => {
-      if (method === "eth_getTransactionByHash" || method === "eth_getTransactionReceipt") return null;
-      if (method === "eth_blockNumber") return `0x${(head++).toString(16)}`;
-      throw new Error(`unexpected ${method}`);
-    }, 1);
+    let wallet = "";
+    const { chain, reconciler } = setUp(chainWith(() => wallet, { usedAt: 95, user: () => OUTSIDE, finalized: 99 }), 1);
+    wallet = chain.wallet.address;
     const entry = await journalSigned(chain, 0);
     reconciler.signAgain = async () => false;
-    expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("waiting: nonce used, checking again");
-    await new Promise((resolve) => setTimeout(resolve, 3_100));
-    head += 3;
     expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("replaced");
     expect(journal.findById(entry.id)).toMatchObject({ state: "replaced" });
   });

@@ -1,0 +1,53 @@
+/**
+ * The chain's finalized block number: the node's `finalized` block where it has one, otherwise
+ * FINALITY_BLOCKS below the head. Whether the node knows the tag is asked once and remembered.
+ */
+
+/** The node calls it makes. */
+export interface FinalizedBlockNode {
+  send(method: string, params: unknown[]): Promise<unknown>;
+}
+
+export class FinalizedBlockReader {
+  // Whether the node answers the `finalized` block tag; undefined until asked.
+  #hasFinalizedTag: boolean | undefined;
+
+  constructor(
+    private readonly node: FinalizedBlockNode,
+    /** How deep a block must be to count as final where the node has no `finalized` block. */
+    readonly finalityBlocks: number,
+  ) {}
+
+  /** The finalized block's number as of head `head`; null when no block is final yet. Throws on node faults. */
+  async number(head: number): Promise<number | null> {
+    if (this.#hasFinalizedTag !== false) {
+      try {
+        const finalized = (await this.node.send("eth_getBlockByNumber", ["finalized", false])) as { number: string } | null;
+        this.#hasFinalizedTag = finalized !== null;
+        if (finalized) return Number(finalized.number);
+      } catch (error) {
+        // A node that does not know the tag says so (invalid params); a fault of the moment is asked again.
+        if (!/finalized|invalid|unknown block|not supported|-32602/i.test(String((error as Error).message))) throw error;
+        this.#hasFinalizedTag = false;
+      }
+    }
+    const byDepth = head - this.finalityBlocks;
+    return byDepth >= 0 ? byDepth : null;
+  }
+}
+
+/**
+ * FINALITY_BLOCKS by chain id, where the node has no `finalized` block: Ethereum and its test networks
+ * finalize in two epochs (64 blocks); Polygon PoS checkpoints take about 256; elsewhere 64 is the default.
+ */
+export function defaultFinalityBlocks(chainId: bigint): number {
+  switch (chainId) {
+    case 137n:
+    case 80002n:
+      return 256;
+    case 56n:
+      return 15;
+    default:
+      return 64;
+  }
+}

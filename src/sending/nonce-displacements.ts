@@ -1,0 +1,32 @@
+/**
+ * Transfers whose nonce another transaction used, as found on the chain, while that transaction's block is
+ * not final: nothing is signed for them meanwhile (a reorganisation could drop the other transaction and let
+ * one of theirs be mined after all). Shared by the lanes' reconcilers, which write it, and the status
+ * document, which shows it. Holds only transfers in that state: each leaves it once signed again, mined, or
+ * found with its nonce unused.
+ */
+import type { BlockRef } from "../node/wallet-nonce-use.js";
+
+/** The other transaction that used a transfer's nonce, and the block it was found mined in. */
+export interface Displacement {
+  /** Its hash, lowercase. */
+  by: string;
+  block: BlockRef;
+}
+
+export class NonceDisplacements {
+  readonly #byEntry = new Map<number, Displacement>();
+
+  /** The displacement of a journal entry, while it waits for that block to be final. */
+  of(entryId: number): Displacement | undefined {
+    return this.#byEntry.get(entryId);
+  }
+
+  set(entryId: number, displacement: Displacement): void {
+    this.#byEntry.set(entryId, displacement);
+  }
+
+  delete(entryId: number): void {
+    this.#byEntry.delete(entryId);
+  }
+}
