@@ -694,6 +694,22 @@ describe.each(NODE_KINDS)("a transfer a node took, whose nonce another sender's 
     await chain?.stop();
   });
 
+  // Nothing is signed again until the other transaction's block is final: on anvil (finalized = head - 64)
+  // the status document says the transfer is displaced and nothing moves, until 64 more blocks; Hardhat
+  // Network's finalized block is its head.
+  async function displacedUntilFinal(hash: string, nothingMoved: () => Promise<void>): Promise<void> {
+    if (kind !== "anvil") return;
+    let document: { displacedBy?: { final: boolean } } = {};
+    for (let block = 0; block < 20 && document.displacedBy === undefined; block++) {
+      await mineAt(chain, GWEI);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      document = (await status(service, hash)).json();
+    }
+    expect(document.displacedBy).toMatchObject({ final: false });
+    await nothingMoved();
+    await chain.provider.send("anvil_mine", [toBeHex(64)]);
+  }
+
   it("is not taken as mined because its nonce is: no attempt of it was, so it is signed again at a new nonce and paid once", async () => {
     const recipient = freshAddress();
     const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "6" });
@@ -705,6 +721,7 @@ describe.each(NODE_KINDS)("a transfer a node took, whose nonce another sender's 
     await mineAt(chain, GWEI);
     expect((await chain.provider.getTransactionReceipt(outside.hash))?.status).toBe(1);
     expect(await chain.provider.send("eth_getTransactionByHash", [first])).toBeNull();
+    await displacedUntilFinal(first, async () => expect(await tokenBalanceOf(chain, recipient)).toBe(0n));
 
     for (let block = 0; block < 20 && (await tokenBalanceOf(chain, recipient)) === 0n; block++) {
       await mineAt(chain, GWEI);
@@ -725,6 +742,7 @@ describe.each(NODE_KINDS)("a transfer a node took, whose nonce another sender's 
     const outside = await chain.hotWallet.sendTransaction({ to: chain.demo.walletAddress, value: 0n, nonce: sent.transaction.nonce, maxFeePerGas: price, maxPriorityFeePerGas: price });
     await mineAt(chain, GWEI);
     expect((await chain.provider.getTransactionReceipt(outside.hash))?.status).toBe(1);
+    await displacedUntilFinal(sent.hash, async () => expect(await chain.provider.getBalance(lane)).toBe(0n));
     for (let block = 0; block < 20 && (await chain.provider.getBalance(lane)) === 0n; block++) {
       await mineAt(chain, GWEI);
       await new Promise((resolve) => setTimeout(resolve, 300));
