@@ -11,6 +11,7 @@
 import { toQuantity } from "ethers";
 import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
 import { FinalizedBlockReader } from "../node/finalized-block.js";
+import { findNonceUse } from "../node/wallet-nonce-use.js";
 import type { LoggedTransfer, WalletTransferLogs } from "../node/wallet-transfer-logs.js";
 import type { MinedIn } from "../sending/transfer-reconciler.js";
 import { type FeeBlock, sameChain } from "../sending/wallet-snapshot.js";
@@ -66,8 +67,9 @@ export class FinalityTracker {
   // How far the finalized block is below the head (FINALITY_BLOCKS until the node's was read): until a
   // transfer is that deep, the finalized block cannot have reached it, and is not read.
   #finalityLag: number;
-  // Transfers whose receipt was missing at the last check of reads that skipped blocks (see follow).
-  readonly #missingOnce = new Set<number>();
+  // Transfers whose receipt was missing at a look, and whose nonce the chain's blocks did not settle either
+  // (backends that disagree): looked at again at the next check of reads that skipped blocks.
+  readonly #undecided = new Set<number>();
   // The block each transfer settled since the last read was seen mined in, by entry id (a receipt or a log
   // is often newer than the last block read): the next read at or just above that height shows whether the
   // block is still on the chain.
@@ -95,7 +97,7 @@ export class FinalityTracker {
       this.#minedIn.clear();
       // What the chain did before this process followed it is not known (a reorganisation while the service
       // was down): what is settled and not final is looked for on the chain as it is now.
-      const unmined = journal.hasUnfinal() ? await this.#lookForUnfinal() : 0;
+      const unmined = journal.hasUnfinal() ? await this.#lookForUnfinal(block.number) : 0;
       // Only now: a look that failed part way (a node fault) is made again at the next read.
       this.#anchor = block;
       if (unmined > 0) this.#options.onOutcome?.({ reorganised: true, unmined, finalized: 0, finalizedBlock: null });
@@ -125,18 +127,17 @@ export class FinalityTracker {
       const gone = this.#leftTheChain(anchor, block, decided);
       if (gone.size > 0) {
         this.#options.onUnfollowedJump?.();
-        unmined = await this.#lookForUnfinal((entry) => gone.has(entry.id));
+        unmined = await this.#lookForUnfinal(block.number, (entry) => gone.has(entry.id));
       }
     }
     // Reads that skipped blocks prove the anchor is still on the chain, not the blocks above it: a
     // reorganisation there replaced blocks no read saw. What was settled since the anchor was read (from a
-    // receipt or a remembered log, at the anchor's height or above) is looked for again, and remembered
-    // logs are forgotten. No reorganisation was seen, so a receipt missing once may be a lagging backend's:
-    // the transfer is pending again only when it is still missing at the next such check.
+    // receipt or a remembered log, at the anchor's height or above) is looked for again, with what was left
+    // undecided before, and remembered logs are forgotten.
     if (!reorganised && !adjacent) {
       this.#options.onUnfollowedJump?.();
       const settledSinceAnchor = (entry: JournalEntry) => entry.settledBlock === null || entry.settledBlock >= anchor.number;
-      unmined += await this.#lookForUnfinal((entry) => settledSinceAnchor(entry) || this.#missingOnce.has(entry.id), { missingTwice: true, logsUpTo: block.number });
+      unmined += await this.#lookForUnfinal(block.number, (entry) => settledSinceAnchor(entry) || this.#undecided.has(entry.id), { logsUpTo: block.number });
     }
     // Only once the looks above are made: where one failed (a node fault), the next read checks the same
     // anchor again, and looks again for what was settled since it or seen mined in a block it decides.
@@ -187,42 +188,54 @@ export class FinalityTracker {
   // then each transfer not final is looked for on the new chain by its receipts.
   async #recheck(head: FeeBlock): Promise<number> {
     await this.#options.onReorg(head);
-    const unmined = await this.#lookForUnfinal();
+    const unmined = await this.#lookForUnfinal(head.number);
     // What is still settled was mined on the new chain: its finality is counted from here.
     this.#options.journal.markSettledAt(head.number, true);
     return unmined;
   }
 
-  // Each transfer not final (that `which` picks) is looked for by its receipts: one the chain does not carry
-  // (or carries in another block than its reported outcome named) is pending again. With `missingTwice`,
-  // one without a receipt is pending again only if it was missing at the last such look too (#missingOnce
-  // remembers it until then). With `logsUpTo`, several are first looked for in the wallet's Transfer logs up
-  // to that block. Returns how many are pending again.
-  async #lookForUnfinal(which: (entry: JournalEntry) => boolean = () => true, { missingTwice = false, logsUpTo }: { missingTwice?: boolean; logsUpTo?: number } = {}): Promise<number> {
+  // Each transfer not final (that `which` picks) is looked for by its receipts, as of block `head`: one the
+  // chain does not carry (or carries in another block than its reported outcome named) is pending again.
+  // A missing receipt or log proves nothing (an index that lags its head): then the chain's blocks, read by
+  // number, say what used its nonce; where they do not tell yet, it stays as it is and is looked at again
+  // at the next check of skipped reads (#undecided). With `logsUpTo`, several are first looked for in the
+  // wallet's Transfer logs up to that block. Returns how many are pending again.
+  async #lookForUnfinal(head: number, which: (entry: JournalEntry) => boolean = () => true, { logsUpTo }: { logsUpTo?: number } = {}): Promise<number> {
     const { journal, node } = this.#options;
     let unmined = 0;
-    const missingNow = new Set<number>();
+    const undecided = new Set<number>();
     // A transfer another transaction replaced has no receipt of its own: its nonce count decides (above).
     const entries = journal.unfinal().filter((entry) => entry.state !== "replaced" && which(entry));
     const logged = logsUpTo === undefined ? undefined : await this.#readTransferLogs(entries, logsUpTo);
     for (const entry of entries) {
       const candidates = entry.minedHash ? [entry.minedHash] : entry.attempts.map((attempt) => attempt.hash);
-      let minedIn = candidates.map((hash) => logged?.get(hash.toLowerCase())?.blockHash).find((blockHash) => blockHash !== undefined);
+      let minedIn: string | null | undefined = candidates.map((hash) => logged?.get(hash.toLowerCase())?.blockHash).find((blockHash) => blockHash !== undefined);
       for (const hash of candidates) minedIn ??= ((await node.send("eth_getTransactionReceipt", [hash])) as { blockHash: string } | null)?.blockHash;
-      // Gone, or moved to another block than the one its reported outcome named: pending again, so that
-      // the undone outcome is reported (transfer.reorged) and the new one follows.
-      const moved = minedIn !== undefined && entry.reportedBlockHash !== null && minedIn !== entry.reportedBlockHash;
-      if (minedIn === undefined && missingTwice && !this.#missingOnce.has(entry.id)) {
-        missingNow.add(entry.id);
+      minedIn ??= await this.#chainShows(entry, candidates, head);
+      if (minedIn === undefined) {
+        undecided.add(entry.id);
         continue;
       }
-      if ((minedIn === undefined || moved) && journal.markUnmined(entry.id)) unmined++;
+      // Gone, or moved to another block than the one its reported outcome named: pending again, so that
+      // the undone outcome is reported (transfer.reorged) and the new one follows.
+      const moved = minedIn !== null && entry.reportedBlockHash !== null && minedIn !== entry.reportedBlockHash;
+      if ((minedIn === null || moved) && journal.markUnmined(entry.id)) unmined++;
     }
-    if (missingTwice) {
-      this.#missingOnce.clear();
-      for (const id of missingNow) this.#missingOnce.add(id);
-    }
+    for (const entry of entries) if (!undecided.has(entry.id)) this.#undecided.delete(entry.id);
+    for (const id of undecided) this.#undecided.add(id);
     return unmined;
+  }
+
+  // What the chain's blocks show at the entry's nonce as of `head`: the hash of the block one of
+  // `candidates` is mined in; null when the nonce is unused there or another transaction used it; undefined
+  // when the node's answers do not settle it.
+  async #chainShows(entry: JournalEntry, candidates: readonly string[], head: number): Promise<string | null | undefined> {
+    if (entry.nonce === null) return undefined;
+    const below = Math.min(...entry.attempts.map((attempt) => attempt.signedAtBlock));
+    const use = await findNonceUse(this.#options.node, this.#options.journal.lane, entry.nonce, head, below);
+    if (use === undefined) return undefined;
+    if (use.kind === "unused") return null;
+    return candidates.some((hash) => hash.toLowerCase() === use.by) ? use.block.hash : null;
   }
 
   // The wallet's Transfer logs from the block the earliest of `entries` was signed at to `to`, read afresh

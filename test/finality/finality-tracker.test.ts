@@ -1,4 +1,5 @@
 /** The finality tracker's bookkeeping of the chain it follows, with a fake node (and a fake or in-memory journal) at the boundary. */
+import { toQuantity } from "ethers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { FinalityTracker } from "../../src/finality/finality-tracker.js";
 import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
@@ -6,11 +7,35 @@ import type { TransferJournal } from "../../src/journal/transfer-journal.js";
 import type { FeeBlock } from "../../src/sending/wallet-snapshot.js";
 
 const block = (number: number, hash: string, parentHash: string): FeeBlock => ({ number, hash, parentHash, baseFeePerGas: 1n });
+const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+
+/**
+ * The wallet's nonces as the chain's blocks show them, read by number: `usedAt[nonce]` is the block where
+ * the wallet's count passed it and the transaction in that block's body. Answers the calls it knows (a
+ * count at a height, a full block), undefined for any other.
+ */
+function nonceFacts(usedAt: Record<number, { height: number; hash: string }>) {
+  return (method: string, params: unknown[]): unknown => {
+    if (method === "eth_getTransactionCount") {
+      let count = 0;
+      while (usedAt[count] && usedAt[count].height <= Number(params[1])) count++;
+      return toQuantity(count);
+    }
+    if (method === "eth_getBlockByNumber" && params[1] === true) {
+      const height = Number(params[0]);
+      const transactions = Object.entries(usedAt)
+        .filter(([, used]) => used.height === height)
+        .map(([nonce, used]) => ({ hash: used.hash, from: WALLET.toLowerCase(), nonce: toQuantity(Number(nonce)) }));
+      return { number: params[0], hash: `0xf${height}`, transactions };
+    }
+    return undefined;
+  };
+}
 
 function openTestJournal(): TransferJournal {
   return openSqliteJournal(":memory:", {
     chainId: 31337n,
-    walletAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+    walletAddress: WALLET,
     tokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
   });
 }
@@ -58,16 +83,22 @@ describe("FinalityTracker with nothing settled to follow", () => {
 describe("FinalityTracker starting with settled transfers not final", () => {
   it("looks each up on the chain as it is now: one the chain no longer carries (a reorganisation while the service was down) is pending again", async () => {
     const journal = openTestJournal();
-    // Two transfers the previous process saw mined and verified, settled at block 20, not final yet.
+    // Three transfers the previous process saw mined and verified, settled at block 20, not final yet.
     const onChain = `0x${"aa".repeat(32)}`;
+    const lagging = `0x${"cc".repeat(32)}`;
     const orphaned = `0x${"bb".repeat(32)}`;
     settleTransfer(journal, 0, onChain, 20);
-    settleTransfer(journal, 1, orphaned, 20);
+    settleTransfer(journal, 1, lagging, 20);
+    settleTransfer(journal, 2, orphaned, 20);
+    // The chain now: nonces 0 and 1 used (1 by `lagging`, whose receipt this backend does not have yet), 2 unused.
+    const facts = nonceFacts({ 0: { height: 19, hash: onChain }, 1: { height: 19, hash: lagging } });
     const receiptsAskedFor: string[] = [];
     const outcomes: unknown[] = [];
     const tracker = new FinalityTracker({
       node: {
         send: async (method: string, params: unknown[]) => {
+          const fact = facts(method, params);
+          if (fact !== undefined) return fact;
           expect(method).toBe("eth_getTransactionReceipt");
           receiptsAskedFor.push(String(params[0]));
           return params[0] === onChain ? { blockHash: "0xb19" } : null;
@@ -79,10 +110,37 @@ describe("FinalityTracker starting with settled transfers not final", () => {
       onOutcome: (outcome) => outcomes.push(outcome),
     });
     await tracker.follow(block(30, "0xb30", "0xb29"));
-    expect(receiptsAskedFor).toEqual([onChain, orphaned]);
+    expect(receiptsAskedFor).toEqual([onChain, lagging, orphaned]);
     expect(journal.findByHash(onChain)).toMatchObject({ state: "nonce-used", minedHash: onChain, settledBlock: 20 });
+    // A missing receipt is no proof: the block where the count passed its nonce holds it.
+    expect(journal.findByHash(lagging)).toMatchObject({ state: "nonce-used", minedHash: lagging, settledBlock: 20 });
     expect(journal.findByHash(orphaned)).toMatchObject({ state: "accepted", minedHash: null, settledBlock: null });
     expect(outcomes).toEqual([{ reorganised: true, unmined: 1, finalized: 0, finalizedBlock: null }]);
+    journal.close();
+  });
+
+  it("leaves a transfer as it is while neither receipts nor the chain's blocks settle it (backends that disagree)", async () => {
+    const journal = openTestJournal();
+    const settled = `0x${"aa".repeat(32)}`;
+    settleTransfer(journal, 0, settled, 20);
+    const outcomes: unknown[] = [];
+    const tracker = new FinalityTracker({
+      node: {
+        send: async (method: string, params: unknown[]) => {
+          // The count says nonce 0 is used from block 19, but that block's body lacks the transaction.
+          if (method === "eth_getTransactionCount") return Number(params[1]) >= 19 ? "0x1" : "0x0";
+          if (method === "eth_getBlockByNumber") return { number: params[0], hash: "0xb19", transactions: [] };
+          return null;
+        },
+      },
+      journal,
+      finalityBlocks: 64,
+      onReorg: async () => undefined,
+      onOutcome: (outcome) => outcomes.push(outcome),
+    });
+    await tracker.follow(block(30, "0xb30", "0xb29"));
+    expect(journal.findByHash(settled)).toMatchObject({ state: "nonce-used", minedHash: settled, settledBlock: 20 });
+    expect(outcomes).toEqual([]);
     journal.close();
   });
 });
@@ -98,18 +156,19 @@ describe("FinalityTracker following reads that skipped blocks", () => {
     const orphaned = `0x${"bb".repeat(32)}`;
     const lagging = `0x${"cc".repeat(32)}`;
     settle(0, below, 18);
-    const calls: string[] = [];
+    const receipts: string[] = [];
     const hashes: Record<number, string> = { 20: "0xa20", 26: "0xc26" };
-    // One backend lags: its receipt of `lagging` is missing at the first look only.
-    let laggingLooks = 0;
+    // The new chain: nonce 0 at block 17, nonce 1 (`lagging`) at block 23; nonce 2 unused (`orphaned`'s block was replaced).
+    const facts = nonceFacts({ 0: { height: 17, hash: below }, 1: { height: 23, hash: lagging } });
     let jumps = 0;
     const tracker = new FinalityTracker({
       node: {
         send: async (method: string, params: unknown[]) => {
-          calls.push(`${method} ${String(params[0])}`);
+          const fact = facts(method, params);
+          if (fact !== undefined) return fact;
           if (method === "eth_getBlockByNumber") return { number: params[0], hash: hashes[Number(params[0])] };
-          if (params[0] === lagging) return laggingLooks++ === 0 ? null : { blockHash: "0xc23" };
-          // The block that carried `orphaned` was replaced: the chain no longer has it.
+          receipts.push(String(params[0]));
+          // One backend lags: it has no receipt of `lagging`; the chain no longer has `orphaned`.
           return params[0] === below ? { blockHash: "0xa17" } : null;
         },
       },
@@ -123,20 +182,15 @@ describe("FinalityTracker following reads that skipped blocks", () => {
     // blocks 22 to 24 were replaced, and the next read is block 26 of the new chain, which still carries 20.
     settle(1, lagging, 20);
     settle(2, orphaned, 24);
-    calls.length = 0;
+    receipts.length = 0;
     jumps = 0;
     await tracker.follow(block(26, "0xc26", "0xc25"));
-    expect(calls).toEqual(["eth_getBlockByNumber 0x14", `eth_getTransactionReceipt ${lagging}`, `eth_getTransactionReceipt ${orphaned}`]);
+    expect(receipts).toEqual([lagging, orphaned]);
     expect(jumps).toBe(1);
-    // Missing once proves nothing yet (a lagging backend answers so too): still settled.
-    expect(journal.findByHash(orphaned)).toMatchObject({ state: "nonce-used", minedHash: orphaned });
-    // The next check of skipped reads: still missing, it is pending again; the lagging one was found.
-    vi.advanceTimersByTime(4_000);
-    calls.length = 0;
-    await tracker.follow(block(31, "0xc31", "0xc30"));
-    expect(calls).toEqual(["eth_getBlockByNumber 0x1a", `eth_getTransactionReceipt ${lagging}`, `eth_getTransactionReceipt ${orphaned}`]);
-    expect(journal.findByHash(orphaned)).toMatchObject({ state: "accepted", minedHash: null, settledBlock: null });
+    // Without a receipt, the chain's blocks decide: `lagging` is in the block where the count passed its
+    // nonce; `orphaned`'s nonce is unused on the new chain, so it is pending again, at the first look.
     expect(journal.findByHash(lagging)).toMatchObject({ state: "nonce-used", minedHash: lagging });
+    expect(journal.findByHash(orphaned)).toMatchObject({ state: "accepted", minedHash: null, settledBlock: null });
     expect(journal.findByHash(below)).toMatchObject({ state: "nonce-used", minedHash: below, settledBlock: 18 });
     journal.close();
   });
@@ -217,9 +271,13 @@ describe("FinalityTracker told where a transfer was seen mined", () => {
     const orphanedAtTip = `0x${"bb".repeat(32)}`;
     const orphanedBelow = `0x${"cc".repeat(32)}`;
     const receipts: string[] = [];
+    // No receipt is found (an index that lags); the chain's blocks show nonce 0 used by `kept`, 1 and 2 unused.
+    const facts = nonceFacts({ 0: { height: 21, hash: kept } });
     const tracker = new FinalityTracker({
       node: {
         send: async (method: string, params: unknown[]) => {
+          const fact = facts(method, params);
+          if (fact !== undefined) return fact;
           if (method === "eth_getBlockByNumber") return { number: params[0], hash: "0xb21" };
           receipts.push(String(params[0]));
           return null;
@@ -253,13 +311,19 @@ describe("FinalityTracker told where a transfer was seen mined", () => {
 describe("FinalityTracker when a look fails part way (a node fault)", () => {
   afterEach(() => vi.useRealTimers());
 
-  /** A node whose receipts fail while `failing` is set, and otherwise show no receipt: the transfers' blocks are gone. */
+  /**
+   * A node whose receipts fail while `failing` is set, and otherwise show no receipt, and whose blocks show
+   * the wallet's nonces unused: the transfers' blocks are gone.
+   */
   function faultyNode(blockHashes: Record<number, string>) {
     const state = { failing: true, receipts: [] as string[] };
+    const facts = nonceFacts({});
     const node = {
       send: async (method: string, params: unknown[]) => {
-        if (method === "eth_getBlockByNumber") return { number: params[0], hash: blockHashes[Number(params[0])] };
+        if (method === "eth_getBlockByNumber" && params[1] !== true) return { number: params[0], hash: blockHashes[Number(params[0])] };
         if (state.failing) throw new Error("connection reset");
+        const fact = facts(method, params);
+        if (fact !== undefined) return fact;
         state.receipts.push(String(params[0]));
         return null;
       },
@@ -282,9 +346,7 @@ describe("FinalityTracker when a look fails part way (a node fault)", () => {
     // The next read names 26 as its parent; 26 was never checked, so 20 is, and what settled since is looked for.
     await tracker.follow(block(27, "0xc27", "0xc26"));
     expect(state.receipts).toEqual([orphaned]);
-    vi.advanceTimersByTime(4_000);
-    await tracker.follow(block(30, "0xc30", "0xc29"));
-    expect(state.receipts).toEqual([orphaned, orphaned]);
+    // No receipt, and the chain's blocks show its nonce unused: pending again at this look.
     expect(journal.findByHash(orphaned)).toMatchObject({ state: "accepted", minedHash: null });
     journal.close();
   });
