@@ -3,7 +3,9 @@
  * repeat of an Idempotency-Key to the lane that sent it first, whatever the pool's state now. Each lane's
  * own service does the rest exactly as for one wallet: claim, pre-flight checks, signing, journaling.
  * A lane drained of gas since its balances were read is refused (by the node, or by its own checks):
- * nothing was sent, and the transfer goes to another lane.
+ * nothing was sent, and the transfer goes to another lane. One key, one answer: while the pool has not
+ * decided (a lane's refusal is kept for the key until the pool frees it to route again), a repeat of the key
+ * is answered 409, never that lane's 417 (the transfer may yet be paid on another lane).
  */
 import { ServiceError } from "../errors.js";
 import type { TransferJournal, TransferRequest } from "../journal/transfer-journal.js";
@@ -52,6 +54,9 @@ export interface LanePoolSettings {
 export class LanePool implements TransferSender {
   readonly #byAddress: Map<string, PoolLane>;
   readonly #routed = new Map<string, Routed>();
+  // Keys of new transfers the pool is routing, with what each asks for: their answer is not decided yet.
+  // As many as requests in flight.
+  readonly #routingKeys = new Map<string, TransferRequest>();
 
   constructor(
     private readonly lanes: readonly PoolLane[],
@@ -63,9 +68,28 @@ export class LanePool implements TransferSender {
   }
 
   async sendTokenTransfer(request: TransferRequest, idempotencyKey?: string, authorize?: AuthorizeTransfer): Promise<TransferOutcome> {
-    const existing = idempotencyKey === undefined ? undefined : this.journal.findByKey(idempotencyKey);
+    if (idempotencyKey === undefined) return this.#route(request, undefined, authorize);
+    const routing = this.#routingKeys.get(idempotencyKey);
+    if (routing) {
+      if (routing.recipient !== request.recipient || routing.units !== request.units) {
+        throw new ServiceError("IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was used for a different transfer; use a new key");
+      }
+      throw new ServiceError("IDEMPOTENCY_KEY_IN_FLIGHT", "a transfer with this Idempotency-Key is still being sent; retry shortly");
+    }
+    const existing = this.journal.findByKey(idempotencyKey);
     // A wallet taken out of the pool keeps its history: any lane answers from the journal.
     if (existing) return (this.#byAddress.get(existing.lane) ?? this.lanes[0]).transfers.sendTokenTransfer(request, idempotencyKey, authorize);
+    this.#routingKeys.set(idempotencyKey, request);
+    try {
+      return await this.#route(request, idempotencyKey, authorize);
+    } finally {
+      this.#routingKeys.delete(idempotencyKey);
+    }
+  }
+
+  // A new transfer (or one whose key no lane holds yet), to the lanes that can pay it until one takes it
+  // or every one that could has refused.
+  async #route(request: TransferRequest, idempotencyKey: string | undefined, authorize: AuthorizeTransfer | undefined): Promise<TransferOutcome> {
     const refusedForGas = new Set<string>();
     for (;;) {
       // The policy first, as for one wallet: a transfer it refuses is refused whatever the pool holds.

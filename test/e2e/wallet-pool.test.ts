@@ -240,6 +240,47 @@ describe.each(NODE_KINDS)("a wallet pool on %s", (kind) => {
     expect(repeat.raw).toBe(answer.raw);
   });
 
+  it("answers a repeat of the key 409 while a refused transfer is moved to another lane: never 417 and then 200 for one key", async () => {
+    const { chain: pooled, lanes } = await poolOf(1, 10n);
+    const [first, second] = lanes;
+    const service = await startService(pooled.target, {
+      PRIVATE_KEY: lanes.map((lane) => lane.privateKey).join(","),
+      JOURNAL_PATH: join(journalDir as string, "transfers.sqlite"),
+      CHAIN_REFRESH_INTERVAL_MS: "60000",
+    });
+    services.push(service);
+    await setEthBalance(pooled, first.address, "0");
+    // The pool reads the refusing lane's balances again before routing on: held there until the repeat is answered.
+    const drainedLane = service.services.laneOf(first.address) as NonNullable<ReturnType<typeof service.services.laneOf>>;
+    const readBalances = drainedLane.ensureBalances;
+    let reachedRerouting!: () => void;
+    const rerouting = new Promise<void>((resolve) => (reachedRerouting = resolve));
+    let releaseRerouting!: () => void;
+    const released = new Promise<void>((resolve) => (releaseRerouting = resolve));
+    drainedLane.ensureBalances = async (maxAgeMs) => {
+      if (maxAgeMs === 0) {
+        reachedRerouting();
+        await released;
+      }
+      return readBalances(maxAgeMs);
+    };
+    const body = { toAddress: freshAddress(), amount: "1" };
+    const sending = postJson(service.app, "/transfer", body, { "idempotency-key": "rerouted" });
+    await rerouting;
+    // The first lane's refusal is recorded for the key, but the pool has not decided: in flight, not 417.
+    const during = await postJson(service.app, "/transfer", body, { "idempotency-key": "rerouted" });
+    expect(during.statusCode, during.raw).toBe(409);
+    expect(during.body).toMatchObject({ code: "IDEMPOTENCY_KEY_IN_FLIGHT" });
+    releaseRerouting();
+    const answer = await sending;
+    expect(answer.statusCode, answer.raw).toBe(200);
+    expect(answer.body.result.from).toBe(second.address);
+    await waitForReceipt(pooled, answer.body.result.hash, 10_000);
+    expect(await tokenBalanceOf(pooled, body.toAddress)).toBe(ONE_TOKEN);
+    const repeat = await postJson(service.app, "/transfer", body, { "idempotency-key": "rerouted" });
+    expect(repeat.raw).toBe(answer.raw);
+  });
+
   it("takes over a one-wallet journal: the wallet's transfers keep their answers, new ones spread over the pool", async () => {
     const { chain: pooled, lanes } = await poolOf(1, 10n);
     const journalPath = join(journalDir as string, "transfers.sqlite");
