@@ -26,9 +26,27 @@ describe.each(NODE_KINDS)("node faults, through a proxy in front of %s", (kind) 
   const transfer = (toAddress = freshAddress()) => postJson(service.app, "/transfer", { toAddress, amount: "1" });
   const lookUp = () => postJson(service.app, "/getTransaction", { Tx: `0x${"ab".repeat(32)}` });
 
-  const cases: [string, () => void, string][] = [
-    ["a node that does not answer", () => (proxy.fault = { kind: "hang" }), "TIMEOUT"],
+  it.each([
+    ["a node that does not answer in time", () => (proxy.fault = { kind: "hang" }), "TIMEOUT"],
     ["a node answering HTTP 500", () => (proxy.fault = { kind: "http-500" }), "SERVER_ERROR"],
+  ] as [string, () => void, string][])("transfer: %s before anything is sent gives 503 %s (slow is not refused); the key is left unused, and its retry is paid once", async (_label, injectFault, code) => {
+    const recipient = freshAddress();
+    const key = { "idempotency-key": `transient-${code}` };
+    injectFault();
+    const failed = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "2" }, key);
+    proxy.fault = undefined;
+    expect(failed.statusCode).toBe(503);
+    expect(failed.body).toMatchObject({ statusCode: 503, code });
+    expect(failed.body.message).not.toContain(proxy.url);
+    const retried = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "2" }, key);
+    expect(retried.statusCode, retried.raw).toBe(200);
+    await waitForReceipt(chain, retried.body.result.hash, 5000);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(2n * 10n ** 18n);
+    const repeat = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "2" }, key);
+    expect(repeat.raw).toBe(retried.raw);
+  });
+
+  const cases: [string, () => void, string][] = [
     ["a node that keeps refusing the nonce", () => (proxy.fault = { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "nonce too low" }), "NONCE_EXPIRED"],
     [
       "a node that keeps refusing the fee",
@@ -128,14 +146,14 @@ describe("a node that stops and starts again", () => {
     await chain?.stop();
   });
 
-  it("gives 417 NETWORK_ERROR and 503 while down, and serves again without a restart", async () => {
+  it("gives 503 NETWORK_ERROR to transfers and 503 to lookups while down, and serves again without a restart", async () => {
     const sent = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
     expect(sent.statusCode).toBe(200);
     const hash: string = sent.body.result.hash;
 
     await proxy.goDown();
     const transferWhileDown = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
-    expect(transferWhileDown.statusCode).toBe(417);
+    expect(transferWhileDown.statusCode).toBe(503);
     expect(transferWhileDown.body.code).toBe("NETWORK_ERROR");
     const lookupWhileDown = await postJson(service.app, "/getTransaction", { Tx: `0x${"cd".repeat(32)}` });
     expect(lookupWhileDown.statusCode).toBe(503);
