@@ -46,7 +46,18 @@ export type ProxyFault =
   | { kind: "script"; answer: (call: { method: string; params: unknown[] }) => ScriptedAnswer };
 
 /** What a script makes of one call. */
-export type ScriptedAnswer = { result: unknown } | { error: { code: number; message: string } } | "hang" | "lost-reply" | undefined;
+/**
+ * A scripted call's answer: a result or an error of its own, no answer ("hang"), the node's answer lost
+ * after it acted ("lost-reply"), the node's result changed by `transform` (as a backend that has not
+ * indexed everything would answer), or undefined to forward the call as it is.
+ */
+export type ScriptedAnswer =
+  | { result: unknown }
+  | { error: { code: number; message: string } }
+  | { transform: (result: unknown) => unknown }
+  | "hang"
+  | "lost-reply"
+  | undefined;
 
 export interface RpcProxy {
   url: string;
@@ -86,7 +97,7 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
       hanging.add(res);
       return;
     }
-    if (typeof scripted === "object") {
+    if (typeof scripted === "object" && !("transform" in scripted)) {
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: payload.id, ...scripted }));
       return;
     }
@@ -133,6 +144,10 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
       return;
     }
     let answer = await upstream.body.text();
+    if (typeof scripted === "object" && "transform" in scripted) {
+      const parsed = JSON.parse(answer) as { result?: unknown };
+      if ("result" in parsed) answer = JSON.stringify({ ...parsed, result: scripted.transform(parsed.result) });
+    }
     if (fault?.kind === "reword-errors" && fault.methods.includes(payload.method)) {
       const parsed = JSON.parse(answer) as { error?: { message: string } };
       if (parsed.error) answer = JSON.stringify({ ...parsed, error: { ...parsed.error, message: fault.message } });

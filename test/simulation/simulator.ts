@@ -6,8 +6,11 @@
  *
  * Faults: refusals in known and unknown wordings, time-outs before and after the node takes a
  * transaction, lost answers, a node that empties its pool (as after a restart), reorganisations (anvil
- * only: Hardhat Network cannot replace blocks), another sender using the wallet's key, kill -9 of the
- * service mid-burst, and the journal's disk filling up (a real tmpfs, where the process may mount one:
+ * only: Hardhat Network cannot replace blocks), another sender using the wallet's key, a transfer waiting
+ * in the pool displaced by another sender's transaction that a reorganisation then removes (anvil), kill -9
+ * of the service mid-burst, the endpoint as a fleet (receipts, logs and mined lookups lagging the head by
+ * 0-30 s per call; a backend stuck at an old head for up to 60 s while others advance), and the journal's
+ * disk filling up (a real tmpfs, where the process may mount one:
  * root, as in CI; elsewhere that fault is left out and the report says so). The seed fixes which call and which step meet which fault; the operating
  * system's scheduling still varies, so a failing seed is replayed to see it again, not always the same.
  */
@@ -16,6 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { toBeHex } from "ethers";
 import { request } from "undici";
+import { watchLaggingFleet } from "../helpers/lagging-fleet.js";
 import { type ScriptedAnswer, startRpcProxy } from "../helpers/rpc-proxy.js";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
 import { AUTHORIZATION } from "../helpers/service.js";
@@ -78,10 +82,16 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
   const count = (name: string) => (faults[name] = (faults[name] ?? 0) + 1);
   const log = options.log ?? (() => undefined);
 
-  const chain = options.node === "anvil" ? await startTestChain(["--block-time", "1"]) : await startTestChainOn("hardhat");
+  // Anvil finalizes two epochs below its head: epochs of 4 slots make that 8 blocks (deeper than any
+  // reorganisation the run makes), so that a displaced transfer is signed again within the run.
+  const chain = options.node === "anvil" ? await startTestChain(["--block-time", "1", "--slots-in-an-epoch", "4"]) : await startTestChainOn("hardhat");
   // Deeper than any reorganisation the run makes: the token's deployment stays on the chain.
   if (options.node === "anvil") await chain.provider.send("anvil_mine", [toBeHex(8)]);
   const proxy = await startRpcProxy(chain.rpcUrl);
+  const fleet = watchLaggingFleet(chain.rpcUrl);
+  // Whether this run's endpoint is a fleet whose indexes lag (each call's lag drawn from the seed).
+  const lagging = random() < 0.4;
+  if (lagging) count("fleet: receipts, logs and lookups lag 0-30 s");
   const tinyFilesystem = mountIfAllowed();
   if (!tinyFilesystem) count("journal disk full: left out (cannot mount a tmpfs here)");
   const journalDir = tinyFilesystem?.mountPoint ?? mkdtempSync(join(tmpdir(), `simulation-${seed}-`));
@@ -91,7 +101,10 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
   try {
     // Each call's fault is drawn in the order calls arrive: the seed fixes the sequence of faults.
     let faulting = false;
-    proxy.fault = { kind: "script", answer: (call) => (faulting ? drawFault(call, random, options, count) : undefined) };
+    proxy.fault = {
+      kind: "script",
+      answer: (call) => (faulting ? (drawFault(call, random, options, count) ?? fleet.answer(call, lagging ? Math.floor(random() * 30_000) : 0)) : undefined),
+    };
     const env = {
       RPC_URL: proxy.url,
       PRIVATE_KEY: chain.demo.privateKey,
@@ -115,6 +128,7 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
     // The workload: transfers in small concurrent waves, about half with an Idempotency-Key, some of those
     // sent twice at once; between waves the seed may reorganise the chain, empty the node's pool, use the
     // wallet from outside, or kill the service and start it again.
+    const walletTokensBefore = await tokenBalanceOf(chain, chain.demo.walletAddress);
     const waves = Math.ceil(options.transfers / 4);
     for (let wave = 0; wave < waves; wave++) {
       const batch: Asked[] = [];
@@ -140,6 +154,10 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
         await server.exited;
       }
       await Promise.all(sends);
+      // Another sender outbids a transfer still waiting in the pool, at its nonce; a reorganisation then
+      // removes that block: the transfer's own bytes may be mined after all, so nothing may be signed for it
+      // before the other transaction's block is final.
+      if (options.node === "anvil" && random() < 0.15 && (await displaceThenReorganise(chain))) count("displaced, then the displacing block reorganised out");
       if (diskFull) {
         // The operator frees the disk; a journal that failed to commit takes no writes until a restart.
         for (const name of readdirSync(journalDir)) if (name.startsWith("filler-")) rmSync(join(journalDir, name));
@@ -160,6 +178,9 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
         count("outside sender");
         const nonce = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
         await chain.hotWallet.sendTransaction({ to: chain.demo.walletAddress, value: 0n, nonce }).catch(() => undefined);
+      } else if (event < 0.5) {
+        count("fleet: a backend stuck at an old head");
+        fleet.stickBackend(Math.floor(random() * 60_000), 0.5, random);
       }
     }
 
@@ -193,6 +214,10 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
         }
       }
     }
+    let paidInTotal = 0n;
+    for (const item of asked) paidInTotal += await tokenBalanceOf(chain, item.recipient);
+    const spent = walletTokensBefore - (await tokenBalanceOf(chain, chain.demo.walletAddress));
+    if (spent !== paidInTotal) violations.push(`the wallet spent ${spent} base units, its recipients received ${paidInTotal}`);
     const mined = await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest");
     const pending = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
     if (mined !== pending) violations.push(`nonces not contiguous: ${mined} mined, ${pending} counted with the pool (a gap or a transaction stuck)`);
@@ -203,6 +228,7 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
   } finally {
     for (const server of servers) server.child.kill("SIGKILL");
     await Promise.all(servers.map((server) => server.exited));
+    fleet.stop();
     await proxy.close();
     await chain.stop();
     if (tinyFilesystem) tinyFilesystem.unmount();
@@ -275,6 +301,32 @@ async function ask(server: ServerProcess, item: Asked): Promise<{ status: number
   } catch {
     return { status: 0, body: "" };
   }
+}
+
+/**
+ * Another sender of the wallet's key outbids the lowest transfer waiting in anvil's pool at its nonce; once
+ * that is mined, the block is reorganised away. Whether it was done (nothing waited in the pool).
+ */
+async function displaceThenReorganise(chain: TestChain): Promise<boolean> {
+  const wallet = chain.demo.walletAddress;
+  const content = (await chain.provider.send("txpool_content", []).catch(() => ({}))) as { pending?: Record<string, Record<string, { nonce: string; maxFeePerGas?: string }>> };
+  const waiting = Object.entries(content.pending ?? {}).find(([sender]) => sender.toLowerCase() === wallet.toLowerCase())?.[1];
+  const lowest = waiting && Object.values(waiting).sort((a, b) => Number(a.nonce) - Number(b.nonce))[0];
+  if (!lowest) return false;
+  const price = 3n * BigInt(lowest.maxFeePerGas ?? "0x3b9aca00");
+  const outside = await chain.hotWallet.sendTransaction({ to: wallet, value: 0n, nonce: Number(lowest.nonce), maxFeePerGas: price, maxPriorityFeePerGas: price }).catch(() => undefined);
+  if (!outside) return false;
+  const deadline = Date.now() + 5_000;
+  let receipt = await chain.provider.getTransactionReceipt(outside.hash);
+  while (Date.now() < deadline && !receipt) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    receipt = await chain.provider.getTransactionReceipt(outside.hash);
+  }
+  if (!receipt) return false;
+  // Back to the block below the displacing one (fewer blocks than are final).
+  const depth = Math.min(7, (await chain.provider.getBlockNumber()) - receipt.blockNumber + 1);
+  await chain.provider.send("anvil_reorg", [depth, []]).catch(() => undefined);
+  return true;
 }
 
 // A node that lost its pool, as after a restart: everything pending is forgotten.
