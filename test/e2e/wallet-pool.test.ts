@@ -217,16 +217,22 @@ describe.each(NODE_KINDS)("a wallet pool on %s", (kind) => {
     expect(new Set(burst.map((sent) => sent.body.result.from))).toEqual(new Set(senders.map((sender) => sender.address)));
   });
 
-  it("a lane drained after its balances were read is refused, nothing sent, and the transfer goes to another lane; a repeat of its key answers that", async () => {
+  // A pool of two lanes whose balances are read once a minute at most: routing still sees the first lane
+  // funded after it is drained.
+  async function twoLanesReadOnceAMinute() {
     const { chain: pooled, lanes } = await poolOf(1, 10n);
     const [first, second] = lanes;
-    // Balances read once a minute at most: routing still sees the first lane funded after it is drained.
     const service = await startService(pooled.target, {
       PRIVATE_KEY: lanes.map((lane) => lane.privateKey).join(","),
       JOURNAL_PATH: join(journalDir as string, "transfers.sqlite"),
       CHAIN_REFRESH_INTERVAL_MS: "60000",
     });
     services.push(service);
+    return { pooled, first, second, service };
+  }
+
+  it("a lane drained after its balances were read is refused, nothing sent, and the transfer goes to another lane; a repeat of its key answers that", async () => {
+    const { pooled, first, second, service } = await twoLanesReadOnceAMinute();
     const firstLaneNonce = await pooled.provider.getTransactionCount(first.address, "latest");
     await setEthBalance(pooled, first.address, "0");
     const body = { toAddress: freshAddress(), amount: "1" };
@@ -241,14 +247,7 @@ describe.each(NODE_KINDS)("a wallet pool on %s", (kind) => {
   });
 
   it("answers a repeat of the key 409 while a refused transfer is moved to another lane: never 417 and then 200 for one key", async () => {
-    const { chain: pooled, lanes } = await poolOf(1, 10n);
-    const [first, second] = lanes;
-    const service = await startService(pooled.target, {
-      PRIVATE_KEY: lanes.map((lane) => lane.privateKey).join(","),
-      JOURNAL_PATH: join(journalDir as string, "transfers.sqlite"),
-      CHAIN_REFRESH_INTERVAL_MS: "60000",
-    });
-    services.push(service);
+    const { pooled, first, second, service } = await twoLanesReadOnceAMinute();
     await setEthBalance(pooled, first.address, "0");
     // The pool reads the refusing lane's balances again before routing on: held there until the repeat is answered.
     const drainedLane = service.services.laneOf(first.address) as NonNullable<ReturnType<typeof service.services.laneOf>>;

@@ -45,6 +45,16 @@ describe("the background resend", () => {
     return { id, hash: signed.hash, raw: signed.rawTransaction };
   }
 
+  // The entries the reconciler signs again (each "succeeds"), in order.
+  function recordSigningAgain(reconciler: TransferReconciler): number[] {
+    const signedAgain: number[] = [];
+    reconciler.signAgain = async (stale) => {
+      signedAgain.push(stale.id);
+      return true;
+    };
+    return signedAgain;
+  }
+
   const rawSent = (calls: FakeCall[]) => calls.filter((call) => call.method === "eth_sendRawTransaction").map((call) => call.params[0]);
 
   it("never sends an entry refused after the round read its list (answered 417): it stays rejected", async () => {
@@ -105,11 +115,7 @@ describe("the background resend", () => {
     }), 1);
     wallet = chain.wallet.address;
     const entry = await journalSigned(chain, 0);
-    const signedAgain: number[] = [];
-    reconciler.signAgain = async (stale) => {
-      signedAgain.push(stale.id);
-      return true;
-    };
+    const signedAgain = recordSigningAgain(reconciler);
     for (let round = 0; round < 5; round++) expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("waiting: nonce used, checking again");
     expect(signedAgain).toEqual([]);
     expect(journal.findById(entry.id)).toMatchObject({ state: "signed" });
@@ -144,11 +150,7 @@ describe("the background resend", () => {
     wallet = chain.wallet.address;
     const entry = await journalSigned(chain, 0);
     await journal.flushed();
-    const signedAgain: number[] = [];
-    reconciler.signAgain = async (stale) => {
-      signedAgain.push(stale.id);
-      return true;
-    };
+    const signedAgain = recordSigningAgain(reconciler);
 
     for (let round = 0; round < 3; round++) expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("waiting: displaced, not final");
     expect(reconciler.displacements.of(entry.id)).toEqual({ by: OUTSIDE, block: { number: 95, hash: `0x${(95).toString(16).padStart(64, "b")}` } });
@@ -189,11 +191,7 @@ describe("the background resend", () => {
     }), 1);
     wallet = chain.wallet.address;
     const entry = await journalSigned(chain, 0);
-    const signedAgain: number[] = [];
-    reconciler.signAgain = async (stale) => {
-      signedAgain.push(stale.id);
-      return true;
-    };
+    const signedAgain = recordSigningAgain(reconciler);
     expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("signed again");
     expect(signedAgain).toEqual([entry.id]);
   });
