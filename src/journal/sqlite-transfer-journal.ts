@@ -221,7 +221,7 @@ function prepareStatements(db: Database.Database) {
     deleteClaim: db.prepare("DELETE FROM transfers WHERE id = ? AND state = 'claimed'"),
     markNonceUsed: db.prepare("UPDATE transfers SET state = 'nonce-used', updated_at = @now WHERE lane = @lane AND state = 'accepted' AND nonce < @count"),
     markUnmined: db.prepare(
-      "UPDATE transfers SET state = 'accepted', mined_hash = NULL, settled_block = NULL, final_block = NULL, updated_at = @now WHERE lane = @lane AND state IN ('nonce-used', 'cancelled', 'replaced') AND nonce >= @count",
+      "UPDATE transfers SET state = 'accepted', mined_hash = NULL, settled_block = NULL, final_block = NULL, updated_at = @now WHERE lane = @lane AND state IN ('nonce-used', 'cancelled', 'replaced') AND nonce >= @count AND final_block IS NULL AND (settled_block IS NULL OR settled_block <= @block)",
     ),
     unmineOne: db.prepare(
       "UPDATE transfers SET state = 'accepted', mined_hash = NULL, settled_block = NULL, final_block = NULL, updated_at = @now WHERE id = @id AND state IN ('nonce-used', 'cancelled', 'replaced') AND final_block IS NULL",
@@ -614,8 +614,8 @@ class SqliteTransferJournal implements TransferJournal {
     return this.#store.write(() => this.#store.statements.markNonceUsed.run({ lane: this.lane, count: minedNonceCount, now: steadyWallClockNow() })).changes;
   }
 
-  markUnminedFrom(minedNonceCount: number): number {
-    return this.#store.write(() => this.#store.statements.markUnmined.run({ lane: this.lane, count: minedNonceCount, now: steadyWallClockNow() })).changes;
+  markUnminedFrom(minedNonceCount: number, atBlock: number): number {
+    return this.#store.write(() => this.#store.statements.markUnmined.run({ lane: this.lane, count: minedNonceCount, block: atBlock, now: steadyWallClockNow() })).changes;
   }
 
   markSettledAt(block: number, resettle = false): number {

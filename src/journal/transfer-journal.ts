@@ -237,9 +237,11 @@ export interface TransferJournal {
   markNonceUsedBelow(minedNonceCount: number): number;
   /**
    * A reorganisation took mined transactions off the chain: entries whose nonce is at or above the chain's
-   * mined nonce count again are accepted once more (pending, followed like any other). Returns how many.
+   * mined nonce count at block `atBlock` are accepted once more (pending, followed like any other). Only
+   * entries not final, and not seen settled at a head above `atBlock`: a count read at an older block (a
+   * backend behind the others) says nothing of them. Returns how many.
    */
-  markUnminedFrom(minedNonceCount: number): number;
+  markUnminedFrom(minedNonceCount: number, atBlock: number): number;
   /**
    * Settled transfers (nonce used, cancelled, replaced) not final yet and without a block are noted as
    * settled at `block` (an upper bound of where they were mined); with `resettle`, every one not final is

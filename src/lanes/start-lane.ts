@@ -191,7 +191,7 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
       if (snapshot.ethBalance < before) gasSpentWei += before - snapshot.ethBalance;
       runway.record(gasSpentWei);
       if (journal.failure) return;
-      const unmined = journal.markUnminedFrom(snapshot.minedNonceCount);
+      const unmined = journal.markUnminedFrom(snapshot.minedNonceCount, snapshot.blockNumber);
       if (unmined > 0) log.warn({ unmined, minedNonceCount: snapshot.minedNonceCount }, "a reorganisation took mined transfers off the chain; they are pending again and followed until mined");
       journal.markNonceUsedBelow(snapshot.minedNonceCount);
       if (pooled) held = readLaneHolds(journal, snapshot.minedNonceCount, snapshot.blockNumber, { blocks: config.stuckAfterBlocks, ms: config.rebroadcastAfterMs });

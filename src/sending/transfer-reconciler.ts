@@ -96,7 +96,7 @@ export class TransferReconciler {
    */
   async reconcileAtStartup(): Promise<ReconcileSummary> {
     const summary: ReconcileSummary = { abandonedClaims: 0, taken: 0, replaced: 0, waiting: 0 };
-    this.journal.markUnminedFrom(this.ledger.snapshot.minedNonceCount);
+    this.journal.markUnminedFrom(this.ledger.snapshot.minedNonceCount, this.ledger.snapshot.blockNumber);
     for (const entry of this.journal.unsettled()) {
       if (entry.state === "claimed") {
         this.journal.releaseKey(entry.id);

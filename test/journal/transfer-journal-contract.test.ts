@@ -274,7 +274,7 @@ describe.each([
     });
     journal.markNonceUsedBelow(3);
     expect(journal.reportedButUnmined()).toEqual([]);
-    expect(journal.markUnminedFrom(0)).toBe(3);
+    expect(journal.markUnminedFrom(0, 100)).toBe(3);
     expect(journal.reportedButUnmined().map((entry) => entry.id)).toEqual(reported);
   });
 
@@ -306,9 +306,33 @@ describe.each([
     expect(journal.findByHash(SIGNED.hash)).toMatchObject({ state: "cancelled", minedHash: cancel.hash });
     // A hash of another transfer is not this one's to settle with.
     expect(() => journal.recordMined(id, `0x${"99".repeat(32)}`)).toThrow(JournalWriteError);
-    expect(journal.markUnminedFrom(7)).toBe(1);
+    expect(journal.markUnminedFrom(7, 100)).toBe(1);
     expect(journal.findByHash(cancel.hash)).toMatchObject({ state: "accepted", minedHash: null });
-    expect(journal.markUnminedFrom(7)).toBe(0);
+    expect(journal.markUnminedFrom(7, 100)).toBe(0);
+  });
+
+  it("takes a lower nonce count as a reorganisation only at a block no lower than the one a transfer was seen settled at, and never for a final one", () => {
+    const [final, older, newer] = [0, 1, 2].map((nonce) => {
+      const id = journal.recordSigned(undefined, REQUEST, { ...SIGNED, nonce, hash: `0x${String(nonce + 4).repeat(64)}` });
+      journal.recordAccepted(id);
+      return id;
+    });
+    // Each seen mined (verified) and settled at its own head.
+    const settle = (id: number, countBelow: number, head: number) => {
+      journal.markNonceUsedBelow(countBelow);
+      journal.recordMined(id, journal.findById(id)?.hash as string);
+      journal.markSettledAt(head);
+    };
+    settle(final, 1, 100);
+    expect(journal.finalizeThrough(100)).toBe(1);
+    settle(older, 2, 110);
+    settle(newer, 3, 120);
+    // A count of 0 read at block 115 (a backend behind): only what was seen settled at or below 115, and
+    // not final, is pending again.
+    expect(journal.markUnminedFrom(0, 115)).toBe(1);
+    expect(journal.findById(older)).toMatchObject({ state: "accepted" });
+    expect(journal.findById(newer)).toMatchObject({ state: "nonce-used", settledBlock: 120 });
+    expect(journal.findById(final)).toMatchObject({ state: "nonce-used", finalBlock: 100 });
   });
 
   it("keeps webhook events and their deliveries, in order, across a reopen", async () => {
