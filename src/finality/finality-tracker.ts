@@ -70,6 +70,8 @@ export class FinalityTracker {
   // Transfers whose receipt was missing at a look, and whose nonce the chain's blocks did not settle either
   // (backends that disagree): looked at again at the next check of reads that skipped blocks.
   readonly #undecided = new Set<number>();
+  // The transfers looked for in the current round.
+  readonly #lookedAt = new Set<number>();
   // The block each transfer settled since the last read was seen mined in, by entry id (a receipt or a log
   // is often newer than the last block read): the next read at or just above that height shows whether the
   // block is still on the chain.
@@ -89,6 +91,7 @@ export class FinalityTracker {
   /** One block read: checks it extends the chain seen before, then moves finality. Call one at a time. */
   async follow(block: FeeBlock): Promise<void> {
     const { journal } = this.#options;
+    this.#lookedAt.clear();
     const anchor = this.#anchor;
     // A lower block is a lagging backend more often than not; the next read settles it.
     if (anchor && block.number < anchor.number) return;
@@ -139,6 +142,14 @@ export class FinalityTracker {
       const settledSinceAnchor = (entry: JournalEntry) => entry.settledBlock === null || entry.settledBlock >= anchor.number;
       unmined += await this.#lookForUnfinal(block.number, (entry) => settledSinceAnchor(entry) || this.#undecided.has(entry.id), { logsUpTo: block.number });
     }
+    // What no look could settle yet is looked at again at each read until it is, and nothing becomes final
+    // meanwhile: it could be a transfer another transaction displaced in a reorganisation.
+    if (this.#undecided.size > 0) {
+      const unfinal = new Set(journal.unfinal().map((entry) => entry.id));
+      for (const id of this.#undecided) if (!unfinal.has(id)) this.#undecided.delete(id);
+      const again = new Set([...this.#undecided].filter((id) => !this.#lookedAt.has(id)));
+      if (again.size > 0) unmined += await this.#lookForUnfinal(block.number, (entry) => again.has(entry.id));
+    }
     // Only once the looks above are made: where one failed (a node fault), the next read checks the same
     // anchor again, and looks again for what was settled since it or seen mined in a block it decides.
     this.#anchor = block;
@@ -146,7 +157,7 @@ export class FinalityTracker {
     let finalized = 0;
     let finalizedBlock: number | null = null;
     const lowest = journal.lowestUnfinalSettledBlock();
-    if (block.number > this.#finalizedAtHead && lowest !== undefined && lowest <= block.number - this.#finalityLag) {
+    if (this.#undecided.size === 0 && block.number > this.#finalizedAtHead && lowest !== undefined && lowest <= block.number - this.#finalityLag) {
       finalizedBlock = await this.#finalized.number(block.number);
       this.#finalizedAtHead = block.number;
       if (finalizedBlock !== null) {
@@ -206,6 +217,7 @@ export class FinalityTracker {
     const undecided = new Set<number>();
     // A transfer another transaction replaced has no receipt of its own: its nonce count decides (above).
     const entries = journal.unfinal().filter((entry) => entry.state !== "replaced" && which(entry));
+    for (const entry of entries) this.#lookedAt.add(entry.id);
     const logged = logsUpTo === undefined ? undefined : await this.#readTransferLogs(entries, logsUpTo);
     for (const entry of entries) {
       const candidates = entry.minedHash ? [entry.minedHash] : entry.attempts.map((attempt) => attempt.hash);
@@ -232,9 +244,10 @@ export class FinalityTracker {
   async #chainShows(entry: JournalEntry, candidates: readonly string[], head: number): Promise<string | null | undefined> {
     if (entry.nonce === null) return undefined;
     const below = Math.min(...entry.attempts.map((attempt) => attempt.signedAtBlock));
-    const use = await findNonceUse(this.#options.node, this.#options.journal.lane, entry.nonce, head, below);
+    const use = await findNonceUse(this.#options.node, this.#options.journal.lane, entry.nonce, head, below).catch(() => undefined);
     if (use === undefined) return undefined;
-    if (use.kind === "unused") return null;
+    // Unused at a block below the head it was seen settled at is a backend behind the others, no fact.
+    if (use.kind === "unused") return entry.settledBlock !== null && head < entry.settledBlock ? undefined : null;
     return candidates.some((hash) => hash.toLowerCase() === use.by) ? use.block.hash : null;
   }
 

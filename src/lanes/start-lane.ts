@@ -199,6 +199,7 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
     },
     // Without a base fee (a legacy chain) the gas price comes with each snapshot only.
     onBlock: (block) => {
+      reconciler.noteHead(block.number);
       finality.follow(block);
       if (block.baseFeePerGas !== null) ledger.applyBaseFee(block.baseFeePerGas, (baseFee, tip) => offeredFees(baseFee, tip, fees));
       const newHead = block.number > latestHead;

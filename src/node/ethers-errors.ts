@@ -54,7 +54,7 @@ export function describeNodeAnswer({ meaning, nodeMessage }: NodeAnswer, error?:
     case "connection-refused":
       return { code: "NETWORK_ERROR", message: "the Ethereum node could not be reached" };
     case "no-answer":
-      if (isError(error, "TIMEOUT")) return { code: "TIMEOUT", message: "the Ethereum node did not answer in time" };
+      if (isError(error, "TIMEOUT") || /time/i.test(nodeMessage ?? "")) return { code: "TIMEOUT", message: "the Ethereum node did not answer in time" };
       if (isError(error, "SERVER_ERROR")) return { code: "SERVER_ERROR", message: "the Ethereum node answered with an HTTP error" };
       return { code: "NETWORK_ERROR", message: "the Ethereum node could not be reached" };
     case "already-known":

@@ -97,6 +97,9 @@ const MESSAGE_MEANINGS: [RegExp, NodeAnswerMeaning][] = [
   // geth "the method eth_x does not exist/is not available", Besu "Method not found" / "Method not enabled", Hardhat "Method eth_x is not supported".
   [/does not exist\/is not available|method not found|method not enabled|method .* is not supported|unsupported method/i, "method-not-supported"],
   [/execution reverted|reverted/i, "reverted"],
+  // A gateway's or a node's own time-out in JSON-RPC words (-32603 "request timed out", "upstream request
+  // timeout", geth "execution aborted (timeout = 5s)", "context deadline exceeded"): slow, no refusal.
+  [/\btimed? ?out\b|\btimeout\b|deadline exceeded/i, "no-answer"],
 ];
 
 // JSON-RPC codes that carry the meaning by themselves, when the text matched nothing above.

@@ -34,19 +34,30 @@ const MAX_STEPS_BACK = 40;
  * Costs a count read per halving of the range, and one full block read. Throws on node faults.
  */
 export async function findNonceUse(node: NonceUseNode, wallet: string, nonce: number, head: number, below: number): Promise<NonceUse | undefined> {
-  const countAt = async (block: number) => Number(await node.send("eth_getTransactionCount", [wallet, toQuantity(block)]));
-  if ((await countAt(head)) <= nonce) return { kind: "unused" };
+  // A count that is no number (a backend answering nothing) settles nothing: NaN fails every comparison.
+  const countAt = async (block: number) => {
+    const count = await node.send("eth_getTransactionCount", [wallet, toQuantity(block)]);
+    return typeof count === "string" && /^0x[0-9a-f]+$/i.test(count) ? Number(count) : Number.NaN;
+  };
+  const atHead = await countAt(head);
+  if (Number.isNaN(atHead)) return undefined;
+  if (atHead <= nonce) return { kind: "unused" };
   // Invariant from here: the count at `high` has passed the nonce, the count at `low` has not.
   let high = head;
   let low = Math.min(Math.max(below, 0), head - 1);
-  for (let step = 1, steps = 0; low >= 0 && (await countAt(low)) > nonce; step *= 2, steps++) {
-    if (low === 0 || steps >= MAX_STEPS_BACK) return undefined;
+  for (let step = 1, steps = 0; ; step *= 2, steps++) {
+    const count = await countAt(low);
+    if (Number.isNaN(count)) return undefined;
+    if (count <= nonce) break;
+    if (low <= 0 || steps >= MAX_STEPS_BACK) return undefined;
     high = low;
     low = Math.max(0, low - step);
   }
   while (high - low > 1) {
     const middle = Math.floor((low + high) / 2);
-    if ((await countAt(middle)) > nonce) high = middle;
+    const count = await countAt(middle);
+    if (Number.isNaN(count)) return undefined;
+    if (count > nonce) high = middle;
     else low = middle;
   }
   const block = (await node.send("eth_getBlockByNumber", [toQuantity(high), true])) as {

@@ -59,6 +59,9 @@ export interface ReconcilerFinality {
 
 export class TransferReconciler {
   readonly #finalized: FinalizedBlockReader;
+  // Entries being signed again right now (by the background resend or a round): never twice at once.
+  readonly #signingAgain = new Set<number>();
+  #head = 0;
   /** Transfers displaced by a transaction whose block is not final yet. */
   readonly displacements: NonceDisplacements;
   // Entry id -> what the node said to its last re-send, while it is refused.
@@ -163,7 +166,9 @@ export class TransferReconciler {
    * several), or by another transaction, found in the block where the wallet's count passed the nonce
    * (replaced, and signed again, only once that block is final).
    */
-  async settleUsedNonce(entry: JournalEntry): Promise<ResendOutcome> {
+  async settleUsedNonce(listed: JournalEntry): Promise<ResendOutcome> {
+    // As it is now: an attempt added since the caller read it (a re-price, a cancel) may be what was mined.
+    const entry = this.journal.findById(listed.id) ?? listed;
     const { provider } = this.chain;
     // Newest first: a re-priced transfer is mostly mined with its latest attempt.
     for (const attempt of [...entry.attempts].reverse()) {
@@ -182,35 +187,54 @@ export class TransferReconciler {
       if (finality === "left the chain") this.displacements.delete(entry.id);
       return finality === "left the chain" ? "waiting: nonce used, checking again" : "waiting: displaced, not final";
     }
-    this.displacements.delete(entry.id);
-    this.#lastRefusal.delete(entry.id);
-    // Its tokens and gas are no longer held at that nonce: it went to another transaction, not back to the pool.
-    this.ledger.forgetNonce(entry.nonce as number);
-    // None of its attempts can ever be mined: the transfer is still owed, at a new nonce, where that can be done.
-    if (this.#signAgain && (await this.#signAgain(entry))) return "signed again";
-    this.journal.recordReplaced(entry.id);
-    return "replaced";
+    // Not before the send path is wired (at startup): the next round signs it again.
+    if (!this.#signAgain) return "waiting: displaced, not final";
+    // Decided on the entry as it is at this moment, once: no attempt added while the chain was read, no
+    // other round signing it again meanwhile.
+    const now = this.journal.findById(entry.id);
+    if (!now || !isOwedAt(now, entry) || this.#signingAgain.has(entry.id)) return "waiting: nonce used, checking again";
+    this.#signingAgain.add(entry.id);
+    try {
+      this.displacements.delete(entry.id);
+      this.#lastRefusal.delete(entry.id);
+      // Its tokens and gas are no longer held at that nonce: it went to another transaction, not back to the pool.
+      this.ledger.forgetNonce(entry.nonce as number);
+      // None of its attempts can ever be mined: the transfer is still owed, at a new nonce, where that can be done.
+      if (await this.#signAgain(now)) return "signed again";
+      this.journal.recordReplaced(entry.id);
+      return "replaced";
+    } finally {
+      this.#signingAgain.delete(entry.id);
+    }
+  }
+
+  /** The newest head a block read showed: how deep a displacing block is counts from here when idle. */
+  noteHead(blockNumber: number): void {
+    this.#head = Math.max(this.#head, blockNumber);
   }
 
   // The other transaction that used the entry's nonce (the one found before, while its block holds, or
   // searched for in the chain as of the latest snapshot); "ours" when an attempt of the entry did (recorded
-  // as mined); undefined when the chain does not show it yet.
+  // as mined); undefined when the chain does not show it yet, or cannot be read back that far (a node that
+  // keeps no state of older blocks: the transfer then waits, and is never paid twice).
   async #findDisplacement(entry: JournalEntry): Promise<Displacement | "ours" | undefined> {
-    const known = this.displacements.of(entry.id);
-    if (known) return known;
-    const below = Math.min(...entry.attempts.map((attempt) => attempt.signedAtBlock));
-    const use = await findNonceUse(this.chain.provider, this.chain.wallet.address, entry.nonce as number, this.ledger.snapshot.blockNumber, below);
-    if (use?.kind !== "used") return undefined;
-    const ours = entry.attempts.find((attempt) => attempt.hash.toLowerCase() === use.by);
-    if (!ours) return { by: use.by, block: use.block };
-    this.recordMined(entry, ours.hash, use.block);
+    let found = this.displacements.of(entry.id);
+    if (!found) {
+      const below = Math.min(...entry.attempts.map((attempt) => attempt.signedAtBlock));
+      const use = await findNonceUse(this.chain.provider, this.chain.wallet.address, entry.nonce as number, this.ledger.snapshot.blockNumber, below).catch(() => undefined);
+      if (use?.kind !== "used") return undefined;
+      found = { by: use.by, block: use.block };
+    }
+    const ours = entry.attempts.find((attempt) => attempt.hash.toLowerCase() === found.by);
+    if (!ours) return found;
+    this.recordMined(entry, ours.hash, found.block);
     return "ours";
   }
 
   // Whether `block` is final: at or below the finalized block, and still the chain's block at its height
   // (read by number; a backend that does not return it yet decides nothing).
   async #finalityOf(block: BlockRef): Promise<"final" | "not final" | "left the chain"> {
-    const finalized = await this.#finalized.number(this.ledger.snapshot.blockNumber);
+    const finalized = await this.#finalized.number(Math.max(this.#head, this.ledger.snapshot.blockNumber));
     if (finalized === null || block.number > finalized) return "not final";
     const there = (await this.chain.provider.send("eth_getBlockByNumber", [toQuantity(block.number), false])) as { hash: string } | null;
     if (!there) return "not final";
@@ -242,6 +266,13 @@ export class TransferReconciler {
 }
 
 const MAX_RESENDS_PER_ROUND = 50;
+
+// Whether `now` (the entry as the journal holds it) is still owed as `seen` was: unsettled, at the same
+// nonce, with the same attempts.
+function isOwedAt(now: JournalEntry, seen: JournalEntry): boolean {
+  const unsettled = now.state === "signed" || now.state === "accepted" || now.state === "nonce-used";
+  return unsettled && now.nonce === seen.nonce && now.attempts.length === seen.attempts.length && now.attempts.every((attempt, index) => attempt.hash === seen.attempts[index].hash);
+}
 
 // Whether `entry` still waits for its attempt `hash` to be taken: not refused, settled or replaced since.
 function isStillUnsettled(entry: JournalEntry | undefined, hash: string): boolean {

@@ -133,12 +133,10 @@ export class TokenTransferService implements TransferSender {
     }
     try {
       if (!answered) {
-        // A fault of the moment (the node slow or unreachable: a 503) leaves the key unused, also when the
-        // first broadcast could not reach the node (recorded as rejected: those bytes are never sent).
-        if (error instanceof ServiceError && error.cause instanceof BroadcastRefusedError) {
-          journal.releaseRefusedKey(entryId);
-          await journal.flushed();
-        } else journal.releaseKey(entryId);
+        // A fault of the moment (the node slow or unreachable, a signer down: a 503) leaves the key unused,
+        // also when what was signed is recorded as refused (its bytes are never sent).
+        if (journal.releaseRefusedKey(entryId)) await journal.flushed();
+        else journal.releaseKey(entryId);
         return;
       }
       // A refusal at broadcast was recorded by the submitter already.

@@ -102,9 +102,19 @@ export class TransferSubmitter {
     // In flight from the first signature to the answer, so background work (a re-send, a cancel) never acts
     // on the entry between two of its attempts.
     const inFlight = new Set<number>();
+    let refused: { transfer: SignedTokenTransfer; answer: NodeAnswer } | undefined;
     try {
       for (let attempt = 1; ; attempt++) {
-        const { transfer, answer } = await this.#signAndBroadcast(prepared, inFlight);
+        let signed: { transfer: SignedTokenTransfer; answer?: NodeAnswer };
+        try {
+          signed = await this.#signAndBroadcast(prepared, inFlight);
+        } catch (error) {
+          // A fresh attempt failed before anything of it was sent (a signer down, a failed commit): the entry
+          // still holds the refused bytes, which must stay dead rather than be sent in the background.
+          if (refused && !this.#options.journal.failure) await this.#recordRefusal(prepared, refused.transfer, refused.answer);
+          throw error;
+        }
+        const { transfer, answer } = signed;
         if (!answer) return transfer;
         // The nonce was used by another sender of this key, or another transaction of it waits at that nonce:
         // these bytes are dead, and the transfer may be signed again with a fresh nonce.
@@ -112,6 +122,7 @@ export class TransferSubmitter {
         if (!nonceTaken || attempt >= FRESH_NONCE_ATTEMPTS) {
           throw new BroadcastRefusedError(answer, await this.#recordRefusal(prepared, transfer, answer));
         }
+        refused = { transfer, answer };
       }
     } finally {
       for (const entryId of inFlight) this.#inFlightEntries.delete(entryId);

@@ -119,27 +119,62 @@ describe("FinalityTracker starting with settled transfers not final", () => {
     journal.close();
   });
 
-  it("leaves a transfer as it is while neither receipts nor the chain's blocks settle it (backends that disagree)", async () => {
+  it("leaves a transfer as it is while neither receipts nor the chain's blocks settle it (backends that disagree), looks again at each read, and makes nothing final meanwhile", async () => {
     const journal = openTestJournal();
     const settled = `0x${"aa".repeat(32)}`;
     settleTransfer(journal, 0, settled, 20);
     const outcomes: unknown[] = [];
+    const receipts: string[] = [];
+    // The count says nonce 0 is used from block 19, but that block's body lacks the transaction, until the
+    // backends agree.
+    let bodyShowsIt = false;
     const tracker = new FinalityTracker({
       node: {
         send: async (method: string, params: unknown[]) => {
-          // The count says nonce 0 is used from block 19, but that block's body lacks the transaction.
           if (method === "eth_getTransactionCount") return Number(params[1]) >= 19 ? "0x1" : "0x0";
-          if (method === "eth_getBlockByNumber") return { number: params[0], hash: "0xb19", transactions: [] };
+          if (method === "eth_getBlockByNumber" && params[0] === "finalized") return { number: "0x1e", hash: "0xb30" };
+          if (method === "eth_getBlockByNumber") {
+            const transactions = bodyShowsIt && Number(params[0]) === 19 ? [{ hash: settled, from: WALLET.toLowerCase(), nonce: "0x0" }] : [];
+            return { number: params[0], hash: `0xb${Number(params[0])}`, transactions };
+          }
+          receipts.push(String(params[0]));
           return null;
         },
       },
+      journal,
+      finalityBlocks: 1,
+      onReorg: async () => undefined,
+      onOutcome: (outcome) => outcomes.push(outcome),
+    });
+    await tracker.follow(block(30, "0xb30", "0xb29"));
+    expect(journal.findByHash(settled)).toMatchObject({ state: "nonce-used", minedHash: settled, settledBlock: 20 });
+    expect(outcomes).toEqual([]);
+    // The next read extends it: still undecided, looked at again, and not made final although deep enough.
+    await tracker.follow(block(31, "0xb31", "0xb30"));
+    expect(receipts).toEqual([settled, settled]);
+    expect(journal.findByHash(settled)).toMatchObject({ state: "nonce-used", finalBlock: null });
+    bodyShowsIt = true;
+    await tracker.follow(block(32, "0xb32", "0xb31"));
+    expect(journal.findByHash(settled)).toMatchObject({ state: "nonce-used", minedHash: settled, finalBlock: 30 });
+    journal.close();
+  });
+
+  it("takes a nonce unused at a block below the one a transfer was seen settled at for a backend behind the others: still settled", async () => {
+    const journal = openTestJournal();
+    const settled = `0x${"aa".repeat(32)}`;
+    // The previous process saw it settled at block 40; this process's first read comes from a backend at 30.
+    settleTransfer(journal, 0, settled, 40);
+    const outcomes: unknown[] = [];
+    const facts = nonceFacts({ 0: { height: 38, hash: settled } });
+    const tracker = new FinalityTracker({
+      node: { send: async (method: string, params: unknown[]) => facts(method, params) ?? null },
       journal,
       finalityBlocks: 64,
       onReorg: async () => undefined,
       onOutcome: (outcome) => outcomes.push(outcome),
     });
     await tracker.follow(block(30, "0xb30", "0xb29"));
-    expect(journal.findByHash(settled)).toMatchObject({ state: "nonce-used", minedHash: settled, settledBlock: 20 });
+    expect(journal.findByHash(settled)).toMatchObject({ state: "nonce-used", minedHash: settled, settledBlock: 40 });
     expect(outcomes).toEqual([]);
     journal.close();
   });

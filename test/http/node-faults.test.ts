@@ -29,9 +29,10 @@ describe.each(NODE_KINDS)("node faults, through a proxy in front of %s", (kind) 
   it.each([
     ["a node that does not answer in time", () => (proxy.fault = { kind: "hang" }), "TIMEOUT"],
     ["a node answering HTTP 500", () => (proxy.fault = { kind: "http-500" }), "SERVER_ERROR"],
+    ["a gateway answering its time-out in JSON-RPC words", () => (proxy.fault = { kind: "rpc-error", methods: ["eth_estimateGas"], message: "request timed out" }), "TIMEOUT"],
   ] as [string, () => void, string][])("transfer: %s before anything is sent gives 503 %s (slow is not refused); the key is left unused, and its retry is paid once", async (_label, injectFault, code) => {
     const recipient = freshAddress();
-    const key = { "idempotency-key": `transient-${code}` };
+    const key = { "idempotency-key": `transient-${recipient}` };
     injectFault();
     const failed = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "2" }, key);
     proxy.fault = undefined;

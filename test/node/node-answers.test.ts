@@ -109,6 +109,10 @@ describe("readNodeAnswer: one meaning for every implementation's wording", () =>
     expect(readNodeAnswer(makeError("server response 502", "SERVER_ERROR", { request: {} as never })).meaning).toBe("no-answer");
     expect(readNodeAnswer(Object.assign(new Error("socket hang up"), { code: "ECONNRESET" })).meaning).toBe("no-answer");
     expect(readNodeAnswer(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" })).meaning).toBe("connection-refused");
+    // A gateway's or node's time-out in JSON-RPC words is slowness too, never a refusal.
+    for (const words of ["request timed out", "upstream request timeout", "execution aborted (timeout = 5s)", "context deadline exceeded"]) {
+      expect(readNodeAnswer(unclassified(-32603, words)).meaning).toBe("no-answer");
+    }
     expect(provesNotTaken("no-answer")).toBe(false);
     expect(provesNotTaken("connection-refused")).toBe(true);
   });

@@ -196,6 +196,46 @@ describe("the background resend", () => {
     expect(signedAgain).toEqual([entry.id]);
   });
 
+  it("settles by the entry as it is now: an attempt added after the caller read it (a re-price), found in the block, is the transfer's own, not a displacement", async () => {
+    let wallet = "";
+    let repriced = "";
+    const { chain, reconciler } = setUp(chainWith(() => wallet, { usedAt: 95, user: () => repriced, finalized: 99 }), 1);
+    wallet = chain.wallet.address;
+    const entry = await journalSigned(chain, 0);
+    const stale = journal.findById(entry.id)!;
+    const again = await signWalletTransaction(chain, { nonce: 0, to: FAKE_TOKEN, data: encodeTransfer(RECIPIENT, 1n), gasLimit: 60_000n }, { ...FEES, maxFeePerGas: 3n * FEES.maxFeePerGas });
+    journal.recordAttempt(entry.id, { hash: again.hash, rawTransaction: again.rawTransaction, kind: "transfer", signedAtBlock: 94 });
+    repriced = again.hash.toLowerCase();
+    reconciler.signAgain = async () => expect.unreachable("the transfer's own re-priced attempt was mined");
+    expect(await reconciler.settleUsedNonce(stale)).toBe("taken");
+    expect(journal.findById(entry.id)).toMatchObject({ minedHash: again.hash });
+  });
+
+  it("signs nothing again before the send path is wired (startup): the displaced transfer waits for the next round, not reported failed", async () => {
+    let wallet = "";
+    const { chain, reconciler } = setUp(chainWith(() => wallet, { usedAt: 95, user: () => OUTSIDE, finalized: 99 }), 1);
+    wallet = chain.wallet.address;
+    const entry = await journalSigned(chain, 0);
+    expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("waiting: displaced, not final");
+    expect(journal.findById(entry.id)).toMatchObject({ state: "signed" });
+  });
+
+  it("counts the displacing block's depth from the newest head a block read showed, not only from the wallet snapshot (an idle service reads no snapshot)", async () => {
+    let wallet = "";
+    // No `finalized` tag: final is FINALITY_BLOCKS (64 for this chain) below the head.
+    const { chain, reconciler } = setUp(chainWith(() => wallet, { usedAt: 95, user: () => OUTSIDE, finalized: 0 }, ({ method, params }) => {
+      if (method === "eth_getBlockByNumber" && params[0] === "finalized") throw nodeError("invalid block tag finalized");
+      return undefined;
+    }), 1);
+    wallet = chain.wallet.address;
+    const entry = await journalSigned(chain, 0);
+    const signedAgain = recordSigningAgain(reconciler);
+    expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("waiting: displaced, not final");
+    reconciler.noteHead(95 + 64);
+    expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("signed again");
+    expect(signedAgain).toEqual([entry.id]);
+  });
+
   it("reports a transfer failed when it cannot be signed again", async () => {
     let wallet = "";
     const { chain, reconciler } = setUp(chainWith(() => wallet, { usedAt: 95, user: () => OUTSIDE, finalized: 99 }), 1);

@@ -80,6 +80,35 @@ describe("TransferSubmitter", () => {
     expect(calls).toEqual([]);
   });
 
+  it("a fresh nonce's signature that fails after the node refused the first as used: the refused bytes are recorded dead, never sent in the background", async () => {
+    const { chain, calls } = fakeChain(async ({ method }) => {
+      // Another sender used nonce 0: the node says so.
+      if (method === "eth_sendRawTransaction") throw Object.assign(new Error("nonce too low"), { error: { code: -32000, message: "nonce too low" } });
+      throw new Error(`unexpected ${method}`);
+    });
+    const local = chain.signer;
+    let signatures = 0;
+    chain.signer = {
+      ...local,
+      async sign(digest) {
+        if (++signatures === 2) throw new SignerUnavailableError("throttled");
+        return local.sign(digest);
+      },
+    };
+    dir = mkdtempSync(join(tmpdir(), "submitter-"));
+    journal = openSqliteJournal(join(dir, "transfers.sqlite"), { chainId: 31337n, walletAddress: chain.wallet.address, tokenAddress: FAKE_TOKEN });
+    const ledger = new WalletLedger(snapshotAt(100, 0));
+    let chainCount = 0;
+    const submitter = new TransferSubmitter({ chain, journal, ledger, nonces: new NonceAllocator(async () => chainCount), onHeld: () => undefined });
+    chainCount = 1;
+    const submitting = submitter.submit({ request: { recipient: RECIPIENT, units: 1n }, call: { to: FAKE_TOKEN, data: encodeTransfer(RECIPIENT, 1n), gasLimit: 60_000n }, kind: "transfer", reservation: ledger.reserve(1n, 1n), entryId: undefined });
+
+    await expect(submitting).rejects.toBeInstanceOf(SignerUnavailableError);
+    const [first] = calls.filter((call) => call.method === "eth_sendRawTransaction").map((call) => Transaction.from(call.params[0] as string).hash);
+    expect(journal.findByHash(first as string)).toMatchObject({ state: "rejected", refusal: { code: "NONCE_EXPIRED" } });
+    expect(journal.unsettled()).toEqual([]);
+  });
+
   it("signs concurrently with a slow remote signer, each nonce once, journaled before sent; a signature that fails gives its nonce to the next transfer", async () => {
     const received: number[] = [];
     const { chain } = fakeChain(async ({ method, params }) => {
