@@ -89,8 +89,11 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
   if (options.node === "anvil") await chain.provider.send("anvil_mine", [toBeHex(8)]);
   const proxy = await startRpcProxy(chain.rpcUrl);
   const fleet = watchLaggingFleet(chain.rpcUrl);
+  // The run's scenario (whether the endpoint's indexes lag, and what happens between waves) has a sequence
+  // of its own, so that a seed meets the same ones however its calls interleave.
+  const scenario = seededRandom(seed * 7_919 + 1);
   // Whether this run's endpoint is a fleet whose indexes lag (each call's lag drawn from the seed).
-  const lagging = random() < 0.4;
+  const lagging = scenario() < 0.4;
   if (lagging) count("fleet: receipts, logs and lookups lag 0-30 s");
   const tinyFilesystem = mountIfAllowed();
   if (!tinyFilesystem) count("journal disk full: left out (cannot mount a tmpfs here)");
@@ -157,7 +160,7 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
       // Another sender outbids a transfer still waiting in the pool, at its nonce; a reorganisation then
       // removes that block: the transfer's own bytes may be mined after all, so nothing may be signed for it
       // before the other transaction's block is final.
-      if (options.node === "anvil" && random() < 0.15 && (await displaceThenReorganise(chain))) count("displaced, then the displacing block reorganised out");
+      if (options.node === "anvil" && scenario() < 0.2 && (await displaceThenReorganise(chain))) count("displaced, then the displacing block reorganised out");
       if (diskFull) {
         // The operator frees the disk; a journal that failed to commit takes no writes until a restart.
         for (const name of readdirSync(journalDir)) if (name.startsWith("filler-")) rmSync(join(journalDir, name));
@@ -178,9 +181,10 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
         count("outside sender");
         const nonce = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
         await chain.hotWallet.sendTransaction({ to: chain.demo.walletAddress, value: 0n, nonce }).catch(() => undefined);
-      } else if (event < 0.5) {
+      }
+      if (scenario() < 0.2) {
         count("fleet: a backend stuck at an old head");
-        fleet.stickBackend(Math.floor(random() * 60_000), 0.5, random);
+        fleet.stickBackend(Math.floor(scenario() * 60_000), 0.5, random);
       }
     }
 
