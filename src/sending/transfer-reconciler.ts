@@ -80,7 +80,10 @@ export class TransferReconciler {
     this.displacements = finality.displacements ?? new NonceDisplacements();
   }
 
-  /** How a transfer whose nonce another transaction used is signed again; without it, it is reported failed. */
+  /**
+   * How a transfer whose nonce another transaction used (in a final block) is signed again; until it is
+   * set (at startup, before the send path exists) such a transfer waits for the next round.
+   */
   set signAgain(signAgain: SignAgain) {
     this.#signAgain = signAgain;
   }
