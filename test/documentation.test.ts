@@ -5,6 +5,8 @@
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { dirname, join, normalize } from "node:path";
 import { describe, expect, it } from "vitest";
+import { ERROR_CODES } from "../src/errors.js";
+import { ROUTE_ROLES } from "../src/http/auth.js";
 import { DOCUMENTS } from "./helpers/documentation.js";
 
 const SCRIPTS = Object.keys((JSON.parse(readFileSync("package.json", "utf8")) as { scripts: Record<string, string> }).scripts);
@@ -19,6 +21,17 @@ describe("the documentation", () => {
   it("is a README under 250 lines and the pages of docs/, each of them read by the example tests", () => {
     expect(readFileSync("README.md", "utf8").split("\n").length).toBeLessThan(250);
     expect(readdirSync("docs").filter((name) => name.endsWith(".md")).map((name) => `docs/${name}`).sort()).toEqual(DOCUMENTS.filter((path) => path !== "README.md").sort());
+  });
+
+  it("names, in api.md's roles table, every route each role may call, and every error code in its error table", () => {
+    const api = readFileSync("docs/api.md", "utf8");
+    const rowOf = (role: string) => api.split("\n").find((line) => line.startsWith(`| \`${role}\``)) ?? "";
+    // The admin row says "everything: also" and names the routes only an admin may call.
+    const named = (route: string, role: string, roles: readonly string[]) => (role === "admin" && roles.length > 1) || rowOf(role).includes(`\`${route}\``);
+    const missing = Object.entries(ROUTE_ROLES).flatMap(([route, roles]) => roles.filter((role) => !named(route, role, roles)).map((role) => `${route} (${role})`));
+    expect(missing).toEqual([]);
+    const errorRows = api.split("\n").filter((line) => /^\| \d{3} \|/.test(line)).join("\n");
+    expect(Object.keys(ERROR_CODES).filter((code) => !errorRows.includes(`\`${code}\``))).toEqual([]);
   });
 
   it("links only to pages, headings and files that exist", () => {
