@@ -68,7 +68,7 @@ export class FinalityTracker {
   // transfer is that deep, the finalized block cannot have reached it, and is not read.
   #finalityLag: number;
   // Transfers whose receipt was missing at a look, and whose nonce the chain's blocks did not settle either
-  // (backends that disagree): looked at again at the next check of reads that skipped blocks.
+  // (backends that disagree): looked at again at every read until they are, and nothing is final meanwhile.
   readonly #undecided = new Set<number>();
   // The transfers looked for in the current round.
   readonly #lookedAt = new Set<number>();
@@ -209,7 +209,7 @@ export class FinalityTracker {
   // chain does not carry (or carries in another block than its reported outcome named) is pending again.
   // A missing receipt or log proves nothing (an index that lags its head): then the chain's blocks, read by
   // number, say what used its nonce; where they do not tell yet, it stays as it is and is looked at again
-  // at the next check of skipped reads (#undecided). With `logsUpTo`, several are first looked for in the
+  // at the next read (#undecided). With `logsUpTo`, several are first looked for in the
   // wallet's Transfer logs up to that block. Returns how many are pending again.
   async #lookForUnfinal(head: number, which: (entry: JournalEntry) => boolean = () => true, { logsUpTo }: { logsUpTo?: number } = {}): Promise<number> {
     const { journal, node } = this.#options;
