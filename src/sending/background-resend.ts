@@ -8,7 +8,7 @@ import type { FastifyBaseLogger } from "fastify";
 import { monotonicNow, steadyWallClockNow } from "../clock.js";
 import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
 import type { ChainConnection } from "../node/connect-chain.js";
-import { findNonceHole } from "./nonce-hole.js";
+import { findNonceHole, journalShowsHole } from "./nonce-hole.js";
 import type { NonceAllocator } from "./nonce-allocator.js";
 import { type TransferReconciler, resendUnanswered } from "./transfer-reconciler.js";
 import type { TransferReplacer } from "./transfer-replacer.js";
@@ -51,8 +51,21 @@ export function startBackgroundResend(settings: { rebroadcastAfterMs: number; ke
     }
     log.warn({ nonce: gap, outcome }, "filled a nonce gap left by a refused transfer with a 0-value transaction to the wallet itself, so the transfers after it can be mined");
   };
+  // Where the node's pending count takes in transactions queued behind a gap (Besu), a hole never shows in
+  // it: a hole the journal has shown at the same mined count for this long is filled whatever that count
+  // says. A transaction of another sender that sits there and is executable is mined well before that.
+  const holeLastsMs = Math.max(4 * rebroadcastAfterMs, 5_000);
+  let holeSeen: { nonce: number; since: number } | undefined;
   const fillNonceHole = async () => {
-    const hole = await findNonceHole(chain, journal, nonces, (nonce) => submitter.isBeingSigned(nonce), ledger.snapshot.minedNonceCount, rebroadcastAfterMs, steadyWallClockNow());
+    const now = steadyWallClockNow();
+    const mined = ledger.snapshot.minedNonceCount;
+    const isBeingSigned = (nonce: number) => submitter.isBeingSigned(nonce);
+    if (!journalShowsHole(journal, nonces, isBeingSigned, mined, rebroadcastAfterMs, now)) {
+      holeSeen = undefined;
+      return;
+    }
+    if (holeSeen?.nonce !== mined) holeSeen = { nonce: mined, since: now };
+    const hole = await findNonceHole(chain, journal, nonces, isBeingSigned, mined, rebroadcastAfterMs, now, now - holeSeen.since < holeLastsMs);
     if (!hole) return;
     const outcome = await replacer.fillNonceGap(hole.nonce, hole.outbid);
     log.warn({ nonce: hole.nonce, outcome }, "the wallet's next nonce was free again with transfers waiting behind it (the chain took back the transaction that used it): filled it with a 0-value transaction to the wallet itself");

@@ -18,10 +18,31 @@ export interface NonceHole {
 }
 
 /**
- * The hole at the wallet's mined nonce count, if there is one: no unsettled transfer holds that nonce,
- * some unsettled transfer above it is older than `staleAfterMs` (wall clock ms), and the node counts no
- * pending transaction there (nor was it given back). Costs one node call, only when the journal shows such
- * a shape.
+ * Whether the journal shows a hole at the wallet's mined nonce count (no node call): no unsettled transfer
+ * holds that nonce, nor is it given back or being signed, and some unsettled transfer above it is older than
+ * `staleAfterMs` (wall clock ms).
+ */
+export function journalShowsHole(
+  journal: TransferJournal,
+  nonces: Pick<NonceAllocator, "isGivenBack">,
+  isBeingSigned: (nonce: number) => boolean,
+  minedNonceCount: number,
+  staleAfterMs: number,
+  now: number,
+): boolean {
+  // A nonce given back is the next transfer's, or the gap filler's; one being signed is its transfer's.
+  if (nonces.isGivenBack(minedNonceCount) || isBeingSigned(minedNonceCount)) return false;
+  const unsettled = journal.unsettled().filter((entry) => entry.nonce !== null && entry.nonce >= minedNonceCount);
+  if (unsettled.some((entry) => entry.nonce === minedNonceCount)) return false;
+  return unsettled.some((entry) => now - entry.createdAt > staleAfterMs);
+}
+
+/**
+ * The hole at the wallet's mined nonce count, if there is one: the journal shows one (journalShowsHole) and
+ * the node counts no pending transaction there. With `trustPendingCount` false, that count is not asked: a
+ * node may count transactions queued behind a gap in it (Besu answers its highest pooled nonce + 1,
+ * besu-eth/besu#9529), so that a hole never shows there; the caller decides when the journal's shape has
+ * lasted long enough to be one. Costs at most one node call, only when the journal shows such a shape.
  */
 export async function findNonceHole(
   chain: Pick<ChainConnection, "provider" | "wallet">,
@@ -32,17 +53,17 @@ export async function findNonceHole(
   minedNonceCount: number,
   staleAfterMs: number,
   now: number,
+  trustPendingCount = true,
 ): Promise<NonceHole | undefined> {
-  // A nonce given back is the next transfer's, or the gap filler's; one being signed is its transfer's.
-  if (nonces.isGivenBack(minedNonceCount) || isBeingSigned(minedNonceCount)) return undefined;
-  const unsettled = journal.unsettled().filter((entry) => entry.nonce !== null && entry.nonce >= minedNonceCount);
-  if (unsettled.some((entry) => entry.nonce === minedNonceCount)) return undefined;
-  if (!unsettled.some((entry) => now - entry.createdAt > staleAfterMs)) return undefined;
-  const pending = Number(await chain.provider.send("eth_getTransactionCount", [chain.wallet.address, "pending"]));
-  if (pending > minedNonceCount) return undefined;
+  if (!journalShowsHole(journal, nonces, isBeingSigned, minedNonceCount, staleAfterMs, now)) return undefined;
+  if (trustPendingCount) {
+    const pending = Number(await chain.provider.send("eth_getTransactionCount", [chain.wallet.address, "pending"]));
+    if (pending > minedNonceCount) return undefined;
+  }
   // A transfer signed again at a new nonce keeps its earlier attempts: one of them may sit in some pool.
   let outbid: AttemptFees | undefined;
-  for (const entry of unsettled) {
+  for (const entry of journal.unsettled()) {
+    if (entry.nonce === null || entry.nonce < minedNonceCount) continue;
     for (const attempt of entry.attempts) {
       const transaction = Transaction.from(attempt.rawTransaction);
       if (transaction.nonce !== minedNonceCount) continue;

@@ -795,3 +795,51 @@ describe("a reorganisation that drops another sender's transaction, leaving a ho
     expect(service.logs.some((line) => line.includes("the wallet's next nonce was free again"))).toBe(true);
   });
 });
+
+// Besu answers eth_getTransactionCount "pending" with its highest pooled nonce + 1, counting transactions
+// queued behind a gap (besu-eth/besu#9529): a hole never shows in that count, so the journal's view decides
+// once it has lasted. Shown on anvil behind a proxy that answers that count as Besu does.
+describe("a hole below the service's transfers, behind a node whose pending count skips over gaps (anvil, Besu's count)", () => {
+  let chain: TestChain;
+  let proxied: ProxiedService;
+
+  beforeAll(async () => {
+    chain = await startTestChain(["--no-mining"]);
+    await chain.provider.send("anvil_mine", [toBeHex(5)]);
+    proxied = await startServiceBehindProxy(chain.target, { REBROADCAST_AFTER_MS: "300" });
+  });
+  afterAll(async () => {
+    await proxied?.close();
+    await chain?.stop();
+  });
+
+  it("is filled once it has lasted, although the node's pending count says a transaction is there; the transfer behind it is mined once", async () => {
+    const { service, proxy } = proxied;
+    const hole = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
+    await chain.hotWallet.sendTransaction({ to: freshAddress(), value: 1n, nonce: hole });
+    await mineAt(chain, GWEI);
+    const recipient = freshAddress();
+    const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "5" });
+    expect(sent.statusCode).toBe(200);
+    expect(sent.body.result.nonce).toBe(hole + 1);
+    await chain.provider.send("anvil_reorg", [1, []]);
+    expect(await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest")).toBe(hole);
+    // From here the node counts the queued transfer: pending is hole + 2, as Besu answers.
+    proxy.fault = {
+      kind: "script",
+      answer: ({ method, params }) => (method === "eth_getTransactionCount" && params[1] === "pending" ? { result: toBeHex(hole + 2) } : undefined),
+    };
+    const started = Date.now();
+    for (let block = 0; block < 40 && (await tokenBalanceOf(chain, recipient)) === 0n; block++) {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await mineAt(chain, GWEI);
+    }
+    expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("5", 18));
+    // Not at once: the count is trusted until the hole has lasted (at least 5 s here).
+    expect(Date.now() - started).toBeGreaterThan(4_000);
+    const filler = await chain.provider.getTransaction((await minedAtNonce(chain, 1)).get(hole) as string);
+    expect(filler).toMatchObject({ to: chain.demo.walletAddress, value: 0n, data: "0x" });
+    await mineAt(chain, GWEI);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("5", 18));
+  });
+});
