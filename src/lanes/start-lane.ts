@@ -177,6 +177,7 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
     onChange: () => rounds.run(latestHead),
   });
   reconciler.onMinedIn = (entryId, block) => finality.expectMinedIn(entryId, block);
+  reconciler.onSnapshotStale = () => void poller.ensureFresh(0).catch(() => undefined);
   const isBusy = () => ledger.unminedCount > 0 || submitter.inFlightCount > 0 || (watcher?.awaitingConfirmations ?? 0) > 0;
   const poller = new SnapshotPoller({
     initial: initialSnapshot,

@@ -32,7 +32,7 @@ export type ResendOutcome =
   | "held, not executable"
   | "settled meanwhile"
   | "waiting: displaced, not final"
-  | `waiting: ${NodeAnswerMeaning | "nonce used, checking again"}`;
+  | `waiting: ${NodeAnswerMeaning | "nonce used, checking again" | "nonce unused again"}`;
 
 /** What startup reconciliation did, for the log. */
 export interface ReconcileSummary {
@@ -67,6 +67,8 @@ export class TransferReconciler {
   // Entry id -> what the node said to its last re-send, while it is refused.
   readonly #lastRefusal = new Map<number, NodeAnswerMeaning>();
   #signAgain: SignAgain | undefined;
+  /** Told when the chain's newest blocks show a nonce unused that the wallet snapshot counts as used. */
+  onSnapshotStale: (() => void) | undefined;
   /** Told the block each transfer it settles was seen mined in: finality checks that block stays on the chain. */
   onMinedIn: ((entryId: number, block: MinedIn) => void) | undefined;
 
@@ -182,6 +184,12 @@ export class TransferReconciler {
     }
     // No receipt proves nothing (a backend's index lags its head): the chain's blocks say what used the nonce.
     const displacement = await this.#findDisplacement(entry);
+    if (displacement === "unused") {
+      // The wallet snapshot that said it used is older than the chain now (a reorganisation dropped what used
+      // it, and an idle service reads no snapshot): a fresh one makes it pending again, and its bytes go out.
+      this.onSnapshotStale?.();
+      return "waiting: nonce unused again";
+    }
     if (displacement === "ours" || displacement === undefined) return displacement === "ours" ? "taken" : "waiting: nonce used, checking again";
     this.displacements.set(entry.id, displacement);
     const finality = await this.#finalityOf(displacement.block);
@@ -217,14 +225,18 @@ export class TransferReconciler {
   }
 
   // The other transaction that used the entry's nonce (the one found before, while its block holds, or
-  // searched for in the chain as of the latest snapshot); "ours" when an attempt of the entry did (recorded
-  // as mined); undefined when the chain does not show it yet, or cannot be read back that far (a node that
-  // keeps no state of older blocks: the transfer then waits, and is never paid twice).
-  async #findDisplacement(entry: JournalEntry): Promise<Displacement | "ours" | undefined> {
+  // searched for in the chain as of the newest block read); "ours" when an attempt of the entry did
+  // (recorded as mined); "unused" when the nonce is unused at that block, read by number, and it is no lower
+  // than the head the entry was seen settled at; undefined when the chain does not show it yet, or cannot be
+  // read back that far (a node that keeps no state of older blocks: the transfer then waits, and is never
+  // paid twice).
+  async #findDisplacement(entry: JournalEntry): Promise<Displacement | "ours" | "unused" | undefined> {
     let found = this.displacements.of(entry.id);
     if (!found) {
+      const head = Math.max(this.#head, this.ledger.snapshot.blockNumber);
       const below = Math.min(...entry.attempts.map((attempt) => attempt.signedAtBlock));
-      const use = await findNonceUse(this.chain.provider, this.chain.wallet.address, entry.nonce as number, this.ledger.snapshot.blockNumber, below).catch(() => undefined);
+      const use = await findNonceUse(this.chain.provider, this.chain.wallet.address, entry.nonce as number, head, below).catch(() => undefined);
+      if (use?.kind === "unused") return entry.settledBlock === null || head >= entry.settledBlock ? "unused" : undefined;
       if (use?.kind !== "used") return undefined;
       found = { by: use.by, block: use.block };
     }

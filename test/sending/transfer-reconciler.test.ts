@@ -172,6 +172,8 @@ describe("the background resend", () => {
     wallet = chain.wallet.address;
     const entry = await journalSigned(chain, 0);
     reconciler.signAgain = async () => expect.unreachable("the displacing transaction never became final");
+    let staleSnapshots = 0;
+    reconciler.onSnapshotStale = () => staleSnapshots++;
 
     expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("waiting: displaced, not final");
     reorganised = true;
@@ -179,7 +181,12 @@ describe("the background resend", () => {
     state.finalized = 99;
     expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("waiting: nonce used, checking again");
     expect(reconciler.displacements.of(entry.id)).toBeUndefined();
-    expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("waiting: nonce used, checking again");
+    // The chain's newest blocks show its nonce unused (as an idle service's snapshot, never read again, would
+    // not): the snapshot is asked to be read again, from which the transfer is pending again and its own
+    // bytes go out.
+    reconciler.noteHead(104);
+    expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("waiting: nonce unused again");
+    expect(staleSnapshots).toBe(1);
   });
 
   it("signs again a transfer the node still returns unmined from its pool, once the transaction mined at its nonce is found and final: that copy is dead", async () => {
