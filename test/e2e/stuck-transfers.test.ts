@@ -758,6 +758,24 @@ describe.each(NODE_KINDS)("a transfer a node took, whose nonce another sender's 
   });
 });
 
+/**
+ * Another sender uses the wallet's next nonce, the service sends a transfer (5 tokens) at the nonce after
+ * it, and then the block that held the other sender's transaction is replaced by an empty one: that nonce
+ * is free, a hole below the transfer.
+ */
+async function leaveHoleBelowATransfer(chain: TestChain, service: TestService): Promise<{ hole: number; recipient: string }> {
+  const hole = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
+  await chain.hotWallet.sendTransaction({ to: freshAddress(), value: 1n, nonce: hole });
+  await mineAt(chain, GWEI);
+  const recipient = freshAddress();
+  const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "5" });
+  expect(sent.statusCode).toBe(200);
+  expect(sent.body.result.nonce).toBe(hole + 1);
+  await chain.provider.send("anvil_reorg", [1, []]);
+  expect(await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest")).toBe(hole);
+  return { hole, recipient };
+}
+
 // Hardhat Network cannot replace a block (no anvil_reorg): this case is shown on anvil only.
 describe("a reorganisation that drops another sender's transaction, leaving a hole below the service's transfers (anvil)", () => {
   let chain: TestChain;
@@ -774,16 +792,7 @@ describe("a reorganisation that drops another sender's transaction, leaving a ho
   });
 
   it("fills the hole with a 0-value transaction to the wallet itself, so the transfer waiting behind it is mined, once", async () => {
-    const hole = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
-    await chain.hotWallet.sendTransaction({ to: freshAddress(), value: 1n, nonce: hole });
-    await mineAt(chain, GWEI);
-    const recipient = freshAddress();
-    const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "5" });
-    expect(sent.statusCode).toBe(200);
-    expect(sent.body.result.nonce).toBe(hole + 1);
-    // The block that held the other sender's transaction is replaced by an empty one: nonce `hole` is free.
-    await chain.provider.send("anvil_reorg", [1, []]);
-    expect(await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest")).toBe(hole);
+    const { hole, recipient } = await leaveHoleBelowATransfer(chain, service);
 
     for (let block = 0; block < 20 && (await tokenBalanceOf(chain, recipient)) === 0n; block++) {
       await new Promise((resolve) => setTimeout(resolve, 300));
@@ -815,15 +824,7 @@ describe("a hole below the service's transfers, behind a node whose pending coun
 
   it("is filled once it has lasted, although the node's pending count says a transaction is there; the transfer behind it is mined once", async () => {
     const { service, proxy } = proxied;
-    const hole = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
-    await chain.hotWallet.sendTransaction({ to: freshAddress(), value: 1n, nonce: hole });
-    await mineAt(chain, GWEI);
-    const recipient = freshAddress();
-    const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "5" });
-    expect(sent.statusCode).toBe(200);
-    expect(sent.body.result.nonce).toBe(hole + 1);
-    await chain.provider.send("anvil_reorg", [1, []]);
-    expect(await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest")).toBe(hole);
+    const { hole, recipient } = await leaveHoleBelowATransfer(chain, service);
     // From here the node counts the queued transfer: pending is hole + 2, as Besu answers.
     proxy.fault = {
       kind: "script",
