@@ -116,7 +116,7 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
 
   app.register(async (routes) => {
     routes.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
-    routes.register(healthRoutes, { checks: deps.readinessChecks });
+    routes.register(healthRoutes, { checks: deps.readinessChecks, endpoints: () => deps.chain.endpoints.states() });
     routes.register(transferRoute, {
       transfers: services.transfers,
       tokenDecimals: chain.tokenDecimals,

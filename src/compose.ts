@@ -7,7 +7,7 @@ import type { Logger } from "pino";
 import { type App, buildApp } from "./app.js";
 import { ApiKeyRing } from "./auth/api-keys.js";
 import { type ChainServices, type JournalOpener, startChainServices } from "./chain-services.js";
-import { type ChainConnection, closeChain, connectChain } from "./node/connect-chain.js";
+import { type ChainConnection, checkNode, closeChain, connectChain, logEndpointState } from "./node/connect-chain.js";
 import { type ChainConfig, ConfigError } from "./config.js";
 import { InvalidAddressError, parseRecipientAddress } from "./domain/recipient-address.js";
 import { InvalidAmountError, parseTokenAmount } from "./domain/token-amount.js";
@@ -42,7 +42,7 @@ export interface RunningService {
 /** Connects, reconciles and builds the app; does not listen. Throws ConfigError for a bad policy variable. */
 export async function composeService(config: ChainConfig, logger: Logger, replica?: LeadingReplica): Promise<RunningService> {
   const metrics = new ServiceMetrics();
-  const chain = await connectChain(config, metrics.observeRpc);
+  const chain = await connectChain(config, { observe: metrics.observeRpc, onEndpointState: logEndpointState(logger) });
   let services: ChainServices | undefined;
   try {
     const policyLimits = readPolicyLimits(config, chain.tokenDecimals);
@@ -76,6 +76,7 @@ export async function composeService(config: ChainConfig, logger: Logger, replic
       })),
       chain.tokenDecimals,
     );
+    metrics.watchEndpoints(() => chain.endpoints.reports());
     if (services.webhooks) metrics.watchWebhooks(() => journal.deliveryBacklog());
     const app = buildApp(config, {
       chain,
@@ -136,15 +137,7 @@ function checkedRecipient(address: string): string {
 
 function readinessChecks(chain: ChainConnection, services: ChainServices): Record<string, ReadinessCheck> {
   return {
-    node: async () => {
-      try {
-        // The head every lookup uses, read again only when older than HEAD_MAX_AGE_MS.
-        await services.head.current();
-        return undefined;
-      } catch {
-        return "the Ethereum node did not answer";
-      }
-    },
+    node: () => checkNode(chain.endpoints, services.head),
     chainId: async () => {
       const served = BigInt(await chain.provider.send("eth_chainId", []));
       return served === chain.chainId ? undefined : `the node now serves chain ${served}, expected ${chain.chainId}`;

@@ -11,11 +11,19 @@ const HEX_PRIVATE_KEYS = "^0x[0-9a-fA-F]{64}(\\s*,\\s*0x[0-9a-fA-F]{64})*$";
 const HEX_ADDRESS = "^0x[0-9a-fA-F]{40}$";
 const GWEI = "^[0-9]+(\\.[0-9]{1,9})?$";
 const ETHER = "^[0-9]+(\\.[0-9]{1,18})?$";
+// One JSON-RPC endpoint, or several comma-separated (providers of the same chain).
+const RPC_URLS = "^https?://[^,\\s]+(\\s*,\\s*https?://[^,\\s]+)*$";
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
 export const ConfigSchema = Type.Object({
-  rpcUrl: Type.Optional(Type.String({ pattern: "^https?://", description: "JSON-RPC endpoint of the Ethereum node" })),
+  rpcUrl: Type.Optional(Type.String({ pattern: RPC_URLS, description: "JSON-RPC endpoint of the Ethereum node; several endpoints of one chain: comma-separated" })),
+  rpcMaxLagBlocks: Type.Integer({
+    minimum: 1,
+    maximum: 10_000,
+    default: 5,
+    description: "with several RPC endpoints: one whose head is more than this many blocks behind the highest head seen is left out until it catches up",
+  }),
   privateKey: Type.Optional(Type.String({ pattern: HEX_PRIVATE_KEYS, description: "hot wallet key, 0x and 64 hex digits; comma-separated keys make a wallet pool" })),
   keystorePath: Type.Optional(Type.String({ minLength: 1, description: "encrypted JSON keystore (v3) of the hot wallet; comma-separated paths make a pool" })),
   keystorePasswordFile: Type.Optional(Type.String({ minLength: 1, description: "file holding the keystore's password (one for all, or one per keystore)" })),
@@ -114,6 +122,7 @@ export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
   logLevel: "LOG_LEVEL",
   rpcTimeoutMs: "RPC_TIMEOUT_MS",
   rpcMaxInFlight: "RPC_MAX_IN_FLIGHT",
+  rpcMaxLagBlocks: "RPC_MAX_LAG_BLOCKS",
   demoSetup: "DEMO_SETUP",
   devBlockTime: "DEV_BLOCK_TIME",
   journalPath: "JOURNAL_PATH",
@@ -166,6 +175,7 @@ const INTEGER_FIELDS: (keyof Config)[] = [
   "port",
   "rpcTimeoutMs",
   "rpcMaxInFlight",
+  "rpcMaxLagBlocks",
   "chainRefreshIntervalMs",
   "rebroadcastAfterMs",
   "headMaxAgeMs",
@@ -221,6 +231,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   if (typeof raw.gasLimitMultiplier === "string" && Number(raw.gasLimitMultiplier) < 1) {
     problems.push("GAS_LIMIT_MULTIPLIER: must be at least 1 (below the estimate a transfer runs out of gas)");
   }
+  if (typeof raw.rpcUrl === "string") checkRpcUrls(raw.rpcUrl, problems);
   if (raw.devBlockTime !== undefined && raw.rpcUrl) {
     problems.push("DEV_BLOCK_TIME: only for the local dev chain started when RPC_URL is unset");
   }
@@ -236,6 +247,20 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(`invalid configuration:\n  ${[...new Set(problems)].join("\n  ")}`);
   }
   return candidate as Config;
+}
+
+/** RPC_URL's endpoints, in the order given (the first is preferred for reads while it is healthy). */
+export function rpcEndpointUrls(rpcUrl: string): string[] {
+  return rpcUrl.split(",").map((url) => url.trim()).filter(Boolean);
+}
+
+// Messages name the endpoint by its position: its URL may hold a provider's key.
+function checkRpcUrls(rpcUrl: string, problems: string[]): void {
+  const urls = rpcEndpointUrls(rpcUrl);
+  urls.forEach((url, index) => {
+    if (!URL.canParse(url)) problems.push(`RPC_URL: endpoint ${index + 1} is not a valid URL`);
+    else if (urls.indexOf(url) !== index) problems.push(`RPC_URL: endpoint ${index + 1} repeats endpoint ${urls.indexOf(url) + 1}`);
+  });
 }
 
 /** The variables that select each signer; exactly one signer may be selected. */
@@ -366,7 +391,7 @@ function describeExpectation(field: keyof Config, schemaMessage: string): string
     case "tokenAddress":
       return "must be 0x followed by 40 hex digits";
     case "rpcUrl":
-      return "must be an http:// or https:// URL";
+      return "must be an http:// or https:// URL, or several separated by commas";
     case "logLevel":
       return `must be one of ${LOG_LEVELS.join(", ")}`;
     case "demoSetup":

@@ -136,7 +136,9 @@ function secretScrubber({ privateKey, rpcUrl, apiKeys = "", databaseUrl, webhook
   const webhookSecrets = webhookSecret.split(",").map((secret) => secret.trim()).flatMap((secret) => [secret, secret.replace(/^whsec_/, "")]);
   const keys = apiKeys.split(",").map((key) => key.trim());
   const databasePassword = databaseUrl ? decodeURIComponent(new URL(databaseUrl).password) : undefined;
-  const secrets = [privateKey, privateKey?.slice(2), rpcUrl, rpcUrl && new URL(rpcUrl).href, databaseUrl, databasePassword, ...keys, ...webhookSecrets, awsSecretAccessKey, awsSessionToken]
+  // Each endpoint's URL as written and as URL prints it; only its host may be logged.
+  const rpcUrls = (rpcUrl ?? "").split(",").map((url) => url.trim()).flatMap((url) => [url, URL.canParse(url) ? new URL(url).href : undefined]);
+  const secrets = [privateKey, privateKey?.slice(2), ...rpcUrls, databaseUrl, databasePassword, ...keys, ...webhookSecrets, awsSecretAccessKey, awsSessionToken]
     .filter((secret): secret is string => typeof secret === "string" && secret.length >= 8)
     .flatMap((secret) => [secret, secret.toLowerCase()]);
   if (secrets.length === 0) return (value) => value;

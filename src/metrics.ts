@@ -1,6 +1,7 @@
 /** Prometheus metrics (prom-client), on a registry of the app's own so tests can build many apps. */
 import { Counter, Gauge, Histogram, type Metric, Registry, collectDefaultMetrics } from "prom-client";
 import { steadyWallClockNow } from "./clock.js";
+import type { EndpointReport } from "./node/endpoint-health.js";
 import type { RpcObserver } from "./node/rpc-provider.js";
 
 /** What the wallet gauges read at scrape time. */
@@ -54,6 +55,12 @@ export class ServiceMetrics {
     labelNames: ["method", "outcome"],
     registers: [this.registry],
   });
+  readonly #endpointRequests = new Counter({
+    name: "rpc_endpoint_requests_total",
+    help: "JSON-RPC requests by endpoint (protocol and host of each RPC_URL endpoint) and outcome: what each provider bills",
+    labelNames: ["endpoint", "outcome"],
+    registers: [this.registry],
+  });
   readonly #tokensSent = new Counter({
     name: "transfer_tokens_sent_total",
     help: "tokens sent by transfers answered 200, whole token units",
@@ -82,8 +89,9 @@ export class ServiceMetrics {
     collectDefaultMetrics({ register: this.registry });
   }
 
-  readonly observeRpc: RpcObserver = (method, outcome, seconds) => {
+  readonly observeRpc: RpcObserver = (method, outcome, seconds, endpoint) => {
     this.#rpcRequests.inc({ method, outcome });
+    this.#endpointRequests.inc({ endpoint, outcome });
     this.#rpcDuration.observe({ method }, seconds);
     if (outcome !== "transport_error") this.#rpcLastSuccess.set(Date.now() / 1000);
   };
@@ -111,6 +119,25 @@ export class ServiceMetrics {
       const { oldestCreatedAt } = backlog();
       return oldestCreatedAt === null ? 0 : Math.max(0, (steadyWallClockNow() - oldestCreatedAt) / 1000);
     });
+  }
+
+  /** Registers the gauges of the RPC endpoints (labelled by host), read from their health at every scrape. */
+  watchEndpoints(reports: () => EndpointReport[]): void {
+    const perEndpoint = (name: string, help: string, read: (report: EndpointReport) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ["endpoint"],
+        registers: [this.registry],
+        collect() {
+          for (const report of reports()) this.set({ endpoint: report.endpoint }, read(report));
+        },
+      });
+    perEndpoint("rpc_endpoint_up", "1 while an RPC endpoint is in rotation (takes reads and broadcasts), 0 while it is left out (failing or lagging)", (report) => (report.state === "in" ? 1 : 0));
+    perEndpoint("rpc_endpoint_head_lag_blocks", "blocks an RPC endpoint's head was behind the highest head seen, when it last showed one", (report) => report.headLagBlocks ?? 0);
+    perEndpoint("rpc_endpoint_latency_seconds", "average latency of an RPC endpoint's recent calls, seconds", (report) => (report.latencyMs ?? 0) / 1000);
+    this.#gauge("rpc_endpoints_configured", "RPC endpoints configured (RPC_URL)", () => reports().length);
+    this.#gauge("rpc_endpoints_healthy", "RPC endpoints in rotation", () => reports().filter((report) => report.state === "in").length);
   }
 
   /** One of several replicas on one database: which one this is, and whether it leads (does the sending). */

@@ -5,8 +5,7 @@ import { join } from "node:path";
 import dotenv from "dotenv";
 import { ApiKeyRing } from "./auth/api-keys.js";
 import { ChainStartupError } from "./node/connect-chain.js";
-import { describeRpcUrl } from "./node/rpc-provider.js";
-import { type ChainConfig, type Config, ConfigError, chainConfigOf, loadConfig } from "./config.js";
+import { type ChainConfig, type Config, ConfigError, chainConfigOf, loadConfig, rpcEndpointUrls } from "./config.js";
 import { SignerStartupError } from "./signers/wallet-signer.js";
 import { withSecretFiles } from "./secret-files.js";
 import { parseWebhookUrls } from "./domain/webhook-settings.js";
@@ -58,7 +57,7 @@ async function main(): Promise<void> {
     await app.listen({ port: config.port, host: config.host });
     app.log.info(
       {
-        node: describeRpcUrl(chainConfig.rpcUrl),
+        node: chain.endpoints.endpoints.map((endpoint) => endpoint.label).join(", "),
         chainId: Number(chain.chainId),
         token: chain.tokenAddress,
         wallet: chain.wallet.address,
@@ -96,8 +95,10 @@ async function resolveChain(config: Config, devNode: AnvilNode | undefined): Pro
   const rpcUrl = devNode?.rpcUrl ?? config.rpcUrl;
   if (!rpcUrl) throw new ConfigError("RPC_URL: required");
   if (devNode || config.demoSetup) {
-    const setup = await setUpDemoChain(rpcUrl);
-    if (devNode && config.devBlockTime !== undefined) await mineEvery(rpcUrl, config.devBlockTime);
+    // DEMO_SETUP sets up its wallet and token through the first endpoint.
+    const [setupUrl] = rpcEndpointUrls(rpcUrl);
+    const setup = await setUpDemoChain(setupUrl);
+    if (devNode && config.devBlockTime !== undefined) await mineEvery(setupUrl, config.devBlockTime);
     // Every demo run has a new wallet and token, and a journal belongs to one token: keep it out of JOURNAL_PATH.
     const journalPath = join(tmpdir(), `token-transfer-demo-${setup.walletAddress}.sqlite`);
     // A demo without API_KEYS gets a generated key, printed with the example command.

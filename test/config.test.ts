@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { ConfigError, ENVIRONMENT_VARIABLES, loadConfig, signerSettingsOf } from "../src/config.js";
+import { ConfigError, ENVIRONMENT_VARIABLES, loadConfig, rpcEndpointUrls, signerSettingsOf } from "../src/config.js";
 
 const KEY = `0x${"11".repeat(32)}`;
 const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
@@ -11,6 +11,7 @@ const DEFAULTS = {
   logLevel: "info",
   rpcTimeoutMs: 10_000,
   rpcMaxInFlight: 32,
+  rpcMaxLagBlocks: 5,
   demoSetup: false,
   journalPath: "./data/transfers.sqlite",
   journalSynchronous: "FULL",
@@ -74,6 +75,20 @@ describe("loadConfig", () => {
     expect(loadConfig({ RPC_MAX_IN_FLIGHT: "8", FINALITY_BLOCKS: "12" })).toMatchObject({ rpcMaxInFlight: 8, finalityBlocks: 12 });
     expect(() => loadConfig({ RPC_MAX_IN_FLIGHT: "0" })).toThrow(/RPC_MAX_IN_FLIGHT/);
     expect(() => loadConfig({ FINALITY_BLOCKS: "0" })).toThrow(/FINALITY_BLOCKS/);
+  });
+
+  it("reads several RPC endpoints, comma-separated, in their order, and RPC_MAX_LAG_BLOCKS", () => {
+    const config = loadConfig({ RPC_URL: "https://a.example/v3/key1 , http://127.0.0.1:8545", RPC_MAX_LAG_BLOCKS: "10", PRIVATE_KEY: KEY, TOKEN_ADDRESS: TOKEN, API_KEYS: API_KEY });
+    expect(rpcEndpointUrls(config.rpcUrl ?? "")).toEqual(["https://a.example/v3/key1", "http://127.0.0.1:8545"]);
+    expect(config.rpcMaxLagBlocks).toBe(10);
+    expect(() => loadConfig({ RPC_MAX_LAG_BLOCKS: "0" })).toThrow(/RPC_MAX_LAG_BLOCKS/);
+  });
+
+  it("refuses an endpoint given twice, or a list with a non-URL, naming the position and never the URL", () => {
+    const twice = () => loadConfig({ RPC_URL: "https://a.example/v3/secret,https://a.example/v3/secret", PRIVATE_KEY: KEY, TOKEN_ADDRESS: TOKEN, API_KEYS: API_KEY });
+    expect(twice).toThrow(/RPC_URL: endpoint 2 repeats endpoint 1/);
+    expect(twice).not.toThrow(/secret/);
+    expect(() => loadConfig({ RPC_URL: "https://a.example,localhost:8545" })).toThrow(/RPC_URL: must be an http:\/\/ or https:\/\/ URL, or several/);
   });
 
   it("reads STUCK_AFTER_BLOCKS and refuses zero", () => {

@@ -21,6 +21,19 @@ describe("the logger", () => {
     expect(text).toContain("[redacted]");
   });
 
+  it("blanks each of several RPC_URL endpoints, with the provider key in its path or query", async () => {
+    const { lines, sink } = capturedLines();
+    const [first, second] = ["https://mainnet.infura.io/v3/0123456789abcdef0123", "https://eth.example.org/rpc?key=Zm9vYmFyYmF6cXV4"];
+    const logger = createLogger("info", { rpcUrl: `${first}, ${second}` }, sink);
+    logger.warn({ err: new Error(`request to ${first} failed`) }, "one");
+    logger.warn({ err: new Error(`request to ${second} failed`) }, "two");
+    await new Promise((resolve) => setImmediate(resolve));
+    const text = lines.join("");
+    expect(lines).toHaveLength(2);
+    expect(text).not.toContain("0123456789abcdef0123");
+    expect(text).not.toContain("Zm9vYmFyYmF6cXV4");
+  });
+
   it("blanks every WEBHOOK_SECRET, with and without its whsec_ prefix", async () => {
     const { lines, sink } = capturedLines();
     const [first, second] = ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_c2Vjb25kLXNlY3JldC1rZXktbWF0ZXJpYWw="];

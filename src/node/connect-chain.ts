@@ -1,17 +1,22 @@
 /** Connects to the node, checks it serves the expected chain and token, and holds what every transfer needs. */
+import type { Logger } from "pino";
 import { type JsonRpcProvider, MaxUint256, getAddress, toBigInt } from "ethers";
-import type { ChainConfig } from "../config.js";
 import { openWalletSigner } from "../signers/create-signer.js";
 import { SignerStartupError, type WalletSigner } from "../signers/wallet-signer.js";
 import { ERC20_INTERFACE, encodeTransfer } from "./erc20.js";
 import { readNodeAnswer } from "./node-answers.js";
 import { useNativeKeccak } from "./native-keccak.js";
-import { type RpcObserver, createRpcProvider, describeRpcUrl, fetchChainId } from "./rpc-provider.js";
+import { type ChainConfig, rpcEndpointUrls } from "../config.js";
+import type { EndpointSet } from "./endpoint-set.js";
+import type { EndpointState } from "./endpoint-health.js";
+import { type RpcObserver, askEndpoint, createEndpoints, createRpcProvider, endpointSetOf } from "./rpc-provider.js";
 import { OP_GAS_PRICE_ORACLE } from "./op-stack.js";
 
 /** The node, the hot wallet and the token, read once at startup. */
 export interface ChainConnection {
   provider: JsonRpcProvider;
+  /** The RPC endpoints behind the provider, with their health (RPC_URL, one or several). */
+  endpoints: EndpointSet;
   /** The hot wallet: its address comes from the signer's key. */
   wallet: { readonly address: string };
   /** Signs with the wallet's key, wherever it lives (see signers/). */
@@ -66,7 +71,35 @@ const PROBE_RECIPIENT = "0x000000000000000000000000000000000000dEaD";
  * Opens the signers (their keys decide the wallets' addresses), then the provider, checks CHAIN_ID and
  * TOKEN_ADDRESS against the node, and reads the token's decimals. The connection is the first lane's.
  */
-export async function connectChain(config: ChainConfig, observeRpc?: RpcObserver): Promise<ChainConnection> {
+/** What the connection reports about its endpoints: every request, and every endpoint left out or back. */
+export interface RpcWatchers {
+  observe?: RpcObserver;
+  onEndpointState?: (endpoint: string, state: EndpointState, reason: string | null) => void;
+}
+
+/**
+ * The readiness of the node: the head (read again only when older than HEAD_MAX_AGE_MS) can be read, and of
+ * several endpoints at least one is in rotation.
+ */
+export async function checkNode(endpoints: EndpointSet, head: { current(): Promise<unknown> }): Promise<string | undefined> {
+  try {
+    await head.current();
+  } catch {
+    return "the Ethereum node did not answer";
+  }
+  if (endpoints.endpoints.length > 1 && endpoints.healthy.length === 0) return "no RPC endpoint is in rotation (see endpoints)";
+  return undefined;
+}
+
+/** Logs every endpoint left out (warn) or back in rotation (info), by host only. */
+export function logEndpointState(logger: Logger): NonNullable<RpcWatchers["onEndpointState"]> {
+  return (endpoint, state, reason) => {
+    if (state === "in") logger.info({ endpoint }, "RPC endpoint back in rotation");
+    else logger.warn({ endpoint, state, reason }, "RPC endpoint left out of rotation");
+  };
+}
+
+export async function connectChain(config: ChainConfig, watchers: RpcWatchers = {}): Promise<ChainConnection> {
   const signers: WalletSigner[] = [];
   try {
     for (const settings of config.signers) {
@@ -76,7 +109,7 @@ export async function connectChain(config: ChainConfig, observeRpc?: RpcObserver
         throw new SignerStartupError(`two of the configured keys are the same wallet, ${signer.address}; each lane of a pool needs a key of its own`);
       }
     }
-    return await connectWithSigners(config, signers, observeRpc);
+    return await connectWithSigners(config, signers, watchers);
   } catch (error) {
     await Promise.all(signers.map((signer) => signer.close()));
     throw error;
@@ -86,6 +119,7 @@ export async function connectChain(config: ChainConfig, observeRpc?: RpcObserver
 /** Lets go of the node connection and every lane's signer. */
 export async function closeChain(chain: ChainConnection): Promise<void> {
   chain.provider.destroy();
+  await chain.endpoints.stop();
   await Promise.all(chain.laneSigners.map((signer) => signer.close()));
 }
 
@@ -94,19 +128,55 @@ export function laneConnection(chain: ChainConnection, signer: WalletSigner): Ch
   return { ...chain, wallet: { address: signer.address }, signer };
 }
 
-async function connectWithSigners(config: ChainConfig, [signer, ...otherSigners]: WalletSigner[], observeRpc: RpcObserver | undefined): Promise<ChainConnection> {
-  const rpc = { rpcUrl: config.rpcUrl, timeoutMs: config.rpcTimeoutMs, maxInFlight: config.rpcMaxInFlight };
-  const node = describeRpcUrl(config.rpcUrl);
-  let chainId: bigint;
-  try {
-    chainId = await fetchChainId(rpc);
-  } catch {
-    throw new ChainStartupError(`RPC_URL: the node at ${node} did not answer eth_chainId`);
+/**
+ * Asks every endpoint its chain id and head. The chain is the one they agree on (CHAIN_ID, when set, must
+ * match it); an endpoint that does not answer is left out and checked by its first probe; one on another
+ * chain stops the start, as a configuration mistake.
+ */
+async function openEndpoints(config: ChainConfig, watchers: RpcWatchers): Promise<{ endpoints: EndpointSet; firstUrl: string }> {
+  const rpcUrls = rpcEndpointUrls(config.rpcUrl);
+  const endpoints = createEndpoints({
+    rpcUrls,
+    timeoutMs: config.rpcTimeoutMs,
+    maxInFlight: config.rpcMaxInFlight,
+    maxLagBlocks: config.rpcMaxLagBlocks,
+    observe: watchers.observe,
+    onStateChange: watchers.onEndpointState,
+  });
+  const answers = await Promise.all(endpoints.map(async (endpoint) => ({ endpoint, chainId: await askEndpoint(endpoint, "eth_chainId") })));
+  const answering = answers.filter((answer): answer is { endpoint: (typeof endpoints)[number]; chainId: string } => answer.chainId !== undefined);
+  if (answering.length === 0) {
+    const nodes = endpoints.map((endpoint) => endpoint.label).join(", ");
+    throw new ChainStartupError(endpoints.length === 1 ? `RPC_URL: the node at ${nodes} did not answer eth_chainId` : `RPC_URL: no endpoint answered eth_chainId (${nodes})`);
   }
+  const chainIds = new Set(answering.map((answer) => BigInt(answer.chainId)));
+  if (chainIds.size > 1) {
+    throw new ChainStartupError(`RPC_URL: the endpoints serve different chains: ${answering.map((answer) => `${answer.endpoint.label} serves ${BigInt(answer.chainId)}`).join(", ")}`);
+  }
+  const [chainId] = chainIds;
   if (config.chainId !== undefined && BigInt(config.chainId) !== chainId) {
-    throw new ChainStartupError(`CHAIN_ID: expected ${config.chainId}, but the node at ${node} serves chain ${chainId}`);
+    const nodes = answering.map((answer) => answer.endpoint.label).join(", ");
+    throw new ChainStartupError(`CHAIN_ID: expected ${config.chainId}, but the node at ${nodes} serves chain ${chainId}`);
   }
-  const provider = createRpcProvider(rpc, chainId, observeRpc);
+  const set = endpointSetOf(endpoints, chainId, config.rpcMaxLagBlocks);
+  for (const answer of answers) {
+    if (answer.chainId === undefined) answer.endpoint.health.leaveOut("did not answer eth_chainId at startup");
+    else set.markOnTheChain(answer.endpoint);
+  }
+  if (endpoints.length > 1) {
+    const heads = await Promise.all(answering.map(async ({ endpoint }) => ({ endpoint, head: await askEndpoint(endpoint, "eth_blockNumber") })));
+    // Highest first, so that each endpoint's lag is measured against the highest head of them all.
+    for (const { endpoint, head } of heads.sort((a, b) => Number(b.head ?? 0) - Number(a.head ?? 0))) {
+      if (head !== undefined) set.recordHead(endpoint, Number(head));
+    }
+  }
+  return { endpoints: set, firstUrl: rpcUrls[0] };
+}
+
+async function connectWithSigners(config: ChainConfig, [signer, ...otherSigners]: WalletSigner[], watchers: RpcWatchers): Promise<ChainConnection> {
+  const { endpoints, firstUrl } = await openEndpoints(config, watchers);
+  const chainId = endpoints.chainId;
+  const provider = createRpcProvider(endpoints, firstUrl);
   const tokenAddress = getAddress(config.tokenAddress.toLowerCase());
   try {
     const code: string = await provider.send("eth_getCode", [tokenAddress, "latest"]);
@@ -119,8 +189,10 @@ async function connectWithSigners(config: ChainConfig, [signer, ...otherSigners]
     const opStack = (await provider.send("eth_getCode", [OP_GAS_PRICE_ORACLE, "latest"])) !== "0x";
     const wallet = { address: signer.address };
     const tokenMayReturnFalse = await probeTokenFailure(provider, tokenAddress, wallet.address);
+    endpoints.start();
     return {
       provider,
+      endpoints,
       wallet,
       signer,
       laneSigners: [signer, ...otherSigners],

@@ -11,6 +11,9 @@ export interface FinalizedBlockNode {
 export class FinalizedBlockReader {
   // Whether the node answers the `finalized` block tag; undefined until asked.
   #hasFinalizedTag: boolean | undefined;
+  // The highest finalized block seen: an endpoint (of several, or a backend of a fleet) that shows a lower
+  // one lags, and finality never goes back.
+  #highest: number | null = null;
 
   constructor(
     private readonly node: FinalizedBlockNode,
@@ -20,6 +23,12 @@ export class FinalizedBlockReader {
 
   /** The finalized block's number as of head `head`; null when no block is final yet. Throws on node faults. */
   async number(head: number): Promise<number | null> {
+    const read = await this.#read(head);
+    if (read !== null && (this.#highest === null || read > this.#highest)) this.#highest = read;
+    return this.#highest;
+  }
+
+  async #read(head: number): Promise<number | null> {
     if (this.#hasFinalizedTag !== false) {
       try {
         const finalized = (await this.node.send("eth_getBlockByNumber", ["finalized", false])) as { number: string } | null;

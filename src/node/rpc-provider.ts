@@ -1,89 +1,134 @@
-/** The JSON-RPC connection to the node: one provider per process, with a bounded request time. */
-import { FetchRequest, JsonRpcProvider, type JsonRpcPayload, type JsonRpcResult, makeError } from "ethers";
-import { CallGate } from "./call-gate.js";
+/**
+ * The JSON-RPC connection to the chain: one provider per process, over one endpoint or several (RPC_URL,
+ * comma-separated). A read goes to one endpoint and, when it gets no answer there, to the next; a raw
+ * transaction goes to every endpoint in rotation at once. One endpoint behaves as a single RPC_URL always did.
+ */
+import { FetchRequest, JsonRpcProvider, type JsonRpcPayload, type JsonRpcResult } from "ethers";
+import { broadcastOutcomeToReport, tookIt } from "./broadcast-answers.js";
+import { blockNumberReadAt, headIn, readsHead } from "./call-blocks.js";
+import type { EndpointState } from "./endpoint-health.js";
+import { EndpointSet } from "./endpoint-set.js";
+import { type CallOutcome, RpcEndpoint, type RpcObserver, deliver, errorIn, faultOf, lacksBlock } from "./rpc-endpoint.js";
 
-/** Options every request to the node shares. */
+export type { RpcObserver } from "./rpc-endpoint.js";
+
+/** Options every request to the endpoints shares. */
 export interface RpcOptions {
-  rpcUrl: string;
+  rpcUrls: readonly string[];
   timeoutMs: number;
-  /** At most this many requests to the node at once (RPC_MAX_IN_FLIGHT); the rest wait their turn. */
+  /** At most this many requests to each endpoint at once (RPC_MAX_IN_FLIGHT); the rest wait their turn. */
   maxInFlight: number;
+  /** RPC_MAX_LAG_BLOCKS: an endpoint further behind the highest head is left out. */
+  maxLagBlocks: number;
+  observe?: RpcObserver;
+  onStateChange?: (endpoint: string, state: EndpointState, reason: string | null) => void;
+}
+
+/** The endpoints, named by host (a second one on the same host gets "#2"), not yet checked. */
+export function createEndpoints(options: RpcOptions): RpcEndpoint[] {
+  const labels: string[] = [];
+  return options.rpcUrls.map((url) => {
+    const host = describeRpcUrl(url);
+    const label = labels.includes(host) ? `${host}#${labels.filter((taken) => taken.startsWith(host)).length + 1}` : host;
+    labels.push(label);
+    return new RpcEndpoint(url, label, { ...options, alone: options.rpcUrls.length === 1 });
+  });
+}
+
+/** Asks one endpoint a method without parameters; its result, or undefined without one. */
+export async function askEndpoint(endpoint: RpcEndpoint, method: string): Promise<string | undefined> {
+  const outcome = await endpoint.call({ jsonrpc: "2.0", id: 1, method, params: [] });
+  if ("thrown" in outcome || errorIn(outcome)) return undefined;
+  const [first] = outcome.results as { result?: unknown }[];
+  return typeof first?.result === "string" ? first.result : undefined;
+}
+
+/** Ties endpoints to the chain they serve, with the probe that brings left-out ones back. */
+export function endpointSetOf(endpoints: readonly RpcEndpoint[], chainId: bigint, maxLagBlocks: number): EndpointSet {
+  return new EndpointSet(endpoints, maxLagBlocks, chainId, askEndpoint);
 }
 
 /**
- * ethers retries an HTTP 429 itself, with exponential backoff and jitter; four tries in about a second
- * and a half, rather than its twelve over minutes, so a client is not held that long.
+ * A JsonRpcProvider over an endpoint set: bound to a known chain (it never re-detects the network), each call
+ * sent on its own (no batching, whose stall would add latency to every request).
  */
-const RATE_LIMIT_RETRY = { maxAttempts: 4, slotInterval: 100 };
-
-function newRequest({ rpcUrl, timeoutMs }: Omit<RpcOptions, "maxInFlight">): FetchRequest {
-  const request = new FetchRequest(rpcUrl);
-  request.timeout = timeoutMs;
-  request.setThrottleParams(RATE_LIMIT_RETRY);
-  return request;
-}
-
-/**
- * Asks the node for its chain id with a single request. Used before the provider exists, because a
- * JsonRpcProvider that detects its network by itself retries forever when the node is down.
- */
-export async function fetchChainId(options: Omit<RpcOptions, "maxInFlight">): Promise<bigint> {
-  const request = newRequest(options);
-  request.body = { jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] };
-  const response = await request.send();
-  response.assertOk();
-  const payload = response.bodyJson as { result?: string; error?: unknown };
-  if (typeof payload.result !== "string") {
-    throw makeError("eth_chainId returned no result", "BAD_DATA", { value: payload });
-  }
-  return BigInt(payload.result);
-}
-
-/** Told about every request to the node: its method, how it ended, and how long it took. */
-export type RpcObserver = (method: string, outcome: "ok" | "rpc_error" | "transport_error", seconds: number) => void;
-
-/**
- * A JsonRpcProvider that sends at most a bounded number of requests at once and reports each request to an
- * observer (metrics), timed from when it was sent.
- */
-class GatedJsonRpcProvider extends JsonRpcProvider {
+class EndpointSetProvider extends JsonRpcProvider {
   constructor(
-    request: FetchRequest,
-    chainId: bigint,
-    private readonly gate: CallGate,
-    private readonly observe: RpcObserver | undefined,
+    readonly endpoints: EndpointSet,
+    firstUrl: string,
   ) {
-    super(request, chainId, { staticNetwork: true, batchMaxCount: 1 });
+    super(new FetchRequest(firstUrl), endpoints.chainId, { staticNetwork: true, batchMaxCount: 1 });
   }
 
-  override _send(payload: JsonRpcPayload | JsonRpcPayload[]): Promise<JsonRpcResult[]> {
-    return this.gate.run(() => (this.observe ? this.#sendObserved(payload, this.observe) : super._send(payload)));
+  override async _send(payload: JsonRpcPayload | JsonRpcPayload[]): Promise<JsonRpcResult[]> {
+    if (Array.isArray(payload)) return deliver(await this.#read(this.endpoints.readOrder(), payload));
+    const params = Array.isArray(payload.params) ? (payload.params as unknown[]) : [];
+    if (payload.method === "eth_sendRawTransaction") return deliver(await this.#broadcast(payload));
+    if (readsHead(payload.method, params)) return deliver(await this.#read(this.endpoints.headReadOrder(), payload));
+    return deliver(await this.#read(this.endpoints.readOrder(blockNumberReadAt(payload.method, params)), payload));
   }
 
-  async #sendObserved(payload: JsonRpcPayload | JsonRpcPayload[], observe: RpcObserver): Promise<JsonRpcResult[]> {
-    const started = performance.now();
-    const method = Array.isArray(payload) ? "batch" : payload.method;
-    try {
-      const results = await super._send(payload);
-      observe(method, results.some((result) => "error" in result) ? "rpc_error" : "ok", (performance.now() - started) / 1000);
-      return results;
-    } catch (error) {
-      observe(method, "transport_error", (performance.now() - started) / 1000);
-      throw error;
+  /** Tries the endpoints in order until one answers; the last one's outcome when none does. */
+  async #read(order: readonly RpcEndpoint[], payload: JsonRpcPayload | JsonRpcPayload[]): Promise<CallOutcome> {
+    let outcome: CallOutcome | undefined;
+    for (const endpoint of order) {
+      outcome = await endpoint.call(payload);
+      if (faultOf(outcome) !== undefined || lacksBlock(outcome)) continue;
+      if (!Array.isArray(payload) && readsHead(payload.method, payload.params as unknown[]) && "results" in outcome) {
+        const head = headIn(payload.method, (outcome.results[0] as { result?: unknown } | undefined)?.result);
+        if (head !== undefined) this.endpoints.recordHead(endpoint, head);
+      }
+      return outcome;
     }
+    if (!outcome) throw new Error("no RPC endpoint configured");
+    return outcome;
+  }
+
+  /**
+   * Sends a raw transaction to every endpoint in rotation at once and answers as soon as one takes it. When
+   * none answered at all, the endpoints left out are tried too. See broadcast-answers.ts for what is
+   * reported when none takes it.
+   */
+  async #broadcast(payload: JsonRpcPayload): Promise<CallOutcome> {
+    const targets = this.endpoints.broadcastTargets();
+    const first = await sendToAll(targets, payload);
+    if (first.taken) return first.taken;
+    const others = this.endpoints.endpoints.filter((endpoint) => !targets.includes(endpoint));
+    if (others.length === 0 || first.outcomes.some((outcome) => faultOf(outcome) === undefined)) return broadcastOutcomeToReport(first.outcomes);
+    const second = await sendToAll(others, payload);
+    return second.taken ?? broadcastOutcomeToReport([...first.outcomes, ...second.outcomes]);
   }
 }
 
-/**
- * A provider bound to a known chain: it never re-detects the network, sends each call on its own (no
- * batching, whose stall would add latency to every request), and at most `maxInFlight` at once.
- */
-export function createRpcProvider(options: RpcOptions, chainId: bigint, observe?: RpcObserver): JsonRpcProvider {
-  return new GatedJsonRpcProvider(newRequest(options), chainId, new CallGate(options.maxInFlight), observe);
+/** Sends to every endpoint at once; settles with the first that took it, or with every outcome when none did. */
+function sendToAll(endpoints: readonly RpcEndpoint[], payload: JsonRpcPayload): Promise<{ taken?: CallOutcome; outcomes: CallOutcome[] }> {
+  return new Promise((resolve) => {
+    const outcomes: CallOutcome[] = [];
+    let settled = false;
+    for (const endpoint of endpoints) {
+      // call() never throws; the endpoints still under way when one took it finish in the background.
+      void endpoint.call(payload).then((outcome) => {
+        outcomes.push(outcome);
+        if (settled) return;
+        if (tookIt(outcome)) {
+          settled = true;
+          resolve({ taken: outcome, outcomes });
+        } else if (outcomes.length === endpoints.length) {
+          settled = true;
+          resolve({ outcomes });
+        }
+      });
+    }
+  });
+}
+
+/** A provider over `endpoints`, which serve chain `endpoints.chainId`. */
+export function createRpcProvider(endpoints: EndpointSet, firstUrl: string): JsonRpcProvider & { endpoints: EndpointSet } {
+  return new EndpointSetProvider(endpoints, firstUrl);
 }
 
 /** The node's host for logs and messages; the path, query and credentials can hold API keys and are left out. */
-export function describeRpcUrl(rpcUrl: string): string {
+function describeRpcUrl(rpcUrl: string): string {
   try {
     const url = new URL(rpcUrl);
     return `${url.protocol}//${url.host}`;

@@ -27,6 +27,8 @@ export interface FollowerAppDependencies {
   lookup: TransactionLookup;
   attempts: SeveralAttemptsFinder;
   readinessChecks: Record<string, ReadinessCheck>;
+  /** The RPC endpoints' states, for /ready. */
+  endpointStates: () => Record<string, string>;
   leaders: LeaderDirectory;
 }
 
@@ -54,7 +56,7 @@ export function buildFollowerApp(config: AppConfig, deps: FollowerAppDependencie
 
   // Declared inside a plugin, so that the rate limit (registered above) applies to them.
   app.register(async (routes) => {
-    routes.register(healthRoutes, { checks: deps.readinessChecks });
+    routes.register(healthRoutes, { checks: deps.readinessChecks, endpoints: deps.endpointStates });
     routes.register(metricsRoute, { metrics: deps.metrics });
     routes.register(getTransactionRoute, { lookup: deps.lookup, journal: deps.attempts });
     // /wallet is the leader's view of the wallet; which replica answered is this one.

@@ -17,7 +17,7 @@ import { migrateDatabase, openPostgresJournal, postgresOptions, PostgresJournalR
 import { ChainHeadTracker, readLatestBlock } from "../lookup/chain-head.js";
 import { TransactionLookup } from "../lookup/transaction-lookup.js";
 import { ServiceMetrics } from "../metrics.js";
-import { closeChain, connectChain } from "../node/connect-chain.js";
+import { checkNode, closeChain, connectChain, logEndpointState } from "../node/connect-chain.js";
 import { buildFollowerApp } from "./follower-app.js";
 import { type LeaderRecord, type LeaderSession, readLeader, waitToLead } from "./leadership.js";
 
@@ -56,9 +56,10 @@ export async function startReplica(config: ChainConfig & { databaseUrl: string }
   }
 
   const metrics = new ServiceMetrics();
-  const chain = await connectChain(config, metrics.observeRpc);
+  const chain = await connectChain(config, { observe: metrics.observeRpc, onEndpointState: logEndpointState(logger) });
   let leading: { service: RunningService; lead: LeaderSession } | undefined;
   metrics.watchReplica(replicaId, () => leading !== undefined);
+  metrics.watchEndpoints(() => chain.endpoints.reports());
   const head = new ChainHeadTracker(() => readLatestBlock(chain.provider), config.headMaxAgeMs);
   const lookup = new TransactionLookup(chain.provider, head, config.transactionCacheSize);
   let knownLeader: { record: LeaderRecord | undefined; readAt: number } | undefined;
@@ -77,8 +78,9 @@ export async function startReplica(config: ChainConfig & { databaseUrl: string }
     lookup,
     attempts: new PostgresJournalReader(pool),
     leaders,
+    endpointStates: () => chain.endpoints.states(),
     readinessChecks: {
-      node: async () => head.current().then(() => undefined, () => "the Ethereum node did not answer"),
+      node: () => checkNode(chain.endpoints, head),
       database: async () => pool.query("SELECT 1").then(() => undefined, () => "the database did not answer"),
       leader: async () => ((await leaders.current().catch(() => undefined)) ? undefined : "no replica leads: transfers cannot be sent until one takes over"),
     },

@@ -33,6 +33,7 @@ async function startFollower(leaders: LeaderDirectory, rateLimitMax = 1000): Pro
       lookup: {} as TransactionLookup,
       attempts: { findWithSeveralAttempts: () => undefined },
       readinessChecks: {},
+      endpointStates: () => ({}),
       leaders,
     },
   );

@@ -9,6 +9,8 @@ export type ReadinessCheck = () => Promise<string | undefined>;
 
 export interface HealthRouteOptions {
   checks: Record<string, ReadinessCheck>;
+  /** The RPC endpoints by host: "in" (in rotation) or why one is left out. Readiness needs one in rotation (the node check). */
+  endpoints: () => Record<string, string>;
 }
 
 /**
@@ -25,8 +27,11 @@ interface Readiness {
 }
 
 const CheckResultsSchema = Type.Record(Type.String(), Type.String(), { description: '"ok", or what is wrong, per check' });
+const EndpointStatesSchema = Type.Record(Type.String(), Type.String(), {
+  description: 'each RPC endpoint (protocol and host): "in" while in rotation, else why it is left out; the service is ready while one is in',
+});
 
-export const healthRoutes: FastifyPluginAsyncTypebox<HealthRouteOptions> = async (app, { checks }) => {
+export const healthRoutes: FastifyPluginAsyncTypebox<HealthRouteOptions> = async (app, { checks, endpoints }) => {
   const names = Object.keys(checks);
   let cached: { readiness: Promise<Readiness>; at: number } | undefined;
   const evaluate = async (): Promise<Readiness> => {
@@ -65,16 +70,23 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRouteOptions> = async
         operationId: "ready",
         security: [],
         response: {
-          200: Type.Object({ status: Type.Literal("ready"), checks: CheckResultsSchema }),
-          503: Type.Object({ statusCode: Type.Integer(), code: Type.String(), error: Type.String(), message: Type.String(), checks: CheckResultsSchema }),
+          200: Type.Object({ status: Type.Literal("ready"), checks: CheckResultsSchema, endpoints: EndpointStatesSchema }),
+          503: Type.Object({
+            statusCode: Type.Integer(),
+            code: Type.String(),
+            error: Type.String(),
+            message: Type.String(),
+            checks: CheckResultsSchema,
+            endpoints: EndpointStatesSchema,
+          }),
         },
       },
     },
     async (_request, reply) => {
       const { results, failing } = await readiness();
-      if (failing.length === 0) return { status: "ready" as const, checks: results };
+      if (failing.length === 0) return { status: "ready" as const, checks: results, endpoints: endpoints() };
       const message = `not ready: ${failing.map((name) => `${name} (${results[name]})`).join("; ")}`;
-      return reply.status(503).send({ ...envelope(503, "NOT_READY", message), checks: results });
+      return reply.status(503).send({ ...envelope(503, "NOT_READY", message), checks: results, endpoints: endpoints() });
     },
   );
 };

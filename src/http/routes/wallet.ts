@@ -29,6 +29,18 @@ const FeesSchema = Type.Object({
   gasPrice: Type.Union([Type.String(), Type.Null()], { description: "wei, decimal; only on a chain without EIP-1559" }),
 });
 
+const EndpointReportSchema = Type.Object({
+  endpoint: Type.String({ description: "protocol and host of an RPC_URL endpoint (its path and query, which can carry a key, are never shown)" }),
+  state: Type.Union([Type.Literal("in"), Type.Literal("failing"), Type.Literal("lagging")], {
+    description: "in: takes reads and broadcasts; failing: left out after faults (3 in 60 s, or a 429); lagging: left out, its head more than RPC_MAX_LAG_BLOCKS behind",
+  }),
+  reason: Type.Union([Type.String(), Type.Null()], { description: "why it is left out; null while in rotation" }),
+  headLagBlocks: Type.Union([Type.Integer(), Type.Null()], { description: "blocks behind the highest head seen when it last showed its head; null before it showed one" }),
+  calls: Type.Integer({ description: "requests sent to it since the service started" }),
+  faults: Type.Integer({ description: "of those, how many got no usable answer (time-out, refused or reset connection, HTTP 5xx or 429)" }),
+  latencyMs: Type.Union([Type.Number(), Type.Null()], { description: "average latency of its recent requests, ms" }),
+});
+
 const WalletReportSchema = Type.Object({
   address: Type.String(),
   chainId: Type.Integer(),
@@ -63,6 +75,7 @@ const WalletReportSchema = Type.Object({
   ),
   jammed: Type.Boolean({ description: `true when the oldest unconfirmed transfer is over ${STUCK_AFTER_SECONDS} s old and its nonce is still not mined` }),
   replica: ReplicaReportSchema,
+  rpcEndpoints: Type.Array(EndpointReportSchema, { description: "every RPC_URL endpoint, in the order configured" }),
   lanes: Type.Optional(
     Type.Array(
       Type.Object({
@@ -137,6 +150,7 @@ export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async 
         stuckAtFeeCap: services.replacer.stuckAtCap.map(({ offered, needed, ...stuck }) => ({ ...stuck, offered: feesAsText(offered), needed: feesAsText(needed) })),
         jammed: isJammed(unconfirmed, chainLatest),
         replica: replicaId === undefined ? null : { id: replicaId, leads: true },
+        rpcEndpoints: chain.endpoints.reports(),
         ...(services.lanes.length > 1 && {
           lanes: services.lanes.map((lane) => {
             const { ethBalance, tokenBalance } = lane.ledger.snapshot;

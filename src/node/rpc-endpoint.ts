@@ -1,0 +1,124 @@
+/**
+ * One JSON-RPC endpoint: its URL (which can carry a provider's key, so only `label` is ever shown), at
+ * most a bounded number of requests at once, a bounded request time, and its health. `call` sends one
+ * request and says what came of it without throwing, so that callers can weigh several endpoints' answers.
+ */
+import { FetchRequest, type JsonRpcPayload, type JsonRpcResult } from "ethers";
+import { CallGate } from "./call-gate.js";
+import { type EndpointFault, EndpointHealth, type EndpointState } from "./endpoint-health.js";
+import { readNodeAnswer } from "./node-answers.js";
+
+/** Told about every request to an endpoint: its method, how it ended, how long it took, and which endpoint (host only). */
+export type RpcObserver = (method: string, outcome: "ok" | "rpc_error" | "transport_error", seconds: number, endpoint: string) => void;
+
+/** What came of one request: the endpoint's JSON-RPC answer, or the error thrown on the way (no answer). */
+export type CallOutcome = { results: JsonRpcResult[] } | { thrown: unknown };
+
+/** Settings every request shares. */
+export interface EndpointOptions {
+  timeoutMs: number;
+  /** At most this many requests to the endpoint at once (RPC_MAX_IN_FLIGHT); the rest wait their turn. */
+  maxInFlight: number;
+  /**
+   * The only endpoint: it retries an HTTP 429 itself and is used whatever its health, as a single RPC_URL
+   * always was. One of several moves on to the next endpoint at once instead, and is left out while unwell.
+   */
+  alone: boolean;
+  observe?: RpcObserver;
+  /** The clock of its health (tests). */
+  now?: () => number;
+  onStateChange?: (endpoint: string, state: EndpointState, reason: string | null) => void;
+}
+
+/**
+ * ethers retries an HTTP 429 itself, with exponential backoff and jitter; four tries in about a second
+ * and a half, rather than its twelve over minutes, so a client is not held that long.
+ */
+const RATE_LIMIT_RETRY = { maxAttempts: 4, slotInterval: 100 };
+
+// Words of an endpoint that has not reached the block a call reads at (geth, Erigon, Nethermind, Besu,
+// hosted gateways), or has pruned its state: another endpoint may have it. Only ever a reason to ask elsewhere.
+const LACKS_BLOCK = /header not found|unknown block|block not found|missing trie node|state (is )?not available|resource not found/i;
+
+export class RpcEndpoint {
+  readonly label: string;
+  readonly health: EndpointHealth;
+  readonly #request: FetchRequest;
+  readonly #gate: CallGate;
+  readonly #observe: RpcObserver | undefined;
+
+  constructor(url: string, label: string, options: EndpointOptions) {
+    this.label = label;
+    this.health = new EndpointHealth(label, options.onStateChange, options.now, !options.alone);
+    this.#request = new FetchRequest(url);
+    this.#request.timeout = options.timeoutMs;
+    this.#request.setThrottleParams(RATE_LIMIT_RETRY);
+    if (!options.alone) this.#request.retryFunc = async () => false;
+    this.#gate = new CallGate(options.maxInFlight);
+    this.#observe = options.observe;
+  }
+
+  /** Sends one request (waiting for a turn first) and records how it went; never throws. */
+  call(payload: JsonRpcPayload | JsonRpcPayload[]): Promise<CallOutcome> {
+    return this.#gate.run(() => this.#send(payload));
+  }
+
+  async #send(payload: JsonRpcPayload | JsonRpcPayload[]): Promise<CallOutcome> {
+    const method = Array.isArray(payload) ? "batch" : payload.method;
+    const started = performance.now();
+    let outcome: CallOutcome;
+    try {
+      const request = this.#request.clone();
+      request.body = JSON.stringify(payload);
+      request.setHeader("content-type", "application/json");
+      const response = await request.send();
+      response.assertOk();
+      const body = response.bodyJson as JsonRpcResult | JsonRpcResult[];
+      outcome = { results: Array.isArray(body) ? body : [body] };
+    } catch (error) {
+      outcome = { thrown: error };
+    }
+    const elapsedMs = performance.now() - started;
+    const fault = faultOf(outcome);
+    if (fault) this.health.recordFault(fault, elapsedMs);
+    else this.health.recordAnswer(elapsedMs);
+    const observed = "thrown" in outcome ? "transport_error" : outcome.results.some((result) => "error" in result) ? "rpc_error" : "ok";
+    this.#observe?.(method, observed, elapsedMs / 1000, this.label);
+    return outcome;
+  }
+}
+
+/** The fault an outcome shows about its endpoint, if any: no answer, a rate limit, or a time-out in words. */
+export function faultOf(outcome: CallOutcome): EndpointFault | undefined {
+  if ("thrown" in outcome) {
+    const { meaning } = readNodeAnswer(outcome.thrown);
+    if (meaning === "rate-limited") return "rate-limited";
+    if (meaning === "connection-refused") return "refused";
+    return (outcome.thrown as { code?: unknown } | null)?.code === "TIMEOUT" ? "time-out" : "no-answer";
+  }
+  const error = errorIn(outcome);
+  if (!error) return undefined;
+  const { meaning } = readNodeAnswer({ error });
+  if (meaning === "rate-limited") return "rate-limited";
+  if (meaning === "no-answer") return "time-out";
+  return undefined;
+}
+
+/** True when the endpoint answered that it lacks the block (or state) the call reads at. */
+export function lacksBlock(outcome: CallOutcome): boolean {
+  const error = errorIn(outcome);
+  return error !== undefined && LACKS_BLOCK.test(String(error.message));
+}
+
+/** The JSON-RPC error of an answer, when it is one. */
+export function errorIn(outcome: CallOutcome): { code?: number; message?: string; data?: unknown } | undefined {
+  if ("thrown" in outcome) return undefined;
+  const [first] = outcome.results;
+  return first && "error" in first ? (first.error as { code?: number; message?: string }) : undefined;
+}
+
+/** The outcome as ethers' provider expects it from `_send`: the answer, or the error thrown again. */
+export function deliver(outcome: CallOutcome): JsonRpcResult[] {
+  if ("thrown" in outcome) throw outcome.thrown;
+  return outcome.results;
+}

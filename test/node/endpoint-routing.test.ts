@@ -1,0 +1,119 @@
+/**
+ * Which endpoint a call goes to (endpoint-set.ts, call-blocks.ts) and what a broadcast that no endpoint
+ * took reports (broadcast-answers.ts). No call is sent here: the endpoints' health is set by hand.
+ */
+import { makeError } from "ethers";
+import { describe, expect, it } from "vitest";
+import { broadcastOutcomeToReport } from "../../src/node/broadcast-answers.js";
+import { blockNumberReadAt, headIn, readsHead } from "../../src/node/call-blocks.js";
+import { PROBE_AFTER_MS } from "../../src/node/endpoint-health.js";
+import { EndpointSet } from "../../src/node/endpoint-set.js";
+import { type CallOutcome, RpcEndpoint } from "../../src/node/rpc-endpoint.js";
+
+function endpointSet(count: number, ask: ConstructorParameters<typeof EndpointSet>[3] = async () => undefined, clock = { now: 0 }) {
+  const endpoints = Array.from(
+    { length: count },
+    (_, index) => new RpcEndpoint(`http://127.0.0.1:${9000 + index}/key`, `e${index + 1}`, { timeoutMs: 1000, maxInFlight: 4, alone: count === 1, now: () => clock.now }),
+  );
+  return { set: new EndpointSet(endpoints, 5, 1n, ask), endpoints };
+}
+const labels = (endpoints: RpcEndpoint[]) => endpoints.map((endpoint) => endpoint.label);
+
+describe("the choice of endpoint", () => {
+  it("reads from the first configured endpoint near the head, the rest in order after it", () => {
+    const { set, endpoints } = endpointSet(3);
+    set.recordHead(endpoints[1], 100);
+    set.recordHead(endpoints[2], 100);
+    set.recordHead(endpoints[0], 97);
+    expect(labels(set.readOrder())).toEqual(["e2", "e3", "e1"]);
+  });
+
+  it("sends a read at a block number first to an endpoint known to have reached it", () => {
+    const { set, endpoints } = endpointSet(3);
+    set.recordHead(endpoints[0], 100);
+    set.recordHead(endpoints[1], 100);
+    set.recordHead(endpoints[2], 101);
+    expect(labels(set.readOrder(101))).toEqual(["e3", "e1", "e2"]);
+    expect(labels(set.readOrder(100))).toEqual(["e1", "e2", "e3"]);
+  });
+
+  it("leaves an endpoint more than RPC_MAX_LAG_BLOCKS behind out of reads (last resort only) and broadcasts", () => {
+    const { set, endpoints } = endpointSet(3);
+    set.recordHead(endpoints[1], 110);
+    set.recordHead(endpoints[2], 110);
+    set.recordHead(endpoints[0], 100);
+    expect(endpoints[0].health.state).toBe("lagging");
+    expect(labels(set.readOrder())).toEqual(["e2", "e3", "e1"]);
+    expect(labels(set.broadcastTargets())).toEqual(["e2", "e3"]);
+    expect(labels(set.headReadOrder()).at(-1)).toBe("e1");
+  });
+
+  it("lets the endpoints in rotation take turns reading the head", () => {
+    const { set } = endpointSet(3);
+    expect([0, 1, 2, 3].map(() => set.headReadOrder()[0].label)).toEqual(["e1", "e2", "e3", "e1"]);
+  });
+
+  it("broadcasts to all endpoints when none is in rotation, and says which are out", () => {
+    const { set, endpoints } = endpointSet(2);
+    for (const endpoint of endpoints) endpoint.health.recordFault("rate-limited", 1);
+    expect(labels(set.broadcastTargets())).toEqual(["e1", "e2"]);
+    expect(set.states()).toEqual({ e1: "left out, failing: rate-limited (HTTP 429)", e2: "left out, failing: rate-limited (HTTP 429)" });
+  });
+
+  it("brings a left-out endpoint back only after a probe, due 30 s on, finds it on the chain and near the head", async () => {
+    const answers: Record<string, string> = { eth_chainId: "0x2", eth_blockNumber: "0x64" };
+    const asked: string[] = [];
+    const clock = { now: 0 };
+    const { set, endpoints } = endpointSet(2, async (endpoint, method) => (asked.push(`${endpoint.label} ${method}`), answers[method]), clock);
+    set.recordHead(endpoints[0], 100);
+    endpoints[1].health.leaveOut("did not answer eth_chainId at startup");
+    await set.probeDue();
+    expect(asked).toEqual([]);
+    clock.now += PROBE_AFTER_MS;
+    await set.probeDue();
+    expect(endpoints[1].health.report()).toMatchObject({ state: "failing", reason: "serves chain 2" });
+    answers.eth_chainId = "0x1";
+    clock.now += PROBE_AFTER_MS;
+    await set.probeDue();
+    expect(endpoints[1].health.state).toBe("in");
+    expect(asked).toEqual(["e2 eth_chainId", "e2 eth_chainId", "e2 eth_blockNumber"]);
+  });
+});
+
+describe("the blocks a call names", () => {
+  it("finds the block number a read is made at, and none for a tag", () => {
+    expect(blockNumberReadAt("eth_getTransactionCount", ["0xabc", "0x10"])).toBe(16);
+    expect(blockNumberReadAt("eth_getTransactionCount", ["0xabc", "latest"])).toBeUndefined();
+    expect(blockNumberReadAt("eth_getBlockByNumber", ["0x20", false])).toBe(32);
+    expect(blockNumberReadAt("eth_getLogs", [{ fromBlock: "0x1", toBlock: "0x30" }])).toBe(48);
+    expect(blockNumberReadAt("eth_getTransactionReceipt", ["0x10"])).toBeUndefined();
+  });
+
+  it("reads the head from eth_blockNumber and the latest block", () => {
+    expect(readsHead("eth_getBlockByNumber", ["latest", false])).toBe(true);
+    expect(readsHead("eth_getBlockByNumber", ["finalized", false])).toBe(false);
+    expect(headIn("eth_blockNumber", "0x64")).toBe(100);
+    expect(headIn("eth_getBlockByNumber", { number: "0x65", hash: "0x.." })).toBe(101);
+    expect(headIn("eth_getBlockByNumber", null)).toBeUndefined();
+  });
+});
+
+describe("what a broadcast no endpoint took reports", () => {
+  const answer = (message: string): CallOutcome => ({ results: [{ id: 1, error: { code: -32000, message } } as never] });
+  const timeOut: CallOutcome = { thrown: makeError("request timeout", "TIMEOUT") };
+  const refused: CallOutcome = { thrown: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:9"), { code: "ECONNREFUSED" }) };
+
+  it("an endpoint that already holds it, over every other answer", () => {
+    expect(broadcastOutcomeToReport([answer("nonce too low"), timeOut, answer("already known")])).toEqual(answer("already known"));
+  });
+
+  it("no answer over a refusal: the transaction may have been taken", () => {
+    expect(broadcastOutcomeToReport([answer("nonce too low"), timeOut])).toBe(timeOut);
+    expect(broadcastOutcomeToReport([answer("insufficient funds for gas * price + value"), answer("some words we do not know")])).toEqual(answer("some words we do not know"));
+  });
+
+  it("a node's refusal in words over a connection nobody took", () => {
+    expect(broadcastOutcomeToReport([refused, answer("insufficient funds for gas * price + value")])).toEqual(answer("insufficient funds for gas * price + value"));
+    expect(broadcastOutcomeToReport([refused])).toBe(refused);
+  });
+});
