@@ -49,10 +49,12 @@ export type ProxyFault =
 /**
  * A scripted call's answer: a result or an error of its own, no answer ("hang"), the node's answer lost
  * after it acted ("lost-reply"), the node's result changed by `transform` (as a backend that has not
- * indexed everything would answer), or undefined to forward the call as it is.
+ * indexed everything would answer), the call forwarded with other `params`, or undefined to forward it as it is.
  */
 export type ScriptedAnswer =
   | { result: unknown }
+  /** Forwarded with these parameters instead (a node that reads "latest" as an older block). */
+  | { params: unknown[] }
   | { error: { code: number; message: string } }
   | { transform: (result: unknown) => unknown }
   | "hang"
@@ -97,7 +99,7 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
       hanging.add(res);
       return;
     }
-    if (typeof scripted === "object" && !("transform" in scripted)) {
+    if (typeof scripted === "object" && ("result" in scripted || "error" in scripted)) {
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: payload.id, ...scripted }));
       return;
     }
@@ -137,7 +139,8 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
       res.end(JSON.stringify({ jsonrpc: "2.0", id: payload.id, error: { code: -32000, message: fault.message } }));
       return;
     }
-    const upstream = await request(targetUrl, { method: "POST", body, headers: { "content-type": "application/json" } });
+    const forwarded = typeof scripted === "object" && "params" in scripted ? JSON.stringify({ ...payload, params: scripted.params }) : body;
+    const upstream = await request(targetUrl, { method: "POST", body: forwarded, headers: { "content-type": "application/json" } });
     if (scripted === "lost-reply" || (fault?.kind === "swallow-reply" && fault.methods.includes(payload.method))) {
       await upstream.body.text();
       hanging.add(res);

@@ -99,6 +99,38 @@ export async function startServiceBehindProxy(
   };
 }
 
+/** A service whose RPC_URL lists several fault-injecting proxies, all in front of the one node. */
+export interface MultiProxiedService {
+  proxies: RpcProxy[];
+  service: TestService;
+  close(): Promise<void>;
+}
+
+/** `prepare` sets the proxies' faults before the service first connects. */
+export async function startServiceBehindProxies(
+  target: ServiceTarget,
+  count: number,
+  extraEnv: Record<string, string> = {},
+  prepare: (proxies: RpcProxy[]) => void = () => {},
+): Promise<MultiProxiedService> {
+  const proxies = await Promise.all(Array.from({ length: count }, () => startRpcProxy(target.rpcUrl)));
+  try {
+    prepare(proxies);
+    const service = await startService({ ...target, rpcUrl: proxies.map((proxy) => proxy.url).join(",") }, extraEnv);
+    return {
+      proxies,
+      service,
+      async close() {
+        await service.close();
+        await Promise.all(proxies.map((proxy) => proxy.close()));
+      },
+    };
+  } catch (error) {
+    await Promise.all(proxies.map((proxy) => proxy.close()));
+    throw error;
+  }
+}
+
 /** POSTs a JSON body through app.inject, with the test API key unless headers say otherwise. */
 export async function postJson(
   app: App,

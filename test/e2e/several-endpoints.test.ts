@@ -1,0 +1,183 @@
+/**
+ * One chain behind several RPC endpoints (fault-injecting proxies in front of one real node), as a team
+ * runs the service with two or three providers: one endpoint dies in the middle of a burst, one answers
+ * HTTP 5xx or 429 for a while, one follows the chain 10 blocks behind, one's receipts lag 8 s. Clients see
+ * none of it: every transfer is answered 200 and paid exactly once, lookups never trail the chain, and no
+ * money decision reads the endpoint that lags.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { type BehindNode, watchBehindNode } from "../helpers/behind-node.js";
+import { type LaggingFleet, watchLaggingFleet } from "../helpers/lagging-fleet.js";
+import { AUTHORIZATION, type MultiProxiedService, postJson, startServiceBehindProxies } from "../helpers/service.js";
+import { NODE_KINDS, type NodeKind, type TestChain, freshAddress, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
+import { PROBE_AFTER_MS } from "../../src/node/endpoint-health.js";
+
+async function waitUntil(condition: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+interface Asked {
+  toAddress: string;
+  units: bigint;
+}
+
+/** Transfers of 1, 2, 3 ... tokens to fresh addresses, `concurrency` at a time; `onAnswer` sees each answer's count. */
+async function sendBurst(proxied: MultiProxiedService, count: number, concurrency: number, onAnswer: (answered: number) => void = () => {}) {
+  const asked: Asked[] = Array.from({ length: count }, (_, index) => ({ toAddress: freshAddress(), units: BigInt((index % 5) + 1) * 10n ** 18n }));
+  const statuses: { status: number; raw: string }[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < asked.length) {
+      const { toAddress, units } = asked[next++];
+      const reply = await postJson(proxied.service.app, "/transfer", { toAddress, amount: String(units / 10n ** 18n) });
+      statuses.push({ status: reply.statusCode, raw: reply.raw });
+      onAnswer(statuses.length);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return { asked, statuses };
+}
+
+/** Every transfer settled by the service, then each recipient paid exactly what was asked, and nothing more left the wallet. */
+async function expectPaidExactlyOnce(chain: TestChain, proxied: MultiProxiedService, asked: Asked[], spentBefore: bigint, nonceBefore: number) {
+  const { journal } = proxied.service.services;
+  await waitUntil(() => journal.unsettled().length === 0 && journal.usedUnverified().length === 0, 90_000, "every transfer verified mined");
+  const wallet = chain.demo.walletAddress;
+  const paid = await Promise.all(asked.map(({ toAddress }) => tokenBalanceOf(chain, toAddress)));
+  expect(paid).toEqual(asked.map(({ units }) => units));
+  expect(spentBefore - (await tokenBalanceOf(chain, wallet))).toBe(asked.reduce((sum, { units }) => sum + units, 0n));
+  expect(await chain.provider.getTransactionCount(wallet, "latest")).toBe(nonceBefore + asked.length);
+}
+
+async function getJson(proxied: MultiProxiedService, url: string): Promise<{ statusCode: number; body: any }> {
+  const response = await proxied.service.app.inject({ method: "GET", url, headers: AUTHORIZATION });
+  return { statusCode: response.statusCode, body: JSON.parse(response.body) };
+}
+
+async function startChainMiningEverySecond(kind: NodeKind): Promise<TestChain> {
+  const chain = await startTestChainOn(kind);
+  await chain.provider.send("evm_setAutomine", [false]);
+  // Anvil counts the interval in seconds, Hardhat Network in milliseconds.
+  await chain.provider.send("evm_setIntervalMining", [kind === "anvil" ? 1 : 1_000]);
+  return chain;
+}
+
+let chain: TestChain | undefined;
+let proxied: MultiProxiedService | undefined;
+const watchers: { stop(): void }[] = [];
+afterEach(async () => {
+  for (const watcher of watchers.splice(0)) watcher.stop();
+  await proxied?.close();
+  await chain?.stop();
+  proxied = undefined;
+  chain = undefined;
+});
+
+describe.each(NODE_KINDS)("three endpoints for one chain (%s)", (kind) => {
+  it("one killed in the middle of a 200-transfer burst at concurrency 50: every transfer answered 200 and paid exactly once", async () => {
+    chain = await startChainMiningEverySecond(kind);
+    proxied = await startServiceBehindProxies(chain.target, 3, { REBROADCAST_AFTER_MS: "2000", MAX_IN_FLIGHT_PER_LANE: "256" });
+    const spentBefore = await tokenBalanceOf(chain, chain.demo.walletAddress);
+    const nonceBefore = await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest");
+    const doomed = proxied.proxies[0];
+    let killed: Promise<void> | undefined;
+    const { asked, statuses } = await sendBurst(proxied, 200, 50, (answered) => {
+      if (answered === 60) killed = doomed.goDown();
+    });
+    await killed;
+    expect(statuses.filter(({ status }) => status !== 200)).toEqual([]);
+    await expectPaidExactlyOnce(chain, proxied, asked, spentBefore, nonceBefore);
+    const wallet = await getJson(proxied, "/wallet");
+    expect(wallet.body.rpcEndpoints.map((endpoint: { state: string }) => endpoint.state)).toEqual(["failing", "in", "in"]);
+    const ready = await proxied.service.app.inject({ method: "GET", url: "/ready" });
+    expect(ready.statusCode).toBe(200);
+    expect(Object.values(JSON.parse(ready.body).endpoints)).toEqual([expect.stringMatching(/^left out, failing/), "in", "in"]);
+  }, 240_000);
+});
+
+describe("endpoints that fail, lag or trail (anvil, a block a second)", () => {
+  it("one answering HTTP 500 and one 429: transfers answered 200 and paid once through the third; both back in rotation once well", async () => {
+    chain = await startChainMiningEverySecond("anvil");
+    proxied = await startServiceBehindProxies(chain.target, 3, { REBROADCAST_AFTER_MS: "2000" });
+    const [failing, limited] = proxied.proxies;
+    failing.fault = { kind: "http-500" };
+    limited.fault = { kind: "script", answer: () => ({ error: { code: -32005, message: "Your app has exceeded its compute units per second capacity" } }) };
+    const spentBefore = await tokenBalanceOf(chain, chain.demo.walletAddress);
+    const nonceBefore = await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest");
+    const { asked, statuses } = await sendBurst(proxied, 20, 5);
+    expect(statuses.filter(({ status }) => status !== 200)).toEqual([]);
+    await expectPaidExactlyOnce(chain, proxied, asked, spentBefore, nonceBefore);
+    const metrics = (await proxied.service.app.inject({ method: "GET", url: "/metrics", headers: AUTHORIZATION })).body;
+    expect(metrics).toMatch(/^rpc_endpoints_healthy 1$/m);
+    expect(metrics).toMatch(new RegExp(`^rpc_endpoint_up\\{endpoint="${failing.url}"\\} 0$`, "m"));
+
+    failing.fault = undefined;
+    limited.fault = undefined;
+    await waitUntil(
+      async () => (await getJson(proxied as MultiProxiedService, "/wallet")).body.rpcEndpoints.every((endpoint: { state: string }) => endpoint.state === "in"),
+      PROBE_AFTER_MS + 15_000,
+      "both endpoints back in rotation",
+    );
+  }, 120_000);
+
+  it("one 10 blocks behind: no lookup answers fewer confirmations than the chain shows minus one, and no money decision reads it", async () => {
+    chain = await startChainMiningEverySecond("anvil");
+    await chain.provider.send("anvil_mine", ["0x14"]);
+    const behind: BehindNode = watchBehindNode(chain.rpcUrl, 10);
+    watchers.push(behind);
+    await behind.ready;
+    // The lagging endpoint first: the preferred one, were it not behind.
+    proxied = await startServiceBehindProxies(chain.target, 3, { REBROADCAST_AFTER_MS: "2000" }, ([first]) => {
+      first.fault = { kind: "script", answer: (call) => behind.answer(call) };
+    });
+    const [lagging] = proxied.proxies;
+    // Asked for its head at startup, it was left out there and then.
+    expect(lagging.calls).toEqual(new Map([["eth_chainId", 1], ["eth_blockNumber", 1]]));
+    const [report] = (await getJson(proxied, "/wallet")).body.rpcEndpoints;
+    expect(report.state).toBe("lagging");
+    expect(report.headLagBlocks).toBeGreaterThan(5);
+    const callsWhenLeftOut = new Map(lagging.calls);
+    const spentBefore = await tokenBalanceOf(chain, chain.demo.walletAddress);
+    const nonceBefore = await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest");
+
+    const { asked, statuses } = await sendBurst(proxied, 10, 5);
+    expect(statuses.filter(({ status }) => status !== 200)).toEqual([]);
+    const hashes = statuses.map(({ raw }) => JSON.parse(raw).result.hash as string);
+    const until = Date.now() + 10_000;
+    let lookups = 0;
+    while (Date.now() < until) {
+      for (const hash of hashes) {
+        const reply = await postJson(proxied.service.app, "/getTransaction", { Tx: hash });
+        expect(reply.statusCode).toBe(200);
+        const receipt = await chain.provider.getTransactionReceipt(hash);
+        const truth = receipt ? (await chain.provider.getBlockNumber()) - receipt.blockNumber + 1 : 0;
+        expect(reply.body.result.confirmations, `${hash}: the chain shows ${truth}`).toBeGreaterThanOrEqual(truth - 1);
+        lookups++;
+      }
+    }
+    expect(lookups).toBeGreaterThan(20);
+    await expectPaidExactlyOnce(chain, proxied, asked, spentBefore, nonceBefore);
+    // Since it was left out, the endpoint behind was only probed for its head.
+    const since = [...lagging.calls].filter(([method, count]) => count > (callsWhenLeftOut.get(method) ?? 0)).map(([method]) => method);
+    expect(since.filter((method) => method !== "eth_blockNumber")).toEqual([]);
+  }, 120_000);
+});
+
+describe("an endpoint whose receipts, lookups and logs lag 8 s, first of three (hardhat, a block a second)", () => {
+  it("16 concurrent transfers: every one answered 200 and paid exactly once", async () => {
+    chain = await startChainMiningEverySecond("hardhat");
+    const fleet: LaggingFleet = watchLaggingFleet(chain.rpcUrl);
+    watchers.push(fleet);
+    proxied = await startServiceBehindProxies(chain.target, 3, { REBROADCAST_AFTER_MS: "500", CHAIN_REFRESH_INTERVAL_MS: "200" });
+    proxied.proxies[0].fault = { kind: "script", answer: (call) => fleet.answer(call, 8_000) };
+    const spentBefore = await tokenBalanceOf(chain, chain.demo.walletAddress);
+    const nonceBefore = await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest");
+    const { asked, statuses } = await sendBurst(proxied, 16, 16);
+    expect(statuses.filter(({ status }) => status !== 200)).toEqual([]);
+    await expectPaidExactlyOnce(chain, proxied, asked, spentBefore, nonceBefore);
+  }, 120_000);
+});
