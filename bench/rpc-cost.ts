@@ -3,7 +3,9 @@
  * an HTTP proxy in front of the node (batches counted per call), first while the service idles (no
  * requests, no new blocks), then over 200 transfers at concurrency 10, and until those are settled; then
  * while a block a second arrives and those transfers wait to be final (anvil's finalized block is 64 below
- * its head, so none is final in that time): what following them costs per new block.
+ * its head, so none is final in that time): what following them costs per new block. With several
+ * endpoints (RPC_URL lists one counting proxy per endpoint, all in front of the one node), the figures are
+ * the total over all of them, and each endpoint's share is given too.
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -25,6 +27,8 @@ export interface RpcCost {
   unfinalBlocks: number;
   callsPerNewBlockWhileUnfinal: number;
   unfinalByMethod: Record<string, number>;
+  /** Calls each endpoint got in each phase, in the order of RPC_URL. */
+  perEndpoint: { idle: number[]; sending: number[]; unfinal: number[] };
 }
 
 /** New blocks, one a second, while the transfers wait to be final. */
@@ -63,26 +67,43 @@ export async function startCountingProxy(targetUrl: string): Promise<CountingPro
   };
 }
 
-const snapshotCounts = (counts: Map<string, number>) => Object.fromEntries(counts);
+/** The calls counted by every proxy together, by method. */
+function snapshotCounts(proxies: readonly CountingProxy[]): Record<string, number> {
+  const total: Record<string, number> = {};
+  for (const proxy of proxies) for (const [method, count] of proxy.counts) total[method] = (total[method] ?? 0) + count;
+  return total;
+}
 const difference = (after: Record<string, number>, before: Record<string, number>): Record<string, number> =>
   Object.fromEntries(Object.entries(after).map(([method, count]) => [method, count - (before[method] ?? 0)] as const).filter(([, count]) => count > 0));
+const sum = (counts: Record<string, number>) => Object.values(counts).reduce((total, count) => total + count, 0);
 
-/** Idles the service for `idleSeconds`, then sends `transfers` at `concurrency` through it, counting node calls. */
-export async function measureRpcCost(idleSeconds: number, transfers: number, concurrency: number): Promise<RpcCost> {
+/** Counts each proxy's calls from now; `calls()` says how many each got since. */
+function startCountingEach(proxies: readonly CountingProxy[]): { calls(): number[] } {
+  const before = proxies.map((proxy) => proxy.total());
+  return { calls: () => proxies.map((proxy, index) => proxy.total() - before[index]) };
+}
+
+/**
+ * Idles the service for `idleSeconds`, then sends `transfers` at `concurrency` through it, counting node
+ * calls; through `endpoints` RPC endpoints (counting proxies) in front of the one node.
+ */
+export async function measureRpcCost(idleSeconds: number, transfers: number, concurrency: number, endpoints = 1): Promise<RpcCost> {
   const node = await startAnvil();
-  const proxy = await startCountingProxy(node.rpcUrl);
+  const proxies = await Promise.all(Array.from({ length: endpoints }, () => startCountingProxy(node.rpcUrl)));
   try {
     const demo = await setUpDemoChain(node.rpcUrl);
-    const service = await startBenchService(proxy.url, demo);
+    const service = await startBenchService(proxies.map((proxy) => proxy.url).join(","), demo);
     try {
       // Startup (connecting, the first snapshot, reconciliation) is not idling.
       await new Promise((resolve) => setTimeout(resolve, 1_000));
-      const idleStart = snapshotCounts(proxy.counts);
+      const idleStart = snapshotCounts(proxies);
+      const idleEach = startCountingEach(proxies);
       await new Promise((resolve) => setTimeout(resolve, idleSeconds * 1_000));
-      const idleByMethod = difference(snapshotCounts(proxy.counts), idleStart);
-      const idleCalls = Object.values(idleByMethod).reduce((sum, count) => sum + count, 0);
+      const idleByMethod = difference(snapshotCounts(proxies), idleStart);
+      const idlePerEndpoint = idleEach.calls();
 
-      const before = snapshotCounts(proxy.counts);
+      const before = snapshotCounts(proxies);
+      const sendingEach = startCountingEach(proxies);
       const result = await loadFromWorker({
         url: service.baseUrl,
         path: "/transfer",
@@ -93,41 +114,42 @@ export async function measureRpcCost(idleSeconds: number, transfers: number, con
         expectBodyIncludes: '"hash"',
       });
       if (result.failures > 0) throw new Error(`${result.failures} of ${transfers} transfers failed`);
-      const sendingByMethod = difference(snapshotCounts(proxy.counts), before);
-      const whileSending = Object.values(sendingByMethod).reduce((sum, count) => sum + count, 0);
+      const sendingByMethod = difference(snapshotCounts(proxies), before);
+      const sendingPerEndpoint = sendingEach.calls();
       // Settled: every transfer mined and released from the ledger, the service back to idle.
       const deadline = Date.now() + 30_000;
       while (service.services.ledger.unminedCount > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-      const untilSettled = Object.values(difference(snapshotCounts(proxy.counts), before)).reduce((sum, count) => sum + count, 0);
+      const untilSettled = sum(difference(snapshotCounts(proxies), before));
 
-      // Mined straight at the node, not through the proxy: only the service's calls are counted.
+      // Mined straight at the node, not through the proxies: only the service's calls are counted.
       await new Promise((resolve) => setTimeout(resolve, 2_000));
       const miner = new JsonRpcProvider(node.rpcUrl, undefined, { staticNetwork: true });
-      const unfinalStart = snapshotCounts(proxy.counts);
+      const unfinalStart = snapshotCounts(proxies);
+      const unfinalEach = startCountingEach(proxies);
       for (let block = 0; block < UNFINAL_BLOCKS; block++) {
         await miner.send("evm_mine", []);
         await new Promise((resolve) => setTimeout(resolve, 1_000));
       }
       miner.destroy();
-      const unfinalByMethod = difference(snapshotCounts(proxy.counts), unfinalStart);
-      const unfinalCalls = Object.values(unfinalByMethod).reduce((sum, count) => sum + count, 0);
+      const unfinalByMethod = difference(snapshotCounts(proxies), unfinalStart);
       return {
         idleSeconds,
-        idleCallsPerSecond: idleCalls / idleSeconds,
+        idleCallsPerSecond: sum(idleByMethod) / idleSeconds,
         idleByMethod,
         transfers,
-        callsPerTransferWhileSending: whileSending / transfers,
+        callsPerTransferWhileSending: sum(sendingByMethod) / transfers,
         callsPerTransferUntilSettled: untilSettled / transfers,
         sendingByMethod,
         unfinalBlocks: UNFINAL_BLOCKS,
-        callsPerNewBlockWhileUnfinal: unfinalCalls / UNFINAL_BLOCKS,
+        callsPerNewBlockWhileUnfinal: sum(unfinalByMethod) / UNFINAL_BLOCKS,
         unfinalByMethod,
+        perEndpoint: { idle: idlePerEndpoint, sending: sendingPerEndpoint, unfinal: unfinalEach.calls() },
       };
     } finally {
       await service.close();
     }
   } finally {
-    await proxy.close();
+    await Promise.all(proxies.map((proxy) => proxy.close()));
     await node.stop();
   }
 }

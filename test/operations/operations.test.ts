@@ -36,7 +36,7 @@ describe("operations", () => {
   it("GET /ready is 200 with every check ok", async () => {
     const response = await get("/ready");
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({ status: "ready", checks: { node: "ok", chainId: "ok", journal: "ok", gas: "ok" } });
+    expect(response.json()).toEqual({ status: "ready", checks: { node: "ok", chainId: "ok", journal: "ok", gas: "ok" }, endpoints: { [proxy.url]: "in" } });
   });
 
   it.each([

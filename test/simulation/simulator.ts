@@ -9,7 +9,9 @@
  * only: Hardhat Network cannot replace blocks), another sender using the wallet's key, a transfer waiting
  * in the pool displaced by another sender's transaction that a reorganisation then removes (anvil), kill -9
  * of the service mid-burst, the endpoint as a fleet (receipts, logs and mined lookups lagging the head by
- * 0-30 s per call; a backend stuck at an old head for up to 60 s while others advance), and the journal's
+ * 0-30 s per call; a backend stuck at an old head for up to 60 s while others advance), several endpoints
+ * (in 40 % of runs two or three, each a proxy of its own; per wave an extra one may die mid-burst, follow the
+ * chain 2-11 blocks behind, or be rate-limited), and the journal's
  * disk filling up (a real tmpfs, where the process may mount one:
  * root, as in CI; elsewhere that fault is left out and the report says so). The seed fixes which call and which step meet which fault; the operating
  * system's scheduling still varies, so a failing seed is replayed to see it again, not always the same.
@@ -19,8 +21,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { toBeHex } from "ethers";
 import { request } from "undici";
+import { type BehindNode, watchBehindNode } from "../helpers/behind-node.js";
 import { watchLaggingFleet } from "../helpers/lagging-fleet.js";
-import { type ScriptedAnswer, startRpcProxy } from "../helpers/rpc-proxy.js";
+import { type RpcProxy, type ScriptedAnswer, startRpcProxy } from "../helpers/rpc-proxy.js";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
 import { AUTHORIZATION } from "../helpers/service.js";
 import { type NodeKind, type TestChain, freshAddress, startTestChain, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
@@ -95,6 +98,12 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
   // Whether this run's endpoint is a fleet whose indexes lag (each call's lag drawn from the seed).
   const lagging = scenario() < 0.4;
   if (lagging) count("fleet: receipts, logs and lookups lag 0-30 s");
+  // Whether the service has several endpoints of the chain: the first is the proxy above, the others each
+  // meet the seed's faults too, and per wave an outage, a head behind, or a rate limit of their own.
+  const endpointCount = scenario() < 0.4 ? 2 + Math.floor(scenario() * 2) : 1;
+  if (endpointCount > 1) count(`endpoints: ${endpointCount}`);
+  const extraEndpoints: ExtraEndpoint[] = [];
+  for (let index = 1; index < endpointCount; index++) extraEndpoints.push({ proxy: await startRpcProxy(chain.rpcUrl), trouble: "none" });
   const tinyFilesystem = mountIfAllowed();
   if (!tinyFilesystem) count("journal disk full: left out (cannot mount a tmpfs here)");
   const journalDir = tinyFilesystem?.mountPoint ?? mkdtempSync(join(tmpdir(), `simulation-${seed}-`));
@@ -108,8 +117,11 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
       kind: "script",
       answer: (call) => (faulting ? (drawFault(call, random, options, count) ?? fleet.answer(call, lagging ? Math.floor(random() * 30_000) : 0)) : undefined),
     };
+    for (const extra of extraEndpoints) {
+      extra.proxy.fault = { kind: "script", answer: (call) => (faulting ? answerAsTroubled(extra, call) ?? drawFault(call, random, options, count) : undefined) };
+    }
     const env = {
-      RPC_URL: proxy.url,
+      RPC_URL: [proxy, ...extraEndpoints.map((extra) => extra.proxy)].map((each) => each.url).join(","),
       PRIVATE_KEY: chain.demo.privateKey,
       TOKEN_ADDRESS: chain.demo.tokenAddress,
       JOURNAL_PATH: join(journalDir, "transfers.sqlite"),
@@ -149,6 +161,7 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
         fillFilesystem(journalDir);
       }
       const killDuring = random() < 0.15;
+      const outages = troubleEndpoints(extraEndpoints, chain, scenario, count);
       const sends = batch.flatMap((item) => [send(server, item), ...(item.key && random() < 0.3 ? [send(server, item)] : [])]);
       if (killDuring) {
         await new Promise((resolve) => setTimeout(resolve, Math.floor(random() * 400)));
@@ -157,6 +170,7 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
         await server.exited;
       }
       await Promise.all(sends);
+      await outages;
       // Another sender outbids a transfer still waiting in the pool, at its nonce; a reorganisation then
       // removes that block: the transfer's own bytes may be mined after all, so nothing may be signed for it
       // before the other transaction's block is final.
@@ -190,6 +204,7 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
 
     // The faults stop; the service gets its chance to finish what it owns.
     faulting = false;
+    await Promise.all(extraEndpoints.map((extra) => clearTrouble(extra)));
     if (server.child.exitCode !== null || server.child.signalCode !== null) server = await start(false);
     for (const item of asked) if (item.key && item.first?.status !== 200 && item.first?.status !== 417) item.first = await ask(server, item);
     await settle(chain, server, asked, 90_000);
@@ -234,6 +249,10 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
     await Promise.all(servers.map((server) => server.exited));
     fleet.stop();
     await proxy.close();
+    for (const extra of extraEndpoints) {
+      extra.behind?.stop();
+      await extra.proxy.close();
+    }
     await chain.stop();
     if (tinyFilesystem) tinyFilesystem.unmount();
     else rmSync(journalDir, { recursive: true, force: true });
@@ -243,6 +262,54 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
   const report = { seed, node: options.node, violations, faults, answers, seconds: Math.round((Date.now() - started) / 1000) };
   log(`seed ${seed} on ${options.node}: ${violations.length === 0 ? "ok" : `${violations.length} VIOLATIONS`} in ${report.seconds} s; faults ${JSON.stringify(faults)}; answers ${JSON.stringify(answers)}`);
   return report;
+}
+
+/** An endpoint besides the first, and what troubles it during the current wave. */
+interface ExtraEndpoint {
+  proxy: RpcProxy;
+  trouble: "none" | "down" | "behind" | "rate-limited";
+  behind?: BehindNode;
+}
+
+/**
+ * Per wave, each extra endpoint may die in the middle of the burst (back at the next wave), follow the chain
+ * 2-11 blocks behind, or answer every call with a rate limit, drawn from the scenario's sequence. Resolves
+ * once a death scheduled for this wave has happened.
+ */
+async function troubleEndpoints(extras: ExtraEndpoint[], chain: TestChain, scenario: () => number, count: (name: string) => void): Promise<void> {
+  const deaths: Promise<void>[] = [];
+  for (const extra of extras) {
+    await clearTrouble(extra);
+    const roll = scenario();
+    if (roll < 0.15) {
+      count("endpoint: dies mid-burst");
+      extra.trouble = "down";
+      const delayMs = Math.floor(scenario() * 400);
+      deaths.push(new Promise((resolve) => setTimeout(resolve, delayMs)).then(() => extra.proxy.goDown()));
+    } else if (roll < 0.3) {
+      count("endpoint: head 2-11 blocks behind");
+      extra.trouble = "behind";
+      extra.behind = watchBehindNode(chain.rpcUrl, 2 + Math.floor(scenario() * 10));
+      await extra.behind.ready;
+    } else if (roll < 0.4) {
+      count("endpoint: rate-limited");
+      extra.trouble = "rate-limited";
+    }
+  }
+  await Promise.all(deaths);
+}
+
+async function clearTrouble(extra: ExtraEndpoint): Promise<void> {
+  if (extra.trouble === "down") await extra.proxy.comeBack();
+  extra.behind?.stop();
+  extra.behind = undefined;
+  extra.trouble = "none";
+}
+
+// The answer of a troubled endpoint, or undefined to draw the run's usual faults.
+function answerAsTroubled(extra: ExtraEndpoint, call: { method: string; params: unknown[] }): ScriptedAnswer {
+  if (extra.trouble === "rate-limited") return { error: { code: -32005, message: "Your app has exceeded its compute units per second capacity" } };
+  return extra.behind?.answer(call);
 }
 
 // A tmpfs of 8 MiB for the journal, where this process may mount one.
