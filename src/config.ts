@@ -18,12 +18,13 @@ export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "
 
 export const ConfigSchema = Type.Object({
   rpcUrl: Type.Optional(Type.String({ pattern: RPC_URLS, description: "JSON-RPC endpoint of the Ethereum node; several endpoints of one chain: comma-separated" })),
-  rpcMaxLagBlocks: Type.Integer({
-    minimum: 1,
-    maximum: 10_000,
-    default: 5,
-    description: "with several RPC endpoints: one whose head is more than this many blocks behind the highest head seen is left out until it catches up",
-  }),
+  rpcMaxLagBlocks: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 10_000,
+      description: "with several RPC endpoints: one whose head is more than this many blocks behind the highest head is left out until it catches up; default by chain id",
+    }),
+  ),
   privateKey: Type.Optional(Type.String({ pattern: HEX_PRIVATE_KEYS, description: "hot wallet key, 0x and 64 hex digits; comma-separated keys make a wallet pool" })),
   keystorePath: Type.Optional(Type.String({ minLength: 1, description: "encrypted JSON keystore (v3) of the hot wallet; comma-separated paths make a pool" })),
   keystorePasswordFile: Type.Optional(Type.String({ minLength: 1, description: "file holding the keystore's password (one for all, or one per keystore)" })),

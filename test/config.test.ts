@@ -11,7 +11,6 @@ const DEFAULTS = {
   logLevel: "info",
   rpcTimeoutMs: 10_000,
   rpcMaxInFlight: 32,
-  rpcMaxLagBlocks: 5,
   demoSetup: false,
   journalPath: "./data/transfers.sqlite",
   journalSynchronous: "FULL",

@@ -64,6 +64,17 @@ export async function probeTokenFailure(provider: JsonRpcProvider, tokenAddress:
 /** Arbitrum One, Nova and Sepolia: their gas pays for L1 data too. */
 const ARBITRUM_CHAIN_IDS = new Set([42161n, 42170n, 421614n]);
 
+/**
+ * RPC_MAX_LAG_BLOCKS by chain id: about 10 s of blocks where blocks are fast (Arbitrum's 0.25 s, BNB Smart
+ * Chain's 0.75 s), so that providers a second apart are not taken for lagging; 5 elsewhere (Chainlink's
+ * default; 1 minute on Ethereum, 10 s on OP Stack chains and Polygon).
+ */
+export function defaultMaxLagBlocks(chainId: bigint): number {
+  if (ARBITRUM_CHAIN_IDS.has(chainId)) return 40;
+  if (chainId === 56n || chainId === 97n) return 12;
+  return 5;
+}
+
 // An address no one holds the key of, so the probe never looks like a real transfer.
 const PROBE_RECIPIENT = "0x000000000000000000000000000000000000dEaD";
 
@@ -139,34 +150,31 @@ async function openEndpoints(config: ChainConfig, watchers: RpcWatchers): Promis
     rpcUrls,
     timeoutMs: config.rpcTimeoutMs,
     maxInFlight: config.rpcMaxInFlight,
-    maxLagBlocks: config.rpcMaxLagBlocks,
     observe: watchers.observe,
     onStateChange: watchers.onEndpointState,
   });
   const answers = await Promise.all(endpoints.map(async (endpoint) => ({ endpoint, chainId: await askEndpoint(endpoint, "eth_chainId") })));
-  const answering = answers.filter((answer): answer is { endpoint: (typeof endpoints)[number]; chainId: string } => answer.chainId !== undefined);
+  const answering = answers.filter((answer): answer is { endpoint: (typeof endpoints)[number]; chainId: bigint } => answer.chainId !== undefined);
   if (answering.length === 0) {
     const nodes = endpoints.map((endpoint) => endpoint.label).join(", ");
     throw new ChainStartupError(endpoints.length === 1 ? `RPC_URL: the node at ${nodes} did not answer eth_chainId` : `RPC_URL: no endpoint answered eth_chainId (${nodes})`);
   }
-  const chainIds = new Set(answering.map((answer) => BigInt(answer.chainId)));
+  const chainIds = new Set(answering.map((answer) => answer.chainId));
   if (chainIds.size > 1) {
-    throw new ChainStartupError(`RPC_URL: the endpoints serve different chains: ${answering.map((answer) => `${answer.endpoint.label} serves ${BigInt(answer.chainId)}`).join(", ")}`);
+    throw new ChainStartupError(`RPC_URL: the endpoints serve different chains: ${answering.map((answer) => `${answer.endpoint.label} serves ${answer.chainId}`).join(", ")}`);
   }
   const [chainId] = chainIds;
   if (config.chainId !== undefined && BigInt(config.chainId) !== chainId) {
     const nodes = answering.map((answer) => answer.endpoint.label).join(", ");
     throw new ChainStartupError(`CHAIN_ID: expected ${config.chainId}, but the node at ${nodes} serves chain ${chainId}`);
   }
-  const set = endpointSetOf(endpoints, chainId, config.rpcMaxLagBlocks);
-  for (const answer of answers) {
-    if (answer.chainId === undefined) answer.endpoint.health.leaveOut("did not answer eth_chainId at startup");
-    else set.markOnTheChain(answer.endpoint);
-  }
+  const set = endpointSetOf(endpoints, chainId, config.rpcMaxLagBlocks ?? defaultMaxLagBlocks(chainId));
+  for (const { endpoint } of answering) set.markOnTheChain(endpoint);
+  for (const { endpoint, chainId: answered } of answers) if (answered === undefined) endpoint.health.leaveOut("did not answer eth_chainId at startup");
   if (endpoints.length > 1) {
     const heads = await Promise.all(answering.map(async ({ endpoint }) => ({ endpoint, head: await askEndpoint(endpoint, "eth_blockNumber") })));
     // Highest first, so that each endpoint's lag is measured against the highest head of them all.
-    for (const { endpoint, head } of heads.sort((a, b) => Number(b.head ?? 0) - Number(a.head ?? 0))) {
+    for (const { endpoint, head } of heads.sort((a, b) => Number((b.head ?? 0n) - (a.head ?? 0n)))) {
       if (head !== undefined) set.recordHead(endpoint, Number(head));
     }
   }

@@ -3,7 +3,8 @@
  * to an endpoint in rotation near the highest head, the first configured first; a read at a block number
  * goes first to one known to have reached that block; reads of the head take turns, so that every endpoint's
  * head is compared with the others' at no extra cost. Endpoints left out are probed now and then, and come
- * back once they answer again (on the same chain) and have caught up.
+ * back once they answer again (on the same chain) and have caught up. An endpoint whose chain id was not
+ * checked (it did not answer at startup) or that serves another chain is never used, not even as a last resort.
  */
 import type { EndpointReport } from "./endpoint-health.js";
 import type { RpcEndpoint } from "./rpc-endpoint.js";
@@ -14,7 +15,6 @@ export const NEAR_HEAD_BLOCKS = 1;
 const PROBE_CHECK_MS = 5_000;
 
 export class EndpointSet {
-  #highestHead = 0;
   #nextHeadReader = 0;
   #probeTimer: NodeJS.Timeout | undefined;
   #probing: Promise<void> | undefined;
@@ -23,8 +23,8 @@ export class EndpointSet {
     readonly endpoints: readonly RpcEndpoint[],
     readonly maxLagBlocks: number,
     readonly chainId: bigint,
-    /** Asks an endpoint one question (a method without parameters); its result, or undefined without one. */
-    private readonly ask: (endpoint: RpcEndpoint, method: "eth_chainId" | "eth_blockNumber") => Promise<string | undefined>,
+    /** Asks an endpoint its chain id or head; undefined without an answer. */
+    private readonly ask: (endpoint: RpcEndpoint, method: "eth_chainId" | "eth_blockNumber") => Promise<bigint | undefined>,
   ) {}
 
   // Endpoints whose chain id was checked; one that did not answer at startup is checked by its first probe.
@@ -35,14 +35,17 @@ export class EndpointSet {
     this.#onTheChain.add(endpoint);
   }
 
-  /** The highest head any endpoint has shown. */
+  /**
+   * The highest head the endpoints on the chain show now (each its latest): after a reorganisation to a
+   * lower height, or with the endpoint that led gone quiet, it follows them down.
+   */
   get highestHead(): number {
-    return this.#highestHead;
+    return Math.max(0, ...this.#usable().map((endpoint) => endpoint.health.head ?? 0));
   }
 
   /** Endpoints in rotation. */
   get healthy(): RpcEndpoint[] {
-    return this.endpoints.filter((endpoint) => endpoint.health.state === "in");
+    return this.#usable().filter((endpoint) => endpoint.health.state === "in");
   }
 
   /**
@@ -65,16 +68,30 @@ export class EndpointSet {
     return [...healthy.slice(first), ...healthy.slice(0, first), ...this.#leftOut()];
   }
 
-  /** The endpoints a transaction is broadcast to first: every one in rotation (all of them when none is). */
+  /** The endpoints a transaction is broadcast to first: every one in rotation (all on the chain when none is). */
   broadcastTargets(): RpcEndpoint[] {
     const healthy = this.healthy;
-    return healthy.length > 0 ? healthy : [...this.endpoints];
+    return healthy.length > 0 ? healthy : this.#usable();
   }
 
-  /** The endpoint showed head `head`: the highest head moves up, and its lag is measured against it. */
+  /** The endpoints on the chain that are not in `targets`, in the order configured. */
+  otherThan(targets: readonly RpcEndpoint[]): RpcEndpoint[] {
+    return this.#usable().filter((endpoint) => !targets.includes(endpoint));
+  }
+
+  /** The endpoint showed head `head`; its lag is measured against the highest head of them all. */
   recordHead(endpoint: RpcEndpoint, head: number): void {
-    if (head > this.#highestHead) this.#highestHead = head;
-    endpoint.health.recordHead(head, this.#highestHead, this.maxLagBlocks);
+    if (!this.#onTheChain.has(endpoint)) return;
+    const others = this.#usable().filter((other) => other !== endpoint);
+    endpoint.health.recordHead(head, Math.max(head, ...others.map((other) => other.health.head ?? 0)), this.maxLagBlocks);
+  }
+
+  /**
+   * A left-out endpoint answered a call while none was in rotation: a failing one is back (its answer was
+   * as good as a probe), so that a rate limit of a moment does not hold the service out for 30 s.
+   */
+  recordAnsweredWhileNoneIn(endpoint: RpcEndpoint): void {
+    if (endpoint.health.state === "failing" && this.healthy.length === 0) endpoint.health.recordProbe(true, this.maxLagBlocks);
   }
 
   /** Starts probing the endpoints that are left out. */
@@ -109,7 +126,7 @@ export class EndpointSet {
     if (!this.#onTheChain.has(endpoint)) {
       const chainId = await this.ask(endpoint, "eth_chainId");
       if (chainId === undefined) return endpoint.health.recordProbe(false, this.maxLagBlocks);
-      if (BigInt(chainId) !== this.chainId) return endpoint.health.recordWrongChain(BigInt(chainId));
+      if (chainId !== this.chainId) return endpoint.health.recordWrongChain(chainId);
       this.#onTheChain.add(endpoint);
     }
     const head = await this.ask(endpoint, "eth_blockNumber");
@@ -117,11 +134,14 @@ export class EndpointSet {
     endpoint.health.recordProbe(head !== undefined, this.maxLagBlocks);
   }
 
-  // Lagging ones before failing ones: a lagging endpoint answers.
+  // Endpoints whose chain is known to be ours.
+  #usable(): RpcEndpoint[] {
+    return this.endpoints.filter((endpoint) => this.#onTheChain.has(endpoint));
+  }
+
+  // Those on the chain but left out, lagging ones before failing ones: a lagging endpoint answers.
   #leftOut(): RpcEndpoint[] {
-    return [
-      ...this.endpoints.filter((endpoint) => endpoint.health.state === "lagging"),
-      ...this.endpoints.filter((endpoint) => endpoint.health.state === "failing"),
-    ];
+    const usable = this.#usable();
+    return [...usable.filter((endpoint) => endpoint.health.state === "lagging"), ...usable.filter((endpoint) => endpoint.health.state === "failing")];
   }
 }

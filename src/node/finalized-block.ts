@@ -1,6 +1,8 @@
 /**
  * The chain's finalized block number: the node's `finalized` block where it has one, otherwise
- * FINALITY_BLOCKS below the head. Whether the node knows the tag is asked once and remembered.
+ * FINALITY_BLOCKS below the head. Whether the node knows the tag is asked once and remembered; once it
+ * has answered the tag, a null or a refusal of it later (a restarted node, another endpoint of several) is
+ * "not known now", never a reason to fall back to depth, which on an L2 is far shallower than finality.
  */
 
 /** The node calls it makes. */
@@ -9,8 +11,8 @@ export interface FinalizedBlockNode {
 }
 
 export class FinalizedBlockReader {
-  // Whether the node answers the `finalized` block tag; undefined until asked.
-  #hasFinalizedTag: boolean | undefined;
+  // Whether the node answers the `finalized` block tag: unknown until asked.
+  #tag: "unknown" | "answered" | "absent" = "unknown";
   // The highest finalized block seen: an endpoint (of several, or a backend of a fleet) that shows a lower
   // one lags, and finality never goes back.
   #highest: number | null = null;
@@ -29,16 +31,19 @@ export class FinalizedBlockReader {
   }
 
   async #read(head: number): Promise<number | null> {
-    if (this.#hasFinalizedTag !== false) {
+    if (this.#tag !== "absent") {
       try {
         const finalized = (await this.node.send("eth_getBlockByNumber", ["finalized", false])) as { number: string } | null;
-        this.#hasFinalizedTag = finalized !== null;
-        if (finalized) return Number(finalized.number);
+        if (finalized) {
+          this.#tag = "answered";
+          return Number(finalized.number);
+        }
       } catch (error) {
         // A node that does not know the tag says so (invalid params); a fault of the moment is asked again.
         if (!/finalized|invalid|unknown block|not supported|-32602/i.test(String((error as Error).message))) throw error;
-        this.#hasFinalizedTag = false;
       }
+      if (this.#tag === "answered") return null;
+      this.#tag = "absent";
     }
     const byDepth = head - this.finalityBlocks;
     return byDepth >= 0 ? byDepth : null;

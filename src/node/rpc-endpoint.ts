@@ -3,7 +3,7 @@
  * most a bounded number of requests at once, a bounded request time, and its health. `call` sends one
  * request and says what came of it without throwing, so that callers can weigh several endpoints' answers.
  */
-import { FetchRequest, type JsonRpcPayload, type JsonRpcResult } from "ethers";
+import { FetchRequest, type JsonRpcPayload, type JsonRpcResult, makeError } from "ethers";
 import { CallGate } from "./call-gate.js";
 import { type EndpointFault, EndpointHealth, type EndpointState } from "./endpoint-health.js";
 import { readNodeAnswer } from "./node-answers.js";
@@ -73,8 +73,11 @@ export class RpcEndpoint {
       request.setHeader("content-type", "application/json");
       const response = await request.send();
       response.assertOk();
-      const body = response.bodyJson as JsonRpcResult | JsonRpcResult[];
-      outcome = { results: Array.isArray(body) ? body : [body] };
+      const body = response.bodyJson as unknown;
+      const results = Array.isArray(body) ? body : [body];
+      // An HTTP 200 whose body is not JSON-RPC (a gateway's page, a bare value) is no answer.
+      if (results.length === 0 || !results.every(isJsonRpcAnswer)) throw makeError("the endpoint's reply is not a JSON-RPC answer", "BAD_DATA", { value: body });
+      outcome = { results: results as JsonRpcResult[] };
     } catch (error) {
       outcome = { thrown: error };
     }
@@ -86,6 +89,10 @@ export class RpcEndpoint {
     this.#observe?.(method, observed, elapsedMs / 1000, this.label);
     return outcome;
   }
+}
+
+function isJsonRpcAnswer(value: unknown): boolean {
+  return typeof value === "object" && value !== null && ("result" in value || "error" in value);
 }
 
 /** The fault an outcome shows about its endpoint, if any: no answer, a rate limit, or a time-out in words. */

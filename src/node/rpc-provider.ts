@@ -18,8 +18,6 @@ export interface RpcOptions {
   timeoutMs: number;
   /** At most this many requests to each endpoint at once (RPC_MAX_IN_FLIGHT); the rest wait their turn. */
   maxInFlight: number;
-  /** RPC_MAX_LAG_BLOCKS: an endpoint further behind the highest head is left out. */
-  maxLagBlocks: number;
   observe?: RpcObserver;
   onStateChange?: (endpoint: string, state: EndpointState, reason: string | null) => void;
 }
@@ -35,12 +33,12 @@ export function createEndpoints(options: RpcOptions): RpcEndpoint[] {
   });
 }
 
-/** Asks one endpoint a method without parameters; its result, or undefined without one. */
-export async function askEndpoint(endpoint: RpcEndpoint, method: string): Promise<string | undefined> {
+/** Asks one endpoint a method without parameters that answers a quantity (a chain id, a head); undefined without one. */
+export async function askEndpoint(endpoint: RpcEndpoint, method: "eth_chainId" | "eth_blockNumber"): Promise<bigint | undefined> {
   const outcome = await endpoint.call({ jsonrpc: "2.0", id: 1, method, params: [] });
   if ("thrown" in outcome || errorIn(outcome)) return undefined;
   const [first] = outcome.results as { result?: unknown }[];
-  return typeof first?.result === "string" ? first.result : undefined;
+  return typeof first?.result === "string" && /^0x[0-9a-fA-F]{1,64}$/.test(first.result) ? BigInt(first.result) : undefined;
 }
 
 /** Ties endpoints to the chain they serve, with the probe that brings left-out ones back. */
@@ -68,19 +66,29 @@ class EndpointSetProvider extends JsonRpcProvider {
     return deliver(await this.#read(this.endpoints.readOrder(blockNumberReadAt(payload.method, params)), payload));
   }
 
-  /** Tries the endpoints in order until one answers; the last one's outcome when none does. */
+  /**
+   * Tries the endpoints in order until one answers. An endpoint that lacks the block a call reads at (its
+   * words, or a null block at a number) is passed over for the next; its answer stands when none has it.
+   */
   async #read(order: readonly RpcEndpoint[], payload: JsonRpcPayload | JsonRpcPayload[]): Promise<CallOutcome> {
     let outcome: CallOutcome | undefined;
+    let lacking: CallOutcome | undefined;
     for (const endpoint of order) {
       outcome = await endpoint.call(payload);
-      if (faultOf(outcome) !== undefined || lacksBlock(outcome)) continue;
+      if (faultOf(outcome) !== undefined) continue;
+      this.endpoints.recordAnsweredWhileNoneIn(endpoint);
+      if (lacksBlock(outcome) || (!Array.isArray(payload) && isMissingBlock(payload, outcome))) {
+        lacking ??= outcome;
+        continue;
+      }
       if (!Array.isArray(payload) && readsHead(payload.method, payload.params as unknown[]) && "results" in outcome) {
         const head = headIn(payload.method, (outcome.results[0] as { result?: unknown } | undefined)?.result);
         if (head !== undefined) this.endpoints.recordHead(endpoint, head);
       }
       return outcome;
     }
-    if (!outcome) throw new Error("no RPC endpoint configured");
+    if (lacking) return lacking;
+    if (!outcome) throw new Error("no RPC endpoint on the chain to ask");
     return outcome;
   }
 
@@ -93,32 +101,47 @@ class EndpointSetProvider extends JsonRpcProvider {
     const targets = this.endpoints.broadcastTargets();
     const first = await sendToAll(targets, payload);
     if (first.taken) return first.taken;
-    const others = this.endpoints.endpoints.filter((endpoint) => !targets.includes(endpoint));
+    const others = this.endpoints.otherThan(targets);
     if (others.length === 0 || first.outcomes.some((outcome) => faultOf(outcome) === undefined)) return broadcastOutcomeToReport(first.outcomes);
     const second = await sendToAll(others, payload);
     return second.taken ?? broadcastOutcomeToReport([...first.outcomes, ...second.outcomes]);
   }
 }
 
-/** Sends to every endpoint at once; settles with the first that took it, or with every outcome when none did. */
+// A block read by number that came back null: the endpoint has not reached it (geth answers so).
+function isMissingBlock(payload: JsonRpcPayload, outcome: CallOutcome): boolean {
+  if (payload.method !== "eth_getBlockByNumber" || blockNumberReadAt(payload.method, payload.params as unknown[]) === undefined) return false;
+  return "results" in outcome && (outcome.results[0] as { result?: unknown } | undefined)?.result === null;
+}
+
+/**
+ * Sends to every endpoint at once; settles with the first that took it, or with every outcome (in the
+ * endpoints' order, so that what is reported does not depend on who answered first) when none did.
+ */
 function sendToAll(endpoints: readonly RpcEndpoint[], payload: JsonRpcPayload): Promise<{ taken?: CallOutcome; outcomes: CallOutcome[] }> {
+  if (endpoints.length === 0) throw new Error("no RPC endpoint on the chain to send to");
   return new Promise((resolve) => {
-    const outcomes: CallOutcome[] = [];
+    const outcomes: (CallOutcome | undefined)[] = endpoints.map(() => undefined);
+    let answered = 0;
     let settled = false;
-    for (const endpoint of endpoints) {
-      // call() never throws; the endpoints still under way when one took it finish in the background.
-      void endpoint.call(payload).then((outcome) => {
-        outcomes.push(outcome);
-        if (settled) return;
-        if (tookIt(outcome)) {
-          settled = true;
-          resolve({ taken: outcome, outcomes });
-        } else if (outcomes.length === endpoints.length) {
-          settled = true;
-          resolve({ outcomes });
-        }
-      });
-    }
+    endpoints.forEach((endpoint, index) => {
+      // The endpoints still under way when one took it finish in the background.
+      void endpoint
+        .call(payload)
+        .catch((error: unknown): CallOutcome => ({ thrown: error }))
+        .then((outcome) => {
+          outcomes[index] = outcome;
+          answered++;
+          if (settled) return;
+          if (tookIt(outcome)) {
+            settled = true;
+            resolve({ taken: outcome, outcomes: outcomes.filter((each) => each !== undefined) });
+          } else if (answered === endpoints.length) {
+            settled = true;
+            resolve({ outcomes: outcomes.filter((each) => each !== undefined) });
+          }
+        });
+    });
   });
 }
 

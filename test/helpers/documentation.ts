@@ -11,6 +11,7 @@ export const DOCUMENTS = [
   "docs/wallet-pool.md",
   "docs/safety.md",
   "docs/nodes.md",
+  "docs/endpoints.md",
   "docs/speed.md",
   "docs/architecture.md",
   "docs/development.md",

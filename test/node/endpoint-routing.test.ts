@@ -15,7 +15,9 @@ function endpointSet(count: number, ask: ConstructorParameters<typeof EndpointSe
     { length: count },
     (_, index) => new RpcEndpoint(`http://127.0.0.1:${9000 + index}/key`, `e${index + 1}`, { timeoutMs: 1000, maxInFlight: 4, alone: count === 1, now: () => clock.now }),
   );
-  return { set: new EndpointSet(endpoints, 5, 1n, ask), endpoints };
+  const set = new EndpointSet(endpoints, 5, 1n, ask);
+  for (const endpoint of endpoints) set.markOnTheChain(endpoint);
+  return { set, endpoints };
 }
 const labels = (endpoints: RpcEndpoint[]) => endpoints.map((endpoint) => endpoint.label);
 
@@ -48,6 +50,28 @@ describe("the choice of endpoint", () => {
     expect(labels(set.headReadOrder()).at(-1)).toBe("e1");
   });
 
+  it("measures lag against the heads the endpoints show now, which follow a reorganisation down", () => {
+    const { set, endpoints } = endpointSet(2);
+    set.recordHead(endpoints[0], 100);
+    set.recordHead(endpoints[1], 100);
+    // The first to show the lower height is behind the other's last head, until it shows its head again.
+    set.recordHead(endpoints[0], 90);
+    set.recordHead(endpoints[1], 90);
+    expect(set.highestHead).toBe(90);
+    expect(endpoints.map((endpoint) => endpoint.health.state)).toEqual(["lagging", "in"]);
+    set.recordHead(endpoints[0], 91);
+    expect(endpoints.map((endpoint) => endpoint.health.state)).toEqual(["in", "in"]);
+  });
+
+  it("brings a failing endpoint back when it answers while none is in rotation", () => {
+    const { set, endpoints } = endpointSet(2);
+    for (const endpoint of endpoints) endpoint.health.recordFault("rate-limited", 1);
+    set.recordAnsweredWhileNoneIn(endpoints[1]);
+    expect(labels(set.healthy)).toEqual(["e2"]);
+    set.recordAnsweredWhileNoneIn(endpoints[0]);
+    expect(labels(set.healthy)).toEqual(["e2"]);
+  });
+
   it("lets the endpoints in rotation take turns reading the head", () => {
     const { set } = endpointSet(3);
     expect([0, 1, 2, 3].map(() => set.headReadOrder()[0].label)).toEqual(["e1", "e2", "e3", "e1"]);
@@ -61,18 +85,26 @@ describe("the choice of endpoint", () => {
   });
 
   it("brings a left-out endpoint back only after a probe, due 30 s on, finds it on the chain and near the head", async () => {
-    const answers: Record<string, string> = { eth_chainId: "0x2", eth_blockNumber: "0x64" };
+    const answers: Record<string, bigint> = { eth_chainId: 2n, eth_blockNumber: 100n };
     const asked: string[] = [];
     const clock = { now: 0 };
-    const { set, endpoints } = endpointSet(2, async (endpoint, method) => (asked.push(`${endpoint.label} ${method}`), answers[method]), clock);
+    const endpoints = [0, 1].map((index) => new RpcEndpoint(`http://127.0.0.1:${9000 + index}/key`, `e${index + 1}`, { timeoutMs: 1000, maxInFlight: 4, alone: false, now: () => clock.now }));
+    const set = new EndpointSet(endpoints, 5, 1n, async (endpoint, method) => (asked.push(`${endpoint.label} ${method}`), answers[method]));
+    set.markOnTheChain(endpoints[0]);
     set.recordHead(endpoints[0], 100);
     endpoints[1].health.leaveOut("did not answer eth_chainId at startup");
+    // Unchecked, it is used for nothing, not even as a last resort.
+    expect(labels(set.readOrder())).toEqual(["e1"]);
+    expect(labels(set.headReadOrder())).toEqual(["e1"]);
+    expect(labels(set.otherThan(set.broadcastTargets()))).toEqual([]);
     await set.probeDue();
     expect(asked).toEqual([]);
     clock.now += PROBE_AFTER_MS;
     await set.probeDue();
     expect(endpoints[1].health.report()).toMatchObject({ state: "failing", reason: "serves chain 2" });
-    answers.eth_chainId = "0x1";
+    set.recordHead(endpoints[1], 10_000_000);
+    expect(set.highestHead).toBe(100);
+    answers.eth_chainId = 1n;
     clock.now += PROBE_AFTER_MS;
     await set.probeDue();
     expect(endpoints[1].health.state).toBe("in");
