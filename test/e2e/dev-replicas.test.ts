@@ -1,39 +1,59 @@
 /**
  * `npm run dev:replicas`, used as printed: a transfer through a follower, kill -9 of the leader, the other
- * replica leads, and SIGINT stops every process it started.
+ * replica leads; and SIGINT or SIGTERM to npm's own process (what Ctrl-C, a terminal closing or a process
+ * manager sends) stops every process it started: replicas, anvil, the embedded PostgreSQL.
  */
-import { execFile, spawn } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { freePort } from "../helpers/free-port.js";
+import { commandOf, descendantsOf, isAlive } from "../helpers/process-tree.js";
 
 const run = promisify(execFile);
 
-const alive = (pid: number) => {
+/** `npm run dev:replicas` with two replicas from `port`; `output()` is everything it printed. */
+function startDevReplicas(port: number): { npm: ChildProcessWithoutNullStreams; output: () => string; ready: Promise<void> } {
+  const npm = spawn("npm", ["run", "dev:replicas", "--", "--replicas", "2", "--port", String(port)], { stdio: ["pipe", "pipe", "pipe"] });
+  let output = "";
+  npm.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  npm.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const ready = (async () => {
+    for (const deadline = Date.now() + 90_000; !output.includes("Ctrl-C stops everything"); ) {
+      if (Date.now() > deadline || npm.exitCode !== null) throw new Error(`dev:replicas did not get ready:\n${output}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  })();
+  return { npm, output: () => output, ready };
+}
+
+/** Kills npm and everything below it (a test that failed before its own stop). */
+function killAll(npm: ChildProcessWithoutNullStreams): void {
+  for (const pid of [npm.pid as number, ...descendantsOf(npm.pid as number)]) if (isAlive(pid)) process.kill(pid, "SIGKILL");
+}
+
+/** Sends `signal` to npm's own process and expects every process below it gone within 5 s. */
+async function expectAllGoneAfter(npm: ChildProcessWithoutNullStreams, signal: "SIGINT" | "SIGTERM"): Promise<void> {
+  const family = [npm.pid as number, ...descendantsOf(npm.pid as number)];
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
+    // npm, the script's node, two replicas, anvil and PostgreSQL at least.
+    expect(family.length).toBeGreaterThanOrEqual(6);
+    process.kill(npm.pid as number, signal);
+    for (const deadline = Date.now() + 5_000; family.some(isAlive) && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(family.filter(isAlive).map((pid) => `${pid} ${commandOf(pid)}`)).toEqual([]);
+  } finally {
+    for (const pid of family) if (isAlive(pid)) process.kill(pid, "SIGKILL");
   }
-};
+}
 
 describe("npm run dev:replicas", () => {
   it("works as printed: transfer via a follower, kill -9 the leader, the other leads; Ctrl-C leaves nothing behind", async () => {
-    const port = await freePort();
-    const child = spawn(process.execPath, ["--import", "tsx", "scripts/dev-replicas.ts", "--replicas", "2", "--port", String(port)], { stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    const lines = () => output.split("\n").map((line) => line.trim());
-    const pids: number[] = [];
+    const { npm, output, ready } = startDevReplicas(await freePort());
+    const lines = () => output().split("\n").map((line) => line.trim());
+    let anvilUrl: string | undefined;
     try {
-      for (const deadline = Date.now() + 90_000; !output.includes("Ctrl-C stops everything"); ) {
-        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`dev:replicas did not get ready:\n${output}`);
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
-      pids.push(...[...output.matchAll(/ pid (\d+)/g)].map((match) => Number(match[1])));
-      expect(pids).toHaveLength(2);
+      await ready;
+      anvilUrl = (/anvil (http:\/\/127\.0\.0\.1:\d+)/.exec(output()) as RegExpExecArray)[1];
+      expect([...output().matchAll(/ pid (\d+)/g)]).toHaveLength(2);
       const [transferLine, walletLine] = lines().filter((line) => line.startsWith("curl "));
       const killLine = lines().find((line) => line.startsWith("kill -9 ")) as string;
 
@@ -48,14 +68,21 @@ describe("npm run dev:replicas", () => {
         after = JSON.parse((await run("sh", ["-c", walletLine]).catch(() => ({ stdout: "{}" }))).stdout || "{}");
       }
       expect(after?.replica).toEqual({ id: "replica-2", leads: true });
-    } finally {
-      child.kill("SIGINT");
-      await new Promise((resolve) => (child.exitCode !== null ? resolve(undefined) : child.once("exit", resolve)));
+    } catch (error) {
+      killAll(npm);
+      throw error;
     }
-    for (const deadline = Date.now() + 5_000; pids.some(alive) && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(pids.filter(alive)).toEqual([]);
+    await expectAllGoneAfter(npm, "SIGINT");
     // The dev chain went with them.
-    const anvilUrl = (/anvil (http:\/\/127\.0\.0\.1:\d+)/.exec(output) as RegExpExecArray)[1];
-    await expect(fetch(anvilUrl, { method: "POST", body: "{}" })).rejects.toThrow();
+    await expect(fetch(anvilUrl as string, { method: "POST", body: "{}" })).rejects.toThrow();
+  }, 150_000);
+
+  it("SIGTERM to npm's own process leaves nothing behind", async () => {
+    const { npm, ready } = startDevReplicas(await freePort());
+    await ready.catch((error: unknown) => {
+      killAll(npm);
+      throw error;
+    });
+    await expectAllGoneAfter(npm, "SIGTERM");
   }, 150_000);
 });

@@ -4,9 +4,9 @@
  */
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
-import { readFileSync, readdirSync } from "node:fs";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
+import { commandOf, descendantsOf, isAlive } from "../helpers/process-tree.js";
 
 const run = promisify(execFile);
 
@@ -99,49 +99,6 @@ describe("npm start, as systemd, pm2 or CI run it (no terminal)", () => {
     }
   }, 120_000);
 });
-
-// Every process below `pid`, from /proc.
-function descendantsOf(pid: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      // The parent's id is the fourth field, after the command in parentheses.
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      children.set(parent, [...(children.get(parent) ?? []), Number(name)]);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const found: number[] = [];
-  for (let queue = [pid]; queue.length > 0; ) {
-    const next = queue.shift() as number;
-    for (const child of children.get(next) ?? []) {
-      found.push(child);
-      queue.push(child);
-    }
-  }
-  return found;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    // A zombie has exited; only its parent has not read its status yet.
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return !stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
-  } catch {
-    return false;
-  }
-}
-
-function commandOf(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").trim();
-  } catch {
-    return "?";
-  }
-}
 
 async function waitFor<T>(probe: () => T | undefined, timeoutMs: number, describe: () => string): Promise<T> {
   const deadline = Date.now() + timeoutMs;
