@@ -211,10 +211,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   // A variable that is missing is reported even when others are malformed, so one run lists every fix.
   checkSignerLists(raw, problems);
-  if (raw.rpcUrl && raw.demoSetup !== "true") {
-    checkSignerSelection(raw, problems);
-    if (!raw.tokenAddress) problems.push("TOKEN_ADDRESS: required when RPC_URL is set");
-  }
+  // On the dev chain a signer is optional (one is created), but one that is set must be complete: it is used.
+  const signerChosen = SIGNER_VARIABLES.some(({ fields }) => fields.some((field) => raw[field] !== undefined));
+  if (signerChosen || (raw.rpcUrl && raw.demoSetup !== "true")) checkSignerSelection(raw, problems);
+  if (raw.rpcUrl && raw.demoSetup !== "true" && !raw.tokenAddress) problems.push("TOKEN_ADDRESS: required when RPC_URL is set");
   if (raw.rpcUrl && raw.demoSetup !== "true" && !raw.apiKeys && raw.authDisabled !== "true") {
     problems.push("API_KEYS: required (comma-separated keys, or sha256:<hex> of keys); or set AUTH_DISABLED=true to run without");
   }

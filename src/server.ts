@@ -5,7 +5,8 @@ import { join } from "node:path";
 import dotenv from "dotenv";
 import { ApiKeyRing } from "./auth/api-keys.js";
 import { ChainStartupError } from "./node/connect-chain.js";
-import { type ChainConfig, type Config, ConfigError, chainConfigOf, loadConfig, rpcEndpointUrls } from "./config.js";
+import { type ChainConfig, type Config, ConfigError, chainConfigOf, loadConfig, rpcEndpointUrls, signerSettingsOf } from "./config.js";
+import { readSignerAddresses, signerVariableOf } from "./signers/create-signer.js";
 import { SignerStartupError } from "./signers/wallet-signer.js";
 import { withSecretFiles } from "./secret-files.js";
 import { parseWebhookUrls } from "./domain/webhook-settings.js";
@@ -82,6 +83,10 @@ async function main(): Promise<void> {
 }
 
 interface DemoRun extends DemoChain {
+  /** Every wallet that sends, funded for the demo: the created one, or the configured signers'. */
+  wallets: string[];
+  /** The variable of the configured signers the demo funded; undefined for a wallet created for the run. */
+  signerVariable?: string;
   /** DEV_BLOCK_TIME, when set. */
   blockTime?: number;
   /** The API key generated for this run, if API_KEYS was empty. */
@@ -97,10 +102,14 @@ async function resolveChain(config: Config, devNode: AnvilNode | undefined): Pro
   if (devNode || config.demoSetup) {
     // DEMO_SETUP sets up its wallet and token through the first endpoint.
     const [setupUrl] = rpcEndpointUrls(rpcUrl);
-    const setup = await setUpDemoChain(setupUrl);
+    // A signer the developer configured (a keystore, a pool of keys, an HSM) is the one that sends, funded
+    // here; never silently replaced by a wallet created for the run.
+    const configured = signerSettingsOf(config);
+    const holders = configured ? await readSignerAddresses(configured) : [];
+    const setup = await setUpDemoChain(setupUrl, { holders });
     if (devNode && config.devBlockTime !== undefined) await mineEvery(setupUrl, config.devBlockTime);
-    // Every demo run has a new wallet and token, and a journal belongs to one token: keep it out of JOURNAL_PATH.
-    const journalPath = join(tmpdir(), `token-transfer-demo-${setup.walletAddress}.sqlite`);
+    // Every demo run has a new token, and a journal belongs to one token: keep it out of JOURNAL_PATH.
+    const journalPath = join(tmpdir(), `token-transfer-demo-${setup.tokenAddress}.sqlite`);
     // A demo without API_KEYS gets a generated key, printed with the example command.
     const generatedKey = config.apiKeys || config.authDisabled ? undefined : ApiKeyRing.generateKey();
     // The generated key is the developer's own: admin, so /wallet and the webhook deliveries answer it too.
@@ -109,13 +118,20 @@ async function resolveChain(config: Config, devNode: AnvilNode | undefined): Pro
       chainConfig: {
         ...config,
         rpcUrl,
-        privateKey: setup.privateKey,
-        signers: [{ kind: "private-key", privateKey: setup.privateKey }],
+        ...(configured ? {} : { privateKey: setup.privateKey }),
+        signers: configured ?? [{ kind: "private-key", privateKey: setup.privateKey }],
         tokenAddress: setup.tokenAddress,
         journalPath,
         apiKeys,
       },
-      demo: { ...setup, blockTime: devNode ? config.devBlockTime : undefined, generatedKey, exampleKey: generatedKey ?? (config.authDisabled ? undefined : "<one of your API_KEYS>") },
+      demo: {
+        ...setup,
+        wallets: configured ? holders : [setup.walletAddress],
+        signerVariable: configured && signerVariableOf(configured[0]),
+        blockTime: devNode ? config.devBlockTime : undefined,
+        generatedKey,
+        exampleKey: generatedKey ?? (config.authDisabled ? undefined : "<one of your API_KEYS>"),
+      },
     };
   }
   return { chainConfig: chainConfigOf({ ...config, rpcUrl }) };
@@ -130,9 +146,14 @@ function printDemoBanner(demo: DemoRun, address: AddressInfo | string | null): v
   process.stdout.write(
     [
       "",
-      `Local dev chain ready (anvil, ${demo.blockTime === undefined ? "a block per transaction" : `a block every ${demo.blockTime} s`}). Demo token and a funded dev wallet were created for this run:`,
+      `Local dev chain ready (anvil, ${demo.blockTime === undefined ? "a block per transaction" : `a block every ${demo.blockTime} s`}). ${
+        demo.signerVariable ? `Demo token created, and your ${demo.signerVariable} signer funded, for this run:` : "Demo token and a funded dev wallet were created for this run:"
+      }`,
       `  token:   ${demo.tokenAddress} (DEMO, 18 decimals)`,
-      `  wallet:  ${demo.walletAddress} (1,000,000 DEMO, 1000 ETH)`,
+      ...demo.wallets.map(
+        (wallet, index) =>
+          `  ${demo.wallets.length > 1 ? `lane ${index + 1}:` : "wallet: "} ${wallet} (${(1_000_000 / demo.wallets.length).toLocaleString("en-US")} DEMO, 1000 ETH${demo.signerVariable ? `; ${demo.signerVariable}` : ""})`,
+      ),
       ...(demo.generatedKey ? [`  API key: ${demo.generatedKey} (generated for this run; set API_KEYS to choose your own)`] : []),
       `  docs:    ${base}/docs`,
       "Try it:",

@@ -1,9 +1,10 @@
 /** Sets up a demo on an anvil node: a fresh funded wallet holding a freshly deployed OpenZeppelin ERC-20. */
-import { ContractFactory, JsonRpcProvider, type Signer, Wallet, parseUnits, toBeHex } from "ethers";
+import { Contract, ContractFactory, type ContractTransactionResponse, JsonRpcProvider, type Signer, Wallet, parseUnits, toBeHex } from "ethers";
 import demoToken from "../../contracts/artifacts/DemoToken.json" with { type: "json" };
 
 /** A wallet and the token it holds. */
 export interface DemoChain {
+  /** The key of the wallet created for the demo (with `holders`, the deployer's, which then holds nothing). */
   privateKey: string;
   walletAddress: string;
   tokenAddress: string;
@@ -15,6 +16,11 @@ export interface DemoTokenOptions {
   supply?: bigint;
   /** Wei given to the wallet for gas. */
   ethBalance?: bigint;
+  /**
+   * Wallets that get the supply (in equal shares) and the ETH instead of the created one: the signers the
+   * developer configured (a keystore, a pool of keys), funded on the dev chain.
+   */
+  holders?: readonly string[];
 }
 
 /**
@@ -28,17 +34,26 @@ export async function devMethodPrefix(provider: JsonRpcProvider): Promise<"anvil
 
 /**
  * Creates a random wallet, gives it ETH with `anvil_setBalance` (`hardhat_setBalance`), and deploys
- * DemoToken from it, so the whole supply is the wallet's. Works only against a development node; no
- * private key is hard-coded anywhere.
+ * DemoToken from it, so the whole supply is the wallet's; with `holders`, the supply is shared among them
+ * and they get the ETH. Works only against a development node; no private key is hard-coded anywhere.
  */
 export async function setUpDemoChain(rpcUrl: string, options: DemoTokenOptions = {}): Promise<DemoChain> {
-  const { decimals = 18, supply = 1_000_000n, ethBalance = parseUnits("1000", "ether") } = options;
-  const provider = new JsonRpcProvider(rpcUrl, undefined, { staticNetwork: true, batchMaxCount: 1 });
+  const { decimals = 18, supply = 1_000_000n, ethBalance = parseUnits("1000", "ether"), holders = [] } = options;
+  // No cache: the transfers to the holders each read the deployer's nonce anew.
+  const provider = new JsonRpcProvider(rpcUrl, undefined, { staticNetwork: true, batchMaxCount: 1, cacheTimeout: -1 });
   try {
+    const prefix = await devMethodPrefix(provider);
     const wallet = new Wallet(Wallet.createRandom().privateKey, provider);
-    await provider.send(`${await devMethodPrefix(provider)}_setBalance`, [wallet.address, toBeHex(ethBalance)]);
+    await provider.send(`${prefix}_setBalance`, [wallet.address, toBeHex(ethBalance)]);
     const tokenAddress = await deployDemoToken(wallet, decimals, supply);
-    return { privateKey: wallet.privateKey, walletAddress: wallet.address, tokenAddress };
+    const token = new Contract(tokenAddress, demoToken.abi, wallet);
+    for (const holder of holders) {
+      await provider.send(`${prefix}_setBalance`, [holder, toBeHex(ethBalance)]);
+      const sent = (await token.getFunction("transfer")(holder, (supply * 10n ** BigInt(decimals)) / BigInt(holders.length))) as ContractTransactionResponse;
+      await mineIfNeeded(provider);
+      await sent.wait();
+    }
+    return { privateKey: wallet.privateKey, walletAddress: holders[0] ?? wallet.address, tokenAddress };
   } finally {
     provider.destroy();
   }

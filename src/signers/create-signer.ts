@@ -25,3 +25,31 @@ export async function openWalletSigner(settings: SignerSettings): Promise<Wallet
       return openPkcs11Signer(settings);
   }
 }
+
+/** The wallet address of each signer, each opened and closed again (the dev chain funds them before the service starts). */
+export async function readSignerAddresses(settings: readonly SignerSettings[]): Promise<string[]> {
+  const addresses: string[] = [];
+  for (const each of settings) {
+    const signer = await openWalletSigner(each);
+    try {
+      addresses.push(signer.address);
+    } finally {
+      await signer.close();
+    }
+  }
+  return addresses;
+}
+
+/** The variable that configured signers of this kind, for messages. */
+export function signerVariableOf(settings: SignerSettings): string {
+  switch (settings.kind) {
+    case "private-key":
+      return "PRIVATE_KEY";
+    case "keystore":
+      return "KEYSTORE_PATH";
+    case "aws-kms":
+      return "AWS_KMS_KEY_ID";
+    case "pkcs11":
+      return "PKCS11_KEY_LABEL";
+  }
+}

@@ -4,7 +4,11 @@
  */
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { promisify } from "node:util";
+import { Wallet, encryptKeystoreJsonSync } from "ethers";
 import { describe, expect, it } from "vitest";
 import { commandOf, descendantsOf, isAlive } from "../helpers/process-tree.js";
 
@@ -45,6 +49,40 @@ describe("the server entry point without RPC_URL", () => {
       child.kill("SIGKILL");
     }
   });
+
+  it.each([
+    ["a keystore (KEYSTORE_PATH)", "KEYSTORE_PATH", 1],
+    ["a pool of two keys (PRIVATE_KEY=a,b)", "PRIVATE_KEY", 2],
+  ] as const)("signs with %s when one is configured, funded on the dev chain, and says so", async (_label, variable, lanes) => {
+    const directory = mkdtempSync(join(tmpdir(), "dev-signer-"));
+    const wallets = Array.from({ length: lanes }, () => new Wallet(Wallet.createRandom().privateKey));
+    const env: Record<string, string> =
+      variable === "KEYSTORE_PATH"
+        ? { KEYSTORE_PATH: join(directory, "wallet.json"), KEYSTORE_PASSWORD_FILE: join(directory, "wallet_password") }
+        : { PRIVATE_KEY: wallets.map((wallet) => wallet.privateKey).join(",") };
+    if (variable === "KEYSTORE_PATH") {
+      writeFileSync(env.KEYSTORE_PATH, encryptKeystoreJsonSync(wallets[0], "dev password", { scrypt: { N: 1 << 10 } }));
+      writeFileSync(env.KEYSTORE_PASSWORD_FILE, "dev password\n");
+    }
+    const child = spawn(process.execPath, ["--import", "tsx", "src/server.ts"], {
+      env: { ...process.env, RPC_URL: "", DEMO_SETUP: "", API_KEYS: "", AUTH_DISABLED: "", PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    try {
+      const curlLine = await waitFor(() => output.split("\n").find((line) => line.trim().startsWith("curl ")), 60_000, () => output);
+      expect(output).toContain(`your ${variable} signer funded`);
+      for (const wallet of wallets) expect(output).toContain(wallet.address);
+      const reply = JSON.parse((await run("sh", ["-c", curlLine.trim()])).stdout);
+      expect(wallets.map((wallet) => wallet.address)).toContain(reply.result.from);
+      if (variable === "KEYSTORE_PATH") expect(output).toContain('"signer":"keystore');
+    } finally {
+      child.kill("SIGKILL");
+      rmSync(directory, { recursive: true, force: true });
+    }
+  }, 90_000);
 
   it("refuses to start with a bad variable, naming it", async () => {
     const result = await run(process.execPath, ["--import", "tsx", "src/server.ts"], {
