@@ -3,6 +3,8 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // Installs (as root) or reports the system packages some tests need; see the file.
+    globalSetup: ["test/system-packages.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Each file starts its own anvil; two cores run two files at a time comfortably.

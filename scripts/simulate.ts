@@ -2,6 +2,7 @@
  * npm run simulate -- --seeds 500           runs seeds 1 to 500 on anvil, prints each, then the failing ones
  * npm run simulate -- --seed 42             replays one seed (add --node hardhat for Hardhat Network)
  * npm run simulate -- --seeds 50 --from 1000 --node hardhat --transfers 40
+ * npm run simulate -- --seeds 500 --parallel 3   runs three seeds at a time (each its own node and service)
  * Exits 1 when any seed broke an invariant.
  */
 import { parseArgs } from "node:util";
@@ -14,19 +15,31 @@ const { values } = parseArgs({
     seed: { type: "string" },
     node: { type: "string", default: "anvil" },
     transfers: { type: "string", default: String(DEFAULT_SIMULATION.transfers) },
+    parallel: { type: "string", default: "1" },
   },
 });
 if (values.node !== "anvil" && values.node !== "hardhat") throw new Error("--node is anvil or hardhat");
 const node = values.node;
 const seeds = values.seed !== undefined ? [Number(values.seed)] : Array.from({ length: Number(values.seeds) }, (_, index) => Number(values.from) + index);
+const parallel = Number(values.parallel);
+if (!Number.isInteger(parallel) || parallel < 1 || parallel > 16) throw new Error("--parallel is a number of seeds run at once, 1 to 16");
+const started = Date.now();
 const failing: number[] = [];
-for (const seed of seeds) {
-  const report = await simulateSeed(seed, { ...DEFAULT_SIMULATION, node, transfers: Number(values.transfers), log: (line) => console.log(line) });
-  if (report.violations.length > 0) {
-    failing.push(seed);
-    for (const violation of report.violations) console.log(`  seed ${seed}: ${violation}`);
+// Each seed has a chain, proxies and a service of its own: several run side by side without sharing anything.
+let next = 0;
+const runner = async () => {
+  while (next < seeds.length) {
+    const seed = seeds[next++];
+    const report = await simulateSeed(seed, { ...DEFAULT_SIMULATION, node, transfers: Number(values.transfers), log: (line) => console.log(line) });
+    if (report.violations.length > 0) {
+      failing.push(seed);
+      for (const violation of report.violations) console.log(`  seed ${seed}: ${violation}`);
+    }
   }
-}
+};
+await Promise.all(Array.from({ length: Math.min(parallel, seeds.length) }, runner));
+failing.sort((a, b) => a - b);
+console.log(`${seeds.length} seeds in ${Math.round((Date.now() - started) / 1000)} s, ${parallel} at a time`);
 console.log(`${seeds.length - failing.length} passed, ${failing.length} failed`);
 for (const seed of failing) console.log(`replay: npm run simulate -- --seed ${seed} --node ${node} --transfers ${values.transfers}`);
 process.exit(failing.length > 0 ? 1 : 0);
