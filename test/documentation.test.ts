@@ -2,9 +2,11 @@
  * The README is the front door and docs/ holds the rest: every page is reachable and read by the example
  * tests, every link lands, and every command and source file a page names exists.
  */
+import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { dirname, join, normalize } from "node:path";
 import { describe, expect, it } from "vitest";
+import { ApiKeyRing } from "../src/auth/api-keys.js";
 import { ERROR_CODES } from "../src/errors.js";
 import { ROUTE_ROLES } from "../src/http/auth.js";
 import { DOCUMENTS } from "./helpers/documentation.js";
@@ -18,6 +20,15 @@ function anchorsOf(path: string): Set<string> {
 }
 
 describe("the documentation", () => {
+  it("gives an API_KEYS recipe (api.md) that shows each key it makes, and makes keys the service takes in their roles", () => {
+    const fence = /```sh\n((?:#[^\n]*\n)?TRANSFER_KEY=[\s\S]*?API_KEYS=[^\n]+)\n```/.exec(readFileSync("docs/api.md", "utf8"))?.[1];
+    expect(fence).toBeDefined();
+    const printed = execFileSync("bash", ["-c", `set -eu\n${fence}\necho "API_KEYS=$API_KEYS"`], { encoding: "utf8" });
+    const shown = Object.fromEntries([...printed.matchAll(/^(transfer|read|admin): (\S+)$/gm)].map(([, role, key]) => [role, key]));
+    const ring = ApiKeyRing.parse((/^API_KEYS=(.+)$/m.exec(printed) as RegExpExecArray)[1]);
+    expect(Object.fromEntries(Object.entries(shown).map(([role, key]) => [role, ring.identify(key)?.role]))).toEqual({ transfer: "transfer", read: "read", admin: "admin" });
+  });
+
   it("is a README under 250 lines and the pages of docs/, each of them read by the example tests", () => {
     expect(readFileSync("README.md", "utf8").split("\n").length).toBeLessThan(250);
     expect(readdirSync("docs").filter((name) => name.endsWith(".md")).map((name) => `docs/${name}`).sort()).toEqual(DOCUMENTS.filter((path) => path !== "README.md").sort());
