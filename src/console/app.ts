@@ -116,6 +116,10 @@ class Console {
   #admin = false;
   #timer: number | undefined;
   #search: string | undefined;
+  // A service without WEBHOOK_URL answers 404 to every deliveries request: asked once, not every poll.
+  #webhooksOff = false;
+  // Cancels and re-prices the service accepted (202) for transfers still in flight: their row says so.
+  readonly #requested = new Map<string, string>();
 
   start(): void {
     byId<HTMLFormElement>("sign-in-form").addEventListener("submit", (event) => {
@@ -223,12 +227,16 @@ class Console {
       target.replaceChildren(element("p", "Nothing in flight."));
       return;
     }
+    // A request is shown while its transfer is in flight, and forgotten once it is not.
+    for (const hash of this.#requested.keys()) if (!transfers.some((item) => item.hash === hash)) this.#requested.delete(hash);
     const table = this.#table(["Transfer", "To", "Amount", "Nonce", "Waiting", ...(this.#admin ? ["Actions"] : [])]);
     for (const item of transfers) {
       const age = ageSeconds(item.createdAt);
       const stuck = age > STUCK_AFTER_SECONDS;
       const actions = element("span", undefined, "actions");
-      if (this.#admin && item.hash) {
+      const requested = item.hash ? this.#requested.get(item.hash) : undefined;
+      if (requested) actions.append(element("span", requested, "muted"));
+      else if (this.#admin && item.hash) {
         actions.append(this.#actionButton("Re-price", item.hash, "reprice"), this.#actionButton("Cancel", item.hash, "cancel"));
       }
       const row = this.#row(table, [this.#transferLink(item.hash), element("code", item.transfer.to), item.transfer.amountInTokens, item.nonce, element("span", stuck ? `${age} s, stuck` : `${age} s`, stuck ? "warn" : ""), ...(this.#admin ? [actions] : [])]);
@@ -289,7 +297,10 @@ class Console {
     const status = await this.#get<{ state: string; confirmations: number; carriedBy?: string; attempts?: Attempt[]; transfer: { to: string; amountInTokens: string | null } | null }>(
       `/transactions/${hash}`,
     );
-    const deliveries = this.#admin ? await this.#get<{ deliveries: Delivery[] }>(`/webhooks/deliveries?transfer=${hash}`).catch(() => ({ deliveries: [] as Delivery[] })) : { deliveries: [] };
+    const deliveries =
+      this.#admin && !this.#webhooksOff
+        ? await this.#get<{ deliveries: Delivery[] }>(`/webhooks/deliveries?transfer=${hash}`).catch(() => ({ deliveries: [] as Delivery[] }))
+        : { deliveries: [] };
     const body = byId("detail-body");
     const facts = element("dl");
     const fact = (term: string, value: string | number) => facts.append(element("dt", term), element("dd", value));
@@ -327,12 +338,14 @@ class Console {
       target.replaceChildren(element("p", "Shown to admin keys only."));
       return;
     }
+    if (this.#webhooksOff) return;
     let failed: Delivery[];
     let pending: Delivery[];
     try {
       [failed, pending] = await Promise.all(["failed", "pending"].map(async (state) => (await this.#get<{ deliveries: Delivery[] }>(`/webhooks/deliveries?state=${state}`)).deliveries));
     } catch (error) {
       if (error instanceof ApiError && error.code === "WEBHOOKS_NOT_CONFIGURED") {
+        this.#webhooksOff = true;
         target.replaceChildren(element("p", "Webhooks are not configured (WEBHOOK_URL)."));
         return;
       }
@@ -361,12 +374,12 @@ class Console {
       action === "cancel"
         ? `Cancel transfer ${shortHash(hash)}? A 0-value transaction to the wallet itself takes its nonce; the recipient gets nothing if it wins.`
         : `Re-price transfer ${shortHash(hash)} now? The same transfer is sent again at a higher fee.`;
-    button.addEventListener("click", () => void this.#confirmThen(question, "POST", `/transactions/${hash}/${action}`));
+    button.addEventListener("click", () => void this.#confirmThen(question, "POST", `/transactions/${hash}/${action}`, () => this.#requested.set(hash, action === "cancel" ? "cancel requested" : "re-price requested")));
     return button;
   }
 
   /** Asks first; then calls, and shows what the service answered. */
-  async #confirmThen(question: string, method: string, path: string): Promise<void> {
+  async #confirmThen(question: string, method: string, path: string, onAccepted: () => void = () => {}): Promise<void> {
     const dialog = byId<HTMLDialogElement>("confirm");
     byId("confirm-text").textContent = question;
     dialog.returnValue = "";
@@ -376,6 +389,7 @@ class Console {
     const outcome = byId("outcome");
     outcome.textContent = `${method} ${path}…`;
     const answer = await this.#call<{ state?: string }>(method, path);
+    if (answer.status === 202) onAccepted();
     outcome.textContent =
       answer.status < 400
         ? `${method} ${path}: ${answer.status}${answer.body.state ? `, state ${answer.body.state}` : ""}`

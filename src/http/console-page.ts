@@ -10,6 +10,7 @@ export const CONSOLE_HTML = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Token transfer console</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/console/console.css">
 <script type="module" src="/console/app.js"></script>
 </head>
@@ -75,6 +76,7 @@ export const CONSOLE_HTML = `<!doctype html>
 
 export const CONSOLE_CSS = `
 :root { color-scheme: light dark; --muted: #666; --warn: #b35900; --line: #8884; font: 15px/1.45 system-ui, sans-serif; }
+*, *::before, *::after { box-sizing: border-box; }
 body { margin: 0 auto; max-width: 1200px; padding: 0 16px 32px; overflow-wrap: anywhere; }
 header { display: flex; flex-wrap: wrap; align-items: baseline; gap: 4px 16px; border-bottom: 1px solid var(--line); }
 header h1 { font-size: 1.3rem; margin: 12px 0; flex: 1 1 auto; }

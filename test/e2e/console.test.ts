@@ -57,12 +57,18 @@ describe.skipIf(missing)(missing ? `the console in Chromium: NOT RUN, ${missing}
     stuck = pending.body.result.hash;
     browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: ["--no-sandbox", "--disable-gpu"] });
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page.on("response", (response) => {
+      if (response.status() >= 400) failedRequests.push(`${response.status()} ${new URL(response.url()).pathname}`);
+    });
   });
   afterAll(async () => {
     await browser?.close();
     await service?.close();
     await chain?.stop();
   });
+
+  // Every answer of 400 or more the console's page got: only the wrong key's own refusal is expected.
+  const failedRequests: string[] = [];
 
   it("refuses a wrong key, and signs in with an admin key from the keyboard", async () => {
     await page.goto(`${base}/console`);
@@ -99,6 +105,9 @@ describe.skipIf(missing)(missing ? `the console in Chromium: NOT RUN, ${missing}
     expect(await dialog.textContent()).toContain("Cancel transfer");
     await dialog.getByRole("button", { name: "Yes" }).click();
     await expect.poll(() => page.locator("#outcome").textContent()).toMatch(/cancel: 202, state pending/);
+    // Until the cancel is mined, the row says it was asked for, and offers neither button again.
+    await expect.poll(() => page.locator(`#in-flight tr[data-hash="${stuck}"]`).textContent()).toContain("cancel requested");
+    expect(await page.getByRole("button", { name: new RegExp(`^(Cancel|Re-price) ${stuck}`) }).count()).toBe(0);
     await mine();
     const row = page.locator(`#recent tr[data-hash="${stuck}"]`);
     await expect.poll(() => row.textContent(), { timeout: 15_000 }).toContain("cancelled");
@@ -111,6 +120,19 @@ describe.skipIf(missing)(missing ? `the console in Chromium: NOT RUN, ${missing}
     await expect.poll(() => page.locator("#recent tbody tr").count()).toBe(4);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await page.screenshot({ path: join(ARTIFACTS, "console-390.png"), fullPage: true });
+    // The sign-in page too (a new tab is signed out).
+    const signIn = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    await signIn.goto(`${base}/console`);
+    await signIn.getByLabel("API key").waitFor({ state: "visible" });
+    expect(await signIn.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await signIn.close();
+  });
+
+  it("made no failing request but the wrong key's: no favicon, and with webhooks off the deliveries are asked once", async () => {
+    // Several polls (every 2 s) since the sign-in.
+    expect(failedRequests.filter((line) => !line.startsWith("401 ") && line !== "404 /webhooks/deliveries")).toEqual([]);
+    expect(failedRequests.filter((line) => line.startsWith("401 "))).toHaveLength(1);
+    expect(failedRequests.filter((line) => line === "404 /webhooks/deliveries").length).toBeLessThanOrEqual(2);
   });
 
   it("shows a read key the transfers without the wallet or any button that changes something", async () => {
