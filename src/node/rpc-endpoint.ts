@@ -58,9 +58,16 @@ export class RpcEndpoint {
     this.#observe = options.observe;
   }
 
-  /** Sends one request (waiting for a turn first) and records how it went; never throws. */
-  call(payload: JsonRpcPayload | JsonRpcPayload[]): Promise<CallOutcome> {
-    return this.#gate.run(() => this.#send(payload));
+  /**
+   * Sends one request (waiting for a turn first) and records how it went; never throws. With `whileIn`, a
+   * request whose turn comes after the endpoint was left out is not sent (a read then asks the next
+   * endpoint at once, rather than waiting behind requests to an endpoint that hangs).
+   */
+  call(payload: JsonRpcPayload | JsonRpcPayload[], whileIn = false): Promise<CallOutcome> {
+    return this.#gate.run(async () => {
+      if (whileIn && this.health.state !== "in") return { thrown: makeError(`${this.label} was left out before this request's turn`, "NETWORK_ERROR") };
+      return this.#send(payload);
+    });
   }
 
   async #send(payload: JsonRpcPayload | JsonRpcPayload[]): Promise<CallOutcome> {

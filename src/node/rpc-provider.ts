@@ -74,7 +74,7 @@ class EndpointSetProvider extends JsonRpcProvider {
     let outcome: CallOutcome | undefined;
     let lacking: CallOutcome | undefined;
     for (const endpoint of order) {
-      outcome = await endpoint.call(payload);
+      outcome = await endpoint.call(payload, endpoint.health.state === "in");
       if (faultOf(outcome) !== undefined) continue;
       this.endpoints.recordAnsweredWhileNoneIn(endpoint);
       if (lacksBlock(outcome) || (!Array.isArray(payload) && isMissingBlock(payload, outcome))) {

@@ -2,6 +2,8 @@
  * Which endpoint a call goes to (endpoint-set.ts, call-blocks.ts) and what a broadcast that no endpoint
  * took reports (broadcast-answers.ts). No call is sent here: the endpoints' health is set by hand.
  */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { makeError } from "ethers";
 import { describe, expect, it } from "vitest";
 import { broadcastOutcomeToReport } from "../../src/node/broadcast-answers.js";
@@ -109,6 +111,36 @@ describe("the choice of endpoint", () => {
     await set.probeDue();
     expect(endpoints[1].health.state).toBe("in");
     expect(asked).toEqual(["e2 eth_chainId", "e2 eth_chainId", "e2 eth_blockNumber"]);
+  });
+});
+
+describe("a read waiting for its turn at an endpoint that hangs", () => {
+  it("is not sent when its turn comes after the endpoint was left out: it fails then, so the next endpoint is asked", async () => {
+    let received = 0;
+    const server = createServer((request) => {
+      received++;
+      request.resume();
+      // Never answers: an endpoint that hangs.
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const endpoint = new RpcEndpoint(url, "hangs", { timeoutMs: 60_000, maxInFlight: 1, alone: false });
+      const payload = { jsonrpc: "2.0" as const, id: 1, method: "eth_chainId", params: [] };
+      void endpoint.call(payload, true);
+      const queued = endpoint.call(payload, true);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      endpoint.health.leaveOut("3 faults in 60 s");
+      const started = Date.now();
+      server.closeAllConnections();
+      const outcome = await queued;
+      expect("thrown" in outcome && String((outcome.thrown as Error).message)).toContain("was left out before this request's turn");
+      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(received).toBe(1);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 
