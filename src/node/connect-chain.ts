@@ -78,10 +78,6 @@ export function defaultMaxLagBlocks(chainId: bigint): number {
 // An address no one holds the key of, so the probe never looks like a real transfer.
 const PROBE_RECIPIENT = "0x000000000000000000000000000000000000dEaD";
 
-/**
- * Opens the signers (their keys decide the wallets' addresses), then the provider, checks CHAIN_ID and
- * TOKEN_ADDRESS against the node, and reads the token's decimals. The connection is the first lane's.
- */
 /** What the connection reports about its endpoints: every request, and every endpoint left out or back. */
 export interface RpcWatchers {
   observe?: RpcObserver;
@@ -110,6 +106,10 @@ export function logEndpointState(logger: Logger): NonNullable<RpcWatchers["onEnd
   };
 }
 
+/**
+ * Opens the signers (their keys decide the wallets' addresses), then the provider, checks CHAIN_ID and
+ * TOKEN_ADDRESS against the node, and reads the token's decimals. The connection is the first lane's.
+ */
 export async function connectChain(config: ChainConfig, watchers: RpcWatchers = {}): Promise<ChainConnection> {
   const signers: WalletSigner[] = [];
   try {

@@ -69,10 +69,6 @@ export class EndpointHealth {
     return this.#lag ?? 0;
   }
 
-  get averageLatencyMs(): number {
-    return this.#latencyMs ?? 0;
-  }
-
   /** True while left out and a probe is due. */
   get probeDue(): boolean {
     return this.#state !== "in" && this.now() >= this.#probeAt;
@@ -92,7 +88,7 @@ export class EndpointHealth {
     const now = this.now();
     this.#recentFaults = [...this.#recentFaults.filter((at) => now - at < FAULT_WINDOW_MS), now].slice(-FAULTS_TO_LEAVE_OUT);
     if (this.#state === "in" && (fault === "rate-limited" || this.#recentFaults.length >= FAULTS_TO_LEAVE_OUT)) {
-      this.#leaveOut("failing", fault === "rate-limited" ? "rate-limited (HTTP 429)" : `${FAULTS_TO_LEAVE_OUT} faults in ${FAULT_WINDOW_MS / 1000} s, the last: ${fault}`);
+      this.#leaveOut("failing", fault === "rate-limited" ? "rate-limited (HTTP 429, or a rate limit in JSON-RPC words)" : `${FAULTS_TO_LEAVE_OUT} faults in ${FAULT_WINDOW_MS / 1000} s, the last: ${fault}`);
     }
   }
 

@@ -35,7 +35,7 @@ describe("an RPC endpoint's health", () => {
   it("is left out at once when rate-limited", () => {
     const { health } = healthAt({ now: 0 });
     health.recordFault("rate-limited", 3);
-    expect(health.report()).toMatchObject({ state: "failing", reason: "rate-limited (HTTP 429)" });
+    expect(health.report()).toMatchObject({ state: "failing", reason: "rate-limited (HTTP 429, or a rate limit in JSON-RPC words)" });
   });
 
   it("is probed only after PROBE_AFTER_MS, and comes back when the probe is answered near the head", () => {
@@ -51,7 +51,7 @@ describe("an RPC endpoint's health", () => {
     health.recordHead(100, 102, 5);
     health.recordProbe(true, 5);
     expect(health.state).toBe("in");
-    expect(changes).toEqual(["failing: rate-limited (HTTP 429)", "in"]);
+    expect(changes).toEqual(["failing: rate-limited (HTTP 429, or a rate limit in JSON-RPC words)", "in"]);
   });
 
   it("is left out while its head is more than the allowed lag behind the highest, and back once it caught up", () => {

@@ -83,7 +83,7 @@ describe("the choice of endpoint", () => {
     const { set, endpoints } = endpointSet(2);
     for (const endpoint of endpoints) endpoint.health.recordFault("rate-limited", 1);
     expect(labels(set.broadcastTargets())).toEqual(["e1", "e2"]);
-    expect(set.states()).toEqual({ e1: "left out, failing: rate-limited (HTTP 429)", e2: "left out, failing: rate-limited (HTTP 429)" });
+    expect(set.states()).toEqual({ e1: "left out, failing: rate-limited (HTTP 429, or a rate limit in JSON-RPC words)", e2: "left out, failing: rate-limited (HTTP 429, or a rate limit in JSON-RPC words)" });
   });
 
   it("brings a left-out endpoint back only after a probe, due 30 s on, finds it on the chain and near the head", async () => {
