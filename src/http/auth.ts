@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { type ApiKeyRing, type IdentifiedKey, ROLES, type Role } from "../auth/api-keys.js";
 import { ServiceError } from "../errors.js";
 import { monotonicNow } from "../clock.js";
+import { FixedWindowCounter } from "./fixed-window-counter.js";
 import { appendOnRequest } from "./route-hooks.js";
 
 declare module "fastify" {
@@ -87,7 +88,8 @@ function isOpenRoute(request: FastifyRequest): boolean {
 export function requireApiKeys(app: FastifyInstance, keys: ApiKeyRing | undefined): void {
   app.decorateRequest("apiKeyId", "");
   app.decorateRequest("apiKeyRole", "transfer");
-  const failedChecks = new FailedCheckCounter();
+  // Requests without a valid key, per address.
+  const failedChecks = new FixedWindowCounter(FAILED_CHECKS_PER_WINDOW, FAILED_CHECKS_WINDOW_MS);
   // Hashing the presented key is the largest cost of a cached lookup, and a keep-alive connection sends
   // the same header with every request. The last valid header is remembered per connection (entries go
   // with their connection) and compared in constant time, since a proxy may carry several clients on one.
@@ -116,7 +118,8 @@ export function requireApiKeys(app: FastifyInstance, keys: ApiKeyRing | undefine
       return done();
     }
     // The per-key rate limit only sees valid keys; guessing is slowed here, per client address.
-    const waitSeconds = failedChecks.record(request.ip);
+    const { left, resetInMs } = failedChecks.count(request.ip, monotonicNow());
+    const waitSeconds = left < 0 ? Math.ceil(resetInMs / 1000) : undefined;
     if (waitSeconds !== undefined) {
       reply.header("retry-after", String(waitSeconds));
       return done(new ServiceError("RATE_LIMITED", `too many requests without a valid API key from this address; retry in ${waitSeconds} s`));
@@ -142,25 +145,4 @@ export function sameInConstantTime(presented: string, expected: string): boolean
     difference |= presented.charCodeAt(index) ^ expected.charCodeAt(index);
   }
   return difference === 0;
-}
-
-/** Counts requests without a valid key per address in fixed windows. */
-class FailedCheckCounter {
-  readonly #byAddress = new Map<string, { count: number; resetAt: number }>();
-
-  /** Counts one more; returns the seconds to wait once the address is over the limit, else undefined. */
-  record(address: string, now = monotonicNow()): number | undefined {
-    const entry = this.#byAddress.get(address);
-    if (!entry || entry.resetAt <= now) {
-      if (this.#byAddress.size >= 10_000) this.#forgetExpired(now);
-      this.#byAddress.set(address, { count: 1, resetAt: now + FAILED_CHECKS_WINDOW_MS });
-      return undefined;
-    }
-    entry.count++;
-    return entry.count > FAILED_CHECKS_PER_WINDOW ? Math.ceil((entry.resetAt - now) / 1000) : undefined;
-  }
-
-  #forgetExpired(now: number): void {
-    for (const [address, { resetAt }] of this.#byAddress) if (resetAt <= now) this.#byAddress.delete(address);
-  }
 }

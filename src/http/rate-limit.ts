@@ -2,6 +2,7 @@
 import type { FastifyInstance, onRequestHookHandler } from "fastify";
 import { ServiceError } from "../errors.js";
 import { isOpenPath } from "./auth.js";
+import { FixedWindowCounter } from "./fixed-window-counter.js";
 import { appendOnRequest } from "./route-hooks.js";
 
 /** A route's own limit (`config.rateLimit`), or false for none; routes without one get the service's. */
@@ -10,51 +11,6 @@ export type RouteRateLimit = false | { max: number; timeWindow: number };
 declare module "fastify" {
   interface FastifyContextConfig {
     rateLimit?: RouteRateLimit;
-  }
-}
-
-/** Clients counted at once per limit; past this, windows that ended are dropped, then the oldest. */
-const TRACKED_CLIENTS = 10_000;
-
-/** Where a client stands after a request was counted. */
-export interface WindowCount {
-  /** Requests left in the window; negative once over the limit. */
-  left: number;
-  /** Milliseconds until the window ends and the count starts again. */
-  resetInMs: number;
-}
-
-/**
- * Counts requests per client in fixed windows, each starting at the client's first request after the last
- * one ended. Synchronous and in memory: it runs on every request, which a promise per request would slow.
- */
-export class FixedWindowCounter {
-  readonly #windows = new Map<string, { count: number; endsAt: number }>();
-
-  constructor(
-    readonly max: number,
-    readonly windowMs: number,
-  ) {}
-
-  /** Counts one request of `client` at `now`. */
-  count(client: string, now: number): WindowCount {
-    let window = this.#windows.get(client);
-    if (window === undefined) {
-      if (this.#windows.size >= TRACKED_CLIENTS) this.#makeRoom(now);
-      window = { count: 0, endsAt: now + this.windowMs };
-      this.#windows.set(client, window);
-    } else if (window.endsAt <= now) {
-      window.count = 0;
-      window.endsAt = now + this.windowMs;
-    }
-    window.count++;
-    return { left: this.max - window.count, resetInMs: window.endsAt - now };
-  }
-
-  #makeRoom(now: number): void {
-    for (const [client, window] of this.#windows) if (window.endsAt <= now) this.#windows.delete(client);
-    // Still full: the client first seen longest ago goes (its count starts again if it comes back).
-    if (this.#windows.size >= TRACKED_CLIENTS) this.#windows.delete(this.#windows.keys().next().value as string);
   }
 }
 

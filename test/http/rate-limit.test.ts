@@ -1,6 +1,6 @@
 /** The per-key rate limit's counting: fixed windows per client, bounded memory. */
 import { describe, expect, it } from "vitest";
-import { FixedWindowCounter } from "../../src/http/rate-limit.js";
+import { FixedWindowCounter } from "../../src/http/fixed-window-counter.js";
 
 describe("FixedWindowCounter", () => {
   it("allows max requests per window from a client's first request, then counts from zero again", () => {
@@ -27,6 +27,7 @@ describe("FixedWindowCounter", () => {
     expect(counter.count("ip-1", 500).left).toBe(1);
     // Once the windows have ended, a newcomer clears them all instead of one.
     expect(counter.count("late", 2_000).left).toBe(1);
+    expect(counter.size).toBe(1);
     expect(counter.count("ip-9999", 2_000).left).toBe(1);
     expect(counter.count("ip-2", 2_000).left).toBe(1);
   });
