@@ -7,7 +7,7 @@ import { execFile, spawn } from "node:child_process";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { motoMissing } from "../helpers/moto-kms.js";
-import { commandOf, descendantsOf, isAlive } from "../helpers/process-tree.js";
+import { commandOf, descendantsOf, isAlive, stopProcessTree } from "../helpers/process-tree.js";
 
 const run = promisify(execFile);
 const missing = motoMissing();
@@ -45,7 +45,8 @@ describe.skipIf(missing)(missing ? `npm run dev:kms: NOT RUN, ${missing}` : "npm
       expect(reply.result.from).toBe(wallet);
       expect(output).toContain('"signer":"aws-kms key alias/dev-hot-wallet"');
     } finally {
-      service?.kill("SIGKILL");
+      // Gracefully, so that it stops the dev chain it started.
+      if (service?.pid) await stopProcessTree(service.pid);
     }
     const family = [npm.pid as number, ...descendantsOf(npm.pid as number)];
     process.kill(npm.pid as number, "SIGTERM");

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { Wallet, encryptKeystoreJsonSync } from "ethers";
 import { describe, expect, it } from "vitest";
-import { commandOf, descendantsOf, isAlive } from "../helpers/process-tree.js";
+import { commandOf, descendantsOf, isAlive, stopProcessTree } from "../helpers/process-tree.js";
 
 const run = promisify(execFile);
 
@@ -79,7 +79,7 @@ describe("the server entry point without RPC_URL", () => {
       expect(wallets.map((wallet) => wallet.address)).toContain(reply.result.from);
       if (variable === "KEYSTORE_PATH") expect(output).toContain('"signer":"keystore');
     } finally {
-      child.kill("SIGKILL");
+      await stopProcessTree(child.pid as number);
       rmSync(directory, { recursive: true, force: true });
     }
   }, 90_000);

@@ -45,3 +45,14 @@ export function commandOf(pid: number): string {
     return "?";
   }
 }
+
+/**
+ * Stops a process a test started, and everything below it: SIGTERM (a service then stops the dev chain it
+ * started), and SIGKILL for whatever of the family still runs after `graceMs`.
+ */
+export async function stopProcessTree(pid: number, graceMs = 10_000): Promise<void> {
+  const family = [pid, ...descendantsOf(pid)];
+  if (isAlive(pid)) process.kill(pid, "SIGTERM");
+  for (const deadline = Date.now() + graceMs; family.some(isAlive) && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 100));
+  for (const each of family) if (isAlive(each)) process.kill(each, "SIGKILL");
+}
