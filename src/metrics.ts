@@ -124,15 +124,7 @@ export class ServiceMetrics {
   /** Registers the gauges of the RPC endpoints (labelled by host), read from their health at every scrape. */
   watchEndpoints(reports: () => EndpointReport[]): void {
     const perEndpoint = (name: string, help: string, read: (report: EndpointReport) => number) =>
-      new Gauge({
-        name,
-        help,
-        labelNames: ["endpoint"],
-        registers: [this.registry],
-        collect() {
-          for (const report of reports()) this.set({ endpoint: report.endpoint }, read(report));
-        },
-      });
+      this.#gaugePerItem(name, help, "endpoint", reports, (report) => report.endpoint, read);
     perEndpoint("rpc_endpoint_up", "1 while an RPC endpoint is in rotation (takes reads and broadcasts), 0 while it is left out (failing or lagging)", (report) => (report.state === "in" ? 1 : 0));
     perEndpoint("rpc_endpoint_head_lag_blocks", "blocks an RPC endpoint's head was behind the highest head seen, when it last showed one", (report) => report.headLagBlocks ?? 0);
     perEndpoint("rpc_endpoint_latency_seconds", "average latency of an RPC endpoint's recent calls, seconds", (report) => (report.latencyMs ?? 0) / 1000);
@@ -155,16 +147,7 @@ export class ServiceMetrics {
 
   /** Registers the gauges of every lane (labelled with its address); they read the current values at every scrape. */
   watchLanes(lanes: readonly LaneReadings[], tokenDecimals: number): void {
-    const perLane = (name: string, help: string, read: (lane: LaneReadings) => number) =>
-      new Gauge({
-        name,
-        help,
-        labelNames: ["lane"],
-        registers: [this.registry],
-        collect() {
-          for (const lane of lanes) this.set({ lane: lane.address }, read(lane));
-        },
-      });
+    const perLane = (name: string, help: string, read: (lane: LaneReadings) => number) => this.#gaugePerItem(name, help, "lane", () => lanes, (lane) => lane.address, read);
     perLane("lane_eth_balance_wei", "a lane's ETH balance, wei, as of its latest snapshot", (lane) => Number(lane.ethBalanceWei()));
     perLane("lane_token_balance", "a lane's token balance, whole token units, as of its latest snapshot", (lane) => Number(lane.tokenBalanceUnits()) / 10 ** tokenDecimals);
     perLane("lane_transfers_in_flight", "transfers a lane signed that are not yet mined", (lane) => lane.transfersInFlight());
@@ -221,6 +204,19 @@ export class ServiceMetrics {
   }
 
   // A gauge whose value is read when Prometheus scrapes.
+  /** A gauge with one series per item (a lane, an endpoint), labelled `label`, read at every scrape. */
+  #gaugePerItem<T>(name: string, help: string, label: string, items: () => readonly T[], labelOf: (item: T) => string, read: (item: T) => number): void {
+    new Gauge({
+      name,
+      help,
+      labelNames: [label],
+      registers: [this.registry],
+      collect() {
+        for (const item of items()) this.set({ [label]: labelOf(item) }, read(item));
+      },
+    });
+  }
+
   #gauge(name: string, help: string, read: () => number): void {
     new Gauge({
       name,

@@ -17,7 +17,6 @@ const BLOCK_PARAM_INDEX: Record<string, number> = {
   eth_getStorageAt: 2,
 };
 
-const QUANTITY = /^0x[0-9a-fA-F]{1,16}$/;
 
 /** The block number a call reads at, when it names one by number (not by tag or hash). */
 export function blockNumberReadAt(method: string, params: readonly unknown[]): number | undefined {
@@ -40,6 +39,12 @@ export function headIn(method: string, result: unknown): number | undefined {
   return quantity((result as { number?: unknown } | null)?.number);
 }
 
+/** A JSON-RPC quantity (0x and hex digits) as a number; undefined for anything else. */
+export function hexQuantity(value: unknown): bigint | undefined {
+  return typeof value === "string" && /^0x[0-9a-fA-F]{1,64}$/.test(value) ? BigInt(value) : undefined;
+}
+
 function quantity(value: unknown): number | undefined {
-  return typeof value === "string" && QUANTITY.test(value) ? Number(value) : undefined;
+  const parsed = hexQuantity(value);
+  return parsed === undefined ? undefined : Number(parsed);
 }

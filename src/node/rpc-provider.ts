@@ -5,7 +5,7 @@
  */
 import { FetchRequest, JsonRpcProvider, type JsonRpcPayload, type JsonRpcResult } from "ethers";
 import { broadcastOutcomeToReport, tookIt } from "./broadcast-answers.js";
-import { blockNumberReadAt, headIn, readsHead } from "./call-blocks.js";
+import { blockNumberReadAt, headIn, hexQuantity, readsHead } from "./call-blocks.js";
 import type { EndpointState } from "./endpoint-health.js";
 import { EndpointSet } from "./endpoint-set.js";
 import { type CallOutcome, RpcEndpoint, type RpcObserver, deliver, errorIn, faultOf, lacksBlock } from "./rpc-endpoint.js";
@@ -38,7 +38,7 @@ export async function askEndpoint(endpoint: RpcEndpoint, method: "eth_chainId" |
   const outcome = await endpoint.call({ jsonrpc: "2.0", id: 1, method, params: [] });
   if ("thrown" in outcome || errorIn(outcome)) return undefined;
   const [first] = outcome.results as { result?: unknown }[];
-  return typeof first?.result === "string" && /^0x[0-9a-fA-F]{1,64}$/.test(first.result) ? BigInt(first.result) : undefined;
+  return hexQuantity(first?.result);
 }
 
 /** Ties endpoints to the chain they serve, with the probe that brings left-out ones back. */

@@ -7,7 +7,7 @@ import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { freePort } from "../helpers/free-port.js";
-import { commandOf, descendantsOf, isAlive } from "../helpers/process-tree.js";
+import { commandOf, descendantsOf, isAlive, stopProcessTree } from "../helpers/process-tree.js";
 
 const run = promisify(execFile);
 
@@ -26,11 +26,6 @@ function startDevReplicas(port: number): { npm: ChildProcessWithoutNullStreams; 
   return { npm, output: () => output, ready };
 }
 
-/** Kills npm and everything below it (a test that failed before its own stop). */
-function killAll(npm: ChildProcessWithoutNullStreams): void {
-  for (const pid of [npm.pid as number, ...descendantsOf(npm.pid as number)]) if (isAlive(pid)) process.kill(pid, "SIGKILL");
-}
-
 /** Sends `signal` to npm's own process and expects every process below it gone within 5 s. */
 async function expectAllGoneAfter(npm: ChildProcessWithoutNullStreams, signal: "SIGINT" | "SIGTERM"): Promise<void> {
   const family = [npm.pid as number, ...descendantsOf(npm.pid as number)];
@@ -41,6 +36,7 @@ async function expectAllGoneAfter(npm: ChildProcessWithoutNullStreams, signal: "
     for (const deadline = Date.now() + 5_000; family.some(isAlive) && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(family.filter(isAlive).map((pid) => `${pid} ${commandOf(pid)}`)).toEqual([]);
   } finally {
+    // The family as it was: once npm is gone, what it left is no longer found below it.
     for (const pid of family) if (isAlive(pid)) process.kill(pid, "SIGKILL");
   }
 }
@@ -69,7 +65,7 @@ describe("npm run dev:replicas", () => {
       }
       expect(after?.replica).toEqual({ id: "replica-2", leads: true });
     } catch (error) {
-      killAll(npm);
+      await stopProcessTree(npm.pid as number, 0);
       throw error;
     }
     await expectAllGoneAfter(npm, "SIGINT");
@@ -79,8 +75,8 @@ describe("npm run dev:replicas", () => {
 
   it("SIGTERM to npm's own process leaves nothing behind", async () => {
     const { npm, ready } = startDevReplicas(await freePort());
-    await ready.catch((error: unknown) => {
-      killAll(npm);
+    await ready.catch(async (error: unknown) => {
+      await stopProcessTree(npm.pid as number, 0);
       throw error;
     });
     await expectAllGoneAfter(npm, "SIGTERM");

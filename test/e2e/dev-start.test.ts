@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { Wallet, encryptKeystoreJsonSync } from "ethers";
 import { describe, expect, it } from "vitest";
+import { startServerProcess } from "../helpers/server-process.js";
 import { commandOf, descendantsOf, isAlive, stopProcessTree } from "../helpers/process-tree.js";
 
 const run = promisify(execFile);
@@ -64,22 +65,20 @@ describe("the server entry point without RPC_URL", () => {
       writeFileSync(env.KEYSTORE_PATH, encryptKeystoreJsonSync(wallets[0], "dev password", { scrypt: { N: 1 << 10 } }));
       writeFileSync(env.KEYSTORE_PASSWORD_FILE, "dev password\n");
     }
-    const child = spawn(process.execPath, ["--import", "tsx", "src/server.ts"], {
-      env: { ...process.env, RPC_URL: "", DEMO_SETUP: "", API_KEYS: "", AUTH_DISABLED: "", PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let output = "";
-    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    // No RPC_URL: the local dev chain; no API_KEYS: a key generated for the run, in the printed command.
+    const server = await startServerProcess({ RPC_URL: "", DEMO_SETUP: "", API_KEYS: "", AUTH_DISABLED: "", ...env });
     try {
-      const curlLine = await waitFor(() => output.split("\n").find((line) => line.trim().startsWith("curl ")), 60_000, () => output);
+      // The end of the printed curl command.
+      await server.waitForOutput(`"amount":"1.5"}'`);
+      const output = server.output();
+      const curlLine = output.split("\n").find((line) => line.trim().startsWith("curl ")) as string;
       expect(output).toContain(`your ${variable} signer funded`);
       for (const wallet of wallets) expect(output).toContain(wallet.address);
       const reply = JSON.parse((await run("sh", ["-c", curlLine.trim()])).stdout);
       expect(wallets.map((wallet) => wallet.address)).toContain(reply.result.from);
       if (variable === "KEYSTORE_PATH") expect(output).toContain('"signer":"keystore');
     } finally {
-      await stopProcessTree(child.pid as number);
+      await stopProcessTree(server.child.pid as number);
       rmSync(directory, { recursive: true, force: true });
     }
   }, 90_000);
@@ -133,7 +132,7 @@ describe("npm start, as systemd, pm2 or CI run it (no terminal)", () => {
       expect(family.filter(isAlive).map((pid) => `${pid} ${commandOf(pid)}`)).toEqual([]);
       await exited;
     } finally {
-      for (const pid of [npm.pid as number, ...descendantsOf(npm.pid as number)]) if (isAlive(pid)) process.kill(pid, "SIGKILL");
+      await stopProcessTree(npm.pid as number, 0);
     }
   }, 120_000);
 });

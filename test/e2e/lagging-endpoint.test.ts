@@ -9,17 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { watchLaggingFleet, type LaggingFleet } from "../helpers/lagging-fleet.js";
 import { type ProxiedService, postJson, startServiceBehindProxy } from "../helpers/service.js";
 import { NODE_KINDS, type TestChain, freshAddress, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
+import { waitUntil } from "../helpers/wait-until.js";
 
 const LAG_MS = 8_000;
 const TRANSFERS = 16;
-
-async function waitUntil(condition: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 describe.each(NODE_KINDS)("through an endpoint whose receipts, lookups and logs lag 8 s (%s, a block a second)", (kind) => {
   let chain: TestChain;

@@ -9,16 +9,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type BehindNode, watchBehindNode } from "../helpers/behind-node.js";
 import { type LaggingFleet, watchLaggingFleet } from "../helpers/lagging-fleet.js";
 import { AUTHORIZATION, type MultiProxiedService, postJson, startServiceBehindProxies } from "../helpers/service.js";
+import { waitUntil } from "../helpers/wait-until.js";
 import { NODE_KINDS, type NodeKind, type TestChain, freshAddress, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
 import { PROBE_AFTER_MS } from "../../src/node/endpoint-health.js";
-
-async function waitUntil(condition: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 interface Asked {
   toAddress: string;
