@@ -13,11 +13,12 @@
  *
  *   npm run bench:pool     (LANES=4 CONCURRENCY=50 SECONDS=20 ROUNDS=2 JAM_SECONDS=60 BLOCK_TIME=1 PENDING_LIMIT=16)
  */
-import { JsonRpcProvider, Transaction, Wallet, toBeHex } from "ethers";
+import { JsonRpcProvider, Wallet, toBeHex } from "ethers";
 import { Pool } from "undici";
 import { startAnvil } from "../src/dev/anvil.js";
 import { type DemoChain, setUpDemoChain } from "../src/dev/demo-chain.js";
 import { ERC20_INTERFACE } from "../src/node/erc20.js";
+import { limitPendingPerSender } from "../test/helpers/pending-limit.js";
 import { type RpcProxy, startRpcProxy } from "../test/helpers/rpc-proxy.js";
 import { BENCH_API_KEY, startBenchService } from "./measure.js";
 
@@ -40,6 +41,8 @@ interface PoolChain {
   addresses: string[];
   /** While set, everything this sender sends is dropped: answered, never forwarded. */
   jam(sender: string | undefined): void;
+  /** Transactions the node refused for a full pool so far: each leaves a nonce gap behind it. */
+  refusedByNode(): number;
   stop(): Promise<void>;
 }
 
@@ -59,35 +62,8 @@ async function startPoolChain(lanes: number): Promise<PoolChain> {
   await Promise.all(funding.map((sent) => sent.wait()));
   const addresses = [first.address, ...others.map((wallet) => wallet.address)];
 
-  // What the node has mined per sender, read directly, so that the proxy counts only what is pending.
-  const mined = new Map<string, number>();
-  const forwarded = new Map<string, Set<number>>();
-  let jammed: string | undefined;
-  let polling = true;
-  const poll = (async () => {
-    while (polling) {
-      for (const address of addresses) mined.set(address, await provider.getTransactionCount(address, "latest").catch(() => mined.get(address) ?? 0));
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  })();
   const proxy = await startRpcProxy(node.rpcUrl);
-  proxy.fault = {
-    kind: "script",
-    answer: ({ method, params }) => {
-      if (method !== "eth_sendRawTransaction") return undefined;
-      const transaction = Transaction.from(String(params[0]));
-      const sender = transaction.from as string;
-      if (sender === jammed) return { result: transaction.hash };
-      const sent = forwarded.get(sender) ?? new Set<number>();
-      forwarded.set(sender, sent);
-      const minedCount = mined.get(sender) ?? 0;
-      for (const sentNonce of sent) if (sentNonce < minedCount) sent.delete(sentNonce);
-      const full = sent.size >= PENDING_LIMIT;
-      if (!sent.has(transaction.nonce) && transaction.nonce !== minedCount && full) return { error: { code: -32000, message: "txpool is full" } };
-      sent.add(transaction.nonce);
-      return undefined;
-    },
-  };
+  const limit = limitPendingPerSender(proxy, provider, addresses, PENDING_LIMIT);
   return {
     rpcUrl: proxy.url,
     proxy,
@@ -95,10 +71,10 @@ async function startPoolChain(lanes: number): Promise<PoolChain> {
     demo,
     keys: [demo.privateKey, ...others.map((wallet) => wallet.privateKey)],
     addresses,
-    jam: (sender) => (jammed = sender),
+    jam: (sender) => limit.jam(sender),
+    refusedByNode: () => limit.refused,
     async stop() {
-      polling = false;
-      await poll;
+      await limit.stop();
       await proxy.close();
       provider.destroy();
       await node.stop();
@@ -112,6 +88,8 @@ interface LoadResult {
   sentBy: Map<string, string[]>;
   /** Other answers, by status and code. */
   refused: Record<string, number>;
+  /** Transactions the node refused for a full pool. */
+  refusedByNode?: number;
 }
 
 /** POST /transfer from CONCURRENCY clients for `seconds`; `warmupSeconds` first, not counted. */
@@ -157,7 +135,7 @@ async function measureThroughput(lanes: number): Promise<LoadResult> {
   const chain = await startPoolChain(lanes);
   const service = await startBenchService(chain.rpcUrl, chain.demo, { PRIVATE_KEY: chain.keys.join(","), CHAIN_REFRESH_INTERVAL_MS: "250" });
   try {
-    return await drive(service.baseUrl, SECONDS, WARMUP_SECONDS);
+    return { ...(await drive(service.baseUrl, SECONDS, WARMUP_SECONDS)), refusedByNode: chain.refusedByNode() };
   } finally {
     await service.close();
     await chain.stop();
@@ -167,7 +145,7 @@ async function measureThroughput(lanes: number): Promise<LoadResult> {
 function describe(result: LoadResult): string {
   const perSecond = sentCount(result) / result.seconds;
   const refused = Object.entries(result.refused).map(([key, count]) => `${key} x${count}`).join(", ") || "none";
-  return `${perSecond.toFixed(1).padStart(6)}/s answered 200; other answers: ${refused}`;
+  return `${perSecond.toFixed(1).padStart(6)}/s answered 200; other answers: ${refused}; refused by the node (each a nonce gap): ${result.refusedByNode ?? 0}`;
 }
 
 async function measureJam(): Promise<void> {
@@ -207,7 +185,7 @@ for (let round = 1; round <= ROUNDS; round++) {
   rounds.push({ one, pool });
   console.log(`round ${round}: 1 lane  ${describe(one)}`);
   console.log(`round ${round}: ${LANES} lanes ${describe(pool)}`);
-  console.log(`round ${round}: ${LANES} lanes / 1 lane = ${(sentCount(pool) / Math.max(1, sentCount(one))).toFixed(2)} (target >= 3)`);
+  console.log(`round ${round}: ${LANES} lanes / 1 lane = ${(sentCount(pool) / Math.max(1, sentCount(one))).toFixed(2)}; one wallet ${(sentCount(one) / one.seconds).toFixed(1)}/s (target >= 12, no 417, nothing refused by the node)`);
 }
 const ratios = rounds.map(({ one, pool }) => sentCount(pool) / Math.max(1, sentCount(one))).sort((a, b) => a - b);
 console.log(`median ratio over ${ROUNDS} rounds: ${ratios[Math.floor(ratios.length / 2)].toFixed(2)}`);

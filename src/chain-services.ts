@@ -22,6 +22,8 @@ import { NonceDisplacements } from "./sending/nonce-displacements.js";
 import type { TransferReplacer } from "./sending/transfer-replacer.js";
 import type { TransferSender } from "./sending/transfer-service.js";
 import { LanePool } from "./sending/lane-pool.js";
+import { SlotQueue } from "./sending/slot-queue.js";
+import { WalletInFlightLimit } from "./sending/wallet-in-flight-limit.js";
 import type { TransferSubmitter } from "./sending/transfer-submitter.js";
 import type { WalletLedger } from "./sending/wallet-ledger.js";
 import { createWebhookDispatcher } from "./webhooks/create-webhooks.js";
@@ -56,7 +58,19 @@ export interface ChainServices {
 export type ChainServicesConfig = LaneConfig &
   Pick<
     Config,
-    "journalPath" | "journalSynchronous" | "journalRetentionDays" | "journalArchiveDir" | "headMaxAgeMs" | "transactionCacheSize" | "webhookUrl" | "webhookSecret" | "webhookRetryInitialMs" | "gasTopUpFrom" | "gasTopUpBelow" | "gasTopUpTo"
+    | "journalPath"
+    | "journalSynchronous"
+    | "journalRetentionDays"
+    | "journalArchiveDir"
+    | "headMaxAgeMs"
+    | "transactionCacheSize"
+    | "webhookUrl"
+    | "webhookSecret"
+    | "webhookRetryInitialMs"
+    | "gasTopUpFrom"
+    | "gasTopUpBelow"
+    | "gasTopUpTo"
+    | "transferSlotWaitMs"
   >;
 
 /** Opens the journal of this wallet; `notify`: webhooks report on the transfers made from now on. */
@@ -86,6 +100,8 @@ export async function startChainServices(
     const gasTopUpSettings = gasTopUpSettingsOf(config, chain.laneSigners.map((signer) => signer.address));
     const pooled = chain.laneSigners.length > 1;
     const displacements = new NonceDisplacements();
+    // New transfers waiting for room in a lane (MAX_IN_FLIGHT_PER_LANE), every lane's.
+    const slots = new SlotQueue();
     // Whether any lane is still sending a key's entry: a repeat may reach another lane than the one sending it.
     const isSendingAnywhere = pooled ? (key: string, entry: JournalEntry) => lanes.some((lane) => lane.transfers.isSending(key, entry)) : undefined;
     for (const signer of chain.laneSigners) {
@@ -93,7 +109,7 @@ export async function startChainServices(
       const laneJournal = signer === chain.signer ? journal : journal.forLane(signer.address);
       // With several lanes, every line a lane logs names it.
       const laneLog = pooled ? log.child({ lane: signer.address }) : log;
-      lanes.push(await startLane(config, { pooled, chain: laneChain, journal: laneJournal, log: laneLog, endpoints, isSendingAnywhere, displacements }));
+      lanes.push(await startLane(config, { pooled, chain: laneChain, journal: laneJournal, log: laneLog, endpoints, isSendingAnywhere, displacements, slots }));
     }
     const dispatcher = endpoints.length === 0 ? undefined : createWebhookDispatcher(config, journal, log, observeDelivery);
     topUps = gasTopUpSettings && new GasTopUps(gasTopUpSettings, lanes, log);
@@ -111,8 +127,11 @@ export async function startChainServices(
     const lookup = new TransactionLookup(chain.provider, head, config.transactionCacheSize);
     const [first] = lanes;
     const byAddress = new Map(lanes.map((lane) => [lane.address, lane]));
+    const inFlight = { maxInFlight: config.maxInFlightPerLane, maxWaitMs: config.transferSlotWaitMs };
     return {
-      transfers: pooled ? new LanePool(lanes, journal, { maxInFlightPerLane: config.maxInFlightPerLane, balancesMaxAgeMs: config.chainRefreshIntervalMs }) : first.transfers,
+      transfers: pooled
+        ? new LanePool(lanes, journal, { ...inFlight, balancesMaxAgeMs: config.chainRefreshIntervalMs }, slots)
+        : new WalletInFlightLimit(first, journal, inFlight, slots),
       lanes,
       laneOf: (address) => byAddress.get(address),
       submitter: first.submitter,

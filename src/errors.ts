@@ -51,7 +51,8 @@ export const ERROR_CODES = {
   },
   NO_LANE_AVAILABLE: {
     statusCode: 503,
-    description: "every wallet of the pool is busy (a transfer stuck, nonces jammed, or MAX_IN_FLIGHT_PER_LANE unmined); nothing was sent, retry shortly",
+    description:
+      "the wallet, or every wallet of the pool that could pay, is busy (MAX_IN_FLIGHT_PER_LANE not yet mined after waiting TRANSFER_SLOT_WAIT_MS; in a pool also a transfer stuck or nonces jammed); nothing was sent, the key is unused: retry after Retry-After",
   },
   NOT_READY: { statusCode: 503, description: "a readiness check failed; the message names it" },
   NODE_UNAVAILABLE: { statusCode: 503, description: "the node could not be reached, timed out or failed during a lookup" },
@@ -69,12 +70,16 @@ export class ServiceError extends Error {
   override name = "ServiceError";
   readonly statusCode: number;
 
+  /** When to try again, sent as Retry-After: for a refusal that only says "not now". */
+  readonly retryAfterSeconds: number | undefined;
+
   constructor(
     readonly code: ErrorCode,
     message: string,
-    options?: ErrorOptions,
+    options?: ErrorOptions & { retryAfterSeconds?: number },
   ) {
     super(message, options);
     this.statusCode = ERROR_CODES[code].statusCode;
+    this.retryAfterSeconds = options?.retryAfterSeconds;
   }
 }

@@ -24,6 +24,7 @@ const DEFAULTS = {
   gasLimitMultiplier: "1.0",
   stuckAfterBlocks: 3,
   maxInFlightPerLane: 16,
+  transferSlotWaitMs: 2000,
   webhookConfirmations: 1,
   webhookRetryInitialMs: 5_000,
   transactionCacheSize: 10_000,
@@ -210,6 +211,7 @@ describe("a wallet pool", () => {
     expect(keystores("/p")?.map((settings) => settings.kind === "keystore" && settings.passwordFile)).toEqual(["/p", "/p"]);
     expect(keystores("/pa,/pb")?.map((settings) => settings.kind === "keystore" && [settings.keystorePath, settings.passwordFile])).toEqual([["/a.json", "/pa"], ["/b.json", "/pb"]]);
     expect(loadConfig({ MAX_IN_FLIGHT_PER_LANE: "64" }).maxInFlightPerLane).toBe(64);
+    expect(loadConfig({ TRANSFER_SLOT_WAIT_MS: "0" }).transferSlotWaitMs).toBe(0);
   });
 
   it("refuses a key listed twice, an empty entry, and passwords that do not match the keystores, without echoing a key", () => {

@@ -5,11 +5,13 @@ import Database from "better-sqlite3";
 import { steadyWallClockNow } from "../clock.js";
 import { type AttemptRow, type DeliveryRow, type EntryRow, toAttempt, toDelivery, toEntry } from "./journal-rows.js";
 import { type JournalRows, type JournalReplica, SqliteChangeLog, seedTables } from "./sqlite-change-log.js";
+import { HISTORY_INDEXES, HISTORY_TIMES_RISE, LAST_HISTORY_INDEX, SqliteHistoryReader } from "./sqlite-history.js";
 import { keepForever } from "./sqlite-keep-alive.js";
 import {
   type DeliveryState,
   type ArchivedTransfer,
   type HistoryFilter,
+  type HistoryPage,
   type JournalAttempt,
   type JournalEntry,
   type TransferEventType,
@@ -125,7 +127,9 @@ const UNSETTLED_INDEX = `
   -- Settled transfers not final yet, per lane: what the finality tracker follows.
   DROP INDEX IF EXISTS transfers_unfinal;
   CREATE INDEX transfers_unfinal ON transfers (lane, settled_block) WHERE final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced');
-  UPDATE transfers SET state = 'nonce-used' WHERE state = 'settled';
+  -- Final transfers whose finality is not reported yet: the outcome reported, its finality not.
+  DROP INDEX IF EXISTS transfers_finality_unreported;
+  CREATE INDEX transfers_finality_unreported ON transfers (lane, nonce) WHERE notify = 1 AND reported IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled');
 `;
 // Rows an earlier version wrote after this one had run (a rollback, or an older leader of several replicas)
 // have no lane: that version served one wallet, the journal's first.
@@ -174,7 +178,11 @@ export function openSqliteJournal(path: string, owner: JournalOwner, options: Sq
   return new SqliteTransferJournal(store, owner.walletAddress);
 }
 
-/** Brings a journal written by an earlier version up to date (a column that exists already is fine). */
+/**
+ * Brings a journal written by an earlier version up to date (a column that exists already is fine). The
+ * indexes are made once, when a journal lacks the newest of them: remaking them at every start read the
+ * whole table (more than a second at a million transfers).
+ */
 function migrate(db: Database.Database): void {
   for (const migration of MIGRATIONS) {
     try {
@@ -184,25 +192,31 @@ function migrate(db: Database.Database): void {
       if (!/duplicate column name/.test((error as Error).message)) throw error;
     }
   }
-  db.exec(UNSETTLED_INDEX);
+  const hasIndexes = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?").pluck();
+  keepForever(hasIndexes);
+  if (![LAST_HISTORY_INDEX, "transfers_finality_unreported"].every((name) => hasIndexes.get(name))) db.exec(`BEGIN; ${UNSETTLED_INDEX} ${HISTORY_INDEXES} COMMIT`);
+  // Rows an old version may still write (a rollback): found through the state index.
+  db.exec("UPDATE transfers SET state = 'nonce-used' WHERE state = 'settled'");
 }
 
-// Every statement of the journal; `@lane` binds the lane of the journal object that asks.
+// Every statement of the journal; `@lane` binds the lane of the journal object that asks. A statement asked
+// every round names the small partial index it walks (INDEXED BY): left to itself, the planner prefers a
+// history index (lane, state, id) and walks every settled transfer of the lane.
 function prepareStatements(db: Database.Database) {
   return {
     owner: db.prepare("SELECT chain_id, wallet_address, token_address FROM journal_owner WHERE id = 1"),
     insertOwner: db.prepare("INSERT INTO journal_owner (id, chain_id, wallet_address, token_address) VALUES (1, @chain_id, @wallet_address, @token_address)"),
     claim: db.prepare(
       `INSERT INTO transfers (idempotency_key, recipient, units, api_key_id, state, notify, lane, created_at, updated_at)
-       VALUES (@key, @recipient, @units, @apiKeyId, 'claimed', @notify, @lane, @now, @now) ON CONFLICT (idempotency_key) DO NOTHING`,
+       VALUES (@key, @recipient, @units, @apiKeyId, 'claimed', @notify, @lane, ${HISTORY_TIMES_RISE}, @now) ON CONFLICT (idempotency_key) DO NOTHING`,
     ),
     byKey: db.prepare("SELECT * FROM transfers WHERE idempotency_key = ?"),
     insertSigned: db.prepare(
       `INSERT INTO transfers (recipient, units, api_key_id, state, nonce, hash, raw_transaction, notify, lane, created_at, updated_at)
-       VALUES (@recipient, @units, @apiKeyId, 'signed', @nonce, @hash, @rawTransaction, @notify, @lane, @now, @now)`,
+       VALUES (@recipient, @units, @apiKeyId, 'signed', @nonce, @hash, @rawTransaction, @notify, @lane, ${HISTORY_TIMES_RISE}, @now)`,
     ),
     spentSince: db.prepare(
-      `SELECT api_key_id, units, created_at FROM transfers
+      `SELECT api_key_id, units, created_at FROM transfers INDEXED BY transfers_created
        WHERE created_at > ? AND api_key_id IS NOT NULL AND state IN ('signed', 'accepted', 'nonce-used') ORDER BY created_at`,
     ),
     updateSigned: db.prepare(
@@ -221,37 +235,32 @@ function prepareStatements(db: Database.Database) {
     deleteClaim: db.prepare("DELETE FROM transfers WHERE id = ? AND state = 'claimed'"),
     markNonceUsed: db.prepare("UPDATE transfers SET state = 'nonce-used', updated_at = @now WHERE lane = @lane AND state = 'accepted' AND nonce < @count"),
     markUnmined: db.prepare(
-      "UPDATE transfers SET state = 'accepted', mined_hash = NULL, settled_block = NULL, final_block = NULL, updated_at = @now WHERE lane = @lane AND state IN ('nonce-used', 'cancelled', 'replaced') AND nonce >= @count AND final_block IS NULL AND (settled_block IS NULL OR settled_block <= @block)",
+      "UPDATE transfers INDEXED BY transfers_unfinal SET state = 'accepted', mined_hash = NULL, settled_block = NULL, final_block = NULL, updated_at = @now WHERE lane = @lane AND state IN ('nonce-used', 'cancelled', 'replaced') AND nonce >= @count AND final_block IS NULL AND (settled_block IS NULL OR settled_block <= @block)",
     ),
     unmineOne: db.prepare(
       "UPDATE transfers SET state = 'accepted', mined_hash = NULL, settled_block = NULL, final_block = NULL, updated_at = @now WHERE id = @id AND state IN ('nonce-used', 'cancelled', 'replaced') AND final_block IS NULL",
     ),
     settleAt: db.prepare(
-      "UPDATE transfers SET settled_block = @block, updated_at = @now WHERE lane = @lane AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') AND (settled_block IS NULL OR @resettle = 1)",
+      "UPDATE transfers INDEXED BY transfers_unfinal SET settled_block = @block, updated_at = @now WHERE lane = @lane AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') AND (settled_block IS NULL OR @resettle = 1)",
     ),
-    unfinal: db.prepare("SELECT * FROM transfers WHERE lane = @lane AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') ORDER BY nonce"),
+    unfinal: db.prepare("SELECT * FROM transfers INDEXED BY transfers_unfinal WHERE lane = @lane AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') ORDER BY nonce"),
     lowestUnfinalSettled: db.prepare(
-      "SELECT MIN(settled_block) FROM transfers WHERE lane = @lane AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') AND (state <> 'nonce-used' OR mined_hash IS NOT NULL)",
+      "SELECT MIN(settled_block) FROM transfers INDEXED BY transfers_unfinal WHERE lane = @lane AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') AND (state <> 'nonce-used' OR mined_hash IS NOT NULL)",
     ).pluck(),
-    hasUnfinal: db.prepare("SELECT 1 FROM transfers WHERE lane = @lane AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') LIMIT 1").pluck(),
+    hasUnfinal: db.prepare("SELECT 1 FROM transfers INDEXED BY transfers_unfinal WHERE lane = @lane AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') LIMIT 1").pluck(),
     finalize: db.prepare(
       // Only what is verified: a used nonce whose transaction is not known yet is not final, whatever its depth.
-      `UPDATE transfers SET final_block = @finalized, updated_at = @now WHERE lane = @lane AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced')
+      `UPDATE transfers INDEXED BY transfers_unfinal SET final_block = @finalized, updated_at = @now WHERE lane = @lane AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced')
        AND settled_block <= @finalized AND (state <> 'nonce-used' OR mined_hash IS NOT NULL)`,
     ),
     finalizedUnreported: db.prepare(
-      "SELECT * FROM transfers WHERE lane = @lane AND notify = 1 AND final_block IS NOT NULL AND reported IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled') ORDER BY nonce",
+      "SELECT * FROM transfers INDEXED BY transfers_finality_unreported WHERE lane = @lane AND notify = 1 AND final_block IS NOT NULL AND reported IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled') ORDER BY nonce",
     ),
-    unsettled: db.prepare("SELECT * FROM transfers WHERE lane = @lane AND state IN ('claimed', 'signed', 'accepted') ORDER BY nonce, id"),
+    unsettled: db.prepare("SELECT * FROM transfers INDEXED BY transfers_unsettled WHERE lane = @lane AND state IN ('claimed', 'signed', 'accepted') ORDER BY nonce, id"),
     lanesWithUnsettled: db.prepare("SELECT DISTINCT lane FROM transfers WHERE state IN ('claimed', 'signed', 'accepted')").pluck(),
-    unsettledAttempts: db.prepare(
-      `SELECT a.* FROM attempts a JOIN transfers t ON t.id = a.transfer_id
-       WHERE t.lane = @lane AND t.state IN ('signed', 'accepted') ORDER BY a.id`,
-    ),
-    // The partial index's own terms, repeated, so that SQLite walks it (asked every block round) instead of
-    // the whole history.
+    // The partial index's own terms, repeated: a partial index is usable only when the query implies its terms.
     usedUnverified: db.prepare(
-      `SELECT * FROM transfers WHERE lane = @lane AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced')
+      `SELECT * FROM transfers INDEXED BY transfers_unfinal WHERE lane = @lane AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced')
        AND state = 'nonce-used' AND mined_hash IS NULL ORDER BY nonce`,
     ),
     attemptsOf: db.prepare("SELECT * FROM attempts WHERE transfer_id = ? ORDER BY id"),
@@ -321,7 +330,7 @@ function prepareStatements(db: Database.Database) {
     // What retention may move out: made before the cutoff, its key expired, its outcome final (or refused:
     // never sent), every event of it reported and no delivery of it still pending. The oldest first.
     archivable: db.prepare(
-      `SELECT * FROM transfers t WHERE t.created_at < @before AND t.idempotency_key IS NULL
+      `SELECT * FROM transfers t INDEXED BY transfers_created WHERE t.created_at < @before AND t.idempotency_key IS NULL
          AND (t.state IN ('refused', 'rejected') OR (t.state IN ('nonce-used', 'replaced', 'cancelled') AND t.final_block IS NOT NULL
            AND (t.notify = 0 OR t.reported = 'transfer.finalized')))
          AND NOT EXISTS (SELECT 1 FROM webhook_events e JOIN webhook_deliveries d ON d.event_seq = e.seq WHERE e.transfer_id = t.id AND d.state = 'pending')
@@ -360,8 +369,7 @@ class SqliteJournalStore {
   readonly notify: number;
   // Ships each commit to the shared database, when there is one.
   readonly #changeLog: SqliteChangeLog | undefined;
-  // History reads, by their SQL: one per combination of filters asked for.
-  readonly #historyStatements = new Map<string, Database.Statement>();
+  readonly history: SqliteHistoryReader;
 
   constructor(
     db: Database.Database,
@@ -375,6 +383,7 @@ class SqliteJournalStore {
     this.#changeLog = changeLog;
     this.statements = prepareStatements(db);
     keepForever(this.statements);
+    this.history = new SqliteHistoryReader(db);
     if (this.statements.userVersion.pluck().get() === 0) db.exec(ATTEMPTS_OF_EARLIER_VERSIONS);
     for (const hash of this.statements.severalAttemptHashes.pluck().all() as string[]) this.severalAttemptHashes.add(hash);
   }
@@ -465,33 +474,6 @@ class SqliteJournalStore {
   attemptsOfEach(entryIds: readonly number[]): Map<number, JournalAttempt[]> {
     const rows = this.statements.attemptsOfEach.all(JSON.stringify(entryIds)) as AttemptRow[];
     return groupBy(rows, (row) => row.transfer_id, toAttempt);
-  }
-
-  /** Entries matching `filter` below `beforeId`, newest first (see TransferJournal.history). */
-  historyRows(filter: HistoryFilter, beforeId: number | undefined, limit: number): EntryRow[] {
-    const conditions: string[] = [];
-    const values: Record<string, unknown> = { limit };
-    const when = (condition: string, name: string, value: unknown) => {
-      if (value === undefined) return;
-      conditions.push(condition);
-      values[name] = value;
-    };
-    when("id < @beforeId", "beforeId", beforeId);
-    when("state IN (SELECT value FROM json_each(@states))", "states", filter.states && JSON.stringify(filter.states));
-    when("created_at >= @since", "since", filter.since);
-    when("created_at < @until", "until", filter.until);
-    when("recipient = @recipient", "recipient", filter.recipient);
-    when("api_key_id = @apiKeyId", "apiKeyId", filter.apiKeyId);
-    when("idempotency_key IN (SELECT value FROM json_each(@idempotencyKeys))", "idempotencyKeys", filter.idempotencyKeys && JSON.stringify(filter.idempotencyKeys));
-    when("lane = @lane", "lane", filter.lane);
-    const sql = `SELECT * FROM transfers ${conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : ""} ORDER BY id DESC LIMIT @limit`;
-    // A handful of filter combinations in practice: each is prepared once.
-    let statement = this.#historyStatements.get(sql);
-    if (!statement) {
-      statement = this.db.prepare(sql);
-      this.#historyStatements.set(sql, statement);
-    }
-    return statement.all(values) as EntryRow[];
   }
 
   close(): void {
@@ -655,13 +637,10 @@ class SqliteTransferJournal implements TransferJournal {
   }
 
   unsettled(): JournalEntry[] {
-    const attemptsByEntry = new Map<number, JournalAttempt[]>();
-    for (const row of this.#store.statements.unsettledAttempts.all({ lane: this.lane }) as AttemptRow[]) {
-      const attempts = attemptsByEntry.get(row.transfer_id) ?? [];
-      attempts.push(toAttempt(row));
-      attemptsByEntry.set(row.transfer_id, attempts);
-    }
-    return (this.#store.statements.unsettled.all({ lane: this.lane }) as EntryRow[]).map((row) => toEntry(row, attemptsByEntry.get(row.id) ?? []));
+    const rows = this.#store.statements.unsettled.all({ lane: this.lane }) as EntryRow[];
+    // By the entries' ids: a join from the attempts' side read every attempt of the history.
+    const attempts = this.#store.attemptsOfEach(rows.map((row) => row.id));
+    return rows.map((row) => toEntry(row, attempts.get(row.id) ?? []));
   }
 
   findById(entryId: number): JournalEntry | undefined {
@@ -732,10 +711,10 @@ class SqliteTransferJournal implements TransferJournal {
     return { pending: row.pending, oldestCreatedAt: row.oldest };
   }
 
-  history(filter: HistoryFilter, beforeId: number | undefined, limit: number): JournalEntry[] {
-    const rows = this.#store.historyRows(filter, beforeId, limit);
+  history(filter: HistoryFilter, beforeId: number | undefined, limit: number): HistoryPage {
+    const { rows, nextBefore } = this.#store.history.read(filter, beforeId, limit);
     const attempts = this.#store.attemptsOfEach(rows.map((row) => row.id));
-    return rows.map((row) => toEntry(row, attempts.get(row.id) ?? []));
+    return { entries: rows.map((row) => toEntry(row, attempts.get(row.id) ?? [])), nextBefore };
   }
 
   spentSince(since: number): { apiKeyId: string; units: bigint; at: number }[] {

@@ -100,6 +100,16 @@ export interface HistoryFilter {
   lane?: string;
 }
 
+/** A page of the history: its entries, newest first, and where the next page starts (ids below `nextBefore`). */
+export interface HistoryPage {
+  entries: JournalEntry[];
+  /**
+   * Undefined once nothing more matches. A page may hold fewer entries than asked for and still go on: a
+   * read walks a bounded number of rows (see sqlite-history).
+   */
+  nextBefore: number | undefined;
+}
+
 /** A transfer as the archive keeps it: its rows as the journal stored them. */
 export interface ArchivedTransfer {
   transfer: Record<string, unknown>;
@@ -306,9 +316,9 @@ export interface TransferJournal {
   deliveryBacklog(): { pending: number; oldestCreatedAt: number | null };
   /**
    * Every lane's entries matching `filter`, newest first (highest id first), below `beforeId` when given,
-   * at most `limit`, each with its attempts: the transfer history, read in pages of ids.
+   * at most `limit`, each with its attempts: the transfer history, read in pages of ids, each in bounded time.
    */
-  history(filter: HistoryFilter, beforeId: number | undefined, limit: number): JournalEntry[];
+  history(filter: HistoryFilter, beforeId: number | undefined, limit: number): HistoryPage;
   /** What each API key had signed since `since` (ms), for the per-key caps after a restart. */
   spentSince(since: number): { apiKeyId: string; units: bigint; at: number }[];
   /**

@@ -11,7 +11,7 @@ import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.
 import type { ChainConnection } from "../node/connect-chain.js";
 import { FinalizedBlockReader, defaultFinalityBlocks } from "../node/finalized-block.js";
 import { WalletTransferLogs } from "../node/wallet-transfer-logs.js";
-import { startBackgroundResend } from "../sending/background-resend.js";
+import { replaceNotExecutable, startBackgroundResend } from "../sending/background-resend.js";
 import { createNonceAllocator } from "../sending/create-nonce-allocator.js";
 import { createSendPath } from "../sending/create-send-path.js";
 import { type FeePolicy, offeredFees } from "../sending/fee-policy.js";
@@ -26,6 +26,8 @@ import { TokenTransferService } from "../sending/transfer-service.js";
 import type { TransferSubmitter } from "../sending/transfer-submitter.js";
 import { readLaneHolds } from "../sending/unconfirmed-transfers.js";
 import { verifyUsedNonces } from "../sending/used-nonce-verifier.js";
+import { MinedNonceWatch } from "../sending/mined-nonce-watch.js";
+import type { SlotQueue } from "../sending/slot-queue.js";
 import { WalletLedger } from "../sending/wallet-ledger.js";
 import { readFeeBlock, readWalletSnapshot, transferGasCost } from "../sending/wallet-snapshot.js";
 import { createTransferWatcher } from "../webhooks/create-webhooks.js";
@@ -111,13 +113,16 @@ export interface LaneParts {
   isSendingAnywhere: ((key: string, entry: JournalEntry) => boolean) | undefined;
   /** Transfers displaced by a transaction not final yet, every lane's: the status document shows them. */
   displacements: NonceDisplacements;
+  /** New transfers waiting for room in a lane, every lane's: woken when this lane's transactions may be mined. */
+  slots: SlotQueue;
 }
 
 /** Reads one wallet, reconciles its unfinished transfers, and starts its background work. */
-export async function startLane(config: LaneConfig, { pooled, chain, journal, log, endpoints, isSendingAnywhere, displacements }: LaneParts): Promise<RunningLane> {
+export async function startLane(config: LaneConfig, { pooled, chain, journal, log, endpoints, isSendingAnywhere, displacements, slots }: LaneParts): Promise<RunningLane> {
   const fees = feePolicyOf(config);
   const initialSnapshot = await readWalletSnapshot(chain, fees);
   const ledger = new WalletLedger(initialSnapshot);
+  ledger.onFreed = () => slots.wake();
   const finalized = new FinalizedBlockReader(chain.provider, config.finalityBlocks ?? defaultFinalityBlocks(chain.chainId));
   const reconciler = new TransferReconciler(chain, journal, ledger, { finalized, displacements });
   const summary = await reconciler.reconcileAtStartup();
@@ -139,6 +144,29 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
     },
     onSentInBackground: () => poller.wake(),
   });
+
+  // While transfers wait for room, the mined nonce count is read on its own, and a wallet whose next
+  // transaction the node holds without mining it is helped at once (see MinedNonceWatch).
+  const minedNonces = new MinedNonceWatch({
+    readMinedNonceCount: async () => Number(await chain.provider.send("eth_getTransactionCount", [chain.wallet.address, "latest"])),
+    highestNonceSent: () => ledger.highestNonceSent,
+    onCount: (count) => ledger.noteMinedNonceCount(count),
+    isWanted: () => slots.size > 0 && ledger.inFlightCount > 0,
+    onError: (error) => log.warn({ err: error }, "could not read the mined nonce count while transfers wait for room; the next snapshot tells it"),
+    onStalled: (nonce) => void resendNextNonce(nonce).catch((error: unknown) => log.warn({ err: error }, "could not send the wallet's next transaction again; the background tries")),
+    slowestMs: config.chainRefreshIntervalMs,
+  });
+  slots.onWaiting(() => minedNonces.wake());
+  // The background's resend of the wallet's next transaction, without waiting REBROADCAST_AFTER_MS: the
+  // same bytes again, and a replacement at the same nonce only when the node holds them without counting
+  // them as pending (its own count says so).
+  const resendNextNonce = async (nonce: number) => {
+    const entry = journal.unsettled().find((unsettled) => unsettled.nonce === nonce);
+    if (!entry || submitter.isInFlight(entry.id)) return;
+    const outcome = await reconciler.resend(entry, true);
+    log.info({ nonce, outcome }, "nothing mined for a while with transfers waiting for room: sent the wallet's next transaction again");
+    if (outcome === "held, not executable") await replaceNotExecutable(replacer, entry, log);
+  };
 
   // What routing passes a lane over for, read with each snapshot (from the journal, so not per request).
   let held = { stuck: false, jammed: false };
@@ -243,7 +271,7 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
       return {
         address: chain.wallet.address,
         // Every reservation: transfers being signed or sent as well as those waiting to be mined.
-        unmined: ledger.reservedCount,
+        unmined: ledger.inFlightCount,
         ...held,
         tokensAvailable: ledger.tokensAvailable,
         gasAvailable: ledger.gasAvailable,
@@ -252,14 +280,20 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
         gasFloor: gasPerTransfer,
       };
     },
-    // One wallet is never held: it takes every transfer it can pay, as it always did.
-    hold: () => (pooled ? laneHold(lane.figures(), config.maxInFlightPerLane) : undefined),
+    // One wallet has no other lane to send a stuck or jammed wallet's transfers to: only the in-flight
+    // limit holds it (new transfers wait for room, see WalletInFlightLimit).
+    hold: () => {
+      const figures = lane.figures();
+      if (pooled) return laneHold(figures, config.maxInFlightPerLane);
+      return figures.unmined >= config.maxInFlightPerLane ? "in-flight-limit" : undefined;
+    },
     gasSpentWei: () => gasSpentWei,
     gasRunwayHours: () => runway.hours(ledger.snapshot.ethBalance),
     ensureSnapshot: (maxAgeMs) => poller.ensureFresh(maxAgeMs),
     ensureBalances: (maxAgeMs) => poller.ensureFreshQuietly(maxAgeMs),
     onRoundDone: () => undefined,
     async stopBackground() {
+      await minedNonces.stop();
       await resend.stop();
       await poller.stop();
       await Promise.all([rounds.stop(), finality.stop()]);

@@ -70,14 +70,6 @@ export function startBackgroundResend(settings: { rebroadcastAfterMs: number; ke
     const outcome = await replacer.fillNonceGap(hole.nonce, hole.outbid);
     log.warn({ nonce: hole.nonce, outcome }, "the wallet's next nonce was free again with transfers waiting behind it (the chain took back the transaction that used it): filled it with a 0-value transaction to the wallet itself");
   };
-  const replaceNotExecutable = async (entry: JournalEntry) => {
-    const outcome = await replacer.replaceNotExecutable(entry.hash as string);
-    if (outcome === "not due") return;
-    const held = "the node holds the wallet's next transaction without counting it as pending, so it is not mined";
-    if (outcome === "at-cap") log.warn({ nonce: entry.nonce, hash: entry.hash }, `${held}; the fee caps allow no replacement`);
-    else log.warn({ nonce: entry.nonce, hash: entry.hash, replacement: outcome.hash, outcome: outcome.outcome }, `${held}: replaced it at the same nonce`);
-  };
-
   let round: Promise<unknown> | undefined;
   const timer = setInterval(() => {
     // One round at a time: a slow node must not stack rounds that send the same entries again.
@@ -87,7 +79,7 @@ export function startBackgroundResend(settings: { rebroadcastAfterMs: number; ke
       journal.expireKeys(keyTtlMs);
       await fillNonceGap();
       await fillNonceHole();
-      const outcomes = await resendUnanswered(reconciler, journal, ledger, (id) => submitter.isInFlight(id), rebroadcastAfterMs, replaceNotExecutable);
+      const outcomes = await resendUnanswered(reconciler, journal, ledger, (id) => submitter.isInFlight(id), rebroadcastAfterMs, (entry) => replaceNotExecutable(replacer, entry, log));
       if (outcomes.length > 0) log.info({ outcomes }, "checked unanswered or stale transactions, sending again what no node held");
     })()
       .catch((error) => log.warn({ err: error }, "background resend failed; will retry"))
@@ -100,4 +92,16 @@ export function startBackgroundResend(settings: { rebroadcastAfterMs: number; ke
       await round;
     },
   };
+}
+
+/**
+ * The wallet's next transaction, which the node holds without counting it as pending (so it is never
+ * mined), replaced at the same nonce; told in the log.
+ */
+export async function replaceNotExecutable(replacer: TransferReplacer, entry: JournalEntry, log: FastifyBaseLogger): Promise<void> {
+  const outcome = await replacer.replaceNotExecutable(entry.hash as string);
+  if (outcome === "not due") return;
+  const held = "the node holds the wallet's next transaction without counting it as pending, so it is not mined";
+  if (outcome === "at-cap") log.warn({ nonce: entry.nonce, hash: entry.hash }, `${held}; the fee caps allow no replacement`);
+  else log.warn({ nonce: entry.nonce, hash: entry.hash, replacement: outcome.hash, outcome: outcome.outcome }, `${held}: replaced it at the same nonce`);
 }

@@ -5,11 +5,14 @@
  * A lane drained of gas since its balances were read is refused (by the node, or by its own checks):
  * nothing was sent, and the transfer goes to another lane. One key, one answer: while the pool has not
  * decided (a lane's refusal is kept for the key until the pool frees it to route again), a repeat of the key
- * is answered 409, never that lane's 417 (the transfer may yet be paid on another lane).
+ * is answered 409, never that lane's 417 (the transfer may yet be paid on another lane). When every lane
+ * that could pay is held, a new transfer waits its turn for one to free (TRANSFER_SLOT_WAIT_MS) before it
+ * is answered 503.
  */
 import { ServiceError } from "../errors.js";
 import type { TransferJournal, TransferRequest } from "../journal/transfer-journal.js";
-import { type LaneFigures, type PoolRefusal, chooseLane, laneHold } from "./lane-routing.js";
+import { type LaneFigures, type PoolRefusal, type Route, chooseLane, laneHold } from "./lane-routing.js";
+import type { SlotQueue } from "./slot-queue.js";
 import type { AuthorizeTransfer, TokenTransferService, TransferOutcome, TransferSender } from "./transfer-service.js";
 
 /** A lane as the pool sees it. */
@@ -27,14 +30,14 @@ interface Routed {
   units: bigint;
 }
 
-const REFUSAL_MESSAGES: Record<PoolRefusal, (units: bigint, lanes: readonly LaneFigures[], maxInFlightPerLane: number) => string> = {
+const REFUSAL_MESSAGES: Record<PoolRefusal, (units: bigint, lanes: readonly LaneFigures[], settings: LanePoolSettings) => string> = {
   INSUFFICIENT_TOKEN_BALANCE: (units, lanes) =>
     `no wallet of the pool can spend ${units} base units of the token after transfers in flight (the most one can: ${mostAvailable(lanes)})`,
   INSUFFICIENT_FUNDS: () => "no wallet of the pool that holds the tokens has the ETH to pay for gas",
-  NO_LANE_AVAILABLE: (_units, lanes, maxInFlightPerLane) =>
+  NO_LANE_AVAILABLE: (_units, lanes, settings) =>
     `every wallet of the pool that could pay is held (${lanes
-      .map((lane) => `${lane.address}: ${laneHold(lane, maxInFlightPerLane) ?? "short of tokens"}`)
-      .join(", ")}); nothing was sent, retry shortly`,
+      .map((lane) => `${lane.address}: ${laneHold(lane, settings.maxInFlight) ?? "short of tokens"}`)
+      .join(", ")}), and none freed within ${settings.maxWaitMs} ms; nothing was sent, retry shortly`,
 };
 
 function mostAvailable(lanes: readonly LaneFigures[]): bigint {
@@ -43,7 +46,9 @@ function mostAvailable(lanes: readonly LaneFigures[]): bigint {
 
 export interface LanePoolSettings {
   /** MAX_IN_FLIGHT_PER_LANE. */
-  maxInFlightPerLane: number;
+  maxInFlight: number;
+  /** TRANSFER_SLOT_WAIT_MS: how long a new transfer waits for a held lane to free before it is answered 503. */
+  maxWaitMs: number;
   /**
    * Routing decides from balances at most this old (CHAIN_REFRESH_INTERVAL_MS): a lane drained from
    * outside is seen before it is chosen. Busy lanes are read at this pace anyway; an idle pool reads nothing.
@@ -62,6 +67,7 @@ export class LanePool implements TransferSender {
     private readonly lanes: readonly PoolLane[],
     private readonly journal: TransferJournal,
     private readonly settings: LanePoolSettings,
+    private readonly slots: SlotQueue,
   ) {
     this.#byAddress = new Map(lanes.map((lane) => [lane.address, lane]));
     for (const lane of lanes) this.#routed.set(lane.address, { count: 0, units: 0n });
@@ -133,31 +139,47 @@ export class LanePool implements TransferSender {
     }
   }
 
-  // Synchronous from reading the figures to counting the choice: concurrent requests see each other.
-  #sendOnARoute(
+  // A lane for the transfer, waiting for one while every lane that could pay is held; then sent there.
+  async #sendOnARoute(
     request: TransferRequest,
     idempotencyKey: string | undefined,
     authorize: AuthorizeTransfer | undefined,
     excluded: ReadonlySet<string>,
     chosen: { lane?: PoolLane },
   ): Promise<TransferOutcome> {
-    const figures = this.lanes.filter((lane) => !excluded.has(lane.address)).map((lane) => this.#withRouted(lane.figures()));
-    const route = chooseLane(figures, request.units, this.settings.maxInFlightPerLane);
+    let route = { refusal: "NO_LANE_AVAILABLE" } as Route;
+    let figures: LaneFigures[] = [];
+    // Synchronous from reading the figures to counting the choice: concurrent requests see each other.
+    await this.slots.take(() => {
+      figures = this.lanes.filter((lane) => !excluded.has(lane.address)).map((lane) => this.#withRouted(lane.figures()));
+      route = chooseLane(figures, request.units, this.settings.maxInFlight);
+      if ("lane" in route) this.#count(this.#byAddress.get(route.lane.address) as PoolLane, 1, request.units);
+      // Only a held pool is worth waiting for: a shortage of tokens or gas is answered at once.
+      return !("refusal" in route && route.refusal === "NO_LANE_AVAILABLE");
+    }, this.settings.maxWaitMs);
     if ("refusal" in route) {
-      // Recorded for the key like any lane's own refusal (a 417 is every repeat's answer).
-      const refusal = new ServiceError(route.refusal, REFUSAL_MESSAGES[route.refusal](request.units, figures, this.settings.maxInFlightPerLane));
+      // Recorded for the key like any lane's own refusal (a 417 is every repeat's answer; a 503 frees it).
+      const refusal = new ServiceError(route.refusal, REFUSAL_MESSAGES[route.refusal](request.units, figures, this.settings), {
+        retryAfterSeconds: route.refusal === "NO_LANE_AVAILABLE" ? 1 : undefined,
+      });
       return this.lanes[0].transfers.refuse(request, idempotencyKey, refusal);
     }
     const lane = this.#byAddress.get(route.lane.address) as PoolLane;
     chosen.lane = lane;
-    // Counted as routed until the lane's ledger holds its reservation, or it ends without one.
-    this.#count(lane, 1, request.units);
+    // Counted as routed (above) until the lane's ledger holds its reservation, or it ends without one.
     let counted = true;
     const uncount = () => {
       if (counted) this.#count(lane, -1, -request.units);
       counted = false;
     };
-    return lane.transfers.sendTokenTransfer(request, idempotencyKey, authorize, uncount).finally(uncount);
+    try {
+      return await lane.transfers.sendTokenTransfer(request, idempotencyKey, authorize, uncount);
+    } finally {
+      if (counted) {
+        uncount();
+        this.slots.wake();
+      }
+    }
   }
 
   // A lane's figures with the transfers routed to it that hold no reservation in its ledger yet.

@@ -75,11 +75,14 @@ export class SnapshotPoller {
    * count as busy yet: a transfer is woken for before it holds anything in the ledger).
    */
   wake(): void {
-    if (this.#stopped || !this.#timerIsIdle) return;
+    if (this.#stopped) return;
+    // Work that arrives during a read is counted at its end whatever pace the read came at: that read
+    // may free the wallet of its last transfers (idle by then), while the work woken has not reserved yet.
     if (this.#ticking) {
       this.#wokenWhileTicking = true;
       return;
     }
+    if (!this.#timerIsIdle) return;
     clearTimeout(this.#timer);
     this.#schedule(true);
   }

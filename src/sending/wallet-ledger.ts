@@ -21,9 +21,19 @@ export class WalletLedger {
   // Running totals of both collections above: summing them per request would cost O(transfers in flight).
   #heldUnits = 0n;
   #heldGas = 0n;
+  // The mined nonce count read on its own (noteMinedNonceCount), ahead of the snapshot's, and how many
+  // sent transactions lie below it: mined, so they hold no room in the node's pool, while their tokens and
+  // gas stay held until a snapshot shows the balances they left.
+  #minedNonceCount = 0;
+  #sentBelowMinedCount = 0;
+  #highestNonceSent = -1;
+
+  /** Told when transfers may have stopped holding room: mined, or given back (new transfers wait for room). */
+  onFreed: () => void = () => undefined;
 
   constructor(snapshot: WalletSnapshot) {
     this.#snapshot = snapshot;
+    this.#minedNonceCount = snapshot.minedNonceCount;
   }
 
   get snapshot(): WalletSnapshot {
@@ -35,9 +45,39 @@ export class WalletLedger {
     return this.#unsigned.size + this.#sentByNonce.size;
   }
 
+  /** The highest nonce a transaction was signed with (-1 before the first). */
+  get highestNonceSent(): number {
+    return this.#highestNonceSent;
+  }
+
   /** Transfers signed or sent whose nonce is not yet mined. */
   get unminedCount(): number {
     return this.#sentByNonce.size;
+  }
+
+  /**
+   * Transfers that take room in the node's pool, or soon will: about to be signed, or sent with their nonce
+   * not known to be mined (by the snapshot or by a read of the mined nonce count since).
+   */
+  get inFlightCount(): number {
+    return this.#unsigned.size + this.#sentByNonce.size - this.#sentBelowMinedCount;
+  }
+
+  /**
+   * The wallet's mined nonce count, read on its own (cheaper than a snapshot, and sooner): the transactions
+   * below it leave the in-flight count at once; their reservations stay until a snapshot.
+   */
+  noteMinedNonceCount(count: number): void {
+    if (count <= this.#minedNonceCount) return;
+    // The shorter of the nonces mined since the last count and the transactions held: never more.
+    if (count - this.#minedNonceCount <= this.#sentByNonce.size) {
+      for (let nonce = this.#minedNonceCount; nonce < count; nonce++) if (this.#sentByNonce.has(nonce)) this.#sentBelowMinedCount++;
+    } else {
+      this.#sentBelowMinedCount = 0;
+      for (const nonce of this.#sentByNonce.keys()) if (nonce < count) this.#sentBelowMinedCount++;
+    }
+    this.#minedNonceCount = count;
+    this.onFreed();
   }
 
   /** Takes a newer snapshot; transfers whose nonce it shows as mined are in its balances now. */
@@ -45,8 +85,10 @@ export class WalletLedger {
     if (snapshot.blockNumber < this.#snapshot.blockNumber) return;
     this.#snapshot = snapshot;
     for (const [nonce, reservation] of this.#sentByNonce) {
-      if (nonce < snapshot.minedNonceCount) this.#forget(this.#sentByNonce.delete(nonce), reservation);
+      if (nonce < snapshot.minedNonceCount) this.#forgetSent(nonce, reservation);
     }
+    if (snapshot.minedNonceCount > this.#minedNonceCount) this.noteMinedNonceCount(snapshot.minedNonceCount);
+    this.onFreed();
   }
 
   /**
@@ -100,8 +142,10 @@ export class WalletLedger {
   trackSent(nonce: number, reservation: Reservation): void {
     if (nonce < this.#snapshot.minedNonceCount) return;
     const replaced = this.#sentByNonce.get(nonce);
-    if (replaced) this.#forget(true, replaced);
+    if (replaced) this.#forgetSent(nonce, replaced);
     this.#sentByNonce.set(nonce, reservation);
+    this.#highestNonceSent = Math.max(this.#highestNonceSent, nonce);
+    if (nonce < this.#minedNonceCount) this.#sentBelowMinedCount++;
     this.#hold(reservation);
   }
 
@@ -115,18 +159,26 @@ export class WalletLedger {
   /** Gives a reservation back: its transfer was refused before or at broadcast. */
   release(reservation: Reservation, nonce?: number): void {
     this.#forget(this.#unsigned.delete(reservation), reservation);
-    if (nonce !== undefined && this.#sentByNonce.get(nonce) === reservation) this.#forget(this.#sentByNonce.delete(nonce), reservation);
+    if (nonce !== undefined && this.#sentByNonce.get(nonce) === reservation) this.#forgetSent(nonce, reservation);
+    this.onFreed();
   }
 
   /** Stops counting whatever was sent with this nonce: the node refused it. */
   forgetNonce(nonce: number): void {
     const reservation = this.#sentByNonce.get(nonce);
-    if (reservation) this.#forget(this.#sentByNonce.delete(nonce), reservation);
+    if (reservation) this.#forgetSent(nonce, reservation);
+    this.onFreed();
   }
 
   #hold(reservation: Reservation): void {
     this.#heldUnits += reservation.units;
     this.#heldGas += reservation.gasCost;
+  }
+
+  #forgetSent(nonce: number, reservation: Reservation): void {
+    this.#sentByNonce.delete(nonce);
+    if (nonce < this.#minedNonceCount) this.#sentBelowMinedCount--;
+    this.#forget(true, reservation);
   }
 
   #forget(wasHeld: boolean, reservation: Reservation): void {

@@ -48,7 +48,9 @@ describe("re-pricing stuck transfers on anvil", () => {
 
   beforeAll(async () => {
     chain = await startTestChain(["--no-mining"]);
-    proxied = await startServiceBehindProxy(chain.target);
+    // 20 transfers stuck at once: more than MAX_IN_FLIGHT_PER_LANE's default, which anvil (any number pending
+    // per sender) does not need.
+    proxied = await startServiceBehindProxy(chain.target, { MAX_IN_FLIGHT_PER_LANE: "32" });
     service = proxied.service;
   });
   afterAll(async () => {

@@ -132,4 +132,34 @@ describe("SnapshotPoller", () => {
     await vi.advanceTimersByTimeAsync(150);
     expect(calls.blocks).toBe(blocksBefore + 1);
   });
+
+  it("a request that arrives while a read frees the wallet of its last transfers keeps the busy pace after that read", async () => {
+    vi.useFakeTimers();
+    const state = { busy: true, head: 2 };
+    let blocks = 0;
+    let release: () => void = () => {};
+    poller = new SnapshotPoller({
+      initial: snapshotAt(1),
+      readBlock: async () => {
+        blocks++;
+        return { number: state.head, hash: `0x${state.head}`, parentHash: `0x${state.head - 1}`, baseFeePerGas: 1n };
+      },
+      readSnapshot: (block) => new Promise((resolve) => (release = () => resolve(snapshotAt(block?.number ?? state.head)))),
+      // The snapshot shows the last transfers mined: nothing is in flight once it is taken.
+      onSnapshot: () => (state.busy = false),
+      onBlock: () => {},
+      onError: () => {},
+      isBusy: () => state.busy,
+      busyIntervalMs: 100,
+      idleIntervalMs: 5_000,
+    });
+    poller.start();
+    await vi.advanceTimersByTimeAsync(100);
+    expect(blocks).toBe(1);
+    // A transfer let in meanwhile asks for fees (it holds nothing in the ledger yet).
+    await poller.ensureFeesFresh(60_000);
+    release();
+    await vi.advanceTimersByTimeAsync(150);
+    expect(blocks).toBe(2);
+  });
 });

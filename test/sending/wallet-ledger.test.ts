@@ -85,4 +85,47 @@ describe("WalletLedger totals", () => {
     expect(codeOf(() => ledger.reserve(700n, 970n))).toBeUndefined();
     expect(codeOf(() => ledger.reserve(1n, 1n))).toBe("INSUFFICIENT_TOKEN_BALANCE");
   });
+
+  it("frees a transaction's room in the node's pool as soon as a read of the mined nonce count passes it, and its tokens only with a snapshot", () => {
+    const ledger = new WalletLedger(SNAPSHOT);
+    let freed = 0;
+    ledger.onFreed = () => freed++;
+    for (const nonce of [5, 6, 7]) ledger.assignNonce(ledger.reserve(10n, 1n), nonce);
+    ledger.reserve(10n, 1n);
+    expect(ledger.inFlightCount).toBe(4);
+    ledger.noteMinedNonceCount(7);
+    expect(ledger.inFlightCount).toBe(2);
+    expect(freed).toBe(1);
+    // Mined, but the balances read before it still hold its tokens: they stay held.
+    expect(ledger.tokensAvailable).toBe(60n);
+    // An older count, read from a backend behind the others, changes nothing.
+    ledger.noteMinedNonceCount(6);
+    expect(ledger.inFlightCount).toBe(2);
+    // The snapshot that shows them mined takes their tokens out of the balance and their reservations away.
+    ledger.applySnapshot({ ...SNAPSHOT, blockNumber: 11, minedNonceCount: 7, tokenBalance: 80n });
+    expect(ledger.inFlightCount).toBe(2);
+    expect(ledger.tokensAvailable).toBe(60n);
+    // A snapshot ahead of the counts read frees the rest of what it shows mined.
+    ledger.applySnapshot({ ...SNAPSHOT, blockNumber: 12, minedNonceCount: 8, tokenBalance: 70n });
+    expect(ledger.inFlightCount).toBe(1);
+    expect(ledger.unminedCount).toBe(0);
+  });
+
+  it("keeps the in-flight count exact when a transaction below the mined count read is given back or replaced", () => {
+    const ledger = new WalletLedger(SNAPSHOT);
+    const reservations = [5, 6, 7].map((nonce) => {
+      const reservation = ledger.reserve(1n, 1n);
+      ledger.assignNonce(reservation, nonce);
+      return reservation;
+    });
+    ledger.noteMinedNonceCount(7);
+    expect(ledger.inFlightCount).toBe(1);
+    ledger.release(reservations[0], 5);
+    ledger.forgetNonce(6);
+    expect(ledger.inFlightCount).toBe(1);
+    ledger.trackSent(6, { units: 1n, gasCost: 1n });
+    expect(ledger.inFlightCount).toBe(1);
+    ledger.noteMinedNonceCount(1_000_000);
+    expect(ledger.inFlightCount).toBe(0);
+  });
 });

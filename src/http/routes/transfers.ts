@@ -86,7 +86,7 @@ export const transfersRoute: FastifyPluginAsyncTypebox<TransfersRouteOptions> = 
       schema: {
         summary: "The service's transfers, newest first",
         description:
-          "Pages of the journal's transfers, newest first: follow nextCursor until it is null. Filters combine (all must hold). " +
+          "Pages of the journal's transfers, newest first: follow nextCursor until it is null (a page may be short, even empty, and still have one). Filters combine (all must hold). " +
           "With `Accept: text/csv`, the same rows as one CSV export (RFC 4180; every matching row unless limit is given), streamed in constant memory. " +
           "Read from the journal only (no node calls). A `transfer` key sees its own transfers; `read` and `admin` keys see all.",
         tags: ["transactions"],
@@ -138,13 +138,10 @@ export const transfersRoute: FastifyPluginAsyncTypebox<TransfersRouteOptions> = 
           // The CSV text, streamed: the schema's type is what the client receives, not how it is sent.
           .send(Readable.from(historyCsv(journal, filter, beforeId, query.limit === undefined ? undefined : Number(query.limit), token)) as unknown as string);
       }
-      const limit = query.limit === undefined ? DEFAULT_PAGE : Number(query.limit);
-      // One more than the page: whether a next page exists, without a count.
-      const entries = journal.history(filter, beforeId, limit + 1);
-      const page = entries.slice(0, limit);
+      const { entries, nextBefore } = journal.history(filter, beforeId, query.limit === undefined ? DEFAULT_PAGE : Number(query.limit));
       return {
-        transfers: page.map((entry) => historyItem(entry, token)),
-        nextCursor: entries.length > limit ? String(page[page.length - 1].id) : null,
+        transfers: entries.map((entry) => historyItem(entry, token)),
+        nextCursor: nextBefore === undefined ? null : String(nextBefore),
       };
     },
   );

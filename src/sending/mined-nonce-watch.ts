@@ -1,0 +1,104 @@
+/**
+ * While new transfers wait for room in a lane, reads the wallet's mined nonce count on its own (one call,
+ * instead of a whole snapshot at the next poll): room a block freed is taken as soon as it is seen, so the
+ * in-flight limit bounds what the node's pool holds, not how fast a fast chain goes. On an automining node
+ * every transfer is a block of its own, and a lane that learnt of them once a second carried at most
+ * MAX_IN_FLIGHT_PER_LANE a second.
+ *
+ * Paced by what it finds: after a read that showed transactions mined, or when the lane sent more since
+ * the last read, the next comes FAST_MS later; otherwise twice as late as the last, up to `slowestMs` (the
+ * lane's busy poll interval): a slow chain is asked about once per interval, an automining one as fast as
+ * it mines. Idle (nobody waiting) it reads nothing.
+ *
+ * A lane full and waiting whose count has not moved for STALLED_AFTER_MS is told once per count
+ * (`onStalled`): the node may have lost the transaction at that nonce (a node that takes a transaction
+ * and drops it leaves every later nonce of the wallet waiting, and one that holds it without counting it
+ * as pending never mines it), so the lane does at once what its background does after
+ * REBROADCAST_AFTER_MS: the journaled bytes again, or a replacement at the same nonce. One nonce: nothing
+ * can be paid twice.
+ */
+import { monotonicNow } from "../clock.js";
+
+/** The soonest read after one that showed progress: at most 100 reads a second while transfers wait. */
+export const FAST_MS = 10;
+
+/** How long the count may stand still, transfers waiting, before the lane is told (`onStalled`). */
+export const STALLED_AFTER_MS = 500;
+
+export interface MinedNonceWatchOptions {
+  readMinedNonceCount: () => Promise<number>;
+  /** The highest nonce the lane has sent: more sent since the last read may be mined already. */
+  highestNonceSent: () => number;
+  onCount: (count: number) => void;
+  /** Whether transfers wait for room in this lane now. */
+  isWanted: () => boolean;
+  onError: (error: unknown) => void;
+  /** The count has not moved for STALLED_AFTER_MS while transfers wait: once per count. */
+  onStalled: (count: number) => void;
+  /** The longest pause between reads while wanted (CHAIN_REFRESH_INTERVAL_MS). */
+  slowestMs: number;
+}
+
+export class MinedNonceWatch {
+  readonly #options: MinedNonceWatchOptions;
+  #running: Promise<void> | undefined;
+  readonly #stopping = new AbortController();
+  #lastCount = -1;
+  #lastSent = -1;
+  #stalledAt = -1;
+  #progressAt = 0;
+
+  constructor(options: MinedNonceWatchOptions) {
+    this.#options = options;
+  }
+
+  /** Transfers started waiting: reads begin, unless they run already. */
+  wake(): void {
+    if (this.#stopping.signal.aborted || this.#running) return;
+    this.#running = this.#watch().finally(() => (this.#running = undefined));
+  }
+
+  async stop(): Promise<void> {
+    this.#stopping.abort();
+    await this.#running;
+  }
+
+  async #watch(): Promise<void> {
+    let pauseMs = FAST_MS;
+    this.#progressAt = monotonicNow();
+    const { signal } = this.#stopping;
+    while (!signal.aborted && this.#options.isWanted()) {
+      try {
+        const sent = this.#options.highestNonceSent();
+        const count = await this.#options.readMinedNonceCount();
+        const progressed = count > this.#lastCount || sent > this.#lastSent;
+        this.#lastCount = Math.max(this.#lastCount, count);
+        this.#lastSent = Math.max(this.#lastSent, sent);
+        this.#options.onCount(count);
+        if (progressed) this.#progressAt = monotonicNow();
+        else if (monotonicNow() - this.#progressAt >= STALLED_AFTER_MS && this.#stalledAt !== count) {
+          this.#stalledAt = count;
+          this.#options.onStalled(count);
+        }
+        pauseMs = progressed ? FAST_MS : Math.min(pauseMs * 2, this.#options.slowestMs);
+      } catch (error) {
+        this.#options.onError(error);
+        pauseMs = this.#options.slowestMs;
+      }
+      await pause(pauseMs, signal);
+    }
+  }
+}
+
+// A pause that stopping cuts short, and that does not keep the process alive.
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms).unref();
+    signal.addEventListener("abort", done);
+  });
+}

@@ -1,0 +1,72 @@
+/**
+ * One wallet as a lane of one: it holds at most MAX_IN_FLIGHT_PER_LANE transactions being sent or not yet
+ * mined, as each lane of a pool does. A node keeps only so many pending transactions per sender (geth: 16
+ * for sure); past them it refuses the next ("txpool is full": a 417 for its client) and every nonce above
+ * the refused one waits in a gap. A new transfer that finds the wallet full waits for room, first come
+ * first served, for TRANSFER_SLOT_WAIT_MS; then it is answered 503 NO_LANE_AVAILABLE with Retry-After, its
+ * Idempotency-Key unused. A repeat of a key the journal holds never waits: its answer is there already.
+ */
+import { ServiceError } from "../errors.js";
+import type { TransferJournal, TransferRequest } from "../journal/transfer-journal.js";
+import type { SlotQueue } from "./slot-queue.js";
+import type { AuthorizeTransfer, TokenTransferService, TransferOutcome, TransferSender } from "./transfer-service.js";
+import type { WalletLedger } from "./wallet-ledger.js";
+
+export interface InFlightLimitSettings {
+  /** MAX_IN_FLIGHT_PER_LANE. */
+  maxInFlight: number;
+  /** TRANSFER_SLOT_WAIT_MS. */
+  maxWaitMs: number;
+}
+
+export class WalletInFlightLimit implements TransferSender {
+  // Transfers let in that hold no reservation in the ledger yet (the ledger counts the others).
+  #admitted = 0;
+
+  constructor(
+    private readonly wallet: { address: string; transfers: TokenTransferService; ledger: WalletLedger },
+    private readonly journal: TransferJournal,
+    private readonly settings: InFlightLimitSettings,
+    private readonly slots: SlotQueue,
+  ) {}
+
+  /** Transactions being sent or not yet mined, and transfers let in on their way to being signed. */
+  get inFlight(): number {
+    return this.wallet.ledger.inFlightCount + this.#admitted;
+  }
+
+  async sendTokenTransfer(request: TransferRequest, idempotencyKey?: string, authorize?: AuthorizeTransfer): Promise<TransferOutcome> {
+    if (idempotencyKey !== undefined && this.journal.findByKey(idempotencyKey)) return this.wallet.transfers.sendTokenTransfer(request, idempotencyKey, authorize);
+    const admitted = await this.slots.take(() => this.#admit(), this.settings.maxWaitMs);
+    if (!admitted) throw walletFull(this.wallet.address, this.settings);
+    let counted = true;
+    const uncount = () => {
+      if (counted) this.#admitted--;
+      counted = false;
+    };
+    try {
+      return await this.wallet.transfers.sendTokenTransfer(request, idempotencyKey, authorize, uncount);
+    } finally {
+      // Refused before it held a reservation: its room is free for the next.
+      if (counted) {
+        uncount();
+        this.slots.wake();
+      }
+    }
+  }
+
+  #admit(): boolean {
+    if (this.inFlight >= this.settings.maxInFlight) return false;
+    this.#admitted++;
+    return true;
+  }
+}
+
+/** The answer to a transfer that found the wallet full for as long as it may wait. */
+export function walletFull(address: string, settings: InFlightLimitSettings): ServiceError {
+  return new ServiceError(
+    "NO_LANE_AVAILABLE",
+    `the wallet ${address} holds ${settings.maxInFlight} transactions not yet mined (MAX_IN_FLIGHT_PER_LANE), and none was mined within ${settings.maxWaitMs} ms; nothing was sent, retry shortly`,
+    { retryAfterSeconds: 1 },
+  );
+}

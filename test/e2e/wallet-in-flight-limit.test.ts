@@ -1,0 +1,83 @@
+/**
+ * One wallet against a node that keeps 16 pending transactions per sender and mines a block a second
+ * (anvil behind a proxy that refuses the 17th as "txpool is full"): the wallet holds at most
+ * MAX_IN_FLIGHT_PER_LANE (16) unmined, so the node refuses nothing, no client gets a 417 for congestion,
+ * no nonce is left in a gap, and every 200 is mined. A transfer that finds no room within
+ * TRANSFER_SLOT_WAIT_MS is answered 503 with Retry-After and its key stays unused.
+ */
+import { Pool } from "undici";
+import { afterEach, describe, expect, it } from "vitest";
+import { type PendingLimit, limitPendingPerSender } from "../helpers/pending-limit.js";
+import { AUTHORIZATION, type ProxiedService, startServiceBehindProxy } from "../helpers/service.js";
+import { type TestChain, freshAddress, startTestChain, waitForReceipt } from "../helpers/test-chain.js";
+
+const CONCURRENCY = 50;
+const SECONDS = 6;
+
+describe("one wallet against a node that keeps 16 pending per sender", () => {
+  let chain: TestChain | undefined;
+  let proxied: ProxiedService | undefined;
+  let limit: PendingLimit | undefined;
+  afterEach(async () => {
+    await limit?.stop();
+    await proxied?.close();
+    await chain?.stop();
+  });
+
+  it("concurrency 50 for 6 s: nothing refused by the node, no 417, every 200 mined with contiguous nonces; the rest 503 with Retry-After, key unused", async () => {
+    chain = await startTestChain(["--block-time", "1"]);
+    proxied = await startServiceBehindProxy(chain.target, { TRANSFER_SLOT_WAIT_MS: "1500" });
+    limit = limitPendingPerSender(proxied.proxy, chain.provider, [chain.demo.walletAddress], 16);
+    const firstNonce = await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest");
+    await proxied.service.app.listen({ host: "127.0.0.1", port: 0 });
+    const address = proxied.service.app.server.address() as { port: number };
+    const pool = new Pool(`http://127.0.0.1:${address.port}`, { connections: CONCURRENCY });
+    const paid: string[] = [];
+    const statuses: Record<string, number> = {};
+    const busyKeys: string[] = [];
+    let index = 0;
+    const stopAt = Date.now() + SECONDS * 1000;
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (Date.now() < stopAt) {
+          const key = `in-flight-${index++}`;
+          const response = await pool.request({
+            path: "/transfer",
+            method: "POST",
+            headers: { "content-type": "application/json", "idempotency-key": key, ...AUTHORIZATION },
+            body: JSON.stringify({ toAddress: freshAddress(), amount: "1" }),
+          });
+          const body = (await response.body.json()) as { result?: { hash: string }; code?: string };
+          statuses[`${response.statusCode} ${body.code ?? ""}`.trim()] = (statuses[`${response.statusCode} ${body.code ?? ""}`.trim()] ?? 0) + 1;
+          if (response.statusCode === 200 && body.result) paid.push(body.result.hash);
+          if (response.statusCode === 503) {
+            expect(body.code).toBe("NO_LANE_AVAILABLE");
+            expect(response.headers["retry-after"]).toBe("1");
+            busyKeys.push(key);
+          }
+        }
+      }),
+    );
+    await pool.close();
+    expect(limit.refused).toBe(0);
+    expect(Object.keys(statuses).filter((status) => status !== "200" && status !== "503 NO_LANE_AVAILABLE")).toEqual([]);
+    // 16 a block at a block a second: room freed by each block is taken before the next (a wallet that
+    // learnt of it seconds late, or went idle meanwhile, carried 64 in these 6 s).
+    expect(paid.length).toBeGreaterThanOrEqual(12 * SECONDS);
+    const receipts = await Promise.all(paid.map((hash) => waitForReceipt(chain as TestChain, hash, 60_000)));
+    expect(receipts.every((receipt) => receipt.status === 1)).toBe(true);
+    const nonces = (await Promise.all(paid.map((hash) => chain?.provider.getTransaction(hash)))).map((transaction) => transaction?.nonce as number).sort((a, b) => a - b);
+    expect(nonces).toEqual(Array.from({ length: paid.length }, (_, offset) => firstNonce + offset));
+    // A key answered 503 is unused: the same request with it is sent now.
+    if (busyKeys.length > 0) {
+      const retried = await proxied.service.app.inject({
+        method: "POST",
+        url: "/transfer",
+        headers: { "idempotency-key": busyKeys[0], ...AUTHORIZATION },
+        payload: { toAddress: freshAddress(), amount: "1" },
+      });
+      expect([200, 503]).toContain(retried.statusCode);
+      if (retried.statusCode === 200) await waitForReceipt(chain, retried.json().result.hash, 30_000);
+    }
+  }, 120_000);
+});

@@ -1,0 +1,179 @@
+/**
+ * The history's bounded reads against the plain definition: followed from cursor to cursor, every filter
+ * gives exactly the rows a full scan gives, newest first; a read walks a bounded number of rows; and the
+ * journal keeps times rising with ids, which the time filters rely on.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
+import type { HistoryFilter, JournalState, TransferJournal } from "../../src/journal/transfer-journal.js";
+
+const OWNER = { chainId: 31337n, walletAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", tokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3" };
+const STATES: JournalState[] = ["claimed", "refused", "signed", "accepted", "nonce-used", "replaced", "rejected", "cancelled"];
+const ROWS = 6_000;
+const START = Date.parse("2026-01-01T00:00:00Z");
+
+interface Row {
+  id: number;
+  recipient: string;
+  api_key_id: string | null;
+  lane: string;
+  state: JournalState;
+  created_at: number;
+  idempotency_key: string | null;
+}
+
+/** A small deterministic generator (mulberry32), so that a failure replays. */
+function random(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+let dir: string;
+let journal: TransferJournal;
+const rows: Row[] = [];
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "history-test-"));
+  const path = join(dir, "journal.sqlite");
+  openSqliteJournal(path, OWNER).close();
+  const next = random(7);
+  const db = new Database(path);
+  const insert = db.prepare(
+    `INSERT INTO transfers (recipient, units, api_key_id, state, lane, idempotency_key, created_at, updated_at)
+     VALUES (@recipient, '1', @api_key_id, @state, @lane, @idempotency_key, @created_at, @created_at)`,
+  );
+  db.transaction(() => {
+    for (let index = 0; index < ROWS; index++) {
+      // Skewed, as real histories are: one recipient and one key take most rows, rare states are rare.
+      const pick = next();
+      const row = {
+        recipient: `0x${(pick < 0.6 ? 1 : Math.floor(next() * 40)).toString(16).padStart(40, "0")}`,
+        api_key_id: next() < 0.1 ? null : next() < 0.7 ? "key_a" : `key_${Math.floor(next() * 6)}`,
+        lane: `0x${Math.floor(next() * 3).toString(16).padStart(40, "0")}`,
+        state: next() < 0.85 ? "nonce-used" : STATES[Math.floor(next() * STATES.length)],
+        idempotency_key: next() < 0.5 ? `key_a/order-${index}` : null,
+        created_at: START + index * 60_000,
+      } satisfies Omit<Row, "id">;
+      rows.push({ ...row, id: Number(insert.run(row).lastInsertRowid) });
+    }
+  })();
+  db.close();
+  journal = openSqliteJournal(path, OWNER);
+});
+
+afterAll(() => {
+  journal.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The rows a full scan finds, newest first. */
+function scanned(filter: HistoryFilter): number[] {
+  return rows
+    .filter(
+      (row) =>
+        (filter.states === undefined || filter.states.includes(row.state)) &&
+        (filter.since === undefined || row.created_at >= filter.since) &&
+        (filter.until === undefined || row.created_at < filter.until) &&
+        (filter.recipient === undefined || row.recipient === filter.recipient) &&
+        (filter.apiKeyId === undefined || row.api_key_id === filter.apiKeyId) &&
+        (filter.lane === undefined || row.lane === filter.lane) &&
+        (filter.idempotencyKeys === undefined || (row.idempotency_key !== null && filter.idempotencyKeys.includes(row.idempotency_key))),
+    )
+    .map((row) => row.id)
+    .reverse();
+}
+
+/** Every page from the first to the end: the ids, and the pages' sizes. */
+function paged(filter: HistoryFilter, limit: number): { ids: number[]; pages: number[] } {
+  const ids: number[] = [];
+  const pages: number[] = [];
+  let below: number | undefined;
+  for (;;) {
+    const { entries, nextBefore } = journal.history(filter, below, limit);
+    ids.push(...entries.map((entry) => entry.id));
+    pages.push(entries.length);
+    expect(entries.length).toBeLessThanOrEqual(limit);
+    if (nextBefore === undefined) return { ids, pages };
+    expect(nextBefore).toBeLessThan(below ?? Number.POSITIVE_INFINITY);
+    below = nextBefore;
+  }
+}
+
+const RECIPIENT = `0x${(1).toString(16).padStart(40, "0")}`;
+const RARE_RECIPIENT = `0x${(17).toString(16).padStart(40, "0")}`;
+const LANE = `0x${(2).toString(16).padStart(40, "0")}`;
+const at = (index: number) => START + index * 60_000;
+
+describe("history reads", () => {
+  const filters: [string, HistoryFilter][] = [
+    ["none", {}],
+    ["a rare state", { states: ["cancelled"] }],
+    ["several states", { states: ["claimed", "signed", "accepted"] }],
+    ["no state", { states: [] }],
+    ["a recipient", { recipient: RECIPIENT }],
+    ["an API key", { apiKeyId: "key_a" }],
+    ["a lane with states", { lane: LANE, states: ["nonce-used", "replaced"] }],
+    ["a time window", { since: at(1_000) + 1, until: at(2_500) }],
+    ["since only", { since: at(5_900) }],
+    ["until only", { until: at(100) }],
+    ["a window with nothing in it", { since: at(ROWS + 10) }],
+    ["a recipient and an API key", { recipient: RECIPIENT, apiKeyId: "key_3" }],
+    ["a rare recipient, an API key, a lane and a state", { recipient: RARE_RECIPIENT, apiKeyId: "key_a", lane: LANE, states: ["nonce-used"] }],
+    ["a lane and an API key in a window", { lane: LANE, apiKeyId: "key_a", since: at(3_000), until: at(4_000) }],
+    ["Idempotency-Keys", { idempotencyKeys: ["key_a/order-10", "key_a/order-11", "key_a/order-4000", "key_b/order-10"] }],
+  ];
+
+  for (const [name, filter] of filters) {
+    for (const limit of [1, 37, 500]) {
+      it(`${name}, pages of ${limit}: the rows a full scan finds, newest first`, () => {
+        expect(paged(filter, limit).ids).toEqual(scanned(filter));
+      });
+    }
+  }
+
+  it("a full page goes on from its last row; the last page says it is the last", () => {
+    const all = scanned({ apiKeyId: "key_a" });
+    const first = journal.history({ apiKeyId: "key_a" }, undefined, 10);
+    expect(first.entries.map((entry) => entry.id)).toEqual(all.slice(0, 10));
+    expect(first.nextBefore).toBe(all[9]);
+    const last = journal.history({ apiKeyId: "key_a" }, all[all.length - 11], 10);
+    expect(last.entries.map((entry) => entry.id)).toEqual(all.slice(-10));
+    expect(last.nextBefore).toBeUndefined();
+  });
+
+  it("a second filter checked row by row walks a bounded number of rows: short pages that go on, never a walk of the whole history", () => {
+    // key_3 sends to RECIPIENT rarely, and RECIPIENT has most rows: each read stops after its budget.
+    const { ids, pages } = paged({ recipient: RECIPIENT, apiKeyId: "key_3" }, 100);
+    expect(ids).toEqual(scanned({ recipient: RECIPIENT, apiKeyId: "key_3" }));
+    expect(pages.length).toBeGreaterThan(1);
+    expect(pages.some((size) => size < 100)).toBe(true);
+  });
+});
+
+describe("times rise with ids", () => {
+  it("a transfer made after one stamped later (a clock that stepped back) takes the later time", async () => {
+    const newest = rows[rows.length - 1].created_at;
+    const claim = journal.claimKey("key_a/after-a-step-back", { recipient: RECIPIENT, units: 1n });
+    expect(claim.outcome).toBe("claimed");
+    const entry = journal.findById((claim as { entryId: number }).entryId);
+    // The test's clock is now (2026-11), after the rows' times: the entry is stamped now.
+    expect(entry?.createdAt).toBeGreaterThanOrEqual(newest);
+    await journal.flushed();
+    const path = join(dir, "journal.sqlite");
+    const db = new Database(path);
+    const future = Date.now() + 3_600_000;
+    db.prepare("UPDATE transfers SET created_at = ? WHERE id = ?").run(future, entry?.id);
+    db.close();
+    const signed = journal.recordSigned(undefined, { recipient: RECIPIENT, units: 2n }, { nonce: 1, hash: `0x${"cd".repeat(32)}`, rawTransaction: "0x02", signedAtBlock: 1 });
+    expect(journal.findById(signed)?.createdAt).toBe(future);
+  });
+});

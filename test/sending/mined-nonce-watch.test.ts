@@ -1,0 +1,98 @@
+/** The mined nonce count is read only while transfers wait, soon after progress, ever more slowly without. */
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { FAST_MS, MinedNonceWatch, STALLED_AFTER_MS } from "../../src/sending/mined-nonce-watch.js";
+
+describe("MinedNonceWatch", () => {
+  let watch: MinedNonceWatch | undefined;
+  afterEach(async () => {
+    await watch?.stop();
+    vi.useRealTimers();
+  });
+
+  function watchOf(state: { wanted: boolean; count: number; sent?: number }) {
+    const reads: number[] = [];
+    const stalls: number[] = [];
+    const counts: number[] = [];
+    watch = new MinedNonceWatch({
+      readMinedNonceCount: async () => {
+        reads.push(Date.now());
+        return state.count;
+      },
+      highestNonceSent: () => state.sent ?? 0,
+      onCount: (count) => counts.push(count),
+      isWanted: () => state.wanted,
+      onError: () => {},
+      onStalled: (count) => stalls.push(count),
+      slowestMs: 1_000,
+    });
+    return { reads, counts, stalls };
+  }
+
+  it("reads nothing until woken, and nothing once nobody waits", async () => {
+    vi.useFakeTimers();
+    const state = { wanted: false, count: 5 };
+    const { reads } = watchOf(state);
+    await vi.advanceTimersByTimeAsync(5_000);
+    watch?.wake();
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(reads).toHaveLength(0);
+    state.wanted = true;
+    watch?.wake();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(reads).toHaveLength(1);
+    state.wanted = false;
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(reads).toHaveLength(1);
+  });
+
+  it("reads again FAST_MS after progress, and backs off to the slowest pace while nothing is mined", async () => {
+    vi.useFakeTimers({ now: 0 });
+    const state = { wanted: true, count: 5 };
+    const { reads, counts } = watchOf(state);
+    watch?.wake();
+    // Mining as fast as it reads: every read shows progress.
+    for (let step = 0; step < 5; step++) {
+      await vi.advanceTimersByTimeAsync(FAST_MS);
+      state.count++;
+    }
+    expect(reads.length).toBeGreaterThanOrEqual(5);
+    expect(counts.at(-1)).toBeGreaterThanOrEqual(9);
+    // Nothing more mined for 5 s: 20, 40, ... then one read a second.
+    const before = reads.length;
+    await vi.advanceTimersByTimeAsync(5_000);
+    const gaps = reads.slice(before).map((at, index, all) => (index === 0 ? 0 : at - all[index - 1]));
+    expect(reads.length - before).toBeLessThanOrEqual(11);
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(1_000);
+    expect(gaps.slice(-2)).toEqual([1_000, 1_000]);
+  });
+
+  it("reads again FAST_MS later when the lane sent more since the last read, mined or not", async () => {
+    vi.useFakeTimers({ now: 0 });
+    const state = { wanted: true, count: 5, sent: 10 };
+    const { reads } = watchOf(state);
+    watch?.wake();
+    await vi.advanceTimersByTimeAsync(1_000);
+    const before = reads.length;
+    state.sent = 11;
+    await vi.advanceTimersByTimeAsync(1_000);
+    const after = reads.slice(before);
+    // The read after the send comes within the slowest pause, and the one after it FAST_MS later.
+    expect(after.length).toBeGreaterThanOrEqual(2);
+    expect(after[1] - after[0]).toBe(FAST_MS);
+  });
+
+  it("tells the lane once per count that nothing was mined for STALLED_AFTER_MS while transfers wait", async () => {
+    vi.useFakeTimers({ now: 0 });
+    const state = { wanted: true, count: 5, sent: 20 };
+    const { stalls } = watchOf(state);
+    watch?.wake();
+    await vi.advanceTimersByTimeAsync(STALLED_AFTER_MS - 50);
+    expect(stalls).toEqual([]);
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(stalls).toEqual([5]);
+    // Mined one more, then stuck again: told again, about the new count.
+    state.count = 6;
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(stalls).toEqual([5, 6]);
+  });
+});

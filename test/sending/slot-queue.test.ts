@@ -1,0 +1,74 @@
+/** New transfers waiting for room: first come, first served, never more let in than there is room for, never longer than allowed. */
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { MAX_WAITING, SlotQueue } from "../../src/sending/slot-queue.js";
+
+/** Room for `free` more; each take uses one. */
+function room(free: number) {
+  const state = { free };
+  return { state, take: () => (state.free > 0 ? (state.free--, true) : false) };
+}
+
+describe("SlotQueue", () => {
+  afterEach(() => vi.useRealTimers());
+
+  it("takes at once while there is room and nobody waits", async () => {
+    const queue = new SlotQueue();
+    const { take, state } = room(2);
+    expect(await queue.take(take, 1000)).toBe(true);
+    expect(await queue.take(take, 1000)).toBe(true);
+    expect(state.free).toBe(0);
+    expect(queue.size).toBe(0);
+  });
+
+  it("lets waiters in first come, first served, as room frees; several freed at once go to the front ones only", async () => {
+    const queue = new SlotQueue();
+    const { take, state } = room(0);
+    const order: number[] = [];
+    const waits = [0, 1, 2, 3].map((index) => queue.take(take, 10_000).then((took) => took && order.push(index)));
+    expect(queue.size).toBe(4);
+    state.free = 1;
+    queue.wake();
+    await Promise.resolve();
+    state.free += 2;
+    queue.wake();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(order).toEqual([0, 1, 2]);
+    expect(state.free).toBe(0);
+    expect(queue.size).toBe(1);
+    // A newcomer does not pass the one still waiting, even when room frees meanwhile.
+    state.free = 1;
+    const newcomer = queue.take(take, 10_000);
+    expect(queue.size).toBe(2);
+    queue.wake();
+    await Promise.all(waits);
+    expect(order).toEqual([0, 1, 2, 3]);
+    state.free = 1;
+    queue.wake();
+    expect(await newcomer).toBe(true);
+  });
+
+  it("gives up after the time allowed, and then takes no room", async () => {
+    vi.useFakeTimers();
+    const queue = new SlotQueue();
+    const { take, state } = room(0);
+    const waiting = queue.take(take, 2000);
+    vi.advanceTimersByTime(1999);
+    expect(queue.size).toBe(1);
+    vi.advanceTimersByTime(1);
+    expect(await waiting).toBe(false);
+    expect(queue.size).toBe(0);
+    state.free = 1;
+    queue.wake();
+    expect(state.free).toBe(1);
+  });
+
+  it("does not wait when not allowed to, nor behind too many", async () => {
+    vi.useFakeTimers();
+    const queue = new SlotQueue();
+    const { take } = room(0);
+    expect(await queue.take(take, 0)).toBe(false);
+    for (let index = 0; index < MAX_WAITING; index++) void queue.take(take, 60_000);
+    expect(await queue.take(take, 60_000)).toBe(false);
+    expect(queue.size).toBe(MAX_WAITING);
+  });
+});
