@@ -11,7 +11,10 @@
  *    forwards nothing), for JAM_SECONDS. Prints the share of the 200s the other lanes carried, then heals
  *    the node and checks that every transfer answered 200 is mined.
  *
- *   npm run bench:pool     (LANES=4 CONCURRENCY=50 SECONDS=20 ROUNDS=2 JAM_SECONDS=60 BLOCK_TIME=1 PENDING_LIMIT=16)
+ * 3. Idle: the node calls a second of one lane and of LANES lanes, with no requests and no new blocks,
+ *    over IDLE_SECONDS (target for 4 lanes: at most 0.30).
+ *
+ *   npm run bench:pool     (LANES=4 CONCURRENCY=50 SECONDS=20 ROUNDS=2 JAM_SECONDS=60 BLOCK_TIME=1 PENDING_LIMIT=16 IDLE_SECONDS=30)
  */
 import { JsonRpcProvider, Wallet, toBeHex } from "ethers";
 import { Pool } from "undici";
@@ -19,6 +22,7 @@ import { startAnvil } from "../src/dev/anvil.js";
 import { type DemoChain, setUpDemoChain } from "../src/dev/demo-chain.js";
 import { ERC20_INTERFACE } from "../src/node/erc20.js";
 import { limitPendingPerSender } from "../test/helpers/pending-limit.js";
+import { startCountingProxy } from "./rpc-cost.js";
 import { type RpcProxy, startRpcProxy } from "../test/helpers/rpc-proxy.js";
 import { BENCH_API_KEY, startBenchService } from "./measure.js";
 
@@ -30,6 +34,7 @@ const JAM_SECONDS = Number(process.env.JAM_SECONDS ?? 60);
 const BLOCK_TIME = Number(process.env.BLOCK_TIME ?? 1);
 const PENDING_LIMIT = Number(process.env.PENDING_LIMIT ?? 16);
 const WARMUP_SECONDS = 5;
+const IDLE_SECONDS = Number(process.env.IDLE_SECONDS ?? 30);
 
 /** A chain mining every BLOCK_TIME s, a demo token, `lanes` funded wallets, and the limiting proxy. */
 interface PoolChain {
@@ -177,6 +182,37 @@ async function measureJam(): Promise<void> {
   }
 }
 
+/** Node calls a second of an idle service with `lanes` lanes: no requests, no new blocks (automining anvil). */
+async function idleCallsPerSecond(lanes: number): Promise<{ perSecond: number; byMethod: Record<string, number> }> {
+  const node = await startAnvil();
+  const proxy = await startCountingProxy(node.rpcUrl);
+  try {
+    const demo = await setUpDemoChain(node.rpcUrl);
+    const others = Array.from({ length: lanes - 1 }, () => Wallet.createRandom());
+    const provider = new JsonRpcProvider(node.rpcUrl, undefined, { staticNetwork: true });
+    for (const wallet of others) await provider.send("anvil_setBalance", [wallet.address, toBeHex(10n ** 21n)]);
+    provider.destroy();
+    const service = await startBenchService(proxy.url, demo, { PRIVATE_KEY: [demo.privateKey, ...others.map((wallet) => wallet.privateKey)].join(",") });
+    try {
+      // Startup (connecting, each lane's first snapshot) is not idling.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      const before = new Map(proxy.counts);
+      await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1_000));
+      const byMethod = Object.fromEntries([...proxy.counts].map(([method, count]) => [method, count - (before.get(method) ?? 0)]).filter(([, count]) => Number(count) > 0));
+      return { perSecond: Object.values(byMethod).reduce((sum: number, count) => sum + Number(count), 0) / IDLE_SECONDS, byMethod };
+    } finally {
+      await service.close();
+    }
+  } finally {
+    await proxy.close();
+    await node.stop();
+  }
+}
+
+for (const lanes of [1, LANES]) {
+  const idle = await idleCallsPerSecond(lanes);
+  console.log(`idle, ${lanes} lane${lanes === 1 ? "" : "s"}: ${idle.perSecond.toFixed(3)} node calls a second over ${IDLE_SECONDS} s ${JSON.stringify(idle.byMethod)}${lanes > 1 ? " (target at most 0.30)" : ""}`);
+}
 console.log(`node: anvil, a block every ${BLOCK_TIME} s, at most ${PENDING_LIMIT} pending per sender (proxy); concurrency ${CONCURRENCY}, ${SECONDS} s per run`);
 const rounds: { one: LoadResult; pool: LoadResult }[] = [];
 for (let round = 1; round <= ROUNDS; round++) {

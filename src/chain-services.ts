@@ -22,7 +22,9 @@ import { NonceDisplacements } from "./sending/nonce-displacements.js";
 import type { TransferReplacer } from "./sending/transfer-replacer.js";
 import type { TransferSender } from "./sending/transfer-service.js";
 import { LanePool } from "./sending/lane-pool.js";
+import { SharedFeeBlock } from "./sending/shared-fee-block.js";
 import { SlotQueue } from "./sending/slot-queue.js";
+import { readFeeBlock } from "./sending/wallet-snapshot.js";
 import { WalletInFlightLimit } from "./sending/wallet-in-flight-limit.js";
 import type { TransferSubmitter } from "./sending/transfer-submitter.js";
 import type { WalletLedger } from "./sending/wallet-ledger.js";
@@ -102,6 +104,8 @@ export async function startChainServices(
     const displacements = new NonceDisplacements();
     // New transfers waiting for room in a lane (MAX_IN_FLIGHT_PER_LANE), every lane's.
     const slots = new SlotQueue();
+    // The latest block, one read for every lane: a pool's idle cost is one wallet's.
+    const latestBlock = new SharedFeeBlock(() => readFeeBlock(chain));
     // Whether any lane is still sending a key's entry: a repeat may reach another lane than the one sending it.
     const isSendingAnywhere = pooled ? (key: string, entry: JournalEntry) => lanes.some((lane) => lane.transfers.isSending(key, entry)) : undefined;
     for (const signer of chain.laneSigners) {
@@ -109,7 +113,7 @@ export async function startChainServices(
       const laneJournal = signer === chain.signer ? journal : journal.forLane(signer.address);
       // With several lanes, every line a lane logs names it.
       const laneLog = pooled ? log.child({ lane: signer.address }) : log;
-      lanes.push(await startLane(config, { pooled, chain: laneChain, journal: laneJournal, log: laneLog, endpoints, isSendingAnywhere, displacements, slots }));
+      lanes.push(await startLane(config, { pooled, chain: laneChain, journal: laneJournal, log: laneLog, endpoints, isSendingAnywhere, displacements, slots, latestBlock }));
     }
     const dispatcher = endpoints.length === 0 ? undefined : createWebhookDispatcher(config, journal, log, observeDelivery);
     topUps = gasTopUpSettings && new GasTopUps(gasTopUpSettings, lanes, log);

@@ -75,7 +75,7 @@ export const ConfigSchema = Type.Object({
   transferSlotWaitMs: Type.Integer({
     minimum: 0,
     maximum: 60_000,
-    default: 2000,
+    default: 10_000,
     description: "how long a new transfer waits for a wallet (or a lane of the pool) below MAX_IN_FLIGHT_PER_LANE before it is answered 503 NO_LANE_AVAILABLE",
   }),
   gasTopUpFrom: Type.Optional(Type.String({ pattern: HEX_ADDRESS, description: "the pool's wallet that sends ETH for gas to the lanes that run low (GAS_TOPUP_BELOW, GAS_TOPUP_TO)" })),

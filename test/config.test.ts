@@ -24,7 +24,7 @@ const DEFAULTS = {
   gasLimitMultiplier: "1.0",
   stuckAfterBlocks: 3,
   maxInFlightPerLane: 16,
-  transferSlotWaitMs: 2000,
+  transferSlotWaitMs: 10_000,
   webhookConfirmations: 1,
   webhookRetryInitialMs: 5_000,
   transactionCacheSize: 10_000,

@@ -29,16 +29,17 @@ const DRIVERS = [
   { column: "lane", field: "lane", index: "transfers_history_lane" },
 ] as const;
 
-/** The indexes of the history's walks: made by the journal's migration. */
+/** The indexes of the history's walks: made by the journal's migration (see INDEXES_VERSION there). */
 export const HISTORY_INDEXES = `
-  CREATE INDEX IF NOT EXISTS transfers_history_state ON transfers (state, id);
-  CREATE INDEX IF NOT EXISTS transfers_history_recipient ON transfers (recipient, state, id);
-  CREATE INDEX IF NOT EXISTS transfers_history_key ON transfers (api_key_id, state, id);
-  CREATE INDEX IF NOT EXISTS transfers_history_lane ON transfers (lane, state, id);
+  DROP INDEX IF EXISTS transfers_history_state;
+  CREATE INDEX transfers_history_state ON transfers (state, id);
+  DROP INDEX IF EXISTS transfers_history_recipient;
+  CREATE INDEX transfers_history_recipient ON transfers (recipient, state, id);
+  DROP INDEX IF EXISTS transfers_history_key;
+  CREATE INDEX transfers_history_key ON transfers (api_key_id, state, id);
+  DROP INDEX IF EXISTS transfers_history_lane;
+  CREATE INDEX transfers_history_lane ON transfers (lane, state, id);
 `;
-
-/** The last of HISTORY_INDEXES: a journal that has it has them all. */
-export const LAST_HISTORY_INDEX = "transfers_history_lane";
 
 /**
  * A new row's timestamp: never below the newest row's, so that times rise with ids even when the clock
@@ -81,7 +82,11 @@ export class SqliteHistoryReader {
     const bounds = this.#idBounds(filter, beforeId);
     if (!bounds || filter.states?.length === 0) return { rows: [], nextBefore: undefined };
     // An Idempotency-Key is unique: at most one row per key asked for, whatever else is asked.
-    if (filter.idempotencyKeys) return { rows: this.#byIdempotencyKeys(filter, bounds, limit), nextBefore: undefined };
+    if (filter.idempotencyKeys) {
+      const rows = this.#byIdempotencyKeys(filter, bounds);
+      const page = rows.slice(0, limit);
+      return { rows: page, nextBefore: rows.length > limit ? page[page.length - 1].id : undefined };
+    }
     const driver = DRIVERS.find((candidate) => filter[candidate.field] !== undefined);
     const checked = DRIVERS.filter((candidate) => candidate !== driver && filter[candidate.field] !== undefined);
     const states = filter.states ?? ALL_STATES;
@@ -112,10 +117,9 @@ export class SqliteHistoryReader {
     return low === undefined ? undefined : { low, below };
   }
 
-  #byIdempotencyKeys(filter: HistoryFilter, bounds: { low: number; below: number }, limit: number): EntryRow[] {
+  #byIdempotencyKeys(filter: HistoryFilter, bounds: { low: number; below: number }): EntryRow[] {
     const rows = this.#byKeys.all(JSON.stringify(filter.idempotencyKeys)) as EntryRow[];
-    return rows
-      .filter(
+    return rows.filter(
         (row) =>
           row.id >= bounds.low &&
           row.id < bounds.below &&
@@ -123,8 +127,7 @@ export class SqliteHistoryReader {
           (filter.recipient === undefined || row.recipient === filter.recipient) &&
           (filter.apiKeyId === undefined || row.api_key_id === filter.apiKeyId) &&
           (filter.lane === undefined || row.lane === filter.lane),
-      )
-      .slice(0, limit);
+    );
   }
 
   // A walk of one state along the driver's index, with whether each row passes the checked filters.

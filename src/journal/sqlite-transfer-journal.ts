@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { steadyWallClockNow } from "../clock.js";
 import { type AttemptRow, type DeliveryRow, type EntryRow, toAttempt, toDelivery, toEntry } from "./journal-rows.js";
 import { type JournalRows, type JournalReplica, SqliteChangeLog, seedTables } from "./sqlite-change-log.js";
-import { HISTORY_INDEXES, HISTORY_TIMES_RISE, LAST_HISTORY_INDEX, SqliteHistoryReader } from "./sqlite-history.js";
+import { HISTORY_INDEXES, HISTORY_TIMES_RISE, SqliteHistoryReader } from "./sqlite-history.js";
 import { keepForever } from "./sqlite-keep-alive.js";
 import {
   type DeliveryState,
@@ -119,6 +119,11 @@ const MIGRATIONS = [
   `ALTER TABLE transfers ADD COLUMN lane TEXT;
    UPDATE transfers SET lane = (SELECT wallet_address FROM journal_owner WHERE id = 1)`,
 ];
+/**
+ * The version of the indexes below and HISTORY_INDEXES: a journal whose indexes are of another version has
+ * them made again (once). Raise it with any change to an index's definition.
+ */
+const INDEXES_VERSION = 1;
 const UNSETTLED_INDEX = `
   DROP INDEX IF EXISTS transfers_unsettled;
   CREATE INDEX transfers_unsettled ON transfers (lane, state, nonce) WHERE state IN ('claimed', 'signed', 'accepted');
@@ -192,9 +197,12 @@ function migrate(db: Database.Database): void {
       if (!/duplicate column name/.test((error as Error).message)) throw error;
     }
   }
-  const hasIndexes = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?").pluck();
-  keepForever(hasIndexes);
-  if (![LAST_HISTORY_INDEX, "transfers_finality_unreported"].every((name) => hasIndexes.get(name))) db.exec(`BEGIN; ${UNSETTLED_INDEX} ${HISTORY_INDEXES} COMMIT`);
+  db.exec("CREATE TABLE IF NOT EXISTS journal_indexes (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)");
+  const indexesVersion = db.prepare("SELECT version FROM journal_indexes WHERE id = 1").pluck();
+  keepForever(indexesVersion);
+  if (indexesVersion.get() !== INDEXES_VERSION) {
+    db.exec(`BEGIN; ${UNSETTLED_INDEX} ${HISTORY_INDEXES} INSERT OR REPLACE INTO journal_indexes (id, version) VALUES (1, ${INDEXES_VERSION}); COMMIT`);
+  }
   // Rows an old version may still write (a rollback): found through the state index.
   db.exec("UPDATE transfers SET state = 'nonce-used' WHERE state = 'settled'");
 }
@@ -291,7 +299,7 @@ function prepareStatements(db: Database.Database) {
     ),
     setReported: db.prepare("UPDATE transfers SET reported = @reported, reported_block_hash = @blockHash, updated_at = @now WHERE id = @id"),
     unreportedSettled: db.prepare(
-      `SELECT * FROM transfers WHERE lane = @lane AND notify = 1 AND (reported IS NULL OR reported NOT IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled', 'transfer.finalized'))
+      `SELECT * FROM transfers INDEXED BY transfers_unreported WHERE lane = @lane AND notify = 1 AND (reported IS NULL OR reported NOT IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled', 'transfer.finalized'))
        AND state IN ('nonce-used', 'cancelled', 'replaced') ORDER BY nonce`,
     ),
     // Any reported outcome a reorganisation undid: confirmed, failed or cancelled.

@@ -27,9 +27,10 @@ import type { TransferSubmitter } from "../sending/transfer-submitter.js";
 import { readLaneHolds } from "../sending/unconfirmed-transfers.js";
 import { verifyUsedNonces } from "../sending/used-nonce-verifier.js";
 import { MinedNonceWatch } from "../sending/mined-nonce-watch.js";
+import type { SharedFeeBlock } from "../sending/shared-fee-block.js";
 import type { SlotQueue } from "../sending/slot-queue.js";
 import { WalletLedger } from "../sending/wallet-ledger.js";
-import { readFeeBlock, readWalletSnapshot, transferGasCost } from "../sending/wallet-snapshot.js";
+import { readWalletSnapshot, transferGasCost } from "../sending/wallet-snapshot.js";
 import { createTransferWatcher } from "../webhooks/create-webhooks.js";
 import { GasRunway } from "./gas-runway.js";
 import type { TransferWatcher } from "../webhooks/transfer-watcher.js";
@@ -115,14 +116,18 @@ export interface LaneParts {
   displacements: NonceDisplacements;
   /** New transfers waiting for room in a lane, every lane's: woken when this lane's transactions may be mined. */
   slots: SlotQueue;
+  /** The latest block, one read for every lane. */
+  latestBlock: SharedFeeBlock;
 }
 
 /** Reads one wallet, reconciles its unfinished transfers, and starts its background work. */
-export async function startLane(config: LaneConfig, { pooled, chain, journal, log, endpoints, isSendingAnywhere, displacements, slots }: LaneParts): Promise<RunningLane> {
+export async function startLane(config: LaneConfig, { pooled, chain, journal, log, endpoints, isSendingAnywhere, displacements, slots, latestBlock }: LaneParts): Promise<RunningLane> {
   const fees = feePolicyOf(config);
   const initialSnapshot = await readWalletSnapshot(chain, fees);
   const ledger = new WalletLedger(initialSnapshot);
-  ledger.onFreed = () => slots.wake();
+  // After the caller's synchronous work (a refused broadcast gives its reservation back and takes it again
+  // at once; a snapshot updates the lane's holds after the ledger): woken waiters see the lane as it ends up.
+  ledger.onFreed = () => queueMicrotask(() => slots.wake());
   const finalized = new FinalizedBlockReader(chain.provider, config.finalityBlocks ?? defaultFinalityBlocks(chain.chainId));
   const reconciler = new TransferReconciler(chain, journal, ledger, { finalized, displacements });
   const summary = await reconciler.reconcileAtStartup();
@@ -151,7 +156,7 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
     readMinedNonceCount: async () => Number(await chain.provider.send("eth_getTransactionCount", [chain.wallet.address, "latest"])),
     highestNonceSent: () => ledger.highestNonceSent,
     onCount: (count) => ledger.noteMinedNonceCount(count),
-    isWanted: () => slots.size > 0 && ledger.inFlightCount > 0,
+    isWanted: () => slots.size > 0,
     onError: (error) => log.warn({ err: error }, "could not read the mined nonce count while transfers wait for room; the next snapshot tells it"),
     onStalled: (nonce) => void resendNextNonce(nonce).catch((error: unknown) => log.warn({ err: error }, "could not send the wallet's next transaction again; the background tries")),
     slowestMs: config.chainRefreshIntervalMs,
@@ -209,7 +214,7 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
   const isBusy = () => ledger.unminedCount > 0 || submitter.inFlightCount > 0 || (watcher?.awaitingConfirmations ?? 0) > 0;
   const poller = new SnapshotPoller({
     initial: initialSnapshot,
-    readBlock: () => readFeeBlock(chain),
+    readBlock: (maxAgeMs) => latestBlock.latest(maxAgeMs),
     readSnapshot: (block) => readWalletSnapshot(chain, fees, block),
     onSnapshot: (snapshot) => {
       const before = ledger.snapshot.ethBalance;

@@ -7,11 +7,13 @@
  * snapshot no older than it needs (ensureFeesFresh, ensureFresh).
  */
 import { monotonicNow } from "../clock.js";
+import type { ReadBlock } from "./shared-fee-block.js";
 import { type FeeBlock, type WalletSnapshot, sameChain } from "./wallet-snapshot.js";
 
 export interface SnapshotPollerOptions {
   initial: WalletSnapshot;
-  readBlock: () => Promise<FeeBlock>;
+  /** The latest block, read at most `maxAgeMs` ago (another lane's read may serve). */
+  readBlock: (maxAgeMs: number) => Promise<ReadBlock>;
   readSnapshot: (block?: FeeBlock) => Promise<WalletSnapshot>;
   onSnapshot: (snapshot: WalletSnapshot) => void;
   /** Told the base fee of every block read. */
@@ -64,7 +66,7 @@ export class SnapshotPoller {
     this.wake();
     if (monotonicNow() - this.#blockReadAt <= maxAgeMs) return;
     try {
-      await this.#readBlock();
+      await this.#readBlock(maxAgeMs);
     } catch (error) {
       this.#options.onError(error);
     }
@@ -110,21 +112,24 @@ export class SnapshotPoller {
   async #tick(): Promise<void> {
     try {
       const previous = this.#lastBlock;
-      const block = await this.#readBlock();
+      // A block read by another lane since this poller's last tick serves.
+      const block = await this.#readBlock(this.#timerIsIdle ? this.#options.idleIntervalMs : this.#options.busyIntervalMs);
       if ((block.number > this.#latest.blockNumber && this.#options.isBusy()) || (previous && sameChain(previous, block) === false)) await this.#refresh(block);
     } catch (error) {
       this.#options.onError(error);
     }
   }
 
-  // Concurrent readers share one read.
-  #readBlock(): Promise<FeeBlock> {
+  // Concurrent readers share one read. A block this poller was given before is not passed on again.
+  #readBlock(maxAgeMs: number): Promise<FeeBlock> {
     this.#readingBlock ??= this.#options
-      .readBlock()
-      .then((block) => {
-        this.#lastBlock = block;
-        this.#blockReadAt = monotonicNow();
-        this.#options.onBlock(block);
+      .readBlock(maxAgeMs)
+      .then(({ block, readAt }) => {
+        this.#blockReadAt = Math.max(this.#blockReadAt, readAt);
+        if (block !== this.#lastBlock) {
+          this.#lastBlock = block;
+          this.#options.onBlock(block);
+        }
         return block;
       })
       .finally(() => (this.#readingBlock = undefined));

@@ -88,6 +88,12 @@ export class WalletLedger {
       if (nonce < snapshot.minedNonceCount) this.#forgetSent(nonce, reservation);
     }
     if (snapshot.minedNonceCount > this.#minedNonceCount) this.noteMinedNonceCount(snapshot.minedNonceCount);
+    else if (snapshot.minedNonceCount < this.#minedNonceCount) {
+      // A reorganisation took mined transactions off the chain: they hold room in the node's pool again.
+      // Everything below the snapshot's count is gone from the map above.
+      this.#minedNonceCount = snapshot.minedNonceCount;
+      this.#sentBelowMinedCount = 0;
+    }
     this.onFreed();
   }
 

@@ -163,7 +163,9 @@ describe("webhooks for reverted, re-priced, cancelled and reorganised transfers"
   beforeAll(async () => {
     chain = await startTestChain(["--no-mining"]);
     receiver = await startWebhookReceiver();
-    proxied = await startServiceBehindProxy(chain.target, { WEBHOOK_URL: receiver.url, WEBHOOK_SECRET: SECRET, REBROADCAST_AFTER_MS: "500" });
+    // 20 transfers wait for one block: more than MAX_IN_FLIGHT_PER_LANE's default, which anvil (any number
+    // pending per sender) does not need.
+    proxied = await startServiceBehindProxy(chain.target, { WEBHOOK_URL: receiver.url, WEBHOOK_SECRET: SECRET, REBROADCAST_AFTER_MS: "500", MAX_IN_FLIGHT_PER_LANE: "32" });
     service = proxied.service;
   });
   afterAll(async () => {

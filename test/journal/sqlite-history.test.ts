@@ -177,3 +177,13 @@ describe("times rise with ids", () => {
     expect(journal.findById(signed)?.createdAt).toBe(future);
   });
 });
+
+describe("a repeat of the same Idempotency-Key under several API keys", () => {
+  it("pages through every one, with a cursor until the last", () => {
+    // As GET /transfers asks for a client's key: once under each API key that may hold it.
+    const keys = rows.flatMap((row) => (row.idempotency_key === null ? [] : [row.idempotency_key])).slice(0, 3);
+    const expected = scanned({ idempotencyKeys: keys });
+    expect(expected.length).toBeGreaterThan(1);
+    expect(paged({ idempotencyKeys: keys }, 1).ids).toEqual(expected);
+  });
+});

@@ -35,16 +35,30 @@ describe("SlotQueue", () => {
     expect(order).toEqual([0, 1, 2]);
     expect(state.free).toBe(0);
     expect(queue.size).toBe(1);
-    // A newcomer does not pass the one still waiting, even when room frees meanwhile.
+    // A newcomer does not pass the one still waiting: room free when it comes goes to the one ahead.
     state.free = 1;
     const newcomer = queue.take(take, 10_000);
-    expect(queue.size).toBe(2);
-    queue.wake();
     await Promise.all(waits);
     expect(order).toEqual([0, 1, 2, 3]);
+    expect(queue.size).toBe(1);
     state.free = 1;
     queue.wake();
     expect(await newcomer).toBe(true);
+  });
+
+  it("a waiter that cannot use the room does not hold up the ones behind it", async () => {
+    vi.useFakeTimers();
+    const queue = new SlotQueue();
+    const state = { free: 0 };
+    // The first wants two slots at once (a pool's transfer only a fuller lane could pay), the second one.
+    const needsTwo = queue.take(() => state.free >= 2 && ((state.free -= 2), true), 2000);
+    const needsOne = queue.take(() => state.free >= 1 && (state.free--, true), 2000);
+    state.free = 1;
+    queue.wake();
+    expect(await needsOne).toBe(true);
+    expect(queue.size).toBe(1);
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(await needsTwo).toBe(false);
   });
 
   it("gives up after the time allowed, and then takes no room", async () => {

@@ -28,9 +28,10 @@ describe("SnapshotPoller", () => {
     const calls = { blocks: 0, snapshots: 0, baseFees: [] as bigint[] };
     poller = new SnapshotPoller({
       initial: snapshotAt(1),
-      readBlock: async (): Promise<FeeBlock> => {
+      readBlock: async () => {
         calls.blocks++;
-        return { number: state.head, hash: `0x${state.head}${state.fork ?? ""}`, parentHash: `0x${state.head - 1}${state.fork ?? ""}`, baseFeePerGas: BigInt(state.head) };
+        const block: FeeBlock = { number: state.head, hash: `0x${state.head}${state.fork ?? ""}`, parentHash: `0x${state.head - 1}${state.fork ?? ""}`, baseFeePerGas: BigInt(state.head) };
+        return { block, readAt: performance.now() };
       },
       readSnapshot: async (block) => {
         calls.snapshots++;
@@ -142,7 +143,7 @@ describe("SnapshotPoller", () => {
       initial: snapshotAt(1),
       readBlock: async () => {
         blocks++;
-        return { number: state.head, hash: `0x${state.head}`, parentHash: `0x${state.head - 1}`, baseFeePerGas: 1n };
+        return { block: { number: state.head, hash: `0x${state.head}`, parentHash: `0x${state.head - 1}`, baseFeePerGas: 1n }, readAt: performance.now() };
       },
       readSnapshot: (block) => new Promise((resolve) => (release = () => resolve(snapshotAt(block?.number ?? state.head)))),
       // The snapshot shows the last transfers mined: nothing is in flight once it is taken.

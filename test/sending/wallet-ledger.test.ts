@@ -128,4 +128,16 @@ describe("WalletLedger totals", () => {
     ledger.noteMinedNonceCount(1_000_000);
     expect(ledger.inFlightCount).toBe(0);
   });
+
+  it("counts transactions a reorganisation took off the chain as in flight again", () => {
+    const ledger = new WalletLedger(SNAPSHOT);
+    for (const nonce of [5, 6, 7]) ledger.assignNonce(ledger.reserve(1n, 1n), nonce);
+    ledger.noteMinedNonceCount(8);
+    expect(ledger.inFlightCount).toBe(0);
+    // A newer snapshot after a reorganisation: only nonce 5 is still mined; 6 and 7 are pending again.
+    ledger.applySnapshot({ ...SNAPSHOT, blockNumber: 11, minedNonceCount: 6 });
+    ledger.trackSent(6, { units: 1n, gasCost: 1n });
+    ledger.trackSent(7, { units: 1n, gasCost: 1n });
+    expect(ledger.inFlightCount).toBe(2);
+  });
 });
