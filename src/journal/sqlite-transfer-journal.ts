@@ -170,8 +170,11 @@ export function openSqliteJournal(path: string, owner: JournalOwner, options: Sq
   // FULL survives power loss; NORMAL survives a crashed process only, but skips an fsync per commit.
   db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous}; PRAGMA busy_timeout = 5000;`);
   db.exec(SCHEMA);
-  migrate(db);
+  addColumns(db);
+  // A leader's working copy is filled before its indexes are made: one build of each index is quicker
+  // than keeping them all up to date through a million inserts.
   if (seed) seedTables(db, seed);
+  makeIndexes(db);
   const store = new SqliteJournalStore(db, notify, replica && new SqliteChangeLog(db, replica), replica);
   try {
     store.checkOwner(owner);
@@ -183,12 +186,8 @@ export function openSqliteJournal(path: string, owner: JournalOwner, options: Sq
   return new SqliteTransferJournal(store, owner.walletAddress);
 }
 
-/**
- * Brings a journal written by an earlier version up to date (a column that exists already is fine). The
- * indexes are made once, when a journal lacks the newest of them: remaking them at every start read the
- * whole table (more than a second at a million transfers).
- */
-function migrate(db: Database.Database): void {
+/** Adds the columns an earlier version's journal lacks (a column that exists already is fine). */
+function addColumns(db: Database.Database): void {
   for (const migration of MIGRATIONS) {
     try {
       db.exec(`BEGIN; ${migration}; COMMIT`);
@@ -197,6 +196,13 @@ function migrate(db: Database.Database): void {
       if (!/duplicate column name/.test((error as Error).message)) throw error;
     }
   }
+}
+
+/**
+ * Makes the indexes of this version, once: a journal whose indexes are of INDEXES_VERSION already keeps
+ * them (remaking them at every start read the whole table, more than a second at a million transfers).
+ */
+function makeIndexes(db: Database.Database): void {
   db.exec("CREATE TABLE IF NOT EXISTS journal_indexes (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)");
   const indexesVersion = db.prepare("SELECT version FROM journal_indexes WHERE id = 1").pluck();
   keepForever(indexesVersion);
