@@ -13,8 +13,11 @@
  *
  * 3. Idle: the node calls a second of one lane and of LANES lanes, with no requests and no new blocks,
  *    over IDLE_SECONDS (target for 4 lanes: at most 0.30).
+ * 4. An automining node without a pending limit: one lane, then LANES lanes, TRANSFERS transfers at
+ *    CONCURRENCY each, three alternating rounds (target: the lanes at least as fast as one wallet).
  *
- *   npm run bench:pool     (LANES=4 CONCURRENCY=50 SECONDS=20 ROUNDS=2 JAM_SECONDS=60 BLOCK_TIME=1 PENDING_LIMIT=16 IDLE_SECONDS=30)
+ *   npm run bench:pool     (LANES=4 CONCURRENCY=50 SECONDS=20 ROUNDS=2 JAM_SECONDS=60 BLOCK_TIME=1 PENDING_LIMIT=16 IDLE_SECONDS=30
+ *                           TRANSFERS=2000; PARTS=idle,limit,jam,automine runs only those named)
  */
 import { JsonRpcProvider, Wallet, toBeHex } from "ethers";
 import { Pool } from "undici";
@@ -24,7 +27,7 @@ import { ERC20_INTERFACE } from "../src/node/erc20.js";
 import { limitPendingPerSender } from "../test/helpers/pending-limit.js";
 import { startCountingProxy } from "./rpc-cost.js";
 import { type RpcProxy, startRpcProxy } from "../test/helpers/rpc-proxy.js";
-import { BENCH_API_KEY, startBenchService } from "./measure.js";
+import { BENCH_API_KEY, loadFromWorker, startBenchService } from "./measure.js";
 
 const LANES = Number(process.env.LANES ?? 4);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 50);
@@ -35,6 +38,8 @@ const BLOCK_TIME = Number(process.env.BLOCK_TIME ?? 1);
 const PENDING_LIMIT = Number(process.env.PENDING_LIMIT ?? 16);
 const WARMUP_SECONDS = 5;
 const IDLE_SECONDS = Number(process.env.IDLE_SECONDS ?? 30);
+const TRANSFERS = Number(process.env.TRANSFERS ?? 2000);
+const PARTS = new Set((process.env.PARTS ?? "idle,limit,jam,automine").split(","));
 
 /** A chain mining every BLOCK_TIME s, a demo token, `lanes` funded wallets, and the limiting proxy. */
 interface PoolChain {
@@ -46,13 +51,13 @@ interface PoolChain {
   addresses: string[];
   /** While set, everything this sender sends is dropped: answered, never forwarded. */
   jam(sender: string | undefined): void;
-  /** Transactions the node refused for a full pool so far: each leaves a nonce gap behind it. */
+  /** Transactions the node refused for a full pool so far (the service sends each again, or answers 417). */
   refusedByNode(): number;
   stop(): Promise<void>;
 }
 
-async function startPoolChain(lanes: number): Promise<PoolChain> {
-  const node = await startAnvil(["--block-time", String(BLOCK_TIME)]);
+async function startPoolChain(lanes: number, anvilArgs = ["--block-time", String(BLOCK_TIME)]): Promise<PoolChain> {
+  const node = await startAnvil(anvilArgs);
   const demo = await setUpDemoChain(node.rpcUrl, { supply: 10_000_000n });
   const provider = new JsonRpcProvider(node.rpcUrl, undefined, { staticNetwork: true, batchMaxCount: 1, cacheTimeout: -1 });
   const first = new Wallet(demo.privateKey, provider);
@@ -68,7 +73,7 @@ async function startPoolChain(lanes: number): Promise<PoolChain> {
   const addresses = [first.address, ...others.map((wallet) => wallet.address)];
 
   const proxy = await startRpcProxy(node.rpcUrl);
-  const limit = limitPendingPerSender(proxy, provider, addresses, PENDING_LIMIT);
+  const limit = limitPendingPerSender(proxy, provider, PENDING_LIMIT);
   return {
     rpcUrl: proxy.url,
     proxy,
@@ -150,7 +155,7 @@ async function measureThroughput(lanes: number): Promise<LoadResult> {
 function describe(result: LoadResult): string {
   const perSecond = sentCount(result) / result.seconds;
   const refused = Object.entries(result.refused).map(([key, count]) => `${key} x${count}`).join(", ") || "none";
-  return `${perSecond.toFixed(1).padStart(6)}/s answered 200; other answers: ${refused}; refused by the node (each a nonce gap): ${result.refusedByNode ?? 0}`;
+  return `${perSecond.toFixed(1).padStart(6)}/s answered 200; other answers: ${refused}; refused by the node ("txpool is full", sent again after 500 ms): ${result.refusedByNode ?? 0}`;
 }
 
 async function measureJam(): Promise<void> {
@@ -209,20 +214,56 @@ async function idleCallsPerSecond(lanes: number): Promise<{ perSecond: number; b
   }
 }
 
-for (const lanes of [1, LANES]) {
-  const idle = await idleCallsPerSecond(lanes);
-  console.log(`idle, ${lanes} lane${lanes === 1 ? "" : "s"}: ${idle.perSecond.toFixed(3)} node calls a second over ${IDLE_SECONDS} s ${JSON.stringify(idle.byMethod)}${lanes > 1 ? " (target at most 0.30)" : ""}`);
+/** TRANSFERS transfers at CONCURRENCY on an automining anvil (no pending limit), through `lanes` lanes: per second. */
+async function automineRate(lanes: number): Promise<{ perSecond: number; failures: number }> {
+  const chain = await startPoolChain(lanes, []);
+  const service = await startBenchService(chain.rpcUrl, chain.demo, { PRIVATE_KEY: chain.keys.join(",") });
+  try {
+    const result = await loadFromWorker({
+      url: service.baseUrl,
+      path: "/transfer",
+      body: { toAddress: Wallet.createRandom().address, amount: "1" },
+      connections: CONCURRENCY,
+      count: TRANSFERS,
+      warmupCount: 100,
+      expectBodyIncludes: '"hash"',
+    });
+    return { perSecond: result.perSecond, failures: result.failures };
+  } finally {
+    await service.close();
+    await chain.stop();
+  }
 }
-console.log(`node: anvil, a block every ${BLOCK_TIME} s, at most ${PENDING_LIMIT} pending per sender (proxy); concurrency ${CONCURRENCY}, ${SECONDS} s per run`);
-const rounds: { one: LoadResult; pool: LoadResult }[] = [];
-for (let round = 1; round <= ROUNDS; round++) {
-  const one = await measureThroughput(1);
-  const pool = await measureThroughput(LANES);
-  rounds.push({ one, pool });
-  console.log(`round ${round}: 1 lane  ${describe(one)}`);
-  console.log(`round ${round}: ${LANES} lanes ${describe(pool)}`);
-  console.log(`round ${round}: ${LANES} lanes / 1 lane = ${(sentCount(pool) / Math.max(1, sentCount(one))).toFixed(2)}; one wallet ${(sentCount(one) / one.seconds).toFixed(1)}/s (target >= 12, no 417, nothing refused by the node)`);
+
+if (PARTS.has("idle")) {
+  for (const lanes of [1, LANES]) {
+    const idle = await idleCallsPerSecond(lanes);
+    console.log(`idle, ${lanes} lane${lanes === 1 ? "" : "s"}: ${idle.perSecond.toFixed(3)} node calls a second over ${IDLE_SECONDS} s ${JSON.stringify(idle.byMethod)}${lanes > 1 ? " (target at most 0.30)" : ""}`);
+  }
 }
-const ratios = rounds.map(({ one, pool }) => sentCount(pool) / Math.max(1, sentCount(one))).sort((a, b) => a - b);
-console.log(`median ratio over ${ROUNDS} rounds: ${ratios[Math.floor(ratios.length / 2)].toFixed(2)}`);
-await measureJam();
+if (PARTS.has("limit")) {
+  console.log(`node: anvil, a block every ${BLOCK_TIME} s, at most ${PENDING_LIMIT} pending per sender (proxy); concurrency ${CONCURRENCY}, ${SECONDS} s per run`);
+  const rounds: { one: LoadResult; pool: LoadResult }[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    const one = await measureThroughput(1);
+    const pool = await measureThroughput(LANES);
+    rounds.push({ one, pool });
+    console.log(`round ${round}: 1 lane  ${describe(one)}`);
+    console.log(`round ${round}: ${LANES} lanes ${describe(pool)}`);
+    console.log(`round ${round}: ${LANES} lanes / 1 lane = ${(sentCount(pool) / Math.max(1, sentCount(one))).toFixed(2)}; one wallet ${(sentCount(one) / one.seconds).toFixed(1)}/s (target >= 12, no 417, nothing refused by the node)`);
+  }
+  const ratios = rounds.map(({ one, pool }) => sentCount(pool) / Math.max(1, sentCount(one))).sort((a, b) => a - b);
+  console.log(`median ratio over ${ROUNDS} rounds: ${ratios[Math.floor(ratios.length / 2)].toFixed(2)}`);
+}
+if (PARTS.has("jam")) await measureJam();
+if (PARTS.has("automine")) {
+  console.log(`\nautomining anvil, no pending limit: ${TRANSFERS} transfers at concurrency ${CONCURRENCY}, one lane and ${LANES} lanes alternating, 3 rounds`);
+  const ratios: number[] = [];
+  for (let round = 1; round <= 3; round++) {
+    const one = await automineRate(1);
+    const pool = await automineRate(LANES);
+    ratios.push(pool.perSecond / one.perSecond);
+    console.log(`  round ${round}: 1 lane ${one.perSecond.toFixed(0)}/s (${one.failures} failed), ${LANES} lanes ${pool.perSecond.toFixed(0)}/s (${pool.failures} failed): ${(pool.perSecond / one.perSecond).toFixed(2)}`);
+  }
+  console.log(`  median ${LANES} lanes / 1 lane: ${[...ratios].sort((a, b) => a - b)[1].toFixed(2)} (target at least 1.0)`);
+}

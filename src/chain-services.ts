@@ -23,6 +23,7 @@ import type { TransferReplacer } from "./sending/transfer-replacer.js";
 import type { TransferSender } from "./sending/transfer-service.js";
 import { LanePool } from "./sending/lane-pool.js";
 import { SharedFeeBlock } from "./sending/shared-fee-block.js";
+import { admittedPerLane } from "./sending/lane-routing.js";
 import { SlotQueue } from "./sending/slot-queue.js";
 import { readFeeBlock } from "./sending/wallet-snapshot.js";
 import { WalletInFlightLimit } from "./sending/wallet-in-flight-limit.js";
@@ -131,7 +132,7 @@ export async function startChainServices(
     const lookup = new TransactionLookup(chain.provider, head, config.transactionCacheSize);
     const [first] = lanes;
     const byAddress = new Map(lanes.map((lane) => [lane.address, lane]));
-    const inFlight = { maxInFlight: config.maxInFlightPerLane, maxWaitMs: config.transferSlotWaitMs };
+    const inFlight = { maxInFlight: admittedPerLane(config.maxInFlightPerLane), maxWaitMs: config.transferSlotWaitMs };
     return {
       transfers: pooled
         ? new LanePool(lanes, journal, { ...inFlight, balancesMaxAgeMs: config.chainRefreshIntervalMs }, slots)

@@ -15,7 +15,7 @@ import { replaceNotExecutable, startBackgroundResend } from "../sending/backgrou
 import { createNonceAllocator } from "../sending/create-nonce-allocator.js";
 import { createSendPath } from "../sending/create-send-path.js";
 import { type FeePolicy, offeredFees } from "../sending/fee-policy.js";
-import { type LaneFigures, type LaneHold, laneHold } from "../sending/lane-routing.js";
+import { type LaneFigures, type LaneHold, admittedPerLane, laneHold } from "../sending/lane-routing.js";
 import type { NonceAllocator } from "../sending/nonce-allocator.js";
 import type { NonceDisplacements } from "../sending/nonce-displacements.js";
 import { SerialRounds } from "../sending/serial-rounds.js";
@@ -28,7 +28,7 @@ import { readLaneHolds } from "../sending/unconfirmed-transfers.js";
 import { verifyUsedNonces } from "../sending/used-nonce-verifier.js";
 import { MinedNonceWatch } from "../sending/mined-nonce-watch.js";
 import type { SharedFeeBlock } from "../sending/shared-fee-block.js";
-import type { SlotQueue } from "../sending/slot-queue.js";
+import { SlotQueue } from "../sending/slot-queue.js";
 import { WalletLedger } from "../sending/wallet-ledger.js";
 import { readWalletSnapshot, transferGasCost } from "../sending/wallet-snapshot.js";
 import { createTransferWatcher } from "../webhooks/create-webhooks.js";
@@ -82,6 +82,7 @@ export type LaneConfig = Pick<
   | "gasLimitMultiplier"
   | "stuckAfterBlocks"
   | "maxInFlightPerLane"
+  | "transferSlotWaitMs"
   | "finalityBlocks"
   | "webhookConfirmations"
 >;
@@ -127,7 +128,17 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
   const ledger = new WalletLedger(initialSnapshot);
   // After the caller's synchronous work (a refused broadcast gives its reservation back and takes it again
   // at once; a snapshot updates the lane's holds after the ledger): woken waiters see the lane as it ends up.
-  ledger.onFreed = () => queueMicrotask(() => slots.wake());
+  // Transfers signed and journaled whose first broadcast waits for room at the node (see admittedPerLane).
+  const nodeRoom = new SlotQueue();
+  ledger.onFreed = () =>
+    queueMicrotask(() => {
+      nodeRoom.wake();
+      slots.wake();
+    });
+  const awaitRoomAtNode = async (nonce: number) => {
+    // After the wait, sent anyway: a node that is full says so, and the broadcast is tried again.
+    await nodeRoom.take(() => nonce < ledger.minedNonceCountKnown + config.maxInFlightPerLane, config.transferSlotWaitMs);
+  };
   const finalized = new FinalizedBlockReader(chain.provider, config.finalityBlocks ?? defaultFinalityBlocks(chain.chainId));
   const reconciler = new TransferReconciler(chain, journal, ledger, { finalized, displacements });
   const summary = await reconciler.reconcileAtStartup();
@@ -148,6 +159,7 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
       if (kind === "transfer") watcher?.replaced(entry, hash);
     },
     onSentInBackground: () => poller.wake(),
+    awaitRoomAtNode,
   });
 
   // While transfers wait for room, the mined nonce count is read on its own, and a wallet whose next
@@ -156,12 +168,13 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
     readMinedNonceCount: async () => Number(await chain.provider.send("eth_getTransactionCount", [chain.wallet.address, "latest"])),
     highestNonceSent: () => ledger.highestNonceSent,
     onCount: (count) => ledger.noteMinedNonceCount(count),
-    isWanted: () => slots.size > 0,
+    isWanted: () => slots.size > 0 || nodeRoom.size > 0,
     onError: (error) => log.warn({ err: error }, "could not read the mined nonce count while transfers wait for room; the next snapshot tells it"),
     onStalled: (nonce) => void resendNextNonce(nonce).catch((error: unknown) => log.warn({ err: error }, "could not send the wallet's next transaction again; the background tries")),
     slowestMs: config.chainRefreshIntervalMs,
   });
   slots.onWaiting(() => minedNonces.wake());
+  nodeRoom.onWaiting(() => minedNonces.wake());
   // The background's resend of the wallet's next transaction, without waiting REBROADCAST_AFTER_MS: the
   // same bytes again, and a replacement at the same nonce only when the node holds them without counting
   // them as pending (its own count says so).
@@ -289,8 +302,8 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
     // limit holds it (new transfers wait for room, see WalletInFlightLimit).
     hold: () => {
       const figures = lane.figures();
-      if (pooled) return laneHold(figures, config.maxInFlightPerLane);
-      return figures.unmined >= config.maxInFlightPerLane ? "in-flight-limit" : undefined;
+      if (pooled) return laneHold(figures, admittedPerLane(config.maxInFlightPerLane));
+      return figures.unmined >= admittedPerLane(config.maxInFlightPerLane) ? "in-flight-limit" : undefined;
     },
     gasSpentWei: () => gasSpentWei,
     gasRunwayHours: () => runway.hours(ledger.snapshot.ethBalance),

@@ -29,6 +29,8 @@ export interface SendPathParts {
   onAttemptJournaled?: (entry: JournalEntry, hash: string, kind: AttemptKind) => void;
   /** Something was sent in the background: the chain is to be followed at the busy pace. */
   onSentInBackground: () => void;
+  /** See TransferSubmitterOptions.awaitRoomAtNode. */
+  awaitRoomAtNode?: (nonce: number) => Promise<void>;
 }
 
 export function createSendPath(settings: SendPathSettings, parts: SendPathParts): { submitter: TransferSubmitter; replacer: TransferReplacer } {
@@ -42,6 +44,7 @@ export function createSendPath(settings: SendPathSettings, parts: SendPathParts)
     onHeld: (hash, nonce, { meaning, nodeMessage }) =>
       log.warn({ hash, nonce, meaning, nodeMessage }, "broadcast not known to be taken; the signed transaction stays journaled and is sent again"),
     reachFaultPoint,
+    awaitRoomAtNode: parts.awaitRoomAtNode,
   });
   reconciler.signAgain = async (entry) => {
     const signed = await submitter.signAgain(entry);

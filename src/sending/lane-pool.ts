@@ -45,7 +45,7 @@ function mostAvailable(lanes: readonly LaneFigures[]): bigint {
 }
 
 export interface LanePoolSettings {
-  /** MAX_IN_FLIGHT_PER_LANE. */
+  /** Transfers a lane takes at once, until mined: admittedPerLane(MAX_IN_FLIGHT_PER_LANE). */
   maxInFlight: number;
   /** TRANSFER_SLOT_WAIT_MS: how long a new transfer waits for a held lane to free before it is answered 503. */
   maxWaitMs: number;

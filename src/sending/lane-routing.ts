@@ -41,6 +41,16 @@ export type PoolRefusal =
 
 export type Route = { lane: LaneFigures } | { refusal: PoolRefusal };
 
+/**
+ * Transfers a lane takes at once, from the moment they are let in until mined: twice what the node holds
+ * for it (MAX_IN_FLIGHT_PER_LANE). The second half is priced, signed and journaled while the first waits
+ * at the node, and is broadcast as room frees (TransferSubmitterOptions.awaitRoomAtNode): the node never
+ * holds more than MAX_IN_FLIGHT_PER_LANE, and a fast chain is not slowed to one signing at a time per slot.
+ */
+export function admittedPerLane(maxInFlightPerLane: number): number {
+  return 2 * maxInFlightPerLane;
+}
+
 /** Why `lane` takes no new transfers now, or undefined when it takes them. */
 export function laneHold(lane: LaneFigures, maxInFlightPerLane: number): LaneHold | undefined {
   if (lane.jammed) return "jammed";

@@ -23,7 +23,7 @@ import { monotonicNow } from "../clock.js";
 export const FAST_MS = 10;
 
 /** How long the count may stand still, transfers waiting, before the lane is told (`onStalled`). */
-export const STALLED_AFTER_MS = 500;
+export const STALLED_AFTER_MS = 250;
 
 export interface MinedNonceWatchOptions {
   readMinedNonceCount: () => Promise<number>;

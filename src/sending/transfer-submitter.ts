@@ -62,6 +62,12 @@ export interface TransferSubmitterOptions {
   onHeld: (hash: string, nonce: number, answer: NodeAnswer) => void;
   /** Awaited at each fault point; resolves at once outside tests. */
   reachFaultPoint?: (point: FaultPoint) => Promise<void>;
+  /**
+   * Resolves once the node has room for the wallet's transaction at `nonce` (at most MAX_IN_FLIGHT_PER_LANE
+   * of its transactions pending), or after a bounded wait: a new transfer's first broadcast waits for it,
+   * journaled, so that signing and journaling go on while the node's slots are full.
+   */
+  awaitRoomAtNode?: (nonce: number) => Promise<void>;
 }
 
 /** Signs and broadcasts prepared transfers for one hot wallet; safe to call concurrently. */
@@ -231,6 +237,7 @@ export class TransferSubmitter {
       throw error;
     }
     await this.#reachFaultPoint("after-sign");
+    await this.#options.awaitRoomAtNode?.(nonce);
     const answer = await this.#broadcastInOrder(transfer.rawTransaction, nonce);
     if (answer === "taken") {
       await this.#reachFaultPoint("after-broadcast");

@@ -1,6 +1,7 @@
 /**
- * One wallet as a lane of one: it holds at most MAX_IN_FLIGHT_PER_LANE transactions being sent or not yet
- * mined, as each lane of a pool does. A node keeps only so many pending transactions per sender (geth: 16
+ * One wallet as a lane of one: it takes at most twice MAX_IN_FLIGHT_PER_LANE transfers from the moment they
+ * are let in until mined (see admittedPerLane), as each lane of a pool does, and the node holds at most
+ * MAX_IN_FLIGHT_PER_LANE of them (TransferSubmitterOptions.awaitRoomAtNode). A node keeps only so many pending transactions per sender (geth: 16
  * for sure); past them it refuses the next ("txpool is full": a 417 for its client) and every nonce above
  * the refused one waits in a gap. A new transfer that finds the wallet full waits for room, first come
  * first served, for TRANSFER_SLOT_WAIT_MS; then it is answered 503 NO_LANE_AVAILABLE with Retry-After, its
@@ -13,7 +14,7 @@ import type { AuthorizeTransfer, TokenTransferService, TransferOutcome, Transfer
 import type { WalletLedger } from "./wallet-ledger.js";
 
 export interface InFlightLimitSettings {
-  /** MAX_IN_FLIGHT_PER_LANE. */
+  /** Transfers let in at once, until mined: admittedPerLane(MAX_IN_FLIGHT_PER_LANE). */
   maxInFlight: number;
   /** TRANSFER_SLOT_WAIT_MS. */
   maxWaitMs: number;
@@ -66,7 +67,7 @@ export class WalletInFlightLimit implements TransferSender {
 export function walletFull(address: string, settings: InFlightLimitSettings): ServiceError {
   return new ServiceError(
     "NO_LANE_AVAILABLE",
-    `the wallet ${address} holds ${settings.maxInFlight} transactions not yet mined (MAX_IN_FLIGHT_PER_LANE), and none was mined within ${settings.maxWaitMs} ms; nothing was sent, retry shortly`,
+    `the wallet ${address} holds ${settings.maxInFlight} transfers not yet mined (twice MAX_IN_FLIGHT_PER_LANE), and none was mined within ${settings.maxWaitMs} ms; nothing was sent, retry shortly`,
     { retryAfterSeconds: 1 },
   );
 }

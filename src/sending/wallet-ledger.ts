@@ -45,6 +45,11 @@ export class WalletLedger {
     return this.#unsigned.size + this.#sentByNonce.size;
   }
 
+  /** The wallet's mined nonce count as last known: the snapshot's, or a count read since, whichever is higher. */
+  get minedNonceCountKnown(): number {
+    return this.#minedNonceCount;
+  }
+
   /** The highest nonce a transaction was signed with (-1 before the first). */
   get highestNonceSent(): number {
     return this.#highestNonceSent;

@@ -27,7 +27,7 @@ describe("one wallet against a node that keeps 16 pending per sender", () => {
   it("concurrency 50 for 6 s: nothing refused by the node, no 417, every 200 mined with contiguous nonces; the rest 503 with Retry-After, key unused", async () => {
     chain = await startTestChain(["--block-time", "1"]);
     proxied = await startServiceBehindProxy(chain.target, { TRANSFER_SLOT_WAIT_MS: "1500" });
-    limit = limitPendingPerSender(proxied.proxy, chain.provider, [chain.demo.walletAddress], 16);
+    limit = limitPendingPerSender(proxied.proxy, chain.provider, 16);
     const firstNonce = await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest");
     await proxied.service.app.listen({ host: "127.0.0.1", port: 0 });
     const address = proxied.service.app.server.address() as { port: number };

@@ -43,7 +43,7 @@ export type ProxyFault =
    * `{error}`), "hang" (never forwarded, never answered), "lost-reply" (forwarded, never answered), or
    * undefined to forward it.
    */
-  | { kind: "script"; answer: (call: { method: string; params: unknown[] }) => ScriptedAnswer };
+  | { kind: "script"; answer: (call: { method: string; params: unknown[] }) => ScriptedAnswer | Promise<ScriptedAnswer> };
 
 /** What a script makes of one call. */
 /**
@@ -94,7 +94,7 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
     proxy.calls.set(payload.method, (proxy.calls.get(payload.method) ?? 0) + 1);
     const fault = proxy.fault;
     if (fault?.kind === "slow-under-load") await new Promise((resolve) => setTimeout(resolve, fault.msPerCallInFlight * callsInFlight));
-    const scripted = fault?.kind === "script" ? fault.answer({ method: payload.method, params: Array.isArray(payload.params) ? payload.params : [] }) : undefined;
+    const scripted = fault?.kind === "script" ? await fault.answer({ method: payload.method, params: Array.isArray(payload.params) ? payload.params : [] }) : undefined;
     if (scripted === "hang") {
       hanging.add(res);
       return;
