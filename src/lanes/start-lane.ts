@@ -135,10 +135,8 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
       nodeRoom.wake();
       slots.wake();
     });
-  const awaitRoomAtNode = async (nonce: number) => {
-    // After the wait, sent anyway: a node that is full says so, and the broadcast is tried again.
-    await nodeRoom.take(() => nonce < ledger.minedNonceCountKnown + config.maxInFlightPerLane, config.transferSlotWaitMs);
-  };
+  const hasRoomAtNode = (nonce: number) => nonce < ledger.minedNonceCountKnown + config.maxInFlightPerLane;
+  const awaitRoomAtNode = (nonce: number) => nodeRoom.take(() => hasRoomAtNode(nonce), config.transferSlotWaitMs);
   const finalized = new FinalizedBlockReader(chain.provider, config.finalityBlocks ?? defaultFinalityBlocks(chain.chainId));
   const reconciler = new TransferReconciler(chain, journal, ledger, { finalized, displacements });
   const summary = await reconciler.reconcileAtStartup();
@@ -272,7 +270,7 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
     isSendingAnywhere,
   });
   const resend = startBackgroundResend(
-    { rebroadcastAfterMs: config.rebroadcastAfterMs, keyTtlMs: config.idempotencyKeyTtlHours * 3_600_000 },
+    { rebroadcastAfterMs: config.rebroadcastAfterMs, keyTtlMs: config.idempotencyKeyTtlHours * 3_600_000, hasRoomAtNode },
     { chain, journal, ledger, nonces, reconciler, submitter, replacer, log },
   );
   const lane: RunningLane = {

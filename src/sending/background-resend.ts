@@ -30,9 +30,12 @@ export interface BackgroundResendParts {
 }
 
 /** Starts the rounds; `stop` ends them and waits for the one under way. */
-export function startBackgroundResend(settings: { rebroadcastAfterMs: number; keyTtlMs: number }, parts: BackgroundResendParts): { stop(): Promise<void> } {
+export function startBackgroundResend(
+  settings: { rebroadcastAfterMs: number; keyTtlMs: number; hasRoomAtNode: (nonce: number) => boolean },
+  parts: BackgroundResendParts,
+): { stop(): Promise<void> } {
   const { chain, journal, ledger, nonces, reconciler, submitter, replacer, log } = parts;
-  const { rebroadcastAfterMs, keyTtlMs } = settings;
+  const { rebroadcastAfterMs, keyTtlMs, hasRoomAtNode } = settings;
 
   const fillNonceGap = async () => {
     const gap = nonces.takeGivenBackBefore(monotonicNow() - rebroadcastAfterMs);
@@ -79,7 +82,12 @@ export function startBackgroundResend(settings: { rebroadcastAfterMs: number; ke
       journal.expireKeys(keyTtlMs);
       await fillNonceGap();
       await fillNonceHole();
-      const outcomes = await resendUnanswered(reconciler, journal, ledger, (id) => submitter.isInFlight(id), rebroadcastAfterMs, (entry) => replaceNotExecutable(replacer, entry, log));
+      const outcomes = await resendUnanswered(reconciler, journal, ledger, {
+        isInFlight: (id) => submitter.isInFlight(id),
+        hasRoomAtNode,
+        staleAfterMs: rebroadcastAfterMs,
+        replaceHeld: (entry) => replaceNotExecutable(replacer, entry, log),
+      });
       if (outcomes.length > 0) log.info({ outcomes }, "checked unanswered or stale transactions, sending again what no node held");
     })()
       .catch((error) => log.warn({ err: error }, "background resend failed; will retry"))

@@ -30,7 +30,7 @@ export interface SendPathParts {
   /** Something was sent in the background: the chain is to be followed at the busy pace. */
   onSentInBackground: () => void;
   /** See TransferSubmitterOptions.awaitRoomAtNode. */
-  awaitRoomAtNode?: (nonce: number) => Promise<void>;
+  awaitRoomAtNode?: (nonce: number) => Promise<boolean>;
 }
 
 export function createSendPath(settings: SendPathSettings, parts: SendPathParts): { submitter: TransferSubmitter; replacer: TransferReplacer } {

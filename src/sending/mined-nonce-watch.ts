@@ -10,7 +10,8 @@
  * lane's busy poll interval): a slow chain is asked about once per interval, an automining one as fast as
  * it mines. Idle (nobody waiting) it reads nothing.
  *
- * A lane full and waiting whose count has not moved for STALLED_AFTER_MS is told once per count
+ * A lane full and waiting whose count has not moved for STALLED_AFTER_MS (or `slowestMs`, if longer) is
+ * told once per count
  * (`onStalled`): the node may have lost the transaction at that nonce (a node that takes a transaction
  * and drops it leaves every later nonce of the wallet waiting, and one that holds it without counting it
  * as pending never mines it), so the lane does at once what its background does after
@@ -33,7 +34,7 @@ export interface MinedNonceWatchOptions {
   /** Whether transfers wait for room in this lane now. */
   isWanted: () => boolean;
   onError: (error: unknown) => void;
-  /** The count has not moved for STALLED_AFTER_MS while transfers wait: once per count. */
+  /** The count has not moved for STALLED_AFTER_MS (or `slowestMs`) while transfers wait: once per count. */
   onStalled: (count: number) => void;
   /** The longest pause between reads while wanted (CHAIN_REFRESH_INTERVAL_MS). */
   slowestMs: number;
@@ -76,7 +77,7 @@ export class MinedNonceWatch {
         this.#lastSent = Math.max(this.#lastSent, sent);
         this.#options.onCount(count);
         if (progressed) this.#progressAt = monotonicNow();
-        else if (monotonicNow() - this.#progressAt >= STALLED_AFTER_MS && this.#stalledAt !== count) {
+        else if (monotonicNow() - this.#progressAt >= Math.max(STALLED_AFTER_MS, this.#options.slowestMs) && this.#stalledAt !== count) {
           this.#stalledAt = count;
           this.#options.onStalled(count);
         }

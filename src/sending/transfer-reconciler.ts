@@ -299,17 +299,22 @@ function isStillUnsettled(entry: JournalEntry | undefined, hash: string): boolea
  * no node is known to hold (state signed), or that a node took but has not mined for `staleAfterMs` (a
  * node can drop a transaction from its pool). A lost transaction would otherwise leave a nonce gap that
  * jams every later transfer. Entries a node still holds are only looked up, not sent; the wallet's next
- * one, held but not executable, is handed to `replaceHeld` (a new transaction at its nonce).
+ * one, held but not executable, is handed to `replaceHeld` (a new transaction at its nonce). A signed
+ * entry waits while the node has no room for its nonce (MAX_IN_FLIGHT_PER_LANE of the wallet's pending).
  */
 export async function resendUnanswered(
   reconciler: TransferReconciler,
   journal: TransferJournal,
   ledger: WalletLedger,
-  isInFlight: (entryId: number) => boolean,
-  staleAfterMs: number,
-  replaceHeld: (entry: JournalEntry) => Promise<unknown>,
+  rules: {
+    isInFlight: (entryId: number) => boolean;
+    hasRoomAtNode: (nonce: number) => boolean;
+    staleAfterMs: number;
+    replaceHeld: (entry: JournalEntry) => Promise<unknown>;
+  },
   now = steadyWallClockNow(),
 ): Promise<ResendOutcome[]> {
+  const { isInFlight, hasRoomAtNode, staleAfterMs, replaceHeld } = rules;
   const outcomes: ResendOutcome[] = [];
   const minedNonceCount = ledger.snapshot.minedNonceCount;
   for (const listed of journal.unsettled()) {
@@ -320,6 +325,7 @@ export async function resendUnanswered(
     if (!entry || isInFlight(entry.id) || entry.nonce === null) continue;
     const stale = entry.state === "accepted" && entry.nonce >= minedNonceCount && now - entry.createdAt > staleAfterMs;
     if (entry.state !== "signed" && !stale) continue;
+    if (entry.state === "signed" && !hasRoomAtNode(entry.nonce)) continue;
     const outcome = await reconciler.resend(entry, entry.nonce === minedNonceCount);
     outcomes.push(outcome);
     if (outcome === "held, not executable") await replaceHeld(entry);

@@ -63,11 +63,12 @@ export interface TransferSubmitterOptions {
   /** Awaited at each fault point; resolves at once outside tests. */
   reachFaultPoint?: (point: FaultPoint) => Promise<void>;
   /**
-   * Resolves once the node has room for the wallet's transaction at `nonce` (at most MAX_IN_FLIGHT_PER_LANE
-   * of its transactions pending), or after a bounded wait: a new transfer's first broadcast waits for it,
-   * journaled, so that signing and journaling go on while the node's slots are full.
+   * Resolves true once the node has room for the wallet's transaction at `nonce` (at most
+   * MAX_IN_FLIGHT_PER_LANE of its transactions pending), false after a bounded wait: a new transfer's first
+   * broadcast waits for it, journaled, so that signing and journaling go on while the node's slots are full.
+   * Without room it is not sent now: held, the background sends it once there is room.
    */
-  awaitRoomAtNode?: (nonce: number) => Promise<void>;
+  awaitRoomAtNode?: (nonce: number) => Promise<boolean>;
 }
 
 /** Signs and broadcasts prepared transfers for one hot wallet; safe to call concurrently. */
@@ -237,7 +238,11 @@ export class TransferSubmitter {
       throw error;
     }
     await this.#reachFaultPoint("after-sign");
-    await this.#options.awaitRoomAtNode?.(nonce);
+    if (this.#options.awaitRoomAtNode && !(await this.#options.awaitRoomAtNode(nonce))) {
+      // Journaled and owned: sent by the background once the node has room (a full node would refuse it).
+      this.#options.onHeld(transfer.hash, nonce, { meaning: "pool-full", nodeMessage: "not sent yet: the node holds MAX_IN_FLIGHT_PER_LANE of the wallet's transactions" });
+      return undefined;
+    }
     const answer = await this.#broadcastInOrder(transfer.rawTransaction, nonce);
     if (answer === "taken") {
       await this.#reachFaultPoint("after-broadcast");

@@ -74,11 +74,27 @@ describe("the background resend", () => {
     refuseSecond = () => journal.recordRejected(second.id, { code: "NONCE_EXPIRED", message: "refused; never sent" });
     await journal.flushed();
 
-    await resendUnanswered(reconciler, journal, ledger, () => false, 60_000, async () => undefined);
+    await resendUnanswered(reconciler, journal, ledger, { isInFlight: () => false, hasRoomAtNode: () => true, staleAfterMs: 60_000, replaceHeld: async () => undefined });
 
     expect(rawSent(calls)).toEqual([first.raw]);
     expect(journal.findById(second.id)).toMatchObject({ state: "rejected" });
     expect(journal.findById(first.id)).toMatchObject({ state: "accepted" });
+  });
+
+  it("leaves a signed entry unsent while the node has no room for its nonce, and sends the ones that fit", async () => {
+    const { chain, calls, ledger, reconciler } = setUp(async ({ method }) => {
+      if (method === "eth_getTransactionByHash") return null;
+      if (method === "eth_sendRawTransaction") return "0x";
+      throw new Error(`unexpected ${method}`);
+    });
+    const first = await journalSigned(chain, 0);
+    const second = await journalSigned(chain, 1);
+    await journal.flushed();
+
+    await resendUnanswered(reconciler, journal, ledger, { isInFlight: () => false, hasRoomAtNode: (nonce) => nonce < 1, staleAfterMs: 60_000, replaceHeld: async () => undefined });
+
+    expect(rawSent(calls)).toEqual([first.raw]);
+    expect(journal.findById(second.id)).toMatchObject({ state: "signed" });
   });
 
   /**

@@ -50,6 +50,48 @@ describe("TransferSubmitter", () => {
     expect(submitter.inFlightCount).toBe(0);
   });
 
+  it("waits for room at the node before the first broadcast; without room in time, the transfer is owned (journaled, signed) and not sent from here", async () => {
+    const { chain, calls } = fakeChain(async ({ method }) => {
+      if (method === "eth_sendRawTransaction") return "0x";
+      throw new Error(`unexpected ${method}`);
+    });
+    dir = mkdtempSync(join(tmpdir(), "submitter-"));
+    const real = openSqliteJournal(join(dir, "transfers.sqlite"), { chainId: 31337n, walletAddress: chain.wallet.address, tokenAddress: FAKE_TOKEN });
+    journal = real;
+    const ledger = new WalletLedger(snapshotAt(100, 0));
+    const held: string[] = [];
+    let room: (hasRoom: boolean) => void = () => {};
+    const asked: number[] = [];
+    const submitter = new TransferSubmitter({
+      chain,
+      journal: real,
+      ledger,
+      nonces: new NonceAllocator(async () => 0),
+      onHeld: (hash) => held.push(hash),
+      awaitRoomAtNode: (nonce) => (asked.push(nonce), new Promise((resolve) => (room = resolve))),
+    });
+    const prepared = () => ({ request: { recipient: RECIPIENT, units: 1n }, call: { to: FAKE_TOKEN, data: encodeTransfer(RECIPIENT, 1n), gasLimit: 60_000n }, kind: "transfer" as const, reservation: ledger.reserve(1n, 1n), entryId: undefined });
+
+    const first = submitter.submit(prepared());
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Journaled before the wait, nothing sent during it.
+    expect(asked).toEqual([0]);
+    expect(calls).toEqual([]);
+    room(true);
+    const sent = await first;
+    expect(calls.map((call) => call.method)).toEqual(["eth_sendRawTransaction"]);
+    expect(real.findByHash(sent.hash)).toMatchObject({ state: "accepted", nonce: 0 });
+
+    const second = submitter.submit(prepared());
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    room(false);
+    const heldTransfer = await second;
+    expect(calls).toHaveLength(1);
+    expect(held).toEqual([heldTransfer.hash]);
+    // Owned: the background sends signed entries once the node has room.
+    expect(real.findByHash(heldTransfer.hash)).toMatchObject({ state: "signed", nonce: 1 });
+  });
+
   it.each([
     ["holds the record after all (its acknowledgement was lost): the transfer is owned, 200, and nothing is sent from here", true],
     ["cannot be asked: neither 200 nor 'nothing was sent', but TRANSFER_OUTCOME_UNKNOWN naming the hash", undefined],
