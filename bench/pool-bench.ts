@@ -56,8 +56,9 @@ interface PoolChain {
   stop(): Promise<void>;
 }
 
-async function startPoolChain(lanes: number, anvilArgs = ["--block-time", String(BLOCK_TIME)]): Promise<PoolChain> {
-  const node = await startAnvil(anvilArgs);
+/** With `automine`, anvil mines each transaction at once and the service reaches it directly, without the limit. */
+async function startPoolChain(lanes: number, automine = false): Promise<PoolChain> {
+  const node = await startAnvil(automine ? [] : ["--block-time", String(BLOCK_TIME)]);
   const demo = await setUpDemoChain(node.rpcUrl, { supply: 10_000_000n });
   const provider = new JsonRpcProvider(node.rpcUrl, undefined, { staticNetwork: true, batchMaxCount: 1, cacheTimeout: -1 });
   const first = new Wallet(demo.privateKey, provider);
@@ -75,7 +76,7 @@ async function startPoolChain(lanes: number, anvilArgs = ["--block-time", String
   const proxy = await startRpcProxy(node.rpcUrl);
   const limit = limitPendingPerSender(proxy, provider, PENDING_LIMIT);
   return {
-    rpcUrl: proxy.url,
+    rpcUrl: automine ? node.rpcUrl : proxy.url,
     proxy,
     provider,
     demo,
@@ -216,7 +217,7 @@ async function idleCallsPerSecond(lanes: number): Promise<{ perSecond: number; b
 
 /** TRANSFERS transfers at CONCURRENCY on an automining anvil (no pending limit), through `lanes` lanes: per second. */
 async function automineRate(lanes: number): Promise<{ perSecond: number; failures: number }> {
-  const chain = await startPoolChain(lanes, []);
+  const chain = await startPoolChain(lanes, true);
   const service = await startBenchService(chain.rpcUrl, chain.demo, { PRIVATE_KEY: chain.keys.join(",") });
   try {
     const result = await loadFromWorker({
