@@ -10,13 +10,12 @@
  * lane's busy poll interval): a slow chain is asked about once per interval, an automining one as fast as
  * it mines. Idle (nobody waiting) it reads nothing.
  *
- * A lane full and waiting whose count has not moved for STALLED_AFTER_MS (or `slowestMs`, if longer) is
- * told once per count
- * (`onStalled`): the node may have lost the transaction at that nonce (a node that takes a transaction
- * and drops it leaves every later nonce of the wallet waiting, and one that holds it without counting it
- * as pending never mines it), so the lane does at once what its background does after
- * REBROADCAST_AFTER_MS: the journaled bytes again, or a replacement at the same nonce. One nonce: nothing
- * can be paid twice.
+ * A lane with transfers waiting whose count has not moved for STALLED_AFTER_MS (or `slowestMs`, if
+ * longer) is told once per count (`onStalled`): the node may have lost the transaction at that nonce (a
+ * node that takes a transaction and drops it leaves every later nonce of the wallet waiting, and one that
+ * holds it without counting it as pending never mines it), so the lane does at once what its background
+ * does after REBROADCAST_AFTER_MS: the journaled bytes again, or a replacement at the same nonce. One
+ * nonce: nothing can be paid twice.
  */
 import { monotonicNow } from "../clock.js";
 

@@ -1,6 +1,6 @@
 /**
- * New transfers waiting for room in a wallet (or a pool) that holds MAX_IN_FLIGHT_PER_LANE unmined
- * transactions: first come, first served, each for at most a bounded time (TRANSFER_SLOT_WAIT_MS).
+ * Transfers waiting for room: new ones in a full wallet (or pool), signed ones for room at the node. First
+ * come, first served, each for at most a bounded time (TRANSFER_SLOT_WAIT_MS).
  *
  * Room is taken synchronously by the `take` function each waiter brings, which checks and counts in one
  * step: when several slots free at once (a block mined many), the waiters take them in the order they
@@ -51,7 +51,7 @@ export class SlotQueue {
     return waiting;
   }
 
-  /** Room may have freed (a transaction mined, a transfer refused): the waiters at the front take it. */
+  /** Room may have freed (a transaction mined, a transfer refused): each waiter, in turn, takes what it can use. */
   wake(): void {
     // At most MAX_WAITING, each a few comparisons.
     for (let index = 0; index < this.#waiting.length; ) {
