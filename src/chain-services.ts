@@ -73,7 +73,6 @@ export type ChainServicesConfig = LaneConfig &
     | "gasTopUpFrom"
     | "gasTopUpBelow"
     | "gasTopUpTo"
-    | "transferSlotWaitMs"
   >;
 
 /** Opens the journal of this wallet; `notify`: webhooks report on the transfers made from now on. */
@@ -103,7 +102,7 @@ export async function startChainServices(
     const gasTopUpSettings = gasTopUpSettingsOf(config, chain.laneSigners.map((signer) => signer.address));
     const pooled = chain.laneSigners.length > 1;
     const displacements = new NonceDisplacements();
-    // New transfers waiting for room in a lane (MAX_IN_FLIGHT_PER_LANE), every lane's.
+    // New transfers waiting for room in a lane (see admittedPerLane), every lane's.
     const slots = new SlotQueue();
     // The latest block, one read for every lane: a pool's idle cost is one wallet's.
     const latestBlock = new SharedFeeBlock(() => readFeeBlock(chain));
