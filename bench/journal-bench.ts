@@ -19,6 +19,7 @@ import Database from "better-sqlite3";
 import { Wallet } from "ethers";
 import pg from "pg";
 import { archiveOldTransfers } from "../src/journal/journal-retention.js";
+import { keepForever } from "../src/journal/sqlite-keep-alive.js";
 import { migrateDatabase, openPostgresJournal, postgresOptions } from "../src/journal/postgres-journal-store.js";
 import { openSqliteJournal } from "../src/journal/sqlite-transfer-journal.js";
 import type { HistoryFilter, TransferJournal } from "../src/journal/transfer-journal.js";
@@ -53,6 +54,8 @@ function fill(path: string, count: number, days: number, now: number): void {
      VALUES (@recipient, '1000000000000000000', @apiKeyId, @state, @nonce, @hash, @raw, 0, @lane, @block, @block, NULL, @at, @at)`,
   );
   const attempt = db.prepare("INSERT INTO attempts (transfer_id, hash, raw_transaction, kind, signed_at_block, created_at) VALUES (?, ?, ?, 'transfer', ?, ?)");
+  // As the journal's own: Node 24 aborts when an idle garbage collection finalises one (sqlite-keep-alive.ts).
+  keepForever([db, transfer, attempt]);
   const insert = db.transaction((from: number, to: number) => {
     for (let nonce = from; nonce < to; nonce++) {
       const at = now - days * DAY_MS + Math.floor((nonce / count) * days * DAY_MS);
@@ -89,6 +92,7 @@ function measure(path: string, now: number): { startMs: number; fileMb: number; 
   const startMs = performance.now() - started;
   journal.close();
   const db = new Database(path, { readonly: true });
+  keepForever(db);
   const pages = (db.pragma("page_count", { simple: true }) as number) - (db.pragma("freelist_count", { simple: true }) as number);
   const liveMb = (pages * (db.pragma("page_size", { simple: true }) as number)) / 2 ** 20;
   db.close();

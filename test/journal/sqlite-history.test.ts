@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { keepForever } from "../../src/journal/sqlite-keep-alive.js";
 import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
 import type { HistoryFilter, JournalState, TransferJournal } from "../../src/journal/transfer-journal.js";
 
@@ -46,11 +47,15 @@ beforeAll(() => {
   const path = join(dir, "journal.sqlite");
   openSqliteJournal(path, OWNER).close();
   const next = random(7);
+  // Kept for the life of the process, as the journal's own are: Node 24 aborts when a garbage collection
+  // outside a JS context finalises one (see sqlite-keep-alive.ts).
   const db = new Database(path);
+  keepForever(db);
   const insert = db.prepare(
     `INSERT INTO transfers (recipient, units, api_key_id, state, lane, idempotency_key, created_at, updated_at)
      VALUES (@recipient, '1', @api_key_id, @state, @lane, @idempotency_key, @created_at, @created_at)`,
   );
+  keepForever(insert);
   db.transaction(() => {
     for (let index = 0; index < ROWS; index++) {
       // Skewed, as real histories are: one recipient and one key take most rows, rare states are rare.
@@ -170,8 +175,11 @@ describe("times rise with ids", () => {
     await journal.flushed();
     const path = join(dir, "journal.sqlite");
     const db = new Database(path);
+    keepForever(db);
     const future = Date.now() + 3_600_000;
-    db.prepare("UPDATE transfers SET created_at = ? WHERE id = ?").run(future, entry?.id);
+    const update = db.prepare("UPDATE transfers SET created_at = ? WHERE id = ?");
+    keepForever(update);
+    update.run(future, entry?.id);
     db.close();
     const signed = journal.recordSigned(undefined, { recipient: RECIPIENT, units: 2n }, { nonce: 1, hash: `0x${"cd".repeat(32)}`, rawTransaction: "0x02", signedAtBlock: 1 });
     expect(journal.findById(signed)?.createdAt).toBe(future);
