@@ -48,7 +48,7 @@ const RAW = await Wallet.createRandom().signTransaction({
 function fill(path: string, count: number, days: number, now: number): void {
   openSqliteJournal(path, OWNER).close();
   const db = new Database(path);
-  db.pragma("journal_mode = WAL");
+  db.exec("PRAGMA journal_mode = WAL");
   const transfer = db.prepare(
     `INSERT INTO transfers (recipient, units, api_key_id, state, nonce, hash, raw_transaction, notify, lane, settled_block, final_block, mined_hash, created_at, updated_at)
      VALUES (@recipient, '1000000000000000000', @apiKeyId, @state, @nonce, @hash, @raw, 0, @lane, @block, @block, NULL, @at, @at)`,
@@ -65,7 +65,7 @@ function fill(path: string, count: number, days: number, now: number): void {
     }
   });
   for (let from = 0; from < count; from += 50_000) insert(from, Math.min(count, from + 50_000));
-  db.pragma("wal_checkpoint(TRUNCATE)");
+  db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   db.close();
 }
 
@@ -93,8 +93,13 @@ function measure(path: string, now: number): { startMs: number; fileMb: number; 
   journal.close();
   const db = new Database(path, { readonly: true });
   keepForever(db);
-  const pages = (db.pragma("page_count", { simple: true }) as number) - (db.pragma("freelist_count", { simple: true }) as number);
-  const liveMb = (pages * (db.pragma("page_size", { simple: true }) as number)) / 2 ** 20;
+  const read = (pragma: string) => {
+    const statement = db.prepare(`PRAGMA ${pragma}`).pluck();
+    keepForever(statement);
+    return statement.get() as number;
+  };
+  const pages = read("page_count") - read("freelist_count");
+  const liveMb = (pages * read("page_size")) / 2 ** 20;
   db.close();
   return { startMs, fileMb: statSync(path).size / 2 ** 20, liveMb };
 }
