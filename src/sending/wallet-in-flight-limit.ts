@@ -37,9 +37,11 @@ export class WalletInFlightLimit implements TransferSender {
   }
 
   async sendTokenTransfer(request: TransferRequest, idempotencyKey?: string, authorize?: AuthorizeTransfer): Promise<TransferOutcome> {
-    if (idempotencyKey !== undefined && this.journal.findByKey(idempotencyKey)) return this.wallet.transfers.sendTokenTransfer(request, idempotencyKey, authorize);
-    const admitted = await this.slots.take(() => this.#admit(), this.settings.maxWaitMs);
-    if (!admitted) throw walletFull(this.wallet.address, this.settings);
+    // Room at once (nobody waiting ahead): no look at the journal on this path.
+    if (!(this.slots.size === 0 && this.#admit())) {
+      if (idempotencyKey !== undefined && this.journal.findByKey(idempotencyKey)) return this.wallet.transfers.sendTokenTransfer(request, idempotencyKey, authorize);
+      if (!(await this.slots.take(() => this.#admit(), this.settings.maxWaitMs))) throw walletFull(this.wallet.address, this.settings);
+    }
     let counted = true;
     const uncount = () => {
       if (counted) this.#admitted--;

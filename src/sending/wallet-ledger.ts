@@ -74,6 +74,11 @@ export class WalletLedger {
    */
   noteMinedNonceCount(count: number): void {
     if (count <= this.#minedNonceCount) return;
+    this.#raiseMinedNonceCount(count);
+    this.onFreed();
+  }
+
+  #raiseMinedNonceCount(count: number): void {
     // The shorter of the nonces mined since the last count and the transactions held: never more.
     if (count - this.#minedNonceCount <= this.#sentByNonce.size) {
       for (let nonce = this.#minedNonceCount; nonce < count; nonce++) if (this.#sentByNonce.has(nonce)) this.#sentBelowMinedCount++;
@@ -82,7 +87,6 @@ export class WalletLedger {
       for (const nonce of this.#sentByNonce.keys()) if (nonce < count) this.#sentBelowMinedCount++;
     }
     this.#minedNonceCount = count;
-    this.onFreed();
   }
 
   /** Takes a newer snapshot; transfers whose nonce it shows as mined are in its balances now. */
@@ -92,7 +96,7 @@ export class WalletLedger {
     for (const [nonce, reservation] of this.#sentByNonce) {
       if (nonce < snapshot.minedNonceCount) this.#forgetSent(nonce, reservation);
     }
-    if (snapshot.minedNonceCount > this.#minedNonceCount) this.noteMinedNonceCount(snapshot.minedNonceCount);
+    if (snapshot.minedNonceCount > this.#minedNonceCount) this.#raiseMinedNonceCount(snapshot.minedNonceCount);
     else if (snapshot.minedNonceCount < this.#minedNonceCount) {
       // A reorganisation took mined transactions off the chain: they hold room in the node's pool again.
       // Everything below the snapshot's count is gone from the map above.

@@ -37,15 +37,20 @@ function walletOf(ledger: WalletLedger) {
 
 const noJournal = { findByKey: () => undefined } as unknown as TransferJournal;
 
+/** A wallet at block 100 whose ledger wakes the queue as the lane does, behind a limit of `maxInFlight`. */
+function limited(maxInFlight: number, maxWaitMs: number, journal = noJournal) {
+  const ledger = new WalletLedger(snapshotAt(100, 0));
+  const slots = new SlotQueue();
+  ledger.onFreed = () => slots.wake();
+  const { state, wallet } = walletOf(ledger);
+  return { ledger, slots, state, limit: new WalletInFlightLimit(wallet, journal, { maxInFlight, maxWaitMs }, slots) };
+}
+
 describe("WalletInFlightLimit", () => {
   afterEach(() => vi.useRealTimers());
 
   it("lets MAX_IN_FLIGHT_PER_LANE in; the next waits until a snapshot shows one mined, then goes", async () => {
-    const ledger = new WalletLedger(snapshotAt(100, 0));
-    const slots = new SlotQueue();
-    ledger.onFreed = () => slots.wake();
-    const { state, wallet } = walletOf(ledger);
-    const limit = new WalletInFlightLimit(wallet, noJournal, { maxInFlight: 3, maxWaitMs: 10_000 }, slots);
+    const { ledger, state, limit } = limited(3, 10_000);
     await Promise.all([1, 2, 3].map(() => limit.sendTokenTransfer(REQUEST)));
     expect(limit.inFlight).toBe(3);
     let fourthDone = false;
@@ -61,11 +66,7 @@ describe("WalletInFlightLimit", () => {
   });
 
   it("counts transfers on their way to a reservation: a burst never lets more in than the limit", async () => {
-    const ledger = new WalletLedger(snapshotAt(100, 0));
-    const slots = new SlotQueue();
-    ledger.onFreed = () => slots.wake();
-    const { state, wallet } = walletOf(ledger);
-    const limit = new WalletInFlightLimit(wallet, noJournal, { maxInFlight: 4, maxWaitMs: 10_000 }, slots);
+    const { ledger, slots, state, limit } = limited(4, 10_000);
     const burst = Array.from({ length: 10 }, () => limit.sendTokenTransfer(REQUEST));
     await new Promise((resolve) => setImmediate(resolve));
     expect(state.sent).toBe(4);
@@ -79,11 +80,7 @@ describe("WalletInFlightLimit", () => {
   });
 
   it("a transfer refused before its reservation frees its room for the next at once", async () => {
-    const ledger = new WalletLedger(snapshotAt(100, 0));
-    const slots = new SlotQueue();
-    ledger.onFreed = () => slots.wake();
-    const { state, wallet } = walletOf(ledger);
-    const limit = new WalletInFlightLimit(wallet, noJournal, { maxInFlight: 1, maxWaitMs: 10_000 }, slots);
+    const { state, limit } = limited(1, 10_000);
     state.refusals = 1;
     const refused = limit.sendTokenTransfer(REQUEST);
     const next = limit.sendTokenTransfer(REQUEST);
@@ -95,10 +92,7 @@ describe("WalletInFlightLimit", () => {
 
   it("after waiting TRANSFER_SLOT_WAIT_MS: 503 NO_LANE_AVAILABLE with Retry-After, nothing sent", async () => {
     vi.useFakeTimers();
-    const ledger = new WalletLedger(snapshotAt(100, 0));
-    const slots = new SlotQueue();
-    const { state, wallet } = walletOf(ledger);
-    const limit = new WalletInFlightLimit(wallet, noJournal, { maxInFlight: 1, maxWaitMs: 2000 }, slots);
+    const { state, limit } = limited(1, 2000);
     await limit.sendTokenTransfer(REQUEST);
     const waiting = limit.sendTokenTransfer(REQUEST);
     const refused = expect(waiting).rejects.toMatchObject({ code: "NO_LANE_AVAILABLE", statusCode: 503, retryAfterSeconds: 1 });
@@ -108,11 +102,8 @@ describe("WalletInFlightLimit", () => {
   });
 
   it("a repeat of a key the journal holds goes straight to its answer, however full the wallet", async () => {
-    const ledger = new WalletLedger(snapshotAt(100, 0));
-    const slots = new SlotQueue();
-    const { state, wallet } = walletOf(ledger);
     const journal = { findByKey: (key: string) => (key === "known" ? ({ id: 1 } as JournalEntry) : undefined) } as unknown as TransferJournal;
-    const limit = new WalletInFlightLimit(wallet, journal, { maxInFlight: 1, maxWaitMs: 60_000 }, slots);
+    const { slots, state, limit } = limited(1, 60_000, journal);
     await limit.sendTokenTransfer(REQUEST);
     await limit.sendTokenTransfer(REQUEST, "known");
     expect(state.sent).toBe(2);
