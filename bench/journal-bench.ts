@@ -19,6 +19,7 @@ import Database from "better-sqlite3";
 import { Wallet } from "ethers";
 import pg from "pg";
 import { archiveOldTransfers } from "../src/journal/journal-retention.js";
+import { PostgresJournalReader } from "../src/journal/postgres-journal-reader.js";
 import { keepForever } from "../src/journal/sqlite-keep-alive.js";
 import { migrateDatabase, openPostgresJournal, postgresOptions } from "../src/journal/postgres-journal-store.js";
 import { openSqliteJournal } from "../src/journal/sqlite-transfer-journal.js";
@@ -83,12 +84,12 @@ function spread(index: number): { recipient: string; apiKeyId: string; lane: str
 }
 
 /** What a start reads, timed; and the file's size and the bytes its live pages hold. */
-function measure(path: string, now: number): { startMs: number; fileMb: number; liveMb: number } {
+async function measure(path: string, now: number): Promise<{ startMs: number; fileMb: number; liveMb: number }> {
   const started = performance.now();
   const journal = openSqliteJournal(path, OWNER);
   journal.unsettled();
   journal.spentSince(now - DAY_MS);
-  journal.history({}, undefined, 100);
+  await journal.history({}, undefined, 100);
   const startMs = performance.now() - started;
   journal.close();
   const db = new Database(path, { readonly: true });
@@ -111,9 +112,9 @@ try {
   let started = performance.now();
   fill(full, TRANSFERS, 365, now);
   console.log(`filled ${TRANSFERS.toLocaleString("en")} transfers over 365 days in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  const before = measure(full, now);
+  const before = await measure(full, now);
   const opened = openSqliteJournal(full, OWNER);
-  printFilteredPages("SQLite", opened, now);
+  await printFilteredPages("SQLite", opened, now);
   opened.close();
   await measureCsvExport(full);
 
@@ -122,12 +123,12 @@ try {
   const pass = await archiveOldTransfers(journal, { days: RETENTION_DAYS, archiveDir: join(dir, "archive") }, now);
   const passSeconds = (performance.now() - started) / 1000;
   journal.close();
-  const after = measure(full, now);
+  const after = await measure(full, now);
 
   const windowed = join(dir, "window.sqlite");
   const kept = Math.round((TRANSFERS * RETENTION_DAYS) / 365);
   fill(windowed, kept, RETENTION_DAYS, now);
-  const steady = measure(windowed, now);
+  const steady = await measure(windowed, now);
 
   const row = (label: string, rows: number, figures: { startMs: number; fileMb: number; liveMb: number }) =>
     `| ${label} | ${rows.toLocaleString("en")} | ${figures.fileMb.toFixed(0)} MB (${figures.liveMb.toFixed(0)} MB live) | ${figures.startMs.toFixed(0)} ms |`;
@@ -146,7 +147,7 @@ try {
  * The filters GET /transfers and the console offer, on the full journal: the slowest of five reads of the
  * first page and of a page from the middle of the history (a cursor), 100 transfers a page.
  */
-function printFilteredPages(store: string, journal: TransferJournal, now: number): void {
+async function printFilteredPages(store: string, journal: TransferJournal, now: number): Promise<void> {
   const middle = Math.round(TRANSFERS / 2);
   const filters: [string, HistoryFilter][] = [
     ["none", {}],
@@ -164,11 +165,11 @@ function printFilteredPages(store: string, journal: TransferJournal, now: number
     ["lane, apiKeyId and state=cancelled", { lane: LANES[2], apiKeyId: "key_1", states: ["cancelled"] }],
     ["idempotencyKey", { idempotencyKeys: ["key_1/order-1", "key_3/order-1"] }],
   ];
-  const slowest = (filter: HistoryFilter, below: number | undefined) => {
+  const slowest = async (filter: HistoryFilter, below: number | undefined) => {
     let most = 0;
     for (let run = 0; run < 5; run++) {
       const started = performance.now();
-      journal.history(filter, below, 100);
+      await journal.history(filter, below, 100);
       most = Math.max(most, performance.now() - started);
     }
     return most;
@@ -176,7 +177,7 @@ function printFilteredPages(store: string, journal: TransferJournal, now: number
   console.log(`\n${store}, ${TRANSFERS.toLocaleString("en")} transfers: a filtered page of 100 (slowest of 5 reads; target under 20 ms)\n`);
   console.log("| Filter | First page | Page from the middle |");
   console.log("|---|---|---|");
-  for (const [name, filter] of filters) console.log(`| ${name} | ${slowest(filter, undefined).toFixed(1)} ms | ${slowest(filter, middle).toFixed(1)} ms |`);
+  for (const [name, filter] of filters) console.log(`| ${name} | ${(await slowest(filter, undefined)).toFixed(1)} ms | ${(await slowest(filter, middle)).toFixed(1)} ms |`);
 }
 
 /**
@@ -217,6 +218,8 @@ async function postgresTakeover(now: number): Promise<void> {
     await client.connect();
     return client;
   };
+  const pool = new pg.Pool(postgresOptions(postgres.url));
+  const reads = new PostgresJournalReader(pool);
   try {
     const filler = await session();
     await migrateDatabase(filler);
@@ -238,13 +241,13 @@ async function postgresTakeover(now: number): Promise<void> {
     );
     const takeover = async () => {
       const started = performance.now();
-      const journal = await openPostgresJournal(await session(), OWNER);
+      const journal = await openPostgresJournal(await session(), OWNER, { reads });
       return { journal, seconds: (performance.now() - started) / 1000 };
     };
     const size = async () => Number((await filler.query<{ bytes: string }>("SELECT pg_database_size(current_database()) AS bytes")).rows[0].bytes) / 2 ** 20;
     const before = await takeover();
     const sizeBefore = await size();
-    printFilteredPages("PostgreSQL (the new leader's working copy, which serves GET /transfers)", before.journal, now);
+    await printFilteredPages("PostgreSQL (read there by the leader, which serves GET /transfers)", before.journal, now);
     let started = performance.now();
     const pass = await archiveOldTransfers(before.journal, { days: RETENTION_DAYS, archiveDir: "" }, now);
     const passSeconds = (performance.now() - started) / 1000;
@@ -260,6 +263,7 @@ async function postgresTakeover(now: number): Promise<void> {
     after.journal.close();
   } finally {
     await Promise.all(sessions.map((client) => client.end().catch(() => undefined)));
+    await pool.end();
     await postgres.stop();
   }
 }

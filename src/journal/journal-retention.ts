@@ -52,6 +52,7 @@ export async function archiveOldTransfers(journal: TransferJournal, settings: Re
     // Other work runs between batches: a first pass over a long history does not hold the service up.
     await new Promise((resolve) => setImmediate(resolve));
   }
+  archived += await journal.archiveSettledElsewhere(before);
   return { archived, into: archived === 0 ? undefined : databaseArchive ? "the database's transfers_archive table" : file };
 }
 

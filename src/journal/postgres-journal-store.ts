@@ -1,14 +1,16 @@
 /**
- * The journal in PostgreSQL, for several replicas of one wallet. The leader reads it whole when it takes
- * over and ships every commit of its working copy here, on the database session that holds the leader's
- * lock: a replica that lost the lock has lost that session, so it cannot write. Followers read here.
+ * The journal in PostgreSQL, for several replicas of one wallet. The leader reads what is not settled for
+ * good when it takes over (HOT_TRANSFERS) and ships every commit of its working copy here, on the database
+ * session that holds the leader's lock: a replica that lost the lock has lost that session, so it cannot
+ * write. The rest of the history stays here, read on demand (PostgresJournalReader), as followers read it.
  */
 import pg from "pg";
-import { type AttemptRow, type EntryRow, toAttempt, toEntry } from "./journal-rows.js";
+import { steadyWallClockNow } from "../clock.js";
+import type { PostgresJournalReader } from "./postgres-journal-reader.js";
 import { POSTGRES_MIGRATIONS } from "./postgres-migrations.js";
-import { type ChangedRow, JOURNAL_TABLES, type JournalReplica, type JournalRow, type JournalRows, type JournalTable } from "./sqlite-change-log.js";
+import { type ChangedRow, JOURNAL_TABLES, type JournalReplica, type JournalRow, type JournalSeed, type JournalTable } from "./sqlite-change-log.js";
 import { type JournalOwner, openSqliteJournal } from "./sqlite-transfer-journal.js";
-import { type ArchivedTransfer, type JournalEntry, JournalOwnerMismatchError, type TransferJournal } from "./transfer-journal.js";
+import { type ArchivedTransfer, JournalOwnerMismatchError, type TransferJournal } from "./transfer-journal.js";
 
 /** Serializes schema changes of replicas that start together (pg_advisory_xact_lock key). */
 const MIGRATION_LOCK_KEY = 7_310_001;
@@ -20,6 +22,36 @@ const MAX_PARAMETERS = 30_000;
 const INT8_OID = 20;
 /** How many times (100 ms apart) a failed session's backend is looked for before its fate is called unknown. */
 const BACKEND_GONE_CHECKS = 50;
+/**
+ * How far back a new leader holds every transfer, settled or not: the per-key caps count a day of spending
+ * (TransferPolicy), and a day is at most the retention (JOURNAL_RETENTION_DAYS is at least 1).
+ */
+const HELD_WINDOW_MS = 86_400_000;
+/** Transfers archived per statement by retention (archiveSettled). */
+const ARCHIVE_BATCH = 1_000;
+
+/**
+ * A transfer settled for good: nothing will change it (its outcome is final and reported, or it was never
+ * sent), its key has expired, and every delivery of its events is done. Retention's rule (the SQLite
+ * journal's archivable), except that a failed delivery keeps it held: an operator may retry that.
+ */
+const SETTLED_FOR_GOOD = `t.idempotency_key IS NULL
+  AND (t.state IN ('refused', 'rejected') OR (t.state IN ('nonce-used', 'replaced', 'cancelled') AND t.final_block IS NOT NULL
+    AND (t.notify = 0 OR t.reported = 'transfer.finalized')))
+  AND NOT EXISTS (SELECT 1 FROM webhook_events e JOIN webhook_deliveries d ON d.event_seq = e.seq WHERE e.transfer_id = t.id AND d.state <> 'delivered')`;
+
+/**
+ * The ids of the transfers a new leader holds (the complement of SETTLED_FOR_GOOD, plus the window $1 and
+ * the newest transfer, whose time the next one's must not fall below), each branch along its own index.
+ */
+const HOT_TRANSFERS = `
+  SELECT id FROM transfers WHERE state IN ('claimed', 'signed', 'accepted')
+  UNION SELECT id FROM transfers
+    WHERE state IN ('nonce-used', 'replaced', 'cancelled') AND (final_block IS NULL OR (notify = 1 AND reported IS DISTINCT FROM 'transfer.finalized'))
+  UNION SELECT id FROM transfers WHERE idempotency_key IS NOT NULL
+  UNION SELECT id FROM transfers WHERE created_at >= $1
+  UNION SELECT e.transfer_id FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq WHERE d.state <> 'delivered'
+  UNION (SELECT id FROM transfers ORDER BY id DESC LIMIT 1)`;
 
 /** Client options that read BIGINT columns (ids, nonces, ms timestamps: all below 2^53) as numbers. */
 export function postgresOptions(connectionString: string): pg.ClientConfig {
@@ -66,7 +98,7 @@ export async function checkDatabaseOwner(client: pg.ClientBase, owner: JournalOw
   }
 }
 
-/** The leader's side: reads the whole journal, and takes the commits of its working copy. */
+/** The leader's side: reads what a new leader holds, and takes the commits of its working copy. */
 export class PostgresJournalStore implements JournalReplica {
   constructor(
     private readonly session: pg.ClientBase,
@@ -106,10 +138,72 @@ export class PostgresJournalStore implements JournalReplica {
     );
   }
 
-  async readAll(): Promise<JournalRows> {
-    const rows = {} as JournalRows;
-    for (const table of TABLES) rows[table] = (await this.session.query<JournalRow>(`SELECT * FROM ${table} ORDER BY ${JOURNAL_TABLES[table]}`)).rows;
-    return rows;
+  /** What a new leader holds: the transfers of HOT_TRANSFERS with all their rows, and each table's highest key. */
+  async readHot(now: number): Promise<JournalSeed> {
+    const ids = (await this.session.query<{ id: number }>(`SELECT id FROM (${HOT_TRANSFERS}) AS hot ORDER BY id`, [now - HELD_WINDOW_MS])).rows.map((row) => row.id);
+    const read = async (sql: string) => (await this.session.query<JournalRow>(sql, [ids])).rows;
+    const highest = (
+      await this.session.query<Record<JournalTable, number | null>>(
+        `SELECT GREATEST((SELECT MAX(id) FROM transfers), (SELECT MAX(id) FROM transfers_archive)) AS transfers, (SELECT MAX(id) FROM attempts) AS attempts,
+           (SELECT MAX(seq) FROM webhook_events) AS webhook_events, (SELECT MAX(id) FROM webhook_deliveries) AS webhook_deliveries`,
+      )
+    ).rows[0];
+    return {
+      rows: {
+        transfers: await read("SELECT * FROM transfers WHERE id = ANY($1) ORDER BY id"),
+        attempts: await read("SELECT * FROM attempts WHERE transfer_id = ANY($1) ORDER BY id"),
+        webhook_events: await read("SELECT * FROM webhook_events WHERE transfer_id = ANY($1) ORDER BY seq"),
+        webhook_deliveries: await read("SELECT d.* FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq WHERE e.transfer_id = ANY($1) ORDER BY d.id"),
+      },
+      highestKeys: highest,
+    };
+  }
+
+  async archiveSettled(before: number, held: (ids: readonly number[]) => ReadonlySet<number>): Promise<number> {
+    let archived = 0;
+    // Keyset over (created_at, id): the transfers the working copy holds are skipped, not looked at again.
+    let after = { createdAt: -1, id: 0 };
+    for (;;) {
+      const candidates = (
+        await this.session.query<{ id: number; created_at: number }>(
+          `SELECT t.id, t.created_at FROM transfers t WHERE t.created_at < $1 AND (t.created_at, t.id) > ($2, $3) AND ${SETTLED_FOR_GOOD}
+           ORDER BY t.created_at, t.id LIMIT ${ARCHIVE_BATCH}`,
+          [before, after.createdAt, after.id],
+        )
+      ).rows;
+      if (candidates.length === 0) return archived;
+      const last = candidates[candidates.length - 1];
+      after = { createdAt: last.created_at, id: last.id };
+      const inCopy = held(candidates.map((candidate) => candidate.id));
+      const ids = candidates.map((candidate) => candidate.id).filter((id) => !inCopy.has(id));
+      if (ids.length > 0) archived += await this.#moveToArchive(ids);
+      // Other work runs between batches: the session also ships the working copy's commits.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  // One statement (the session's queries may interleave with shipments, so no BEGIN here): the archive's
+  // records built from the rows, and the rows deleted, all from one snapshot. The rule is checked again.
+  async #moveToArchive(ids: readonly number[]): Promise<number> {
+    const { rows } = await this.session.query<{ moved: number }>(
+      `WITH moving AS (SELECT t.id FROM transfers t WHERE t.id = ANY($1) AND ${SETTLED_FOR_GOOD}),
+       archived AS (
+         INSERT INTO transfers_archive (id, archived_at, record)
+         SELECT t.id, $2, jsonb_build_object(
+           'transfer', to_jsonb(t),
+           'attempts', COALESCE((SELECT jsonb_agg(to_jsonb(a) ORDER BY a.id) FROM attempts a WHERE a.transfer_id = t.id), '[]'::jsonb),
+           'webhookEvents', COALESCE((SELECT jsonb_agg(to_jsonb(e) ORDER BY e.seq) FROM webhook_events e WHERE e.transfer_id = t.id), '[]'::jsonb),
+           'webhookDeliveries', COALESCE((SELECT jsonb_agg(to_jsonb(d) ORDER BY d.id) FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq WHERE e.transfer_id = t.id), '[]'::jsonb))
+         FROM transfers t WHERE t.id IN (SELECT id FROM moving)
+         ON CONFLICT (id) DO NOTHING),
+       deliveries AS (DELETE FROM webhook_deliveries WHERE event_seq IN (SELECT seq FROM webhook_events WHERE transfer_id IN (SELECT id FROM moving))),
+       events AS (DELETE FROM webhook_events WHERE transfer_id IN (SELECT id FROM moving)),
+       attempts AS (DELETE FROM attempts WHERE transfer_id IN (SELECT id FROM moving)),
+       transfers AS (DELETE FROM transfers WHERE id IN (SELECT id FROM moving) RETURNING id)
+       SELECT COUNT(*)::int AS moved FROM transfers`,
+      [ids, Date.now()],
+    );
+    return rows[0].moved;
   }
 
   /**
@@ -162,34 +256,19 @@ function combined(parts: { sql: string; values: unknown[] }[]): { text: string; 
   return { text: `WITH ${ctes.join(", ")} SELECT 1`, values };
 }
 
-/** A follower's side: what lookups ask of the journal, read from the database. */
-export class PostgresJournalReader {
-  constructor(private readonly pool: pg.Pool) {}
-
-  /** The transfer that has `hash` among two or more attempts (a re-priced or cancelled one). */
-  async findWithSeveralAttempts(hash: string): Promise<JournalEntry | undefined> {
-    const { rows } = await this.pool.query<AttemptRow>(
-      "SELECT * FROM attempts WHERE transfer_id = (SELECT transfer_id FROM attempts WHERE hash = $1) ORDER BY id",
-      [hash.toLowerCase()],
-    );
-    if (rows.length < 2) return undefined;
-    const entry = (await this.pool.query<EntryRow>("SELECT * FROM transfers WHERE id = $1", [rows[0].transfer_id])).rows[0];
-    return entry && toEntry(entry, rows.map(toAttempt));
-  }
-}
-
 /**
- * The leader's journal: a working copy in memory (SQLite), seeded with everything the database holds and
- * shipping every commit back to it on `session`, the session that holds the leader's lock.
+ * The leader's journal: a working copy in memory (SQLite), seeded with what the database holds that is not
+ * settled for good, shipping every commit back to it on `session`, the session that holds the leader's
+ * lock; `reads` reads the rest on demand.
  */
 export async function openPostgresJournal(
   session: pg.ClientBase,
   owner: JournalOwner,
-  options: { notify?: boolean; connectAgain?: () => pg.Client } = {},
+  options: { reads: PostgresJournalReader; notify?: boolean; connectAgain?: () => pg.Client },
 ): Promise<TransferJournal> {
   await checkDatabaseOwner(session, owner);
   // Rows an older leader wrote after migration 3 have no lane: that version served one wallet, the owner's.
   await session.query("UPDATE transfers SET lane = (SELECT wallet_address FROM journal_owner WHERE id = 1) WHERE lane IS NULL");
   const store = new PostgresJournalStore(session, options.connectAgain);
-  return openSqliteJournal(":memory:", owner, { ...options, seed: await store.readAll(), replica: store });
+  return openSqliteJournal(":memory:", owner, { notify: options.notify, seed: await store.readHot(steadyWallClockNow()), replica: store, elsewhere: options.reads });
 }

@@ -103,4 +103,22 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; sql: string }[] = 
       );
     `,
   },
+  {
+    // A new leader reads only what is not settled for good (see HOT_TRANSFERS in postgres-journal-store.ts);
+    // the rest stays here and is read on demand, in the history's walks (see history-walks.ts).
+    version: 5,
+    sql: `
+      CREATE INDEX transfers_history_state ON transfers (state, id);
+      CREATE INDEX transfers_history_recipient ON transfers (recipient, state, id);
+      CREATE INDEX transfers_history_key ON transfers (api_key_id, state, id);
+      CREATE INDEX transfers_history_lane ON transfers (lane, state, id);
+      CREATE INDEX transfers_created ON transfers (created_at, id);
+      CREATE INDEX transfers_keyed ON transfers (id) WHERE idempotency_key IS NOT NULL;
+      CREATE INDEX transfers_settled_unfinished ON transfers (id)
+        WHERE state IN ('nonce-used', 'replaced', 'cancelled') AND (final_block IS NULL OR (notify = 1 AND reported IS DISTINCT FROM 'transfer.finalized'));
+      CREATE INDEX webhook_events_transfer ON webhook_events (transfer_id);
+      CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_seq);
+      CREATE INDEX webhook_deliveries_undelivered ON webhook_deliveries (event_seq) WHERE state <> 'delivered';
+    `,
+  },
 ];

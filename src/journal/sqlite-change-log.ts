@@ -18,6 +18,15 @@ export type JournalRow = Record<string, string | number | null>;
 /** Every row of every journal table. */
 export type JournalRows = Record<JournalTable, JournalRow[]>;
 
+/**
+ * What a working copy starts from: some rows of each table, and each table's highest key in the shared
+ * database (held or not), so that a new row never takes the key of a row the copy does not hold.
+ */
+export interface JournalSeed {
+  rows: JournalRows;
+  highestKeys: Record<JournalTable, number | null>;
+}
+
 /** One row changed by a commit: its new values, or null when it was deleted. */
 export interface ChangedRow {
   table: JournalTable;
@@ -36,19 +45,32 @@ export interface JournalReplica {
   holds(hash: string): Promise<boolean | undefined>;
   /** Keeps archived transfers in the shared database (before the journal deletes them); a repeat changes nothing. */
   archive(records: readonly ArchivedTransfer[]): Promise<void>;
+  /**
+   * Retention of what the working copy does not hold: archives, in the shared database itself, the transfers
+   * made before `before` that are settled for good, except those `held` says the working copy holds (the
+   * copy archives its own). Returns how many.
+   */
+  archiveSettled(before: number, held: (ids: readonly number[]) => ReadonlySet<number>): Promise<number>;
 }
 
 const TABLE_NAMES = Object.keys(JOURNAL_TABLES) as JournalTable[];
 
-/** Fills a new journal's tables with `rows` of a current journal, in one transaction. */
-export function seedTables(db: Database.Database, rows: JournalRows): void {
+/** Fills a new journal's tables with a seed's rows, in one transaction; its keys continue from the seed's highest. */
+export function seedTables(db: Database.Database, seed: JournalSeed): void {
   db.exec("BEGIN");
   for (const table of TABLE_NAMES) {
-    if (rows[table].length === 0) continue;
-    const columns = Object.keys(rows[table][0]);
-    const insert = db.prepare(`INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map((column) => `@${column}`).join(", ")})`);
-    keepForever(insert);
-    for (const row of rows[table]) insert.run(row);
+    const rows = seed.rows[table];
+    if (rows.length > 0) {
+      const columns = Object.keys(rows[0]);
+      const insert = db.prepare(`INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map((column) => `@${column}`).join(", ")})`);
+      keepForever(insert);
+      for (const row of rows) insert.run(row);
+    }
+    const highest = seed.highestKeys[table];
+    // AUTOINCREMENT takes the next key from sqlite_sequence: above every row of the shared database.
+    if (highest !== null) {
+      db.exec(`DELETE FROM sqlite_sequence WHERE name = '${table}'; INSERT INTO sqlite_sequence (name, seq) VALUES ('${table}', ${Math.trunc(highest)})`);
+    }
   }
   // Rows of the current version: attempts exist already (see ATTEMPTS_OF_EARLIER_VERSIONS).
   db.exec("PRAGMA user_version = 1; COMMIT");

@@ -4,7 +4,7 @@ import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { steadyWallClockNow } from "../clock.js";
 import { type AttemptRow, type DeliveryRow, type EntryRow, toAttempt, toDelivery, toEntry } from "./journal-rows.js";
-import { type JournalRows, type JournalReplica, SqliteChangeLog, seedTables } from "./sqlite-change-log.js";
+import { type JournalReplica, type JournalSeed, SqliteChangeLog, seedTables } from "./sqlite-change-log.js";
 import { HISTORY_INDEXES, HISTORY_TIMES_RISE, SqliteHistoryReader } from "./sqlite-history.js";
 import { keepForever } from "./sqlite-keep-alive.js";
 import {
@@ -13,6 +13,7 @@ import {
   type HistoryFilter,
   type HistoryPage,
   type JournalAttempt,
+  type JournalElsewhere,
   type JournalEntry,
   type TransferEventType,
   type WebhookDelivery,
@@ -151,9 +152,11 @@ export interface SqliteJournalOptions {
   synchronous?: "FULL" | "NORMAL";
   notify?: boolean;
   /** The rows to start from (a leader's working copy, read from the shared database). */
-  seed?: JournalRows;
+  seed?: JournalSeed;
   /** Where every commit is shipped before flushed() resolves (the shared database of several replicas). */
   replica?: JournalReplica;
+  /** Where what the seed left out is read (the shared database, for a working copy). */
+  elsewhere?: JournalElsewhere;
 }
 
 /**
@@ -163,7 +166,7 @@ export interface SqliteJournalOptions {
  * Settings go through exec(), which makes no Statement object.
  */
 export function openSqliteJournal(path: string, owner: JournalOwner, options: SqliteJournalOptions = {}): TransferJournal {
-  const { synchronous = "FULL", notify = false, seed, replica } = options;
+  const { synchronous = "FULL", notify = false, seed, replica, elsewhere } = options;
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
   keepForever(db);
@@ -175,7 +178,7 @@ export function openSqliteJournal(path: string, owner: JournalOwner, options: Sq
   // than keeping them all up to date through a million inserts.
   if (seed) seedTables(db, seed);
   makeIndexes(db);
-  const store = new SqliteJournalStore(db, notify, replica && new SqliteChangeLog(db, replica), replica);
+  const store = new SqliteJournalStore(db, notify, replica && new SqliteChangeLog(db, replica), replica, elsewhere);
   try {
     store.checkOwner(owner);
     db.exec(LANES_OF_EARLIER_VERSIONS);
@@ -358,6 +361,7 @@ function prepareStatements(db: Database.Database) {
     forgetEvents: db.prepare("DELETE FROM webhook_events WHERE transfer_id IN (SELECT value FROM json_each(?))"),
     forgetAttempts: db.prepare("DELETE FROM attempts WHERE transfer_id IN (SELECT value FROM json_each(?))"),
     forgetTransfers: db.prepare("DELETE FROM transfers WHERE id IN (SELECT value FROM json_each(?))"),
+    heldOf: db.prepare("SELECT id FROM transfers WHERE id IN (SELECT value FROM json_each(?))").pluck(),
     releaseRefusedKey: db.prepare(
       "UPDATE transfers SET idempotency_key = NULL, updated_at = @now WHERE id = @id AND state IN ('refused', 'rejected') AND idempotency_key IS NOT NULL",
     ),
@@ -391,6 +395,8 @@ class SqliteJournalStore {
     changeLog: SqliteChangeLog | undefined,
     /** The shared database this journal is the working copy of, if any: retention archives there. */
     readonly replica?: JournalReplica,
+    /** What the working copy does not hold, read from the shared database. */
+    readonly elsewhere?: JournalElsewhere,
   ) {
     this.db = db;
     this.notify = notify ? 1 : 0;
@@ -674,9 +680,16 @@ class SqliteTransferJournal implements TransferJournal {
     );
   }
 
-  findWithSeveralAttempts(hash: string): JournalEntry | undefined {
+  async lookUpByHash(hash: string): Promise<JournalEntry | undefined> {
+    return this.findByHash(hash) ?? this.#store.elsewhere?.findByHash(hash);
+  }
+
+  findWithSeveralAttempts(hash: string): JournalEntry | undefined | Promise<JournalEntry | undefined> {
     const lowercase = hash.toLowerCase();
-    return this.#store.severalAttemptHashes.has(lowercase) ? this.findByHash(lowercase) : undefined;
+    if (this.#store.severalAttemptHashes.has(lowercase)) return this.findByHash(lowercase);
+    // A transfer held here is held with every attempt: one attempt of it is no re-priced transfer.
+    const { elsewhere } = this.#store;
+    return elsewhere && this.#store.statements.attemptByHash.get(lowercase) === undefined ? elsewhere.findWithSeveralAttempts(lowercase) : undefined;
   }
 
 
@@ -712,7 +725,9 @@ class SqliteTransferJournal implements TransferJournal {
     return (this.#store.statements.deliveriesIn.all({ state, limit }) as DeliveryRow[]).map(toDelivery);
   }
 
-  deliveriesOf(entryId: number, limit: number): WebhookDelivery[] {
+  async deliveriesOf(entryId: number, limit: number): Promise<WebhookDelivery[]> {
+    const { elsewhere } = this.#store;
+    if (elsewhere && this.#store.statements.byId.get(entryId) === undefined) return elsewhere.deliveriesOf(entryId, limit);
     return (this.#store.statements.deliveriesOfTransfer.all({ entryId, limit }) as DeliveryRow[]).map(toDelivery);
   }
 
@@ -725,7 +740,13 @@ class SqliteTransferJournal implements TransferJournal {
     return { pending: row.pending, oldestCreatedAt: row.oldest };
   }
 
-  history(filter: HistoryFilter, beforeId: number | undefined, limit: number): HistoryPage {
+  async history(filter: HistoryFilter, beforeId: number | undefined, limit: number): Promise<HistoryPage> {
+    const { elsewhere } = this.#store;
+    if (elsewhere) {
+      // What this copy committed is read there once shipped (a failed shipment: what the database holds).
+      await this.flushed().catch(() => undefined);
+      return elsewhere.history(filter, beforeId, limit);
+    }
     const { rows, nextBefore } = this.#store.history.read(filter, beforeId, limit);
     const attempts = this.#store.attemptsOfEach(rows.map((row) => row.id));
     return { entries: rows.map((row) => toEntry(row, attempts.get(row.id) ?? [])), nextBefore };
@@ -762,6 +783,12 @@ class SqliteTransferJournal implements TransferJournal {
   get databaseArchive(): ((records: readonly ArchivedTransfer[]) => Promise<void>) | undefined {
     const { replica } = this.#store;
     return replica && ((records) => replica.archive(records));
+  }
+
+  async archiveSettledElsewhere(before: number): Promise<number> {
+    const { replica, statements } = this.#store;
+    if (!replica) return 0;
+    return replica.archiveSettled(before, (ids) => new Set(statements.heldOf.all(JSON.stringify(ids)) as number[]));
   }
 
   forgetArchived(entryIds: readonly number[]): void {

@@ -110,6 +110,17 @@ export interface HistoryPage {
   nextBefore: number | undefined;
 }
 
+/**
+ * Where a shared database keeps what its leader's working copy does not hold (the transfers settled for
+ * good before the leader took over, and the history as a whole), read on demand.
+ */
+export interface JournalElsewhere {
+  history(filter: HistoryFilter, beforeId: number | undefined, limit: number): Promise<HistoryPage>;
+  findByHash(hash: string): Promise<JournalEntry | undefined>;
+  findWithSeveralAttempts(hash: string): Promise<JournalEntry | undefined>;
+  deliveriesOf(entryId: number, limit: number): Promise<WebhookDelivery[]>;
+}
+
 /** A transfer as the archive keeps it: its rows as the journal stored them. */
 export interface ArchivedTransfer {
   transfer: Record<string, unknown>;
@@ -285,10 +296,16 @@ export interface TransferJournal {
   /** The entry one of whose attempts has this hash. */
   findByHash(hash: string): JournalEntry | undefined;
   /**
-   * The same, only for transfers with several attempts (re-priced or cancelled); for every other hash it
-   * answers undefined from memory, so that the lookup of any hash can ask it at no cost.
+   * The entry one of whose attempts has this hash, wherever it is kept: a leader's working copy holds what
+   * is not settled for good, and asks the shared database for any other hash.
    */
-  findWithSeveralAttempts(hash: string): JournalEntry | undefined;
+  lookUpByHash(hash: string): Promise<JournalEntry | undefined>;
+  /**
+   * The same, only for transfers with several attempts (re-priced or cancelled). For every hash the journal
+   * holds it answers from memory, so that the lookup of any hash can ask it at no cost; a leader's working
+   * copy asks the shared database about a hash it does not hold.
+   */
+  findWithSeveralAttempts(hash: string): JournalEntry | undefined | Promise<JournalEntry | undefined>;
   /**
    * Journals a webhook event, a pending delivery of it to each endpoint, and (when given) the transfer's
    * last reported event and the block it named, in the same commit as whatever else is written in this
@@ -308,8 +325,8 @@ export interface TransferJournal {
   recordDeliveryAttempt(id: number, outcome: { state: DeliveryState; lastStatus: string; nextAttemptAt: number }): void;
   /** Deliveries in `state`, oldest first; without a state, every delivery, newest first. */
   deliveries(state: DeliveryState | undefined, limit: number): WebhookDelivery[];
-  /** The deliveries of one transfer's events, newest first. */
-  deliveriesOf(entryId: number, limit: number): WebhookDelivery[];
+  /** The deliveries of one transfer's events, newest first (from the shared database for a transfer a working copy does not hold). */
+  deliveriesOf(entryId: number, limit: number): Promise<WebhookDelivery[]>;
   /** Makes a failed or pending delivery due now. Returns whether there was one. */
   retryDelivery(id: number): boolean;
   /** How many deliveries are pending, and when the oldest was made (ms), for the metrics. */
@@ -317,8 +334,9 @@ export interface TransferJournal {
   /**
    * Every lane's entries matching `filter`, newest first (highest id first), below `beforeId` when given,
    * at most `limit`, each with its attempts: the transfer history, read in pages of ids, each in bounded time.
+   * A leader's working copy reads it from the shared database, once its own commits are shipped there.
    */
-  history(filter: HistoryFilter, beforeId: number | undefined, limit: number): HistoryPage;
+  history(filter: HistoryFilter, beforeId: number | undefined, limit: number): Promise<HistoryPage>;
   /** What each API key had signed since `since` (ms), for the per-key caps after a restart. */
   spentSince(since: number): { apiKeyId: string; units: bigint; at: number }[];
   /**
@@ -338,6 +356,12 @@ export interface TransferJournal {
    * transfers_archive table); undefined for a journal of its own, whose archive is a file.
    */
   readonly databaseArchive: ((records: readonly ArchivedTransfer[]) => Promise<void>) | undefined;
+  /**
+   * Retention of what the journal does not hold itself: a leader's working copy has the shared database
+   * archive, there, the transfers made before `before` that were settled for good before it took over.
+   * Returns how many (0 for a journal that holds its whole history).
+   */
+  archiveSettledElsewhere(before: number): Promise<number>;
   /** Deletes archived transfers and everything of theirs (attempts, webhook events and deliveries). */
   forgetArchived(entryIds: readonly number[]): void;
   /** Forgets keys older than `maxAgeMs` (the entries stay). Returns how many were forgotten. */

@@ -90,7 +90,7 @@ export class TransactionStatusReader {
    * the figures of the attempt that carries it.
    */
   async read(hash: string, mayView: (senderKeyId: string | undefined) => boolean = () => true): Promise<TransactionStatus> {
-    const sent = this.journal.findByHash(hash);
+    const sent = await this.journal.lookUpByHash(hash);
     // A transfer the caller may not view is described as the chain shows it, as any other transaction.
     const entry = sent && mayView(sent.apiKeyId) ? sent : undefined;
     if (entry && entry.attempts.length > 0) return this.#ofTransfer(hash, entry);

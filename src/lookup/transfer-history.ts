@@ -143,7 +143,7 @@ export async function* historyCsv(
   let left = limit ?? Number.POSITIVE_INFINITY;
   let below = beforeId;
   while (left > 0) {
-    const { entries, nextBefore } = journal.history(filter, below, Math.min(CSV_PAGE_ROWS, left));
+    const { entries, nextBefore } = await journal.history(filter, below, Math.min(CSV_PAGE_ROWS, left));
     if (entries.length > 0) yield entries.map((entry) => historyCsvLine(historyItem(entry, token))).join("");
     if (nextBefore === undefined) return;
     left -= entries.length;

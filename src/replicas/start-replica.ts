@@ -13,7 +13,8 @@ import type { Logger } from "pino";
 import { ApiKeyRing } from "../auth/api-keys.js";
 import { type RunningService, composeService } from "../compose.js";
 import type { ChainConfig } from "../config.js";
-import { migrateDatabase, openPostgresJournal, postgresOptions, PostgresJournalReader } from "../journal/postgres-journal-store.js";
+import { PostgresJournalReader } from "../journal/postgres-journal-reader.js";
+import { migrateDatabase, openPostgresJournal, postgresOptions } from "../journal/postgres-journal-store.js";
 import { ChainHeadTracker, readLatestBlock } from "../lookup/chain-head.js";
 import { TransactionLookup } from "../lookup/transaction-lookup.js";
 import { ServiceMetrics } from "../metrics.js";
@@ -70,13 +71,14 @@ export async function startReplica(config: ChainConfig & { databaseUrl: string }
     },
     forget: () => (knownLeader = undefined),
   };
+  const reader = new PostgresJournalReader(pool);
   const follower = buildFollowerApp(config, {
     replicaId,
     logger: log,
     metrics,
     apiKeys: config.authDisabled ? undefined : ApiKeyRing.parse(config.apiKeys ?? ""),
     lookup,
-    attempts: new PostgresJournalReader(pool),
+    attempts: reader,
     leaders,
     endpointStates: () => chain.endpoints.states(),
     readinessChecks: {
@@ -103,7 +105,7 @@ export async function startReplica(config: ChainConfig & { databaseUrl: string }
         const service = await composeService(config, log, {
           id: replicaId,
           openJournal: (owner, { notify }) =>
-            openPostgresJournal(session.session, owner, { notify, connectAgain: () => new pg.Client(postgresOptions(config.databaseUrl as string)) }),
+            openPostgresJournal(session.session, owner, { reads: reader, notify, connectAgain: () => new pg.Client(postgresOptions(config.databaseUrl as string)) }),
           checkDatabase: async () => session.session.query("SELECT 1").then(() => undefined, () => "the leader's database session is lost"),
         });
         await service.app.ready();

@@ -217,7 +217,12 @@ export class TransferReplacer {
   async #replaceOnRequest(hash: string, request: "cancel" | "reprice"): Promise<JournalEntry> {
     const { journal, ledger } = this.#options;
     const found = journal.findByHash(hash);
-    if (!found) throw new Error(`no journal entry has an attempt ${hash}`);
+    if (!found) {
+      // Settled for good before this leader took over: the shared database holds it, nothing is to replace.
+      const settled = await journal.lookUpByHash(hash);
+      if (!settled) throw new Error(`no journal entry has an attempt ${hash}`);
+      throw refusalOfSettled(settled, ledger.snapshot.minedNonceCount, request) ?? new Error(`transfer ${hash} is not held by the journal and not settled`);
+    }
     const what = request === "cancel" ? "a cancel" : "a re-pricing";
     return this.#exclusively(found.id, async () => {
       const entry = journal.findByHash(hash) as JournalEntry;
@@ -228,12 +233,9 @@ export class TransferReplacer {
         throw new CancelRefusedError("being-sent", `transfer ${entry.hash} is being sent right now; ask again in a moment`);
       }
       const latest = entry.attempts.at(-1);
-      if (entry.state === "nonce-used" || (entry.nonce !== null && entry.nonce < ledger.snapshot.minedNonceCount)) {
-        throw new CancelRefusedError("already-mined", `transfer ${entry.hash} is already mined; it needs no ${request === "cancel" ? "cancel" : "re-pricing"}`);
-      }
-      if (!latest || (entry.state !== "signed" && entry.state !== "accepted")) {
-        throw new CancelRefusedError("not-pending", `transfer ${entry.hash} is ${entry.state}: there is nothing to replace`);
-      }
+      const settled = refusalOfSettled(entry, ledger.snapshot.minedNonceCount, request);
+      if (settled) throw settled;
+      if (!latest) throw new CancelRefusedError("not-pending", `transfer ${entry.hash} is ${entry.state}: there is nothing to replace`);
       const repricing = this.#repricingOf(latest);
       if (repricing.outcome === "at-cap") {
         throw new CancelRefusedError("at-fee-cap", `${what} of transfer ${entry.hash} would need fees above MAX_FEE_PER_GAS or MAX_PRIORITY_FEE_PER_GAS to replace it`);
@@ -353,4 +355,13 @@ export class TransferReplacer {
     const estimate = await chain.provider.send("eth_estimateGas", [{ from: chain.wallet.address, to, data }]);
     return withGasLimitMultiplier(toBigInt(estimate), gasLimitMultiplier);
   }
+}
+
+/** Why a transfer that is no longer pending cannot be cancelled or re-priced; undefined while it is pending. */
+function refusalOfSettled(entry: JournalEntry, minedNonceCount: number, request: "cancel" | "reprice"): CancelRefusedError | undefined {
+  if (entry.state === "nonce-used" || (entry.nonce !== null && entry.nonce < minedNonceCount)) {
+    return new CancelRefusedError("already-mined", `transfer ${entry.hash} is already mined; it needs no ${request === "cancel" ? "cancel" : "re-pricing"}`);
+  }
+  if (entry.state !== "signed" && entry.state !== "accepted") return new CancelRefusedError("not-pending", `transfer ${entry.hash} is ${entry.state}: there is nothing to replace`);
+  return undefined;
 }

@@ -11,6 +11,7 @@ import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { steadyWallClockNow } from "../../src/clock.js";
 import { archiveOldTransfers } from "../../src/journal/journal-retention.js";
+import { PostgresJournalReader } from "../../src/journal/postgres-journal-reader.js";
 import { migrateDatabase, openPostgresJournal, postgresOptions } from "../../src/journal/postgres-journal-store.js";
 import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
 import type { ArchivedTransfer, TransferJournal } from "../../src/journal/transfer-journal.js";
@@ -53,23 +54,25 @@ async function postgresStore(): Promise<RetentionStore> {
   postgres ??= await startTestPostgres();
   const url = await postgres.createDatabase();
   const sessions: pg.Client[] = [];
+  const reads = new pg.Pool(postgresOptions(url));
   const leader = async () => {
     const session = new pg.Client(postgresOptions(url));
     sessions.push(session);
     await session.connect();
     await migrateDatabase(session);
-    return openPostgresJournal(session, OWNER);
+    return openPostgresJournal(session, OWNER, { reads: new PostgresJournalReader(reads) });
   };
   const store: RetentionStore = {
     journal: await leader(),
     archived: async () => (await sessions[0].query<{ record: ArchivedTransfer }>("SELECT record FROM transfers_archive ORDER BY archived_at, id")).rows.map((row) => row.record),
-    // A new leader: it reads the whole journal from the database.
+    // A new leader: it reads from the database what is not settled for good.
     reopen: async () => {
       store.journal = await leader();
       return store.journal;
     },
     destroy: async () => {
       await Promise.all(sessions.map((session) => session.end()));
+      await reads.end();
     },
   };
   return store;

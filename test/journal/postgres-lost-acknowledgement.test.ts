@@ -5,6 +5,7 @@
  */
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PostgresJournalReader } from "../../src/journal/postgres-journal-reader.js";
 import { migrateDatabase, openPostgresJournal, postgresOptions } from "../../src/journal/postgres-journal-store.js";
 import { JournalUnavailableError } from "../../src/journal/transfer-journal.js";
 import { type TestPostgres, connectTestClient, startTestPostgres } from "../helpers/postgres.js";
@@ -34,8 +35,9 @@ describe("a shipment to PostgreSQL whose outcome is not heard", () => {
     await session.connect();
     await migrateDatabase(session);
     // Looked up directly: the new connection is not the one that failed.
-    const journal = await openPostgresJournal(session, OWNER, { connectAgain: () => new pg.Client(postgresOptions(url)) });
-    return { session, journal };
+    const reads = new pg.Pool(postgresOptions(url));
+    const journal = await openPostgresJournal(session, OWNER, { reads: new PostgresJournalReader(reads), connectAgain: () => new pg.Client(postgresOptions(url)) });
+    return { session, journal, reads };
   }
 
   it.each([
@@ -43,7 +45,7 @@ describe("a shipment to PostgreSQL whose outcome is not heard", () => {
     ["the shipment never reached PostgreSQL", "requests", false],
   ] as const)("when %s: the journal fails, and says what the database holds (%s)", async (_label, lose, held) => {
     const url = await postgres.createDatabase();
-    const { journal } = await openThroughProxy(url);
+    const { journal, reads } = await openThroughProxy(url);
     const hash = `0x${(lose === "replies" ? "ab" : "cd").repeat(32)}`;
     journal.recordSigned(undefined, REQUEST, { nonce: 3, hash, rawTransaction: "0x02f8", signedAtBlock: 10 });
     if (lose === "replies") proxy.loseNextReplies();
@@ -58,5 +60,6 @@ describe("a shipment to PostgreSQL whose outcome is not heard", () => {
       await check.end();
     }
     journal.close();
+    await reads.end();
   });
 });

@@ -9,6 +9,7 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { steadyWallClockNow } from "../../src/clock.js";
+import { PostgresJournalReader } from "../../src/journal/postgres-journal-reader.js";
 import { migrateDatabase, openPostgresJournal, postgresOptions } from "../../src/journal/postgres-journal-store.js";
 import { POSTGRES_MIGRATIONS } from "../../src/journal/postgres-migrations.js";
 import { type JournalOwner, JournalWriteError, openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
@@ -44,6 +45,7 @@ async function postgresStore(): Promise<JournalStore> {
   postgres ??= await startTestPostgres();
   const url = await postgres.createDatabase();
   const sessions: pg.Client[] = [];
+  const reads = new pg.Pool(postgresOptions(url));
   return {
     async open(owner = OWNER, options = {}) {
       // Each opening is a new leader on its own session, as after a takeover.
@@ -51,10 +53,11 @@ async function postgresStore(): Promise<JournalStore> {
       sessions.push(session);
       await session.connect();
       await migrateDatabase(session);
-      return openPostgresJournal(session, owner, options);
+      return openPostgresJournal(session, owner, { ...options, reads: new PostgresJournalReader(reads) });
     },
     destroy: async () => {
       await Promise.all(sessions.map((session) => session.end()));
+      await reads.end();
     },
   };
 }
@@ -217,7 +220,7 @@ describe.each([
     const id = journal.recordSigned(undefined, REQUEST, SIGNED);
     journal.recordAccepted(id);
     // One attempt: lookups need not ask the journal.
-    expect(journal.findWithSeveralAttempts(SIGNED.hash)).toBeUndefined();
+    expect(await journal.findWithSeveralAttempts(SIGNED.hash)).toBeUndefined();
     const second = { hash: `0x${"cd".repeat(32)}`, rawTransaction: "0x02f9", kind: "transfer" as const, signedAtBlock: 104 };
     journal.recordAttempt(id, second);
     await reopen();
@@ -228,7 +231,7 @@ describe.each([
       { hash: second.hash, kind: "transfer", signedAtBlock: 104 },
     ]);
     expect(journal.findByHash(second.hash)?.id).toBe(id);
-    expect(journal.findWithSeveralAttempts(SIGNED.hash)?.id).toBe(id);
+    expect((await journal.findWithSeveralAttempts(SIGNED.hash))?.id).toBe(id);
     journal.markNonceUsedBelow(8);
     expect(journal.usedUnverified().map((used) => used.id)).toEqual([id]);
     journal.recordMined(id, second.hash);
@@ -285,7 +288,7 @@ describe.each([
     journal.recordSignedAgain(id, again);
     await reopen();
     expect(journal.findByHash(SIGNED.hash)).toMatchObject({ id, state: "signed", nonce: 9, hash: SIGNED.hash });
-    expect(journal.findWithSeveralAttempts(again.hash)?.attempts.map((attempt) => attempt.hash)).toEqual([SIGNED.hash, again.hash]);
+    expect((await journal.findWithSeveralAttempts(again.hash))?.attempts.map((attempt) => attempt.hash)).toEqual([SIGNED.hash, again.hash]);
   });
 
   it("never signs over a cancel: a transfer the client cancelled is not sent at another nonce", () => {
@@ -410,7 +413,10 @@ describe("a one-wallet journal, migrated in place to lanes", () => {
 
   it("on PostgreSQL", async () => {
     postgres ??= await startTestPostgres();
-    const session = new pg.Client(postgresOptions(await postgres.createDatabase()));
+    const url = await postgres.createDatabase();
+    const session = new pg.Client(postgresOptions(url));
+    const pool = new pg.Pool(postgresOptions(url));
+    const reads = new PostgresJournalReader(pool);
     await session.connect();
     try {
       // The database as the service left it: its migrations then, and its rows.
@@ -421,15 +427,16 @@ describe("a one-wallet journal, migrated in place to lanes", () => {
       }
       for (const insert of ONE_WALLET_JOURNAL.split("\n").filter((line) => line.startsWith("INSERT"))) await session.query(insert);
       expect(await migrateDatabase(session)).toEqual(POSTGRES_MIGRATIONS.filter(({ version }) => version > 2).map(({ version }) => version));
-      let journal = await openPostgresJournal(session, OWNER);
+      let journal = await openPostgresJournal(session, OWNER, { reads });
       expectMigratedOneWalletJournal(journal);
       journal.close();
       // An older leader writes a row without a lane: it is the owner's wallet's, whoever leads next.
       await session.query("UPDATE transfers SET lane = NULL WHERE id = 2");
-      journal = await openPostgresJournal(session, { ...OWNER, walletAddress: OTHER_LANE });
+      journal = await openPostgresJournal(session, { ...OWNER, walletAddress: OTHER_LANE }, { reads });
       expect(journal.findById(2)?.lane).toBe(OWNER.walletAddress);
       journal.close();
     } finally {
+      await pool.end();
       await session.end();
     }
   });

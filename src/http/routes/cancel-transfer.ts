@@ -28,8 +28,8 @@ const CODE_OF_REFUSAL = {
 
 export const cancelTransferRoute: FastifyPluginAsyncTypebox<CancelTransferRouteOptions> = async (app, { journal, replacerOf, statuses }) => {
   // The transfer that has `hash` among its attempts, if the caller's key sent it (or is an admin's).
-  const ownTransfer = (request: FastifyRequest, hash: string): JournalEntry => {
-    const entry = journal.findByHash(hash);
+  const ownTransfer = async (request: FastifyRequest, hash: string): Promise<JournalEntry> => {
+    const entry = await journal.lookUpByHash(hash);
     if (!entry) throw new ServiceError("TRANSACTION_NOT_FOUND", `transaction ${hash} is not a transfer of this service`);
     if (!seesTransferOf(request, entry.apiKeyId)) throw new ServiceError("CANCEL_NOT_ALLOWED", `transfer ${hash} was sent with another API key`);
     return entry;
@@ -54,7 +54,7 @@ export const cancelTransferRoute: FastifyPluginAsyncTypebox<CancelTransferRouteO
     },
     async (request, reply) => {
       const hash = request.params.hash.toLowerCase();
-      const entry = ownTransfer(request, hash);
+      const entry = await ownTransfer(request, hash);
       // A wallet taken out of the pool: its transfers are settled, or they would have held the start up.
       const replacer = replacerOf(entry.lane);
       await replaceOrRefuse(() => replacer?.cancel(hash), CODE_OF_REFUSAL);
@@ -86,7 +86,7 @@ export const cancelTransferRoute: FastifyPluginAsyncTypebox<CancelTransferRouteO
     },
     async (request, reply) => {
       const hash = request.params.hash.toLowerCase();
-      const entry = ownTransfer(request, hash);
+      const entry = await ownTransfer(request, hash);
       const replacer = replacerOf(entry.lane);
       if (!replacer) throw new ServiceError("TRANSFER_NOT_PENDING", `transfer ${hash} was sent by ${entry.lane}, a wallet no longer configured; it is settled`);
       await replaceOrRefuse(() => replacer.reprice(hash), { ...CODE_OF_REFUSAL, "at-fee-cap": "REPRICE_AT_FEE_CAP" });

@@ -138,7 +138,7 @@ export const transfersRoute: FastifyPluginAsyncTypebox<TransfersRouteOptions> = 
           // The CSV text, streamed: the schema's type is what the client receives, not how it is sent.
           .send(Readable.from(historyCsv(journal, filter, beforeId, query.limit === undefined ? undefined : Number(query.limit), token)) as unknown as string);
       }
-      const { entries, nextBefore } = journal.history(filter, beforeId, query.limit === undefined ? DEFAULT_PAGE : Number(query.limit));
+      const { entries, nextBefore } = await journal.history(filter, beforeId, query.limit === undefined ? DEFAULT_PAGE : Number(query.limit));
       return {
         transfers: entries.map((entry) => historyItem(entry, token)),
         nextCursor: nextBefore === undefined ? null : String(nextBefore),

@@ -66,8 +66,8 @@ export const webhookDeliveriesRoute: FastifyPluginAsyncTypebox<WebhookDeliveries
       configured();
       const { state, transfer } = request.query;
       if (transfer !== undefined) {
-        const entry = journal.findByHash(transfer.toLowerCase());
-        return { deliveries: entry ? journal.deliveriesOf(entry.id, LIST_LIMIT).map(asListed) : [] };
+        const entry = await journal.lookUpByHash(transfer.toLowerCase());
+        return { deliveries: entry ? (await journal.deliveriesOf(entry.id, LIST_LIMIT)).map(asListed) : [] };
       }
       return { deliveries: journal.deliveries(state, LIST_LIMIT).map(asListed) };
     },

@@ -1,16 +1,21 @@
 /**
  * The history's bounded reads against the plain definition: followed from cursor to cursor, every filter
- * gives exactly the rows a full scan gives, newest first; a read walks a bounded number of rows; and the
- * journal keeps times rising with ids, which the time filters rely on.
+ * gives exactly the rows a full scan gives, newest first, on SQLite and on PostgreSQL (as a leader's
+ * working copy reads it there); a read walks a bounded number of rows; and the journal keeps times rising
+ * with ids, which the time filters rely on.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PostgresJournalReader } from "../../src/journal/postgres-journal-reader.js";
+import { migrateDatabase, openPostgresJournal, postgresOptions } from "../../src/journal/postgres-journal-store.js";
 import { keepForever } from "../../src/journal/sqlite-keep-alive.js";
 import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
 import type { HistoryFilter, JournalState, TransferJournal } from "../../src/journal/transfer-journal.js";
+import { type TestPostgres, startTestPostgres } from "../helpers/postgres.js";
 
 const OWNER = { chainId: 31337n, walletAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", tokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3" };
 const STATES: JournalState[] = ["claimed", "refused", "signed", "accepted", "nonce-used", "replaced", "rejected", "cancelled"];
@@ -80,6 +85,32 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** The same rows in PostgreSQL, and a leader's journal over them: its history is read there. */
+async function postgresJournal(): Promise<{ journal: TransferJournal; close(): Promise<void> }> {
+  const server: TestPostgres = await startTestPostgres();
+  const url = await server.createDatabase();
+  const session = new pg.Client(postgresOptions(url));
+  await session.connect();
+  await migrateDatabase(session);
+  await session.query(
+    `INSERT INTO transfers (id, recipient, units, api_key_id, state, lane, idempotency_key, created_at, updated_at)
+     SELECT id, recipient, '1', api_key_id, state, lane, idempotency_key, created_at, created_at
+     FROM jsonb_to_recordset($1::jsonb) AS r (id bigint, recipient text, api_key_id text, state text, lane text, idempotency_key text, created_at bigint)`,
+    [JSON.stringify(rows)],
+  );
+  const pool = new pg.Pool(postgresOptions(url));
+  const leader = await openPostgresJournal(session, OWNER, { reads: new PostgresJournalReader(pool) });
+  return {
+    journal: leader,
+    async close() {
+      leader.close();
+      await pool.end();
+      await session.end();
+      await server.stop();
+    },
+  };
+}
+
 /** The rows a full scan finds, newest first. */
 function scanned(filter: HistoryFilter): number[] {
   return rows
@@ -98,12 +129,12 @@ function scanned(filter: HistoryFilter): number[] {
 }
 
 /** Every page from the first to the end: the ids, and the pages' sizes. */
-function paged(filter: HistoryFilter, limit: number): { ids: number[]; pages: number[] } {
+async function paged(journal: TransferJournal, filter: HistoryFilter, limit: number): Promise<{ ids: number[]; pages: number[] }> {
   const ids: number[] = [];
   const pages: number[] = [];
   let below: number | undefined;
   for (;;) {
-    const { entries, nextBefore } = journal.history(filter, below, limit);
+    const { entries, nextBefore } = await journal.history(filter, below, limit);
     ids.push(...entries.map((entry) => entry.id));
     pages.push(entries.length);
     expect(entries.length).toBeLessThanOrEqual(limit);
@@ -118,7 +149,22 @@ const RARE_RECIPIENT = `0x${(17).toString(16).padStart(40, "0")}`;
 const LANE = `0x${(2).toString(16).padStart(40, "0")}`;
 const at = (index: number) => START + index * 60_000;
 
-describe("history reads", () => {
+describe.each(["SQLite", "PostgreSQL"])("history reads on %s", (database) => {
+  let read: TransferJournal;
+  let closeDatabase: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    if (database === "SQLite") {
+      read = journal;
+      return;
+    }
+    const opened = await postgresJournal();
+    read = opened.journal;
+    closeDatabase = opened.close;
+  }, 60_000);
+  afterAll(async () => {
+    await closeDatabase?.();
+  });
+
   const filters: [string, HistoryFilter][] = [
     ["none", {}],
     ["a rare state", { states: ["cancelled"] }],
@@ -139,28 +185,36 @@ describe("history reads", () => {
 
   for (const [name, filter] of filters) {
     for (const limit of [1, 37, 500]) {
-      it(`${name}, pages of ${limit}: the rows a full scan finds, newest first`, () => {
-        expect(paged(filter, limit).ids).toEqual(scanned(filter));
+      it(`${name}, pages of ${limit}: the rows a full scan finds, newest first`, async () => {
+        expect((await paged(read, filter, limit)).ids).toEqual(scanned(filter));
       });
     }
   }
 
-  it("a full page goes on from its last row; the last page says it is the last", () => {
+  it("a full page goes on from its last row; the last page says it is the last", async () => {
     const all = scanned({ apiKeyId: "key_a" });
-    const first = journal.history({ apiKeyId: "key_a" }, undefined, 10);
+    const first = await read.history({ apiKeyId: "key_a" }, undefined, 10);
     expect(first.entries.map((entry) => entry.id)).toEqual(all.slice(0, 10));
     expect(first.nextBefore).toBe(all[9]);
-    const last = journal.history({ apiKeyId: "key_a" }, all[all.length - 11], 10);
+    const last = await read.history({ apiKeyId: "key_a" }, all[all.length - 11], 10);
     expect(last.entries.map((entry) => entry.id)).toEqual(all.slice(-10));
     expect(last.nextBefore).toBeUndefined();
   });
 
-  it("a second filter checked row by row walks a bounded number of rows: short pages that go on, never a walk of the whole history", () => {
+  it("a second filter checked row by row walks a bounded number of rows: short pages that go on, never a walk of the whole history", async () => {
     // key_3 sends to RECIPIENT rarely, and RECIPIENT has most rows: each read stops after its budget.
-    const { ids, pages } = paged({ recipient: RECIPIENT, apiKeyId: "key_3" }, 100);
+    const { ids, pages } = await paged(read, { recipient: RECIPIENT, apiKeyId: "key_3" }, 100);
     expect(ids).toEqual(scanned({ recipient: RECIPIENT, apiKeyId: "key_3" }));
     expect(pages.length).toBeGreaterThan(1);
     expect(pages.some((size) => size < 100)).toBe(true);
+  });
+
+  it("a repeat of the same Idempotency-Key under several API keys pages through every one, with a cursor until the last", async () => {
+    // As GET /transfers asks for a client's key: once under each API key that may hold it.
+    const keys = rows.flatMap((row) => (row.idempotency_key === null ? [] : [row.idempotency_key])).slice(0, 3);
+    const expected = scanned({ idempotencyKeys: keys });
+    expect(expected.length).toBeGreaterThan(1);
+    expect((await paged(read, { idempotencyKeys: keys }, 1)).ids).toEqual(expected);
   });
 });
 
@@ -183,15 +237,5 @@ describe("times rise with ids", () => {
     db.close();
     const signed = journal.recordSigned(undefined, { recipient: RECIPIENT, units: 2n }, { nonce: 1, hash: `0x${"cd".repeat(32)}`, rawTransaction: "0x02", signedAtBlock: 1 });
     expect(journal.findById(signed)?.createdAt).toBe(future);
-  });
-});
-
-describe("a repeat of the same Idempotency-Key under several API keys", () => {
-  it("pages through every one, with a cursor until the last", () => {
-    // As GET /transfers asks for a client's key: once under each API key that may hold it.
-    const keys = rows.flatMap((row) => (row.idempotency_key === null ? [] : [row.idempotency_key])).slice(0, 3);
-    const expected = scanned({ idempotencyKeys: keys });
-    expect(expected.length).toBeGreaterThan(1);
-    expect(paged({ idempotencyKeys: keys }, 1).ids).toEqual(expected);
   });
 });

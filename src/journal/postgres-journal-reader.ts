@@ -1,0 +1,85 @@
+/**
+ * Reads of the journal in PostgreSQL on demand, on a pool of their own (never the leader's session, which
+ * ships commits): a follower's lookups, and what a leader's working copy does not hold (the transfers
+ * settled for good before it took over): the history, hashes, deliveries.
+ */
+import type pg from "pg";
+import { type Driver, idBoundsOf, mergeWalks, pageOfKeyed, planWalks, walkOf } from "./history-walks.js";
+import { type AttemptRow, type DeliveryRow, type EntryRow, toAttempt, toDelivery, toEntry } from "./journal-rows.js";
+import type { HistoryFilter, HistoryPage, JournalEntry, WebhookDelivery } from "./transfer-journal.js";
+
+export class PostgresJournalReader {
+  constructor(private readonly pool: pg.Pool) {}
+
+  /** The transfer that has `hash` among two or more attempts (a re-priced or cancelled one). */
+  async findWithSeveralAttempts(hash: string): Promise<JournalEntry | undefined> {
+    const { rows } = await this.pool.query<AttemptRow>(
+      "SELECT * FROM attempts WHERE transfer_id = (SELECT transfer_id FROM attempts WHERE hash = $1) ORDER BY id",
+      [hash.toLowerCase()],
+    );
+    if (rows.length < 2) return undefined;
+    const entry = (await this.pool.query<EntryRow>("SELECT * FROM transfers WHERE id = $1", [rows[0].transfer_id])).rows[0];
+    return entry && toEntry(entry, rows.map(toAttempt));
+  }
+
+  /** The transfer one of whose attempts has `hash`. */
+  async findByHash(hash: string): Promise<JournalEntry | undefined> {
+    const entry = (await this.pool.query<EntryRow>("SELECT t.* FROM attempts a JOIN transfers t ON t.id = a.transfer_id WHERE a.hash = $1", [hash.toLowerCase()])).rows[0];
+    return entry && (await this.#withAttempts([entry]))[0];
+  }
+
+  /** The deliveries of one transfer's events, newest first. */
+  async deliveriesOf(entryId: number, limit: number): Promise<WebhookDelivery[]> {
+    const { rows } = await this.pool.query<DeliveryRow>(
+      `SELECT d.*, e.id AS event_id, e.type, e.transfer_id FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
+       WHERE e.transfer_id = $1 ORDER BY d.id DESC LIMIT $2`,
+      [entryId, limit],
+    );
+    return rows.map(toDelivery);
+  }
+
+  /**
+   * A page of the history, as the SQLite journal reads it (history-walks.ts): each state's walk is one
+   * branch of one statement, each along its index, so the page costs one round trip whatever the filter.
+   */
+  async history(filter: HistoryFilter, beforeId: number | undefined, limit: number): Promise<HistoryPage> {
+    const bounds = idBoundsOf(filter, beforeId, { since: await this.#firstIdAtOrAfter(filter.since), until: await this.#firstIdAtOrAfter(filter.until) });
+    if (!bounds || filter.states?.length === 0) return { entries: [], nextBefore: undefined };
+    if (filter.idempotencyKeys) {
+      const keyed = await this.pool.query<EntryRow>("SELECT * FROM transfers WHERE idempotency_key = ANY($1) ORDER BY id DESC", [filter.idempotencyKeys]);
+      const { rows, nextBefore } = pageOfKeyed(keyed.rows, filter, bounds, limit);
+      return { entries: await this.#withAttempts(rows), nextBefore };
+    }
+    const plan = planWalks(filter, limit);
+    const values: unknown[] = [bounds.below, bounds.low, plan.scan];
+    const parameter = (value: unknown) => `$${values.push(value)}`;
+    const driven = plan.driver ? `${plan.driver.column} = ${parameter(plan.values[plan.driver.field])} AND ` : "";
+    const hit = plan.checked.length === 0 ? "1" : `(${plan.checked.map((filter: Driver) => `${filter.column} = ${parameter(plan.values[filter.field])}`).join(" AND ")})::int`;
+    const walks = plan.states.map(
+      (state, branch) =>
+        `(SELECT ${branch} AS walk, id, ${hit} AS hit FROM transfers WHERE ${driven}state = ${parameter(state)} AND id < $1 AND id >= $2 ORDER BY id DESC LIMIT $3)`,
+    );
+    const { rows } = await this.pool.query<{ walk: number; id: number; hit: number }>(walks.join(" UNION ALL "), values);
+    const byWalk = plan.states.map(() => [] as [number, number][]);
+    for (const row of rows) byWalk[row.walk].push([row.id, row.hit]);
+    const page = mergeWalks(
+      byWalk.map((walk) => walkOf(walk.sort((a, b) => b[0] - a[0]), plan.scan)),
+      limit,
+    );
+    if (page.ids.length === 0) return { entries: [], nextBefore: page.nextBefore };
+    const entries = await this.pool.query<EntryRow>("SELECT * FROM transfers WHERE id = ANY($1) ORDER BY id DESC", [page.ids]);
+    return { entries: await this.#withAttempts(entries.rows), nextBefore: page.nextBefore };
+  }
+
+  async #firstIdAtOrAfter(time: number | undefined): Promise<number | undefined> {
+    if (time === undefined) return undefined;
+    return (await this.pool.query<{ id: number }>("SELECT id FROM transfers WHERE created_at >= $1 ORDER BY created_at, id LIMIT 1", [time])).rows[0]?.id;
+  }
+
+  async #withAttempts(rows: readonly EntryRow[]): Promise<JournalEntry[]> {
+    const attempts = await this.pool.query<AttemptRow>("SELECT * FROM attempts WHERE transfer_id = ANY($1) ORDER BY id", [rows.map((row) => row.id)]);
+    const byEntry = new Map<number, AttemptRow[]>(rows.map((row) => [row.id, []]));
+    for (const attempt of attempts.rows) byEntry.get(attempt.transfer_id)?.push(attempt);
+    return rows.map((row) => toEntry(row, (byEntry.get(row.id) as AttemptRow[]).map(toAttempt)));
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * A new leader holds only what is not settled for good (and the last day, and every live key); the rest
+ * stays in PostgreSQL and is read there on demand. What it holds and what it reads must together be the
+ * whole journal: every read finds settled history, new rows never take an old row's key, and retention
+ * archives both kinds once each.
+ */
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { steadyWallClockNow } from "../../src/clock.js";
+import { archiveOldTransfers } from "../../src/journal/journal-retention.js";
+import { PostgresJournalReader } from "../../src/journal/postgres-journal-reader.js";
+import { migrateDatabase, openPostgresJournal, postgresOptions } from "../../src/journal/postgres-journal-store.js";
+import type { ArchivedTransfer, TransferJournal } from "../../src/journal/transfer-journal.js";
+import { type TestPostgres, startTestPostgres } from "../helpers/postgres.js";
+
+const OWNER = { chainId: 31337n, walletAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", tokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3" };
+const RECIPIENT = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
+const DAY_MS = 86_400_000;
+const hashOf = (nonce: number, attempt = 0) => `0x${attempt.toString(16).padStart(2, "0")}${nonce.toString(16).padStart(62, "0")}`;
+
+let postgres: TestPostgres;
+beforeAll(async () => {
+  postgres = await startTestPostgres();
+}, 60_000);
+afterAll(async () => {
+  await postgres?.stop();
+});
+
+/** A database and leaders over it, each on a session of its own, as after takeovers. */
+async function database() {
+  const url = await postgres.createDatabase();
+  const sessions: pg.Client[] = [];
+  const pool = new pg.Pool(postgresOptions(url));
+  const journals: TransferJournal[] = [];
+  return {
+    query: <Row extends pg.QueryResultRow>(sql: string, values: unknown[] = []) => pool.query<Row>(sql, values),
+    async lead(notify = true): Promise<TransferJournal> {
+      const session = new pg.Client(postgresOptions(url));
+      sessions.push(session);
+      await session.connect();
+      await migrateDatabase(session);
+      const journal = await openPostgresJournal(session, OWNER, { reads: new PostgresJournalReader(pool), notify });
+      journals.push(journal);
+      return journal;
+    },
+    async close() {
+      for (const journal of journals) journal.close();
+      await Promise.all(sessions.map((session) => session.end()));
+      await pool.end();
+    },
+  };
+}
+
+/** Signs and accepts a transfer at `nonce` (with `key` claimed first, when given); its id. */
+function send(journal: TransferJournal, nonce: number, key?: string): number {
+  const claimed = key === undefined ? undefined : journal.claimKey(key, { recipient: RECIPIENT, units: 1n });
+  const id = journal.recordSigned(claimed?.outcome === "claimed" ? claimed.entryId : undefined, { recipient: RECIPIENT, units: BigInt(nonce + 1) }, {
+    nonce,
+    hash: hashOf(nonce),
+    rawTransaction: "0x02f8",
+    signedAtBlock: 1,
+  });
+  journal.recordAccepted(id);
+  return id;
+}
+
+/** Everything below `minedNonceCount` mined (by the hash the journal names), settled at block 5 and final. */
+function settleAndFinalize(journal: TransferJournal, minedNonceCount: number): void {
+  journal.markNonceUsedBelow(minedNonceCount);
+  for (const entry of journal.usedUnverified()) journal.recordMined(entry.id, entry.attempts.at(-1)?.hash as string);
+  journal.markSettledAt(5);
+  journal.finalizeThrough(10);
+}
+
+describe("a new leader of a PostgreSQL journal", () => {
+  it("holds what is not settled for good and reads the rest from the database: history, hashes, re-priced attempts, deliveries", async () => {
+    const db = await database();
+    try {
+      const first = await db.lead();
+      const settled = send(first, 0);
+      const repriced = send(first, 1);
+      first.recordAttempt(repriced, { hash: hashOf(1, 1), rawTransaction: "0x02f9", kind: "transfer", signedAtBlock: 2 });
+      const refused = first.claimKey("refused-key", { recipient: RECIPIENT, units: 5n });
+      if (refused.outcome !== "claimed") throw new Error("the key was taken");
+      first.recordRefused(refused.entryId, { code: "INSUFFICIENT_TOKEN_BALANCE", message: "too little" });
+      settleAndFinalize(first, 2);
+      // Reported and delivered: its story is over.
+      first.recordEvent({ id: "msg_settled", type: "transfer.finalized", entryId: settled, body: "{}" }, ["http://127.0.0.1:9/hook"], "transfer.finalized");
+      first.recordEvent({ id: "msg_repriced", type: "transfer.finalized", entryId: repriced, body: "{}" }, [], "transfer.finalized");
+      await first.flushed();
+      const [delivery] = first.deliveries("pending", 10);
+      first.recordDeliveryAttempt(delivery.id, { state: "delivered", lastStatus: "200", nextAttemptAt: 0 });
+      first.expireKeys(0, steadyWallClockNow() + 1);
+      const keyed = send(first, 2, "a-live-key");
+      // Final and reported, but its webhook delivery was given up: an operator may retry it, so a leader holds it.
+      const givenUp = send(first, 3);
+      const pending = send(first, 4);
+      settleAndFinalize(first, 4);
+      first.recordEvent({ id: "msg_given_up", type: "transfer.finalized", entryId: givenUp, body: "{}" }, ["http://127.0.0.1:9/hook"], "transfer.finalized");
+      await first.flushed();
+      const [failing] = first.deliveries("pending", 10);
+      first.recordDeliveryAttempt(failing.id, { state: "failed", lastStatus: "500", nextAttemptAt: 0 });
+      await first.flushed();
+      // Everything made a month ago, except what the keys and states keep held.
+      await db.query("UPDATE transfers SET created_at = created_at - $1", [30 * DAY_MS]);
+      const highest = (await db.query<{ id: number }>("SELECT MAX(id) AS id FROM transfers")).rows[0].id;
+
+      const leader = await db.lead();
+      for (const gone of [settled, repriced, refused.entryId]) expect(leader.findById(gone), `entry ${gone}`).toBeUndefined();
+      for (const held of [keyed, pending, givenUp]) expect(leader.findById(held), `entry ${held}`).toBeDefined();
+      expect(leader.findByKey("a-live-key")?.id).toBe(keyed);
+      expect(leader.lanesWithUnsettled()).toEqual([OWNER.walletAddress]);
+
+      expect(await leader.lookUpByHash(hashOf(0))).toMatchObject({ id: settled, state: "nonce-used", finalBlock: 10 });
+      expect(await leader.lookUpByHash(hashOf(4))).toMatchObject({ id: pending, state: "accepted" });
+      expect(await leader.lookUpByHash(hashOf(9))).toBeUndefined();
+      expect((await leader.findWithSeveralAttempts(hashOf(1)))?.attempts.map((attempt) => attempt.hash)).toEqual([hashOf(1), hashOf(1, 1)]);
+      expect(await leader.findWithSeveralAttempts(hashOf(0))).toBeUndefined();
+      expect(await leader.findWithSeveralAttempts(hashOf(4))).toBeUndefined();
+      expect(leader.deliveries("failed", 10).map((listed) => listed.eventId)).toEqual(["msg_given_up"]);
+      expect((await leader.deliveriesOf(settled, 10)).map((listed) => [listed.eventId, listed.state])).toEqual([["msg_settled", "delivered"]]);
+
+      const made = leader.recordSigned(undefined, { recipient: RECIPIENT, units: 9n }, { nonce: 5, hash: hashOf(5), rawTransaction: "0x02f8", signedAtBlock: 3 });
+      expect(made).toBe(highest + 1);
+      const history = await leader.history({}, undefined, 100);
+      expect(history.entries.map((entry) => entry.id)).toEqual([made, pending, givenUp, keyed, refused.entryId, repriced, settled]);
+      expect(history.entries.find((entry) => entry.id === refused.entryId)?.refusal?.code).toBe("INSUFFICIENT_TOKEN_BALANCE");
+      expect((await leader.history({ states: ["nonce-used"] }, undefined, 100)).entries.map((entry) => entry.id)).toEqual([givenUp, keyed, repriced, settled]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it("retention archives what the database keeps settled and what the working copy holds, each once, and new keys stay above the archived", async () => {
+    const db = await database();
+    try {
+      // Without webhooks: a final transfer is settled for good.
+      const first = await db.lead(false);
+      const old = [send(first, 0), send(first, 1)];
+      settleAndFinalize(first, 2);
+      await first.flushed();
+      await db.query("UPDATE transfers SET created_at = created_at - $1", [30 * DAY_MS]);
+      const leader = await db.lead(false);
+      // The newest is held all the same: a new transfer's time must not fall below it.
+      expect(leader.findById(old[0])).toBeUndefined();
+      expect(leader.findById(old[1])).toBeDefined();
+      // Held by this leader from its start, settled for good after it.
+      const recent = send(leader, 2);
+      settleAndFinalize(leader, 3);
+      await leader.flushed();
+
+      const pass = await archiveOldTransfers(leader, { days: 7, archiveDir: "" }, steadyWallClockNow() + 10 * DAY_MS);
+      expect(pass.archived).toBe(3);
+      const archived = (await db.query<{ record: ArchivedTransfer }>("SELECT record FROM transfers_archive ORDER BY id")).rows.map((row) => row.record);
+      expect(archived.map((record) => record.transfer.id)).toEqual([...old, recent]);
+      expect(archived[0]).toMatchObject({ transfer: { state: "nonce-used", final_block: 10, units: "1" }, attempts: [{ hash: hashOf(0), raw_transaction: "0x02f8" }], webhookEvents: [], webhookDeliveries: [] });
+      expect((await db.query("SELECT id FROM transfers")).rowCount).toBe(0);
+      expect((await db.query("SELECT id FROM attempts")).rowCount).toBe(0);
+      expect(await archiveOldTransfers(leader, { days: 7, archiveDir: "" }, steadyWallClockNow() + 10 * DAY_MS)).toEqual({ archived: 0, into: undefined });
+
+      // Every transfer is archived: the next leader's ids go on above them, not into their keys.
+      const next = await db.lead(false);
+      expect(next.recordSigned(undefined, { recipient: RECIPIENT, units: 1n }, { nonce: 3, hash: hashOf(3), rawTransaction: "0x02f8", signedAtBlock: 4 })).toBe(recent + 1);
+      await next.flushed();
+    } finally {
+      await db.close();
+    }
+  });
+});
