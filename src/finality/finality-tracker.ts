@@ -252,15 +252,15 @@ export class FinalityTracker {
   }
 
   // The wallet's Transfer logs from the block the earliest of `entries` was signed at to `to`, read afresh
-  // (logs read earlier may be of blocks that left the chain since): one node call, worth it when it spares
-  // two receipts or more. A transfer the logs do not show (reverted, mined outside that range or older than
-  // the logs' window, a backend that lags) is looked up by its receipts.
+  // (logs read earlier may be of blocks that left the chain since): one node call a window of blocks, worth
+  // it when it spares two receipts or more. A transfer the logs do not show (reverted, mined outside the
+  // windows read, a backend that lags) is looked up by its receipts.
   async #readTransferLogs(entries: readonly JournalEntry[], to: number): Promise<ReadonlyMap<string, LoggedTransfer> | undefined> {
     const { transferLogs } = this.#options;
     if (!transferLogs || entries.length < 2) return undefined;
     let from = to;
     for (const entry of entries) for (const attempt of entry.attempts) from = Math.min(from, attempt.signedAtBlock);
     transferLogs.forget();
-    return transferLogs.read(from, to);
+    return transferLogs.read(from, to, entries.length);
   }
 }

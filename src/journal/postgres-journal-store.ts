@@ -115,7 +115,17 @@ export class PostgresJournalStore implements JournalReplica {
     private readonly connectAgain?: () => pg.Client,
   ) {}
 
-  async holds(hash: string): Promise<boolean | undefined> {
+  // The session's statements, one after another: a shipment too large for one statement is a transaction
+  // of several, and retention's statements must not land inside it (a failing one would abort it).
+  #lastOnSession: Promise<unknown> = Promise.resolve();
+
+  #onSession<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.#lastOnSession.then(work, work);
+    this.#lastOnSession = run.catch(() => undefined);
+    return run;
+  }
+
+  async holds(hash: string, transferId: number): Promise<boolean | undefined> {
     if (!this.connectAgain) return undefined;
     // Set by node-postgres once connected; not in its type declarations.
     const failedBackend = (this.session as unknown as { processID?: number }).processID;
@@ -131,7 +141,7 @@ export class PostgresJournalStore implements JournalReplica {
         if (waited >= BACKEND_GONE_CHECKS) return undefined;
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      return (await client.query("SELECT 1 FROM attempts WHERE hash = $1", [hash])).rowCount === 1;
+      return (await client.query("SELECT 1 FROM attempts WHERE hash = $1 AND transfer_id = $2", [hash, transferId])).rowCount === 1;
     } catch {
       return undefined;
     } finally {
@@ -141,10 +151,10 @@ export class PostgresJournalStore implements JournalReplica {
 
   async archive(records: readonly ArchivedTransfer[]): Promise<void> {
     const now = Date.now();
-    await this.session.query(
+    await this.#onSession(() => this.session.query(
       "INSERT INTO transfers_archive (id, archived_at, record) SELECT id, $2, record FROM unnest($1::bigint[], $3::jsonb[]) AS archived (id, record) ON CONFLICT (id) DO NOTHING",
       [records.map((record) => record.transfer.id), now, records.map((record) => JSON.stringify(record))],
-    );
+    ));
   }
 
   /** What a new leader holds: the transfers of HOT_TRANSFERS with all their rows, and each table's highest key. */
@@ -175,10 +185,12 @@ export class PostgresJournalStore implements JournalReplica {
     let after = { createdAt: -1, id: 0 };
     for (;;) {
       const candidates = (
-        await this.session.query<{ id: number; created_at: number }>(
-          `SELECT t.id, t.created_at FROM transfers t WHERE t.created_at < $1 AND (t.created_at, t.id) > ($2, $3) AND ${SETTLED_FOR_GOOD}
-           ORDER BY t.created_at, t.id LIMIT ${ARCHIVE_BATCH}`,
-          [before, after.createdAt, after.id],
+        await this.#onSession(() =>
+          this.session.query<{ id: number; created_at: number }>(
+            `SELECT t.id, t.created_at FROM transfers t WHERE t.created_at < $1 AND (t.created_at, t.id) > ($2, $3) AND ${SETTLED_FOR_GOOD}
+             ORDER BY t.created_at, t.id LIMIT ${ARCHIVE_BATCH}`,
+            [before, after.createdAt, after.id],
+          ),
         )
       ).rows;
       if (candidates.length === 0) return archived;
@@ -192,10 +204,10 @@ export class PostgresJournalStore implements JournalReplica {
     }
   }
 
-  // One statement (the session's queries may interleave with shipments, so no BEGIN here): the archive's
-  // records built from the rows, and the rows deleted, all from one snapshot. The rule is checked again.
+  // One statement: the archive's records built from the rows, and the rows deleted, all from one snapshot.
+  // The rule is checked again; only what the archive took is deleted (an id it has already keeps its row).
   async #moveToArchive(ids: readonly number[]): Promise<number> {
-    const { rows } = await this.session.query<{ moved: number }>(
+    const { rows } = await this.#onSession(() => this.session.query<{ moved: number }>(
       `WITH moving AS (SELECT t.id FROM transfers t WHERE t.id = ANY($1) AND ${SETTLED_FOR_GOOD}),
        archived AS (
          INSERT INTO transfers_archive (id, archived_at, record)
@@ -205,14 +217,14 @@ export class PostgresJournalStore implements JournalReplica {
            'webhookEvents', COALESCE((SELECT jsonb_agg(to_jsonb(e) ORDER BY e.seq) FROM webhook_events e WHERE e.transfer_id = t.id), '[]'::jsonb),
            'webhookDeliveries', COALESCE((SELECT jsonb_agg(to_jsonb(d) ORDER BY d.id) FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq WHERE e.transfer_id = t.id), '[]'::jsonb))
          FROM transfers t WHERE t.id IN (SELECT id FROM moving)
-         ON CONFLICT (id) DO NOTHING),
-       deliveries AS (DELETE FROM webhook_deliveries WHERE event_seq IN (SELECT seq FROM webhook_events WHERE transfer_id IN (SELECT id FROM moving))),
-       events AS (DELETE FROM webhook_events WHERE transfer_id IN (SELECT id FROM moving)),
-       attempts AS (DELETE FROM attempts WHERE transfer_id IN (SELECT id FROM moving)),
-       transfers AS (DELETE FROM transfers WHERE id IN (SELECT id FROM moving) RETURNING id)
+         ON CONFLICT (id) DO NOTHING RETURNING id),
+       deliveries AS (DELETE FROM webhook_deliveries WHERE event_seq IN (SELECT seq FROM webhook_events WHERE transfer_id IN (SELECT id FROM archived))),
+       events AS (DELETE FROM webhook_events WHERE transfer_id IN (SELECT id FROM archived)),
+       attempts AS (DELETE FROM attempts WHERE transfer_id IN (SELECT id FROM archived)),
+       transfers AS (DELETE FROM transfers WHERE id IN (SELECT id FROM archived) RETURNING id)
        SELECT COUNT(*)::int AS moved FROM transfers`,
       [ids, Date.now()],
-    );
+    ));
     return rows[0].moved;
   }
 
@@ -222,12 +234,17 @@ export class PostgresJournalStore implements JournalReplica {
    * key or a hash may move from one row to another within a batch. A batch too large for one statement's
    * parameters goes as several statements in one transaction.
    */
-  async ship(changes: ChangedRow[]): Promise<void> {
+  ship(changes: ChangedRow[]): Promise<void> {
+    return this.#onSession(() => this.#ship(changes));
+  }
+
+  async #ship(changes: ChangedRow[]): Promise<void> {
     const parts: { sql: string; values: unknown[] }[] = [];
     for (const table of TABLES) {
       const deleted = changes.filter((change) => change.table === table && change.row === null).map((change) => change.key);
       if (deleted.length > 0) parts.push({ sql: `DELETE FROM ${table} WHERE ${JOURNAL_TABLES[table]} = ANY($1)`, values: [deleted] });
       const rows = changes.filter((change) => change.table === table && change.row !== null).map((change) => change.row as JournalRow);
+      if (table === "attempts" && rows.length > 0) parts.push(hashesMovedFrom(rows));
       for (let start = 0; start < rows.length; start += ROWS_PER_STATEMENT) parts.push(upsertOf(table, rows.slice(start, start + ROWS_PER_STATEMENT)));
     }
     if (parts.length === 0) return;
@@ -244,6 +261,18 @@ export class PostgresJournalStore implements JournalReplica {
       throw error;
     }
   }
+}
+
+/**
+ * The same signed bytes belong to their newest transfer (see insertAttempt in the SQLite journal): where the
+ * working copy held the older transfer's attempt it moved that row, but an attempt of a transfer it does not
+ * hold (a rejected one, settled for good before the takeover) is another row with the same hash here.
+ */
+function hashesMovedFrom(attempts: JournalRow[]): { sql: string; values: unknown[] } {
+  return {
+    sql: "DELETE FROM attempts WHERE hash = ANY($1::text[]) AND NOT (id = ANY($2::bigint[]))",
+    values: [attempts.map((row) => row.hash), attempts.map((row) => row.id)],
+  };
 }
 
 function upsertOf(table: JournalTable, rows: JournalRow[]): { sql: string; values: unknown[] } {

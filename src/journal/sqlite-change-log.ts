@@ -38,11 +38,11 @@ export interface ChangedRow {
 export interface JournalReplica {
   ship(changes: ChangedRow[]): Promise<void>;
   /**
-   * After a shipment failed: whether the database holds the attempt `hash` all the same (the shipment
+   * After a shipment failed: whether the database holds the attempt `hash` of transfer `transferId` all the same (the shipment
    * committed and only its acknowledgement was lost), decided once the failed session can commit nothing
    * more; undefined when that cannot be told.
    */
-  holds(hash: string): Promise<boolean | undefined>;
+  holds(hash: string, transferId: number): Promise<boolean | undefined>;
   /** Keeps archived transfers in the shared database (before the journal deletes them); a repeat changes nothing. */
   archive(records: readonly ArchivedTransfer[]): Promise<void>;
   /**
@@ -87,8 +87,8 @@ export class SqliteChangeLog {
   lastShipment: Promise<void> | undefined;
 
   /** See JournalReplica.holds. */
-  holds(hash: string): Promise<boolean | undefined> {
-    return this.#replica.holds(hash);
+  holds(hash: string, transferId: number): Promise<boolean | undefined> {
+    return this.#replica.holds(hash, transferId);
   }
 
   constructor(db: Database.Database, replica: JournalReplica) {

@@ -429,7 +429,9 @@ class SqliteJournalStore {
     if (!this.#failure) return this.statements.attemptByHash.get(hash.toLowerCase()) !== undefined;
     // A failed local commit was rolled back: nothing of it is anywhere.
     if (!this.#shippingFailed || !this.#changeLog) return false;
-    return this.#changeLog.holds(hash.toLowerCase());
+    // Of this transfer: the same bytes may be an older transfer's attempt in the database (see insertAttempt).
+    const attempt = this.statements.attemptByHash.get(hash.toLowerCase()) as AttemptRow | undefined;
+    return attempt ? this.#changeLog.holds(hash.toLowerCase(), attempt.transfer_id) : false;
   }
 
   flushed(): Promise<void> {

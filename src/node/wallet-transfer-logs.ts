@@ -13,8 +13,13 @@ export interface LoggedTransfer {
   blockHash: string;
 }
 
-/** How far back one read looks at most: older transfers are looked up by their receipts. */
+/** The blocks one eth_getLogs call covers at most (providers bound a call's range, some to a few thousand). */
 export const LOG_WINDOW_BLOCKS = 128;
+/**
+ * How many windows one read may fetch: older transfers are looked up by their receipts. A fast chain (an
+ * automining node, a chain of many blocks a second) makes more blocks between two reads than one window.
+ */
+const MAX_WINDOWS_PER_READ = 16;
 
 export class WalletTransferLogs {
   #from: number | undefined;
@@ -26,27 +31,30 @@ export class WalletTransferLogs {
   constructor(private readonly chain: Pick<ChainConnection, "provider" | "tokenAddress" | "wallet">) {}
 
   /**
-   * The logs of the blocks from `from` (at most LOG_WINDOW_BLOCKS below `to`) to `to`, by lowercase
-   * transaction hash; reads only the blocks it has not read. Empty when the logs were forgotten while it
-   * read (a transfer without a log is then checked by its receipts, which are read afresh).
+   * The logs of the blocks from `from` to `to`, by lowercase transaction hash; reads only the blocks it
+   * has not read, one window (LOG_WINDOW_BLOCKS) a call. `spares` is how many receipt lookups the read
+   * spares the caller (the transfers it looks for): one call is worth two receipts, so a read goes back at
+   * most that many windows (half of `spares`, at least one, at most MAX_WINDOWS_PER_READ); what is older
+   * is the receipts'. Empty when the logs were forgotten while it read (a transfer without a log is then
+   * checked by its receipts, which are read afresh).
    */
-  async read(from: number, to: number): Promise<ReadonlyMap<string, LoggedTransfer>> {
-    const lowest = Math.max(from, to - LOG_WINDOW_BLOCKS, 0);
+  async read(from: number, to: number, spares = 2): Promise<ReadonlyMap<string, LoggedTransfer>> {
+    const windows = Math.max(1, Math.min(MAX_WINDOWS_PER_READ, Math.floor(spares / 2)));
+    const lowest = Math.max(from, to - windows * LOG_WINDOW_BLOCKS, 0);
+    const generation = this.#generation;
     if (this.#from === undefined || this.#to === undefined || to < this.#from || lowest > this.#to + 1) {
       this.forget();
-      const generation = this.#generation;
-      const logs = await this.#fetch(lowest, to);
+      const logs = await this.#fetch(lowest, to, this.#generation);
       // Forgotten meanwhile (a reorganisation): what was read may be of the old chain; nothing is vouched for.
-      if (generation !== this.#generation) return new Map();
+      if (!logs) return new Map();
       this.#keep(logs);
       this.#from = lowest;
       this.#to = to;
-      return this.#byHash;
+      return this.#kept(to);
     }
-    const generation = this.#generation;
-    const older = lowest < this.#from ? await this.#fetch(lowest, this.#from - 1) : undefined;
-    const newer = to > this.#to ? await this.#fetch(this.#to + 1, to) : undefined;
-    if (generation !== this.#generation) return new Map();
+    const older = lowest < this.#from ? await this.#fetch(lowest, this.#from - 1, generation) : undefined;
+    const newer = to > this.#to ? await this.#fetch(this.#to + 1, to, generation) : undefined;
+    if (generation !== this.#generation || older === null || newer === null) return new Map();
     if (older) {
       this.#keep(older);
       this.#from = lowest;
@@ -55,12 +63,17 @@ export class WalletTransferLogs {
       this.#keep(newer);
       this.#to = to;
     }
-    // Kept no further back than a window: what is older is found by receipts.
-    if (this.#from < to - 2 * LOG_WINDOW_BLOCKS) {
-      this.#from = to - LOG_WINDOW_BLOCKS;
-      for (const [hash, logged] of this.#byHash) if (logged.blockNumber < this.#from) this.#byHash.delete(hash);
-    }
-    return this.#byHash;
+    return this.#kept(to);
+  }
+
+  // What this read returns, every log read so far; kept for the next read no further back than a
+  // window below `to` once it reaches twice that: what is older is found by receipts, or read again.
+  #kept(to: number): ReadonlyMap<string, LoggedTransfer> {
+    if ((this.#from as number) >= to - 2 * LOG_WINDOW_BLOCKS) return this.#byHash;
+    const all = new Map(this.#byHash);
+    this.#from = to - LOG_WINDOW_BLOCKS;
+    for (const [hash, logged] of this.#byHash) if (logged.blockNumber < this.#from) this.#byHash.delete(hash);
+    return all;
   }
 
   /** Forgets every log read: after a reorganisation they may be of blocks no longer on the chain. */
@@ -74,7 +87,17 @@ export class WalletTransferLogs {
     for (const [hash, logged] of logs) this.#byHash.set(hash, logged);
   }
 
-  async #fetch(fromBlock: number, toBlock: number): Promise<Map<string, LoggedTransfer>> {
+  // The logs of the range, a window a call, oldest first; null once the logs were forgotten meanwhile.
+  async #fetch(fromBlock: number, toBlock: number, generation: number): Promise<Map<string, LoggedTransfer> | null> {
+    const byHash = new Map<string, LoggedTransfer>();
+    for (let start = fromBlock; start <= toBlock; start += LOG_WINDOW_BLOCKS + 1) {
+      for (const [hash, logged] of await this.#fetchWindow(start, Math.min(toBlock, start + LOG_WINDOW_BLOCKS))) byHash.set(hash, logged);
+      if (generation !== this.#generation) return null;
+    }
+    return byHash;
+  }
+
+  async #fetchWindow(fromBlock: number, toBlock: number): Promise<Map<string, LoggedTransfer>> {
     const { provider, tokenAddress, wallet } = this.chain;
     const logs = (await provider.send("eth_getLogs", [
       { address: tokenAddress, topics: [TRANSFER_TOPIC, zeroPadValue(wallet.address, 32)], fromBlock: toBeHex(fromBlock), toBlock: toBeHex(toBlock) },

@@ -198,7 +198,7 @@ export class TokenTransferService implements TransferSender {
     let prepared: PreparedTransfer | undefined;
     try {
       await this.#options.ensureFees(FEES_MAX_AGE_MS);
-      const estimate = await chain.provider.send("eth_estimateGas", [{ from: chain.wallet.address, to: lane, value: toQuantity(wei) }]);
+      const estimate = await chain.provider.send("eth_estimateGas", [{ from: chain.wallet.address, to: lane, value: toQuantity(wei) }, "latest"]);
       const gasLimit = withGasLimitMultiplier(toBigInt(estimate), this.#options.gasLimitMultiplier);
       const reservation = await this.#withBalancesReadAgainOnShortfall(() => ledger.reserve(0n, gasLimit * ledger.snapshot.maxFeePerGas + ledger.snapshot.l1DataFee + wei));
       prepared = { request: { recipient: lane, units: 0n }, call: { to: lane, data: "0x", gasLimit, value: wei }, kind: "top-up", reservation, entryId: undefined };
@@ -230,8 +230,11 @@ export class TokenTransferService implements TransferSender {
   async #simulate(data: string): Promise<bigint> {
     const { provider, wallet, tokenAddress, tokenMayReturnFalse } = this.#options.chain;
     const call = { from: wallet.address, to: tokenAddress, data };
+    // At the latest block, as the call beside it: the tokens and gas of the wallet's transfers in flight are
+    // the ledger's to count. Left to itself, a node may estimate on its pending block (anvil and Hardhat do),
+    // which it builds again for each estimate: under load on anvil that took half the service's rate.
     const [estimate, returned] = await Promise.all([
-      provider.send("eth_estimateGas", [call]),
+      provider.send("eth_estimateGas", [call, "latest"]),
       tokenMayReturnFalse ? provider.send("eth_call", [call, "latest"]) : undefined,
     ]);
     if (returned !== undefined && transferReturnedFalse(String(returned))) {

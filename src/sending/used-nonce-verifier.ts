@@ -14,7 +14,7 @@ export async function verifyUsedNonces(logs: WalletTransferLogs, journal: Transf
   const unverified = journal.usedUnverified();
   if (unverified.length === 0) return;
   const fromBlock = Math.min(...unverified.flatMap((entry) => entry.attempts.map((attempt) => attempt.signedAtBlock)));
-  const logged = await logs.read(fromBlock, head);
+  const logged = await logs.read(fromBlock, head, unverified.length);
   for (const entry of unverified) {
     const mined = entry.attempts.find((attempt) => logged.has(attempt.hash));
     const log = mined && logged.get(mined.hash);

@@ -81,7 +81,7 @@ export class TransferWatcher {
       return;
     }
     for (const id of this.#fromReceipts.keys()) if (!settled.some((entry) => entry.id === id)) this.#fromReceipts.delete(id);
-    this.#logged = await this.#options.logs.read(Math.min(...settled.flatMap((entry) => entry.attempts.map((attempt) => attempt.signedAtBlock))), head);
+    this.#logged = await this.#options.logs.read(Math.min(...settled.flatMap((entry) => entry.attempts.map((attempt) => attempt.signedAtBlock))), head, settled.length);
     const events: { event: WebhookEventRecord; reported: TransferEventType; blockHash: string | null }[] = [];
     let awaiting = 0;
     for (const entry of settled) {

@@ -166,4 +166,30 @@ describe("a new leader of a PostgreSQL journal", () => {
       await db.close();
     }
   });
+
+  it("the same signed bytes again (a rejected transfer's, signed anew at its nonce) move to the new transfer, as when the copy held them", async () => {
+    const db = await database();
+    try {
+      const first = await db.lead(false);
+      const rejected = first.recordSigned(undefined, { recipient: RECIPIENT, units: 1n }, { nonce: 0, hash: hashOf(0), rawTransaction: "0x02f8", signedAtBlock: 1 });
+      first.recordRejected(rejected, { code: "INSUFFICIENT_FUNDS", message: "no gas" });
+      await first.flushed();
+      await db.query("UPDATE transfers SET created_at = created_at - $1", [30 * DAY_MS]);
+      // A later transfer, so that the rejected one is not the newest (which a leader always holds).
+      await db.query("INSERT INTO transfers (id, recipient, units, state, lane, created_at, updated_at) VALUES (2, $1, '1', 'refused', $2, 0, 0)", [RECIPIENT, OWNER.walletAddress]);
+      await db.query("UPDATE transfers SET created_at = (SELECT created_at FROM transfers WHERE id = 1) + 1 WHERE id = 2");
+      const leader = await db.lead(false);
+      expect(leader.findById(rejected)).toBeUndefined();
+
+      const again = leader.recordSigned(undefined, { recipient: RECIPIENT, units: 1n }, { nonce: 0, hash: hashOf(0), rawTransaction: "0x02f8", signedAtBlock: 9 });
+      await leader.flushed();
+      expect(leader.failure).toBeUndefined();
+      const rows = (await db.query<{ transfer_id: number }>("SELECT transfer_id FROM attempts WHERE hash = $1", [hashOf(0)])).rows;
+      expect(rows).toEqual([{ transfer_id: again }]);
+      expect((await leader.lookUpByHash(hashOf(0)))?.id).toBe(again);
+      expect(await leader.wasRecorded(hashOf(0))).toBe(true);
+    } finally {
+      await db.close();
+    }
+  });
 });
