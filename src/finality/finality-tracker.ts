@@ -37,11 +37,12 @@ export interface FinalityTrackerOptions {
   onUnfollowedJump?: () => void;
   /**
    * The wallet's Transfer logs (shared with the rest of the lane): where several transfers settled since a
-   * checked block are looked for again, one log read over the blocks they can be in, made afresh, finds
+   * checked block are looked for again, one log read over the blocks they can be in, made afresh (without
+   * emptying what the lane keeps), finds
    * those it shows (with the block each is in, as a receipt would); only the rest cost a receipt each.
    * Without it, receipts.
    */
-  transferLogs?: Pick<WalletTransferLogs, "read" | "forget">;
+  transferLogs?: Pick<WalletTransferLogs, "readAfresh">;
   /** Told what a round did, for the log. */
   onOutcome?: (outcome: { reorganised: boolean; unmined: number; finalized: number; finalizedBlock: number | null }) => void;
 }
@@ -252,7 +253,8 @@ export class FinalityTracker {
   }
 
   // The wallet's Transfer logs from the block the earliest of `entries` was signed at to `to`, read afresh
-  // (logs read earlier may be of blocks that left the chain since): one node call a window of blocks, worth
+  // (logs read earlier may be of blocks that left the chain since), beside the logs the lane keeps: a read
+  // that emptied them undid the lane's own read under way. One node call a window of blocks, worth
   // it when it spares two receipts or more. A transfer the logs do not show (reverted, mined outside the
   // windows read, a backend that lags) is looked up by its receipts.
   async #readTransferLogs(entries: readonly JournalEntry[], to: number): Promise<ReadonlyMap<string, LoggedTransfer> | undefined> {
@@ -260,7 +262,6 @@ export class FinalityTracker {
     if (!transferLogs || entries.length < 2) return undefined;
     let from = to;
     for (const entry of entries) for (const attempt of entry.attempts) from = Math.min(from, attempt.signedAtBlock);
-    transferLogs.forget();
-    return transferLogs.read(from, to, entries.length);
+    return transferLogs.readAfresh(from, to, entries.length);
   }
 }

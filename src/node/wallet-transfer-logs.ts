@@ -19,7 +19,7 @@ export const LOG_WINDOW_BLOCKS = 128;
  * How many windows one read may fetch: older transfers are looked up by their receipts. A fast chain (an
  * automining node, a chain of many blocks a second) makes more blocks between two reads than one window.
  */
-const MAX_WINDOWS_PER_READ = 16;
+const MAX_WINDOWS_PER_READ = 64;
 
 export class WalletTransferLogs {
   #from: number | undefined;
@@ -44,7 +44,8 @@ export class WalletTransferLogs {
     const generation = this.#generation;
     if (this.#from === undefined || this.#to === undefined || to < this.#from || lowest > this.#to + 1) {
       this.forget();
-      const logs = await this.#fetch(lowest, to, this.#generation);
+      const current = this.#generation;
+      const logs = await this.#fetch(lowest, to, () => current === this.#generation);
       // Forgotten meanwhile (a reorganisation): what was read may be of the old chain; nothing is vouched for.
       if (!logs) return new Map();
       this.#keep(logs);
@@ -52,8 +53,9 @@ export class WalletTransferLogs {
       this.#to = to;
       return this.#kept(to);
     }
-    const older = lowest < this.#from ? await this.#fetch(lowest, this.#from - 1, generation) : undefined;
-    const newer = to > this.#to ? await this.#fetch(this.#to + 1, to, generation) : undefined;
+    const unchanged = () => generation === this.#generation;
+    const older = lowest < this.#from ? await this.#fetch(lowest, this.#from - 1, unchanged) : undefined;
+    const newer = to > this.#to ? await this.#fetch(this.#to + 1, to, unchanged) : undefined;
     if (generation !== this.#generation || older === null || newer === null) return new Map();
     if (older) {
       this.#keep(older);
@@ -76,6 +78,16 @@ export class WalletTransferLogs {
     return all;
   }
 
+  /**
+   * The same logs read afresh, neither taken from what was read before nor kept (a check of what a
+   * reorganisation may have moved), and not undone by a forget() meanwhile: the caller compares what it
+   * reads with the chain itself.
+   */
+  async readAfresh(from: number, to: number, spares = 2): Promise<ReadonlyMap<string, LoggedTransfer>> {
+    const windows = Math.max(1, Math.min(MAX_WINDOWS_PER_READ, Math.floor(spares / 2)));
+    return (await this.#fetch(Math.max(from, to - windows * LOG_WINDOW_BLOCKS, 0), to, () => true)) as Map<string, LoggedTransfer>;
+  }
+
   /** Forgets every log read: after a reorganisation they may be of blocks no longer on the chain. */
   forget(): void {
     this.#generation++;
@@ -87,12 +99,12 @@ export class WalletTransferLogs {
     for (const [hash, logged] of logs) this.#byHash.set(hash, logged);
   }
 
-  // The logs of the range, a window a call, oldest first; null once the logs were forgotten meanwhile.
-  async #fetch(fromBlock: number, toBlock: number, generation: number): Promise<Map<string, LoggedTransfer> | null> {
+  // The logs of the range, a window a call, oldest first; null once `current` says they were forgotten meanwhile.
+  async #fetch(fromBlock: number, toBlock: number, current: () => boolean): Promise<Map<string, LoggedTransfer> | null> {
     const byHash = new Map<string, LoggedTransfer>();
     for (let start = fromBlock; start <= toBlock; start += LOG_WINDOW_BLOCKS + 1) {
       for (const [hash, logged] of await this.#fetchWindow(start, Math.min(toBlock, start + LOG_WINDOW_BLOCKS))) byHash.set(hash, logged);
-      if (generation !== this.#generation) return null;
+      if (!current()) return null;
     }
     return byHash;
   }

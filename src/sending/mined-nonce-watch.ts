@@ -10,8 +10,10 @@
  * lane's busy poll interval): a slow chain is asked about once per interval, an automining one as fast as
  * it mines. Idle (nobody waiting) it reads nothing.
  *
- * A lane with transfers waiting whose count has not moved for STALLED_AFTER_MS (or `slowestMs`, if
- * longer) is told once per count (`onStalled`): the node may have lost the transaction at that nonce (a
+ * A lane with transfers waiting whose count has not moved for many times the gap this chain has shown
+ * between two counts (STALL_GAPS; at least STALLED_AFTER_MS, at most `slowestMs`) is told once per count
+ * (`onStalled`): on an automining node a quarter second of nothing is a lost transaction, where a chain of
+ * slow blocks is given the lane's poll interval. Then the node may have lost the transaction at that nonce (a
  * node that takes a transaction and drops it leaves every later nonce of the wallet waiting, and one that
  * holds it without counting it as pending never mines it), so the lane does at once what its background
  * does after REBROADCAST_AFTER_MS: the journaled bytes again, or a replacement at the same nonce. One
@@ -22,8 +24,11 @@ import { monotonicNow } from "../clock.js";
 /** The soonest read after one that showed progress: at most 100 reads a second while transfers wait. */
 export const FAST_MS = 10;
 
-/** How long the count may stand still, transfers waiting, before the lane is told (`onStalled`). */
+/** The shortest the count may stand still, transfers waiting, before the lane is told (`onStalled`). */
 export const STALLED_AFTER_MS = 250;
+
+/** How many of the chain's usual gaps between two counts make a stall. */
+const STALL_GAPS = 20;
 
 export interface MinedNonceWatchOptions {
   readMinedNonceCount: () => Promise<number>;
@@ -33,7 +38,7 @@ export interface MinedNonceWatchOptions {
   /** Whether transfers wait for room in this lane now. */
   isWanted: () => boolean;
   onError: (error: unknown) => void;
-  /** The count has not moved for STALLED_AFTER_MS (or `slowestMs`) while transfers wait: once per count. */
+  /** The count has not moved for a stall's time (see the module's comment) while transfers wait: once per count. */
   onStalled: (count: number) => void;
   /** The longest pause between reads while wanted (CHAIN_REFRESH_INTERVAL_MS). */
   slowestMs: number;
@@ -47,6 +52,9 @@ export class MinedNonceWatch {
   #lastSent = -1;
   #stalledAt = -1;
   #progressAt = 0;
+  // When the count last rose, and the usual time between two rises (a moving average; unknown at first).
+  #countRoseAt: number | undefined;
+  #usualGapMs: number | undefined;
 
   constructor(options: MinedNonceWatchOptions) {
     this.#options = options;
@@ -72,11 +80,12 @@ export class MinedNonceWatch {
         const sent = this.#options.highestNonceSent();
         const count = await this.#options.readMinedNonceCount();
         const progressed = count > this.#lastCount || sent > this.#lastSent;
+        if (count > this.#lastCount) this.#noteCountRose();
         this.#lastCount = Math.max(this.#lastCount, count);
         this.#lastSent = Math.max(this.#lastSent, sent);
         this.#options.onCount(count);
         if (progressed) this.#progressAt = monotonicNow();
-        else if (monotonicNow() - this.#progressAt >= Math.max(STALLED_AFTER_MS, this.#options.slowestMs) && this.#stalledAt !== count) {
+        else if (monotonicNow() - this.#progressAt >= this.#stallAfterMs() && this.#stalledAt !== count) {
           this.#stalledAt = count;
           this.#options.onStalled(count);
         }
@@ -87,6 +96,21 @@ export class MinedNonceWatch {
       }
       await pause(pauseMs, signal);
     }
+  }
+
+  #noteCountRose(): void {
+    const now = monotonicNow();
+    if (this.#countRoseAt !== undefined) {
+      const gap = now - this.#countRoseAt;
+      this.#usualGapMs = this.#usualGapMs === undefined ? gap : 0.8 * this.#usualGapMs + 0.2 * gap;
+    }
+    this.#countRoseAt = now;
+  }
+
+  #stallAfterMs(): number {
+    const { slowestMs } = this.#options;
+    const usual = this.#usualGapMs === undefined ? slowestMs : Math.min(slowestMs, STALL_GAPS * this.#usualGapMs);
+    return Math.max(STALLED_AFTER_MS, usual);
   }
 }
 

@@ -250,8 +250,7 @@ describe("FinalityTracker looking again with the wallet's Transfer logs", () => 
       finalityBlocks: 64,
       onReorg: async () => Promise.reject(new Error("the checked block is still on the chain: no reorganisation is seen there")),
       transferLogs: {
-        forget: () => logReads.push("forgotten"),
-        read: async (from, to) => {
+        readAfresh: async (from, to) => {
           logReads.push([from, to]);
           return new Map([first, second, third].map((hash, index) => [hash, { blockNumber: 21 + index, blockHash: `0xa${21 + index}` }]));
         },
@@ -264,8 +263,8 @@ describe("FinalityTracker looking again with the wallet's Transfer logs", () => 
     await tracker.follow(block(26, "0xa26", "0xa25"));
     // The check of the skipped reads, one log read from the earliest signing to this read, then one receipt.
     expect(calls).toEqual(["eth_getBlockByNumber 0x14", `eth_getTransactionReceipt ${unlogged}`]);
-    // Read afresh: logs remembered from before may be of blocks that left the chain.
-    expect(logReads).toEqual(["forgotten", [18, 26]]);
+    // Read afresh (readAfresh): logs remembered from before may be of blocks that left the chain.
+    expect(logReads).toEqual([[18, 26]]);
     for (const hash of [first, second, third, unlogged]) expect(journal.findByHash(hash)).toMatchObject({ state: "nonce-used", minedHash: hash });
     journal.close();
   });
@@ -285,8 +284,7 @@ describe("FinalityTracker looking again with the wallet's Transfer logs", () => 
       finalityBlocks: 64,
       onReorg: async () => Promise.reject(new Error("no reorganisation is seen here")),
       transferLogs: {
-        forget: () => undefined,
-        read: async () => Promise.reject(new Error("no log read is expected for one transfer")),
+        readAfresh: async () => Promise.reject(new Error("no log read is expected for one transfer")),
       },
     });
     await tracker.follow(block(20, "0xa20", "0xa19"));

@@ -62,4 +62,23 @@ describe("WalletTransferLogs", () => {
     expect(ranges).toEqual([[1_472, 1_600]]);
     expect(few.has(hashAt(1_000))).toBe(false);
   });
+
+  it("reads afresh without taking or emptying what the lane keeps, whatever forget() happens meanwhile", async () => {
+    let answer: (logs: unknown) => void = () => undefined;
+    const { chain, calls } = fakeChain(async ({ method }) => {
+      if (method !== "eth_getLogs") throw new Error(`unexpected ${method}`);
+      return new Promise((resolve) => (answer = resolve));
+    });
+    const logs = new WalletTransferLogs(chain);
+    const kept = logs.read(100, 110);
+    await new Promise((resolve) => setImmediate(resolve));
+    answer([{ transactionHash: HASH, blockNumber: "0x6a", blockHash: `0x${"cd".repeat(32)}` }]);
+    expect((await kept).has(HASH)).toBe(true);
+    const afresh = logs.readAfresh(100, 110);
+    await new Promise((resolve) => setImmediate(resolve));
+    logs.forget();
+    answer([{ transactionHash: HASH, blockNumber: "0x6a", blockHash: `0x${"ef".repeat(32)}` }]);
+    expect((await afresh).get(HASH)?.blockHash).toBe(`0x${"ef".repeat(32)}`);
+    expect(calls.filter((call) => call.method === "eth_getLogs")).toHaveLength(2);
+  });
 });

@@ -95,4 +95,30 @@ describe("MinedNonceWatch", () => {
     await vi.advanceTimersByTimeAsync(3_000);
     expect(stalls).toEqual([5, 6]);
   });
+
+  it("on a chain that mines as fast as it is read, tells the lane after STALLED_AFTER_MS; on one it has not seen mine, after the slowest pace", async () => {
+    vi.useFakeTimers({ now: 0 });
+    const state = { wanted: true, count: 5, sent: 100 };
+    const { stalls } = watchOf(state);
+    watch?.wake();
+    // A block every read (an automining node).
+    for (let step = 0; step < 20; step++) {
+      await vi.advanceTimersByTimeAsync(FAST_MS);
+      state.count++;
+    }
+    const stuckAt = state.count;
+    await vi.advanceTimersByTimeAsync(STALLED_AFTER_MS + 200);
+    expect(stalls).toEqual([stuckAt]);
+  });
+
+  it("does not tell a lane whose count stands still for less than the slowest pace before it has seen the chain mine", async () => {
+    vi.useFakeTimers({ now: 0 });
+    const state = { wanted: true, count: 5, sent: 20 };
+    const { stalls } = watchOf(state);
+    watch?.wake();
+    await vi.advanceTimersByTimeAsync(900);
+    expect(stalls).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1_200);
+    expect(stalls).toEqual([5]);
+  });
 });
