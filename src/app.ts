@@ -25,6 +25,7 @@ import { metricsRoute } from "./http/routes/metrics.js";
 import { transactionStatusRoute } from "./http/routes/transaction-status.js";
 import { transferRoute } from "./http/routes/transfer.js";
 import { consoleRoute } from "./http/routes/console.js";
+import { transferActivityRoute } from "./http/routes/transfer-activity.js";
 import { transfersRoute } from "./http/routes/transfers.js";
 import { walletRoute } from "./http/routes/wallet.js";
 import { webhookDeliveriesRoute } from "./http/routes/webhook-deliveries.js";
@@ -133,6 +134,7 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
       token: { address: chain.tokenAddress, decimals: chain.tokenDecimals },
       apiKeyIds: [...(deps.apiKeys?.ids ?? []), ANONYMOUS_KEY_ID],
     });
+    routes.register(transferActivityRoute, { activity: services.activity });
     routes.register(walletRoute, { chain, services, replicaId: deps.replicaId });
     routes.register(webhookDeliveriesRoute, { journal: services.journal, dispatcher: services.webhooks?.dispatcher });
     routes.register(metricsRoute, { metrics });

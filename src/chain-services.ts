@@ -14,6 +14,7 @@ import { type JournalEntry, type TransferJournal, refuseUnfollowedLanes } from "
 import { GasTopUps, gasTopUpSettingsOf } from "./lanes/gas-top-ups.js";
 import { type LaneConfig, type LaneServices, type RunningLane, startLane } from "./lanes/start-lane.js";
 import { ChainHeadTracker, readLatestBlock } from "./lookup/chain-head.js";
+import { TransferActivity } from "./lookup/transfer-activity.js";
 import { TransactionLookup } from "./lookup/transaction-lookup.js";
 import { TransactionStatusReader } from "./lookup/transaction-status.js";
 import { type ChainConnection, laneConnection } from "./node/connect-chain.js";
@@ -54,6 +55,8 @@ export interface ChainServices {
   webhooks: { dispatcher: WebhookDispatcher } | undefined;
   /** Present when GAS_TOPUP_FROM is set. */
   topUps: GasTopUps | undefined;
+  /** The last hours of transfers and gas, tallied in the background. */
+  activity: TransferActivity;
   /** Stops background work, waits for it, and closes the journal. Call after the HTTP server closed. */
   close(): Promise<void>;
 }
@@ -126,6 +129,8 @@ export async function startChainServices(
     dispatcher?.start();
     topUps?.wake();
     retention = config.journalRetentionDays > 0 ? startRetention(config, journal, log) : undefined;
+    const activity = new TransferActivity(journal, () => lanes.reduce((sum, lane) => sum + lane.gasSpentWei(), 0n));
+    activity.start();
 
     const head = new ChainHeadTracker(() => readLatestBlock(chain.provider), config.headMaxAgeMs);
     const lookup = new TransactionLookup(chain.provider, head, config.transactionCacheSize);
@@ -148,7 +153,9 @@ export async function startChainServices(
       statuses: new TransactionStatusReader(chain, lookup, journal, displacements),
       webhooks: dispatcher && { dispatcher },
       topUps,
+      activity,
       async close() {
+        await activity.stop();
         await retention?.stop();
         await topUps?.stop();
         await Promise.all(lanes.map((lane) => lane.stopBackground()));

@@ -7,7 +7,10 @@
 
 const KEY_STORAGE = "token-transfer-console-key";
 const POLL_MS = 2_000;
+/** The charts' figures are tallied by the service once a minute: asked for as often. */
+const ACTIVITY_POLL_MS = 60_000;
 const RECENT_LIMIT = 25;
+const SVG_NS = "http://www.w3.org/2000/svg";
 /** As the service counts a transfer stuck: over this long unmined. */
 const STUCK_AFTER_SECONDS = 120;
 
@@ -61,6 +64,22 @@ interface Delivery {
   createdAt: string;
 }
 
+/** One hour of GET /transfers/activity. */
+interface ActivityHour {
+  start: string;
+  sent: number;
+  mined: number;
+  failed: number;
+  gasSpentWei: string | null;
+}
+
+/** One series of a bar chart: its name (the legend), its colour (a class) and its value in an hour (null: no data). */
+interface Series {
+  name: string;
+  className: string;
+  value: (hour: ActivityHour) => number | null;
+}
+
 /** What the service answered a call: its status, and the JSON body (an error envelope when not 2xx). */
 interface Answer<T> {
   status: number;
@@ -107,6 +126,63 @@ function runway(hours: number | null): string {
   return hours >= 48 ? `${Math.round(hours / 24)} days` : `${hours} h`;
 }
 
+function svg(tag: string, attributes: Record<string, string | number>, text?: string): SVGElement {
+  const created = document.createElementNS(SVG_NS, tag);
+  for (const [name, value] of Object.entries(attributes)) created.setAttribute(name, String(value));
+  if (text !== undefined) created.textContent = text;
+  return created;
+}
+
+function hourLabel(hour: ActivityHour): string {
+  return new Date(hour.start).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+}
+
+function etherOf(wei: string | null): number | null {
+  return wei === null ? null : Number(BigInt(wei)) / 1e18;
+}
+
+/**
+ * A small bar chart of the hours, drawn by the page (SVG, no library): a group of bars per hour, side by
+ * side for each series, scaled to the highest; hovering an hour shows its figures. An hour without data is
+ * a flat mark.
+ */
+function barChart(label: string, hours: ActivityHour[], series: Series[], describe: (hour: ActivityHour) => string): HTMLElement {
+  const width = 240;
+  const height = 64;
+  const slot = width / Math.max(1, hours.length);
+  const barWidth = (slot - 1) / series.length;
+  const highest = Math.max(Number.MIN_VALUE, ...hours.flatMap((hour) => series.map((one) => one.value(hour) ?? 0)));
+  const chart = svg("svg", { viewBox: `0 0 ${width} ${height + 12}`, role: "img", "aria-label": label, class: "chart" });
+  chart.append(svg("title", {}, label), svg("rect", { x: 0, y: height, width, height: 0.5, class: "chart-axis" }));
+  hours.forEach((hour, index) => {
+    const group = svg("g", { class: "chart-hour" });
+    group.append(svg("title", {}, describe(hour)));
+    series.forEach((one, position) => {
+      const value = one.value(hour);
+      const x = index * slot + position * barWidth;
+      const barHeight = value === null ? 1 : highest > 0 ? (value / highest) * height : 0;
+      group.append(svg("rect", { x, y: height - barHeight, width: Math.max(barWidth - 0.3, 0.3), height: barHeight, class: value === null ? "bar-none" : one.className }));
+    });
+    group.append(svg("rect", { x: index * slot, y: 0, width: slot, height, class: "bar-hit" }));
+    chart.append(group);
+  });
+  if (hours.length > 0) {
+    chart.append(
+      svg("text", { x: 0, y: height + 10, class: "chart-label" }, `${hours.length} h ago`),
+      svg("text", { x: width, y: height + 10, "text-anchor": "end", class: "chart-label" }, "now"),
+    );
+  }
+  const legend = element("p", undefined, "legend");
+  for (const one of series) {
+    const key = element("span");
+    key.append(element("span", undefined, `swatch ${one.className}`), one.name);
+    legend.append(key);
+  }
+  const figure = element("figure");
+  figure.append(chart, legend);
+  return figure;
+}
+
 function ageSeconds(createdAt: string): number {
   return Math.max(0, Math.round((Date.now() - Date.parse(createdAt)) / 1000));
 }
@@ -120,6 +196,8 @@ class Console {
   #webhooksOff = false;
   // Cancels and re-prices the service accepted (202) for transfers still in flight: their row says so.
   readonly #requested = new Map<string, string>();
+  // When the charts were last drawn (ms): the service tallies their figures once a minute.
+  #activityShownAt = 0;
 
   start(): void {
     byId<HTMLFormElement>("sign-in-form").addEventListener("submit", (event) => {
@@ -191,7 +269,7 @@ class Console {
   async #refresh(): Promise<void> {
     try {
       // A transfer's page is read when opened (its status comes from the node); the lists come from the journal.
-      await Promise.all([this.#showWallet(), this.#showInFlight(), this.#showRecent(), this.#showDeliveries()]);
+      await Promise.all([this.#showWallet(), this.#showActivity(), this.#showInFlight(), this.#showRecent(), this.#showDeliveries()]);
       byId("updated").textContent = `Updated ${new Date().toLocaleTimeString()}`;
     } catch (error) {
       byId("updated").textContent = `Not updated: ${error instanceof Error ? error.message : String(error)}`;
@@ -218,6 +296,39 @@ class Console {
       ]);
     }
     target.replaceChildren(table);
+  }
+
+  /** The last 24 hours as two charts: transfers (sent, mined, failed) and gas spent, hour by hour. */
+  async #showActivity(): Promise<void> {
+    if (Date.now() - this.#activityShownAt < ACTIVITY_POLL_MS) return;
+    this.#activityShownAt = Date.now();
+    const target = byId("activity");
+    const answer = await this.#call<{ hours: ActivityHour[] }>("GET", "/transfers/activity");
+    if (answer.status === 403) {
+      target.replaceChildren(element("p", "Shown to read and admin keys."));
+      return;
+    }
+    if (answer.status !== 200) throw new ApiError(answer.status, answer.body.code ?? "ERROR", answer.body.message ?? `HTTP ${answer.status}`);
+    const { hours } = answer.body;
+    const total = (pick: (hour: ActivityHour) => number) => hours.reduce((sum, hour) => sum + pick(hour), 0);
+    const transfers = barChart(
+      `Transfers in the last 24 hours: ${total((hour) => hour.sent)} sent, ${total((hour) => hour.mined)} mined, ${total((hour) => hour.failed)} failed`,
+      hours,
+      [
+        { name: "sent", className: "bar-sent", value: (hour) => hour.sent },
+        { name: "mined", className: "bar-mined", value: (hour) => hour.mined },
+        { name: "failed", className: "bar-failed", value: (hour) => hour.failed },
+      ],
+      (hour) => `${hourLabel(hour)}: ${hour.sent} sent, ${hour.mined} mined, ${hour.failed} failed`,
+    );
+    const spent = hours.reduce((sum, hour) => sum + BigInt(hour.gasSpentWei ?? "0"), 0n);
+    const gas = barChart(
+      `Gas spent in the last 24 hours: ${ether(spent.toString())} (since this service started)`,
+      hours,
+      [{ name: "ETH spent", className: "bar-gas", value: (hour) => etherOf(hour.gasSpentWei) }],
+      (hour) => `${hourLabel(hour)}: ${hour.gasSpentWei === null ? "no figure (before this service started)" : ether(hour.gasSpentWei)}`,
+    );
+    target.replaceChildren(transfers, gas);
   }
 
   async #showInFlight(): Promise<void> {

@@ -28,6 +28,8 @@ export const ROUTE_ROLES: Readonly<Record<string, readonly Role[]>> = {
   "GET /transactions/:hash": ROLES,
   // A transfer key sees its own transfers only (the route narrows the list).
   "GET /transfers": ROLES,
+  // Every client's transfers, counted: not for a transfer key, which sees its own only.
+  "GET /transfers/activity": ["read", "admin"],
   "POST /transactions/:hash/cancel": ["transfer", "admin"],
   "POST /transactions/:hash/reprice": ["transfer", "admin"],
   "GET /metrics": ["read", "admin"],

@@ -38,6 +38,10 @@ export const CONSOLE_HTML = `<!doctype html>
       <h2 id="wallet-title">Wallet</h2>
       <div id="wallet" class="scroll"></div>
     </section>
+    <section aria-labelledby="activity-title">
+      <h2 id="activity-title">Last 24 hours</h2>
+      <div id="activity" class="charts"></div>
+    </section>
     <section aria-labelledby="in-flight-title">
       <h2 id="in-flight-title">In flight</h2>
       <div id="in-flight" class="scroll"></div>
@@ -101,6 +105,20 @@ code { font-family: ui-monospace, monospace; font-size: 0.9em; word-break: break
 dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; }
 dd { margin: 0; word-break: break-all; }
 dialog { max-width: 480px; }
+.charts { display: flex; flex-wrap: wrap; gap: 12px 24px; }
+.charts figure { margin: 0; flex: 1 1 260px; max-width: 520px; min-width: 0; }
+.chart { display: block; width: 100%; height: auto; }
+.chart-label { font-size: 7px; fill: var(--muted); }
+.bar-sent { fill: #1a73e8; background: #1a73e8; }
+.bar-mined { fill: #188038; background: #188038; }
+.bar-failed { fill: #d93025; background: #d93025; }
+.bar-gas { fill: #b35900; background: #b35900; }
+.bar-none { fill: var(--line); }
+.chart-axis { fill: var(--line); }
+.bar-hit { fill: transparent; }
+.chart-hour:hover .bar-hit { fill: #8882; }
+.legend { display: flex; flex-wrap: wrap; gap: 4px 12px; margin: 4px 0 0; font-size: 0.9em; color: var(--muted); }
+.swatch { display: inline-block; width: 10px; height: 10px; margin-right: 4px; vertical-align: baseline; }
 @media (max-width: 640px) {
   body { padding: 0 10px 24px; }
   thead { position: absolute; left: -10000px; }

@@ -15,6 +15,7 @@ import {
   type JournalAttempt,
   type JournalElsewhere,
   type JournalEntry,
+  type JournalState,
   type TransferEventType,
   type WebhookDelivery,
   type WebhookEventRecord,
@@ -232,6 +233,9 @@ function prepareStatements(db: Database.Database) {
       `INSERT INTO transfers (recipient, units, api_key_id, state, nonce, hash, raw_transaction, notify, lane, created_at, updated_at)
        VALUES (@recipient, @units, @apiKeyId, 'signed', @nonce, @hash, @rawTransaction, @notify, @lane, ${HISTORY_TIMES_RISE}, @now)`,
     ),
+    firstIdMadeSince: db.prepare("SELECT id FROM transfers INDEXED BY transfers_created WHERE created_at >= ? ORDER BY created_at, id LIMIT 1").pluck(),
+    // A client's transfer moves units; a gas top-up or a nonce filler is an entry of 0 units.
+    madeFrom: db.prepare("SELECT id, created_at, state FROM transfers WHERE id >= @from AND units <> '0' ORDER BY id LIMIT @limit"),
     spentSince: db.prepare(
       `SELECT api_key_id, units, created_at FROM transfers INDEXED BY transfers_created
        WHERE created_at > ? AND api_key_id IS NOT NULL AND state IN ('signed', 'accepted', 'nonce-used') ORDER BY created_at`,
@@ -757,6 +761,18 @@ class SqliteTransferJournal implements TransferJournal {
   spentSince(since: number): { apiKeyId: string; units: bigint; at: number }[] {
     const rows = this.#store.statements.spentSince.all(since) as { api_key_id: string; units: string; created_at: number }[];
     return rows.map((row) => ({ apiKeyId: row.api_key_id, units: BigInt(row.units), at: row.created_at }));
+  }
+
+  madeSince(since: number, afterId: number | undefined, limit: number): { id: number; createdAt: number; state: JournalState }[] {
+    const { statements } = this.#store;
+    // Times rise with ids (HISTORY_TIMES_RISE): from the first id made since `since` on, by id.
+    const from = afterId === undefined ? (statements.firstIdMadeSince.get(since) as number | undefined) : afterId + 1;
+    if (from === undefined) return [];
+    return (statements.madeFrom.all({ from, limit }) as { id: number; created_at: number; state: JournalState }[]).map((row) => ({
+      id: row.id,
+      createdAt: row.created_at,
+      state: row.state,
+    }));
   }
 
   releaseRefusedKey(entryId: number): boolean {

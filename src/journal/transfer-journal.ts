@@ -340,6 +340,12 @@ export interface TransferJournal {
   /** What each API key had signed since `since` (ms), for the per-key caps after a restart. */
   spentSince(since: number): { apiKeyId: string; units: bigint; at: number }[];
   /**
+   * Clients' transfers made since `since` (ms), oldest first, at most `limit`, each with its time and state:
+   * read in slices (`afterId`: the last id of the slice before) for the activity charts. A leader's working
+   * copy holds every transfer of the last 24 h.
+   */
+  madeSince(since: number, afterId: number | undefined, limit: number): { id: number; createdAt: number; state: JournalState }[];
+  /**
    * Frees the key of an entry refused before it was signed, or whose first broadcast was refused (rejected:
    * never sent again), so that the same request can be made anew, as by a wallet pool on another lane.
    * Returns whether it was one.

@@ -55,6 +55,8 @@ describe.skipIf(missing)(missing ? `the console in Chromium: NOT RUN, ${missing}
     const pending = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "4" }, { "idempotency-key": "console-stuck" });
     expect(pending.statusCode, pending.raw).toBe(200);
     stuck = pending.body.result.hash;
+    // The charts' figures are tallied once a minute: tallied now, they count these four.
+    await service.services.activity.tally();
     browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: ["--no-sandbox", "--disable-gpu"] });
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     page.on("response", (response) => {
@@ -83,6 +85,18 @@ describe.skipIf(missing)(missing ? `the console in Chromium: NOT RUN, ${missing}
     await expect.poll(() => page.locator("#recent tbody tr").count()).toBe(4);
     expect(await page.locator("#wallet").textContent()).toContain(chain.demo.walletAddress);
     expect(await page.locator("#in-flight").textContent()).toContain(stuck.slice(0, 10));
+  });
+
+  it("draws the last 24 hours itself, as two charts: transfers sent, mined and failed, and gas spent", async () => {
+    const charts = page.locator("#activity svg[role=img]");
+    await expect.poll(() => charts.count()).toBe(2);
+    expect(await charts.nth(0).getAttribute("aria-label")).toBe("Transfers in the last 24 hours: 4 sent, 3 mined, 0 failed");
+    expect(await charts.nth(0).locator("g.chart-hour").count()).toBe(24);
+    // Each hour says its figures on hover; the bars of the hours with transfers have a height.
+    expect(await charts.nth(0).locator("g.chart-hour title").last().textContent()).toMatch(/sent, \d+ mined, 0 failed$/);
+    expect(await charts.nth(0).locator("rect.bar-sent").evaluateAll((bars) => bars.filter((bar) => Number(bar.getAttribute("height")) > 0).length)).toBeGreaterThan(0);
+    expect(await charts.nth(1).getAttribute("aria-label")).toMatch(/^Gas spent in the last 24 hours: \d+\.\d{4} ETH \(since this service started\)$/);
+    expect(await page.locator("#activity .legend").first().textContent()).toBe("sentminedfailed");
   });
 
   it("finds a transfer by hash: its page shows its attempts", async () => {

@@ -154,4 +154,24 @@ describe("GET /transfers", () => {
     expect(own.map((line) => line.split(",")[13])).toEqual([keyId(CLIENT_B), keyId(CLIENT_B), keyId(CLIENT_B)]);
     expect(await seen(READER)).toHaveLength(8);
   });
+
+  it("counts the last 24 hours' transfers and gas for read and admin keys (GET /transfers/activity); a transfer key may not", async () => {
+    // Tallied in the background once a minute: a tally now counts what the test sent.
+    await service.services.activity.tally();
+    const response = await service.app.inject({ method: "GET", url: "/transfers/activity", headers: bearer(READER) });
+    expect(response.statusCode, response.body).toBe(200);
+    const { hours } = response.json() as { hours: { start: string; sent: number; mined: number; failed: number; gasSpentWei: string | null }[] };
+    expect(hours).toHaveLength(24);
+    expect(Date.now() - Date.parse(hours[23].start)).toBeLessThan(3_600_000);
+    expect(Date.parse(hours[23].start) - Date.parse(hours[0].start)).toBe(23 * 3_600_000);
+    const total = (pick: (hour: (typeof hours)[number]) => number) => hours.reduce((sum, hour) => sum + pick(hour), 0);
+    // Seven sent and mined; the refusal (417) failed.
+    expect([total((hour) => hour.sent), total((hour) => hour.mined), total((hour) => hour.failed)]).toEqual([7, 7, 1]);
+    // The wallet paid gas for them since the service started; the hours before it have no figure.
+    expect(total((hour) => Number(hour.gasSpentWei ?? "0"))).toBeGreaterThan(0);
+    expect(hours[0].gasSpentWei).toBeNull();
+    const refused = await service.app.inject({ method: "GET", url: "/transfers/activity", headers: bearer(CLIENT_A) });
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json().code).toBe("FORBIDDEN_FOR_ROLE");
+  });
 });

@@ -1,0 +1,95 @@
+/**
+ * The activity tally against a journal filled hour by hour: each hour's transfers by what became of them,
+ * read in slices however many there are, entries of 0 units (top-ups, fillers) left out, and gas put in the
+ * hour it was seen spent.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { keepForever } from "../../src/journal/sqlite-keep-alive.js";
+import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
+import type { JournalState, TransferJournal } from "../../src/journal/transfer-journal.js";
+import { ACTIVITY_HOURS, TransferActivity } from "../../src/lookup/transfer-activity.js";
+
+const OWNER = { chainId: 31337n, walletAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", tokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3" };
+const HOUR_MS = 3_600_000;
+const NOW = Date.parse("2026-11-26T10:30:00Z");
+const CURRENT_HOUR = Date.parse("2026-11-26T10:00:00Z");
+
+let dir: string;
+let journal: TransferJournal;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "activity-test-"));
+  const path = join(dir, "journal.sqlite");
+  openSqliteJournal(path, OWNER).close();
+  const db = new Database(path);
+  keepForever(db);
+  const insert = db.prepare(
+    "INSERT INTO transfers (recipient, units, state, lane, created_at, updated_at) VALUES ('0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC', @units, @state, @lane, @at, @at)",
+  );
+  keepForever(insert);
+  const made = (at: number, state: JournalState, count: number, units = "5") => {
+    for (let index = 0; index < count; index++) insert.run({ units, state, lane: OWNER.walletAddress, at: at + index });
+  };
+  db.transaction(() => {
+    // A day and an hour ago: outside the 24 hours.
+    made(CURRENT_HOUR - 24 * HOUR_MS, "nonce-used", 3);
+    // Five hours ago: a busy hour, more than one slice of the tally.
+    made(CURRENT_HOUR - 5 * HOUR_MS, "nonce-used", 4_500);
+    made(CURRENT_HOUR - 5 * HOUR_MS + 600_000, "rejected", 2);
+    made(CURRENT_HOUR - 5 * HOUR_MS + 700_000, "refused", 1);
+    // This hour: in flight, replaced, cancelled, and a gas top-up (0 units).
+    made(CURRENT_HOUR + 60_000, "accepted", 2);
+    made(CURRENT_HOUR + 120_000, "replaced", 1);
+    made(CURRENT_HOUR + 180_000, "cancelled", 1);
+    made(CURRENT_HOUR + 240_000, "nonce-used", 1, "0");
+  })();
+  db.close();
+  journal = openSqliteJournal(path, OWNER);
+});
+
+afterAll(() => {
+  journal.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("TransferActivity", () => {
+  it("tallies each of the last 24 hours' transfers by what became of them, in slices, leaving out entries of 0 units", async () => {
+    let slices = 0;
+    const counted: Pick<TransferJournal, "madeSince"> = {
+      madeSince: (since, afterId, limit) => {
+        slices++;
+        return journal.madeSince(since, afterId, limit);
+      },
+    };
+    const activity = new TransferActivity(counted, () => 0n, () => NOW);
+    const hours = await activity.hours();
+    expect(hours).toHaveLength(ACTIVITY_HOURS);
+    expect(hours[0].start).toBe(CURRENT_HOUR - 23 * HOUR_MS);
+    expect(hours.at(-1)?.start).toBe(CURRENT_HOUR);
+    const busy = hours.find((hour) => hour.start === CURRENT_HOUR - 5 * HOUR_MS);
+    expect(busy).toMatchObject({ sent: 4_500, mined: 4_500, failed: 3 });
+    // In flight counts as sent; replaced as sent and failed; cancelled as sent; the top-up not at all.
+    expect(hours.at(-1)).toMatchObject({ sent: 4, mined: 0, failed: 1 });
+    expect(hours.reduce((sum, hour) => sum + hour.sent, 0)).toBe(4_504);
+    expect(slices).toBeGreaterThan(2);
+  });
+
+  it("puts gas into the hour it was seen spent; hours before the process started have no figure", async () => {
+    let now = NOW;
+    let spent = 1_000n;
+    const activity = new TransferActivity(journal, () => spent, () => now);
+    spent = 1_700n;
+    await activity.tally();
+    now += HOUR_MS;
+    spent = 2_000n;
+    await activity.tally();
+    const hours = await activity.hours();
+    expect(hours.at(-2)).toMatchObject({ start: CURRENT_HOUR, gasSpentWei: 700n });
+    expect(hours.at(-1)).toMatchObject({ start: CURRENT_HOUR + HOUR_MS, gasSpentWei: 300n });
+    expect(hours.at(-3)?.gasSpentWei).toBeNull();
+  });
+});
