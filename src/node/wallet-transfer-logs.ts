@@ -39,8 +39,7 @@ export class WalletTransferLogs {
    * checked by its receipts, which are read afresh).
    */
   async read(from: number, to: number, spares = 2): Promise<ReadonlyMap<string, LoggedTransfer>> {
-    const windows = Math.max(1, Math.min(MAX_WINDOWS_PER_READ, Math.floor(spares / 2)));
-    const lowest = Math.max(from, to - windows * LOG_WINDOW_BLOCKS, 0);
+    const lowest = lowestWorthReading(from, to, spares);
     const generation = this.#generation;
     if (this.#from === undefined || this.#to === undefined || to < this.#from || lowest > this.#to + 1) {
       this.forget();
@@ -84,8 +83,7 @@ export class WalletTransferLogs {
    * reads with the chain itself.
    */
   async readAfresh(from: number, to: number, spares = 2): Promise<ReadonlyMap<string, LoggedTransfer>> {
-    const windows = Math.max(1, Math.min(MAX_WINDOWS_PER_READ, Math.floor(spares / 2)));
-    return (await this.#fetch(Math.max(from, to - windows * LOG_WINDOW_BLOCKS, 0), to, () => true)) as Map<string, LoggedTransfer>;
+    return (await this.#fetch(lowestWorthReading(from, to, spares), to, () => true)) as Map<string, LoggedTransfer>;
   }
 
   /** Forgets every log read: after a reorganisation they may be of blocks no longer on the chain. */
@@ -120,4 +118,10 @@ export class WalletTransferLogs {
     }
     return byHash;
   }
+}
+
+// The lowest block a read for `spares` receipts goes back to: one call is worth two receipts.
+function lowestWorthReading(from: number, to: number, spares: number): number {
+  const windows = Math.max(1, Math.min(MAX_WINDOWS_PER_READ, Math.floor(spares / 2)));
+  return Math.max(from, to - windows * LOG_WINDOW_BLOCKS, 0);
 }
