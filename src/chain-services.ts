@@ -129,7 +129,9 @@ export async function startChainServices(
     dispatcher?.start();
     topUps?.wake();
     retention = config.journalRetentionDays > 0 ? startRetention(config, journal, log) : undefined;
-    const activity = new TransferActivity(journal, () => lanes.reduce((sum, lane) => sum + lane.gasSpentWei(), 0n));
+    const activity = new TransferActivity(journal, () => lanes.reduce((sum, lane) => sum + lane.gasSpentWei(), 0n), {
+      onError: (error) => log.warn({ err: error }, "could not count the last hours' transfers for the console's charts; the last count stays"),
+    });
     activity.start();
 
     const head = new ChainHeadTracker(() => readLatestBlock(chain.provider), config.headMaxAgeMs);

@@ -257,6 +257,9 @@ class Console {
 
   #signOut(): void {
     window.clearInterval(this.#timer);
+    // The next key may not see every client's counts: the charts are asked for again at its sign-in.
+    this.#activityShownAt = 0;
+    byId("activity").replaceChildren();
     sessionStorage.removeItem(KEY_STORAGE);
     this.#key = undefined;
     byId<HTMLInputElement>("api-key").value = "";

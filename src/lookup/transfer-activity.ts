@@ -4,7 +4,8 @@
  * Counts come from the journal: each hour's transfers (by when they were asked for) by what became of
  * them. They are tallied in the background, once a minute, in slices of SLICE_ROWS with other work
  * between slices, so a request only reads the last tally: however busy the day, nothing on the request
- * path walks it. Gas is what the wallets' ETH balances went down by (see start-lane's gasSpentWei),
+ * path walks it. An hour is counted again only while it can still change: the current and the last one,
+ * and any with transfers in flight at its last count; the others keep their count. Gas is what the wallets' ETH balances went down by (see start-lane's gasSpentWei),
  * sampled at each tally into the hour it was seen in; hours before this process started have none.
  */
 import { steadyWallClockNow } from "../clock.js";
@@ -35,10 +36,28 @@ export interface ActivityHour {
 const SENT: ReadonlySet<JournalState> = new Set(["signed", "accepted", "nonce-used", "replaced", "cancelled"]);
 const FAILED: ReadonlySet<JournalState> = new Set(["refused", "rejected", "replaced"]);
 
+/** An hour's counts, and how many of its transfers were in flight when they were made. */
+interface HourCount {
+  sent: number;
+  mined: number;
+  failed: number;
+  inFlight: number;
+}
+
+const IN_FLIGHT: ReadonlySet<JournalState> = new Set(["claimed", "signed", "accepted"]);
+
+export interface TransferActivityOptions {
+  /** A tally failed (the journal could not be read); the last one stays, and the next is made on time. */
+  onError: (error: unknown) => void;
+  now?: () => number;
+}
+
 export class TransferActivity {
   readonly #journal: Pick<TransferJournal, "madeSince">;
   readonly #gasSpentWei: () => bigint;
   readonly #now: () => number;
+  readonly #onError: (error: unknown) => void;
+  readonly #counts = new Map<number, HourCount>();
   // Gas seen spent, by the hour it was seen in; and the running total at the last sample.
   readonly #gasByHour = new Map<number, bigint>();
   readonly #startedHour: number;
@@ -48,18 +67,20 @@ export class TransferActivity {
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
 
-  constructor(journal: Pick<TransferJournal, "madeSince">, gasSpentWei: () => bigint, now: () => number = steadyWallClockNow) {
+  constructor(journal: Pick<TransferJournal, "madeSince">, gasSpentWei: () => bigint, { onError, now = steadyWallClockNow }: TransferActivityOptions) {
     this.#journal = journal;
     this.#gasSpentWei = gasSpentWei;
     this.#now = now;
+    this.#onError = onError;
     this.#startedHour = hourOf(now());
     this.#lastGasSample = gasSpentWei();
   }
 
   /** Tallies now and then every minute. */
   start(): void {
-    void this.tally();
-    this.#timer = setInterval(() => void this.tally(), TALLY_INTERVAL_MS);
+    const tally = () => void this.tally().catch(this.#onError);
+    tally();
+    this.#timer = setInterval(tally, TALLY_INTERVAL_MS);
     this.#timer.unref();
   }
 
@@ -82,30 +103,42 @@ export class TransferActivity {
   }
 
   async #tally(): Promise<void> {
-    const now = this.#now();
-    const current = hourOf(now);
+    const current = hourOf(this.#now());
     this.#sampleGas(current);
     const first = current - (ACTIVITY_HOURS - 1) * HOUR_MS;
-    const hours = new Map<number, ActivityHour>();
-    for (let start = first; start <= current; start += HOUR_MS) {
-      hours.set(start, { start, sent: 0, mined: 0, failed: 0, gasSpentWei: start < this.#startedHour ? null : (this.#gasByHour.get(start) ?? 0n) });
+    for (const start of this.#counts.keys()) if (start < first) this.#counts.delete(start);
+    for (let start = first; start <= current && !this.#stopped; start += HOUR_MS) {
+      const kept = this.#counts.get(start);
+      if (kept && start < current - HOUR_MS && kept.inFlight === 0) continue;
+      this.#counts.set(start, await this.#count(start, start + HOUR_MS));
     }
+    for (const start of this.#gasByHour.keys()) if (start < first) this.#gasByHour.delete(start);
+    const hours: ActivityHour[] = [];
+    for (let start = first; start <= current; start += HOUR_MS) {
+      const { sent = 0, mined = 0, failed = 0 } = this.#counts.get(start) ?? {};
+      hours.push({ start, sent, mined, failed, gasSpentWei: start < this.#startedHour ? null : (this.#gasByHour.get(start) ?? 0n) });
+    }
+    this.#hours = hours;
+  }
+
+  // The transfers made from `start` to before `end`, in slices (times rise with ids: the walk stops at the
+  // first one made at or after `end`).
+  async #count(start: number, end: number): Promise<HourCount> {
+    const count: HourCount = { sent: 0, mined: 0, failed: 0, inFlight: 0 };
     let afterId: number | undefined;
     for (;;) {
-      const slice = this.#journal.madeSince(first, afterId, SLICE_ROWS);
+      const slice = this.#journal.madeSince(start, afterId, SLICE_ROWS);
       for (const made of slice) {
-        const hour = hours.get(hourOf(made.createdAt));
-        if (!hour) continue;
-        if (SENT.has(made.state)) hour.sent++;
-        if (made.state === "nonce-used") hour.mined++;
-        if (FAILED.has(made.state)) hour.failed++;
+        if (made.createdAt >= end) return count;
+        if (SENT.has(made.state)) count.sent++;
+        if (made.state === "nonce-used") count.mined++;
+        if (FAILED.has(made.state)) count.failed++;
+        if (IN_FLIGHT.has(made.state)) count.inFlight++;
       }
-      if (slice.length < SLICE_ROWS || this.#stopped) break;
+      if (slice.length < SLICE_ROWS) return count;
       afterId = slice[slice.length - 1].id;
       await new Promise((resolve) => setImmediate(resolve));
     }
-    for (const start of this.#gasByHour.keys()) if (start < first) this.#gasByHour.delete(start);
-    this.#hours = [...hours.values()];
   }
 
   // What the wallets spent since the last sample goes to the hour it is seen in.

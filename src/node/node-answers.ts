@@ -153,6 +153,11 @@ export function readNodeAnswer(error: unknown): NodeAnswer {
   return { meaning: "unrecognised" };
 }
 
+/** Whether the node refused the request's parameters as such (JSON-RPC -32602): not an answer about the chain. */
+export function isInvalidParams(error: unknown): boolean {
+  return rpcErrorOf(error)?.code === -32602;
+}
+
 /** True for an error that came from the node or the network (not a bug of ours). */
 export function isNodeError(error: unknown): boolean {
   if (rpcErrorOf(error)) return true;

@@ -32,7 +32,7 @@ export class WalletTransferLogs {
 
   /**
    * The logs of the blocks from `from` to `to`, by lowercase transaction hash; reads only the blocks it
-   * has not read, one window (LOG_WINDOW_BLOCKS) a call. `spares` is how many receipt lookups the read
+   * has not read, one window (LOG_WINDOW_BLOCKS) a call, and keeps no more than the range of its last read. `spares` is how many receipt lookups the read
    * spares the caller (the transfers it looks for): one call is worth two receipts, so a read goes back at
    * most that many windows (half of `spares`, at least one, at most MAX_WINDOWS_PER_READ); what is older
    * is the receipts'. Empty when the logs were forgotten while it read (a transfer without a log is then
@@ -46,11 +46,16 @@ export class WalletTransferLogs {
       const current = this.#generation;
       const logs = await this.#fetch(lowest, to, () => current === this.#generation);
       // Forgotten meanwhile (a reorganisation): what was read may be of the old chain; nothing is vouched for.
-      if (!logs) return new Map();
+      if (!logs || current !== this.#generation) return new Map();
       this.#keep(logs);
       this.#from = lowest;
       this.#to = to;
-      return this.#kept(to);
+      return this.#byHash;
+    }
+    // What lies below this read's range is not needed any more: kept no further back than this read goes.
+    if (this.#from < lowest) {
+      for (const [hash, logged] of this.#byHash) if (logged.blockNumber < lowest) this.#byHash.delete(hash);
+      this.#from = lowest;
     }
     const unchanged = () => generation === this.#generation;
     const older = lowest < this.#from ? await this.#fetch(lowest, this.#from - 1, unchanged) : undefined;
@@ -64,17 +69,9 @@ export class WalletTransferLogs {
       this.#keep(newer);
       this.#to = to;
     }
-    return this.#kept(to);
-  }
-
-  // What this read returns, every log read so far; kept for the next read no further back than a
-  // window below `to` once it reaches twice that: what is older is found by receipts, or read again.
-  #kept(to: number): ReadonlyMap<string, LoggedTransfer> {
-    if ((this.#from as number) >= to - 2 * LOG_WINDOW_BLOCKS) return this.#byHash;
-    const all = new Map(this.#byHash);
-    this.#from = to - LOG_WINDOW_BLOCKS;
-    for (const [hash, logged] of this.#byHash) if (logged.blockNumber < this.#from) this.#byHash.delete(hash);
-    return all;
+    // The kept map itself, never a copy: a forget() while the caller works through it (a reorganisation)
+    // empties it under the caller, so that nothing read from the old chain is vouched for after.
+    return this.#byHash;
   }
 
   /**

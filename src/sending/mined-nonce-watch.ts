@@ -52,7 +52,7 @@ export class MinedNonceWatch {
   #lastSent = -1;
   #stalledAt = -1;
   #progressAt = 0;
-  // When the count last rose, and the usual time between two rises (a moving average; unknown at first).
+  // When the count last rose, and the usual time between two rises (a moving average from the slowest pace).
   #countRoseAt: number | undefined;
   #usualGapMs: number | undefined;
 
@@ -101,8 +101,10 @@ export class MinedNonceWatch {
   #noteCountRose(): void {
     const now = monotonicNow();
     if (this.#countRoseAt !== undefined) {
+      // From the slowest pace down, a fifth of the way a rise: one quick rise (a lagging backend, then one
+      // ahead) does not make a slow chain look fast; about twenty in a row do.
       const gap = now - this.#countRoseAt;
-      this.#usualGapMs = this.#usualGapMs === undefined ? gap : 0.8 * this.#usualGapMs + 0.2 * gap;
+      this.#usualGapMs = 0.8 * (this.#usualGapMs ?? this.#options.slowestMs) + 0.2 * gap;
     }
     this.#countRoseAt = now;
   }

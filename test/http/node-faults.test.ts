@@ -127,6 +127,29 @@ describe.each(NODE_KINDS)("node faults, through a proxy in front of %s", (kind) 
     expect(failed.body).toMatchObject({ statusCode: 503, code: "NODE_UNAVAILABLE", error: "Service Unavailable" });
     expect((await lookUp()).statusCode).toBe(200);
   });
+
+  // Last: the service remembers the refusal for the rest of its life.
+  it("transfer: a node that refuses the estimate's block parameter (-32602, as some forks did) is asked without it, and the transfer is sent", async () => {
+    const estimates: unknown[][] = [];
+    proxy.fault = {
+      kind: "script",
+      answer: ({ method, params }) => {
+        if (method !== "eth_estimateGas") return undefined;
+        estimates.push(params);
+        return params.length > 1 ? { error: { code: -32602, message: "too many arguments, want at most 1" } } : undefined;
+      },
+    };
+    const recipient = freshAddress();
+    const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "1" });
+    const again = await transfer();
+    proxy.fault = undefined;
+    expect(sent.statusCode, JSON.stringify(sent.body)).toBe(200);
+    expect(again.statusCode).toBe(200);
+    // Refused once with the block, then without it: the second transfer did not try it again.
+    expect(estimates.map((params) => params.length)).toEqual([2, 1, 1]);
+    await waitForReceipt(chain, sent.body.result.hash, 10_000);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(10n ** 18n);
+  });
 });
 
 describe("a node that stops and starts again", () => {

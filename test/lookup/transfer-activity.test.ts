@@ -17,6 +17,9 @@ const OWNER = { chainId: 31337n, walletAddress: "0x70997970C51812dc3A010C7d01b50
 const HOUR_MS = 3_600_000;
 const NOW = Date.parse("2026-11-26T10:30:00Z");
 const CURRENT_HOUR = Date.parse("2026-11-26T10:00:00Z");
+const fail = (error: unknown) => {
+  throw error;
+};
 
 let dir: string;
 let journal: TransferJournal;
@@ -65,7 +68,7 @@ describe("TransferActivity", () => {
         return journal.madeSince(since, afterId, limit);
       },
     };
-    const activity = new TransferActivity(counted, () => 0n, () => NOW);
+    const activity = new TransferActivity(counted, () => 0n, { onError: fail, now: () => NOW });
     const hours = await activity.hours();
     expect(hours).toHaveLength(ACTIVITY_HOURS);
     expect(hours[0].start).toBe(CURRENT_HOUR - 23 * HOUR_MS);
@@ -81,7 +84,7 @@ describe("TransferActivity", () => {
   it("puts gas into the hour it was seen spent; hours before the process started have no figure", async () => {
     let now = NOW;
     let spent = 1_000n;
-    const activity = new TransferActivity(journal, () => spent, () => now);
+    const activity = new TransferActivity(journal, () => spent, { onError: fail, now: () => now });
     spent = 1_700n;
     await activity.tally();
     now += HOUR_MS;
@@ -91,5 +94,48 @@ describe("TransferActivity", () => {
     expect(hours.at(-2)).toMatchObject({ start: CURRENT_HOUR, gasSpentWei: 700n });
     expect(hours.at(-1)).toMatchObject({ start: CURRENT_HOUR + HOUR_MS, gasSpentWei: 300n });
     expect(hours.at(-3)?.gasSpentWei).toBeNull();
+  });
+
+  it("counts again only the hours that can still change: the current and the last one, and any with transfers in flight", async () => {
+    let now = NOW;
+    const asked: number[] = [];
+    const counted: Pick<TransferJournal, "madeSince"> = {
+      madeSince: (since, afterId, limit) => {
+        if (afterId === undefined) asked.push(since);
+        return journal.madeSince(since, afterId, limit);
+      },
+    };
+    const activity = new TransferActivity(counted, () => 0n, { onError: fail, now: () => now });
+    await activity.tally();
+    expect(asked).toHaveLength(ACTIVITY_HOURS);
+    asked.length = 0;
+    // Two hours later: the busy hour (settled) keeps its count; this hour (two in flight) is counted again.
+    now += 2 * HOUR_MS;
+    await activity.tally();
+    expect(asked).not.toContain(CURRENT_HOUR - 5 * HOUR_MS);
+    expect(asked).toContain(CURRENT_HOUR);
+    expect(asked.sort((a, b) => a - b)).toEqual([CURRENT_HOUR, CURRENT_HOUR + HOUR_MS, CURRENT_HOUR + 2 * HOUR_MS]);
+    const hours = await activity.hours();
+    expect(hours.find((hour) => hour.start === CURRENT_HOUR - 5 * HOUR_MS)).toMatchObject({ sent: 4_500, mined: 4_500, failed: 3 });
+    expect(hours.at(-1)?.start).toBe(CURRENT_HOUR + 2 * HOUR_MS);
+  });
+
+  it("reports a tally that failed and keeps the last one", async () => {
+    let broken = false;
+    const errors: unknown[] = [];
+    const flaky: Pick<TransferJournal, "madeSince"> = {
+      madeSince: (since, afterId, limit) => {
+        if (broken) throw new Error("disk I/O error");
+        return journal.madeSince(since, afterId, limit);
+      },
+    };
+    const activity = new TransferActivity(flaky, () => 0n, { onError: (error) => errors.push(error), now: () => NOW });
+    const before = await activity.hours();
+    broken = true;
+    activity.start();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await activity.stop();
+    expect(errors.map((error) => (error as Error).message)).toEqual(["disk I/O error"]);
+    expect(await activity.hours()).toEqual(before);
   });
 });

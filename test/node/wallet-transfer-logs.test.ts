@@ -26,7 +26,7 @@ describe("WalletTransferLogs", () => {
     expect(calls.filter((call) => call.method === "eth_getLogs")).toHaveLength(2);
   });
 
-  it("reads a range longer than a window in windows, as far back as the receipts it spares are worth, and keeps no more than two windows", async () => {
+  it("reads a range longer than a window in windows, as far back as the receipts it spares are worth, and keeps no more than its last read's range", async () => {
     const ranges: [number, number][] = [];
     const { chain } = fakeChain(async ({ method, params }) => {
       if (method !== "eth_getLogs") throw new Error(`unexpected ${method}`);
@@ -50,11 +50,15 @@ describe("WalletTransferLogs", () => {
     ]);
     expect(all.has(hashAt(1_000))).toBe(true);
     expect(all.has(hashAt(1_600))).toBe(true);
-    // Kept for the next read: two windows at most; the next read fetches only the new blocks.
+    // The next read fetches only the new blocks, and keeps nothing below its own range.
     ranges.length = 0;
     const next = await logs.read(1_472, 1_700, 100);
     expect(ranges).toEqual([[1_601, 1_700]]);
     expect(next.has(hashAt(1_480))).toBe(true);
+    expect(next.has(hashAt(1_470))).toBe(false);
+    // What a read returned is what the logs keep: a reorganisation's forget() empties it under its reader.
+    logs.forget();
+    expect(next.size).toBe(0);
     // For two transfers, one window: the older blocks are left to their receipts.
     ranges.length = 0;
     logs.forget();

@@ -101,8 +101,8 @@ describe("MinedNonceWatch", () => {
     const state = { wanted: true, count: 5, sent: 100 };
     const { stalls } = watchOf(state);
     watch?.wake();
-    // A block every read (an automining node).
-    for (let step = 0; step < 20; step++) {
+    // A block every read (an automining node), long enough to be the chain's usual pace.
+    for (let step = 0; step < 40; step++) {
       await vi.advanceTimersByTimeAsync(FAST_MS);
       state.count++;
     }
@@ -120,5 +120,20 @@ describe("MinedNonceWatch", () => {
     expect(stalls).toEqual([]);
     await vi.advanceTimersByTimeAsync(1_200);
     expect(stalls).toEqual([5]);
+  });
+
+  it("does not take one quick rise (a lagging backend, then one ahead) for a fast chain", async () => {
+    vi.useFakeTimers({ now: 0 });
+    const state = { wanted: true, count: 5, sent: 100 };
+    const { stalls } = watchOf(state);
+    watch?.wake();
+    await vi.advanceTimersByTimeAsync(FAST_MS);
+    state.count = 7;
+    await vi.advanceTimersByTimeAsync(FAST_MS);
+    state.count = 8;
+    await vi.advanceTimersByTimeAsync(600);
+    expect(stalls).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1_500);
+    expect(stalls).toEqual([8]);
   });
 });
