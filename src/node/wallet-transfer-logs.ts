@@ -32,11 +32,11 @@ export class WalletTransferLogs {
 
   /**
    * The logs of the blocks from `from` to `to`, by lowercase transaction hash; reads only the blocks it
-   * has not read, one window (LOG_WINDOW_BLOCKS) a call, and keeps no more than the range of its last read. `spares` is how many receipt lookups the read
-   * spares the caller (the transfers it looks for): one call is worth two receipts, so a read goes back at
-   * most that many windows (half of `spares`, at least one, at most MAX_WINDOWS_PER_READ); what is older
-   * is the receipts'. Empty when the logs were forgotten while it read (a transfer without a log is then
-   * checked by its receipts, which are read afresh).
+   * has not read, one window (LOG_WINDOW_BLOCKS) a call, and keeps no more than the range of its last
+   * read. `spares` is how many receipt lookups the read spares the caller (the transfers it looks for):
+   * one call is worth two receipts, so a read goes back at most half that many windows (at least one, at
+   * most MAX_WINDOWS_PER_READ); what is older is the receipts'. Empty when the logs were forgotten while
+   * it read (a transfer without a log is then checked by its receipts, which are read afresh).
    */
   async read(from: number, to: number, spares = 2): Promise<ReadonlyMap<string, LoggedTransfer>> {
     const lowest = lowestWorthReading(from, to, spares);

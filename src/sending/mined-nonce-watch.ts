@@ -13,7 +13,7 @@
  * A lane with transfers waiting whose count has not moved for many times the gap this chain has shown
  * between two counts (STALL_GAPS; at least STALLED_AFTER_MS, at most `slowestMs`) is told once per count
  * (`onStalled`): on an automining node a quarter second of nothing is a lost transaction, where a chain of
- * slow blocks is given the lane's poll interval. Then the node may have lost the transaction at that nonce (a
+ * slow blocks is given the lane's poll interval. The node may have lost the transaction at that nonce (a
  * node that takes a transaction and drops it leaves every later nonce of the wallet waiting, and one that
  * holds it without counting it as pending never mines it), so the lane does at once what its background
  * does after REBROADCAST_AFTER_MS: the journaled bytes again, or a replacement at the same nonce. One
