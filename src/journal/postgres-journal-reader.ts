@@ -14,14 +14,8 @@ export class PostgresJournalReader {
 
   /** The transfer that has `hash` among two or more attempts (a re-priced or cancelled one). */
   async findWithSeveralAttempts(hash: string): Promise<JournalEntry | undefined> {
-    const { rows } = await this.pool.query<AttemptRow & { id: number }>(
-      "SELECT * FROM attempts WHERE transfer_id = (SELECT transfer_id FROM attempts WHERE hash = $1)",
-      [hash.toLowerCase()],
-    );
-    if (rows.length < 2) return undefined;
-    rows.sort((a, b) => a.id - b.id);
-    const entry = (await this.pool.query<EntryRow>("SELECT * FROM transfers WHERE id = $1", [rows[0].transfer_id])).rows[0];
-    return entry && toEntry(entry, rows.map(toAttempt));
+    const entry = await this.findByHash(hash);
+    return entry && entry.attempts.length > 1 ? entry : undefined;
   }
 
   /** The transfer one of whose attempts has `hash`. */

@@ -35,7 +35,7 @@ const HELD_WINDOW_MS = 86_400_000;
 export const BY_IDS = "unnest($1::bigint[]) AS held (id)";
 /**
  * Transfers archived per statement by retention (archiveSettled): the statement runs on the session that
- * also ships the working copy's commits, which wait behind it (about 40 ms a batch at a million transfers).
+ * also ships the working copy's commits, which wait behind it (at most 98 ms measured at a million transfers).
  */
 const ARCHIVE_BATCH = 200;
 

@@ -38,9 +38,10 @@ export interface ChangedRow {
 export interface JournalReplica {
   ship(changes: ChangedRow[]): Promise<void>;
   /**
-   * After a shipment failed: whether the database holds the attempt `hash` of transfer `transferId` all the same (the shipment
-   * committed and only its acknowledgement was lost), decided once the failed session can commit nothing
-   * more; undefined when that cannot be told.
+   * After a shipment failed: whether the database holds the attempt `hash` of transfer `transferId` all the
+   * same (the shipment committed and only its acknowledgement was lost), decided once the failed session can
+   * commit nothing more; undefined when that cannot be told. Of that transfer: the same bytes may be an
+   * older transfer's attempt there.
    */
   holds(hash: string, transferId: number): Promise<boolean | undefined>;
   /** Keeps archived transfers in the shared database (before the journal deletes them); a repeat changes nothing. */

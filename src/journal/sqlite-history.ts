@@ -49,9 +49,14 @@ export class SqliteHistoryReader {
     keepForever([this.#firstIdAtOrAfter, this.#rowsOf, this.#byKeys]);
   }
 
+  /** The first transfer made at or after `time` (ms): times rise with ids, so every later id is later too. */
+  firstIdAtOrAfter(time: number): number | undefined {
+    return this.#firstIdAtOrAfter.get(time) as number | undefined;
+  }
+
   /** At most `limit` rows matching `filter` below `beforeId`, newest first (see history-walks.ts). */
   read(filter: HistoryFilter, beforeId: number | undefined, limit: number): HistoryRows {
-    const firstIdAtOrAfter = (time: number | undefined) => (time === undefined ? undefined : (this.#firstIdAtOrAfter.get(time) as number | undefined));
+    const firstIdAtOrAfter = (time: number | undefined) => (time === undefined ? undefined : this.firstIdAtOrAfter(time));
     const bounds = idBoundsOf(filter, beforeId, { since: firstIdAtOrAfter(filter.since), until: firstIdAtOrAfter(filter.until) });
     if (!bounds || filter.states?.length === 0) return { rows: [], nextBefore: undefined };
     if (filter.idempotencyKeys) return pageOfKeyed(this.#byKeys.all(JSON.stringify(filter.idempotencyKeys)) as EntryRow[], filter, bounds, limit);

@@ -233,7 +233,6 @@ function prepareStatements(db: Database.Database) {
       `INSERT INTO transfers (recipient, units, api_key_id, state, nonce, hash, raw_transaction, notify, lane, created_at, updated_at)
        VALUES (@recipient, @units, @apiKeyId, 'signed', @nonce, @hash, @rawTransaction, @notify, @lane, ${HISTORY_TIMES_RISE}, @now)`,
     ),
-    firstIdMadeSince: db.prepare("SELECT id FROM transfers INDEXED BY transfers_created WHERE created_at >= ? ORDER BY created_at, id LIMIT 1").pluck(),
     // A client's transfer moves units; a gas top-up or a nonce filler is an entry of 0 units.
     madeFrom: db.prepare("SELECT id, created_at, state FROM transfers WHERE id >= @from AND units <> '0' ORDER BY id LIMIT @limit"),
     spentSince: db.prepare(
@@ -766,7 +765,7 @@ class SqliteTransferJournal implements TransferJournal {
   madeSince(since: number, afterId: number | undefined, limit: number): { id: number; createdAt: number; state: JournalState }[] {
     const { statements } = this.#store;
     // Times rise with ids (HISTORY_TIMES_RISE): from the first id made since `since` on, by id.
-    const from = afterId === undefined ? (statements.firstIdMadeSince.get(since) as number | undefined) : afterId + 1;
+    const from = afterId === undefined ? this.#store.history.firstIdAtOrAfter(since) : afterId + 1;
     if (from === undefined) return [];
     return (statements.madeFrom.all({ from, limit }) as { id: number; created_at: number; state: JournalState }[]).map((row) => ({
       id: row.id,

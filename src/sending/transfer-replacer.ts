@@ -9,6 +9,7 @@ import { Transaction, toBigInt } from "ethers";
 import { monotonicNow } from "../clock.js";
 import type { AttemptKind, JournalAttempt, JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
 import type { ChainConnection } from "../node/connect-chain.js";
+import { estimateGasAtLatest } from "../node/gas-estimate.js";
 import { type NodeAnswerMeaning, readNodeAnswer } from "../node/node-answers.js";
 import type { FeePolicy } from "./fee-policy.js";
 import { type Repricing, belowBaseFee, isUnderpriced, replacementFees } from "./replacement-fees.js";
@@ -352,7 +353,7 @@ export class TransferReplacer {
 
   async #estimateGas(to: string, data: string): Promise<bigint> {
     const { chain, gasLimitMultiplier } = this.#options;
-    const estimate = await chain.provider.send("eth_estimateGas", [{ from: chain.wallet.address, to, data }]);
+    const estimate = await estimateGasAtLatest(chain.provider, { from: chain.wallet.address, to, data });
     return withGasLimitMultiplier(toBigInt(estimate), gasLimitMultiplier);
   }
 }

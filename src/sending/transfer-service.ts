@@ -12,7 +12,7 @@ import { Transaction, toBigInt, toQuantity } from "ethers";
 import type { ChainConnection } from "../node/connect-chain.js";
 import { encodeTransfer } from "../node/erc20.js";
 import { classifyChainFailure } from "../node/ethers-errors.js";
-import { isInvalidParams } from "../node/node-answers.js";
+import { estimateGasAtLatest } from "../node/gas-estimate.js";
 import { type ErrorCode, ERROR_CODES, ServiceError } from "../errors.js";
 import { SignerUnavailableError } from "../signers/wallet-signer.js";
 import { type JournalEntry, JournalOutcomeUnknownError, JournalUnavailableError, type TransferJournal, type TransferRequest } from "../journal/transfer-journal.js";
@@ -70,8 +70,6 @@ export type OnReserved = () => void;
 export class TokenTransferService implements TransferSender {
   readonly #options: TokenTransferServiceOptions;
   readonly #inFlightKeys = new Set<string>();
-  // Set once the node refused an estimate's block parameter: it estimates at its own default from then on.
-  #estimatesWithoutBlock = false;
 
   constructor(options: TokenTransferServiceOptions) {
     this.#options = options;
@@ -201,7 +199,7 @@ export class TokenTransferService implements TransferSender {
     let prepared: PreparedTransfer | undefined;
     try {
       await this.#options.ensureFees(FEES_MAX_AGE_MS);
-      const estimate = await this.#estimateGas({ from: chain.wallet.address, to: lane, value: toQuantity(wei) });
+      const estimate = await estimateGasAtLatest(chain.provider, { from: chain.wallet.address, to: lane, value: toQuantity(wei) });
       const gasLimit = withGasLimitMultiplier(toBigInt(estimate), this.#options.gasLimitMultiplier);
       const reservation = await this.#withBalancesReadAgainOnShortfall(() => ledger.reserve(0n, gasLimit * ledger.snapshot.maxFeePerGas + ledger.snapshot.l1DataFee + wei));
       prepared = { request: { recipient: lane, units: 0n }, call: { to: lane, data: "0x", gasLimit, value: wei }, kind: "top-up", reservation, entryId: undefined };
@@ -225,20 +223,6 @@ export class TokenTransferService implements TransferSender {
     }
   }
 
-  // At the latest block (see #simulate). A node that refuses the block parameter (some forks and L2s did:
-  // -32602) is asked without it, once and from then on.
-  async #estimateGas(call: Record<string, string>): Promise<string> {
-    const { provider } = this.#options.chain;
-    if (this.#estimatesWithoutBlock) return provider.send("eth_estimateGas", [call]);
-    try {
-      return await provider.send("eth_estimateGas", [call, "latest"]);
-    } catch (error) {
-      if (!isInvalidParams(error)) throw error;
-      this.#estimatesWithoutBlock = true;
-      return provider.send("eth_estimateGas", [call]);
-    }
-  }
-
   /**
    * The simulation before signing: the gas estimate (a revert surfaces as CALL_EXCEPTION), and, for a
    * token that answers a transfer it cannot make with false instead of a revert (probed at startup), the
@@ -247,11 +231,9 @@ export class TokenTransferService implements TransferSender {
   async #simulate(data: string): Promise<bigint> {
     const { provider, wallet, tokenAddress, tokenMayReturnFalse } = this.#options.chain;
     const call = { from: wallet.address, to: tokenAddress, data };
-    // At the latest block, as the call beside it: the tokens and gas of the wallet's transfers in flight are
-    // the ledger's to count. Left to itself, a node may estimate on its pending block (anvil and Hardhat do),
-    // which it builds again for each estimate: under load on anvil that took half the service's rate.
+    // At the latest block, as the call beside it (see gas-estimate.ts).
     const [estimate, returned] = await Promise.all([
-      this.#estimateGas(call),
+      estimateGasAtLatest(provider, call),
       tokenMayReturnFalse ? provider.send("eth_call", [call, "latest"]) : undefined,
     ]);
     if (returned !== undefined && transferReturnedFalse(String(returned))) {
