@@ -38,8 +38,13 @@ async function withFreshChain<T>(run: (rpcUrl: string, demo: Awaited<ReturnType<
   }
 }
 
-/** The least work the job can take: sign, then eth_sendRawTransaction, nonces counted in-process. */
-async function measureBaseline(count: number, concurrency: number): Promise<RunResult> {
+/**
+ * The least work the job can take: sign, then eth_sendRawTransaction, nonces counted in-process. With
+ * `estimate`, each transfer is first estimated by the node (eth_estimateGas at latest), as the service's
+ * pre-flight does so that a transfer the token would refuse is answered 417 and never sent: what that
+ * one call costs the node, apart from everything else the service does.
+ */
+async function measureBaseline(count: number, concurrency: number, estimate = false): Promise<RunResult> {
   return withFreshChain(async (rpcUrl, demo) => {
     const provider = new JsonRpcProvider(rpcUrl, undefined, { staticNetwork: true, batchMaxCount: 1 });
     const wallet = new Wallet(demo.privateKey);
@@ -50,12 +55,22 @@ async function measureBaseline(count: number, concurrency: number): Promise<RunR
     const pool = new Pool(rpcUrl, { connections: concurrency });
     try {
       return await runAtConcurrency(count, concurrency, async (index) => {
+        const to = recipients[index % recipients.length];
+        if (estimate) {
+          const estimated = await pool.request({
+            path: "/",
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ jsonrpc: "2.0", id: index, method: "eth_estimateGas", params: [{ from: wallet.address, to: demo.tokenAddress, data: encodeTransfer(to, 1n) }, "latest"] }),
+          });
+          if (typeof ((await estimated.body.json()) as { result?: string }).result !== "string") return false;
+        }
         const transaction = Transaction.from({
           type: 2,
           chainId: 31337n,
           nonce: nonce++,
           to: demo.tokenAddress,
-          data: encodeTransfer(recipients[index % recipients.length], 1n),
+          data: encodeTransfer(to, 1n),
           gasLimit,
           maxFeePerGas: 10_000_000_000n,
           maxPriorityFeePerGas: 1_000_000_000n,
@@ -116,11 +131,17 @@ for (const concurrency of CONCURRENCIES) {
     rounds.push({ baseline, service, ratio: service.result.perSecond / baseline.perSecond });
   }
   const { baseline, service } = medianRound(rounds, (round) => round.ratio);
+  // At the highest concurrency: the bare loop with the node's estimate per transfer, once, beside the median round.
+  const withEstimate = concurrency === CONCURRENCIES.at(-1) ? await measureBaseline(count, concurrency, true) : undefined;
   const failures = rounds.reduce((sum, round) => sum + round.baseline.failures + round.service.result.failures, 0);
   console.log(`concurrency ${concurrency}`);
   console.log(`  baseline  ${formatRate(baseline)}`);
   console.log(`  service   ${formatRate(service.result)}`);
   console.log(`  ratio     ${(service.result.perSecond / baseline.perSecond).toFixed(2)} of the baseline's rate (rounds: ${rounds.map((round) => round.ratio.toFixed(2)).join(", ")}); failures in all rounds: ${failures}`);
+  if (withEstimate) {
+    console.log(`  baseline with an eth_estimateGas per transfer (the service's pre-flight, nothing else): ${formatRate(withEstimate)}`);
+    console.log(`            ${(withEstimate.perSecond / baseline.perSecond).toFixed(2)} of the bare baseline's rate; the service ${(service.result.perSecond / withEstimate.perSecond).toFixed(2)} of this one's`);
+  }
   const hotPath = ((service.byMethod.eth_estimateGas ?? 0) + (service.byMethod.eth_sendRawTransaction ?? 0)) / (count + WARMUP);
   console.log(`  RPC calls ${service.rpcPerTransfer.toFixed(3)} per transfer (warm-up included) in all: ${hotPath.toFixed(3)} on the hot path, the rest background snapshots`);
   console.log(`            ${JSON.stringify(service.byMethod)}\n`);

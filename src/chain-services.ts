@@ -12,7 +12,7 @@ import { startJournalRetention } from "./journal/journal-retention.js";
 import { type JournalOwner, openSqliteJournal } from "./journal/sqlite-transfer-journal.js";
 import { type JournalEntry, type TransferJournal, refuseUnfollowedLanes } from "./journal/transfer-journal.js";
 import { GasTopUps, gasTopUpSettingsOf } from "./lanes/gas-top-ups.js";
-import { type LaneConfig, type LaneServices, type RunningLane, startLane } from "./lanes/start-lane.js";
+import { type LaneConfig, type LaneServices, type RunningLane, feePolicyOf, startLane } from "./lanes/start-lane.js";
 import { ChainHeadTracker, readLatestBlock } from "./lookup/chain-head.js";
 import { TransferActivity } from "./lookup/transfer-activity.js";
 import { TransactionLookup } from "./lookup/transaction-lookup.js";
@@ -24,6 +24,7 @@ import type { TransferReplacer } from "./sending/transfer-replacer.js";
 import type { TransferSender } from "./sending/transfer-service.js";
 import { LanePool } from "./sending/lane-pool.js";
 import { SharedFeeBlock } from "./sending/shared-fee-block.js";
+import { PoolWalletReads } from "./sending/pool-wallet-reads.js";
 import { admittedPerLane } from "./sending/lane-routing.js";
 import { SlotQueue } from "./sending/slot-queue.js";
 import { readFeeBlock } from "./sending/wallet-snapshot.js";
@@ -109,6 +110,10 @@ export async function startChainServices(
     const slots = new SlotQueue();
     // The latest block, one read for every lane: a pool's idle cost is one wallet's.
     const latestBlock = new SharedFeeBlock(() => readFeeBlock(chain));
+    // Every lane's balances and nonce count, one request a block.
+    const walletReads = new PoolWalletReads(chain, feePolicyOf(config), (reason) =>
+      log.warn({ reason }, "every lane's balances cannot be read in one request here; reading them call by call from now on"),
+    );
     // Whether any lane is still sending a key's entry: a repeat may reach another lane than the one sending it.
     const isSendingAnywhere = pooled ? (key: string, entry: JournalEntry) => lanes.some((lane) => lane.transfers.isSending(key, entry)) : undefined;
     for (const signer of chain.laneSigners) {
@@ -116,7 +121,7 @@ export async function startChainServices(
       const laneJournal = signer === chain.signer ? journal : journal.forLane(signer.address);
       // With several lanes, every line a lane logs names it.
       const laneLog = pooled ? log.child({ lane: signer.address }) : log;
-      lanes.push(await startLane(config, { pooled, chain: laneChain, journal: laneJournal, log: laneLog, endpoints, isSendingAnywhere, displacements, slots, latestBlock }));
+      lanes.push(await startLane(config, { pooled, chain: laneChain, journal: laneJournal, log: laneLog, endpoints, isSendingAnywhere, displacements, slots, latestBlock, walletReads }));
     }
     const dispatcher = endpoints.length === 0 ? undefined : createWebhookDispatcher(config, journal, log, observeDelivery);
     topUps = gasTopUpSettings && new GasTopUps(gasTopUpSettings, lanes, log);

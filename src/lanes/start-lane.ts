@@ -30,7 +30,8 @@ import { MinedNonceWatch } from "../sending/mined-nonce-watch.js";
 import type { SharedFeeBlock } from "../sending/shared-fee-block.js";
 import { SlotQueue } from "../sending/slot-queue.js";
 import { WalletLedger } from "../sending/wallet-ledger.js";
-import { readWalletSnapshot, transferGasCost } from "../sending/wallet-snapshot.js";
+import { transferGasCost } from "../sending/wallet-snapshot.js";
+import type { PoolWalletReads } from "../sending/pool-wallet-reads.js";
 import { createTransferWatcher } from "../webhooks/create-webhooks.js";
 import { GasRunway } from "./gas-runway.js";
 import type { TransferWatcher } from "../webhooks/transfer-watcher.js";
@@ -88,7 +89,7 @@ export type LaneConfig = Pick<
 >;
 
 /** The fee policy the configuration describes (gwei values in wei). */
-function feePolicyOf(config: LaneConfig): FeePolicy {
+export function feePolicyOf(config: LaneConfig): FeePolicy {
   const gwei = (value: string | undefined) => (value === undefined ? undefined : parseUnits(value, "gwei"));
   return {
     tipPercentile: config.feeTipPercentile,
@@ -119,12 +120,14 @@ export interface LaneParts {
   slots: SlotQueue;
   /** The latest block, one read for every lane. */
   latestBlock: SharedFeeBlock;
+  /** Every lane's balances and nonce count, one request a block. */
+  walletReads: PoolWalletReads;
 }
 
 /** Reads one wallet, reconciles its unfinished transfers, and starts its background work. */
-export async function startLane(config: LaneConfig, { pooled, chain, journal, log, endpoints, isSendingAnywhere, displacements, slots, latestBlock }: LaneParts): Promise<RunningLane> {
+export async function startLane(config: LaneConfig, { pooled, chain, journal, log, endpoints, isSendingAnywhere, displacements, slots, latestBlock, walletReads }: LaneParts): Promise<RunningLane> {
   const fees = feePolicyOf(config);
-  const initialSnapshot = await readWalletSnapshot(chain, fees);
+  const initialSnapshot = await walletReads.read(chain.wallet.address);
   const ledger = new WalletLedger(initialSnapshot);
   // After the caller's synchronous work (a refused broadcast gives its reservation back and takes it again
   // at once; a snapshot updates the lane's holds after the ledger): woken waiters see the lane as it ends up.
@@ -226,7 +229,7 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
   const poller = new SnapshotPoller({
     initial: initialSnapshot,
     readBlock: (maxAgeMs) => latestBlock.latest(maxAgeMs),
-    readSnapshot: (block) => readWalletSnapshot(chain, fees, block),
+    readSnapshot: (block) => walletReads.read(chain.wallet.address, block),
     onSnapshot: (snapshot) => {
       const before = ledger.snapshot.ethBalance;
       ledger.applySnapshot(snapshot);

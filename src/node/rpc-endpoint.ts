@@ -110,18 +110,20 @@ export function faultOf(outcome: CallOutcome): EndpointFault | undefined {
     if (meaning === "connection-refused") return "refused";
     return (outcome.thrown as { code?: unknown } | null)?.code === "TIMEOUT" ? "time-out" : "no-answer";
   }
-  const error = errorIn(outcome);
-  if (!error) return undefined;
-  const { meaning } = readNodeAnswer({ error });
-  if (meaning === "rate-limited") return "rate-limited";
-  if (meaning === "no-answer") return "time-out";
+  // Any call of a batch the endpoint could not serve for its own reasons makes the batch's fault.
+  for (const result of outcome.results) {
+    if (!("error" in result)) continue;
+    const { meaning } = readNodeAnswer({ error: result.error });
+    if (meaning === "rate-limited") return "rate-limited";
+    if (meaning === "no-answer") return "time-out";
+  }
   return undefined;
 }
 
-/** True when the endpoint answered that it lacks the block (or state) the call reads at. */
+/** True when the endpoint answered that it lacks the block (or state) the call (or any call of a batch) reads at. */
 export function lacksBlock(outcome: CallOutcome): boolean {
-  const error = errorIn(outcome);
-  return error !== undefined && LACKS_BLOCK.test(String(error.message));
+  if ("thrown" in outcome) return false;
+  return outcome.results.some((result) => "error" in result && LACKS_BLOCK.test(String((result.error as { message?: unknown }).message)));
 }
 
 /** The JSON-RPC error of an answer, when it is one. */

@@ -59,7 +59,8 @@ class EndpointSetProvider extends JsonRpcProvider {
   }
 
   override async _send(payload: JsonRpcPayload | JsonRpcPayload[]): Promise<JsonRpcResult[]> {
-    if (Array.isArray(payload)) return deliver(await this.#read(this.endpoints.readOrder(), payload));
+    // A batch reads at its highest block (the reads of one block go together): an endpoint that reached it first.
+    if (Array.isArray(payload)) return deliver(await this.#read(this.endpoints.readOrder(highestBlockReadAt(payload)), payload));
     const params = Array.isArray(payload.params) ? (payload.params as unknown[]) : [];
     if (payload.method === "eth_sendRawTransaction") return deliver(await this.#broadcast(payload));
     if (readsHead(payload.method, params)) return deliver(await this.#read(this.endpoints.headReadOrder(), payload));
@@ -106,6 +107,11 @@ class EndpointSetProvider extends JsonRpcProvider {
     const second = await sendToAll(others, payload);
     return second.taken ?? broadcastOutcomeToReport([...first.outcomes, ...second.outcomes]);
   }
+}
+
+function highestBlockReadAt(payloads: readonly JsonRpcPayload[]): number | undefined {
+  const blocks = payloads.map((payload) => blockNumberReadAt(payload.method, Array.isArray(payload.params) ? (payload.params as unknown[]) : [])).filter((block) => block !== undefined);
+  return blocks.length === 0 ? undefined : Math.max(...blocks);
 }
 
 // A block read by number that came back null: the endpoint has not reached it (geth answers so).

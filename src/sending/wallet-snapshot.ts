@@ -3,6 +3,7 @@ import { Interface, Transaction, toBigInt, toQuantity } from "ethers";
 import { monotonicNow } from "../clock.js";
 import type { ChainConnection } from "../node/connect-chain.js";
 import { ERC20_INTERFACE, encodeTransfer } from "../node/erc20.js";
+import type { RpcCall } from "../node/json-rpc-batch.js";
 import { OP_GAS_PRICE_ORACLE } from "../node/op-stack.js";
 import { FEE_HISTORY_BLOCKS, type FeePolicy, offeredFees, offeredLegacyFees, tipFromFeeHistory } from "./fee-policy.js";
 
@@ -59,36 +60,74 @@ export async function readFeeBlock({ provider }: Pick<ChainConnection, "provider
   return { number: Number(block.number), hash: block.hash, parentHash: block.parentHash, baseFeePerGas: block.baseFeePerGas == null ? null : toBigInt(block.baseFeePerGas) };
 }
 
+/** What the node answered for one wallet at one block; see snapshotFrom. */
+export interface WalletAnswers {
+  tokenBalance: unknown;
+  ethBalance: unknown;
+  minedNonceCount: unknown;
+}
+
+/** What the node answered for the block's fees, which every wallet at that block shares. */
+export interface FeeAnswers {
+  /** eth_gasPrice on a chain without a base fee, eth_feeHistory with one. */
+  fees: unknown;
+  /** The GasPriceOracle's answer on OP Stack chains; undefined elsewhere. */
+  l1DataFee: unknown;
+}
+
+/** The reads of one wallet at `at` (a block number as a quantity): its token and ETH balances and its mined nonce count. */
+export function walletReads({ tokenAddress }: Pick<ChainConnection, "tokenAddress">, wallet: string, at: string): RpcCall[] {
+  return [
+    { method: "eth_call", params: [{ to: tokenAddress, data: ERC20_INTERFACE.encodeFunctionData("balanceOf", [wallet]) }, at] },
+    { method: "eth_getBalance", params: [wallet, at] },
+    minedNonceCountRead(wallet, at),
+  ];
+}
+
+/** The read of a wallet's mined nonce count at `at`. */
+export function minedNonceCountRead(wallet: string, at: string): RpcCall {
+  return { method: "eth_getTransactionCount", params: [wallet, at] };
+}
+
 /**
- * The balances and nonce count at exactly `block` (so they agree with each other), the tip recent blocks
- * call for (eth_feeHistory) and the fees the policy offers from it, and on OP Stack chains the L1 data
- * fee of a transfer.
+ * The reads of the block's fees at `at`: the tip recent blocks call for (eth_feeHistory; a chain without a
+ * base fee prices by eth_gasPrice), and on OP Stack chains the L1 data fee of a transfer.
  */
-export async function readWalletSnapshot(chain: ChainConnection, policy: FeePolicy, block?: FeeBlock): Promise<WalletSnapshot> {
-  const { provider, wallet, tokenAddress } = chain;
-  const { number, hash, baseFeePerGas } = block ?? (await readFeeBlock(chain));
-  const at = toQuantity(BigInt(number));
-  const [tokenBalance, ethBalance, minedNonceCount, history, l1DataFee] = await Promise.all([
-    provider.send("eth_call", [{ to: tokenAddress, data: ERC20_INTERFACE.encodeFunctionData("balanceOf", [wallet.address]) }, at]),
-    provider.send("eth_getBalance", [wallet.address, at]),
-    provider.send("eth_getTransactionCount", [wallet.address, at]),
-    // A chain without a base fee prices by eth_gasPrice; with one, tips come from the fee history.
-    baseFeePerGas === null ? provider.send("eth_gasPrice", []) : (provider.send("eth_feeHistory", [toQuantity(FEE_HISTORY_BLOCKS), at, [policy.tipPercentile]]) as Promise<{ reward?: string[][] }>),
-    chain.opStack ? readL1DataFee(chain, at) : Promise.resolve(0n),
-  ]);
-  const tip = baseFeePerGas === null ? toBigInt(history as string) : tipFromFeeHistory((history as { reward?: string[][] }).reward ?? [], policy);
+export function feeReads(chain: Pick<ChainConnection, "opStack" | "chainId" | "tokenAddress">, policy: FeePolicy, block: FeeBlock, at: string): RpcCall[] {
+  const fees = block.baseFeePerGas === null ? { method: "eth_gasPrice", params: [] } : { method: "eth_feeHistory", params: [toQuantity(FEE_HISTORY_BLOCKS), at, [policy.tipPercentile]] };
+  return chain.opStack ? [fees, l1DataFeeRead(chain, at)] : [fees];
+}
+
+/** The snapshot the answers of walletReads and feeReads at `block` make, with the fees the policy offers from them. */
+export function snapshotFrom(block: FeeBlock, policy: FeePolicy, wallet: WalletAnswers, fees: FeeAnswers): WalletSnapshot {
+  const { baseFeePerGas } = block;
+  const tip = baseFeePerGas === null ? toBigInt(fees.fees as string) : tipFromFeeHistory((fees.fees as { reward?: string[][] }).reward ?? [], policy);
   return {
-    blockNumber: number,
-    blockHash: hash,
-    tokenBalance: toBigInt(tokenBalance),
-    ethBalance: toBigInt(ethBalance),
-    minedNonceCount: Number(minedNonceCount),
+    blockNumber: block.number,
+    blockHash: block.hash,
+    tokenBalance: toBigInt(wallet.tokenBalance as string),
+    ethBalance: toBigInt(wallet.ethBalance as string),
+    minedNonceCount: Number(wallet.minedNonceCount),
     baseFeePerGas,
     tip,
     ...(baseFeePerGas === null ? offeredLegacyFees(tip, policy) : offeredFees(baseFeePerGas, tip, policy)),
-    l1DataFee,
+    l1DataFee: fees.l1DataFee === undefined ? 0n : toBigInt(GAS_PRICE_ORACLE.decodeFunctionResult("getL1Fee", fees.l1DataFee as string)[0]),
     readAt: monotonicNow(),
   };
+}
+
+/**
+ * The balances and nonce count at exactly `block` (so they agree with each other), the tip recent blocks
+ * call for and the fees the policy offers from it, and on OP Stack chains the L1 data fee of a transfer:
+ * call by call (see PoolWalletReads for every lane's in one request).
+ */
+export async function readWalletSnapshot(chain: ChainConnection, policy: FeePolicy, block?: FeeBlock): Promise<WalletSnapshot> {
+  const { provider, wallet } = chain;
+  const read = block ?? (await readFeeBlock(chain));
+  const at = toQuantity(BigInt(read.number));
+  const calls = [...walletReads(chain, wallet.address, at), ...feeReads(chain, policy, read, at)];
+  const [tokenBalance, ethBalance, minedNonceCount, fees, l1DataFee] = await Promise.all(calls.map((call) => provider.send(call.method, call.params)));
+  return snapshotFrom(read, policy, { tokenBalance, ethBalance, minedNonceCount }, { fees, l1DataFee });
 }
 
 /** Gas one token transfer may take, for "can the wallet pay one more transfer": generous for any ERC-20. */
@@ -101,7 +140,7 @@ export function transferGasCost({ maxFeePerGas, l1DataFee }: WalletSnapshot): bi
 
 // The L1 fee grows with the transaction's bytes; every field of this sample is as large as the service's
 // transfers can make it, so the fee it gets is an upper bound for each of them.
-async function readL1DataFee({ provider, chainId, tokenAddress }: ChainConnection, at: string): Promise<bigint> {
+function l1DataFeeRead({ chainId, tokenAddress }: Pick<ChainConnection, "chainId" | "tokenAddress">, at: string): RpcCall {
   const largest = Transaction.from({
     type: 2,
     chainId,
@@ -113,6 +152,5 @@ async function readL1DataFee({ provider, chainId, tokenAddress }: ChainConnectio
     maxPriorityFeePerGas: 2n ** 64n - 1n,
     accessList: [],
   });
-  const fee = await provider.send("eth_call", [{ to: OP_GAS_PRICE_ORACLE, data: GAS_PRICE_ORACLE.encodeFunctionData("getL1Fee", [largest.unsignedSerialized]) }, at]);
-  return toBigInt(GAS_PRICE_ORACLE.decodeFunctionResult("getL1Fee", fee)[0]);
+  return { method: "eth_call", params: [{ to: OP_GAS_PRICE_ORACLE, data: GAS_PRICE_ORACLE.encodeFunctionData("getL1Fee", [largest.unsignedSerialized]) }, at] };
 }

@@ -65,7 +65,14 @@ export interface RpcProxy {
   url: string;
   /** Calls forwarded (or answered with a fault) per JSON-RPC method. */
   calls: Map<string, number>;
+  /** HTTP requests received: a batch of calls is one. */
+  requests: number;
   fault: ProxyFault | undefined;
+  /**
+   * Refuses batches as endpoints whose plan does not take them do: with one JSON-RPC error for the whole
+   * batch ("one-error"), or with HTTP 400 ("http-400").
+   */
+  refuseBatches: false | "one-error" | "http-400";
   /** Stops listening: connections are refused, as by a node that went down. */
   goDown(): Promise<void>;
   /** Listens again on the same port, as a node that came back. */
@@ -78,85 +85,95 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
   const proxy: RpcProxy = {
     url: "",
     calls: new Map(),
+    requests: 0,
     fault: undefined,
+    refuseBatches: false,
     goDown: () => closeServer(server, hanging),
     comeBack: () => new Promise<void>((resolve) => server.listen(Number(new URL(proxy.url).port), "127.0.0.1", resolve)),
     close: () => (server.listening ? closeServer(server, hanging) : Promise.resolve()),
   };
   let callsInFlight = 0;
+  /** What the proxy makes of one call: its JSON-RPC answer, or what becomes of the whole request. */
+  type Outcome = { answer: object } | { request: "hang" } | { request: "lost-reply" } | { request: "http"; status: number; headers: Record<string, string>; body: string };
+  type Payload = { id: number; method: string; params?: unknown };
+  /** A call the node is to answer, and what the proxy then makes of the node's answer. */
+  type Forward = { forward: Payload; after: (answer: { result?: unknown; error?: { message: string } }) => Outcome };
+  const decide = async (payload: Payload): Promise<Outcome | Forward> => {
+    proxy.calls.set(payload.method, (proxy.calls.get(payload.method) ?? 0) + 1);
+    const fault = proxy.fault;
+    if (fault?.kind === "slow-under-load") await new Promise((resolve) => setTimeout(resolve, fault.msPerCallInFlight * callsInFlight));
+    const scripted = fault?.kind === "script" ? await fault.answer({ method: payload.method, params: Array.isArray(payload.params) ? payload.params : [] }) : undefined;
+    const answer = (fields: object): Outcome => ({ answer: { jsonrpc: "2.0", id: payload.id, ...fields } });
+    if (scripted === "hang") return { request: "hang" };
+    if (typeof scripted === "object" && ("result" in scripted || "error" in scripted)) return answer(scripted);
+    if (fault?.kind === "hang" && (!fault.methods || fault.methods.includes(payload.method))) return { request: "hang" };
+    if (fault?.kind === "http-429" && fault.methods.includes(payload.method)) {
+      return { request: "http", status: 429, headers: { "retry-after": "0" }, body: JSON.stringify({ jsonrpc: "2.0", id: payload.id, error: { code: 429, message: "Too Many Requests" } }) };
+    }
+    if (fault?.kind === "lagging" && ["eth_getTransactionByHash", "eth_getTransactionReceipt", "eth_getTransactionCount"].includes(payload.method)) {
+      return answer({ result: payload.method === "eth_getTransactionCount" ? `0x${fault.nonceCount.toString(16)}` : null });
+    }
+    if (fault?.kind === "hold-unmined") {
+      const held = answerAsHoldingNode(fault, payload);
+      if (held) return answer(held);
+    }
+    if (fault?.kind === "http-500") return { request: "http", status: 500, headers: { "content-type": "text/plain" }, body: "internal error" };
+    if (fault?.kind === "rpc-result" && fault.methods.includes(payload.method)) return answer({ result: fault.result });
+    if (fault?.kind === "rpc-error" && fault.methods.includes(payload.method) && (fault.onlyNonce === undefined || rawNonce(payload.params) === fault.onlyNonce)) {
+      if (fault.once) proxy.fault = undefined;
+      if (fault.delayMs) await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
+      return answer({ error: { code: -32000, message: fault.message } });
+    }
+    return {
+      forward: typeof scripted === "object" && "params" in scripted ? { ...payload, params: scripted.params } : payload,
+      after: (parsed) => {
+        if (scripted === "lost-reply" || (fault?.kind === "swallow-reply" && fault.methods.includes(payload.method))) return { request: "lost-reply" };
+        let changed = parsed;
+        if (typeof scripted === "object" && "transform" in scripted && "result" in changed) changed = { ...changed, result: scripted.transform(changed.result) };
+        if (fault?.kind === "reword-errors" && fault.methods.includes(payload.method) && changed.error) changed = { ...changed, error: { ...changed.error, message: fault.message } };
+        return { answer: changed };
+      },
+    };
+  };
   const server: Server = createServer(async (req, res) => {
     callsInFlight++;
     res.on("close", () => callsInFlight--);
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = Buffer.concat(chunks).toString();
-    const payload = JSON.parse(body) as { id: number; method: string; params?: unknown };
-    proxy.calls.set(payload.method, (proxy.calls.get(payload.method) ?? 0) + 1);
-    const fault = proxy.fault;
-    if (fault?.kind === "slow-under-load") await new Promise((resolve) => setTimeout(resolve, fault.msPerCallInFlight * callsInFlight));
-    const scripted = fault?.kind === "script" ? await fault.answer({ method: payload.method, params: Array.isArray(payload.params) ? payload.params : [] }) : undefined;
-    if (scripted === "hang") {
-      hanging.add(res);
+    const payload = JSON.parse(Buffer.concat(chunks).toString()) as Payload | Payload[];
+    proxy.requests++;
+    if (Array.isArray(payload) && proxy.refuseBatches) {
+      const refusal = JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "batch requests are not supported on this plan" } });
+      res.writeHead(proxy.refuseBatches === "http-400" ? 400 : 200, { "content-type": "application/json" }).end(refusal);
       return;
     }
-    if (typeof scripted === "object" && ("result" in scripted || "error" in scripted)) {
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: payload.id, ...scripted }));
-      return;
-    }
-    if (fault?.kind === "hang" && (!fault.methods || fault.methods.includes(payload.method))) {
-      hanging.add(res);
-      return;
-    }
-    if (fault?.kind === "http-429" && fault.methods.includes(payload.method)) {
-      res.writeHead(429, { "content-type": "application/json", "retry-after": "0" }).end(JSON.stringify({ jsonrpc: "2.0", id: payload.id, error: { code: 429, message: "Too Many Requests" } }));
-      return;
-    }
-    if (fault?.kind === "lagging" && ["eth_getTransactionByHash", "eth_getTransactionReceipt", "eth_getTransactionCount"].includes(payload.method)) {
-      const result = payload.method === "eth_getTransactionCount" ? `0x${fault.nonceCount.toString(16)}` : null;
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: payload.id, result }));
-      return;
-    }
-    if (fault?.kind === "hold-unmined") {
-      const answer = answerAsHoldingNode(fault, payload);
-      if (answer) {
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: payload.id, ...answer }));
-        return;
+    // A batch's calls meet the faults one by one; those left to the node reach it as a batch too.
+    const decisions = await Promise.all((Array.isArray(payload) ? payload : [payload]).map(decide));
+    const forwards = decisions.filter((decision): decision is Forward => "forward" in decision);
+    let outcomes: Outcome[] = decisions.filter((decision): decision is Outcome => !("forward" in decision));
+    if (forwards.length > 0) {
+      const body = JSON.stringify(Array.isArray(payload) ? forwards.map((forward) => forward.forward) : forwards[0].forward);
+      const upstream = await request(targetUrl, { method: "POST", body, headers: { "content-type": "application/json" } });
+      const text = await upstream.body.text();
+      if (upstream.statusCode !== 200) {
+        outcomes = [{ request: "http", status: upstream.statusCode, headers: {}, body: text }];
+      } else {
+        type Answer = { id: number; result?: unknown; error?: { message: string } };
+        const parsed = JSON.parse(text) as Answer | Answer[];
+        const byId = new Map((Array.isArray(parsed) ? parsed : [parsed]).map((answer) => [answer.id, answer]));
+        outcomes.push(...forwards.map((forward) => forward.after(byId.get(forward.forward.id) ?? { error: { message: "the node did not answer this call" } })));
       }
     }
-    if (fault?.kind === "http-500") {
-      res.writeHead(500, { "content-type": "text/plain" }).end("internal error");
+    // A call whose fault is the whole request's (no answer, an HTTP error) makes it so for a batch, as one
+    // broken backend behind an endpoint would.
+    const whole = outcomes.find((outcome) => "request" in outcome);
+    if (whole && "request" in whole) {
+      if (whole.request === "http") res.writeHead(whole.status, { "content-type": "application/json", ...whole.headers }).end(whole.body);
+      else hanging.add(res);
       return;
     }
-    if (fault?.kind === "rpc-result" && fault.methods.includes(payload.method)) {
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ jsonrpc: "2.0", id: payload.id, result: fault.result }));
-      return;
-    }
-    if (fault?.kind === "rpc-error" && fault.methods.includes(payload.method) && (fault.onlyNonce === undefined || rawNonce(payload.params) === fault.onlyNonce)) {
-      if (fault.once) proxy.fault = undefined;
-      if (fault.delayMs) await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ jsonrpc: "2.0", id: payload.id, error: { code: -32000, message: fault.message } }));
-      return;
-    }
-    const forwarded = typeof scripted === "object" && "params" in scripted ? JSON.stringify({ ...payload, params: scripted.params }) : body;
-    const upstream = await request(targetUrl, { method: "POST", body: forwarded, headers: { "content-type": "application/json" } });
-    if (scripted === "lost-reply" || (fault?.kind === "swallow-reply" && fault.methods.includes(payload.method))) {
-      await upstream.body.text();
-      hanging.add(res);
-      return;
-    }
-    let answer = await upstream.body.text();
-    if (typeof scripted === "object" && "transform" in scripted) {
-      const parsed = JSON.parse(answer) as { result?: unknown };
-      if ("result" in parsed) answer = JSON.stringify({ ...parsed, result: scripted.transform(parsed.result) });
-    }
-    if (fault?.kind === "reword-errors" && fault.methods.includes(payload.method)) {
-      const parsed = JSON.parse(answer) as { error?: { message: string } };
-      if (parsed.error) answer = JSON.stringify({ ...parsed, error: { ...parsed.error, message: fault.message } });
-    }
-    res.writeHead(upstream.statusCode, { "content-type": "application/json" });
-    res.end(answer);
+    const answers = outcomes.map((outcome) => (outcome as { answer: object }).answer);
+    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(payload) ? answers : answers[0]));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
