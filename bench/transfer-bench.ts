@@ -10,8 +10,9 @@
  *
  * Then the same on PostgreSQL (DATABASE_URL): one replica, and two side by side, at concurrency 50.
  *
- *   npm run bench:transfer            (TRANSFERS=1000 at concurrency 10 and 50, ROUNDS=3, RPC_IDLE_SECONDS=30;
- *                                      SKIP_POSTGRES=true leaves the PostgreSQL runs out)
+ *   npm run bench:transfer            (TRANSFERS=1000 at concurrency 10 and 50, ROUNDS=3, RPC_IDLE_SECONDS=30,
+ *                                      CONCURRENCIES=1,10,50; SKIP_POSTGRES=true leaves the PostgreSQL runs out,
+ *                                      SKIP_RPC_COST=true the calls counted through a proxy)
  */
 import { JsonRpcProvider, Transaction, Wallet, toBigInt } from "ethers";
 import { Pool } from "undici";
@@ -23,7 +24,7 @@ import { type TestPostgres, startTestPostgres } from "../test/helpers/postgres.j
 import { type RunResult, countRpcCalls, formatRate, loadFromWorker, medianRound, runAtConcurrency, startBenchReplica, startBenchService } from "./measure.js";
 import { measureRpcCost } from "./rpc-cost.js";
 
-const CONCURRENCIES = [1, 10, 50];
+const CONCURRENCIES = (process.env.CONCURRENCIES ?? "1,10,50").split(",").map(Number);
 const TRANSFERS = Number(process.env.TRANSFERS ?? 1000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const WARMUP = 100;
@@ -124,23 +125,26 @@ console.log(`POST /transfer vs bare sign + eth_sendRawTransaction, anvil automin
 console.log(`${ROUNDS} alternating rounds per concurrency, each on a fresh chain; the median round (by ratio) is shown\n`);
 for (const concurrency of CONCURRENCIES) {
   const count = concurrency === 1 ? Math.min(200, TRANSFERS) : TRANSFERS;
-  const rounds: { baseline: RunResult; service: Awaited<ReturnType<typeof measureService>>; ratio: number }[] = [];
+  // At the highest concurrency, each round also runs the bare loop with the node's estimate per transfer.
+  const estimating = concurrency === CONCURRENCIES.at(-1);
+  const rounds: { baseline: RunResult; service: Awaited<ReturnType<typeof measureService>>; ratio: number; withEstimate?: RunResult }[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const baseline = await measureBaseline(count, concurrency);
     const service = await measureService(count, concurrency);
-    rounds.push({ baseline, service, ratio: service.result.perSecond / baseline.perSecond });
+    const withEstimate = estimating ? await measureBaseline(count, concurrency, true) : undefined;
+    rounds.push({ baseline, service, ratio: service.result.perSecond / baseline.perSecond, withEstimate });
   }
   const { baseline, service } = medianRound(rounds, (round) => round.ratio);
-  // At the highest concurrency: the bare loop with the node's estimate per transfer, once, beside the median round.
-  const withEstimate = concurrency === CONCURRENCIES.at(-1) ? await measureBaseline(count, concurrency, true) : undefined;
   const failures = rounds.reduce((sum, round) => sum + round.baseline.failures + round.service.result.failures, 0);
   console.log(`concurrency ${concurrency}`);
   console.log(`  baseline  ${formatRate(baseline)}`);
   console.log(`  service   ${formatRate(service.result)}`);
   console.log(`  ratio     ${(service.result.perSecond / baseline.perSecond).toFixed(2)} of the baseline's rate (rounds: ${rounds.map((round) => round.ratio.toFixed(2)).join(", ")}); failures in all rounds: ${failures}`);
-  if (withEstimate) {
-    console.log(`  baseline with an eth_estimateGas per transfer (the service's pre-flight, nothing else): ${formatRate(withEstimate)}`);
-    console.log(`            ${(withEstimate.perSecond / baseline.perSecond).toFixed(2)} of the bare baseline's rate; the service ${(service.result.perSecond / withEstimate.perSecond).toFixed(2)} of this one's`);
+  if (estimating) {
+    const estimateRatio = (round: (typeof rounds)[number]) => (round.withEstimate as RunResult).perSecond / round.baseline.perSecond;
+    const median = medianRound(rounds, estimateRatio);
+    console.log(`  baseline with an eth_estimateGas per transfer (the service's pre-flight, nothing else), median round: ${formatRate(median.withEstimate as RunResult)}`);
+    console.log(`            ${estimateRatio(median).toFixed(2)} of the same round's bare baseline (rounds: ${rounds.map((round) => estimateRatio(round).toFixed(2)).join(", ")})`);
   }
   const hotPath = ((service.byMethod.eth_estimateGas ?? 0) + (service.byMethod.eth_sendRawTransaction ?? 0)) / (count + WARMUP);
   console.log(`  RPC calls ${service.rpcPerTransfer.toFixed(3)} per transfer (warm-up included) in all: ${hotPath.toFixed(3)} on the hot path, the rest background snapshots`);
@@ -214,16 +218,18 @@ if (process.env.SKIP_POSTGRES !== "true") {
   }
 }
 
-const idleSeconds = Number(process.env.RPC_IDLE_SECONDS ?? 30);
-const cost = await measureRpcCost(idleSeconds, 200, 10);
-console.log("RPC cost, every call the process sent, counted by a proxy in front of the node");
-console.log(`  idle      ${cost.idleCallsPerSecond.toFixed(3)} calls/s over ${cost.idleSeconds} s (target at most 0.25)  ${JSON.stringify(cost.idleByMethod)}`);
-console.log(
-  `  sending   ${cost.callsPerTransferWhileSending.toFixed(3)} calls per transfer over ${cost.transfers} transfers at concurrency 10 (target at most 2.0), ` +
-    `${cost.callsPerTransferUntilSettled.toFixed(3)} until all were mined and settled`,
-);
-console.log(`            ${JSON.stringify(cost.sendingByMethod)}`);
-console.log(
-  `  following ${cost.callsPerNewBlockWhileUnfinal.toFixed(3)} calls per new block over ${cost.unfinalBlocks} blocks (one a second) while those transfers wait to be final ` +
-    `(target at most 2.0)  ${JSON.stringify(cost.unfinalByMethod)}`,
-);
+if (process.env.SKIP_RPC_COST !== "true") {
+  const idleSeconds = Number(process.env.RPC_IDLE_SECONDS ?? 30);
+  const cost = await measureRpcCost(idleSeconds, 200, 10);
+  console.log("RPC cost, every call the process sent, counted by a proxy in front of the node");
+  console.log(`  idle      ${cost.idleCallsPerSecond.toFixed(3)} calls/s over ${cost.idleSeconds} s (target at most 0.25)  ${JSON.stringify(cost.idleByMethod)}`);
+  console.log(
+    `  sending   ${cost.callsPerTransferWhileSending.toFixed(3)} calls per transfer over ${cost.transfers} transfers at concurrency 10 (target at most 2.0), ` +
+      `${cost.callsPerTransferUntilSettled.toFixed(3)} until all were mined and settled`,
+  );
+  console.log(`            ${JSON.stringify(cost.sendingByMethod)}`);
+  console.log(
+    `  following ${cost.callsPerNewBlockWhileUnfinal.toFixed(3)} calls per new block over ${cost.unfinalBlocks} blocks (one a second) while those transfers wait to be final ` +
+      `(target at most 2.0)  ${JSON.stringify(cost.unfinalByMethod)}`,
+  );
+}

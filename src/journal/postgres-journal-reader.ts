@@ -37,6 +37,16 @@ export class PostgresJournalReader {
       .map(toDelivery);
   }
 
+  /** Delivered deliveries, oldest first; without a state, every delivery, newest first (both along the primary key). */
+  async deliveries(state: "delivered" | undefined, limit: number): Promise<WebhookDelivery[]> {
+    const { rows } = await this.pool.query<DeliveryRow>(
+      `SELECT d.*, e.id AS event_id, e.type, e.transfer_id FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
+       ${state === undefined ? "ORDER BY d.id DESC" : "WHERE d.state = 'delivered' ORDER BY d.id"} LIMIT $1`,
+      [limit],
+    );
+    return rows.map(toDelivery);
+  }
+
   /**
    * A page of the history, as the SQLite journal reads it (history-walks.ts): each state's walk is one
    * branch of one statement, each along its index, so the page costs one round trip whatever the filter.

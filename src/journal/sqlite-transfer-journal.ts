@@ -725,7 +725,13 @@ class SqliteTransferJournal implements TransferJournal {
     this.#store.writeOne(`recording delivery ${id}`, () => this.#store.statements.deliveryAttempt.run({ id, ...outcome, now: steadyWallClockNow() }));
   }
 
-  deliveries(state: DeliveryState | undefined, limit: number): WebhookDelivery[] {
+  async deliveries(state: DeliveryState | undefined, limit: number): Promise<WebhookDelivery[]> {
+    const { elsewhere } = this.#store;
+    // A working copy holds every undelivered delivery (see HOT_TRANSFERS), not every delivered one.
+    if (elsewhere && (state === undefined || state === "delivered")) {
+      await this.flushed().catch(() => undefined);
+      return elsewhere.deliveries(state, limit);
+    }
     if (state === undefined) return (this.#store.statements.latestDeliveries.all({ limit }) as DeliveryRow[]).map(toDelivery);
     return (this.#store.statements.deliveriesIn.all({ state, limit }) as DeliveryRow[]).map(toDelivery);
   }

@@ -119,6 +119,8 @@ export interface JournalElsewhere {
   findByHash(hash: string): Promise<JournalEntry | undefined>;
   findWithSeveralAttempts(hash: string): Promise<JournalEntry | undefined>;
   deliveriesOf(entryId: number, limit: number): Promise<WebhookDelivery[]>;
+  /** Delivered deliveries, oldest first; without a state, every delivery, newest first. */
+  deliveries(state: "delivered" | undefined, limit: number): Promise<WebhookDelivery[]>;
 }
 
 /** A transfer as the archive keeps it: its rows as the journal stored them. */
@@ -323,8 +325,11 @@ export interface TransferJournal {
   dueDeliveries(now: number, limit: number, excludedIds: ReadonlySet<number>): (WebhookDelivery & { body: string })[];
   /** The outcome of one delivery attempt. */
   recordDeliveryAttempt(id: number, outcome: { state: DeliveryState; lastStatus: string; nextAttemptAt: number }): void;
-  /** Deliveries in `state`, oldest first; without a state, every delivery, newest first. */
-  deliveries(state: DeliveryState | undefined, limit: number): WebhookDelivery[];
+  /**
+   * Deliveries in `state`, oldest first; without a state, every delivery, newest first (from the shared
+   * database when a working copy may not hold them all: delivered ones of transfers settled for good).
+   */
+  deliveries(state: DeliveryState | undefined, limit: number): Promise<WebhookDelivery[]>;
   /** The deliveries of one transfer's events, newest first (from the shared database for a transfer a working copy does not hold). */
   deliveriesOf(entryId: number, limit: number): Promise<WebhookDelivery[]>;
   /** Makes a failed or pending delivery due now. Returns whether there was one. */

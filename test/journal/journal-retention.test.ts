@@ -144,7 +144,7 @@ describe.each([
       expect(next.findByKey("a-live-key")?.id).toBe(keyStillValid);
 
       // Delivered: the reported transfer goes too, with its event and delivery.
-      const [delivery] = next.deliveries("pending", 10);
+      const [delivery] = await next.deliveries("pending", 10);
       next.recordDeliveryAttempt(delivery.id, { state: "delivered", lastStatus: "200", nextAttemptAt: 0 });
       await next.flushed();
       const second = await archiveOldTransfers(next, settings, farFuture);
@@ -152,7 +152,7 @@ describe.each([
       const all = await store.archived(second.into);
       expect(all).toHaveLength(3);
       expect(all[2]).toMatchObject({ transfer: { id: reported }, webhookEvents: [{ id: "msg_1", type: "transfer.finalized" }], webhookDeliveries: [{ state: "delivered" }] });
-      expect((await store.reopen()).deliveries(undefined, 10)).toEqual([]);
+      expect(await (await store.reopen()).deliveries(undefined, 10)).toEqual([]);
       rmSync(settings.archiveDir, { recursive: true, force: true });
     } finally {
       await store.destroy();

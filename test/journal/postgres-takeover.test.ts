@@ -88,7 +88,7 @@ describe("a new leader of a PostgreSQL journal", () => {
       first.recordEvent({ id: "msg_settled", type: "transfer.finalized", entryId: settled, body: "{}" }, ["http://127.0.0.1:9/hook"], "transfer.finalized");
       first.recordEvent({ id: "msg_repriced", type: "transfer.finalized", entryId: repriced, body: "{}" }, [], "transfer.finalized");
       await first.flushed();
-      const [delivery] = first.deliveries("pending", 10);
+      const [delivery] = await first.deliveries("pending", 10);
       first.recordDeliveryAttempt(delivery.id, { state: "delivered", lastStatus: "200", nextAttemptAt: 0 });
       first.expireKeys(0, steadyWallClockNow() + 1);
       const keyed = send(first, 2, "a-live-key");
@@ -98,7 +98,7 @@ describe("a new leader of a PostgreSQL journal", () => {
       settleAndFinalize(first, 4);
       first.recordEvent({ id: "msg_given_up", type: "transfer.finalized", entryId: givenUp, body: "{}" }, ["http://127.0.0.1:9/hook"], "transfer.finalized");
       await first.flushed();
-      const [failing] = first.deliveries("pending", 10);
+      const [failing] = await first.deliveries("pending", 10);
       first.recordDeliveryAttempt(failing.id, { state: "failed", lastStatus: "500", nextAttemptAt: 0 });
       await first.flushed();
       // Everything made a month ago, except what the keys and states keep held.
@@ -117,7 +117,13 @@ describe("a new leader of a PostgreSQL journal", () => {
       expect((await leader.findWithSeveralAttempts(hashOf(1)))?.attempts.map((attempt) => attempt.hash)).toEqual([hashOf(1), hashOf(1, 1)]);
       expect(await leader.findWithSeveralAttempts(hashOf(0))).toBeUndefined();
       expect(await leader.findWithSeveralAttempts(hashOf(4))).toBeUndefined();
-      expect(leader.deliveries("failed", 10).map((listed) => listed.eventId)).toEqual(["msg_given_up"]);
+      expect((await leader.deliveries("failed", 10)).map((listed) => listed.eventId)).toEqual(["msg_given_up"]);
+      // Delivered ones of transfers it does not hold, and every delivery newest first, come from the database.
+      expect((await leader.deliveries("delivered", 10)).map((listed) => listed.eventId)).toEqual(["msg_settled"]);
+      expect((await leader.deliveries(undefined, 10)).map((listed) => [listed.eventId, listed.state])).toEqual([
+        ["msg_given_up", "failed"],
+        ["msg_settled", "delivered"],
+      ]);
       expect((await leader.deliveriesOf(settled, 10)).map((listed) => [listed.eventId, listed.state])).toEqual([["msg_settled", "delivered"]]);
 
       const made = leader.recordSigned(undefined, { recipient: RECIPIENT, units: 9n }, { nonce: 5, hash: hashOf(5), rawTransaction: "0x02f8", signedAtBlock: 3 });

@@ -345,7 +345,7 @@ describe.each([
     const [first] = journal.dueDeliveries(steadyWallClockNow() + 1, 10, new Set());
     journal.recordDeliveryAttempt(first.id, { state: "delivered", lastStatus: "200", nextAttemptAt: 0 });
     await reopen();
-    expect(journal.deliveries("delivered", 10).map((delivery) => [delivery.eventId, delivery.endpoint])).toEqual([["msg_1", "https://a.example/hook"]]);
+    expect((await journal.deliveries("delivered", 10)).map((delivery) => [delivery.eventId, delivery.endpoint])).toEqual([["msg_1", "https://a.example/hook"]]);
     expect(journal.dueDeliveries(steadyWallClockNow() + 1, 10, new Set()).map((delivery) => [delivery.eventId, delivery.endpoint])).toEqual([
       ["msg_1", "https://b.example/hook"],
       ["msg_2", "https://a.example/hook"],
@@ -376,19 +376,19 @@ describe.each([
 const ONE_WALLET_JOURNAL = readFileSync(new URL("fixtures/one-wallet-journal.sql", import.meta.url), "utf8");
 
 /** What a one-wallet journal must read as once migrated: every transfer is its wallet's, nothing else changed. */
-function expectMigratedOneWalletJournal(journal: TransferJournal): void {
+async function expectMigratedOneWalletJournal(journal: TransferJournal): Promise<void> {
   expect(journal.lanesWithUnsettled()).toEqual([OWNER.walletAddress]);
   expect(journal.unsettled()).toEqual([expect.objectContaining({ id: 2, lane: OWNER.walletAddress, idempotencyKey: "order-1", state: "accepted", nonce: 1 })]);
   expect(journal.findById(1)).toMatchObject({ lane: OWNER.walletAddress, state: "nonce-used", finalBlock: 11, reported: "transfer.confirmed" });
   expect(journal.claimKey("order-2", REQUEST)).toMatchObject({ outcome: "existing", entry: { lane: OWNER.walletAddress, state: "refused", refusal: { code: "INSUFFICIENT_TOKEN_BALANCE" } } });
-  expect(journal.deliveries("pending", 10).map((delivery) => delivery.eventId)).toEqual(["msg_a"]);
+  expect((await journal.deliveries("pending", 10)).map((delivery) => delivery.eventId)).toEqual(["msg_a"]);
   expect(journal.spentSince(0).map((spent) => spent.apiKeyId)).toEqual(["k1", "k1"]);
   // Another wallet added beside it starts with nothing of its own.
   expect(journal.forLane(OTHER_LANE).unsettled()).toEqual([]);
 }
 
 describe("a one-wallet journal, migrated in place to lanes", () => {
-  it("on SQLite", () => {
+  it("on SQLite", async () => {
     const dir = mkdtempSync(join(tmpdir(), "journal-test-"));
     const path = join(dir, "transfers.sqlite");
     const db = new Database(path);
@@ -396,7 +396,7 @@ describe("a one-wallet journal, migrated in place to lanes", () => {
     db.exec(ONE_WALLET_JOURNAL);
     db.close();
     let journal = openSqliteJournal(path, OWNER);
-    expectMigratedOneWalletJournal(journal);
+    await expectMigratedOneWalletJournal(journal);
     journal.close();
     // The earlier version run again (a rollback) writes a row without a lane: it is its one wallet's,
     // whichever key comes first when this version opens the journal again.
@@ -428,7 +428,7 @@ describe("a one-wallet journal, migrated in place to lanes", () => {
       for (const insert of ONE_WALLET_JOURNAL.split("\n").filter((line) => line.startsWith("INSERT"))) await session.query(insert);
       expect(await migrateDatabase(session)).toEqual(POSTGRES_MIGRATIONS.filter(({ version }) => version > 2).map(({ version }) => version));
       let journal = await openPostgresJournal(session, OWNER, { reads });
-      expectMigratedOneWalletJournal(journal);
+      await expectMigratedOneWalletJournal(journal);
       journal.close();
       // An older leader writes a row without a lane: it is the owner's wallet's, whoever leads next.
       await session.query("UPDATE transfers SET lane = NULL WHERE id = 2");

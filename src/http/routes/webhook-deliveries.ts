@@ -69,7 +69,7 @@ export const webhookDeliveriesRoute: FastifyPluginAsyncTypebox<WebhookDeliveries
         const entry = await journal.lookUpByHash(transfer.toLowerCase());
         return { deliveries: entry ? (await journal.deliveriesOf(entry.id, LIST_LIMIT)).map(asListed) : [] };
       }
-      return { deliveries: journal.deliveries(state, LIST_LIMIT).map(asListed) };
+      return { deliveries: (await journal.deliveries(state, LIST_LIMIT)).map(asListed) };
     },
   );
   app.post(
