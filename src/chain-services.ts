@@ -9,6 +9,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "./config.js";
 import { parseWebhookUrls } from "./domain/webhook-settings.js";
 import { startJournalRetention } from "./journal/journal-retention.js";
+import { startWorkingCopyEviction } from "./journal/working-copy-eviction.js";
 import { type JournalOwner, openSqliteJournal } from "./journal/sqlite-transfer-journal.js";
 import { type JournalEntry, type TransferJournal, refuseUnfollowedLanes } from "./journal/transfer-journal.js";
 import { GasTopUps, gasTopUpSettingsOf } from "./lanes/gas-top-ups.js";
@@ -101,6 +102,7 @@ export async function startChainServices(
   const lanes: RunningLane[] = [];
   let topUps: GasTopUps | undefined;
   let retention: { stop(): Promise<void> } | undefined;
+  let eviction: { stop(): Promise<void> } | undefined;
   try {
     refuseUnfollowedLanes(journal, chain.laneSigners.map((signer) => signer.address));
     const gasTopUpSettings = gasTopUpSettingsOf(config, chain.laneSigners.map((signer) => signer.address));
@@ -134,6 +136,10 @@ export async function startChainServices(
     dispatcher?.start();
     topUps?.wake();
     retention = config.journalRetentionDays > 0 ? startRetention(config, journal, log) : undefined;
+    eviction = startWorkingCopyEviction(journal, {
+      forgotten: (count) => log.debug({ count }, "the working copy forgot transfers settled for good; PostgreSQL keeps them"),
+      failed: (error) => log.warn({ err: error }, "the working copy could not forget transfers settled for good; the next pass tries again"),
+    });
     const activity = new TransferActivity(journal, () => lanes.reduce((sum, lane) => sum + lane.gasSpentWei(), 0n), {
       onError: (error) => log.warn({ err: error }, "could not count the last hours' transfers for the console's charts; the last count stays"),
     });
@@ -164,6 +170,7 @@ export async function startChainServices(
       async close() {
         await activity.stop();
         await retention?.stop();
+        await eviction?.stop();
         await topUps?.stop();
         await Promise.all(lanes.map((lane) => lane.stopBackground()));
         await dispatcher?.stop();
@@ -174,6 +181,7 @@ export async function startChainServices(
     };
   } catch (error) {
     await retention?.stop();
+    await eviction?.stop();
     await topUps?.stop();
     await Promise.all(lanes.map((lane) => lane.stopBackground()));
     journal.close();

@@ -26,7 +26,7 @@ const BACKEND_GONE_CHECKS = 50;
  * How far back a new leader holds every transfer, settled or not: the per-key caps count a day of spending
  * (TransferPolicy), and a day is at most the retention (JOURNAL_RETENTION_DAYS is at least 1).
  */
-const HELD_WINDOW_MS = 86_400_000;
+export const HELD_WINDOW_MS = 86_400_000;
 /**
  * A list of transfer ids ($1) as a table to join: the planner looks each up in its index. `id = ANY($1)`
  * on a table not analyzed yet (filled in bulk, or just migrated) was taken to match half the rows and read
@@ -205,7 +205,8 @@ export class PostgresJournalStore implements JournalReplica {
   }
 
   // One statement: the archive's records built from the rows, and the rows deleted, all from one snapshot.
-  // The rule is checked again; only what the archive took is deleted (an id it has already keeps its row).
+  // The rule is checked again. An id the archive has already (the working copy's retention archived it, and
+  // the copy forgot it before deleting it) gets its record anew from the rows, which are then deleted too.
   async #moveToArchive(ids: readonly number[]): Promise<number> {
     const { rows } = await this.#onSession(() => this.session.query<{ moved: number }>(
       `WITH moving AS (SELECT t.id FROM transfers t WHERE t.id = ANY($1) AND ${SETTLED_FOR_GOOD}),
@@ -217,7 +218,7 @@ export class PostgresJournalStore implements JournalReplica {
            'webhookEvents', COALESCE((SELECT jsonb_agg(to_jsonb(e) ORDER BY e.seq) FROM webhook_events e WHERE e.transfer_id = t.id), '[]'::jsonb),
            'webhookDeliveries', COALESCE((SELECT jsonb_agg(to_jsonb(d) ORDER BY d.id) FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq WHERE e.transfer_id = t.id), '[]'::jsonb))
          FROM transfers t WHERE t.id IN (SELECT id FROM moving)
-         ON CONFLICT (id) DO NOTHING RETURNING id),
+         ON CONFLICT (id) DO UPDATE SET archived_at = EXCLUDED.archived_at, record = EXCLUDED.record RETURNING id),
        deliveries AS (DELETE FROM webhook_deliveries WHERE event_seq IN (SELECT seq FROM webhook_events WHERE transfer_id IN (SELECT id FROM archived))),
        events AS (DELETE FROM webhook_events WHERE transfer_id IN (SELECT id FROM archived)),
        attempts AS (DELETE FROM attempts WHERE transfer_id IN (SELECT id FROM archived)),

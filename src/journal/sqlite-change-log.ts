@@ -107,9 +107,23 @@ export class SqliteChangeLog {
       noted: db.prepare("SELECT DISTINCT tbl, row_key FROM changed_rows WHERE seq <= ?"),
       lastSeq: db.prepare("SELECT MAX(seq) FROM changed_rows").pluck(),
       forget: db.prepare("DELETE FROM changed_rows WHERE seq <= ?"),
+      forgetAll: db.prepare("DELETE FROM changed_rows"),
       rows: Object.fromEntries(TABLE_NAMES.map((table) => [table, db.prepare(`SELECT * FROM ${table} WHERE ${JOURNAL_TABLES[table]} = ?`)])) as Record<JournalTable, Database.Statement>,
     };
     keepForever(this.#statements);
+  }
+
+  /**
+   * Runs `change` (inside the open transaction) so that the shared database is not told of it: the working
+   * copy forgets rows the database keeps. Only while nothing else of the transaction waits to be shipped (a
+   * row changed earlier in it and deleted by `change` would be shipped as deleted): undefined, and nothing
+   * run, otherwise.
+   */
+  unshipped<T>(change: () => T): T | undefined {
+    if (this.#statements.lastSeq.get() !== null) return undefined;
+    const result = change();
+    this.#statements.forgetAll.run();
+    return result;
   }
 
   /**

@@ -365,6 +365,22 @@ function prepareStatements(db: Database.Database) {
     forgetAttempts: db.prepare("DELETE FROM attempts WHERE transfer_id IN (SELECT value FROM json_each(?))"),
     forgetTransfers: db.prepare("DELETE FROM transfers WHERE id IN (SELECT value FROM json_each(?))"),
     heldOf: db.prepare("SELECT id FROM transfers WHERE id IN (SELECT value FROM json_each(?))").pluck(),
+    // The transfers made before the window, oldest first from a point, and whether a working copy need not
+    // hold each (`cold`): as a new leader would not read it (HOT_TRANSFERS in postgres-journal-store.ts), its
+    // key expired, its outcome final and its finality reported, every delivery of it delivered, never the
+    // newest row; and, unlike a takeover, nothing of it changed within the window either (the service may
+    // still be at work on it: a replacement being signed, a cancel waiting its turn, a shipment under way).
+    coldFrom: db.prepare(
+      `SELECT id, created_at,
+         (t.idempotency_key IS NULL AND t.updated_at < @before
+           AND t.state NOT IN ('claimed', 'signed', 'accepted')
+           AND NOT (t.state IN ('nonce-used', 'replaced', 'cancelled') AND (t.final_block IS NULL OR (t.notify = 1 AND t.reported IS NOT 'transfer.finalized')))
+           AND NOT EXISTS (SELECT 1 FROM webhook_events e JOIN webhook_deliveries d ON d.event_seq = e.seq WHERE e.transfer_id = t.id AND d.state <> 'delivered')
+           AND t.id < (SELECT MAX(id) FROM transfers)) AS cold
+       FROM transfers t INDEXED BY transfers_created
+       WHERE t.created_at < @before AND (t.created_at, t.id) > (@afterCreated, @afterId)
+       ORDER BY t.created_at, t.id LIMIT @limit`,
+    ),
     releaseRefusedKey: db.prepare(
       "UPDATE transfers SET idempotency_key = NULL, updated_at = @now WHERE id = @id AND state IN ('refused', 'rejected') AND idempotency_key IS NOT NULL",
     ),
@@ -386,6 +402,8 @@ class SqliteJournalStore {
   #shippingFailed = false;
   // Every hash of the transfers that have several attempts: few, and asked about by every lookup.
   readonly severalAttemptHashes = new Set<string>();
+  /** Where the working copy's walk for transfers it need not hold goes on from (see forgetSettledForGood). */
+  evictionCursor = { createdAt: -1, id: -1 };
   // 1 when webhooks report on the transfers made from now on.
   readonly notify: number;
   // Ships each commit to the shared database, when there is one.
@@ -483,6 +501,20 @@ class SqliteJournalStore {
       if (this.db.inTransaction) this.db.exec("ROLLBACK");
       throw this.#failure;
     }
+  }
+
+  /** Deletes transfers (a JSON array of ids) and everything of theirs; call it inside write(). */
+  forget(ids: string): void {
+    for (const row of this.statements.attemptsOfEach.all(ids) as AttemptRow[]) this.severalAttemptHashes.delete(row.hash);
+    this.statements.forgetDeliveries.run(ids);
+    this.statements.forgetEvents.run(ids);
+    this.statements.forgetAttempts.run(ids);
+    this.statements.forgetTransfers.run(ids);
+  }
+
+  /** Runs `change` inside write() without shipping it (see SqliteChangeLog.unshipped); undefined when it cannot now. */
+  unshipped<T>(change: () => T): T | undefined {
+    return this.#changeLog ? this.#changeLog.unshipped(change) : undefined;
   }
 
   // A write by id must change exactly that entry.
@@ -815,15 +847,24 @@ class SqliteTransferJournal implements TransferJournal {
   }
 
   forgetArchived(entryIds: readonly number[]): void {
-    const { statements } = this.#store;
-    const ids = JSON.stringify(entryIds);
-    for (const row of statements.attemptsOfEach.all(ids) as AttemptRow[]) this.#store.severalAttemptHashes.delete(row.hash);
-    this.#store.write(() => {
-      statements.forgetDeliveries.run(ids);
-      statements.forgetEvents.run(ids);
-      statements.forgetAttempts.run(ids);
-      return statements.forgetTransfers.run(ids);
-    });
+    this.#store.write(() => this.#store.forget(JSON.stringify(entryIds)));
+  }
+
+  forgetSettledForGood(before: number, limit: number): { examined: number; forgotten: number } | undefined {
+    const store = this.#store;
+    if (!store.elsewhere) return { examined: 0, forgotten: 0 };
+    return store.write(() =>
+      store.unshipped(() => {
+        const { createdAt, id } = store.evictionCursor;
+        const rows = store.statements.coldFrom.all({ before, limit, afterCreated: createdAt, afterId: id }) as { id: number; created_at: number; cold: number }[];
+        const cold = rows.filter((row) => row.cold === 1).map((row) => row.id);
+        if (cold.length > 0) store.forget(JSON.stringify(cold));
+        const last = rows.at(-1);
+        // Walked to the end: the next walk starts from the oldest again (what was held may be cold by then).
+        store.evictionCursor = last && rows.length === limit ? { createdAt: last.created_at, id: last.id } : { createdAt: -1, id: -1 };
+        return { examined: rows.length, forgotten: cold.length };
+      }),
+    );
   }
 
   expireKeys(maxAgeMs: number, now = steadyWallClockNow()): number {

@@ -375,6 +375,15 @@ export interface TransferJournal {
   archiveSettledElsewhere(before: number): Promise<number>;
   /** Deletes archived transfers and everything of theirs (attempts, webhook events and deliveries). */
   forgetArchived(entryIds: readonly number[]): void;
+  /**
+   * A leader's working copy forgets, without telling the shared database (which keeps them), the transfers it
+   * need not hold among the next `limit` made before `before` (a walk, oldest first, that goes on from where
+   * the last call stopped, and starts again from the oldest once it reached the end): settled for good, as
+   * a new leader would not read them, and unchanged since `before`. They are read there on demand. Says how
+   * many it looked at and forgot (none for a journal that holds its whole history); undefined, having done
+   * nothing, while a change of the same turn waits to be shipped.
+   */
+  forgetSettledForGood(before: number, limit: number): { examined: number; forgotten: number } | undefined;
   /** Forgets keys older than `maxAgeMs` (the entries stay). Returns how many were forgotten. */
   expireKeys(maxAgeMs: number, now?: number): number;
   close(): void;

@@ -173,6 +173,91 @@ describe("a new leader of a PostgreSQL journal", () => {
     }
   });
 
+  it("a long leadership's working copy forgets, without telling the database, what a new leader would not hold; reads find it there", async () => {
+    const db = await database();
+    try {
+      const leader = await db.lead();
+      const settled = send(leader, 0);
+      const repriced = send(leader, 1);
+      leader.recordAttempt(repriced, { hash: hashOf(1, 1), rawTransaction: "0x02f9", kind: "transfer", signedAtBlock: 2 });
+      const keyed = send(leader, 2, "a-live-key");
+      settleAndFinalize(leader, 3);
+      // Reported and delivered, or without webhooks: settled for good. Reported but its delivery given up: held.
+      leader.recordEvent({ id: "msg_settled", type: "transfer.finalized", entryId: settled, body: "{}" }, ["http://127.0.0.1:9/hook"], "transfer.finalized");
+      leader.recordEvent({ id: "msg_repriced", type: "transfer.finalized", entryId: repriced, body: "{}" }, [], "transfer.finalized");
+      await leader.flushed();
+      const [delivery] = await leader.deliveries("pending", 10);
+      leader.recordDeliveryAttempt(delivery.id, { state: "delivered", lastStatus: "200", nextAttemptAt: 0 });
+      const givenUp = send(leader, 3);
+      settleAndFinalize(leader, 4);
+      leader.recordEvent({ id: "msg_given_up", type: "transfer.finalized", entryId: givenUp, body: "{}" }, ["http://127.0.0.1:9/hook"], "transfer.finalized");
+      await leader.flushed();
+      const [failing] = await leader.deliveries("pending", 10);
+      leader.recordDeliveryAttempt(failing.id, { state: "failed", lastStatus: "500", nextAttemptAt: 0 });
+      const pending = send(leader, 4);
+      const newest = send(leader, 5);
+      settleAndFinalize(leader, 6);
+      await leader.flushed();
+      const rowsBefore = (await db.query("SELECT id FROM transfers")).rowCount as number;
+
+      // Not while a change of the same turn waits to be shipped (a row it changed would be shipped as deleted):
+      // here the report of the pending transfer's finality, which settles it for good.
+      leader.recordEvent({ id: "msg_pending", type: "transfer.finalized", entryId: pending, body: "{}" }, [], "transfer.finalized");
+      const window = steadyWallClockNow() + DAY_MS;
+      expect(leader.forgetSettledForGood(window, 100)).toBeUndefined();
+      await leader.flushed();
+      // Everything counts as made and last changed before the window here: a walk, oldest first, a slice at a time.
+      expect(leader.forgetSettledForGood(window, 1)).toEqual({ examined: 1, forgotten: 1 });
+      await leader.flushed();
+      expect(leader.forgetSettledForGood(window, 100)).toEqual({ examined: 5, forgotten: 2 });
+      await leader.flushed();
+      // At its end the walk starts again from the oldest: what is held is looked at again, and stays.
+      expect(leader.forgetSettledForGood(window, 100)).toEqual({ examined: 3, forgotten: 0 });
+      // Nothing changed within the window is forgotten, whatever its state.
+      expect(leader.forgetSettledForGood(steadyWallClockNow() - 1_000, 100)).toEqual({ examined: 0, forgotten: 0 });
+      for (const gone of [settled, repriced, pending]) expect(leader.findById(gone), `entry ${gone}`).toBeUndefined();
+      // A live key, a delivery an operator may retry, and the newest row stay.
+      for (const held of [keyed, givenUp, newest]) expect(leader.findById(held), `entry ${held}`).toBeDefined();
+
+      // The database was told nothing: every row is there, and every read finds them.
+      expect((await db.query("SELECT id FROM transfers")).rowCount).toBe(rowsBefore);
+      expect((await db.query("SELECT id FROM attempts WHERE transfer_id = $1", [repriced])).rowCount).toBe(2);
+      expect(await leader.lookUpByHash(hashOf(0))).toMatchObject({ id: settled, state: "nonce-used", finalBlock: 10 });
+      expect((await leader.findWithSeveralAttempts(hashOf(1, 1)))?.attempts.map((attempt) => attempt.hash)).toEqual([hashOf(1), hashOf(1, 1)]);
+      expect((await leader.deliveriesOf(settled, 10)).map((listed) => [listed.eventId, listed.state])).toEqual([["msg_settled", "delivered"]]);
+      expect((await leader.history({}, undefined, 100)).entries.map((entry) => entry.id)).toEqual([newest, pending, givenUp, keyed, repriced, settled]);
+      // Writes go on as before, their keys above every row.
+      const made = leader.recordSigned(undefined, { recipient: RECIPIENT, units: 9n }, { nonce: 6, hash: hashOf(6), rawTransaction: "0x02f8", signedAtBlock: 7 });
+      expect(made).toBe(newest + 1);
+      await leader.flushed();
+      expect(leader.failure).toBeUndefined();
+      expect((await db.query("SELECT id FROM transfers")).rowCount).toBe(rowsBefore + 1);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it("retention moves a transfer the archive has already (a working copy archived it, then forgot it before deleting it)", async () => {
+    const db = await database();
+    try {
+      const first = await db.lead(false);
+      const old = [send(first, 0), send(first, 1)];
+      settleAndFinalize(first, 2);
+      await first.flushed();
+      await db.query("UPDATE transfers SET created_at = created_at - $1", [30 * DAY_MS]);
+      // As the copy's retention left it: in the archive, and still in the table.
+      await db.query("INSERT INTO transfers_archive (id, archived_at, record) VALUES ($1, 0, '{}'::jsonb)", [old[0]]);
+      const leader = await db.lead(false);
+      expect(leader.findById(old[0])).toBeUndefined();
+      await archiveOldTransfers(leader, { days: 7, archiveDir: "" }, steadyWallClockNow() + 10 * DAY_MS);
+      expect((await db.query("SELECT id FROM transfers WHERE id = $1", [old[0]])).rowCount).toBe(0);
+      const [{ record }] = (await db.query<{ record: ArchivedTransfer }>("SELECT record FROM transfers_archive WHERE id = $1", [old[0]])).rows;
+      expect(record).toMatchObject({ transfer: { id: old[0], state: "nonce-used" }, attempts: [{ hash: hashOf(0) }] });
+    } finally {
+      await db.close();
+    }
+  });
+
   it("the same signed bytes again (a rejected transfer's, signed anew at its nonce) move to the new transfer, as when the copy held them", async () => {
     const db = await database();
     try {
