@@ -144,7 +144,8 @@ function etherOf(wei: string | null): number | null {
 /**
  * A small bar chart of the hours, drawn by the page (SVG, no library): a group of bars per hour, side by
  * side for each series, scaled to the highest; hovering an hour shows its figures. An hour without data is
- * a flat mark.
+ * a flat mark. Below it, the same figures as text, newest hour first, for keyboards, touch screens and
+ * screen readers, which cannot hover.
  */
 function barChart(label: string, hours: ActivityHour[], series: Series[], describe: (hour: ActivityHour) => string): HTMLElement {
   const width = 240;
@@ -178,8 +179,12 @@ function barChart(label: string, hours: ActivityHour[], series: Series[], descri
     key.append(element("span", undefined, `swatch ${one.className}`), one.name);
     legend.append(key);
   }
+  const figures = element("details", undefined, "hours");
+  const list = element("ol");
+  for (const hour of [...hours].reverse()) list.append(element("li", describe(hour)));
+  figures.append(element("summary", "Hour by hour"), list);
   const figure = element("figure");
-  figure.append(chart, legend);
+  figure.append(chart, legend, figures);
   return figure;
 }
 
@@ -331,7 +336,10 @@ class Console {
       [{ name: "ETH spent", className: "bar-gas", value: (hour) => etherOf(hour.gasSpentWei) }],
       (hour) => `${hourLabel(hour)}: ${hour.gasSpentWei === null ? "no figure (before this service started)" : ether(hour.gasSpentWei)}`,
     );
+    // Drawn again every minute: hour-by-hour lists an operator opened stay open.
+    const opened = [...target.querySelectorAll<HTMLDetailsElement>("details.hours")].map((details) => details.open);
     target.replaceChildren(transfers, gas);
+    target.querySelectorAll<HTMLDetailsElement>("details.hours").forEach((details, index) => (details.open = opened[index] ?? false));
   }
 
   async #showInFlight(): Promise<void> {

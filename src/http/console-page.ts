@@ -117,6 +117,8 @@ dialog { max-width: 480px; }
 .chart-axis { fill: var(--line); }
 .bar-hit { fill: transparent; }
 .chart-hour:hover .bar-hit { fill: #8882; }
+.hours { font-size: 0.85em; color: var(--muted); }
+.hours ol { list-style: none; margin: 4px 0 0; padding: 0; max-height: 12em; overflow-y: auto; }
 .legend { display: flex; flex-wrap: wrap; gap: 4px 12px; margin: 4px 0 0; font-size: 0.9em; color: var(--muted); }
 .swatch { display: inline-block; width: 10px; height: 10px; margin-right: 4px; vertical-align: baseline; }
 @media (max-width: 640px) {

@@ -97,6 +97,13 @@ describe.skipIf(missing)(missing ? `the console in Chromium: NOT RUN, ${missing}
     expect(await charts.nth(0).locator("rect.bar-sent").evaluateAll((bars) => bars.filter((bar) => Number(bar.getAttribute("height")) > 0).length)).toBeGreaterThan(0);
     expect(await charts.nth(1).getAttribute("aria-label")).toMatch(/^Gas spent in the last 24 hours: \d+\.\d{4} ETH \(since this service started\)$/);
     expect(await page.locator("#activity .legend").first().textContent()).toBe("sentminedfailed");
+    // The same figures as text, newest hour first, for those who cannot hover: folded until asked for.
+    const hourByHour = page.locator("#activity details.hours").first();
+    await expect.poll(() => hourByHour.locator("li").first().isVisible()).toBe(false);
+    await hourByHour.locator("summary").click();
+    expect(await hourByHour.locator("li").count()).toBe(24);
+    expect(await hourByHour.locator("li").first().textContent()).toBe(await charts.nth(0).locator("g.chart-hour title").last().textContent());
+    expect(await hourByHour.locator("li").first().isVisible()).toBe(true);
   });
 
   it("finds a transfer by hash: its page shows its attempts", async () => {
