@@ -121,4 +121,22 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; sql: string }[] = 
       CREATE INDEX webhook_deliveries_undelivered ON webhook_deliveries (event_seq) WHERE state <> 'delivered';
     `,
   },
+  {
+    // The network (chain id) and token of each transfer. A journal of one network and token had them in its
+    // owner: the columns are added with the owner's values as their default, which PostgreSQL keeps for the
+    // existing rows without rewriting them (a million rows: no pause), and the default is then dropped.
+    version: 6,
+    sql: `
+      DO $$
+      DECLARE owner_chain TEXT;
+      DECLARE owner_token TEXT;
+      BEGIN
+        SELECT chain_id, token_address INTO owner_chain, owner_token FROM journal_owner WHERE id = 1;
+        EXECUTE format('ALTER TABLE transfers ADD COLUMN chain_id TEXT DEFAULT %L', owner_chain);
+        EXECUTE format('ALTER TABLE transfers ADD COLUMN token TEXT DEFAULT %L', owner_token);
+        ALTER TABLE transfers ALTER COLUMN chain_id DROP DEFAULT;
+        ALTER TABLE transfers ALTER COLUMN token DROP DEFAULT;
+      END $$;
+    `,
+  },
 ];

@@ -103,6 +103,10 @@ const SCHEMA = `
   CREATE INDEX IF NOT EXISTS webhook_deliveries_event ON webhook_deliveries (event_seq);
 `;
 
+/** Gives the rows without a network and token (made before they were recorded) the journal owner's. */
+const OWNERS_NETWORK_AND_TOKEN = `UPDATE transfers SET chain_id = (SELECT chain_id FROM journal_owner WHERE id = 1),
+  token = (SELECT token_address FROM journal_owner WHERE id = 1) WHERE chain_id IS NULL`;
+
 // Journals written by earlier versions: answers of refusals were not kept, and "settled" meant what
 // "nonce-used" says.
 const MIGRATIONS = [
@@ -120,6 +124,10 @@ const MIGRATIONS = [
   // Every transfer of a one-wallet journal was sent by the wallet it was made for: its first lane.
   `ALTER TABLE transfers ADD COLUMN lane TEXT;
    UPDATE transfers SET lane = (SELECT wallet_address FROM journal_owner WHERE id = 1)`,
+  // The network (chain id) and token of each transfer: a journal of one network and token had them in its owner.
+  `ALTER TABLE transfers ADD COLUMN chain_id TEXT;
+   ALTER TABLE transfers ADD COLUMN token TEXT;
+   ${OWNERS_NETWORK_AND_TOKEN}`,
 ];
 /**
  * The version of the indexes below and HISTORY_INDEXES: a journal whose indexes are of another version has
@@ -183,6 +191,8 @@ export function openSqliteJournal(path: string, owner: JournalOwner, options: Sq
   try {
     store.checkOwner(owner);
     db.exec(LANES_OF_EARLIER_VERSIONS);
+    // Rows an earlier version wrote after this one had run (a rollback, an older leader) lack them too.
+    db.exec(OWNERS_NETWORK_AND_TOKEN);
   } catch (error) {
     db.close();
     throw error;
@@ -225,13 +235,15 @@ function prepareStatements(db: Database.Database) {
     owner: db.prepare("SELECT chain_id, wallet_address, token_address FROM journal_owner WHERE id = 1"),
     insertOwner: db.prepare("INSERT INTO journal_owner (id, chain_id, wallet_address, token_address) VALUES (1, @chain_id, @wallet_address, @token_address)"),
     claim: db.prepare(
-      `INSERT INTO transfers (idempotency_key, recipient, units, api_key_id, state, notify, lane, created_at, updated_at)
-       VALUES (@key, @recipient, @units, @apiKeyId, 'claimed', @notify, @lane, ${HISTORY_TIMES_RISE}, @now) ON CONFLICT (idempotency_key) DO NOTHING`,
+      `INSERT INTO transfers (idempotency_key, recipient, units, api_key_id, state, notify, lane, chain_id, token, created_at, updated_at)
+       SELECT @key, @recipient, @units, @apiKeyId, 'claimed', @notify, @lane, chain_id, token_address, ${HISTORY_TIMES_RISE}, @now
+       FROM journal_owner WHERE id = 1 ON CONFLICT (idempotency_key) DO NOTHING`,
     ),
     byKey: db.prepare("SELECT * FROM transfers WHERE idempotency_key = ?"),
     insertSigned: db.prepare(
-      `INSERT INTO transfers (recipient, units, api_key_id, state, nonce, hash, raw_transaction, notify, lane, created_at, updated_at)
-       VALUES (@recipient, @units, @apiKeyId, 'signed', @nonce, @hash, @rawTransaction, @notify, @lane, ${HISTORY_TIMES_RISE}, @now)`,
+      `INSERT INTO transfers (recipient, units, api_key_id, state, nonce, hash, raw_transaction, notify, lane, chain_id, token, created_at, updated_at)
+       SELECT @recipient, @units, @apiKeyId, 'signed', @nonce, @hash, @rawTransaction, @notify, @lane, chain_id, token_address, ${HISTORY_TIMES_RISE}, @now
+       FROM journal_owner WHERE id = 1`,
     ),
     // A client's transfer moves units; a gas top-up or a nonce filler is an entry of 0 units.
     madeFrom: db.prepare("SELECT id, created_at, state FROM transfers WHERE id >= @from AND units <> '0' ORDER BY id LIMIT @limit"),

@@ -402,12 +402,21 @@ describe("a one-wallet journal, migrated in place to lanes", () => {
     // whichever key comes first when this version opens the journal again.
     const rolledBack = new Database(path);
     keptConnections.push(rolledBack);
-    rolledBack.exec("UPDATE transfers SET lane = NULL WHERE id = 2");
+    rolledBack.exec("UPDATE transfers SET lane = NULL, chain_id = NULL, token = NULL WHERE id = 2");
     rolledBack.close();
     journal = openSqliteJournal(path, { ...OWNER, walletAddress: OTHER_LANE });
     expect(journal.findById(2)?.lane).toBe(OWNER.walletAddress);
     expect(() => refuseUnfollowedLanes(journal, [OTHER_LANE])).toThrow(OWNER.walletAddress);
+    // Every row names the network and token it was made on: the owner's, for rows made before they were
+    // recorded, and for new ones (one network and token a journal, for now).
+    journal.claimKey("after-the-migration", REQUEST);
+    journal.recordSigned(undefined, REQUEST, { nonce: 9, hash: `0x${"9".repeat(64)}`, rawTransaction: "0x02f8", signedAtBlock: 1 });
     journal.close();
+    const migrated = new Database(path, { readonly: true });
+    keptConnections.push(migrated);
+    expect(migrated.prepare("SELECT DISTINCT chain_id, token FROM transfers").all()).toEqual([{ chain_id: OWNER.chainId.toString(), token: OWNER.tokenAddress }]);
+    expect(migrated.prepare("SELECT COUNT(*) AS rows FROM transfers").get()).toEqual({ rows: 5 });
+    migrated.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -430,10 +439,16 @@ describe("a one-wallet journal, migrated in place to lanes", () => {
       let journal = await openPostgresJournal(session, OWNER, { reads });
       await expectMigratedOneWalletJournal(journal);
       journal.close();
-      // An older leader writes a row without a lane: it is the owner's wallet's, whoever leads next.
-      await session.query("UPDATE transfers SET lane = NULL WHERE id = 2");
+      // Rows made before networks and tokens were recorded are the owner's, without a rewrite of the table.
+      expect((await session.query("SELECT DISTINCT chain_id, token FROM transfers")).rows).toEqual([{ chain_id: OWNER.chainId.toString(), token: OWNER.tokenAddress }]);
+      // An older leader writes a row without a lane (or network, or token): it is the owner's, whoever leads next.
+      await session.query("UPDATE transfers SET lane = NULL, chain_id = NULL, token = NULL WHERE id = 2");
       journal = await openPostgresJournal(session, { ...OWNER, walletAddress: OTHER_LANE }, { reads });
       expect(journal.findById(2)?.lane).toBe(OWNER.walletAddress);
+      // New rows name them too; the repaired row reaches the database with the next commit.
+      journal.recordSigned(undefined, REQUEST, { nonce: 9, hash: `0x${"9".repeat(64)}`, rawTransaction: "0x02f8", signedAtBlock: 1 });
+      await journal.flushed();
+      expect((await session.query("SELECT DISTINCT chain_id, token FROM transfers")).rows).toEqual([{ chain_id: OWNER.chainId.toString(), token: OWNER.tokenAddress }]);
       journal.close();
     } finally {
       await pool.end();
