@@ -4,6 +4,17 @@
  */
 import type { DeliveryState, JournalAttempt, JournalEntry, TransferEventType, WebhookDelivery } from "./transfer-journal.js";
 
+/**
+ * A transfer (`t`) settled for good, in SQL both stores read: nothing will change it (its outcome is final
+ * and reported, or it was never sent), its key has expired, and every delivery of its events is done.
+ * Retention's rule (the SQLite journal's archivable), except that a failed delivery keeps it held: an
+ * operator may retry that. A new leader holds the rest (HOT_TRANSFERS).
+ */
+export const SETTLED_FOR_GOOD = `t.idempotency_key IS NULL
+  AND (t.state IN ('refused', 'rejected') OR (t.state IN ('nonce-used', 'replaced', 'cancelled') AND t.final_block IS NOT NULL
+    AND (t.notify = 0 OR t.reported = 'transfer.finalized')))
+  AND NOT EXISTS (SELECT 1 FROM webhook_events e JOIN webhook_deliveries d ON d.event_seq = e.seq WHERE e.transfer_id = t.id AND d.state <> 'delivered')`;
+
 export interface EntryRow {
   id: number;
   idempotency_key: string | null;

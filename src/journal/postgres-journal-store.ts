@@ -7,6 +7,7 @@
 import pg from "pg";
 import { steadyWallClockNow } from "../clock.js";
 import type { PostgresJournalReader } from "./postgres-journal-reader.js";
+import { SETTLED_FOR_GOOD } from "./journal-rows.js";
 import { POSTGRES_MIGRATIONS } from "./postgres-migrations.js";
 import { type ChangedRow, JOURNAL_TABLES, type JournalReplica, type JournalRow, type JournalSeed, type JournalTable } from "./sqlite-change-log.js";
 import { type JournalOwner, openSqliteJournal } from "./sqlite-transfer-journal.js";
@@ -39,15 +40,6 @@ export const BY_IDS = "unnest($1::bigint[]) AS held (id)";
  */
 const ARCHIVE_BATCH = 200;
 
-/**
- * A transfer settled for good: nothing will change it (its outcome is final and reported, or it was never
- * sent), its key has expired, and every delivery of its events is done. Retention's rule (the SQLite
- * journal's archivable), except that a failed delivery keeps it held: an operator may retry that.
- */
-const SETTLED_FOR_GOOD = `t.idempotency_key IS NULL
-  AND (t.state IN ('refused', 'rejected') OR (t.state IN ('nonce-used', 'replaced', 'cancelled') AND t.final_block IS NOT NULL
-    AND (t.notify = 0 OR t.reported = 'transfer.finalized')))
-  AND NOT EXISTS (SELECT 1 FROM webhook_events e JOIN webhook_deliveries d ON d.event_seq = e.seq WHERE e.transfer_id = t.id AND d.state <> 'delivered')`;
 
 /**
  * The ids of the transfers a new leader holds (the complement of SETTLED_FOR_GOOD, plus the window $1 and

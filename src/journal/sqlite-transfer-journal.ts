@@ -3,7 +3,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { steadyWallClockNow } from "../clock.js";
-import { type AttemptRow, type DeliveryRow, type EntryRow, toAttempt, toDelivery, toEntry } from "./journal-rows.js";
+import { type AttemptRow, type DeliveryRow, type EntryRow, SETTLED_FOR_GOOD, toAttempt, toDelivery, toEntry } from "./journal-rows.js";
 import { type JournalReplica, type JournalSeed, SqliteChangeLog, seedTables } from "./sqlite-change-log.js";
 import { HISTORY_INDEXES, HISTORY_TIMES_RISE, SqliteHistoryReader } from "./sqlite-history.js";
 import { keepForever } from "./sqlite-keep-alive.js";
@@ -103,9 +103,13 @@ const SCHEMA = `
   CREATE INDEX IF NOT EXISTS webhook_deliveries_event ON webhook_deliveries (event_seq);
 `;
 
+// The journal owner's network and token, which every transfer has for now (one network and token a journal).
+// Values, not a SELECT from the owner, in the inserts: an insert always makes its one row, so that no
+// change means a taken key, never a missing owner.
+const OWNERS_CHAIN = "(SELECT chain_id FROM journal_owner WHERE id = 1)";
+const OWNERS_TOKEN = "(SELECT token_address FROM journal_owner WHERE id = 1)";
 /** Gives the rows without a network and token (made before they were recorded) the journal owner's. */
-const OWNERS_NETWORK_AND_TOKEN = `UPDATE transfers SET chain_id = (SELECT chain_id FROM journal_owner WHERE id = 1),
-  token = (SELECT token_address FROM journal_owner WHERE id = 1) WHERE chain_id IS NULL`;
+const OWNERS_NETWORK_AND_TOKEN = `UPDATE transfers SET chain_id = ${OWNERS_CHAIN}, token = ${OWNERS_TOKEN} WHERE chain_id IS NULL`;
 
 // Journals written by earlier versions: answers of refusals were not kept, and "settled" meant what
 // "nonce-used" says.
@@ -236,14 +240,13 @@ function prepareStatements(db: Database.Database) {
     insertOwner: db.prepare("INSERT INTO journal_owner (id, chain_id, wallet_address, token_address) VALUES (1, @chain_id, @wallet_address, @token_address)"),
     claim: db.prepare(
       `INSERT INTO transfers (idempotency_key, recipient, units, api_key_id, state, notify, lane, chain_id, token, created_at, updated_at)
-       SELECT @key, @recipient, @units, @apiKeyId, 'claimed', @notify, @lane, chain_id, token_address, ${HISTORY_TIMES_RISE}, @now
-       FROM journal_owner WHERE id = 1 ON CONFLICT (idempotency_key) DO NOTHING`,
+       VALUES (@key, @recipient, @units, @apiKeyId, 'claimed', @notify, @lane, ${OWNERS_CHAIN}, ${OWNERS_TOKEN}, ${HISTORY_TIMES_RISE}, @now)
+       ON CONFLICT (idempotency_key) DO NOTHING`,
     ),
     byKey: db.prepare("SELECT * FROM transfers WHERE idempotency_key = ?"),
     insertSigned: db.prepare(
       `INSERT INTO transfers (recipient, units, api_key_id, state, nonce, hash, raw_transaction, notify, lane, chain_id, token, created_at, updated_at)
-       SELECT @recipient, @units, @apiKeyId, 'signed', @nonce, @hash, @rawTransaction, @notify, @lane, chain_id, token_address, ${HISTORY_TIMES_RISE}, @now
-       FROM journal_owner WHERE id = 1`,
+       VALUES (@recipient, @units, @apiKeyId, 'signed', @nonce, @hash, @rawTransaction, @notify, @lane, ${OWNERS_CHAIN}, ${OWNERS_TOKEN}, ${HISTORY_TIMES_RISE}, @now)`,
     ),
     // A client's transfer moves units; a gas top-up or a nonce filler is an entry of 0 units.
     madeFrom: db.prepare("SELECT id, created_at, state FROM transfers WHERE id >= @from AND units <> '0' ORDER BY id LIMIT @limit"),
@@ -378,17 +381,12 @@ function prepareStatements(db: Database.Database) {
     forgetTransfers: db.prepare("DELETE FROM transfers WHERE id IN (SELECT value FROM json_each(?))"),
     heldOf: db.prepare("SELECT id FROM transfers WHERE id IN (SELECT value FROM json_each(?))").pluck(),
     // The transfers made before the window, oldest first from a point, and whether a working copy need not
-    // hold each (`cold`): as a new leader would not read it (HOT_TRANSFERS in postgres-journal-store.ts), its
-    // key expired, its outcome final and its finality reported, every delivery of it delivered, never the
-    // newest row; and, unlike a takeover, nothing of it changed within the window either (the service may
-    // still be at work on it: a replacement being signed, a cancel waiting its turn, a shipment under way).
+    // hold each (`cold`): settled for good, so that a new leader would not read it either (HOT_TRANSFERS),
+    // never the newest row; and, unlike a takeover, nothing of it changed within the window either (the
+    // service may still be at work on it: a replacement being signed, a cancel waiting its turn, a shipment
+    // under way).
     coldFrom: db.prepare(
-      `SELECT id, created_at,
-         (t.idempotency_key IS NULL AND t.updated_at < @before
-           AND t.state NOT IN ('claimed', 'signed', 'accepted')
-           AND NOT (t.state IN ('nonce-used', 'replaced', 'cancelled') AND (t.final_block IS NULL OR (t.notify = 1 AND t.reported IS NOT 'transfer.finalized')))
-           AND NOT EXISTS (SELECT 1 FROM webhook_events e JOIN webhook_deliveries d ON d.event_seq = e.seq WHERE e.transfer_id = t.id AND d.state <> 'delivered')
-           AND t.id < (SELECT MAX(id) FROM transfers)) AS cold
+      `SELECT id, created_at, (${SETTLED_FOR_GOOD} AND t.updated_at < @before AND t.id < (SELECT MAX(id) FROM transfers)) AS cold
        FROM transfers t INDEXED BY transfers_created
        WHERE t.created_at < @before AND (t.created_at, t.id) > (@afterCreated, @afterId)
        ORDER BY t.created_at, t.id LIMIT @limit`,

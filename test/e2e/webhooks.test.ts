@@ -106,7 +106,10 @@ describe("webhooks on anvil", () => {
     const pending = (await service.app.inject({ method: "GET", url: "/webhooks/deliveries?state=pending", headers: AUTHORIZATION })).json();
     expect(pending.deliveries.length).toBeGreaterThanOrEqual(3);
     expect(pending.deliveries[0]).toMatchObject({ endpoint: `${receiver.url}?[redacted]`, state: "pending" });
-    expect(pending.deliveries.filter((delivery: { attempts: number }) => delivery.attempts > 0).every((delivery: { lastStatus: string }) => delivery.lastStatus === "500")).toBe(true);
+    // Each transfer's first event has been tried (and refused), and a later one of the same transfer waits behind it.
+    const tried = pending.deliveries.filter((delivery: { attempts: number }) => delivery.attempts > 0);
+    expect(tried.length).toBeGreaterThanOrEqual(3);
+    expect(tried.map((delivery: { lastStatus: string }) => delivery.lastStatus)).toEqual(tried.map(() => "500"));
     expect((await service.app.inject({ method: "GET", url: "/metrics", headers: AUTHORIZATION })).body).toMatch(/^webhook_backlog [1-9]/m);
 
     receiver.answer(200);

@@ -72,34 +72,50 @@ function settleAndFinalize(journal: TransferJournal, minedNonceCount: number): v
   journal.finalizeThrough(10);
 }
 
+/** A transfer at `nonce` re-priced once: two attempts. */
+function sendRepriced(journal: TransferJournal, nonce: number): number {
+  const id = send(journal, nonce);
+  journal.recordAttempt(id, { hash: hashOf(nonce, 1), rawTransaction: "0x02f9", kind: "transfer", signedAtBlock: 2 });
+  return id;
+}
+
+/** Reports a transfer's finality as event `eventId` to `endpoints` (none: reported, with nothing to deliver). */
+function reportFinal(journal: TransferJournal, entryId: number, eventId: string, endpoints: string[] = []): void {
+  journal.recordEvent({ id: eventId, type: "transfer.finalized", entryId, body: "{}" }, endpoints, "transfer.finalized");
+}
+
+/** The one pending delivery, attempted: delivered, or given up (an operator may retry it). */
+async function attemptPendingDelivery(journal: TransferJournal, state: "delivered" | "failed"): Promise<void> {
+  await journal.flushed();
+  const [delivery] = await journal.deliveries("pending", 10);
+  journal.recordDeliveryAttempt(delivery.id, { state, lastStatus: state === "delivered" ? "200" : "500", nextAttemptAt: 0 });
+}
+
+const HOOK = ["http://127.0.0.1:9/hook"];
+
 describe("a new leader of a PostgreSQL journal", () => {
   it("holds what is not settled for good and reads the rest from the database: history, hashes, re-priced attempts, deliveries", async () => {
     const db = await database();
     try {
       const first = await db.lead();
       const settled = send(first, 0);
-      const repriced = send(first, 1);
-      first.recordAttempt(repriced, { hash: hashOf(1, 1), rawTransaction: "0x02f9", kind: "transfer", signedAtBlock: 2 });
+      const repriced = sendRepriced(first, 1);
       const refused = first.claimKey("refused-key", { recipient: RECIPIENT, units: 5n });
       if (refused.outcome !== "claimed") throw new Error("the key was taken");
       first.recordRefused(refused.entryId, { code: "INSUFFICIENT_TOKEN_BALANCE", message: "too little" });
       settleAndFinalize(first, 2);
       // Reported and delivered: its story is over.
-      first.recordEvent({ id: "msg_settled", type: "transfer.finalized", entryId: settled, body: "{}" }, ["http://127.0.0.1:9/hook"], "transfer.finalized");
-      first.recordEvent({ id: "msg_repriced", type: "transfer.finalized", entryId: repriced, body: "{}" }, [], "transfer.finalized");
-      await first.flushed();
-      const [delivery] = await first.deliveries("pending", 10);
-      first.recordDeliveryAttempt(delivery.id, { state: "delivered", lastStatus: "200", nextAttemptAt: 0 });
+      reportFinal(first, settled, "msg_settled", HOOK);
+      reportFinal(first, repriced, "msg_repriced");
+      await attemptPendingDelivery(first, "delivered");
       first.expireKeys(0, steadyWallClockNow() + 1);
       const keyed = send(first, 2, "a-live-key");
       // Final and reported, but its webhook delivery was given up: an operator may retry it, so a leader holds it.
       const givenUp = send(first, 3);
       const pending = send(first, 4);
       settleAndFinalize(first, 4);
-      first.recordEvent({ id: "msg_given_up", type: "transfer.finalized", entryId: givenUp, body: "{}" }, ["http://127.0.0.1:9/hook"], "transfer.finalized");
-      await first.flushed();
-      const [failing] = await first.deliveries("pending", 10);
-      first.recordDeliveryAttempt(failing.id, { state: "failed", lastStatus: "500", nextAttemptAt: 0 });
+      reportFinal(first, givenUp, "msg_given_up", HOOK);
+      await attemptPendingDelivery(first, "failed");
       await first.flushed();
       // Everything made a month ago, except what the keys and states keep held.
       await db.query("UPDATE transfers SET created_at = created_at - $1", [30 * DAY_MS]);
@@ -178,22 +194,17 @@ describe("a new leader of a PostgreSQL journal", () => {
     try {
       const leader = await db.lead();
       const settled = send(leader, 0);
-      const repriced = send(leader, 1);
-      leader.recordAttempt(repriced, { hash: hashOf(1, 1), rawTransaction: "0x02f9", kind: "transfer", signedAtBlock: 2 });
+      const repriced = sendRepriced(leader, 1);
       const keyed = send(leader, 2, "a-live-key");
       settleAndFinalize(leader, 3);
       // Reported and delivered, or without webhooks: settled for good. Reported but its delivery given up: held.
-      leader.recordEvent({ id: "msg_settled", type: "transfer.finalized", entryId: settled, body: "{}" }, ["http://127.0.0.1:9/hook"], "transfer.finalized");
-      leader.recordEvent({ id: "msg_repriced", type: "transfer.finalized", entryId: repriced, body: "{}" }, [], "transfer.finalized");
-      await leader.flushed();
-      const [delivery] = await leader.deliveries("pending", 10);
-      leader.recordDeliveryAttempt(delivery.id, { state: "delivered", lastStatus: "200", nextAttemptAt: 0 });
+      reportFinal(leader, settled, "msg_settled", HOOK);
+      reportFinal(leader, repriced, "msg_repriced");
+      await attemptPendingDelivery(leader, "delivered");
       const givenUp = send(leader, 3);
       settleAndFinalize(leader, 4);
-      leader.recordEvent({ id: "msg_given_up", type: "transfer.finalized", entryId: givenUp, body: "{}" }, ["http://127.0.0.1:9/hook"], "transfer.finalized");
-      await leader.flushed();
-      const [failing] = await leader.deliveries("pending", 10);
-      leader.recordDeliveryAttempt(failing.id, { state: "failed", lastStatus: "500", nextAttemptAt: 0 });
+      reportFinal(leader, givenUp, "msg_given_up", HOOK);
+      await attemptPendingDelivery(leader, "failed");
       const pending = send(leader, 4);
       const newest = send(leader, 5);
       settleAndFinalize(leader, 6);
@@ -202,7 +213,7 @@ describe("a new leader of a PostgreSQL journal", () => {
 
       // Not while a change of the same turn waits to be shipped (a row it changed would be shipped as deleted):
       // here the report of the pending transfer's finality, which settles it for good.
-      leader.recordEvent({ id: "msg_pending", type: "transfer.finalized", entryId: pending, body: "{}" }, [], "transfer.finalized");
+      reportFinal(leader, pending, "msg_pending");
       const window = steadyWallClockNow() + DAY_MS;
       expect(leader.forgetSettledForGood(window, 100)).toBeUndefined();
       await leader.flushed();

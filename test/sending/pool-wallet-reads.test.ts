@@ -9,8 +9,8 @@ import type { ChainConnection } from "../../src/node/connect-chain.js";
 import { createEndpoints, createRpcProvider, endpointSetOf } from "../../src/node/rpc-provider.js";
 import { PoolWalletReads } from "../../src/sending/pool-wallet-reads.js";
 import { readFeeBlock, readWalletSnapshot } from "../../src/sending/wallet-snapshot.js";
-import { type RpcProxy, startRpcProxy } from "../helpers/rpc-proxy.js";
-import { NODE_KINDS, type TestChain, addPoolWallets, startTestChainOn } from "../helpers/test-chain.js";
+import { type ProxyFault, type RpcProxy, startRpcProxy } from "../helpers/rpc-proxy.js";
+import { NODE_KINDS, type TestChain, addPoolWallets, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
 
 const POLICY = { tipPercentile: 50, minTip: parseUnits("1", "gwei"), maxFeePerGas: undefined, maxTip: undefined };
 
@@ -22,6 +22,11 @@ function poolConnection(chain: TestChain, proxy: RpcProxy, lanes: readonly strin
   const provider = createRpcProvider(set, proxy.url);
   const laneSigners = lanes.map((address) => ({ address })) as unknown as ChainConnection["laneSigners"];
   return { provider, endpoints: set, wallet: { address: lanes[0] }, laneSigners, tokenAddress: chain.demo.tokenAddress, opStack: false, chainId: 31337n } as unknown as ChainConnection;
+}
+
+/** A proxy script that answers the balances call (an eth_call without `to`: creation code) with `answer`, and forwards the rest. */
+function answeringCreationCalls(answer: { result: string } | { error: { code: number; message: string } }): ProxyFault {
+  return { kind: "script", answer: ({ method, params }) => (method === "eth_call" && !(params[0] as { to?: string }).to ? answer : undefined) };
 }
 
 function readsOf(connection: ChainConnection, onCallByCall: (reason: string) => void = () => undefined): PoolWalletReads {
@@ -65,7 +70,9 @@ describe.each(NODE_KINDS)("PoolWalletReads on %s", (kind) => {
       const alone = await readWalletSnapshot({ ...connection, wallet: { address: lane } }, POLICY, next);
       expect({ ...snapshots[index], readAt: 0 }).toEqual({ ...alone, readAt: 0 });
     }
-    expect(snapshots.map((snapshot) => snapshot.tokenBalance)).toEqual([snapshots[0].tokenBalance, ...lanes.slice(1).map(() => parseUnits("7", chain.decimals))]);
+    // Against the chain read directly, not through the service's provider.
+    expect(snapshots.map((snapshot) => snapshot.tokenBalance)).toEqual(await Promise.all(lanes.map((lane) => tokenBalanceOf(chain, lane))));
+    expect(snapshots.slice(1).map((snapshot) => snapshot.tokenBalance)).toEqual(lanes.slice(1).map(() => parseUnits("7", chain.decimals)));
     expect(snapshots.map((snapshot) => snapshot.minedNonceCount).slice(1)).toEqual([0, 1, 0]);
     expect(reads.callByCall).toBeUndefined();
     // A lane asking later for the same block gets that read: no call.
@@ -136,10 +143,7 @@ describe.each(NODE_KINDS)("PoolWalletReads on %s", (kind) => {
       const failed = await reads.read(lanes[0]).catch((error: unknown) => error);
       expect(inspect(failed, { depth: 6 })).toMatch(/header not found/);
       // Only the creation call refused: the read is answered call by call.
-      proxy.fault = {
-        kind: "script",
-        answer: ({ method, params }) => (method === "eth_call" && !(params[0] as { to?: string }).to ? { error: { code: -32602, message: "missing to address" } } : undefined),
-      };
+      proxy.fault = answeringCreationCalls({ error: { code: -32602, message: "missing to address" } });
       expect((await reads.read(lanes[2])).tokenBalance).toBe(parseUnits("7", chain.decimals));
       proxy.fault = undefined;
       // Batches work again (the first is checked once against the calls it replaces), and go on.
@@ -158,14 +162,14 @@ describe.each(NODE_KINDS)("PoolWalletReads on %s", (kind) => {
     const reads = readsOf(connection);
     const block = await readFeeBlock(connection);
     const wrong = `0x${"00".repeat(31)}20${"00".repeat(31)}${toQuantity(2 * lanes.length).slice(2).padStart(2, "0")}${"00".repeat(32 * 2 * lanes.length)}`;
-    proxy.fault = { kind: "script", answer: ({ method, params }) => (method === "eth_call" && !(params[0] as { to?: string }).to ? { result: wrong } : undefined) };
+    proxy.fault = answeringCreationCalls({ result: wrong });
     try {
       const snapshot = await reads.read(lanes[1], block);
       expect(snapshot.tokenBalance).toBe(parseUnits("7", chain.decimals));
       expect(reads.callByCall).toMatch(/^the batched balances of 0x[0-9a-fA-F]{40} differ from its balanceOf and eth_getBalance at block \d+$/);
       // An answer that is no list of two balances a wallet: the same.
       const other = readsOf(connection);
-      proxy.fault = { kind: "script", answer: ({ method, params }) => (method === "eth_call" && !(params[0] as { to?: string }).to ? { result: "0x6080" } : undefined) };
+      proxy.fault = answeringCreationCalls({ result: "0x6080" });
       expect((await other.read(lanes[1], block)).tokenBalance).toBe(parseUnits("7", chain.decimals));
       expect(other.callByCall).toBe("the node's answer to the balances call is not a balance per wallet");
     } finally {
