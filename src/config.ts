@@ -35,6 +35,9 @@ export const ConfigSchema = Type.Object({
   pkcs11TokenLabel: Type.Optional(Type.String({ minLength: 1, description: "label of the HSM token holding the key" })),
   pkcs11KeyLabel: Type.Optional(Type.String({ minLength: 1, description: "label of the key pair on that token; comma-separated labels make a pool" })),
   pkcs11PinFile: Type.Optional(Type.String({ minLength: 1, description: "file holding the token's user PIN" })),
+  networksFile: Type.Optional(
+    Type.String({ minLength: 1, description: "JSON file of the networks and tokens the service pays in (docs/networks.md); instead of RPC_URL, TOKEN_ADDRESS and CHAIN_ID" }),
+  ),
   tokenAddress: Type.Optional(Type.String({ pattern: HEX_ADDRESS, description: "ERC-20 contract address" })),
   chainId: Type.Optional(Type.Integer({ minimum: 1, description: "expected chain id, checked against the node" })),
   port: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
@@ -109,7 +112,21 @@ export const ConfigSchema = Type.Object({
 export type Config = Static<typeof ConfigSchema>;
 
 /** Configuration once the node, wallet and token are known (after a dev chain was started, if any). */
-export type ChainConfig = Config & Required<Pick<Config, "rpcUrl" | "tokenAddress">> & { signers: SignerSettings[] };
+export type ChainConfig = Config &
+  Required<Pick<Config, "rpcUrl" | "tokenAddress">> & {
+    signers: SignerSettings[];
+    /** Where the node's and token's settings came from, for startup messages: the variables unless said here. */
+    settingNames?: ChainSettingNames;
+    /** The network's name and the token's symbol in NETWORKS_FILE; without it the chain id and the token's address name them. */
+    served?: { network: string; token: string };
+  };
+
+/** How startup messages name the settings of the chain: RPC_URL, CHAIN_ID, TOKEN_ADDRESS, or a file's entries. */
+export interface ChainSettingNames {
+  rpcUrl: string;
+  chainId: string;
+  tokenAddress: string;
+}
 
 /** Which environment variable feeds which config field. */
 export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
@@ -122,6 +139,7 @@ export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
   pkcs11TokenLabel: "PKCS11_TOKEN_LABEL",
   pkcs11KeyLabel: "PKCS11_KEY_LABEL",
   pkcs11PinFile: "PKCS11_PIN_FILE",
+  networksFile: "NETWORKS_FILE",
   tokenAddress: "TOKEN_ADDRESS",
   chainId: "CHAIN_ID",
   port: "PORT",
@@ -221,9 +239,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   checkSignerLists(raw, problems);
   // On the dev chain a signer is optional (one is created), but one that is set must be complete: it is used.
   const signerChosen = SIGNER_VARIABLES.some(({ fields }) => fields.some((field) => raw[field] !== undefined));
-  if (signerChosen || (raw.rpcUrl && raw.demoSetup !== "true")) checkSignerSelection(raw, problems);
+  // A real chain: RPC_URL (not an anvil to set up) or the networks of NETWORKS_FILE.
+  const realChain = (raw.rpcUrl && raw.demoSetup !== "true") || raw.networksFile;
+  if (signerChosen || realChain) checkSignerSelection(raw, problems);
   if (raw.rpcUrl && raw.demoSetup !== "true" && !raw.tokenAddress) problems.push("TOKEN_ADDRESS: required when RPC_URL is set");
-  if (raw.rpcUrl && raw.demoSetup !== "true" && !raw.apiKeys && raw.authDisabled !== "true") {
+  checkNetworksFileAlone(raw, problems);
+  if (realChain && !raw.apiKeys && raw.authDisabled !== "true") {
     problems.push("API_KEYS: required (comma-separated keys, or sha256:<hex> of keys); or set AUTH_DISABLED=true to run without");
   }
   if (typeof raw.apiKeys === "string") {
@@ -240,7 +261,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   if (typeof raw.gasLimitMultiplier === "string" && Number(raw.gasLimitMultiplier) < 1) {
     problems.push("GAS_LIMIT_MULTIPLIER: must be at least 1 (below the estimate a transfer runs out of gas)");
   }
-  if (typeof raw.rpcUrl === "string") checkRpcUrls(raw.rpcUrl, problems);
+  if (typeof raw.rpcUrl === "string" && new RegExp(RPC_URLS).test(raw.rpcUrl)) {
+    problems.push(...rpcUrlProblems(rpcEndpointUrls(raw.rpcUrl)).map((problem) => `RPC_URL: ${problem}`));
+  }
   if (raw.devBlockTime !== undefined && raw.rpcUrl) {
     problems.push("DEV_BLOCK_TIME: only for the local dev chain started when RPC_URL is unset");
   }
@@ -263,13 +286,22 @@ export function rpcEndpointUrls(rpcUrl: string): string[] {
   return rpcUrl.split(",").map((url) => url.trim()).filter(Boolean);
 }
 
-// Messages name the endpoint by its position: its URL may hold a provider's key.
-function checkRpcUrls(rpcUrl: string, problems: string[]): void {
-  const urls = rpcEndpointUrls(rpcUrl);
-  urls.forEach((url, index) => {
-    if (!URL.canParse(url)) problems.push(`RPC_URL: endpoint ${index + 1} is not a valid URL`);
-    else if (urls.indexOf(url) !== index) problems.push(`RPC_URL: endpoint ${index + 1} repeats endpoint ${urls.indexOf(url) + 1}`);
+/** What is wrong with a list of endpoint URLs, each named by its position: its URL may hold a provider's key. */
+export function rpcUrlProblems(urls: readonly string[]): string[] {
+  return urls.flatMap((url, index) => {
+    if (!/^https?:\/\/[^,\s]+$/.test(url.trim()) || !URL.canParse(url.trim())) return [`endpoint ${index + 1} is not a valid http:// or https:// URL`];
+    if (urls.indexOf(url) !== index) return [`endpoint ${index + 1} repeats endpoint ${urls.indexOf(url) + 1}`];
+    return [];
   });
+}
+
+/** NETWORKS_FILE describes every network: variables that describe one would leave in doubt which is meant. */
+function checkNetworksFileAlone(raw: Record<string, unknown>, problems: string[]): void {
+  if (!raw.networksFile) return;
+  const oneNetwork = (["rpcUrl", "tokenAddress", "chainId", "demoSetup", "devBlockTime"] as const).filter((field) => raw[field] !== undefined);
+  if (oneNetwork.length > 0) {
+    problems.push(`NETWORKS_FILE: give the networks in the file only; unset ${oneNetwork.map((field) => ENVIRONMENT_VARIABLES[field]).join(", ")}`);
+  }
 }
 
 /** The variables that select each signer; exactly one signer may be selected. */
@@ -283,7 +315,7 @@ const SIGNER_VARIABLES = [
 function checkSignerSelection(raw: Record<string, unknown>, problems: string[]): void {
   const selected = SIGNER_VARIABLES.filter(({ fields }) => fields.some((field) => raw[field] !== undefined));
   if (selected.length === 0) {
-    problems.push("PRIVATE_KEY: required when RPC_URL is set, unless the key is elsewhere: KEYSTORE_PATH, AWS_KMS_KEY_ID or PKCS11_MODULE (see docs/signers.md)");
+    problems.push("PRIVATE_KEY: required when RPC_URL or NETWORKS_FILE is set, unless the key is elsewhere: KEYSTORE_PATH, AWS_KMS_KEY_ID or PKCS11_MODULE (see docs/signers.md)");
     return;
   }
   if (selected.length > 1) {

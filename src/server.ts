@@ -14,16 +14,21 @@ import { type AnvilNode, mineEvery, startAnvil } from "./dev/anvil.js";
 import { JournalOwnerMismatchError } from "./journal/transfer-journal.js";
 import { type DemoChain, setUpDemoChain } from "./dev/demo-chain.js";
 import { composeService } from "./compose.js";
+import { readNetworksFile } from "./networks/networks-file.js";
+import { chainConfigOfNetworksFile } from "./networks/served-network.js";
 import { createLogger } from "./logger.js";
 import { startReplica } from "./replicas/start-replica.js";
 
 async function main(): Promise<void> {
   dotenv.config({ quiet: true });
-  const config = loadConfig(withSecretFiles(process.env));
-  const devNode = config.rpcUrl ? undefined : await startAnvil();
+  const env = withSecretFiles(process.env);
+  const config = loadConfig(env);
+  const devNode = config.rpcUrl || config.networksFile ? undefined : await startAnvil();
   const stopDevNode = () => devNode?.stop();
   try {
-    const { chainConfig, demo } = await resolveChain(config, devNode);
+    const { chainConfig, demo } = config.networksFile
+      ? { chainConfig: chainConfigOfNetworksFile(config, readNetworksFile(config.networksFile, env)), demo: undefined }
+      : await resolveChain(config, devNode);
     const logger = createLogger(config.logLevel, {
       ...chainConfig,
       awsSecretAccessKey: process.env.AWS_SECRET_ACCESS_KEY,
@@ -59,8 +64,10 @@ async function main(): Promise<void> {
     app.log.info(
       {
         node: chain.endpoints.endpoints.map((endpoint) => endpoint.label).join(", "),
+        ...(chainConfig.served && { network: chainConfig.served.network }),
         chainId: Number(chain.chainId),
         token: chain.tokenAddress,
+        ...(chainConfig.served && { tokenSymbol: chainConfig.served.token }),
         wallet: chain.wallet.address,
         signer: chain.signer.description,
         // A wallet pool: every lane's address, in the order of the keys.

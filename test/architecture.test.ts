@@ -14,6 +14,7 @@ const LAYERS: string[][] = [
   ["clock", "errors", "logger", "console"],
   ["domain", "auth", "signers"],
   ["config"],
+  ["networks"],
   ["secret-files"],
   ["node", "journal", "dev"],
   ["sending", "metrics"],

@@ -130,7 +130,7 @@ describe("loadConfig", () => {
   });
 
   const refusals: [string, Record<string, string>, string][] = [
-    ["RPC_URL without a key and token", { RPC_URL: "http://127.0.0.1:8545" }, "PRIVATE_KEY: required when RPC_URL is set"],
+    ["RPC_URL without a key and token", { RPC_URL: "http://127.0.0.1:8545" }, "PRIVATE_KEY: required when RPC_URL or NETWORKS_FILE is set"],
     ["RPC_URL without a token", { RPC_URL: "http://127.0.0.1:8545", PRIVATE_KEY: KEY }, "TOKEN_ADDRESS: required when RPC_URL is set"],
     ["a real node without API keys", { RPC_URL: "http://127.0.0.1:8545", PRIVATE_KEY: KEY, TOKEN_ADDRESS: TOKEN }, "API_KEYS: required"],
     ["a short API key", { API_KEYS: "short" }, "API_KEYS: entry 1 is neither"],
@@ -186,7 +186,7 @@ describe("the signer", () => {
     expect(signerSettingsOf(loadConfig({ ...base, KEYSTORE_PATH: "/k.json", KEYSTORE_PASSWORD_FILE: "/p" }))).toEqual([{ kind: "keystore", keystorePath: "/k.json", passwordFile: "/p" }]);
     const pkcs11 = { PKCS11_MODULE: "/lib.so", PKCS11_TOKEN_LABEL: "wallet", PKCS11_KEY_LABEL: "hot", PKCS11_PIN_FILE: "/pin" };
     expect(signerSettingsOf(loadConfig({ ...base, ...pkcs11 }))).toEqual([{ kind: "pkcs11", modulePath: "/lib.so", tokenLabel: "wallet", keyLabel: "hot", pinFile: "/pin" }]);
-    expect(problemsOf(base)).toContain("PRIVATE_KEY: required when RPC_URL is set, unless the key is elsewhere: KEYSTORE_PATH, AWS_KMS_KEY_ID or PKCS11_MODULE");
+    expect(problemsOf(base)).toContain("PRIVATE_KEY: required when RPC_URL or NETWORKS_FILE is set, unless the key is elsewhere: KEYSTORE_PATH, AWS_KMS_KEY_ID or PKCS11_MODULE");
     expect(problemsOf({ ...base, PRIVATE_KEY: KEY, AWS_KMS_KEY_ID: "alias/hot-wallet" })).toContain("PRIVATE_KEY, AWS_KMS_KEY_ID: each selects the wallet's signer; set exactly one");
     expect(problemsOf({ ...base, PKCS11_MODULE: "/lib.so", PKCS11_KEY_LABEL: "hot" })).toContain("PKCS11_TOKEN_LABEL: required with PKCS11_MODULE");
     expect(problemsOf({ ...base, PKCS11_MODULE: "/lib.so", PKCS11_KEY_LABEL: "hot" })).toContain("PKCS11_PIN_FILE: required with PKCS11_MODULE");

@@ -6,7 +6,7 @@ import { SignerStartupError, type WalletSigner } from "../signers/wallet-signer.
 import { ERC20_INTERFACE, encodeTransfer } from "./erc20.js";
 import { readNodeAnswer } from "./node-answers.js";
 import { useNativeKeccak } from "./native-keccak.js";
-import { type ChainConfig, rpcEndpointUrls } from "../config.js";
+import { type ChainConfig, type ChainSettingNames, rpcEndpointUrls } from "../config.js";
 import type { EndpointSet } from "./endpoint-set.js";
 import type { EndpointState } from "./endpoint-health.js";
 import { type RpcObserver, askEndpoint, createEndpoints, createRpcProvider, endpointSetOf } from "./rpc-provider.js";
@@ -59,6 +59,10 @@ export async function probeTokenFailure(provider: JsonRpcProvider, tokenAddress:
   } catch (error) {
     return readNodeAnswer(error).meaning !== "reverted";
   }
+}
+
+function settingNamesOf(config: ChainConfig): ChainSettingNames {
+  return config.settingNames ?? { rpcUrl: "RPC_URL", chainId: "CHAIN_ID", tokenAddress: "TOKEN_ADDRESS" };
 }
 
 /** Arbitrum One, Nova and Sepolia: their gas pays for L1 data too. */
@@ -145,6 +149,7 @@ export function laneConnection(chain: ChainConnection, signer: WalletSigner): Ch
  * chain stops the start, as a configuration mistake.
  */
 async function openEndpoints(config: ChainConfig, watchers: RpcWatchers): Promise<{ endpoints: EndpointSet; firstUrl: string }> {
+  const names = settingNamesOf(config);
   const rpcUrls = rpcEndpointUrls(config.rpcUrl);
   const endpoints = createEndpoints({
     rpcUrls,
@@ -157,16 +162,16 @@ async function openEndpoints(config: ChainConfig, watchers: RpcWatchers): Promis
   const answering = answers.filter((answer): answer is { endpoint: (typeof endpoints)[number]; chainId: bigint } => answer.chainId !== undefined);
   if (answering.length === 0) {
     const nodes = endpoints.map((endpoint) => endpoint.label).join(", ");
-    throw new ChainStartupError(endpoints.length === 1 ? `RPC_URL: the node at ${nodes} did not answer eth_chainId` : `RPC_URL: no endpoint answered eth_chainId (${nodes})`);
+    throw new ChainStartupError(endpoints.length === 1 ? `${names.rpcUrl}: the node at ${nodes} did not answer eth_chainId` : `${names.rpcUrl}: no endpoint answered eth_chainId (${nodes})`);
   }
   const chainIds = new Set(answering.map((answer) => answer.chainId));
   if (chainIds.size > 1) {
-    throw new ChainStartupError(`RPC_URL: the endpoints serve different chains: ${answering.map((answer) => `${answer.endpoint.label} serves ${answer.chainId}`).join(", ")}`);
+    throw new ChainStartupError(`${names.rpcUrl}: the endpoints serve different chains: ${answering.map((answer) => `${answer.endpoint.label} serves ${answer.chainId}`).join(", ")}`);
   }
   const [chainId] = chainIds;
   if (config.chainId !== undefined && BigInt(config.chainId) !== chainId) {
     const nodes = answering.map((answer) => answer.endpoint.label).join(", ");
-    throw new ChainStartupError(`CHAIN_ID: expected ${config.chainId}, but the node at ${nodes} serves chain ${chainId}`);
+    throw new ChainStartupError(`${names.chainId}: expected ${config.chainId}, but the node at ${nodes} serves chain ${chainId}`);
   }
   const set = endpointSetOf(endpoints, chainId, config.rpcMaxLagBlocks ?? defaultMaxLagBlocks(chainId));
   for (const { endpoint } of answering) set.markOnTheChain(endpoint);
@@ -186,9 +191,10 @@ async function connectWithSigners(config: ChainConfig, [signer, ...otherSigners]
   const chainId = endpoints.chainId;
   const provider = createRpcProvider(endpoints, firstUrl);
   const tokenAddress = getAddress(config.tokenAddress.toLowerCase());
+  const names = settingNamesOf(config);
   try {
     const code: string = await provider.send("eth_getCode", [tokenAddress, "latest"]);
-    if (code === "0x") throw new ChainStartupError(`TOKEN_ADDRESS: no contract at ${tokenAddress} on chain ${chainId}`);
+    if (code === "0x") throw new ChainStartupError(`${names.tokenAddress}: no contract at ${tokenAddress} on chain ${chainId}`);
     const decimalsResult: string = await provider.send("eth_call", [
       { to: tokenAddress, data: ERC20_INTERFACE.encodeFunctionData("decimals") },
       "latest",
@@ -215,6 +221,6 @@ async function connectWithSigners(config: ChainConfig, [signer, ...otherSigners]
   } catch (error) {
     provider.destroy();
     if (error instanceof ChainStartupError) throw error;
-    throw new ChainStartupError(`TOKEN_ADDRESS: ${tokenAddress} did not answer decimals() like an ERC-20 token`);
+    throw new ChainStartupError(`${names.tokenAddress}: ${tokenAddress} did not answer decimals() like an ERC-20 token`);
   }
 }
