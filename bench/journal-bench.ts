@@ -27,6 +27,7 @@ import { openSqliteJournal } from "../src/journal/sqlite-transfer-journal.js";
 import type { HistoryFilter, TransferJournal } from "../src/journal/transfer-journal.js";
 import { encodeTransfer } from "../src/node/erc20.js";
 import { historyCsv } from "../src/lookup/transfer-history.js";
+import { servedNetworkOf } from "../src/networks/network-choice.js";
 import { startTestPostgres } from "../test/helpers/postgres.js";
 
 const TRANSFERS = Number(process.env.TRANSFERS ?? 1_000_000);
@@ -189,7 +190,7 @@ async function printFilteredPages(store: string, journal: TransferJournal, now: 
  */
 async function measureCsvExport(path: string): Promise<void> {
   const journal = openSqliteJournal(path, OWNER);
-  const token = { address: OWNER.tokenAddress, decimals: 18 };
+  const token = { address: OWNER.tokenAddress, decimals: 18, network: servedNetworkOf(undefined, { chainId: BigInt(OWNER.chainId), tokenAddress: OWNER.tokenAddress }) };
   const baseline = process.memoryUsage().rss;
   let peak = baseline;
   let bytes = 0;

@@ -9,6 +9,7 @@ import type { ApiKeyRing } from "./auth/api-keys.js";
 import type { ChainServices } from "./chain-services.js";
 import { waitForConfirmations } from "./lookup/confirmation-wait.js";
 import type { ChainConnection } from "./node/connect-chain.js";
+import type { ServedNetwork } from "./networks/network-choice.js";
 import type { Config } from "./config.js";
 import type { TransferPolicy } from "./domain/transfer-policy.js";
 import { ANONYMOUS_KEY_ID, requireApiKeys } from "./http/auth.js";
@@ -40,6 +41,8 @@ export const BODY_LIMIT_BYTES = 4096;
 /** What the app is built from besides its configuration. */
 export interface AppDependencies {
   chain: ChainConnection;
+  /** The network and token the service pays on, as requests and answers name them. */
+  network: ServedNetwork;
   services: ChainServices;
   /** The process logger (createLogger), shared with the chain services. */
   logger: Logger;
@@ -119,6 +122,7 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
     routes.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
     routes.register(healthRoutes, { checks: deps.readinessChecks, endpoints: () => deps.chain.endpoints.states() });
     routes.register(transferRoute, {
+      network: deps.network,
       transfers: services.transfers,
       tokenDecimals: chain.tokenDecimals,
       policy: deps.policy,
@@ -126,12 +130,12 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
       countUnitsSent: (units) => metrics.countTokensSent(Number(units) / 10 ** chain.tokenDecimals),
       awaitConfirmations: (hash, wanted, timeoutMs) => waitForConfirmations(services.lookup, hash, wanted, timeoutMs, CONFIRMATION_POLL_MS),
     });
-    routes.register(getTransactionRoute, { lookup: services.lookup, journal: services.journal });
+    routes.register(getTransactionRoute, { network: deps.network, lookup: services.lookup, journal: services.journal });
     routes.register(transactionStatusRoute, { statuses: services.statuses });
     routes.register(cancelTransferRoute, { journal: services.journal, replacerOf: (lane) => services.laneOf(lane)?.replacer, statuses: services.statuses });
     routes.register(transfersRoute, {
       journal: services.journal,
-      token: { address: chain.tokenAddress, decimals: chain.tokenDecimals },
+      token: { address: chain.tokenAddress, decimals: chain.tokenDecimals, network: chain.network },
       apiKeyIds: [...(deps.apiKeys?.ids ?? []), ANONYMOUS_KEY_ID],
     });
     routes.register(transferActivityRoute, { activity: services.activity });

@@ -80,6 +80,7 @@ export async function composeService(config: ChainConfig, logger: Logger, replic
     if (services.webhooks) metrics.watchWebhooks(() => journal.deliveryBacklog());
     const app = buildApp(config, {
       chain,
+      network: chain.network,
       services,
       logger,
       metrics,

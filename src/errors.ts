@@ -5,6 +5,8 @@ export const ERROR_CODES = {
   INVALID_AMOUNT: { statusCode: 400, description: "amount is not a positive decimal the token can represent" },
   CONFLICTING_RECIPIENT: { statusCode: 400, description: "both toAddress and to were sent, with different values" },
   MISSING_RECIPIENT: { statusCode: 400, description: "neither toAddress nor to was sent" },
+  UNKNOWN_NETWORK: { statusCode: 400, description: "network names no network this service pays on (a name from NETWORKS_FILE, or a chain id)" },
+  UNKNOWN_TOKEN: { statusCode: 400, description: "token names no token of the network (a symbol from NETWORKS_FILE, or the token's address)" },
   INVALID_QUERY: { statusCode: 400, description: "a query parameter is not of the form the route documents (GET /transfers: since, until)" },
   INVALID_IDEMPOTENCY_KEY: { statusCode: 400, description: "the Idempotency-Key header is empty, too long or not printable ASCII" },
   AUTH_REQUIRED: { statusCode: 401, description: "no Authorization: Bearer <API key> header" },

@@ -99,13 +99,27 @@ export const LookupRecordSchema = Type.Object(
   { description: "the transaction as ethers v5 returned it from provider.getTransaction(hash)" },
 );
 
+export const NetworkChoiceSchema = Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Integer({ minimum: 1 })], {
+  description: "the network to pay on: its name in NETWORKS_FILE, or its chain id; without it the default network (see docs/networks.md)",
+  examples: ["base", 8453],
+});
+
+export const TokenChoiceSchema = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: "the token to pay in: its symbol in NETWORKS_FILE (any case) or its address; without it the default token",
+  examples: ["USDC"],
+});
+
 export const TransferBodySchema = Type.Object(
   {
     toAddress: Type.Optional(AddressSchema),
     to: Type.Optional({ ...AddressSchema, description: "alias of toAddress (the spec's sample body uses it)" }),
     amount: TokenAmountSchema,
+    network: Type.Optional(NetworkChoiceSchema),
+    token: Type.Optional(TokenChoiceSchema),
   },
-  { additionalProperties: false, description: "toAddress (or to) and amount" },
+  { additionalProperties: false, description: "toAddress (or to) and amount; network and token when not the default" },
 );
 export type TransferBody = Static<typeof TransferBodySchema>;
 
@@ -120,7 +134,13 @@ export const TransferHeadersSchema = Type.Object({
   ),
 });
 
-export const GetTransactionBodySchema = Type.Object({ Tx: TxHashSchema }, { additionalProperties: false });
+export const GetTransactionBodySchema = Type.Object(
+  {
+    Tx: TxHashSchema,
+    network: Type.Optional({ ...NetworkChoiceSchema, description: "the network to look the hash up on; without it the network of the service's transfer, or the default" }),
+  },
+  { additionalProperties: false },
+);
 export type GetTransactionBody = Static<typeof GetTransactionBodySchema>;
 
 export const TransferReplySchema = Type.Object({ result: Type.Union([TransferRecordSchema, LegacyTransferRecordSchema]) });
@@ -149,6 +169,8 @@ export const AttemptStatusSchema = Type.Object({
 export const TransactionStatusSchema = Type.Object(
   {
     hash: Type.String(),
+    network: Type.String({ description: "the network it was looked up on: its name in NETWORKS_FILE, or its chain id in decimal without the file" }),
+    chainId: Type.Integer(),
     state: Type.Union(["pending", "confirmed", "failed", "dropped", "replaced", "rejected", "cancelled", "unknown"].map((state) => Type.Literal(state)), {
       description:
         "pending: known to the node, not mined. confirmed: mined, receipt status 1. failed: mined, reverted (status 0). " +
@@ -167,6 +189,7 @@ export const TransactionStatusSchema = Type.Object(
       [
         Type.Object({
           token: Type.String({ description: "the ERC-20 contract" }),
+          tokenSymbol: Type.Union([Type.String(), Type.Null()], { description: "its symbol in NETWORKS_FILE (its address without the file); null for a token this service does not send" }),
           from: Type.String(),
           to: Type.String({ description: "the recipient" }),
           amount: Type.String({

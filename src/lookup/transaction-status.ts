@@ -34,6 +34,8 @@ export interface AttemptStatus {
 /** The ERC-20 transfer a transaction carries. */
 export interface DecodedTokenTransfer {
   token: string;
+  /** The token's symbol in NETWORKS_FILE (its address without the file); null for a token the service does not send. */
+  tokenSymbol: string | null;
   from: string;
   to: string;
   /**
@@ -49,6 +51,9 @@ export interface DecodedTokenTransfer {
 
 export interface TransactionStatus {
   hash: string;
+  /** The network it was looked up on: its name in NETWORKS_FILE (the chain id in decimal without the file). */
+  network: string;
+  chainId: number;
   state: TransactionState;
   confirmations: number;
   blockNumber: number | null;
@@ -124,7 +129,7 @@ export class TransactionStatusReader {
   async #fromChain(hash: string, transaction: RpcTransaction, latestBlockNumber: number): Promise<TransactionStatus> {
     const transfer = await this.#decode(transaction);
     if (transaction.blockNumber == null) {
-      return { hash, state: "pending", confirmations: 0, blockNumber: null, blockHash: null, gasUsed: null, effectiveGasPrice: null, transfer };
+      return { hash, ...this.#network(), state: "pending", confirmations: 0, blockNumber: null, blockHash: null, gasUsed: null, effectiveGasPrice: null, transfer };
     }
     const blockNumber = Number(transaction.blockNumber);
     const receipt = await this.lookup.receipt(hash);
@@ -133,6 +138,7 @@ export class TransactionStatusReader {
     const delivered = transfer && received !== undefined ? { ...transfer, amount: received.toString(), amountInTokens: decimals == null ? null : formatTokenAmount(received, decimals) } : transfer;
     return {
       hash,
+      ...this.#network(),
       // A token can return false instead of reverting: mined with status 1, yet no tokens moved.
       state: receipt?.status === "0x0" || received === 0n ? "failed" : "confirmed",
       confirmations: countConfirmations(transaction, latestBlockNumber),
@@ -149,6 +155,7 @@ export class TransactionStatusReader {
   #fromJournal(hash: string, entry: JournalEntry): TransactionStatus {
     return {
       hash,
+      ...this.#network(),
       state: stateFromJournal(entry),
       confirmations: 0,
       blockNumber: null,
@@ -159,9 +166,14 @@ export class TransactionStatusReader {
     };
   }
 
+  #network(): Pick<TransactionStatus, "network" | "chainId"> {
+    return { network: this.chain.network.name, chainId: Number(this.chain.chainId) };
+  }
+
   #requested(entry: JournalEntry): DecodedTokenTransfer {
     return {
       token: this.chain.tokenAddress,
+      tokenSymbol: this.chain.network.token.symbol,
       from: entry.lane,
       to: entry.recipient,
       amount: entry.units.toString(),
@@ -178,6 +190,7 @@ export class TransactionStatusReader {
     const decimals = await this.#decimalsOf(token);
     return {
       token,
+      tokenSymbol: token === this.chain.tokenAddress ? this.chain.network.token.symbol : null,
       from: getAddress(String(transaction.from)),
       to: call.to,
       amount: amount.toString(),

@@ -6,6 +6,7 @@
  */
 import { formatTokenAmount } from "../domain/token-amount.js";
 import type { HistoryFilter, JournalEntry, JournalState, TransferJournal } from "../journal/transfer-journal.js";
+import type { ServedNetwork } from "../networks/network-choice.js";
 import { type AttemptStatus, describeAttempts } from "./transaction-status.js";
 
 /**
@@ -36,7 +37,10 @@ export interface HistoryItem {
   hash: string | null;
   state: HistoryState;
   kind: HistoryKind;
-  transfer: { token: string; from: string; to: string; amount: string; amountInTokens: string; requestedAmount: string };
+  /** The network's name (NETWORKS_FILE's, or the chain id in decimal) and chain id. */
+  network: string;
+  chainId: number;
+  transfer: { token: string; tokenSymbol: string; from: string; to: string; amount: string; amountInTokens: string; requestedAmount: string };
   carriedBy: string | null;
   nonce: number | null;
   idempotencyKey: string | null;
@@ -53,8 +57,15 @@ export function journalStatesOf(states: readonly HistoryState[]): JournalState[]
   return states.flatMap((state) => JOURNAL_STATES[state]);
 }
 
+/** The token the history's rows move, and the network they are on. */
+export interface HistoryToken {
+  address: string;
+  decimals: number;
+  network: ServedNetwork;
+}
+
 /** The history item of a journal entry. */
-export function historyItem(entry: JournalEntry, token: { address: string; decimals: number }): HistoryItem {
+export function historyItem(entry: JournalEntry, token: HistoryToken): HistoryItem {
   const minedAt = minedAttemptIndex(entry);
   const amount = entry.units.toString();
   return {
@@ -62,7 +73,9 @@ export function historyItem(entry: JournalEntry, token: { address: string; decim
     hash: entry.hash,
     state: historyStateOf(entry.state),
     kind: kindOf(entry),
-    transfer: { token: token.address, from: entry.lane, to: entry.recipient, amount, amountInTokens: formatTokenAmount(entry.units, token.decimals), requestedAmount: amount },
+    network: token.network.name,
+    chainId: Number(token.network.chainId),
+    transfer: { token: token.address, tokenSymbol: token.network.token.symbol, from: entry.lane, to: entry.recipient, amount, amountInTokens: formatTokenAmount(entry.units, token.decimals), requestedAmount: amount },
     carriedBy: minedAt >= 0 ? entry.attempts[minedAt].hash : (entry.attempts.at(-1)?.hash ?? null),
     nonce: entry.nonce,
     idempotencyKey: clientKeyOf(entry),
@@ -95,6 +108,10 @@ export const HISTORY_CSV_COLUMNS = [
   "attempts",
   "finalized",
   "finalizedBlock",
+  // Added after the others, so that a reader that takes columns by position reads the old ones as before.
+  "network",
+  "chainId",
+  "tokenSymbol",
 ] as const;
 
 /** One CSV line (RFC 4180, CRLF) of an item; `attempts` lists the attempts' hashes, space-separated. */
@@ -118,6 +135,9 @@ export function historyCsvLine(item: HistoryItem): string {
     attempts: item.attempts.map((attempt) => attempt.hash).join(" "),
     finalized: item.finalized,
     finalizedBlock: item.finalizedBlock,
+    network: item.network,
+    chainId: item.chainId,
+    tokenSymbol: item.transfer.tokenSymbol,
   };
   return `${HISTORY_CSV_COLUMNS.map((column) => csvField(fields[column])).join(",")}\r\n`;
 }
@@ -137,7 +157,7 @@ export async function* historyCsv(
   filter: HistoryFilter,
   beforeId: number | undefined,
   limit: number | undefined,
-  token: { address: string; decimals: number },
+  token: HistoryToken,
 ): AsyncGenerator<string> {
   yield `${HISTORY_CSV_COLUMNS.join(",")}\r\n`;
   let left = limit ?? Number.POSITIVE_INFINITY;

@@ -11,6 +11,7 @@ import type { EndpointSet } from "./endpoint-set.js";
 import type { EndpointState } from "./endpoint-health.js";
 import { type RpcObserver, askEndpoint, createEndpoints, createRpcProvider, endpointSetOf } from "./rpc-provider.js";
 import { OP_GAS_PRICE_ORACLE } from "./op-stack.js";
+import { type ServedNetwork, servedNetworkOf } from "../networks/network-choice.js";
 
 /** The node, the hot wallet and the token, read once at startup. */
 export interface ChainConnection {
@@ -28,6 +29,8 @@ export interface ChainConnection {
   chainId: bigint;
   tokenAddress: string;
   tokenDecimals: number;
+  /** How requests, answers and events name the network and the token (NETWORKS_FILE's names, or the chain id and address). */
+  network: ServedNetwork;
   /** An OP Stack chain (the GasPriceOracle predeploy has code): transactions also pay an L1 data fee. */
   opStack: boolean;
   /** Arbitrum: a transaction's gas includes its L1 costs, so the gas a call needs moves with L1 prices. */
@@ -214,6 +217,7 @@ async function connectWithSigners(config: ChainConfig, [signer, ...otherSigners]
       chainId,
       tokenAddress,
       tokenDecimals: Number(decimals),
+      network: servedNetworkOf(config.served, { chainId, tokenAddress }),
       opStack,
       gasIncludesL1: ARBITRUM_CHAIN_IDS.has(chainId),
       tokenMayReturnFalse,

@@ -16,6 +16,7 @@ import { type SeveralAttemptsFinder, getTransactionRoute } from "../http/routes/
 import { type ReadinessCheck, healthRoutes } from "../http/routes/health.js";
 import { metricsRoute } from "../http/routes/metrics.js";
 import type { TransactionLookup } from "../lookup/transaction-lookup.js";
+import type { ServedNetwork } from "../networks/network-choice.js";
 import type { ServiceMetrics } from "../metrics.js";
 import { FORWARDED_MARK, type LeaderDirectory, forwardToLeader, refuseForwarded } from "./forward-to-leader.js";
 
@@ -24,6 +25,8 @@ export interface FollowerAppDependencies {
   logger: Logger;
   metrics: ServiceMetrics;
   apiKeys: ApiKeyRing | undefined;
+  /** The network and token the service pays on: what a lookup's `network` may name. */
+  network: ServedNetwork;
   lookup: TransactionLookup;
   attempts: SeveralAttemptsFinder;
   readinessChecks: Record<string, ReadinessCheck>;
@@ -58,7 +61,7 @@ export function buildFollowerApp(config: AppConfig, deps: FollowerAppDependencie
   app.register(async (routes) => {
     routes.register(healthRoutes, { checks: deps.readinessChecks, endpoints: deps.endpointStates });
     routes.register(metricsRoute, { metrics: deps.metrics });
-    routes.register(getTransactionRoute, { lookup: deps.lookup, journal: deps.attempts });
+    routes.register(getTransactionRoute, { network: deps.network, lookup: deps.lookup, journal: deps.attempts });
     // /wallet is the leader's view of the wallet; which replica answered is this one.
     routes.get("/wallet", { schema: { hide: true }, config: ROLE_CHECKED_BY_LEADER }, async (request, reply) =>
       request.headers[FORWARDED_MARK]

@@ -77,6 +77,7 @@ export async function startReplica(config: ChainConfig & { databaseUrl: string }
     logger: log,
     metrics,
     apiKeys: config.authDisabled ? undefined : ApiKeyRing.parse(config.apiKeys ?? ""),
+    network: chain.network,
     lookup,
     attempts: reader,
     leaders,

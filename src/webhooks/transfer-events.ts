@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import { steadyWallClockNow } from "../clock.js";
 import { formatTokenAmount } from "../domain/token-amount.js";
 import type { JournalEntry, TransferEventType, WebhookEventRecord } from "../journal/transfer-journal.js";
+import type { ServedNetwork } from "../networks/network-choice.js";
 
 /** Where and how a transfer was mined, as far as it is known. */
 export interface MinedFacts {
@@ -17,6 +18,7 @@ export interface MinedFacts {
 export interface EventSource {
   tokenAddress: string;
   tokenDecimals: number;
+  network: ServedNetwork;
 }
 
 const NOT_MINED: MinedFacts = { blockNumber: null, blockHash: null, confirmations: 0, gasUsed: null, effectiveGasPrice: null };
@@ -34,8 +36,11 @@ export function transferEvent(type: TransferEventType, entry: JournalEntry, hash
     transferHash: entry.hash,
     hash,
     nonce: entry.nonce,
+    network: source.network.name,
+    chainId: Number(source.network.chainId),
     from: entry.lane,
     token: source.tokenAddress,
+    tokenSymbol: source.network.token.symbol,
     recipient: entry.recipient,
     amount: moved.toString(),
     amountInTokens: formatTokenAmount(moved, source.tokenDecimals),

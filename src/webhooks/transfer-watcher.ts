@@ -54,7 +54,7 @@ export class TransferWatcher {
   constructor(options: TransferWatcherOptions) {
     this.#options = options;
     const { chain } = options;
-    this.#source = { tokenAddress: chain.tokenAddress, tokenDecimals: chain.tokenDecimals };
+    this.#source = { tokenAddress: chain.tokenAddress, tokenDecimals: chain.tokenDecimals, network: chain.network };
   }
 
   /** Settled transfers waiting for their confirmations: while there are any, every block matters. */

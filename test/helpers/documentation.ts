@@ -12,6 +12,7 @@ export const DOCUMENTS = [
   "docs/safety.md",
   "docs/nodes.md",
   "docs/endpoints.md",
+  "docs/networks.md",
   "docs/speed.md",
   "docs/architecture.md",
   "docs/development.md",

@@ -5,6 +5,7 @@
  */
 import { Wallet, makeError } from "ethers";
 import type { ChainConnection } from "../../src/node/connect-chain.js";
+import { servedNetworkOf } from "../../src/networks/network-choice.js";
 import { localKeySigner } from "../../src/signers/local-key-signer.js";
 import type { WalletSnapshot } from "../../src/sending/wallet-snapshot.js";
 
@@ -43,6 +44,7 @@ export function fakeChain(node: FakeNode): { chain: ChainConnection; calls: Fake
     chainId: 31337n,
     tokenAddress: FAKE_TOKEN,
     tokenDecimals: 18,
+    network: servedNetworkOf(undefined, { chainId: 31337n, tokenAddress: FAKE_TOKEN }),
     opStack: false,
     gasIncludesL1: false,
     tokenMayReturnFalse: false,

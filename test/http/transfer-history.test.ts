@@ -105,7 +105,7 @@ describe("GET /transfers", () => {
     expect(response.headers["content-type"]).toBe("text/csv; charset=utf-8");
     expect(response.headers["content-disposition"]).toMatch(/^attachment; filename="transfers-.*\.csv"$/);
     const [header, ...lines] = response.body.trimEnd().split("\r\n");
-    expect(header).toBe("id,createdAt,state,kind,hash,carriedBy,from,to,amount,amountInTokens,token,nonce,idempotencyKey,apiKeyId,refusalCode,attempts,finalized,finalizedBlock");
+    expect(header).toBe("id,createdAt,state,kind,hash,carriedBy,from,to,amount,amountInTokens,token,nonce,idempotencyKey,apiKeyId,refusalCode,attempts,finalized,finalizedBlock,network,chainId,tokenSymbol");
     const rows = lines.map((line) => Object.fromEntries(line.split(",").map((value, index) => [header.split(",")[index], value])));
     expect(rows).toHaveLength(json.transfers.length);
     for (const [index, item] of json.transfers.entries()) {
@@ -119,7 +119,12 @@ describe("GET /transfers", () => {
         apiKeyId: item.apiKeyId ?? "",
         refusalCode: item.refusal?.code ?? "",
         attempts: item.attempts.map((attempt) => attempt.hash).join(" "),
+        // Without NETWORKS_FILE the chain id names the network and the address the token.
+        network: "31337",
+        chainId: "31337",
+        tokenSymbol: item.transfer.token,
       });
+      expect(item).toMatchObject({ network: "31337", chainId: 31337, transfer: { tokenSymbol: item.transfer.token } });
     }
     // A page of it, as the JSON's.
     const page = (await list("?limit=2", TEST_API_KEY, "text/csv")).body.trimEnd().split("\r\n");
@@ -137,6 +142,12 @@ describe("GET /transfers", () => {
     expect(await ids(`?lane=${freshAddress()}`)).toEqual([]);
     expect(await ids(`?since=${startedAt}`)).toHaveLength(8);
     expect(await ids(`?until=${startedAt}`)).toEqual([]);
+    // The network and token served: every row is theirs. Another: 400, not an empty page that looks like "none".
+    expect(await ids(`?network=31337&token=${chain.demo.tokenAddress.toLowerCase()}`)).toHaveLength(8);
+    for (const [query, code] of [["?network=polygon", "UNKNOWN_NETWORK"], ["?token=USDC", "UNKNOWN_TOKEN"]]) {
+      const refused = await list(query);
+      expect({ statusCode: refused.statusCode, code: refused.json().code }).toEqual({ statusCode: 400, code });
+    }
     const bad = await list("?since=yesterday");
     expect(bad.statusCode).toBe(400);
     expect(bad.json().code).toBe("INVALID_QUERY");

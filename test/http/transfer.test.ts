@@ -69,6 +69,26 @@ describe("POST /transfer on an 18-decimal token", () => {
     }
   });
 
+  it("takes the network it pays on by chain id (number or decimal) and the token by its address in any case", async () => {
+    const recipient = freshAddress();
+    const token = chain.demo.tokenAddress;
+    const bodies = [
+      { toAddress: recipient, amount: "1", network: 31337 },
+      { toAddress: recipient, amount: "2", network: "31337", token: token.toLowerCase() },
+      { toAddress: recipient, amount: "3", token },
+    ];
+    const answers = [];
+    for (const payload of bodies) answers.push(await postJson(service.app, "/transfer", payload));
+    expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200, 200]);
+    for (const answer of answers) await waitForReceipt(chain, answer.body.result.hash, 5000);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("6", 18));
+    const lookup = await postJson(service.app, "/getTransaction", { Tx: answers[0].body.result.hash, network: 31337 });
+    expect(lookup.statusCode).toBe(200);
+    expect(lookup.body.result.hash).toBe(answers[0].body.result.hash);
+    const elsewhere = await postJson(service.app, "/getTransaction", { Tx: answers[0].body.result.hash, network: "polygon" });
+    expect({ statusCode: elsewhere.statusCode, code: elsewhere.body.code }).toEqual({ statusCode: 400, code: "UNKNOWN_NETWORK" });
+  });
+
   describe("refuses bad input with 400 and moves nothing", () => {
     const valid = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
     const cases: [string, unknown, string][] = [
@@ -95,6 +115,11 @@ describe("POST /transfer on an 18-decimal token", () => {
       ["an amount as an object", { toAddress: valid, amount: { value: 1 } }, "FST_ERR_VALIDATION"],
       ["an unknown field", { toAddress: valid, amount: "1", memo: "x" }, "FST_ERR_VALIDATION"],
       ["a body that is an array", [{ toAddress: valid, amount: "1" }], "FST_ERR_VALIDATION"],
+      ["a network not served", { toAddress: valid, amount: "1", network: "polygon" }, "UNKNOWN_NETWORK"],
+      ["another chain id", { toAddress: valid, amount: "1", network: 137 }, "UNKNOWN_NETWORK"],
+      ["a token not served", { toAddress: valid, amount: "1", token: "USDC" }, "UNKNOWN_TOKEN"],
+      ["another token's address", { toAddress: valid, amount: "1", token: "0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359" }, "UNKNOWN_TOKEN"],
+      ["a network as an object", { toAddress: valid, amount: "1", network: { name: "base" } }, "FST_ERR_VALIDATION"],
       ["a constructor key", { toAddress: valid, amount: "1", constructor: { prototype: { x: 1 } } }, "FST_ERR_CTP_INVALID_JSON_BODY"],
     ];
     it.each(cases)("%s", async (_label, payload, code) => {

@@ -30,6 +30,7 @@ async function startFollower(leaders: LeaderDirectory, rateLimitMax = 1000): Pro
       logger: pino({ level: "silent" }),
       metrics: new ServiceMetrics(),
       apiKeys: undefined,
+      network: { name: "31337", chainId: 31337n, token: { symbol: "0x5FbDB2315678afecb367f032d93F642f64180aa3", address: "0x5FbDB2315678afecb367f032d93F642f64180aa3" } },
       lookup: {} as TransactionLookup,
       attempts: { findWithSeveralAttempts: () => undefined },
       readinessChecks: {},

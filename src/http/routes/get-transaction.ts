@@ -5,6 +5,7 @@ import type { Static } from "@sinclair/typebox";
 import type { JournalEntry } from "../../journal/transfer-journal.js";
 import { findCarryingAttempt } from "../../lookup/carrying-attempt.js";
 import type { TransactionLookup } from "../../lookup/transaction-lookup.js";
+import { type ServedNetwork, checkNetworkChoice } from "../../networks/network-choice.js";
 import { serializeV5LookupReply } from "../../wire/v5-record.js";
 import { GetTransactionBodySchema, GetTransactionReplySchema, errorReplies } from "../schemas.js";
 
@@ -14,11 +15,13 @@ export interface SeveralAttemptsFinder {
 }
 
 export interface GetTransactionRouteOptions {
+  /** What `network` may name. */
+  network: ServedNetwork;
   lookup: TransactionLookup;
   journal: SeveralAttemptsFinder;
 }
 
-export const getTransactionRoute: FastifyPluginAsyncTypebox<GetTransactionRouteOptions> = async (app, { lookup, journal }) => {
+export const getTransactionRoute: FastifyPluginAsyncTypebox<GetTransactionRouteOptions> = async (app, { network, lookup, journal }) => {
   app.post(
     "/getTransaction",
     {
@@ -28,7 +31,8 @@ export const getTransactionRoute: FastifyPluginAsyncTypebox<GetTransactionRouteO
           "Any transaction on the chain. confirmations 0 means pending, 1 or more confirmed. " +
           "A hash the node does not know answers `{\"result\": null}`. For any hash of a transfer of this service, " +
           "the record of the attempt that carries the transfer: the mined one once mined (its own hash in result.hash), " +
-          "otherwise the latest one the node knows. A client polling the first hash thus sees a re-priced transfer confirm.",
+          "otherwise the latest one the node knows. A client polling the first hash thus sees a re-priced transfer confirm. " +
+          "`network`, when sent, must name the network the service pays on (400 UNKNOWN_NETWORK otherwise).",
         tags: ["transactions"],
         operationId: "getTransaction",
         body: GetTransactionBodySchema,
@@ -36,6 +40,7 @@ export const getTransactionRoute: FastifyPluginAsyncTypebox<GetTransactionRouteO
       },
     },
     async (request, reply) => {
+      checkNetworkChoice(network, request.body);
       const hash = request.body.Tx.toLowerCase();
       const sent = await journal.findWithSeveralAttempts(hash);
       // Which attempt carries another key's transfer is the journal's knowledge, not the chain's.

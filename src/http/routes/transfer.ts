@@ -5,11 +5,14 @@ import { InvalidAddressError, parseRecipientAddress } from "../../domain/recipie
 import { InvalidAmountError, parseTokenAmount } from "../../domain/token-amount.js";
 import type { TransferPolicy } from "../../domain/transfer-policy.js";
 import { ServiceError } from "../../errors.js";
+import { type ServedNetwork, checkNetworkChoice } from "../../networks/network-choice.js";
 import { toV5TransferRecord } from "../../wire/v5-record.js";
 import { type TransferBody, TransferBodySchema, TransferHeadersSchema, TransferQuerySchema, TransferReplySchema, errorReplies } from "../schemas.js";
 
 export interface TransferRouteOptions {
   transfers: TransferSender;
+  /** The network and token the service pays on: what `network` and `token` may name. */
+  network: ServedNetwork;
   tokenDecimals: number;
   policy: TransferPolicy;
   /** Told how each request ended, for the transfers_total metric. */
@@ -24,7 +27,7 @@ const MAX_WAIT_MS = 120_000;
 const DEFAULT_WAIT_MS = 60_000;
 
 export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = async (app, options) => {
-  const { transfers, tokenDecimals, policy, countOutcome, countUnitsSent, awaitConfirmations } = options;
+  const { transfers, network, tokenDecimals, policy, countOutcome, countUnitsSent, awaitConfirmations } = options;
   app.post(
     "/transfer",
     {
@@ -52,6 +55,8 @@ export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = as
       },
     },
     async (request, reply) => {
+      // First: which network and token decide how the rest reads (an amount's decimals).
+      checkNetworkChoice(network, request.body);
       const recipient = readRecipient(request.body);
       const units = readUnits(request.body.amount, tokenDecimals);
       const idempotencyKey = readIdempotencyKey(request.headers["idempotency-key"]);

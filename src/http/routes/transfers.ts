@@ -9,12 +9,13 @@ import { Type } from "@sinclair/typebox";
 import { getAddress } from "ethers";
 import { ServiceError } from "../../errors.js";
 import type { HistoryFilter, TransferJournal } from "../../journal/transfer-journal.js";
-import { HISTORY_CSV_COLUMNS, HISTORY_STATES, type HistoryState, historyCsv, historyItem, journalStatesOf } from "../../lookup/transfer-history.js";
+import { HISTORY_CSV_COLUMNS, HISTORY_STATES, type HistoryState, type HistoryToken, historyCsv, historyItem, journalStatesOf } from "../../lookup/transfer-history.js";
+import { checkNetworkChoice } from "../../networks/network-choice.js";
 import { AddressSchema, AttemptStatusSchema, errorReplies } from "../schemas.js";
 
 export interface TransfersRouteOptions {
   journal: TransferJournal;
-  token: { address: string; decimals: number };
+  token: HistoryToken;
   /** The id of every configured API key: an Idempotency-Key is found under whichever sent it. */
   apiKeyIds: readonly string[];
 }
@@ -37,8 +38,11 @@ const HistoryItemSchema = Type.Object({
   kind: Type.Union([Type.Literal("transfer"), Type.Literal("gas-top-up"), Type.Literal("nonce-filler")], {
     description: "transfer: a client's; gas-top-up: ETH sent to another lane of the pool; nonce-filler: a 0-value transaction to the wallet itself that filled a nonce",
   }),
+  network: Type.String({ description: "the network's name in NETWORKS_FILE; without the file, its chain id in decimal" }),
+  chainId: Type.Integer(),
   transfer: Type.Object({
-    token: Type.String(),
+    token: Type.String({ description: "the token contract's address" }),
+    tokenSymbol: Type.String({ description: "the token's symbol in NETWORKS_FILE; without the file, its address" }),
     from: Type.String({ description: "the lane (wallet) that sends it" }),
     to: Type.String({ description: "the recipient" }),
     amount: Type.String({ description: "base units requested, decimal (0 for a top-up or filler)" }),
@@ -75,6 +79,8 @@ const TransfersQuerySchema = Type.Object(
     apiKeyId: Type.Optional(Type.String({ pattern: "^(key_[0-9a-f]{12}|anonymous)$", description: "the id of an API key (as logs and this list show it)", examples: ["key_3f9a0c41d2e7"] })),
     idempotencyKey: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: "as the client sent it, under any configured API key (or the one apiKeyId names)" })),
     lane: Type.Optional({ ...AddressSchema, description: "the sending wallet (a lane of the pool)" }),
+    network: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "a network's name or chain id (400 UNKNOWN_NETWORK for one not served)" })),
+    token: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "a token's symbol or address (400 UNKNOWN_TOKEN for one not served)" })),
   },
   { additionalProperties: false },
 );
@@ -111,6 +117,8 @@ export const transfersRoute: FastifyPluginAsyncTypebox<TransfersRouteOptions> = 
     },
     async (request, reply) => {
       const { query } = request;
+      // One network and token are served, so every row is theirs: naming them filters nothing out.
+      checkNetworkChoice(token.network, query);
       const filter: HistoryFilter = {
         states: query.state === undefined ? undefined : journalStatesOf(query.state.split(",") as HistoryState[]),
         since: timeOf(query.since, "since"),
