@@ -9,6 +9,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, parse } from "node:path";
 import pg from "pg";
+import { postgresOptions } from "../../src/journal/postgres-journal-store.js";
 import { freePort } from "./free-port.js";
 
 /**
@@ -129,4 +130,15 @@ export async function connectTestClient(url: string): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   return client;
+}
+
+/**
+ * A pool for a test's journal reads. Its `end()` resolves before its clients' sockets close, so a test
+ * server stopped right after can still reach one with "terminating connection" (57P01): expected then, and
+ * without a listener the pool would raise it as an uncaught error (as src/replicas/start-replica.ts listens).
+ */
+export function testPool(url: string): pg.Pool {
+  const pool = new pg.Pool(postgresOptions(url));
+  pool.on("error", () => undefined);
+  return pool;
 }

@@ -15,7 +15,7 @@ import { migrateDatabase, openPostgresJournal, postgresOptions } from "../../src
 import { keepForever } from "../../src/journal/sqlite-keep-alive.js";
 import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
 import type { HistoryFilter, JournalState, TransferJournal } from "../../src/journal/transfer-journal.js";
-import { type TestPostgres, startTestPostgres } from "../helpers/postgres.js";
+import { type TestPostgres, startTestPostgres, testPool } from "../helpers/postgres.js";
 
 const OWNER = { chainId: 31337n, walletAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", tokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3" };
 const STATES: JournalState[] = ["claimed", "refused", "signed", "accepted", "nonce-used", "replaced", "rejected", "cancelled"];
@@ -98,7 +98,7 @@ async function postgresJournal(): Promise<{ journal: TransferJournal; close(): P
      FROM jsonb_to_recordset($1::jsonb) AS r (id bigint, recipient text, api_key_id text, state text, lane text, idempotency_key text, created_at bigint)`,
     [JSON.stringify(rows)],
   );
-  const pool = new pg.Pool(postgresOptions(url));
+  const pool = testPool(url);
   const leader = await openPostgresJournal(session, OWNER, { reads: new PostgresJournalReader(pool) });
   return {
     journal: leader,

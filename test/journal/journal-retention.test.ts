@@ -15,7 +15,7 @@ import { PostgresJournalReader } from "../../src/journal/postgres-journal-reader
 import { migrateDatabase, openPostgresJournal, postgresOptions } from "../../src/journal/postgres-journal-store.js";
 import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
 import type { ArchivedTransfer, TransferJournal } from "../../src/journal/transfer-journal.js";
-import { type TestPostgres, startTestPostgres } from "../helpers/postgres.js";
+import { type TestPostgres, startTestPostgres, testPool } from "../helpers/postgres.js";
 
 const OWNER = { chainId: 31337n, walletAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", tokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3" };
 const RECIPIENT = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
@@ -54,7 +54,7 @@ async function postgresStore(): Promise<RetentionStore> {
   postgres ??= await startTestPostgres();
   const url = await postgres.createDatabase();
   const sessions: pg.Client[] = [];
-  const reads = new pg.Pool(postgresOptions(url));
+  const reads = testPool(url);
   const leader = async () => {
     const session = new pg.Client(postgresOptions(url));
     sessions.push(session);

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresJournalReader } from "../../src/journal/postgres-journal-reader.js";
 import { migrateDatabase, openPostgresJournal, postgresOptions } from "../../src/journal/postgres-journal-store.js";
 import { JournalUnavailableError } from "../../src/journal/transfer-journal.js";
-import { type TestPostgres, connectTestClient, startTestPostgres } from "../helpers/postgres.js";
+import { type TestPostgres, connectTestClient, startTestPostgres, testPool } from "../helpers/postgres.js";
 import { type TcpProxy, startTcpProxy } from "../helpers/tcp-proxy.js";
 
 const OWNER = { chainId: 31337n, walletAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", tokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3" };
@@ -35,7 +35,7 @@ describe("a shipment to PostgreSQL whose outcome is not heard", () => {
     await session.connect();
     await migrateDatabase(session);
     // Looked up directly: the new connection is not the one that failed.
-    const reads = new pg.Pool(postgresOptions(url));
+    const reads = testPool(url);
     const journal = await openPostgresJournal(session, OWNER, { reads: new PostgresJournalReader(reads), connectAgain: () => new pg.Client(postgresOptions(url)) });
     return { session, journal, reads };
   }

@@ -14,7 +14,7 @@ import { migrateDatabase, openPostgresJournal, postgresOptions } from "../../src
 import { POSTGRES_MIGRATIONS } from "../../src/journal/postgres-migrations.js";
 import { type JournalOwner, JournalWriteError, openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
 import { JournalOwnerMismatchError, type TransferJournal, refuseUnfollowedLanes } from "../../src/journal/transfer-journal.js";
-import { type TestPostgres, startTestPostgres } from "../helpers/postgres.js";
+import { type TestPostgres, startTestPostgres, testPool } from "../helpers/postgres.js";
 
 const keptConnections: Database.Database[] = [];
 const OWNER = { chainId: 31337n, walletAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", tokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3" };
@@ -45,7 +45,7 @@ async function postgresStore(): Promise<JournalStore> {
   postgres ??= await startTestPostgres();
   const url = await postgres.createDatabase();
   const sessions: pg.Client[] = [];
-  const reads = new pg.Pool(postgresOptions(url));
+  const reads = testPool(url);
   return {
     async open(owner = OWNER, options = {}) {
       // Each opening is a new leader on its own session, as after a takeover.
@@ -424,7 +424,7 @@ describe("a one-wallet journal, migrated in place to lanes", () => {
     postgres ??= await startTestPostgres();
     const url = await postgres.createDatabase();
     const session = new pg.Client(postgresOptions(url));
-    const pool = new pg.Pool(postgresOptions(url));
+    const pool = testPool(url);
     const reads = new PostgresJournalReader(pool);
     await session.connect();
     try {
