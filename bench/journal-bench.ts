@@ -27,7 +27,7 @@ import { openSqliteJournal } from "../src/journal/sqlite-transfer-journal.js";
 import type { HistoryFilter, TransferJournal } from "../src/journal/transfer-journal.js";
 import { encodeTransfer } from "../src/node/erc20.js";
 import { historyCsv } from "../src/lookup/transfer-history.js";
-import { servedNetworkOf } from "../src/networks/network-choice.js";
+import { servedNetworkOf } from "../src/network-settings/network-choice.js";
 import { startTestPostgres } from "../test/helpers/postgres.js";
 
 const TRANSFERS = Number(process.env.TRANSFERS ?? 1_000_000);

@@ -6,7 +6,7 @@
 import type { Logger } from "pino";
 import { type App, buildApp } from "./app.js";
 import { ApiKeyRing } from "./auth/api-keys.js";
-import { type ChainServices, type JournalOpener, startChainServices } from "./chain-services.js";
+import { type ChainServices, type JournalOpener, startChainServices } from "./network/network-services.js";
 import { type ChainConnection, checkNode, closeChain, connectChain, logEndpointState } from "./node/connect-chain.js";
 import { type ChainConfig, ConfigError } from "./config.js";
 import { InvalidAddressError, parseRecipientAddress } from "./domain/recipient-address.js";
@@ -14,8 +14,8 @@ import { InvalidAmountError, parseTokenAmount } from "./domain/token-amount.js";
 import { TransferPolicy, type TransferPolicyLimits } from "./domain/transfer-policy.js";
 import type { ReadinessCheck } from "./http/routes/health.js";
 import { ServiceMetrics } from "./metrics.js";
-import { transferGasCost } from "./sending/wallet-snapshot.js";
-import { isJammed, readUnconfirmedTransfers } from "./sending/unconfirmed-transfers.js";
+import { transferGasCost } from "./send-path/wallet-snapshot.js";
+import { isJammed, readUnconfirmedTransfers } from "./send-path/unconfirmed-transfers.js";
 import { steadyWallClockNow } from "./clock.js";
 
 const DAY_MS = 86_400_000;

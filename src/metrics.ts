@@ -12,7 +12,7 @@ export interface WalletReadings {
   transfersInFlight: () => number;
   /** What one more transfer may cost in ETH at the current fees: gas allowance x fee cap, plus any L1 data fee. */
   gasCostPerTransferWei: () => bigint;
-  /** The unconfirmed transfers as operators watch them (see sending/unconfirmed-transfers.ts). */
+  /** The unconfirmed transfers as operators watch them (see send-path/unconfirmed-transfers.ts). */
   unconfirmed: () => { oldestAgeSeconds: number; stuck: number; jammed: boolean };
   /** Transfers waiting underpriced while the fee caps allow nothing higher. */
   atFeeCap: () => number;

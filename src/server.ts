@@ -14,8 +14,8 @@ import { type AnvilNode, mineEvery, startAnvil } from "./dev/anvil.js";
 import { JournalOwnerMismatchError } from "./journal/transfer-journal.js";
 import { type DemoChain, setUpDemoChain } from "./dev/demo-chain.js";
 import { composeService } from "./compose.js";
-import { readNetworksFile } from "./networks/networks-file.js";
-import { chainConfigOfNetworksFile } from "./networks/served-network.js";
+import { readNetworksFile } from "./network-settings/networks-file.js";
+import { chainConfigOfNetworksFile } from "./network-settings/served-network.js";
 import { createLogger } from "./logger.js";
 import { startReplica } from "./replicas/start-replica.js";
 

@@ -1,8 +1,8 @@
 /** Builds the finality follower: one round per block read at a time, its outcomes logged. */
 import type { FastifyBaseLogger } from "fastify";
 import type { TransferJournal } from "../journal/transfer-journal.js";
-import type { MinedIn } from "../sending/transfer-reconciler.js";
-import type { FeeBlock } from "../sending/wallet-snapshot.js";
+import type { MinedIn } from "../send-path/transfer-reconciler.js";
+import type { FeeBlock } from "../send-path/wallet-snapshot.js";
 import { defaultFinalityBlocks } from "../node/finalized-block.js";
 import { type FinalityNode, FinalityTracker, type FinalityTrackerOptions } from "./finality-tracker.js";
 

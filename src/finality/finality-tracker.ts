@@ -13,8 +13,8 @@ import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.
 import { FinalizedBlockReader } from "../node/finalized-block.js";
 import { findNonceUse } from "../node/wallet-nonce-use.js";
 import type { LoggedTransfer, WalletTransferLogs } from "../node/wallet-transfer-logs.js";
-import type { MinedIn } from "../sending/transfer-reconciler.js";
-import { type FeeBlock, sameChain } from "../sending/wallet-snapshot.js";
+import type { MinedIn } from "../send-path/transfer-reconciler.js";
+import { type FeeBlock, sameChain } from "../send-path/wallet-snapshot.js";
 
 /** The node calls the tracker makes. */
 export interface FinalityNode {

@@ -6,7 +6,7 @@
  */
 import { formatTokenAmount } from "../domain/token-amount.js";
 import type { HistoryFilter, JournalEntry, JournalState, TransferJournal } from "../journal/transfer-journal.js";
-import type { ServedNetwork } from "../networks/network-choice.js";
+import type { ServedNetwork } from "../network-settings/network-choice.js";
 import { type AttemptStatus, describeAttempts } from "./transaction-status.js";
 
 /**

@@ -11,7 +11,7 @@ import type { EndpointSet } from "./endpoint-set.js";
 import type { EndpointState } from "./endpoint-health.js";
 import { type RpcObserver, askEndpoint, createEndpoints, createRpcProvider, endpointSetOf } from "./rpc-provider.js";
 import { OP_GAS_PRICE_ORACLE } from "./op-stack.js";
-import { type ServedNetwork, servedNetworkOf } from "../networks/network-choice.js";
+import { type ServedNetwork, servedNetworkOf } from "../network-settings/network-choice.js";
 
 /** The node, the hot wallet and the token, read once at startup. */
 export interface ChainConnection {

@@ -16,7 +16,7 @@ import { type SeveralAttemptsFinder, getTransactionRoute } from "../http/routes/
 import { type ReadinessCheck, healthRoutes } from "../http/routes/health.js";
 import { metricsRoute } from "../http/routes/metrics.js";
 import type { TransactionLookup } from "../lookup/transaction-lookup.js";
-import type { ServedNetwork } from "../networks/network-choice.js";
+import type { ServedNetwork } from "../network-settings/network-choice.js";
 import type { ServiceMetrics } from "../metrics.js";
 import { FORWARDED_MARK, type LeaderDirectory, forwardToLeader, refuseForwarded } from "./forward-to-leader.js";
 

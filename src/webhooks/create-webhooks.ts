@@ -1,4 +1,4 @@
-/** Builds the webhook parts for chain-services: a watcher per lane that makes events, and the dispatcher that sends them. */
+/** Builds the webhook parts for a network (network/network-services.ts): a watcher per lane that makes events, and the dispatcher that sends them. */
 import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "../config.js";
 import type { TransferJournal } from "../journal/transfer-journal.js";

@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { steadyWallClockNow } from "../clock.js";
 import { formatTokenAmount } from "../domain/token-amount.js";
 import type { JournalEntry, TransferEventType, WebhookEventRecord } from "../journal/transfer-journal.js";
-import type { ServedNetwork } from "../networks/network-choice.js";
+import type { ServedNetwork } from "../network-settings/network-choice.js";
 
 /** Where and how a transfer was mined, as far as it is known. */
 export interface MinedFacts {

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { FinalityTracker } from "../../src/finality/finality-tracker.js";
 import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
 import type { TransferJournal } from "../../src/journal/transfer-journal.js";
-import type { FeeBlock } from "../../src/sending/wallet-snapshot.js";
+import type { FeeBlock } from "../../src/send-path/wallet-snapshot.js";
 
 const block = (number: number, hash: string, parentHash: string): FeeBlock => ({ number, hash, parentHash, baseFeePerGas: 1n });
 const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";

@@ -5,9 +5,9 @@
  */
 import { Wallet, makeError } from "ethers";
 import type { ChainConnection } from "../../src/node/connect-chain.js";
-import { servedNetworkOf } from "../../src/networks/network-choice.js";
+import { servedNetworkOf } from "../../src/network-settings/network-choice.js";
 import { localKeySigner } from "../../src/signers/local-key-signer.js";
-import type { WalletSnapshot } from "../../src/sending/wallet-snapshot.js";
+import type { WalletSnapshot } from "../../src/send-path/wallet-snapshot.js";
 
 /** One JSON-RPC call the fake node received. */
 export interface FakeCall {

@@ -104,13 +104,24 @@ describe("cached lookups", () => {
       const receipt = await chain.provider.getTransactionReceipt(sent.body.result.hash);
       expect(reply.json()).toEqual({
         hash: sent.body.result.hash,
+        // Without NETWORKS_FILE the chain id names the network, and the address the token.
+        network: "31337",
+        chainId: 31337,
         state: "confirmed",
         confirmations: 2,
         blockNumber: receipt?.blockNumber,
         blockHash: receipt?.blockHash,
         gasUsed: receipt?.gasUsed.toString(),
         effectiveGasPrice: receipt?.gasPrice.toString(),
-        transfer: { token: chain.demo.tokenAddress, from: chain.demo.walletAddress, to: recipient, amount: "2500000000000000000", amountInTokens: "2.5", requestedAmount: "2500000000000000000" },
+        transfer: {
+          token: chain.demo.tokenAddress,
+          tokenSymbol: chain.demo.tokenAddress,
+          from: chain.demo.walletAddress,
+          to: recipient,
+          amount: "2500000000000000000",
+          amountInTokens: "2.5",
+          requestedAmount: "2500000000000000000",
+        },
         // The service's own transfer: the attempt that carries it, and its one attempt.
         carriedBy: sent.body.result.hash,
         attempts: [

@@ -9,7 +9,7 @@ import type { FastifyRequest } from "fastify";
 import { type ErrorCode, ServiceError } from "../../errors.js";
 import type { JournalEntry, TransferJournal } from "../../journal/transfer-journal.js";
 import type { TransactionStatusReader } from "../../lookup/transaction-status.js";
-import { type CancelRefusal, CancelRefusedError, type TransferReplacer } from "../../sending/transfer-replacer.js";
+import { type CancelRefusal, CancelRefusedError, type TransferReplacer } from "../../send-path/transfer-replacer.js";
 import { TransactionStatusParamsSchema, TransactionStatusSchema, errorReplies } from "../schemas.js";
 
 export interface CancelTransferRouteOptions {

@@ -5,7 +5,7 @@ import type { Static } from "@sinclair/typebox";
 import type { JournalEntry } from "../../journal/transfer-journal.js";
 import { findCarryingAttempt } from "../../lookup/carrying-attempt.js";
 import type { TransactionLookup } from "../../lookup/transaction-lookup.js";
-import { type ServedNetwork, checkNetworkChoice } from "../../networks/network-choice.js";
+import { type ServedNetwork, checkNetworkChoice } from "../../network-settings/network-choice.js";
 import { serializeV5LookupReply } from "../../wire/v5-record.js";
 import { GetTransactionBodySchema, GetTransactionReplySchema, errorReplies } from "../schemas.js";
 

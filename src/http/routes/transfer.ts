@@ -1,11 +1,11 @@
 /** POST /transfer: send tokens from the hot wallet; answers the ethers v5 record as soon as the node accepts it. */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import type { TransferSender } from "../../sending/transfer-service.js";
+import type { TransferSender } from "../../send-path/transfer-service.js";
 import { InvalidAddressError, parseRecipientAddress } from "../../domain/recipient-address.js";
 import { InvalidAmountError, parseTokenAmount } from "../../domain/token-amount.js";
 import type { TransferPolicy } from "../../domain/transfer-policy.js";
 import { ServiceError } from "../../errors.js";
-import { type ServedNetwork, checkNetworkChoice } from "../../networks/network-choice.js";
+import { type ServedNetwork, checkNetworkChoice } from "../../network-settings/network-choice.js";
 import { toV5TransferRecord } from "../../wire/v5-record.js";
 import { type TransferBody, TransferBodySchema, TransferHeadersSchema, TransferQuerySchema, TransferReplySchema, errorReplies } from "../schemas.js";
 

@@ -10,7 +10,7 @@ import { getAddress } from "ethers";
 import { ServiceError } from "../../errors.js";
 import type { HistoryFilter, TransferJournal } from "../../journal/transfer-journal.js";
 import { HISTORY_CSV_COLUMNS, HISTORY_STATES, type HistoryState, type HistoryToken, historyCsv, historyItem, journalStatesOf } from "../../lookup/transfer-history.js";
-import { checkNetworkChoice } from "../../networks/network-choice.js";
+import { checkNetworkChoice } from "../../network-settings/network-choice.js";
 import { AddressSchema, AttemptStatusSchema, errorReplies } from "../schemas.js";
 
 export interface TransfersRouteOptions {

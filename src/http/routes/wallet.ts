@@ -1,12 +1,12 @@
 /** GET /wallet: the hot wallet at a glance, so one curl tells whether it is funded, busy or jammed. */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
-import type { ChainServices } from "../../chain-services.js";
+import type { ChainServices } from "../../network/network-services.js";
 import type { ChainConnection } from "../../node/connect-chain.js";
 import { formatTokenAmount } from "../../domain/token-amount.js";
 import { asNodeUnavailable } from "../../node/ethers-errors.js";
-import { STUCK_AFTER_SECONDS, isJammed, readUnconfirmedTransfers } from "../../sending/unconfirmed-transfers.js";
-import { feesAsText } from "../../sending/wallet-transaction.js";
+import { STUCK_AFTER_SECONDS, isJammed, readUnconfirmedTransfers } from "../../send-path/unconfirmed-transfers.js";
+import { feesAsText } from "../../send-path/wallet-transaction.js";
 import { errorReplies } from "../schemas.js";
 
 

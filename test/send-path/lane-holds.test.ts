@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
 import type { TransferJournal } from "../../src/journal/transfer-journal.js";
-import { readLaneHolds } from "../../src/sending/unconfirmed-transfers.js";
+import { readLaneHolds } from "../../src/send-path/unconfirmed-transfers.js";
 
 const OWNER = { chainId: 31337n, walletAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", tokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3" };
 const REQUEST = { recipient: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC", units: 1n };

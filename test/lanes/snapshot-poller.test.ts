@@ -1,7 +1,7 @@
 /** The snapshot poller spends node calls only when something needs them (fakes at the node boundary). */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { SnapshotPoller } from "../../src/sending/snapshot-poller.js";
-import type { FeeBlock, WalletSnapshot } from "../../src/sending/wallet-snapshot.js";
+import { SnapshotPoller } from "../../src/lanes/snapshot-poller.js";
+import type { FeeBlock, WalletSnapshot } from "../../src/send-path/wallet-snapshot.js";
 
 const snapshotAt = (blockNumber: number, readAt = performance.now()): WalletSnapshot => ({
   blockNumber,

@@ -11,9 +11,9 @@
  */
 import { ServiceError } from "../errors.js";
 import type { TransferJournal, TransferRequest } from "../journal/transfer-journal.js";
-import { type LaneFigures, type PoolRefusal, type Route, chooseLane, laneHold } from "./lane-routing.js";
-import type { SlotQueue } from "./slot-queue.js";
-import type { AuthorizeTransfer, TokenTransferService, TransferOutcome, TransferSender } from "./transfer-service.js";
+import { type LaneFigures, type PoolRefusal, type Route, chooseLane, laneHold } from "../lanes/lane-routing.js";
+import type { SlotQueue } from "../lanes/slot-queue.js";
+import type { AuthorizeTransfer, TokenTransferService, TransferOutcome, TransferSender } from "../send-path/transfer-service.js";
 
 /** A lane as the pool sees it. */
 export interface PoolLane {

@@ -12,8 +12,8 @@ import { formatEther, parseEther } from "ethers";
 import type { FastifyBaseLogger } from "fastify";
 import { monotonicNow } from "../clock.js";
 import { type Config, ConfigError } from "../config.js";
-import { SerialRounds } from "../sending/serial-rounds.js";
-import type { LaneServices } from "./start-lane.js";
+import { SerialRounds } from "../lanes/serial-rounds.js";
+import type { LaneServices } from "../lanes/start-lane.js";
 
 /** After a top-up the funding lane could not send, the lane waits this long before it is tried again. */
 const RETRY_AFTER_MS = 30_000;

@@ -1,6 +1,6 @@
 /** The mined nonce count is read only while transfers wait, soon after progress, ever more slowly without. */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { FAST_MS, MinedNonceWatch, STALLED_AFTER_MS } from "../../src/sending/mined-nonce-watch.js";
+import { FAST_MS, MinedNonceWatch, STALLED_AFTER_MS } from "../../src/lanes/mined-nonce-watch.js";
 
 describe("MinedNonceWatch", () => {
   let watch: MinedNonceWatch | undefined;

@@ -16,8 +16,8 @@ import { AbiCoder, toQuantity } from "ethers";
 import walletBalances from "../../contracts/artifacts/WalletBalances.json" with { type: "json" };
 import type { ChainConnection } from "../node/connect-chain.js";
 import { BatchRefused, type RpcCall, sendBatch } from "../node/json-rpc-batch.js";
-import type { FeePolicy } from "./fee-policy.js";
-import { type FeeBlock, type WalletSnapshot, feeReads, minedNonceCountRead, readFeeBlock, readWalletSnapshot, snapshotFrom } from "./wallet-snapshot.js";
+import type { FeePolicy } from "../send-path/fee-policy.js";
+import { type FeeBlock, type WalletSnapshot, feeReads, minedNonceCountRead, readFeeBlock, readWalletSnapshot, snapshotFrom } from "../send-path/wallet-snapshot.js";
 
 /** How many blocks' reads are kept for lanes that ask later (a lane's poller ticks on its own timer). */
 const KEPT_BLOCKS = 4;

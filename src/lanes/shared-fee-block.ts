@@ -5,7 +5,7 @@
  * blocks no later than it would reading alone.
  */
 import { monotonicNow } from "../clock.js";
-import type { FeeBlock } from "./wallet-snapshot.js";
+import type { FeeBlock } from "../send-path/wallet-snapshot.js";
 
 /** A block and when it was read (monotonic ms). */
 export interface ReadBlock {

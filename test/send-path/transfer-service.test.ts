@@ -6,10 +6,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ServiceError } from "../../src/errors.js";
 import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
 import { JournalUnavailableError, type TransferJournal } from "../../src/journal/transfer-journal.js";
-import { NonceAllocator } from "../../src/sending/nonce-allocator.js";
-import { TokenTransferService } from "../../src/sending/transfer-service.js";
-import { TransferSubmitter } from "../../src/sending/transfer-submitter.js";
-import { WalletLedger } from "../../src/sending/wallet-ledger.js";
+import { NonceAllocator } from "../../src/send-path/nonce-allocator.js";
+import { TokenTransferService } from "../../src/send-path/transfer-service.js";
+import { TransferSubmitter } from "../../src/send-path/transfer-submitter.js";
+import { WalletLedger } from "../../src/send-path/wallet-ledger.js";
 import { FAKE_TOKEN, fakeChain, snapshotAt } from "../helpers/fake-chain.js";
 import { journalWith } from "../helpers/journal-overrides.js";
 

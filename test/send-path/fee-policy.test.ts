@@ -1,6 +1,6 @@
 import { parseUnits } from "ethers";
 import { describe, expect, it } from "vitest";
-import { type FeePolicy, offeredFees, tipFromFeeHistory } from "../../src/sending/fee-policy.js";
+import { type FeePolicy, offeredFees, tipFromFeeHistory } from "../../src/send-path/fee-policy.js";
 
 const gwei = (value: string) => parseUnits(value, "gwei");
 const POLICY: FeePolicy = { tipPercentile: 50, minTip: gwei("0.001") };

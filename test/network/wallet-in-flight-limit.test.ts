@@ -5,10 +5,10 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ServiceError } from "../../src/errors.js";
 import type { JournalEntry, TransferJournal, TransferRequest } from "../../src/journal/transfer-journal.js";
-import { SlotQueue } from "../../src/sending/slot-queue.js";
-import type { OnReserved, TokenTransferService, TransferOutcome } from "../../src/sending/transfer-service.js";
-import { WalletInFlightLimit } from "../../src/sending/wallet-in-flight-limit.js";
-import { WalletLedger } from "../../src/sending/wallet-ledger.js";
+import { SlotQueue } from "../../src/lanes/slot-queue.js";
+import type { OnReserved, TokenTransferService, TransferOutcome } from "../../src/send-path/transfer-service.js";
+import { WalletInFlightLimit } from "../../src/network/wallet-in-flight-limit.js";
+import { WalletLedger } from "../../src/send-path/wallet-ledger.js";
 import { snapshotAt } from "../helpers/fake-chain.js";
 
 const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { belowBaseFee, isUnderpriced, neededFees, replacementFees } from "../../src/sending/replacement-fees.js";
+import { belowBaseFee, isUnderpriced, neededFees, replacementFees } from "../../src/send-path/replacement-fees.js";
 
 const GWEI = 1_000_000_000n;
 const previous = { type: 2 as const, maxFeePerGas: 30n * GWEI, maxPriorityFeePerGas: 2n * GWEI };

@@ -1,7 +1,7 @@
 /** One block read serves every lane that asks within its own pace; concurrent asks are one read. */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { SharedFeeBlock } from "../../src/sending/shared-fee-block.js";
-import type { FeeBlock } from "../../src/sending/wallet-snapshot.js";
+import { SharedFeeBlock } from "../../src/lanes/shared-fee-block.js";
+import type { FeeBlock } from "../../src/send-path/wallet-snapshot.js";
 
 const blockAt = (number: number): FeeBlock => ({ number, hash: `0x${number}`, parentHash: `0x${number - 1}`, baseFeePerGas: 1n });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { WalletLedger } from "../../src/sending/wallet-ledger.js";
-import type { WalletSnapshot } from "../../src/sending/wallet-snapshot.js";
+import { WalletLedger } from "../../src/send-path/wallet-ledger.js";
+import type { WalletSnapshot } from "../../src/send-path/wallet-snapshot.js";
 import { ServiceError } from "../../src/errors.js";
 
 const SNAPSHOT: WalletSnapshot = {

@@ -7,8 +7,8 @@ import { Wallet, parseUnits, toQuantity } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ChainConnection } from "../../src/node/connect-chain.js";
 import { createEndpoints, createRpcProvider, endpointSetOf } from "../../src/node/rpc-provider.js";
-import { PoolWalletReads } from "../../src/sending/pool-wallet-reads.js";
-import { readFeeBlock, readWalletSnapshot } from "../../src/sending/wallet-snapshot.js";
+import { PoolWalletReads } from "../../src/lanes/pool-wallet-reads.js";
+import { readFeeBlock, readWalletSnapshot } from "../../src/send-path/wallet-snapshot.js";
 import { type ProxyFault, type RpcProxy, startRpcProxy } from "../helpers/rpc-proxy.js";
 import { NODE_KINDS, type TestChain, addPoolWallets, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
 

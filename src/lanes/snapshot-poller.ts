@@ -8,7 +8,7 @@
  */
 import { monotonicNow } from "../clock.js";
 import type { ReadBlock } from "./shared-fee-block.js";
-import { type FeeBlock, type WalletSnapshot, sameChain } from "./wallet-snapshot.js";
+import { type FeeBlock, type WalletSnapshot, sameChain } from "../send-path/wallet-snapshot.js";
 
 export interface SnapshotPollerOptions {
   initial: WalletSnapshot;

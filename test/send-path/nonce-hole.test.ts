@@ -6,8 +6,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
 import type { TransferJournal } from "../../src/journal/transfer-journal.js";
 import { encodeTransfer } from "../../src/node/erc20.js";
-import { findNonceHole } from "../../src/sending/nonce-hole.js";
-import { signWalletTransaction } from "../../src/sending/wallet-transaction.js";
+import { findNonceHole } from "../../src/send-path/nonce-hole.js";
+import { signWalletTransaction } from "../../src/send-path/wallet-transaction.js";
 import { FAKE_TOKEN, fakeChain } from "../helpers/fake-chain.js";
 
 const RECIPIENT = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";

@@ -1,6 +1,6 @@
 /** New transfers waiting for room: first come, first served, never more let in than there is room for, never longer than allowed. */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { MAX_WAITING, SlotQueue } from "../../src/sending/slot-queue.js";
+import { MAX_WAITING, SlotQueue } from "../../src/lanes/slot-queue.js";
 
 /** Room for `free` more; each take uses one. */
 function room(free: number) {

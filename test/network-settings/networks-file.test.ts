@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config.js";
-import { parseNetworksFile } from "../../src/networks/networks-file.js";
-import { chainConfigOfNetworksFile } from "../../src/networks/served-network.js";
+import { parseNetworksFile } from "../../src/network-settings/networks-file.js";
+import { chainConfigOfNetworksFile } from "../../src/network-settings/served-network.js";
 
 const USDC_BASE = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
 const USDC_POLYGON = "0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359";

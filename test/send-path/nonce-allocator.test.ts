@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { NonceAllocator } from "../../src/sending/nonce-allocator.js";
+import { NonceAllocator } from "../../src/send-path/nonce-allocator.js";
 
 describe("NonceAllocator", () => {
   it("reads the chain once, then hands out consecutive nonces synchronously", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type LaneFigures, chooseLane, laneHold } from "../../src/sending/lane-routing.js";
+import { type LaneFigures, chooseLane, laneHold } from "../../src/lanes/lane-routing.js";
 
 const GWEI = 1_000_000_000n;
 const MAX_IN_FLIGHT = 16;

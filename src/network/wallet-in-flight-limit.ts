@@ -9,9 +9,9 @@
  */
 import { ServiceError } from "../errors.js";
 import type { TransferJournal, TransferRequest } from "../journal/transfer-journal.js";
-import type { SlotQueue } from "./slot-queue.js";
-import type { AuthorizeTransfer, TokenTransferService, TransferOutcome, TransferSender } from "./transfer-service.js";
-import type { WalletLedger } from "./wallet-ledger.js";
+import type { SlotQueue } from "../lanes/slot-queue.js";
+import type { AuthorizeTransfer, TokenTransferService, TransferOutcome, TransferSender } from "../send-path/transfer-service.js";
+import type { WalletLedger } from "../send-path/wallet-ledger.js";
 
 export interface InFlightLimitSettings {
   /** Transfers let in at once, until mined: admittedPerLane(MAX_IN_FLIGHT_PER_LANE). */
