@@ -34,6 +34,8 @@ export interface EntryRow {
   reported_block_hash: string | null;
   final_block: number | null;
   lane: string;
+  chain_id: string;
+  token: string;
   created_at: number;
 }
 
@@ -83,6 +85,8 @@ export function toEntry(row: EntryRow, attempts: JournalAttempt[]): JournalEntry
   return {
     id: row.id,
     lane: row.lane,
+    chainId: Number(row.chain_id),
+    token: row.token,
     idempotencyKey: row.idempotency_key,
     recipient: row.recipient,
     units: BigInt(row.units),

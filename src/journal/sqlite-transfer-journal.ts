@@ -103,9 +103,7 @@ const SCHEMA = `
   CREATE INDEX IF NOT EXISTS webhook_deliveries_event ON webhook_deliveries (event_seq);
 `;
 
-// The journal owner's network and token, which every transfer has for now (one network and token a journal).
-// Values, not a SELECT from the owner, in the inserts: an insert always makes its one row, so that no
-// change means a taken key, never a missing owner.
+// The journal owner's network and token: those of every row made before rows recorded their own.
 const OWNERS_CHAIN = "(SELECT chain_id FROM journal_owner WHERE id = 1)";
 const OWNERS_TOKEN = "(SELECT token_address FROM journal_owner WHERE id = 1)";
 /** Gives the rows without a network and token (made before they were recorded) the journal owner's. */
@@ -201,7 +199,7 @@ export function openSqliteJournal(path: string, owner: JournalOwner, options: Sq
     db.close();
     throw error;
   }
-  return new SqliteTransferJournal(store, owner.walletAddress);
+  return new SqliteTransferJournal(store, owner.walletAddress, { chain: owner.chainId.toString(), token: owner.tokenAddress });
 }
 
 /** Adds the columns an earlier version's journal lacks (a column that exists already is fine). */
@@ -240,19 +238,19 @@ function prepareStatements(db: Database.Database) {
     insertOwner: db.prepare("INSERT INTO journal_owner (id, chain_id, wallet_address, token_address) VALUES (1, @chain_id, @wallet_address, @token_address)"),
     claim: db.prepare(
       `INSERT INTO transfers (idempotency_key, recipient, units, api_key_id, state, notify, lane, chain_id, token, created_at, updated_at)
-       VALUES (@key, @recipient, @units, @apiKeyId, 'claimed', @notify, @lane, ${OWNERS_CHAIN}, ${OWNERS_TOKEN}, ${HISTORY_TIMES_RISE}, @now)
+       VALUES (@key, @recipient, @units, @apiKeyId, 'claimed', @notify, @lane, @chain, @token, ${HISTORY_TIMES_RISE}, @now)
        ON CONFLICT (idempotency_key) DO NOTHING`,
     ),
     byKey: db.prepare("SELECT * FROM transfers WHERE idempotency_key = ?"),
     insertSigned: db.prepare(
       `INSERT INTO transfers (recipient, units, api_key_id, state, nonce, hash, raw_transaction, notify, lane, chain_id, token, created_at, updated_at)
-       VALUES (@recipient, @units, @apiKeyId, 'signed', @nonce, @hash, @rawTransaction, @notify, @lane, ${OWNERS_CHAIN}, ${OWNERS_TOKEN}, ${HISTORY_TIMES_RISE}, @now)`,
+       VALUES (@recipient, @units, @apiKeyId, 'signed', @nonce, @hash, @rawTransaction, @notify, @lane, @chain, @token, ${HISTORY_TIMES_RISE}, @now)`,
     ),
     // A client's transfer moves units; a gas top-up or a nonce filler is an entry of 0 units.
     madeFrom: db.prepare("SELECT id, created_at, state FROM transfers WHERE id >= @from AND units <> '0' ORDER BY id LIMIT @limit"),
     spentSince: db.prepare(
       `SELECT api_key_id, units, created_at FROM transfers INDEXED BY transfers_created
-       WHERE created_at > ? AND api_key_id IS NOT NULL AND state IN ('signed', 'accepted', 'nonce-used') ORDER BY created_at`,
+       WHERE created_at > @since AND api_key_id IS NOT NULL AND state IN ('signed', 'accepted', 'nonce-used') AND chain_id = @chain AND token = @token ORDER BY created_at`,
     ),
     updateSigned: db.prepare(
       // Never over a cancel: the client asked for the transfer not to be paid.
@@ -268,34 +266,34 @@ function prepareStatements(db: Database.Database) {
       "UPDATE transfers SET state = @state, refusal_code = @code, refusal_message = @message, updated_at = @now WHERE id = @id AND state = @from",
     ),
     deleteClaim: db.prepare("DELETE FROM transfers WHERE id = ? AND state = 'claimed'"),
-    markNonceUsed: db.prepare("UPDATE transfers SET state = 'nonce-used', updated_at = @now WHERE lane = @lane AND state = 'accepted' AND nonce < @count"),
+    markNonceUsed: db.prepare("UPDATE transfers SET state = 'nonce-used', updated_at = @now WHERE lane = @lane AND chain_id = @chain AND state = 'accepted' AND nonce < @count"),
     markUnmined: db.prepare(
-      "UPDATE transfers INDEXED BY transfers_unfinal SET state = 'accepted', mined_hash = NULL, settled_block = NULL, final_block = NULL, updated_at = @now WHERE lane = @lane AND state IN ('nonce-used', 'cancelled', 'replaced') AND nonce >= @count AND final_block IS NULL AND (settled_block IS NULL OR settled_block <= @block)",
+      "UPDATE transfers INDEXED BY transfers_unfinal SET state = 'accepted', mined_hash = NULL, settled_block = NULL, final_block = NULL, updated_at = @now WHERE lane = @lane AND chain_id = @chain AND state IN ('nonce-used', 'cancelled', 'replaced') AND nonce >= @count AND final_block IS NULL AND (settled_block IS NULL OR settled_block <= @block)",
     ),
     unmineOne: db.prepare(
       "UPDATE transfers SET state = 'accepted', mined_hash = NULL, settled_block = NULL, final_block = NULL, updated_at = @now WHERE id = @id AND state IN ('nonce-used', 'cancelled', 'replaced') AND final_block IS NULL",
     ),
     settleAt: db.prepare(
-      "UPDATE transfers INDEXED BY transfers_unfinal SET settled_block = @block, updated_at = @now WHERE lane = @lane AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') AND (settled_block IS NULL OR @resettle = 1)",
+      "UPDATE transfers INDEXED BY transfers_unfinal SET settled_block = @block, updated_at = @now WHERE lane = @lane AND chain_id = @chain AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') AND (settled_block IS NULL OR @resettle = 1)",
     ),
-    unfinal: db.prepare("SELECT * FROM transfers INDEXED BY transfers_unfinal WHERE lane = @lane AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') ORDER BY nonce"),
+    unfinal: db.prepare("SELECT * FROM transfers INDEXED BY transfers_unfinal WHERE lane = @lane AND chain_id = @chain AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') ORDER BY nonce"),
     lowestUnfinalSettled: db.prepare(
-      "SELECT MIN(settled_block) FROM transfers INDEXED BY transfers_unfinal WHERE lane = @lane AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') AND (state <> 'nonce-used' OR mined_hash IS NOT NULL)",
+      "SELECT MIN(settled_block) FROM transfers INDEXED BY transfers_unfinal WHERE lane = @lane AND chain_id = @chain AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') AND (state <> 'nonce-used' OR mined_hash IS NOT NULL)",
     ).pluck(),
-    hasUnfinal: db.prepare("SELECT 1 FROM transfers INDEXED BY transfers_unfinal WHERE lane = @lane AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') LIMIT 1").pluck(),
+    hasUnfinal: db.prepare("SELECT 1 FROM transfers INDEXED BY transfers_unfinal WHERE lane = @lane AND chain_id = @chain AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') LIMIT 1").pluck(),
     finalize: db.prepare(
       // Only what is verified: a used nonce whose transaction is not known yet is not final, whatever its depth.
-      `UPDATE transfers INDEXED BY transfers_unfinal SET final_block = @finalized, updated_at = @now WHERE lane = @lane AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced')
+      `UPDATE transfers INDEXED BY transfers_unfinal SET final_block = @finalized, updated_at = @now WHERE lane = @lane AND chain_id = @chain AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced')
        AND settled_block <= @finalized AND (state <> 'nonce-used' OR mined_hash IS NOT NULL)`,
     ),
     finalizedUnreported: db.prepare(
-      "SELECT * FROM transfers INDEXED BY transfers_finality_unreported WHERE lane = @lane AND notify = 1 AND final_block IS NOT NULL AND reported IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled') ORDER BY nonce",
+      "SELECT * FROM transfers INDEXED BY transfers_finality_unreported WHERE lane = @lane AND chain_id = @chain AND notify = 1 AND final_block IS NOT NULL AND reported IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled') ORDER BY nonce",
     ),
-    unsettled: db.prepare("SELECT * FROM transfers INDEXED BY transfers_unsettled WHERE lane = @lane AND state IN ('claimed', 'signed', 'accepted') ORDER BY nonce, id"),
-    lanesWithUnsettled: db.prepare("SELECT DISTINCT lane FROM transfers WHERE state IN ('claimed', 'signed', 'accepted')").pluck(),
+    unsettled: db.prepare("SELECT * FROM transfers INDEXED BY transfers_unsettled WHERE lane = @lane AND chain_id = @chain AND state IN ('claimed', 'signed', 'accepted') ORDER BY nonce, id"),
+    lanesWithUnsettled: db.prepare("SELECT DISTINCT lane FROM transfers WHERE state IN ('claimed', 'signed', 'accepted') AND chain_id = @chain").pluck(),
     // The partial index's own terms, repeated: a partial index is usable only when the query implies its terms.
     usedUnverified: db.prepare(
-      `SELECT * FROM transfers INDEXED BY transfers_unfinal WHERE lane = @lane AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced')
+      `SELECT * FROM transfers INDEXED BY transfers_unfinal WHERE lane = @lane AND chain_id = @chain AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced')
        AND state = 'nonce-used' AND mined_hash IS NULL ORDER BY nonce`,
     ),
     attemptsOf: db.prepare("SELECT * FROM attempts WHERE transfer_id = ? ORDER BY id"),
@@ -326,12 +324,12 @@ function prepareStatements(db: Database.Database) {
     ),
     setReported: db.prepare("UPDATE transfers SET reported = @reported, reported_block_hash = @blockHash, updated_at = @now WHERE id = @id"),
     unreportedSettled: db.prepare(
-      `SELECT * FROM transfers INDEXED BY transfers_unreported WHERE lane = @lane AND notify = 1 AND (reported IS NULL OR reported NOT IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled', 'transfer.finalized'))
+      `SELECT * FROM transfers INDEXED BY transfers_unreported WHERE lane = @lane AND chain_id = @chain AND notify = 1 AND (reported IS NULL OR reported NOT IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled', 'transfer.finalized'))
        AND state IN ('nonce-used', 'cancelled', 'replaced') ORDER BY nonce`,
     ),
     // Any reported outcome a reorganisation undid: confirmed, failed or cancelled.
     reportedButUnmined: db.prepare(
-      "SELECT * FROM transfers WHERE lane = @lane AND notify = 1 AND reported IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled') AND state IN ('signed', 'accepted') ORDER BY nonce",
+      "SELECT * FROM transfers WHERE lane = @lane AND chain_id = @chain AND notify = 1 AND reported IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled') AND state IN ('signed', 'accepted') ORDER BY nonce",
     ),
     // Deliveries are made in event order, so their ids keep it; walking the (state, id) index stops at LIMIT.
     dueDeliveries: db.prepare(
@@ -550,23 +548,44 @@ class SqliteJournalStore {
   }
 }
 
-/** The journal as one lane sees it: its own transfers to follow, and every lane's keys, hashes and events. */
+/** Which network (chain id, decimal) and token a view's transfers are made on and followed on. */
+interface ViewNetwork {
+  chain: string;
+  token: string;
+}
+
+/**
+ * The journal as one lane of one network sees it: its own transfers to make and follow (a wallet has a
+ * nonce sequence per chain), and every lane's and network's keys, hashes and events.
+ */
 class SqliteTransferJournal implements TransferJournal {
   readonly #store: SqliteJournalStore;
+  readonly #network: ViewNetwork;
   // The journal openSqliteJournal returned owns the database; a lane's view of it does not.
   readonly #ownsStore: boolean;
 
   constructor(
     store: SqliteJournalStore,
     readonly lane: string,
+    network: ViewNetwork,
     ownsStore = true,
   ) {
     this.#store = store;
+    this.#network = network;
     this.#ownsStore = ownsStore;
   }
 
   forLane(walletAddress: string): TransferJournal {
-    return new SqliteTransferJournal(this.#store, walletAddress, false);
+    return new SqliteTransferJournal(this.#store, walletAddress, this.#network, false);
+  }
+
+  forNetwork(chainId: bigint, tokenAddress: string): TransferJournal {
+    return new SqliteTransferJournal(this.#store, this.lane, { chain: chainId.toString(), token: tokenAddress }, false);
+  }
+
+  /** The statement parameters that name this view's lane on its network. */
+  get #laneOnNetwork(): { lane: string; chain: string } {
+    return { lane: this.lane, chain: this.#network.chain };
   }
 
   get failure(): JournalUnavailableError | undefined {
@@ -589,7 +608,7 @@ class SqliteTransferJournal implements TransferJournal {
   claimKey(key: string, request: TransferRequest): KeyClaim {
     const now = steadyWallClockNow();
     const inserted = this.#store.write(() =>
-      this.#store.statements.claim.run({ key, recipient: request.recipient, units: request.units.toString(), apiKeyId: request.apiKeyId ?? null, notify: this.#store.notify, lane: this.lane, now }),
+      this.#store.statements.claim.run({ key, recipient: request.recipient, units: request.units.toString(), apiKeyId: request.apiKeyId ?? null, notify: this.#store.notify, ...this.#network, lane: this.lane, now }),
     );
     if (inserted.changes === 1) return { outcome: "claimed", entryId: Number(inserted.lastInsertRowid) };
     const row = this.#store.statements.byKey.get(key) as EntryRow;
@@ -607,7 +626,7 @@ class SqliteTransferJournal implements TransferJournal {
     } else {
       const inserted = this.#store.write(() =>
         // A nonce filler or a gas top-up (0 units) is no client's transfer: webhooks do not report it.
-        this.#store.statements.insertSigned.run({ ...values, lane: this.lane, recipient: request.recipient, units: request.units.toString(), apiKeyId: request.apiKeyId ?? null, notify: request.units > 0n ? this.#store.notify : 0 }),
+        this.#store.statements.insertSigned.run({ ...values, ...this.#network, lane: this.lane, recipient: request.recipient, units: request.units.toString(), apiKeyId: request.apiKeyId ?? null, notify: request.units > 0n ? this.#store.notify : 0 }),
       );
       id = Number(inserted.lastInsertRowid);
     }
@@ -660,27 +679,27 @@ class SqliteTransferJournal implements TransferJournal {
   }
 
   markNonceUsedBelow(minedNonceCount: number): number {
-    return this.#store.write(() => this.#store.statements.markNonceUsed.run({ lane: this.lane, count: minedNonceCount, now: steadyWallClockNow() })).changes;
+    return this.#store.write(() => this.#store.statements.markNonceUsed.run({ ...this.#laneOnNetwork, count: minedNonceCount, now: steadyWallClockNow() })).changes;
   }
 
   markUnminedFrom(minedNonceCount: number, atBlock: number): number {
-    return this.#store.write(() => this.#store.statements.markUnmined.run({ lane: this.lane, count: minedNonceCount, block: atBlock, now: steadyWallClockNow() })).changes;
+    return this.#store.write(() => this.#store.statements.markUnmined.run({ ...this.#laneOnNetwork, count: minedNonceCount, block: atBlock, now: steadyWallClockNow() })).changes;
   }
 
   markSettledAt(block: number, resettle = false): number {
-    return this.#store.write(() => this.#store.statements.settleAt.run({ lane: this.lane, block, resettle: resettle ? 1 : 0, now: steadyWallClockNow() })).changes;
+    return this.#store.write(() => this.#store.statements.settleAt.run({ ...this.#laneOnNetwork, block, resettle: resettle ? 1 : 0, now: steadyWallClockNow() })).changes;
   }
 
   lowestUnfinalSettledBlock(): number | undefined {
-    return (this.#store.statements.lowestUnfinalSettled.get({ lane: this.lane }) as number | null) ?? undefined;
+    return (this.#store.statements.lowestUnfinalSettled.get(this.#laneOnNetwork) as number | null) ?? undefined;
   }
 
   hasUnfinal(): boolean {
-    return this.#store.statements.hasUnfinal.get({ lane: this.lane }) !== undefined;
+    return this.#store.statements.hasUnfinal.get(this.#laneOnNetwork) !== undefined;
   }
 
   unfinal(): JournalEntry[] {
-    return (this.#store.statements.unfinal.all({ lane: this.lane }) as EntryRow[]).map((row) => toEntry(row, this.#store.attemptsOf(row.id)));
+    return (this.#store.statements.unfinal.all(this.#laneOnNetwork) as EntryRow[]).map((row) => toEntry(row, this.#store.attemptsOf(row.id)));
   }
 
   markUnmined(entryId: number): boolean {
@@ -688,23 +707,23 @@ class SqliteTransferJournal implements TransferJournal {
   }
 
   finalizeThrough(finalizedBlock: number): number {
-    return this.#store.write(() => this.#store.statements.finalize.run({ lane: this.lane, finalized: finalizedBlock, now: steadyWallClockNow() })).changes;
+    return this.#store.write(() => this.#store.statements.finalize.run({ ...this.#laneOnNetwork, finalized: finalizedBlock, now: steadyWallClockNow() })).changes;
   }
 
   finalizedUnreported(): JournalEntry[] {
-    return (this.#store.statements.finalizedUnreported.all({ lane: this.lane }) as EntryRow[]).map((row) => toEntry(row, this.#store.attemptsOf(row.id)));
+    return (this.#store.statements.finalizedUnreported.all(this.#laneOnNetwork) as EntryRow[]).map((row) => toEntry(row, this.#store.attemptsOf(row.id)));
   }
 
   usedUnverified(): JournalEntry[] {
-    return (this.#store.statements.usedUnverified.all({ lane: this.lane }) as EntryRow[]).map((row) => toEntry(row, this.#store.attemptsOf(row.id)));
+    return (this.#store.statements.usedUnverified.all(this.#laneOnNetwork) as EntryRow[]).map((row) => toEntry(row, this.#store.attemptsOf(row.id)));
   }
 
   lanesWithUnsettled(): string[] {
-    return this.#store.statements.lanesWithUnsettled.all() as string[];
+    return this.#store.statements.lanesWithUnsettled.all({ chain: this.#network.chain }) as string[];
   }
 
   unsettled(): JournalEntry[] {
-    const rows = this.#store.statements.unsettled.all({ lane: this.lane }) as EntryRow[];
+    const rows = this.#store.statements.unsettled.all(this.#laneOnNetwork) as EntryRow[];
     // By the entries' ids: a join from the attempts' side read every attempt of the history.
     const attempts = this.#store.attemptsOfEach(rows.map((row) => row.id));
     return rows.map((row) => toEntry(row, attempts.get(row.id) ?? []));
@@ -748,11 +767,11 @@ class SqliteTransferJournal implements TransferJournal {
   }
 
   unreportedSettled(): JournalEntry[] {
-    return (this.#store.statements.unreportedSettled.all({ lane: this.lane }) as EntryRow[]).map((row) => toEntry(row, this.#store.attemptsOf(row.id)));
+    return (this.#store.statements.unreportedSettled.all(this.#laneOnNetwork) as EntryRow[]).map((row) => toEntry(row, this.#store.attemptsOf(row.id)));
   }
 
   reportedButUnmined(): JournalEntry[] {
-    return (this.#store.statements.reportedButUnmined.all({ lane: this.lane }) as EntryRow[]).map((row) => toEntry(row, this.#store.attemptsOf(row.id)));
+    return (this.#store.statements.reportedButUnmined.all(this.#laneOnNetwork) as EntryRow[]).map((row) => toEntry(row, this.#store.attemptsOf(row.id)));
   }
 
   dueDeliveries(now: number, limit: number, excludedIds: ReadonlySet<number>): (WebhookDelivery & { body: string })[] {
@@ -806,7 +825,7 @@ class SqliteTransferJournal implements TransferJournal {
   }
 
   spentSince(since: number): { apiKeyId: string; units: bigint; at: number }[] {
-    const rows = this.#store.statements.spentSince.all(since) as { api_key_id: string; units: string; created_at: number }[];
+    const rows = this.#store.statements.spentSince.all({ since, ...this.#network }) as { api_key_id: string; units: string; created_at: number }[];
     return rows.map((row) => ({ apiKeyId: row.api_key_id, units: BigInt(row.units), at: row.created_at }));
   }
 

@@ -62,6 +62,9 @@ export interface JournalEntry extends TransferRequest {
   id: number;
   /** The wallet that signs it (its lane in a wallet pool). */
   lane: string;
+  /** The network it is paid on, and the token it pays in (its contract's address). */
+  chainId: number;
+  token: string;
   idempotencyKey: string | null;
   state: JournalState;
   nonce: number | null;
@@ -209,7 +212,13 @@ export interface TransferJournal {
    * closes the store, closing a lane's view alone does nothing.
    */
   forLane(walletAddress: string): TransferJournal;
-  /** Every lane that has transfers claimed, signed or accepted: someone must follow them. */
+  /**
+   * The same journal as this lane sees it on another network: a wallet has a nonce sequence per chain, so
+   * every transfer is made and followed on one network, and in one token of it (the rows it writes record
+   * both). Keys, hashes and events stay every network's: an Idempotency-Key is one payment wherever it went.
+   */
+  forNetwork(chainId: bigint, tokenAddress: string): TransferJournal;
+  /** Every lane of this network that has transfers claimed, signed or accepted: someone must follow them. */
   lanesWithUnsettled(): string[];
   /** Resolves once every write made so far is durable; rejects if committing them failed. */
   flushed(): Promise<void>;
@@ -342,7 +351,7 @@ export interface TransferJournal {
    * A leader's working copy reads it from the shared database, once its own commits are shipped there.
    */
   history(filter: HistoryFilter, beforeId: number | undefined, limit: number): Promise<HistoryPage>;
-  /** What each API key had signed since `since` (ms), for the per-key caps after a restart. */
+  /** What each API key had signed since `since` (ms) on this network in this token, for the per-key caps after a restart. */
   spentSince(since: number): { apiKeyId: string; units: bigint; at: number }[];
   /**
    * Clients' transfers made since `since` (ms), oldest first, at most `limit`, each with its time and state:

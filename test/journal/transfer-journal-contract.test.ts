@@ -18,6 +18,8 @@ import { type TestPostgres, startTestPostgres, testPool } from "../helpers/postg
 
 const keptConnections: Database.Database[] = [];
 const OWNER = { chainId: 31337n, walletAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", tokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3" };
+/** USDC on Polygon: a transfer on another network than the owner's. */
+const POLYGON_TOKEN = "0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359";
 /** A second wallet: another lane of the same pool. */
 const OTHER_LANE = "0x90F79bf6EB2c4f870365E785982E1f101E93b906";
 const REQUEST = { recipient: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC", units: 1_500_000_000_000_000_000n };
@@ -201,6 +203,39 @@ describe.each([
     expect(journal.lane).toBe(OTHER_LANE);
     expect(journal.findByHash(SIGNED.hash)).toMatchObject({ id: mine, lane: OWNER.walletAddress, state: "nonce-used" });
     expect(journal.unsettled().map((entry) => entry.id)).toEqual([claim.entryId, theirs]);
+  });
+
+  it("keeps each network's transfers of one wallet apart (a nonce sequence per chain), and shares keys and hashes between networks", async () => {
+    const polygon = journal.forNetwork(137n, POLYGON_TOKEN);
+    const onOwners = journal.recordSigned(undefined, { ...REQUEST, apiKeyId: "key_a" }, SIGNED);
+    // The same wallet, the same nonce, on another chain: another transaction.
+    const onPolygon = polygon.recordSigned(undefined, { ...REQUEST, apiKeyId: "key_a", units: 5n }, { ...SIGNED, hash: `0x${"ef".repeat(32)}` });
+    for (const id of [onOwners, onPolygon]) journal.recordAccepted(id);
+    expect(journal.findById(onOwners)).toMatchObject({ chainId: 31337, token: OWNER.tokenAddress, nonce: 7 });
+    expect(journal.findById(onPolygon)).toMatchObject({ chainId: 137, token: POLYGON_TOKEN, nonce: 7 });
+    // A key claimed on one network is taken on every network: one payment, wherever it went.
+    const claim = polygon.claimKey("network-key", REQUEST);
+    expect(claim.outcome).toBe("claimed");
+    expect(journal.claimKey("network-key", REQUEST)).toMatchObject({ outcome: "existing", entry: { chainId: 137, token: POLYGON_TOKEN } });
+    // Each network's nonce count settles its own transfers only.
+    expect(journal.markNonceUsedBelow(8)).toBe(1);
+    if (claim.outcome !== "claimed") throw new Error("expected a claim");
+    // Unsettled by nonce: the claim has none yet.
+    expect(polygon.unsettled().map((entry) => [entry.id, entry.state])).toEqual([[claim.entryId, "claimed"], [onPolygon, "accepted"]]);
+    expect(journal.unsettled()).toEqual([]);
+    expect(journal.usedUnverified().map((entry) => entry.id)).toEqual([onOwners]);
+    expect(polygon.usedUnverified()).toEqual([]);
+    expect(journal.lanesWithUnsettled()).toEqual([]);
+    expect(polygon.lanesWithUnsettled()).toEqual([OWNER.walletAddress]);
+    // The per-key cap counts what was spent in the network's own token.
+    expect(journal.spentSince(0).map((spent) => spent.units)).toEqual([REQUEST.units]);
+    expect(polygon.spentSince(0).map((spent) => spent.units)).toEqual([5n]);
+    // A hash finds its transfer from any network's view, and a new leader's working copy keeps both apart.
+    expect(polygon.findByHash(SIGNED.hash)).toMatchObject({ id: onOwners, chainId: 31337 });
+    polygon.close();
+    await reopen();
+    expect(journal.forNetwork(137n, POLYGON_TOKEN).unsettled().map((entry) => entry.id)).toContain(onPolygon);
+    expect(journal.unsettled()).toEqual([]);
   });
 
   it("refuses to start while transfers in flight belong to a wallet not configured; settled ones are history", () => {
