@@ -6,7 +6,7 @@ import { type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyBaseLogger, LogController } from "fastify";
 import type { Logger } from "pino";
 import type { ApiKeyRing } from "./auth/api-keys.js";
-import type { ChainServices } from "./network/network-services.js";
+import type { ChainServices } from "./chain-services.js";
 import { waitForConfirmations } from "./lookup/confirmation-wait.js";
 import type { ChainConnection } from "./node/connect-chain.js";
 import type { ServedNetwork } from "./network-settings/network-choice.js";

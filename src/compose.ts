@@ -6,9 +6,10 @@
 import type { Logger } from "pino";
 import { type App, buildApp } from "./app.js";
 import { ApiKeyRing } from "./auth/api-keys.js";
-import { type ChainServices, type JournalOpener, startChainServices } from "./network/network-services.js";
-import { type ChainConnection, checkNode, closeChain, connectChain, logEndpointState } from "./node/connect-chain.js";
-import { type ChainConfig, ConfigError } from "./config.js";
+import { type ChainServices, type JournalOpener, startChainServices } from "./chain-services.js";
+import type { NetworkServices } from "./network/network-services.js";
+import { type ChainConnection, checkNode, closeChain, connectChain, logEndpointState, openSigners } from "./node/connect-chain.js";
+import { type ChainConfig, ConfigError, type DeploymentConfig } from "./config.js";
 import { InvalidAddressError, parseRecipientAddress } from "./domain/recipient-address.js";
 import { InvalidAmountError, parseTokenAmount } from "./domain/token-amount.js";
 import { TransferPolicy, type TransferPolicyLimits } from "./domain/transfer-policy.js";
@@ -39,14 +40,32 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-/** Connects, reconciles and builds the app; does not listen. Throws ConfigError for a bad policy variable. */
-export async function composeService(config: ChainConfig, logger: Logger, replica?: LeadingReplica): Promise<RunningService> {
+/**
+ * Connects every network (one set of signers serves them all), reconciles and builds the app; does not
+ * listen. Throws ConfigError for a bad policy variable.
+ */
+export async function composeService(config: DeploymentConfig, logger: Logger, replica?: LeadingReplica): Promise<RunningService> {
   const metrics = new ServiceMetrics();
-  const chain = await connectChain(config, { observe: metrics.observeRpc, onEndpointState: logEndpointState(logger) });
+  const watchers = { observe: metrics.observeRpc, onEndpointState: logEndpointState(logger) };
+  const networkConfigs = [config, ...(config.otherNetworks ?? [])];
+  const signers = await openSigners(config.signers);
+  const chains: ChainConnection[] = [];
   let services: ChainServices | undefined;
+  const closeChains = async () => {
+    for (const connected of chains) await closeChain(connected, { signers: false });
+    await Promise.all(signers.map((signer) => signer.close()));
+  };
   try {
+    for (const networkConfig of networkConfigs) chains.push(await connectChain(networkConfig, watchers, signers));
+    const [chain] = chains;
     const policyLimits = readPolicyLimits(config, chain.tokenDecimals);
-    services = await startChainServices(config, chain, logger, (outcome) => metrics.countWebhookDelivery(outcome), replica?.openJournal);
+    services = await startChainServices(
+      config,
+      chains.map((connected, index) => ({ config: networkConfigs[index], chain: connected })),
+      logger,
+      (outcome) => metrics.countWebhookDelivery(outcome),
+      replica?.openJournal,
+    );
     if (replica) metrics.watchReplica(replica.id, () => true);
     const policy = new TransferPolicy(policyLimits, services.journal.spentSince(steadyWallClockNow() - DAY_MS));
     const { ledger, submitter, journal, replacer } = services;
@@ -86,7 +105,7 @@ export async function composeService(config: ChainConfig, logger: Logger, replic
       metrics,
       apiKeys: config.authDisabled ? undefined : ApiKeyRing.parse(config.apiKeys ?? ""),
       policy,
-      readinessChecks: { ...readinessChecks(chain, services), ...(replica && { database: replica.checkDatabase }) },
+      readinessChecks: { ...readinessChecks(services), ...(replica && { database: replica.checkDatabase }) },
       replicaId: replica?.id,
     });
     const running = services;
@@ -98,12 +117,12 @@ export async function composeService(config: ChainConfig, logger: Logger, replic
       async close() {
         await app.close();
         await running.close();
-        await closeChain(chain);
+        await closeChains();
       },
     };
   } catch (error) {
     await services?.close();
-    await closeChain(chain);
+    await closeChains();
     throw error;
   }
 }
@@ -136,14 +155,24 @@ function checkedRecipient(address: string): string {
   }
 }
 
-function readinessChecks(chain: ChainConnection, services: ChainServices): Record<string, ReadinessCheck> {
+/** Every network's checks: the default network's under their own names, another's prefixed with its name. */
+function readinessChecks(services: ChainServices): Record<string, ReadinessCheck> {
+  const journal: ReadinessCheck = async () => (services.journal.failure ? "the transfer journal failed to commit and records nothing until the service is restarted" : undefined);
+  return Object.fromEntries(
+    services.networks.flatMap((network, index) =>
+      Object.entries(networkReadinessChecks(network)).map(([name, check]) => [index === 0 ? name : `${network.network.name}.${name}`, check]),
+    ).concat([["journal", journal]]),
+  );
+}
+
+function networkReadinessChecks(services: NetworkServices): Record<string, ReadinessCheck> {
+  const { chain } = services;
   return {
     node: () => checkNode(chain.endpoints, services.head),
     chainId: async () => {
       const served = BigInt(await chain.provider.send("eth_chainId", []));
       return served === chain.chainId ? undefined : `the node now serves chain ${served}, expected ${chain.chainId}`;
     },
-    journal: async () => (services.journal.failure ? "the transfer journal failed to commit and records nothing until the service is restarted" : undefined),
     gas: async () => {
       // A pool is ready while any of its wallets can pay.
       const canPay = () => services.lanes.some(({ ledger }) => ledger.snapshot.ethBalance >= transferGasCost(ledger.snapshot));

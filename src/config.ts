@@ -121,6 +121,9 @@ export type ChainConfig = Config &
     served?: { network: string; token: string };
   };
 
+/** A deployment's networks: the default one, and the others NETWORKS_FILE names, each a chain configuration of its own. */
+export type DeploymentConfig = ChainConfig & { otherNetworks?: readonly ChainConfig[] };
+
 /** How startup messages name the settings of the chain: RPC_URL, CHAIN_ID, TOKEN_ADDRESS, or a file's entries. */
 export interface ChainSettingNames {
   rpcUrl: string;

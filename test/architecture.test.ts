@@ -23,6 +23,8 @@ const LAYERS: string[][] = [
   ["lanes"],
   // A network is made of lanes, and a lane of its send path.
   ["network"],
+  // The journal, every network, and what works on the journal as a whole.
+  ["chain-services"],
   ["http"],
   ["app"],
   ["compose"],

@@ -113,32 +113,44 @@ export function logEndpointState(logger: Logger): NonNullable<RpcWatchers["onEnd
   };
 }
 
-/**
- * Opens the signers (their keys decide the wallets' addresses), then the provider, checks CHAIN_ID and
- * TOKEN_ADDRESS against the node, and reads the token's decimals. The connection is the first lane's.
- */
-export async function connectChain(config: ChainConfig, watchers: RpcWatchers = {}): Promise<ChainConnection> {
+/** Opens every lane's signer (their keys decide the wallets' addresses); one set serves every network. */
+export async function openSigners(settings: ChainConfig["signers"]): Promise<WalletSigner[]> {
   const signers: WalletSigner[] = [];
   try {
-    for (const settings of config.signers) {
-      const signer = await openWalletSigner(settings);
+    for (const setting of settings) {
+      const signer = await openWalletSigner(setting);
       signers.push(signer);
       if (signers.some((other) => other !== signer && other.address === signer.address)) {
         throw new SignerStartupError(`two of the configured keys are the same wallet, ${signer.address}; each lane of a pool needs a key of its own`);
       }
     }
-    return await connectWithSigners(config, signers, watchers);
+    return signers;
   } catch (error) {
     await Promise.all(signers.map((signer) => signer.close()));
     throw error;
   }
 }
 
-/** Lets go of the node connection and every lane's signer. */
-export async function closeChain(chain: ChainConnection): Promise<void> {
+/**
+ * Connects to a network's node with the lanes' signers, checks it serves the expected chain and token, and
+ * reads the token's decimals. The connection is the first lane's. Without `signers` it opens its own (see
+ * openSigners), and closes them if the connection fails.
+ */
+export async function connectChain(config: ChainConfig, watchers: RpcWatchers = {}, signers?: WalletSigner[]): Promise<ChainConnection> {
+  const lanes = signers ?? (await openSigners(config.signers));
+  try {
+    return await connectWithSigners(config, lanes, watchers);
+  } catch (error) {
+    if (!signers) await Promise.all(lanes.map((signer) => signer.close()));
+    throw error;
+  }
+}
+
+/** Lets go of the node connection and, unless other networks still use them, every lane's signer. */
+export async function closeChain(chain: ChainConnection, { signers = true } = {}): Promise<void> {
   chain.provider.destroy();
   await chain.endpoints.stop();
-  await Promise.all(chain.laneSigners.map((signer) => signer.close()));
+  if (signers) await Promise.all(chain.laneSigners.map((signer) => signer.close()));
 }
 
 /** The connection as `signer`'s lane uses it: the same node and token, another wallet. */

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import type { App } from "../../src/app.js";
-import type { ChainServices } from "../../src/network/network-services.js";
+import type { ChainServices } from "../../src/chain-services.js";
 import type { ChainConnection } from "../../src/node/connect-chain.js";
 import { composeService } from "../../src/compose.js";
 import { type ChainConfig, chainConfigOf, loadConfig } from "../../src/config.js";

@@ -1,7 +1,7 @@
 /** GET /wallet: the hot wallet at a glance, so one curl tells whether it is funded, busy or jammed. */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
-import type { ChainServices } from "../../network/network-services.js";
+import type { NetworkServices } from "../../network/network-services.js";
 import type { ChainConnection } from "../../node/connect-chain.js";
 import { formatTokenAmount } from "../../domain/token-amount.js";
 import { asNodeUnavailable } from "../../node/ethers-errors.js";
@@ -12,7 +12,7 @@ import { errorReplies } from "../schemas.js";
 
 export interface WalletRouteOptions {
   chain: ChainConnection;
-  services: ChainServices;
+  services: NetworkServices;
   /** Set when several replicas share one database. */
   replicaId?: string;
 }
