@@ -190,7 +190,7 @@ async function printFilteredPages(store: string, journal: TransferJournal, now: 
  */
 async function measureCsvExport(path: string): Promise<void> {
   const journal = openSqliteJournal(path, OWNER);
-  const token = { address: OWNER.tokenAddress, decimals: 18, network: servedNetworkOf(undefined, { chainId: BigInt(OWNER.chainId), tokenAddress: OWNER.tokenAddress }) };
+  const networks = [{ tokenDecimals: 18, network: servedNetworkOf(undefined, { chainId: BigInt(OWNER.chainId), tokenAddress: OWNER.tokenAddress }) }];
   const baseline = process.memoryUsage().rss;
   let peak = baseline;
   let bytes = 0;
@@ -198,7 +198,7 @@ async function measureCsvExport(path: string): Promise<void> {
   const loop = monitorEventLoopDelay({ resolution: 1 });
   loop.enable();
   const started = performance.now();
-  for await (const chunk of historyCsv(journal, {}, undefined, undefined, token)) {
+  for await (const chunk of historyCsv(journal, {}, undefined, undefined, networks)) {
     bytes += Buffer.byteLength(chunk);
     rows += chunk.split("\r\n").length - 1;
     peak = Math.max(peak, process.memoryUsage().rss);

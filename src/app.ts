@@ -7,9 +7,8 @@ import Fastify, { type FastifyBaseLogger, LogController } from "fastify";
 import type { Logger } from "pino";
 import type { ApiKeyRing } from "./auth/api-keys.js";
 import type { ChainServices } from "./chain-services.js";
+import type { JournalEntry } from "./journal/transfer-journal.js";
 import { waitForConfirmations } from "./lookup/confirmation-wait.js";
-import type { ChainConnection } from "./node/connect-chain.js";
-import type { ServedNetwork } from "./network-settings/network-choice.js";
 import type { Config } from "./config.js";
 import type { TransferPolicy } from "./domain/transfer-policy.js";
 import { ANONYMOUS_KEY_ID, requireApiKeys } from "./http/auth.js";
@@ -40,16 +39,14 @@ export const BODY_LIMIT_BYTES = 4096;
 
 /** What the app is built from besides its configuration. */
 export interface AppDependencies {
-  chain: ChainConnection;
-  /** The network and token the service pays on, as requests and answers name them. */
-  network: ServedNetwork;
   services: ChainServices;
   /** The process logger (createLogger), shared with the chain services. */
   logger: Logger;
   metrics: ServiceMetrics;
   /** Undefined only with AUTH_DISABLED. */
   apiKeys: ApiKeyRing | undefined;
-  policy: TransferPolicy;
+  /** Each network's transfer policy (its token's limits), in the order of services.networks. */
+  policies: readonly TransferPolicy[];
   readinessChecks: Record<string, ReadinessCheck>;
   /** Set when several replicas share one database (this one leads). */
   replicaId?: string;
@@ -59,7 +56,7 @@ export type AppConfig = Pick<Config, "rateLimitMax" | "rateLimitWindowMs" | "tru
 
 /** Builds the Fastify app with every route, auth, limits, metrics and the error envelope. Does not listen. */
 export function buildApp(config: AppConfig, deps: AppDependencies) {
-  const { chain, services, metrics } = deps;
+  const { services, metrics } = deps;
   const app = Fastify({
     ...serverOptions(config, deps.logger),
     // One line per request, written when it completes (below), instead of Fastify's two.
@@ -120,26 +117,53 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
 
   app.register(async (routes) => {
     routes.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
-    routes.register(healthRoutes, { checks: deps.readinessChecks, endpoints: () => deps.chain.endpoints.states() });
-    routes.register(transferRoute, {
-      network: deps.network,
-      transfers: services.transfers,
-      tokenDecimals: chain.tokenDecimals,
-      policy: deps.policy,
-      countOutcome: (outcome, code) => metrics.countTransfer(outcome, code),
-      countUnitsSent: (units) => metrics.countTokensSent(Number(units) / 10 ** chain.tokenDecimals),
-      awaitConfirmations: (hash, wanted, timeoutMs) => waitForConfirmations(services.lookup, hash, wanted, timeoutMs, CONFIRMATION_POLL_MS),
+    routes.register(healthRoutes, {
+      checks: deps.readinessChecks,
+      // Another network's endpoints are named with the network's name first.
+      endpoints: () =>
+        Object.fromEntries(
+          services.networks.flatMap(({ network, chain }, index) =>
+            Object.entries(chain.endpoints.states()).map(([endpoint, state]) => [index === 0 ? endpoint : `${network.name} ${endpoint}`, state]),
+          ),
+        ),
     });
-    routes.register(getTransactionRoute, { network: deps.network, lookup: services.lookup, journal: services.journal });
-    routes.register(transactionStatusRoute, { statuses: services.statuses });
-    routes.register(cancelTransferRoute, { journal: services.journal, replacerOf: (lane) => services.laneOf(lane)?.replacer, statuses: services.statuses });
+    routes.register(transferRoute, {
+      networks: services.networks.map((network, index) => ({
+        network: network.network,
+        transfers: network.transfers,
+        tokenDecimals: network.chain.tokenDecimals,
+        policy: deps.policies[index],
+        awaitConfirmations: (hash: string, wanted: number, timeoutMs: number) => waitForConfirmations(network.lookup, hash, wanted, timeoutMs, CONFIRMATION_POLL_MS),
+      })),
+      countOutcome: (outcome, code) => metrics.countTransfer(outcome, code),
+      // The gauge and counter of tokens are the default network's token's (another token is another unit).
+      countUnitsSent: (units, { network, tokenDecimals }) => {
+        if (network === services.network) metrics.countTokensSent(Number(units) / 10 ** tokenDecimals);
+      },
+    });
+    routes.register(getTransactionRoute, {
+      networks: services.networks,
+      journal: services.journal,
+      chainOfHash: async (hash) => (await services.journal.lookUpByHash(hash))?.chainId,
+    });
+    // A transfer is described, cancelled and re-priced on its own network; any other hash is looked up on the default.
+    const networkOfEntry = (entry: JournalEntry | undefined) => (entry && services.networkOf(entry.chainId)) ?? services;
+    routes.register(transactionStatusRoute, {
+      // One network: no journal read to find it (the reader reads the journal anyway).
+      statusesOf: services.networks.length === 1 ? async () => services.statuses : async (hash) => networkOfEntry(await services.journal.lookUpByHash(hash)).statuses,
+    });
+    routes.register(cancelTransferRoute, {
+      journal: services.journal,
+      replacerOf: (entry) => services.networkOf(entry.chainId)?.laneOf(entry.lane)?.replacer,
+      statusesOf: (entry) => networkOfEntry(entry).statuses,
+    });
     routes.register(transfersRoute, {
       journal: services.journal,
-      token: { address: chain.tokenAddress, decimals: chain.tokenDecimals, network: chain.network },
+      networks: services.networks.map(({ network, chain: { tokenDecimals } }) => ({ network, tokenDecimals })),
       apiKeyIds: [...(deps.apiKeys?.ids ?? []), ANONYMOUS_KEY_ID],
     });
     routes.register(transferActivityRoute, { activity: services.activity });
-    routes.register(walletRoute, { chain, services, replicaId: deps.replicaId });
+    routes.register(walletRoute, { networks: services.networks, replicaId: deps.replicaId });
     routes.register(webhookDeliveriesRoute, { journal: services.journal, dispatcher: services.webhooks?.dispatcher });
     routes.register(metricsRoute, { metrics });
     routes.register(consoleRoute);

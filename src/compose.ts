@@ -67,7 +67,11 @@ export async function composeService(config: DeploymentConfig, logger: Logger, r
       replica?.openJournal,
     );
     if (replica) metrics.watchReplica(replica.id, () => true);
-    const policy = new TransferPolicy(policyLimits, services.journal.spentSince(steadyWallClockNow() - DAY_MS));
+    const since = steadyWallClockNow() - DAY_MS;
+    // Each network's limits are in its own token; the per-key cap counts what was spent in that token there.
+    const policies = services.networks.map((network, index) =>
+      new TransferPolicy(index === 0 ? policyLimits : readPolicyLimits(networkConfigs[index], network.chain.tokenDecimals), network.journal.spentSince(since)),
+    );
     const { ledger, submitter, journal, replacer } = services;
     metrics.watchWallet({
       ethBalanceWei: () => ledger.snapshot.ethBalance,
@@ -98,13 +102,11 @@ export async function composeService(config: DeploymentConfig, logger: Logger, r
     metrics.watchEndpoints(() => chain.endpoints.reports());
     if (services.webhooks) metrics.watchWebhooks(() => journal.deliveryBacklog());
     const app = buildApp(config, {
-      chain,
-      network: chain.network,
       services,
       logger,
       metrics,
       apiKeys: config.authDisabled ? undefined : ApiKeyRing.parse(config.apiKeys ?? ""),
-      policy,
+      policies,
       readinessChecks: { ...readinessChecks(services), ...(replica && { database: replica.checkDatabase }) },
       replicaId: replica?.id,
     });

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import dotenv from "dotenv";
 import { ApiKeyRing } from "./auth/api-keys.js";
 import { ChainStartupError } from "./node/connect-chain.js";
-import { type ChainConfig, type Config, ConfigError, chainConfigOf, loadConfig, rpcEndpointUrls, signerSettingsOf } from "./config.js";
+import { type ChainConfig, type Config, ConfigError, type DeploymentConfig, chainConfigOf, loadConfig, rpcEndpointUrls, signerSettingsOf } from "./config.js";
 import { readSignerAddresses, signerVariableOf } from "./signers/create-signer.js";
 import { SignerStartupError } from "./signers/wallet-signer.js";
 import { withSecretFiles } from "./secret-files.js";
@@ -15,7 +15,7 @@ import { JournalOwnerMismatchError } from "./journal/transfer-journal.js";
 import { type DemoChain, setUpDemoChain } from "./dev/demo-chain.js";
 import { composeService } from "./compose.js";
 import { readNetworksFile } from "./network-settings/networks-file.js";
-import { chainConfigOfNetworksFile } from "./network-settings/served-network.js";
+import { deploymentConfigOfNetworksFile } from "./network-settings/served-network.js";
 import { createLogger } from "./logger.js";
 import { startReplica } from "./replicas/start-replica.js";
 
@@ -26,11 +26,13 @@ async function main(): Promise<void> {
   const devNode = config.rpcUrl || config.networksFile ? undefined : await startAnvil();
   const stopDevNode = () => devNode?.stop();
   try {
-    const { chainConfig, demo } = config.networksFile
-      ? { chainConfig: chainConfigOfNetworksFile(config, readNetworksFile(config.networksFile, env)), demo: undefined }
+    const { chainConfig, demo }: { chainConfig: DeploymentConfig; demo?: DemoRun } = config.networksFile
+      ? { chainConfig: deploymentConfigOfNetworksFile(config, readNetworksFile(config.networksFile, env)) }
       : await resolveChain(config, devNode);
     const logger = createLogger(config.logLevel, {
       ...chainConfig,
+      // Every network's endpoints: a provider's key in any of them is scrubbed from the logs.
+      rpcUrl: [chainConfig, ...(chainConfig.otherNetworks ?? [])].map((network) => network.rpcUrl).join(","),
       awsSecretAccessKey: process.env.AWS_SECRET_ACCESS_KEY,
       awsSessionToken: process.env.AWS_SESSION_TOKEN,
     });
@@ -68,6 +70,10 @@ async function main(): Promise<void> {
         chainId: Number(chain.chainId),
         token: chain.tokenAddress,
         ...(chainConfig.served && { tokenSymbol: chainConfig.served.token }),
+        // Several networks: every one, the default (above) first.
+        ...(service.services.networks.length > 1 && {
+          networks: service.services.networks.map(({ network }) => `${network.name} (chain ${network.chainId}, ${network.token.symbol} ${network.token.address})`),
+        }),
         wallet: chain.wallet.address,
         signer: chain.signer.description,
         // A wallet pool: every lane's address, in the order of the keys.

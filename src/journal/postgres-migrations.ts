@@ -139,4 +139,9 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; sql: string }[] = 
       END $$;
     `,
   },
+  {
+    // The history's network filter (GET /transfers?network=), walked like the others (see history-walks.ts).
+    version: 7,
+    sql: "CREATE INDEX transfers_history_chain ON transfers (chain_id, state, id);",
+  },
 ];

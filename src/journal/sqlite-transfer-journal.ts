@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { steadyWallClockNow } from "../clock.js";
 import { type AttemptRow, type DeliveryRow, type EntryRow, SETTLED_FOR_GOOD, toAttempt, toDelivery, toEntry } from "./journal-rows.js";
 import { type JournalReplica, type JournalSeed, SqliteChangeLog, seedTables } from "./sqlite-change-log.js";
-import { HISTORY_INDEXES, HISTORY_TIMES_RISE, SqliteHistoryReader } from "./sqlite-history.js";
+import { CHAIN_HISTORY_INDEX, HISTORY_INDEXES, HISTORY_TIMES_RISE, SqliteHistoryReader } from "./sqlite-history.js";
 import { keepForever } from "./sqlite-keep-alive.js";
 import {
   type DeliveryState,
@@ -225,6 +225,7 @@ function makeIndexes(db: Database.Database): void {
   if (indexesVersion.get() !== INDEXES_VERSION) {
     db.exec(`BEGIN; ${UNSETTLED_INDEX} ${HISTORY_INDEXES} INSERT OR REPLACE INTO journal_indexes (id, version) VALUES (1, ${INDEXES_VERSION}); COMMIT`);
   }
+  db.exec(CHAIN_HISTORY_INDEX);
   // Rows an old version may still write (a rollback): found through the state index.
   db.exec("UPDATE transfers SET state = 'nonce-used' WHERE state = 'settled'");
 }

@@ -101,6 +101,8 @@ export interface HistoryFilter {
   /** Any of these journal keys (an Idempotency-Key is journaled under its API key's id: `<id>/<key>`). */
   idempotencyKeys?: readonly string[];
   lane?: string;
+  /** The network's chain id, in decimal. */
+  chainId?: string;
 }
 
 /** A page of the history: its entries, newest first, and where the next page starts (ids below `nextBefore`). */

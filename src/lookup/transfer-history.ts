@@ -6,7 +6,7 @@
  */
 import { formatTokenAmount } from "../domain/token-amount.js";
 import type { HistoryFilter, JournalEntry, JournalState, TransferJournal } from "../journal/transfer-journal.js";
-import type { ServedNetwork } from "../network-settings/network-choice.js";
+import { type ServedNetwork, servedNetworkOf } from "../network-settings/network-choice.js";
 import { type AttemptStatus, describeAttempts } from "./transaction-status.js";
 
 /**
@@ -40,7 +40,7 @@ export interface HistoryItem {
   /** The network's name (NETWORKS_FILE's, or the chain id in decimal) and chain id. */
   network: string;
   chainId: number;
-  transfer: { token: string; tokenSymbol: string; from: string; to: string; amount: string; amountInTokens: string; requestedAmount: string };
+  transfer: { token: string; tokenSymbol: string; from: string; to: string; amount: string; amountInTokens: string | null; requestedAmount: string };
   carriedBy: string | null;
   nonce: number | null;
   idempotencyKey: string | null;
@@ -57,11 +57,25 @@ export function journalStatesOf(states: readonly HistoryState[]): JournalState[]
   return states.flatMap((state) => JOURNAL_STATES[state]);
 }
 
-/** The token the history's rows move, and the network they are on. */
+/** The token a row moves, and the network it is on. */
 export interface HistoryToken {
   address: string;
-  decimals: number;
+  /** Null for a network the service no longer pays on: its token's decimals are not read. */
+  decimals: number | null;
   network: ServedNetwork;
+}
+
+/** A network the history names rows of: how it is named, and its token's decimals. */
+export interface HistoryNetwork {
+  network: ServedNetwork;
+  tokenDecimals: number;
+}
+
+/** The token and network of a row: a configured network's, or for a network no longer configured, named by its chain id and the token by its address. */
+export function historyTokenOf(networks: readonly HistoryNetwork[], entry: JournalEntry): HistoryToken {
+  const configured = networks.find(({ network }) => network.chainId === BigInt(entry.chainId) && network.token.address === entry.token);
+  if (configured) return { address: configured.network.token.address, decimals: configured.tokenDecimals, network: configured.network };
+  return { address: entry.token, decimals: null, network: servedNetworkOf(undefined, { chainId: BigInt(entry.chainId), tokenAddress: entry.token }) };
 }
 
 /** The history item of a journal entry. */
@@ -75,7 +89,7 @@ export function historyItem(entry: JournalEntry, token: HistoryToken): HistoryIt
     kind: kindOf(entry),
     network: token.network.name,
     chainId: Number(token.network.chainId),
-    transfer: { token: token.address, tokenSymbol: token.network.token.symbol, from: entry.lane, to: entry.recipient, amount, amountInTokens: formatTokenAmount(entry.units, token.decimals), requestedAmount: amount },
+    transfer: { token: token.address, tokenSymbol: token.network.token.symbol, from: entry.lane, to: entry.recipient, amount, amountInTokens: token.decimals === null ? null : formatTokenAmount(entry.units, token.decimals), requestedAmount: amount },
     carriedBy: minedAt >= 0 ? entry.attempts[minedAt].hash : (entry.attempts.at(-1)?.hash ?? null),
     nonce: entry.nonce,
     idempotencyKey: clientKeyOf(entry),
@@ -157,14 +171,14 @@ export async function* historyCsv(
   filter: HistoryFilter,
   beforeId: number | undefined,
   limit: number | undefined,
-  token: HistoryToken,
+  networks: readonly HistoryNetwork[],
 ): AsyncGenerator<string> {
   yield `${HISTORY_CSV_COLUMNS.join(",")}\r\n`;
   let left = limit ?? Number.POSITIVE_INFINITY;
   let below = beforeId;
   while (left > 0) {
     const { entries, nextBefore } = await journal.history(filter, below, Math.min(CSV_PAGE_ROWS, left));
-    if (entries.length > 0) yield entries.map((entry) => historyCsvLine(historyItem(entry, token))).join("");
+    if (entries.length > 0) yield entries.map((entry) => historyCsvLine(historyItem(entry, historyTokenOf(networks, entry)))).join("");
     if (nextBefore === undefined) return;
     left -= entries.length;
     below = nextBefore;

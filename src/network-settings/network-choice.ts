@@ -26,16 +26,23 @@ export function servedNetworkOf(served: { network: string; token: string } | und
   };
 }
 
-/** Checks what a request names against the served network; ServiceError UNKNOWN_NETWORK or UNKNOWN_TOKEN. */
-export function checkNetworkChoice(served: ServedNetwork, choice: { network?: string | number; token?: string }): ServedNetwork {
+/**
+ * The network a request names (the first of `networks`, the default, when it names none), checked against
+ * `token` too; ServiceError UNKNOWN_NETWORK or UNKNOWN_TOKEN when the deployment does not serve what it names.
+ */
+export function chooseNetwork<T extends { network: ServedNetwork }>(networks: readonly T[], choice: { network?: string | number; token?: string }): T {
   const { network, token } = choice;
-  if (network !== undefined && !namesNetwork(served, network)) {
-    throw new ServiceError("UNKNOWN_NETWORK", `network ${JSON.stringify(network)} is not served here; this service pays on ${served.name} (chain ${served.chainId})`);
+  const chosen = network === undefined ? networks[0] : networks.find((candidate) => namesNetwork(candidate.network, network));
+  if (!chosen) {
+    const served = networks.map((candidate) => `${candidate.network.name} (chain ${candidate.network.chainId})`).join(", ");
+    throw new ServiceError("UNKNOWN_NETWORK", `network ${JSON.stringify(network)} is not served here; this service pays on ${served}`);
   }
+  const served = chosen.network;
   if (token !== undefined && token.toUpperCase() !== served.token.symbol.toUpperCase() && token.toLowerCase() !== served.token.address.toLowerCase()) {
-    throw new ServiceError("UNKNOWN_TOKEN", `token ${JSON.stringify(token)} is not one of ${served.name}'s; this service pays in ${served.token.symbol === served.token.address ? served.token.address : `${served.token.symbol} (${served.token.address})`}`);
+    const named = served.token.symbol === served.token.address ? served.token.address : `${served.token.symbol} (${served.token.address})`;
+    throw new ServiceError("UNKNOWN_TOKEN", `token ${JSON.stringify(token)} is not one of ${served.name}'s; it pays in ${named}`);
   }
-  return served;
+  return chosen;
 }
 
 function namesNetwork(served: ServedNetwork, network: string | number): boolean {

@@ -1,27 +1,34 @@
 /**
- * The network and token a deployment sends on. NETWORKS_FILE may describe several; until one deployment
- * serves several, a file naming more than one network or token, or a native coin, is refused at startup
- * rather than half served (a setting ignored without a word is the most dangerous kind).
+ * The networks a deployment sends on, from NETWORKS_FILE: each a chain configuration of its own (the
+ * deployment's variables, with the network's and its token's settings over them). This version sends one
+ * ERC-20 token per network: a network naming several tokens, or a native coin, is refused at startup rather
+ * than half served (a setting ignored without a word is the most dangerous kind).
  */
-import { type ChainConfig, type Config, ConfigError, chainConfigOf } from "../config.js";
-import { NATIVE, NETWORK_SETTING_FIELDS, type NetworksSettings, TOKEN_SETTING_FIELDS } from "./networks-file.js";
+import { type ChainConfig, type Config, ConfigError, type DeploymentConfig, chainConfigOf } from "../config.js";
+import { NATIVE, NETWORK_SETTING_FIELDS, type NetworkSettings, type NetworksSettings, TOKEN_SETTING_FIELDS } from "./networks-file.js";
 
-/** The chain configuration of the one network and token the file names; ConfigError when it names more. */
-export function chainConfigOfNetworksFile(config: Config, settings: NetworksSettings): ChainConfig {
-  const { networks } = settings;
-  const tokens = networks.flatMap((network) => network.tokens.map((token) => `${network.name} ${token.symbol}`));
-  if (networks.length > 1 || tokens.length > 1) {
-    throw new ConfigError(
-      `NETWORKS_FILE: names ${networks.length} network(s) and ${tokens.length} token(s) (${tokens.join(", ")}); ` +
-        "this version sends one ERC-20 token on one network per deployment: run one deployment per network and token (docs/networks.md)",
-    );
+/** Every network of the file, the default first; ConfigError for what this version does not send. */
+export function deploymentConfigOfNetworksFile(config: Config, settings: NetworksSettings): DeploymentConfig {
+  const problems = settings.networks.flatMap(unsentTokens);
+  if (problems.length > 0) throw new ConfigError(`NETWORKS_FILE:\n  ${problems.join("\n  ")}`);
+  const byDefault = settings.networks.find((network) => network.name === settings.default.network) as NetworkSettings;
+  const [home, ...others] = [byDefault, ...settings.networks.filter((network) => network !== byDefault)].map((network) => chainConfigOfNetwork(config, network));
+  return { ...home, otherNetworks: others };
+}
+
+function unsentTokens(network: NetworkSettings): string[] {
+  const path = `networks "${network.name}"`;
+  const native = network.tokens.filter((token) => token.address === NATIVE);
+  if (native.length > 0) return native.map((token) => `${path} tokens.${token.symbol}: native coins are not sent yet; this version sends one ERC-20 token per network (docs/networks.md)`);
+  if (network.tokens.length > 1) {
+    return [`${path} tokens: names ${network.tokens.map((token) => token.symbol).join(", ")}; this version sends one ERC-20 token per network: run one deployment per token meanwhile (docs/networks.md)`];
   }
-  const [network] = networks;
+  return [];
+}
+
+function chainConfigOfNetwork(config: Config, network: NetworkSettings): ChainConfig {
   const [token] = network.tokens;
   const path = `NETWORKS_FILE networks "${network.name}"`;
-  if (token.address === NATIVE) {
-    throw new ConfigError(`${path} tokens.${token.symbol}: native coins are not sent yet; this version sends ERC-20 tokens (docs/networks.md)`);
-  }
   // The file's value for the network wins; a variable is the default of every network.
   const networkSettings = Object.fromEntries(NETWORK_SETTING_FIELDS.filter((field) => network[field] !== undefined).map((field) => [field, network[field]]));
   const tokenSettings = Object.fromEntries(TOKEN_SETTING_FIELDS.filter((field) => token[field] !== undefined).map((field) => [field, token[field]]));

@@ -61,7 +61,8 @@ export function buildFollowerApp(config: AppConfig, deps: FollowerAppDependencie
   app.register(async (routes) => {
     routes.register(healthRoutes, { checks: deps.readinessChecks, endpoints: deps.endpointStates });
     routes.register(metricsRoute, { metrics: deps.metrics });
-    routes.register(getTransactionRoute, { network: deps.network, lookup: deps.lookup, journal: deps.attempts });
+    // Lookups on the default network: a follower connects to that one only (several networks: see docs/networks.md).
+    routes.register(getTransactionRoute, { networks: [{ network: deps.network, lookup: deps.lookup }], journal: deps.attempts });
     // /wallet is the leader's view of the wallet; which replica answered is this one.
     routes.get("/wallet", { schema: { hide: true }, config: ROLE_CHECKED_BY_LEADER }, async (request, reply) =>
       request.headers[FORWARDED_MARK]

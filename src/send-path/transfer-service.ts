@@ -149,7 +149,10 @@ export class TokenTransferService implements TransferSender {
   }
 
   async #answerRepeat(key: string, request: TransferRequest, entry: JournalEntry): Promise<TransferOutcome> {
-    if (entry.recipient !== request.recipient || entry.units !== request.units) {
+    const { chain } = this.#options;
+    // A key is one payment on one network, in one token: the same key for another is another request.
+    const elsewhere = BigInt(entry.chainId) !== chain.chainId || entry.token !== chain.tokenAddress;
+    if (elsewhere || entry.recipient !== request.recipient || entry.units !== request.units) {
       throw new ServiceError("IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was used for a different transfer; use a new key");
     }
     const isSending = this.#options.isSendingAnywhere ?? ((sentKey, sent) => this.isSending(sentKey, sent));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config.js";
 import { parseNetworksFile } from "../../src/network-settings/networks-file.js";
-import { chainConfigOfNetworksFile } from "../../src/network-settings/served-network.js";
+import { deploymentConfigOfNetworksFile } from "../../src/network-settings/served-network.js";
 
 const USDC_BASE = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
 const USDC_POLYGON = "0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359";
@@ -117,7 +117,7 @@ describe("the deployment a NETWORKS_FILE describes", () => {
     const settings = parse({
       networks: [{ name: "base", chainId: 8453, rpcUrls: ["https://a.example", "https://b.example"], maxFeePerGas: "2", tokens: { USDC: { address: USDC_BASE, maxTransferAmount: "10" } } }],
     });
-    const chainConfig = chainConfigOfNetworksFile(config, settings);
+    const chainConfig = deploymentConfigOfNetworksFile(config, settings);
     expect(chainConfig).toMatchObject({
       rpcUrl: "https://a.example,https://b.example",
       chainId: 8453,
@@ -130,14 +130,28 @@ describe("the deployment a NETWORKS_FILE describes", () => {
       settingNames: { rpcUrl: 'NETWORKS_FILE networks "base" rpcUrls', chainId: 'NETWORKS_FILE networks "base" chainId', tokenAddress: 'NETWORKS_FILE networks "base" tokens.USDC' },
     });
     expect(chainConfig.signers).toEqual([{ kind: "private-key", privateKey: KEY }]);
+    expect(chainConfig.otherNetworks).toEqual([]);
   });
 
-  it("is refused, not half served, when the file names several networks or tokens, or a native coin", () => {
-    expect(() => chainConfigOfNetworksFile(config, parse(TWO_NETWORKS))).toThrow(
-      /NETWORKS_FILE: names 2 network\(s\) and 3 token\(s\) \(base USDC, base ETH, polygon USDC\); this version sends one ERC-20 token on one network per deployment/,
+  it("is every network of the file, the default first, each with its own endpoints, chain, token and settings", () => {
+    const [base, polygon] = TWO_NETWORKS.networks;
+    const settings = parse({
+      networks: [{ ...base, tokens: { USDC: USDC_BASE } }, { ...polygon, finalityBlocks: 128 }],
+      default: { network: "polygon", token: "USDC" },
+    });
+    const deployment = deploymentConfigOfNetworksFile(config, settings);
+    expect(deployment).toMatchObject({ chainId: 137, rpcUrl: "https://a.example,https://b.example", tokenAddress: USDC_POLYGON, finalityBlocks: 128, served: { network: "polygon" } });
+    expect(deployment.otherNetworks).toHaveLength(1);
+    expect(deployment.otherNetworks?.[0]).toMatchObject({ chainId: 8453, rpcUrl: "https://base.example/v2/secret-key-123", tokenAddress: USDC_BASE, finalityBlocks: 12, served: { network: "base", token: "USDC" } });
+  });
+
+  it("is refused, not half served, when a network names several tokens or a native coin", () => {
+    expect(() => deploymentConfigOfNetworksFile(config, parse(TWO_NETWORKS))).toThrow(
+      /networks "base" tokens.ETH: native coins are not sent yet; this version sends one ERC-20 token per network/,
     );
-    const native = parse({ networks: [{ name: "base", chainId: 8453, rpcUrls: ["https://a.example"], tokens: { ETH: "native" } }] });
-    expect(() => chainConfigOfNetworksFile(config, native)).toThrow(/tokens.ETH: native coins are not sent yet/);
+    const [base, polygon] = TWO_NETWORKS.networks;
+    const twoTokens = parse({ ...TWO_NETWORKS, networks: [{ ...base, tokens: { USDC: USDC_BASE, EURC: "0x60a3E35Cc302bFA44Cb288Bc5a4F316Fdb1adb42" } }, polygon] });
+    expect(() => deploymentConfigOfNetworksFile(config, twoTokens)).toThrow(/networks "base" tokens: names USDC, EURC; this version sends one ERC-20 token per network/);
   });
 
   it("takes the networks from the file only: RPC_URL, TOKEN_ADDRESS or CHAIN_ID beside it are refused, and a signer and API keys are required", () => {

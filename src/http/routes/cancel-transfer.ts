@@ -15,8 +15,10 @@ import { TransactionStatusParamsSchema, TransactionStatusSchema, errorReplies } 
 export interface CancelTransferRouteOptions {
   journal: TransferJournal;
   /** The replacer of the lane that sent a transfer (the wallet's, for one wallet); undefined for a wallet taken out of the pool. */
-  replacerOf: (lane: string) => TransferReplacer | undefined;
-  statuses: TransactionStatusReader;
+  /** The replacer of the lane and network that sent a transfer; undefined for a wallet or network no longer configured. */
+  replacerOf: (entry: JournalEntry) => TransferReplacer | undefined;
+  /** The status reader of a transfer's network. */
+  statusesOf: (entry: JournalEntry) => TransactionStatusReader;
 }
 
 const CODE_OF_REFUSAL = {
@@ -26,7 +28,7 @@ const CODE_OF_REFUSAL = {
   "being-sent": "TRANSFER_BEING_SENT",
 } as const satisfies Record<CancelRefusal, ErrorCode>;
 
-export const cancelTransferRoute: FastifyPluginAsyncTypebox<CancelTransferRouteOptions> = async (app, { journal, replacerOf, statuses }) => {
+export const cancelTransferRoute: FastifyPluginAsyncTypebox<CancelTransferRouteOptions> = async (app, { journal, replacerOf, statusesOf }) => {
   // The transfer that has `hash` among its attempts, if the caller's key sent it (or is an admin's).
   const ownTransfer = async (request: FastifyRequest, hash: string): Promise<JournalEntry> => {
     const entry = await journal.lookUpByHash(hash);
@@ -56,9 +58,9 @@ export const cancelTransferRoute: FastifyPluginAsyncTypebox<CancelTransferRouteO
       const hash = request.params.hash.toLowerCase();
       const entry = await ownTransfer(request, hash);
       // A wallet taken out of the pool: its transfers are settled, or they would have held the start up.
-      const replacer = replacerOf(entry.lane);
+      const replacer = replacerOf(entry);
       await replaceOrRefuse(() => replacer?.cancel(hash), CODE_OF_REFUSAL);
-      const status = await statuses.read(hash);
+      const status = await statusesOf(entry).read(hash);
       if (!replacer && status.state !== "confirmed" && status.state !== "failed") {
         throw new ServiceError("TRANSFER_NOT_PENDING", `transfer ${hash} was sent by ${entry.lane}, a wallet no longer configured; it is settled (${status.state})`);
       }
@@ -87,10 +89,10 @@ export const cancelTransferRoute: FastifyPluginAsyncTypebox<CancelTransferRouteO
     async (request, reply) => {
       const hash = request.params.hash.toLowerCase();
       const entry = await ownTransfer(request, hash);
-      const replacer = replacerOf(entry.lane);
+      const replacer = replacerOf(entry);
       if (!replacer) throw new ServiceError("TRANSFER_NOT_PENDING", `transfer ${hash} was sent by ${entry.lane}, a wallet no longer configured; it is settled`);
       await replaceOrRefuse(() => replacer.reprice(hash), { ...CODE_OF_REFUSAL, "at-fee-cap": "REPRICE_AT_FEE_CAP" });
-      return reply.code(202).send(await statuses.read(hash));
+      return reply.code(202).send(await statusesOf(entry).read(hash));
     },
   );
 };

@@ -5,7 +5,7 @@ import type { Static } from "@sinclair/typebox";
 import type { JournalEntry } from "../../journal/transfer-journal.js";
 import { findCarryingAttempt } from "../../lookup/carrying-attempt.js";
 import type { TransactionLookup } from "../../lookup/transaction-lookup.js";
-import { type ServedNetwork, checkNetworkChoice } from "../../network-settings/network-choice.js";
+import { type ServedNetwork, chooseNetwork } from "../../network-settings/network-choice.js";
 import { serializeV5LookupReply } from "../../wire/v5-record.js";
 import { GetTransactionBodySchema, GetTransactionReplySchema, errorReplies } from "../schemas.js";
 
@@ -14,14 +14,23 @@ export interface SeveralAttemptsFinder {
   findWithSeveralAttempts(hash: string): JournalEntry | undefined | Promise<JournalEntry | undefined>;
 }
 
-export interface GetTransactionRouteOptions {
+/** A network the service pays on, as lookups use it. */
+export interface LookupNetwork {
   /** What `network` may name. */
   network: ServedNetwork;
   lookup: TransactionLookup;
-  journal: SeveralAttemptsFinder;
 }
 
-export const getTransactionRoute: FastifyPluginAsyncTypebox<GetTransactionRouteOptions> = async (app, { network, lookup, journal }) => {
+export interface GetTransactionRouteOptions {
+  /** Every network, the default first. */
+  networks: readonly LookupNetwork[];
+  journal: SeveralAttemptsFinder;
+  /** With several networks: the chain id of a hash the journal knows (any attempt of any transfer). */
+  chainOfHash?: (hash: string) => Promise<number | undefined>;
+}
+
+export const getTransactionRoute: FastifyPluginAsyncTypebox<GetTransactionRouteOptions> = async (app, { networks, journal, chainOfHash }) => {
+  const onChain = (chainId: number | undefined) => (chainId === undefined ? undefined : networks.find(({ network }) => network.chainId === BigInt(chainId)));
   app.post(
     "/getTransaction",
     {
@@ -32,7 +41,8 @@ export const getTransactionRoute: FastifyPluginAsyncTypebox<GetTransactionRouteO
           "A hash the node does not know answers `{\"result\": null}`. For any hash of a transfer of this service, " +
           "the record of the attempt that carries the transfer: the mined one once mined (its own hash in result.hash), " +
           "otherwise the latest one the node knows. A client polling the first hash thus sees a re-priced transfer confirm. " +
-          "`network`, when sent, must name the network the service pays on (400 UNKNOWN_NETWORK otherwise).",
+          "`network` (a name or chain id) says where to look; without it a hash of the service's own transfer is looked up on its network, " +
+          "any other on the default network (400 UNKNOWN_NETWORK for a network not served).",
         tags: ["transactions"],
         operationId: "getTransaction",
         body: GetTransactionBodySchema,
@@ -40,11 +50,13 @@ export const getTransactionRoute: FastifyPluginAsyncTypebox<GetTransactionRouteO
       },
     },
     async (request, reply) => {
-      checkNetworkChoice(network, request.body);
+      const named = request.body.network === undefined ? undefined : chooseNetwork(networks, request.body);
       const hash = request.body.Tx.toLowerCase();
+      // A network named is asked; else a hash of the service's own transfer is looked up on its network, any other on the default.
+      const { lookup } = named ?? (networks.length > 1 && chainOfHash ? onChain(await chainOfHash(hash)) : undefined) ?? networks[0];
       const sent = await journal.findWithSeveralAttempts(hash);
       // Which attempt carries another key's transfer is the journal's knowledge, not the chain's.
-      const entry = sent && seesTransferOf(request, sent.apiKeyId) ? sent : undefined;
+      const entry = sent && seesTransferOf(request, sent.apiKeyId) && (networks.length === 1 || onChain(sent.chainId)?.lookup === lookup) ? sent : undefined;
       const found = entry ? (await findCarryingAttempt(entry, lookup)).found : await lookup.find(hash);
       // Already JSON (see serializeV5LookupReply): Fastify sends a string body as it is.
       const body = serializeV5LookupReply(found) as unknown as Static<typeof GetTransactionReplySchema>;

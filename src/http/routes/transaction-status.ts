@@ -5,10 +5,11 @@ import type { TransactionStatusReader } from "../../lookup/transaction-status.js
 import { TransactionStatusParamsSchema, TransactionStatusSchema, errorReplies } from "../schemas.js";
 
 export interface TransactionStatusRouteOptions {
-  statuses: TransactionStatusReader;
+  /** The status reader of the network a hash is on: its transfer's, or the default network's for any other hash. */
+  statusesOf: (hash: string) => Promise<TransactionStatusReader>;
 }
 
-export const transactionStatusRoute: FastifyPluginAsyncTypebox<TransactionStatusRouteOptions> = async (app, { statuses }) => {
+export const transactionStatusRoute: FastifyPluginAsyncTypebox<TransactionStatusRouteOptions> = async (app, { statusesOf }) => {
   app.get(
     "/transactions/:hash",
     {
@@ -25,6 +26,9 @@ export const transactionStatusRoute: FastifyPluginAsyncTypebox<TransactionStatus
         response: { 200: TransactionStatusSchema, ...errorReplies(400, 404, 500, 503) },
       },
     },
-    async (request) => statuses.read(request.params.hash.toLowerCase(), (senderKeyId) => seesTransferOf(request, senderKeyId)),
+    async (request) => {
+      const hash = request.params.hash.toLowerCase();
+      return (await statusesOf(hash)).read(hash, (senderKeyId) => seesTransferOf(request, senderKeyId));
+    },
   );
 };

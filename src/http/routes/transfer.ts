@@ -5,29 +5,35 @@ import { InvalidAddressError, parseRecipientAddress } from "../../domain/recipie
 import { InvalidAmountError, parseTokenAmount } from "../../domain/token-amount.js";
 import type { TransferPolicy } from "../../domain/transfer-policy.js";
 import { ServiceError } from "../../errors.js";
-import { type ServedNetwork, checkNetworkChoice } from "../../network-settings/network-choice.js";
+import { type ServedNetwork, chooseNetwork } from "../../network-settings/network-choice.js";
 import { toV5TransferRecord } from "../../wire/v5-record.js";
 import { type TransferBody, TransferBodySchema, TransferHeadersSchema, TransferQuerySchema, TransferReplySchema, errorReplies } from "../schemas.js";
 
-export interface TransferRouteOptions {
-  transfers: TransferSender;
-  /** The network and token the service pays on: what `network` and `token` may name. */
+/** A network the service pays on, as this route sends on it. */
+export interface TransferNetwork {
+  /** What `network` and `token` may name. */
   network: ServedNetwork;
+  transfers: TransferSender;
   tokenDecimals: number;
   policy: TransferPolicy;
-  /** Told how each request ended, for the transfers_total metric. */
-  countOutcome: (outcome: "sent" | "replayed" | "refused", code?: string) => void;
-  /** Told the base units of every transfer sent, for the transfer_tokens_sent_total metric. */
-  countUnitsSent: (units: bigint) => void;
   /** Resolves with the confirmations a transaction has once it has `wanted`, or when time runs out. */
   awaitConfirmations: (hash: string, wanted: number, timeoutMs: number) => Promise<number>;
+}
+
+export interface TransferRouteOptions {
+  /** Every network, the default first. */
+  networks: readonly TransferNetwork[];
+  /** Told how each request ended, for the transfers_total metric. */
+  countOutcome: (outcome: "sent" | "replayed" | "refused", code?: string) => void;
+  /** Told the base units of every transfer sent, and on which network, for the transfer_tokens_sent_total metric. */
+  countUnitsSent: (units: bigint, network: TransferNetwork) => void;
 }
 
 const MAX_WAIT_MS = 120_000;
 const DEFAULT_WAIT_MS = 60_000;
 
 export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = async (app, options) => {
-  const { transfers, network, tokenDecimals, policy, countOutcome, countUnitsSent, awaitConfirmations } = options;
+  const { networks, countOutcome, countUnitsSent } = options;
   app.post(
     "/transfer",
     {
@@ -56,7 +62,8 @@ export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = as
     },
     async (request, reply) => {
       // First: which network and token decide how the rest reads (an amount's decimals).
-      checkNetworkChoice(network, request.body);
+      const chosen = chooseNetwork(networks, request.body);
+      const { transfers, tokenDecimals, policy } = chosen;
       const recipient = readRecipient(request.body);
       const units = readUnits(request.body.amount, tokenDecimals);
       const idempotencyKey = readIdempotencyKey(request.headers["idempotency-key"]);
@@ -66,8 +73,8 @@ export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = as
       const authorize = () => policy.authorize(apiKeyId, recipient, units);
       const { transfer, replayed } = await transfers.sendTokenTransfer({ recipient, units, apiKeyId }, journalKey, authorize);
       countOutcome(replayed ? "replayed" : "sent");
-      if (!replayed) countUnitsSent(units);
-      const logged = { hash: transfer.hash, nonce: transfer.transaction.nonce, recipient, units: units.toString(), idempotencyKey, apiKeyId };
+      if (!replayed) countUnitsSent(units, chosen);
+      const logged = { hash: transfer.hash, network: chosen.network.name, nonce: transfer.transaction.nonce, recipient, units: units.toString(), idempotencyKey, apiKeyId };
       if (replayed) {
         reply.header("idempotent-replayed", "true");
         request.log.info(logged, "transfer answered from the journal (repeated Idempotency-Key)");
@@ -78,7 +85,7 @@ export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = as
       const { waitConfirmations, waitTimeoutMs } = request.query;
       if (waitConfirmations === undefined || waitConfirmations === "0") return { result: record };
       const timeoutMs = Math.min(MAX_WAIT_MS, waitTimeoutMs === undefined ? DEFAULT_WAIT_MS : Number(waitTimeoutMs));
-      const confirmations = await awaitConfirmations(transfer.hash, Number(waitConfirmations), timeoutMs);
+      const confirmations = await chosen.awaitConfirmations(transfer.hash, Number(waitConfirmations), timeoutMs);
       return { result: { ...record, confirmations } };
     },
   );

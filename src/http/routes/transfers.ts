@@ -9,13 +9,14 @@ import { Type } from "@sinclair/typebox";
 import { getAddress } from "ethers";
 import { ServiceError } from "../../errors.js";
 import type { HistoryFilter, TransferJournal } from "../../journal/transfer-journal.js";
-import { HISTORY_CSV_COLUMNS, HISTORY_STATES, type HistoryState, type HistoryToken, historyCsv, historyItem, journalStatesOf } from "../../lookup/transfer-history.js";
-import { checkNetworkChoice } from "../../network-settings/network-choice.js";
+import { HISTORY_CSV_COLUMNS, HISTORY_STATES, type HistoryNetwork, type HistoryState, historyCsv, historyItem, historyTokenOf, journalStatesOf } from "../../lookup/transfer-history.js";
+import { chooseNetwork } from "../../network-settings/network-choice.js";
 import { AddressSchema, AttemptStatusSchema, errorReplies } from "../schemas.js";
 
 export interface TransfersRouteOptions {
   journal: TransferJournal;
-  token: HistoryToken;
+  /** Every network, the default first: how rows are named, and what the `network` and `token` filters may name. */
+  networks: readonly HistoryNetwork[];
   /** The id of every configured API key: an Idempotency-Key is found under whichever sent it. */
   apiKeyIds: readonly string[];
 }
@@ -46,7 +47,7 @@ const HistoryItemSchema = Type.Object({
     from: Type.String({ description: "the lane (wallet) that sends it" }),
     to: Type.String({ description: "the recipient" }),
     amount: Type.String({ description: "base units requested, decimal (0 for a top-up or filler)" }),
-    amountInTokens: Type.String(),
+    amountInTokens: Type.Union([Type.String(), Type.Null()], { description: "null for a network the service no longer pays on" }),
     requestedAmount: Type.String(),
   }),
   carriedBy: Type.Union([Type.String(), Type.Null()], { description: "the attempt that carries it: the mined one once known, else the latest" }),
@@ -85,7 +86,7 @@ const TransfersQuerySchema = Type.Object(
   { additionalProperties: false },
 );
 
-export const transfersRoute: FastifyPluginAsyncTypebox<TransfersRouteOptions> = async (app, { journal, token, apiKeyIds }) => {
+export const transfersRoute: FastifyPluginAsyncTypebox<TransfersRouteOptions> = async (app, { journal, networks, apiKeyIds }) => {
   app.get(
     "/transfers",
     {
@@ -117,8 +118,8 @@ export const transfersRoute: FastifyPluginAsyncTypebox<TransfersRouteOptions> = 
     },
     async (request, reply) => {
       const { query } = request;
-      // One network and token are served, so every row is theirs: naming them filters nothing out.
-      checkNetworkChoice(token.network, query);
+      // A network or token named must be one served (else 400); its rows are those of its chain.
+      const named = query.network === undefined && query.token === undefined ? undefined : chooseNetwork(networks, query);
       const filter: HistoryFilter = {
         states: query.state === undefined ? undefined : journalStatesOf(query.state.split(",") as HistoryState[]),
         since: timeOf(query.since, "since"),
@@ -126,6 +127,8 @@ export const transfersRoute: FastifyPluginAsyncTypebox<TransfersRouteOptions> = 
         recipient: query.recipient && getAddress(query.recipient),
         apiKeyId: query.apiKeyId,
         lane: query.lane && getAddress(query.lane),
+        // With one network every row is its own: naming it filters nothing out.
+        chainId: named && networks.length > 1 ? named.network.chainId.toString() : undefined,
       };
       // A transfer key's history is its own: asking for another key's finds nothing (no state matches).
       if (request.apiKeyRole === "transfer") {
@@ -144,11 +147,11 @@ export const transfersRoute: FastifyPluginAsyncTypebox<TransfersRouteOptions> = 
           .type("text/csv; charset=utf-8")
           .header("content-disposition", `attachment; filename="transfers-${stamp}.csv"`)
           // The CSV text, streamed: the schema's type is what the client receives, not how it is sent.
-          .send(Readable.from(historyCsv(journal, filter, beforeId, query.limit === undefined ? undefined : Number(query.limit), token)) as unknown as string);
+          .send(Readable.from(historyCsv(journal, filter, beforeId, query.limit === undefined ? undefined : Number(query.limit), networks)) as unknown as string);
       }
       const { entries, nextBefore } = await journal.history(filter, beforeId, query.limit === undefined ? DEFAULT_PAGE : Number(query.limit));
       return {
-        transfers: entries.map((entry) => historyItem(entry, token)),
+        transfers: entries.map((entry) => historyItem(entry, historyTokenOf(networks, entry))),
         nextCursor: nextBefore === undefined ? null : String(nextBefore),
       };
     },

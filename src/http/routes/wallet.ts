@@ -2,7 +2,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import type { NetworkServices } from "../../network/network-services.js";
-import type { ChainConnection } from "../../node/connect-chain.js";
 import { formatTokenAmount } from "../../domain/token-amount.js";
 import { asNodeUnavailable } from "../../node/ethers-errors.js";
 import { STUCK_AFTER_SECONDS, isJammed, readUnconfirmedTransfers } from "../../send-path/unconfirmed-transfers.js";
@@ -11,8 +10,8 @@ import { errorReplies } from "../schemas.js";
 
 
 export interface WalletRouteOptions {
-  chain: ChainConnection;
-  services: NetworkServices;
+  /** Every network, the default first: the document is the default's, with every network's under `networks` when there are several. */
+  networks: readonly NetworkServices[];
   /** Set when several replicas share one database. */
   replicaId?: string;
 }
@@ -41,8 +40,9 @@ const EndpointReportSchema = Type.Object({
   latencyMs: Type.Union([Type.Number(), Type.Null()], { description: "average latency of its recent requests, ms" }),
 });
 
-const WalletReportSchema = Type.Object({
+const NetworkWalletSchema = Type.Object({
   address: Type.String(),
+  network: Type.String({ description: "the network's name in NETWORKS_FILE; without the file, its chain id in decimal" }),
   chainId: Type.Integer(),
   token: Type.Object({ address: Type.String(), decimals: Type.Integer() }),
   ethBalance: Type.String({ description: "wei, decimal, as of snapshotBlock" }),
@@ -105,7 +105,16 @@ const WalletReportSchema = Type.Object({
   ),
 });
 
-export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async (app, { chain, services, replicaId }) => {
+const WalletReportSchema = Type.Composite([
+  NetworkWalletSchema,
+  Type.Object({
+    networks: Type.Optional(
+      Type.Array(NetworkWalletSchema, { description: "several networks (NETWORKS_FILE) only: every network's wallet, the default first; the document above is the default's" }),
+    ),
+  }),
+]);
+
+export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async (app, { networks, replicaId }) => {
   app.get(
     "/wallet",
     {
@@ -121,60 +130,72 @@ export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async 
       },
     },
     async (request) => {
-      const { provider, wallet } = chain;
-      const snapshot = services.ledger.snapshot;
-      const [latest, pending] =
-        request.query.snapshot === "true"
-          ? [snapshot.minedNonceCount, null]
-          : await Promise.all([
-              provider.send("eth_getTransactionCount", [wallet.address, "latest"]),
-              provider.send("eth_getTransactionCount", [wallet.address, "pending"]),
-            ]).catch((error) => {
-              throw asNodeUnavailable(error);
-            });
-      const chainLatest = Number(latest);
-      const unconfirmed = readUnconfirmedTransfers(services.journal);
-      const { topUps } = services;
-      return {
-        address: wallet.address,
-        chainId: Number(chain.chainId),
-        token: { address: chain.tokenAddress, decimals: chain.tokenDecimals },
-        ethBalance: snapshot.ethBalance.toString(),
-        tokenBalance: snapshot.tokenBalance.toString(),
-        tokenBalanceInTokens: formatTokenAmount(snapshot.tokenBalance, chain.tokenDecimals),
-        snapshotBlock: snapshot.blockNumber,
-        gasRunwayHours: services.lanes[0].gasRunwayHours(),
-        nonces: { next: services.nonces.peek() ?? null, chainLatest, chainPending: pending === null ? null : Number(pending) },
-        transfersInFlight: services.ledger.unminedCount,
-        oldestUnconfirmed: unconfirmed.oldest ?? null,
-        stuckAtFeeCap: services.replacer.stuckAtCap.map(({ offered, needed, ...stuck }) => ({ ...stuck, offered: feesAsText(offered), needed: feesAsText(needed) })),
-        jammed: isJammed(unconfirmed, chainLatest),
-        replica: replicaId === undefined ? null : { id: replicaId, leads: true },
-        rpcEndpoints: chain.endpoints.reports(),
-        ...(services.lanes.length > 1 && {
-          lanes: services.lanes.map((lane) => {
-            const { ethBalance, tokenBalance } = lane.ledger.snapshot;
-            const hold = lane.hold() ?? null;
-            return {
-              address: lane.address,
-              ethBalance: ethBalance.toString(),
-              tokenBalance: tokenBalance.toString(),
-              tokenBalanceInTokens: formatTokenAmount(tokenBalance, chain.tokenDecimals),
-              transfersInFlight: lane.ledger.unminedCount,
-              gasRunwayHours: lane.gasRunwayHours(),
-              state: hold === null ? ("open" as const) : ("held" as const),
-              heldBecause: hold,
-              ...(topUps && {
-                gasTopUp: {
-                  funds: lane.address === topUps.from,
-                  inFlight: topUps.inFlight.find((topUp) => topUp.lane === lane.address)?.hash ?? null,
-                  received: topUps.sentTo(lane.address),
-                },
-              }),
-            };
-          }),
-        }),
-      };
+      const snapshotOnly = request.query.snapshot === "true";
+      // Another network's node failing does not take the default's document down: its part is then its snapshot's.
+      const reports = await Promise.all(
+        networks.map((network, index) => walletOf(network, snapshotOnly, replicaId).catch((error: unknown) => (index === 0 ? Promise.reject(error) : walletOf(network, true, replicaId)))),
+      );
+      return { ...reports[0], ...(reports.length > 1 && { networks: reports }) };
     },
   );
 };
+
+/** One network's wallet: its balances, nonces and transfers in flight; its node is asked unless `snapshotOnly`. */
+async function walletOf(services: NetworkServices, snapshotOnly: boolean, replicaId: string | undefined) {
+  const { chain } = services;
+  const { provider, wallet } = chain;
+  const snapshot = services.ledger.snapshot;
+  const [latest, pending] =
+    snapshotOnly
+      ? [snapshot.minedNonceCount, null]
+      : await Promise.all([
+          provider.send("eth_getTransactionCount", [wallet.address, "latest"]),
+          provider.send("eth_getTransactionCount", [wallet.address, "pending"]),
+        ]).catch((error) => {
+          throw asNodeUnavailable(error);
+        });
+  const chainLatest = Number(latest);
+  const unconfirmed = readUnconfirmedTransfers(services.journal);
+  const { topUps } = services;
+  return {
+    address: wallet.address,
+    network: services.network.name,
+    chainId: Number(chain.chainId),
+    token: { address: chain.tokenAddress, decimals: chain.tokenDecimals },
+    ethBalance: snapshot.ethBalance.toString(),
+    tokenBalance: snapshot.tokenBalance.toString(),
+    tokenBalanceInTokens: formatTokenAmount(snapshot.tokenBalance, chain.tokenDecimals),
+    snapshotBlock: snapshot.blockNumber,
+    gasRunwayHours: services.lanes[0].gasRunwayHours(),
+    nonces: { next: services.nonces.peek() ?? null, chainLatest, chainPending: pending === null ? null : Number(pending) },
+    transfersInFlight: services.ledger.unminedCount,
+    oldestUnconfirmed: unconfirmed.oldest ?? null,
+    stuckAtFeeCap: services.replacer.stuckAtCap.map(({ offered, needed, ...stuck }) => ({ ...stuck, offered: feesAsText(offered), needed: feesAsText(needed) })),
+    jammed: isJammed(unconfirmed, chainLatest),
+    replica: replicaId === undefined ? null : { id: replicaId, leads: true },
+    rpcEndpoints: chain.endpoints.reports(),
+    ...(services.lanes.length > 1 && {
+      lanes: services.lanes.map((lane) => {
+        const { ethBalance, tokenBalance } = lane.ledger.snapshot;
+        const hold = lane.hold() ?? null;
+        return {
+          address: lane.address,
+          ethBalance: ethBalance.toString(),
+          tokenBalance: tokenBalance.toString(),
+          tokenBalanceInTokens: formatTokenAmount(tokenBalance, chain.tokenDecimals),
+          transfersInFlight: lane.ledger.unminedCount,
+          gasRunwayHours: lane.gasRunwayHours(),
+          state: hold === null ? ("open" as const) : ("held" as const),
+          heldBecause: hold,
+          ...(topUps && {
+            gasTopUp: {
+              funds: lane.address === topUps.from,
+              inFlight: topUps.inFlight.find((topUp) => topUp.lane === lane.address)?.hash ?? null,
+              received: topUps.sentTo(lane.address),
+            },
+          }),
+        };
+      }),
+    }),
+  };
+}

@@ -1,0 +1,193 @@
+/**
+ * One deployment paying on two chains at once (two anvils with different chain ids, a token on each), as a
+ * NETWORKS_FILE describes them, through the real entry point: transfers, lookups, history, webhooks and
+ * /wallet name the network; each chain keeps its own nonces; a key is one payment wherever it went; an
+ * outage of one chain's node leaves the other's transfers untouched; kill -9 and a replay pay nothing twice.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseUnits } from "ethers";
+import { request } from "undici";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RpcProxy, startRpcProxy } from "../helpers/rpc-proxy.js";
+import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
+import { AUTHORIZATION } from "../helpers/service.js";
+import { type TestChain, freshAddress, setEthBalance, startTestChain, tokenBalanceOf, waitForReceipt } from "../helpers/test-chain.js";
+import { waitUntil } from "../helpers/wait-until.js";
+import { type WebhookReceiver, startWebhookReceiver } from "../helpers/webhook-receiver.js";
+
+const SECRET = `whsec_${randomBytes(32).toString("base64")}`;
+
+describe("one deployment on two networks", () => {
+  let alpha: TestChain;
+  let beta: TestChain;
+  // Beta's node is reached through a proxy that can go down.
+  let betaNode: RpcProxy;
+  let receiver: WebhookReceiver;
+  let dir: string;
+  let server: ServerProcess;
+
+  const start = () =>
+    startServerProcess({
+      NETWORKS_FILE: join(dir, "networks.json"),
+      BETA_RPC_URL: betaNode.url,
+      PRIVATE_KEY: alpha.target.privateKey,
+      JOURNAL_PATH: join(dir, "journal.sqlite"),
+      WEBHOOK_URL: receiver.url,
+      WEBHOOK_SECRET: SECRET,
+      WEBHOOK_RETRY_INITIAL_MS: "200",
+      RPC_TIMEOUT_MS: "2000",
+    });
+  const post = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
+    const response = await request(`${server.baseUrl}${path}`, { method: "POST", headers: { "content-type": "application/json", ...AUTHORIZATION, ...headers }, body: JSON.stringify(body) });
+    return { statusCode: response.statusCode, headers: response.headers, body: (await response.body.json()) as Record<string, any> };
+  };
+  const get = async (path: string) => {
+    const response = await request(`${server.baseUrl}${path}`, { headers: AUTHORIZATION });
+    return { statusCode: response.statusCode, body: (await response.body.json()) as Record<string, any> };
+  };
+  const wallet = () => alpha.demo.walletAddress;
+
+  beforeAll(async () => {
+    alpha = await startTestChain();
+    beta = await startTestChain(["--chain-id", "31338"]);
+    betaNode = await startRpcProxy(beta.rpcUrl);
+    // One signer serves every network: alpha's wallet gets ETH and beta's token on beta too.
+    await setEthBalance(beta, wallet(), "1000");
+    await (await beta.token.getFunction("transfer")(wallet(), parseUnits("1000", 18))).wait();
+    receiver = await startWebhookReceiver();
+    dir = mkdtempSync(join(tmpdir(), "two-networks-"));
+    writeFileSync(
+      join(dir, "networks.json"),
+      JSON.stringify({
+        networks: [
+          { name: "alpha", chainId: 31337, rpcUrls: [alpha.rpcUrl], tokens: { AAA: alpha.demo.tokenAddress } },
+          { name: "beta", chainId: 31338, rpcUrls: ["${BETA_RPC_URL}"], tokens: { BBB: { address: beta.demo.tokenAddress, maxTransferAmount: "50" } } },
+        ],
+        default: { network: "alpha", token: "AAA" },
+      }),
+    );
+    server = await start();
+  }, 90_000);
+  afterAll(async () => {
+    server?.child.kill("SIGKILL");
+    await server?.exited;
+    await receiver?.close();
+    await betaNode?.close();
+    await alpha?.stop();
+    await beta?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("pays on each network in its token, each with its own nonces, and names the network everywhere", async () => {
+    expect(server.output()).toMatch(/"networks":\["alpha \(chain 31337, AAA 0x[0-9a-fA-F]{40}\)","beta \(chain 31338, BBB 0x[0-9a-fA-F]{40}\)"\]/);
+    const recipient = freshAddress();
+    const onAlpha = await post("/transfer", { toAddress: recipient, amount: "2" });
+    const onBeta = await post("/transfer", { toAddress: recipient, amount: "3", network: "beta", token: "bbb" });
+    const byChainId = await post("/transfer", { toAddress: recipient, amount: "4", network: 31338 });
+    expect([onAlpha, onBeta, byChainId].map((answer) => answer.statusCode)).toEqual([200, 200, 200]);
+    expect([onAlpha.body.result.chainId, onBeta.body.result.chainId, byChainId.body.result.chainId]).toEqual([31337, 31338, 31338]);
+    // A wallet has a nonce sequence per chain: beta's first transfer is its nonce 0 there, whatever alpha did.
+    const betaNonceBefore = onBeta.body.result.nonce;
+    expect(byChainId.body.result.nonce).toBe(betaNonceBefore + 1);
+    await waitForReceipt(alpha, onAlpha.body.result.hash, 10_000);
+    for (const answer of [onBeta, byChainId]) await waitForReceipt(beta, answer.body.result.hash, 10_000);
+    expect(await tokenBalanceOf(alpha, recipient)).toBe(parseUnits("2", 18));
+    expect(await tokenBalanceOf(beta, recipient)).toBe(parseUnits("7", 18));
+
+    // Lookups: a hash the journal knows is looked up on its own network, without naming it.
+    const looked = await post("/getTransaction", { Tx: onBeta.body.result.hash });
+    expect(looked.body.result).toMatchObject({ hash: onBeta.body.result.hash, chainId: 31338 });
+    await waitUntil(async () => (await post("/getTransaction", { Tx: onBeta.body.result.hash })).body.result.confirmations >= 1, 10_000, "beta's transfer confirmed");
+    const status = await get(`/transactions/${onBeta.body.result.hash}`);
+    expect(status.body).toMatchObject({ network: "beta", chainId: 31338, state: "confirmed", transfer: { token: beta.demo.tokenAddress, tokenSymbol: "BBB", amountInTokens: "3" } });
+
+    // History: each row names its network; the filter keeps one network's rows.
+    const all = await get("/transfers?limit=10");
+    expect(all.body.transfers.map((item: Record<string, any>) => [item.hash, item.network, item.transfer.tokenSymbol])).toEqual([
+      [byChainId.body.result.hash, "beta", "BBB"],
+      [onBeta.body.result.hash, "beta", "BBB"],
+      [onAlpha.body.result.hash, "alpha", "AAA"],
+    ]);
+    expect((await get("/transfers?network=alpha")).body.transfers.map((item: Record<string, any>) => item.hash)).toEqual([onAlpha.body.result.hash]);
+    expect((await get("/transfers?network=31338&token=BBB")).body.transfers).toHaveLength(2);
+
+    // Webhooks: each event names the network and token it was paid on.
+    await waitUntil(() => receiver.received.filter((hook) => hook.body.includes('"transfer.confirmed"')).length >= 3, 20_000, "three transfer.confirmed events");
+    const confirmed = receiver.received.map((hook) => JSON.parse(hook.body)).filter((event) => event.type === "transfer.confirmed");
+    const networkOfHash = new Map(confirmed.map((event) => [event.data.transferHash, [event.data.network, event.data.chainId, event.data.tokenSymbol]]));
+    expect(networkOfHash.get(onAlpha.body.result.hash)).toEqual(["alpha", 31337, "AAA"]);
+    expect(networkOfHash.get(onBeta.body.result.hash)).toEqual(["beta", 31338, "BBB"]);
+
+    // /wallet: every network's wallet.
+    const report = await get("/wallet");
+    expect(report.body.networks.map((part: Record<string, any>) => [part.network, part.chainId, part.token.address])).toEqual([
+      ["alpha", 31337, alpha.demo.tokenAddress],
+      ["beta", 31338, beta.demo.tokenAddress],
+    ]);
+  });
+
+  it("holds each network's own token limit, and a key is one payment: the same key on the other network is refused", async () => {
+    const over = await post("/transfer", { toAddress: freshAddress(), amount: "51", network: "beta" });
+    expect({ statusCode: over.statusCode, code: over.body.code }).toEqual({ statusCode: 403, code: "AMOUNT_ABOVE_LIMIT" });
+    // 51 on alpha is within its (absent) limit.
+    const recipient = freshAddress();
+    const first = await post("/transfer", { toAddress: recipient, amount: "1" }, { "idempotency-key": "one-payment" });
+    expect(first.statusCode).toBe(200);
+    const again = await post("/transfer", { toAddress: recipient, amount: "1", network: "alpha" }, { "idempotency-key": "one-payment" });
+    expect({ statusCode: again.statusCode, hash: again.body.result?.hash }).toEqual({ statusCode: 200, hash: first.body.result.hash });
+    const elsewhere = await post("/transfer", { toAddress: recipient, amount: "1", network: "beta" }, { "idempotency-key": "one-payment" });
+    expect({ statusCode: elsewhere.statusCode, code: elsewhere.body.code }).toEqual({ statusCode: 422, code: "IDEMPOTENCY_KEY_REUSED" });
+    await waitForReceipt(alpha, first.body.result.hash, 10_000);
+    expect(await tokenBalanceOf(beta, recipient)).toBe(0n);
+  });
+
+  it("keeps paying on one network while the other's node is down; the down one answers 503 with the key unused, and /ready names it", async () => {
+    await betaNode.goDown();
+    try {
+      const recipient = freshAddress();
+      const onBeta = await post("/transfer", { toAddress: recipient, amount: "1", network: "beta" }, { "idempotency-key": "during-outage" });
+      expect(onBeta.statusCode).toBe(503);
+      const started = Date.now();
+      const onAlpha = await post("/transfer", { toAddress: recipient, amount: "1" });
+      expect(onAlpha.statusCode).toBe(200);
+      // Not slowed by the other network: no waiting on beta's node.
+      expect(Date.now() - started).toBeLessThan(2_000);
+      await waitForReceipt(alpha, onAlpha.body.result.hash, 10_000);
+      const ready = await request(`${server.baseUrl}/ready`);
+      const { checks, message } = (await ready.body.json()) as { checks: Record<string, string>; message: string };
+      expect(ready.statusCode).toBe(503);
+      expect(message).toContain("beta.node (the Ethereum node did not answer)");
+      expect({ node: checks.node, chainId: checks.chainId, betaNode: checks["beta.node"] }).toEqual({ node: "ok", chainId: "ok", betaNode: "the Ethereum node did not answer" });
+    } finally {
+      await betaNode.comeBack();
+    }
+    // The key was left unused: the same request now pays, once.
+    const recipient = freshAddress();
+    const retried = await post("/transfer", { toAddress: recipient, amount: "1", network: "beta" }, { "idempotency-key": "during-outage-2" });
+    expect(retried.statusCode).toBe(200);
+    await waitForReceipt(beta, retried.body.result.hash, 10_000);
+  });
+
+  it("after kill -9, a replay on either network answers the first answer and pays nothing again", async () => {
+    const recipient = freshAddress();
+    const onBeta = await post("/transfer", { toAddress: recipient, amount: "5", network: "beta" }, { "idempotency-key": "before-the-crash" });
+    expect(onBeta.statusCode).toBe(200);
+    server.child.kill("SIGKILL");
+    await server.exited;
+    server = await start();
+    const replay = await post("/transfer", { toAddress: recipient, amount: "5", network: "beta" }, { "idempotency-key": "before-the-crash" });
+    expect({ statusCode: replay.statusCode, hash: replay.body.result?.hash, replayed: replay.headers["idempotent-replayed"] }).toEqual({
+      statusCode: 200,
+      hash: onBeta.body.result.hash,
+      replayed: "true",
+    });
+    await waitForReceipt(beta, onBeta.body.result.hash, 15_000);
+    expect(await tokenBalanceOf(beta, recipient)).toBe(parseUnits("5", 18));
+    // A new transfer on beta follows on from the nonce the crashed process used.
+    const next = await post("/transfer", { toAddress: recipient, amount: "1", network: "beta" });
+    expect(next.body.result.nonce).toBe(onBeta.body.result.nonce + 1);
+  });
+});
