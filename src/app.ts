@@ -8,6 +8,7 @@ import type { Logger } from "pino";
 import type { ApiKeyRing } from "./auth/api-keys.js";
 import type { ChainServices } from "./chain-services.js";
 import type { JournalEntry } from "./journal/transfer-journal.js";
+import { ServiceError } from "./errors.js";
 import { waitForConfirmations } from "./lookup/confirmation-wait.js";
 import type { Config } from "./config.js";
 import type { TransferPolicy } from "./domain/transfer-policy.js";
@@ -147,14 +148,20 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
       chainOfHash: async (hash) => (await services.journal.lookUpByHash(hash))?.chainId,
     });
     // A transfer is described, cancelled and re-priced on its own network; any other hash is looked up on the default.
-    const networkOfEntry = (entry: JournalEntry | undefined) => (entry && services.networkOf(entry.chainId)) ?? services;
+    const networkOfEntry = (entry: JournalEntry | undefined) => {
+      if (!entry) return services;
+      const network = services.networkOf(entry.chainId);
+      // Never described on another network: the default's node does not know it, and "dropped" would be a lie.
+      if (!network) throw new ServiceError("NETWORK_NOT_SERVED", `transfer ${entry.hash} was made on chain ${entry.chainId}, which this deployment no longer pays on`);
+      return network;
+    };
     routes.register(transactionStatusRoute, {
       // One network: no journal read to find it (the reader reads the journal anyway).
       statusesOf: services.networks.length === 1 ? async () => services.statuses : async (hash) => networkOfEntry(await services.journal.lookUpByHash(hash)).statuses,
     });
     routes.register(cancelTransferRoute, {
       journal: services.journal,
-      replacerOf: (entry) => services.networkOf(entry.chainId)?.laneOf(entry.lane)?.replacer,
+      replacerOf: (entry) => networkOfEntry(entry).laneOf(entry.lane)?.replacer,
       statusesOf: (entry) => networkOfEntry(entry).statuses,
     });
     routes.register(transfersRoute, {

@@ -9,7 +9,7 @@ import type { Config } from "./config.js";
 import { parseWebhookUrls } from "./domain/webhook-settings.js";
 import { startJournalRetention } from "./journal/journal-retention.js";
 import { type JournalOwner, openSqliteJournal } from "./journal/sqlite-transfer-journal.js";
-import type { JournalEntry, TransferJournal } from "./journal/transfer-journal.js";
+import { type JournalEntry, type TransferJournal, refuseUnfollowedNetworks } from "./journal/transfer-journal.js";
 import { startWorkingCopyEviction } from "./journal/working-copy-eviction.js";
 import { TransferActivity } from "./lookup/transfer-activity.js";
 import { type NetworkConfig, type NetworkServices, type RunningNetwork, startNetwork } from "./network/network-services.js";
@@ -57,13 +57,14 @@ export async function startChainServices(
   const endpoints = config.webhookUrl ? parseWebhookUrls(config.webhookUrl) : [];
   const [home] = networks;
   const journal = await openJournal(
-    { chainId: home.chain.chainId, walletAddress: home.chain.wallet.address, tokenAddress: home.chain.tokenAddress },
+    { chainId: home.chain.chainId, walletAddress: home.chain.wallet.address, tokenAddress: home.chain.tokenAddress, severalNetworks: networks.length > 1 },
     { notify: endpoints.length > 0 },
   );
   const started: RunningNetwork[] = [];
   let retention: { stop(): Promise<void> } | undefined;
   let eviction: { stop(): Promise<void> } | undefined;
   try {
+    refuseUnfollowedNetworks(journal, networks.map(({ chain }) => chain.chainId));
     // Whether any lane is still sending a key's entry: a repeat may reach another lane, or another network.
     const several = networks.length > 1 || home.chain.laneSigners.length > 1;
     const isSendingAnywhere = several

@@ -157,14 +157,20 @@ function checkedRecipient(address: string): string {
   }
 }
 
-/** Every network's checks: the default network's under their own names, another's prefixed with its name. */
+/**
+ * Every network's checks, and the journal's: the default network's under their own names (node, chainId,
+ * journal, gas, as a service of one network has always answered), another's prefixed with its name.
+ */
 function readinessChecks(services: ChainServices): Record<string, ReadinessCheck> {
   const journal: ReadinessCheck = async () => (services.journal.failure ? "the transfer journal failed to commit and records nothing until the service is restarted" : undefined);
-  return Object.fromEntries(
-    services.networks.flatMap((network, index) =>
-      Object.entries(networkReadinessChecks(network)).map(([name, check]) => [index === 0 ? name : `${network.network.name}.${name}`, check]),
-    ).concat([["journal", journal]]),
-  );
+  const [home, ...others] = services.networks.map(networkReadinessChecks);
+  const { gas, ...reachable } = home;
+  return {
+    ...reachable,
+    journal,
+    gas,
+    ...Object.fromEntries(others.flatMap((checks, index) => Object.entries(checks).map(([name, check]) => [`${services.networks[index + 1].network.name}.${name}`, check]))),
+  };
 }
 
 function networkReadinessChecks(services: NetworkServices): Record<string, ReadinessCheck> {

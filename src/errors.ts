@@ -28,6 +28,10 @@ export const ERROR_CODES = {
     description:
       "the journal's shared database did not confirm the transfer's record and cannot be asked now: if it was recorded, it is sent; retry with the same Idempotency-Key, or look the hash in the message up, before sending it again",
   },
+  NETWORK_NOT_SERVED: {
+    statusCode: 409,
+    description: "the transfer was made on a network this deployment no longer pays on (not in NETWORKS_FILE): it is settled, and GET /transfers holds its record",
+  },
   TRANSFER_BEING_SENT: { statusCode: 409, description: "the transfer's first broadcast is under way: ask again in a moment (a cancel now could be outrun by a new nonce)" },
   REPRICE_AT_FEE_CAP: { statusCode: 409, description: "a re-pricing would need fees above MAX_FEE_PER_GAS or MAX_PRIORITY_FEE_PER_GAS to replace the transfer's latest attempt" },
   CANCEL_AT_FEE_CAP: { statusCode: 409, description: "a cancel would need fees above MAX_FEE_PER_GAS or MAX_PRIORITY_FEE_PER_GAS to replace the transfer" },

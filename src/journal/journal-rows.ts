@@ -106,3 +106,15 @@ export function toEntry(row: EntryRow, attempts: JournalAttempt[]): JournalEntry
     createdAt: row.created_at,
   };
 }
+
+/**
+ * Added to the owner's chain id once a deployment pays on more networks than the owner's: versions before
+ * networks read every row of a lane as the owner's network's (they would settle, and sign again, another
+ * chain's transfers), and this makes them refuse the journal as another chain's instead.
+ */
+export const SEVERAL_NETWORKS_MARK = ";several-networks";
+
+/** The owner's chain id as stored, without the mark. */
+export function ownersChainOf(stored: string): string {
+  return stored.endsWith(SEVERAL_NETWORKS_MARK) ? stored.slice(0, -SEVERAL_NETWORKS_MARK.length) : stored;
+}

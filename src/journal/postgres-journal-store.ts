@@ -7,7 +7,7 @@
 import pg from "pg";
 import { steadyWallClockNow } from "../clock.js";
 import type { PostgresJournalReader } from "./postgres-journal-reader.js";
-import { SETTLED_FOR_GOOD } from "./journal-rows.js";
+import { SETTLED_FOR_GOOD, SEVERAL_NETWORKS_MARK, ownersChainOf } from "./journal-rows.js";
 import { POSTGRES_MIGRATIONS } from "./postgres-migrations.js";
 import { type ChangedRow, JOURNAL_TABLES, type JournalReplica, type JournalRow, type JournalSeed, type JournalTable } from "./sqlite-change-log.js";
 import { type JournalOwner, openSqliteJournal } from "./sqlite-transfer-journal.js";
@@ -85,18 +85,21 @@ export async function migrateDatabase(client: pg.ClientBase): Promise<number[]> 
   }
 }
 
-/** Records the owner in a new database; refuses a database of another token or chain. */
+/** Records the owner in a new database; refuses a database of another token or chain; marks one of several networks (see SEVERAL_NETWORKS_MARK). */
 export async function checkDatabaseOwner(client: pg.ClientBase, owner: JournalOwner): Promise<void> {
-  const expected = { chain_id: owner.chainId.toString(), wallet_address: owner.walletAddress, token_address: owner.tokenAddress };
+  const chain = owner.chainId.toString();
+  const expected = { chain_id: owner.severalNetworks ? `${chain}${SEVERAL_NETWORKS_MARK}` : chain, wallet_address: owner.walletAddress, token_address: owner.tokenAddress };
   await client.query("INSERT INTO journal_owner (id, chain_id, wallet_address, token_address) VALUES (1, $1, $2, $3) ON CONFLICT (id) DO NOTHING", [
     expected.chain_id,
     expected.wallet_address,
     expected.token_address,
   ]);
   const stored = (await client.query<typeof expected>("SELECT chain_id, wallet_address, token_address FROM journal_owner WHERE id = 1")).rows[0];
-  if (stored.chain_id !== expected.chain_id || stored.token_address !== expected.token_address) {
-    throw new JournalOwnerMismatchError(`DATABASE_URL: this database belongs to token ${stored.token_address} on chain ${stored.chain_id}; use another database`);
+  if (ownersChainOf(stored.chain_id) !== chain || stored.token_address !== expected.token_address) {
+    throw new JournalOwnerMismatchError(`DATABASE_URL: this database belongs to token ${stored.token_address} on chain ${ownersChainOf(stored.chain_id)}; use another database`);
   }
+  // Once marked, for good: a database that held another network's transfers keeps them.
+  if (owner.severalNetworks && stored.chain_id === chain) await client.query("UPDATE journal_owner SET chain_id = $1 WHERE id = 1", [expected.chain_id]);
 }
 
 /** The leader's side: reads what a new leader holds, and takes the commits of its working copy. */

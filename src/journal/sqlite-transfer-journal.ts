@@ -3,7 +3,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { steadyWallClockNow } from "../clock.js";
-import { type AttemptRow, type DeliveryRow, type EntryRow, SETTLED_FOR_GOOD, toAttempt, toDelivery, toEntry } from "./journal-rows.js";
+import { type AttemptRow, type DeliveryRow, type EntryRow, SETTLED_FOR_GOOD, SEVERAL_NETWORKS_MARK, ownersChainOf, toAttempt, toDelivery, toEntry } from "./journal-rows.js";
 import { type JournalReplica, type JournalSeed, SqliteChangeLog, seedTables } from "./sqlite-change-log.js";
 import { CHAIN_HISTORY_INDEX, HISTORY_INDEXES, HISTORY_TIMES_RISE, SqliteHistoryReader } from "./sqlite-history.js";
 import { keepForever } from "./sqlite-keep-alive.js";
@@ -36,6 +36,8 @@ export interface JournalOwner {
   chainId: bigint;
   walletAddress: string;
   tokenAddress: string;
+  /** The deployment pays on other networks too: the journal is marked so that versions before networks refuse it (see SEVERAL_NETWORKS_MARK). */
+  severalNetworks?: boolean;
 }
 
 /** A write that should have changed one entry found none: the journal and the service disagree. */
@@ -104,7 +106,7 @@ const SCHEMA = `
 `;
 
 // The journal owner's network and token: those of every row made before rows recorded their own.
-const OWNERS_CHAIN = "(SELECT chain_id FROM journal_owner WHERE id = 1)";
+const OWNERS_CHAIN = `(SELECT replace(chain_id, '${SEVERAL_NETWORKS_MARK}', '') FROM journal_owner WHERE id = 1)`;
 const OWNERS_TOKEN = "(SELECT token_address FROM journal_owner WHERE id = 1)";
 /** Gives the rows without a network and token (made before they were recorded) the journal owner's. */
 const OWNERS_NETWORK_AND_TOKEN = `UPDATE transfers SET chain_id = ${OWNERS_CHAIN}, token = ${OWNERS_TOKEN} WHERE chain_id IS NULL`;
@@ -237,6 +239,7 @@ function prepareStatements(db: Database.Database) {
   return {
     owner: db.prepare("SELECT chain_id, wallet_address, token_address FROM journal_owner WHERE id = 1"),
     insertOwner: db.prepare("INSERT INTO journal_owner (id, chain_id, wallet_address, token_address) VALUES (1, @chain_id, @wallet_address, @token_address)"),
+    markOwner: db.prepare("UPDATE journal_owner SET chain_id = @chain_id WHERE id = 1"),
     claim: db.prepare(
       `INSERT INTO transfers (idempotency_key, recipient, units, api_key_id, state, notify, lane, chain_id, token, created_at, updated_at)
        VALUES (@key, @recipient, @units, @apiKeyId, 'claimed', @notify, @lane, @chain, @token, ${HISTORY_TIMES_RISE}, @now)
@@ -292,6 +295,7 @@ function prepareStatements(db: Database.Database) {
     ),
     unsettled: db.prepare("SELECT * FROM transfers INDEXED BY transfers_unsettled WHERE lane = @lane AND chain_id = @chain AND state IN ('claimed', 'signed', 'accepted') ORDER BY nonce, id"),
     lanesWithUnsettled: db.prepare("SELECT DISTINCT lane FROM transfers WHERE state IN ('claimed', 'signed', 'accepted') AND chain_id = @chain").pluck(),
+    networksWithUnsettled: db.prepare("SELECT DISTINCT chain_id FROM transfers WHERE state IN ('claimed', 'signed', 'accepted')").pluck(),
     // The partial index's own terms, repeated: a partial index is usable only when the query implies its terms.
     usedUnverified: db.prepare(
       `SELECT * FROM transfers INDEXED BY transfers_unfinal WHERE lane = @lane AND chain_id = @chain AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced')
@@ -440,15 +444,18 @@ class SqliteJournalStore {
 
   /** Records the owner in a new journal; refuses a journal of another token or chain. */
   checkOwner(owner: JournalOwner): void {
-    const expected = { chain_id: owner.chainId.toString(), wallet_address: owner.walletAddress, token_address: owner.tokenAddress };
+    const chain = owner.chainId.toString();
+    const expected = { chain_id: owner.severalNetworks ? `${chain}${SEVERAL_NETWORKS_MARK}` : chain, wallet_address: owner.walletAddress, token_address: owner.tokenAddress };
     const stored = this.statements.owner.get() as typeof expected | undefined;
     if (!stored) {
       this.statements.insertOwner.run(expected);
       return;
     }
-    if (stored.chain_id !== expected.chain_id || stored.token_address !== expected.token_address) {
-      throw new JournalOwnerMismatchError(`JOURNAL_PATH: this journal belongs to token ${stored.token_address} on chain ${stored.chain_id}; use another file`);
+    if (ownersChainOf(stored.chain_id) !== chain || stored.token_address !== expected.token_address) {
+      throw new JournalOwnerMismatchError(`JOURNAL_PATH: this journal belongs to token ${stored.token_address} on chain ${ownersChainOf(stored.chain_id)}; use another file`);
     }
+    // Once marked, for good: a journal that held another network's transfers keeps them.
+    if (owner.severalNetworks && stored.chain_id === chain) this.statements.markOwner.run(expected);
   }
 
   get failure(): JournalUnavailableError | undefined {
@@ -721,6 +728,10 @@ class SqliteTransferJournal implements TransferJournal {
 
   lanesWithUnsettled(): string[] {
     return this.#store.statements.lanesWithUnsettled.all({ chain: this.#network.chain }) as string[];
+  }
+
+  networksWithUnsettled(): bigint[] {
+    return (this.#store.statements.networksWithUnsettled.all() as string[]).map((chain) => BigInt(chain));
   }
 
   unsettled(): JournalEntry[] {

@@ -222,6 +222,8 @@ export interface TransferJournal {
   forNetwork(chainId: bigint, tokenAddress: string): TransferJournal;
   /** Every lane of this network that has transfers claimed, signed or accepted: someone must follow them. */
   lanesWithUnsettled(): string[];
+  /** Every network (chain id) that has transfers claimed, signed or accepted. */
+  networksWithUnsettled(): bigint[];
   /** Resolves once every write made so far is durable; rejects if committing them failed. */
   flushed(): Promise<void>;
   /** Why the journal takes no writes, or undefined while it is healthy. */
@@ -398,6 +400,19 @@ export interface TransferJournal {
   /** Forgets keys older than `maxAgeMs` (the entries stay). Returns how many were forgotten. */
   expireKeys(maxAgeMs: number, now?: number): number;
   close(): void;
+}
+
+/**
+ * Refuses to start while transfers in flight are on a network not among `chainIds`: nobody would follow
+ * them (re-send, re-price, report) until they settle. Settled transfers of a network taken out stay history.
+ */
+export function refuseUnfollowedNetworks(journal: TransferJournal, chainIds: readonly bigint[]): void {
+  const unfollowed = journal.networksWithUnsettled().filter((chainId) => !chainIds.includes(chainId));
+  if (unfollowed.length > 0) {
+    throw new JournalOwnerMismatchError(
+      `the transfer journal has transfers in flight on chain ${unfollowed.join(", ")}, which NETWORKS_FILE does not name; name that network again (beside the others) until they settle`,
+    );
+  }
 }
 
 /**

@@ -96,6 +96,10 @@ export class TransactionStatusReader {
    */
   async read(hash: string, mayView: (senderKeyId: string | undefined) => boolean = () => true): Promise<TransactionStatus> {
     const sent = await this.journal.lookUpByHash(hash);
+    // Another network's transfer is never described with this chain's facts (its node does not know it).
+    if (sent && BigInt(sent.chainId) !== this.chain.chainId) {
+      throw new ServiceError("NETWORK_NOT_SERVED", `transfer ${sent.hash} was made on chain ${sent.chainId}, not on this network (chain ${this.chain.chainId})`);
+    }
     // A transfer the caller may not view is described as the chain shows it, as any other transaction.
     const entry = sent && mayView(sent.apiKeyId) ? sent : undefined;
     if (entry && entry.attempts.length > 0) return this.#ofTransfer(hash, entry);

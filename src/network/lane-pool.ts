@@ -54,6 +54,8 @@ export interface LanePoolSettings {
    * outside is seen before it is chosen. Busy lanes are read at this pace anyway; an idle pool reads nothing.
    */
   balancesMaxAgeMs: number;
+  /** The network's chain id: a refusal another network's lane kept under a key is not this pool's to free. */
+  chainId: bigint;
 }
 
 export class LanePool implements TransferSender {
@@ -130,7 +132,8 @@ export class LanePool implements TransferSender {
       await lane.ensureBalances(0);
       if (idempotencyKey === undefined) return true;
       const refused = this.journal.findByKey(idempotencyKey);
-      if (refused?.lane !== lane.address || !this.journal.releaseRefusedKey(refused.id)) return false;
+      // Only a refusal this lane kept, on this network (a lane's address is the same on every chain).
+      if (refused?.lane !== lane.address || BigInt(refused.chainId) !== this.settings.chainId || !this.journal.releaseRefusedKey(refused.id)) return false;
       await this.journal.flushed();
       return true;
     } catch {

@@ -115,7 +115,7 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
       chain,
       network: chain.network,
       transfers: pooled
-        ? new LanePool(lanes, journal, { ...inFlight, balancesMaxAgeMs: config.chainRefreshIntervalMs }, slots)
+        ? new LanePool(lanes, journal, { ...inFlight, balancesMaxAgeMs: config.chainRefreshIntervalMs, chainId: chain.chainId }, slots)
         : new WalletInFlightLimit(first, journal, inFlight, slots),
       lanes,
       laneOf: (address) => byAddress.get(address),

@@ -224,6 +224,11 @@ export class TransferReplacer {
       if (!settled) throw new Error(`no journal entry has an attempt ${hash}`);
       throw refusalOfSettled(settled, ledger.snapshot.minedNonceCount, request) ?? new Error(`transfer ${hash} is not held by the journal and not settled`);
     }
+    // Signed here only for this lane's own transfers on this chain: another network's nonce is another sequence.
+    const { chain } = this.#options;
+    if (BigInt(found.chainId) !== chain.chainId || found.lane !== chain.wallet.address) {
+      throw new Error(`transfer ${hash} was sent by ${found.lane} on chain ${found.chainId}, not by this lane (${chain.wallet.address} on chain ${chain.chainId})`);
+    }
     const what = request === "cancel" ? "a cancel" : "a re-pricing";
     return this.#exclusively(found.id, async () => {
       const entry = journal.findByHash(hash) as JournalEntry;

@@ -13,7 +13,7 @@ import { PostgresJournalReader } from "../../src/journal/postgres-journal-reader
 import { migrateDatabase, openPostgresJournal, postgresOptions } from "../../src/journal/postgres-journal-store.js";
 import { POSTGRES_MIGRATIONS } from "../../src/journal/postgres-migrations.js";
 import { type JournalOwner, JournalWriteError, openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
-import { JournalOwnerMismatchError, type TransferJournal, refuseUnfollowedLanes } from "../../src/journal/transfer-journal.js";
+import { JournalOwnerMismatchError, type TransferJournal, refuseUnfollowedLanes, refuseUnfollowedNetworks } from "../../src/journal/transfer-journal.js";
 import { type TestPostgres, startTestPostgres, testPool } from "../helpers/postgres.js";
 
 const keptConnections: Database.Database[] = [];
@@ -30,6 +30,8 @@ const { signedAtBlock: _block, ...SIGNED_FIELDS } = SIGNED;
 interface JournalStore {
   /** `notify`: webhooks report on the transfers made from now on. */
   open(owner?: JournalOwner, options?: { notify?: boolean }): Promise<TransferJournal>;
+  /** The owner's chain id as stored, as a version that reads it raw sees it. */
+  ownerChain(): Promise<string>;
   destroy(): Promise<void>;
 }
 
@@ -38,6 +40,14 @@ function sqliteStore(): JournalStore {
   const path = join(dir, "nested", "transfers.sqlite");
   return {
     open: async (owner = OWNER, options = {}) => openSqliteJournal(path, owner, options),
+    ownerChain: async () => {
+      const db = new Database(path, { readonly: true });
+      try {
+        return db.prepare("SELECT chain_id FROM journal_owner").pluck().get() as string;
+      } finally {
+        db.close();
+      }
+    },
     destroy: async () => rmSync(dir, { recursive: true, force: true }),
   };
 }
@@ -57,6 +67,7 @@ async function postgresStore(): Promise<JournalStore> {
       await migrateDatabase(session);
       return openPostgresJournal(session, owner, { ...options, reads: new PostgresJournalReader(reads) });
     },
+    ownerChain: async () => (await reads.query<{ chain_id: string }>("SELECT chain_id FROM journal_owner")).rows[0].chain_id,
     destroy: async () => {
       await Promise.all(sessions.map((session) => session.end()));
       await reads.end();
@@ -180,6 +191,19 @@ describe.each([
     expect(journal.unsettled()).toHaveLength(1);
   });
 
+  it("once opened for several networks, stays marked so that a version before networks refuses it as another chain's; this version reads it as its own", async () => {
+    journal.recordSigned(undefined, REQUEST, SIGNED);
+    await reopen({ ...OWNER, severalNetworks: true });
+    const id = journal.recordSigned(undefined, REQUEST, { ...SIGNED, nonce: 8, hash: `0x${"12".repeat(32)}` });
+    // The mark is on the owner only: rows still carry the bare chain id.
+    expect(journal.findById(id)).toMatchObject({ chainId: 31337 });
+    await reopen();
+    expect(journal.unsettled()).toHaveLength(2);
+    // A version before networks compares the stored chain id with its own: it no longer matches.
+    expect(await store.ownerChain()).toBe("31337;several-networks");
+    await expect(store.open({ ...OWNER, chainId: 1n })).rejects.toThrow(/belongs to token 0x5FbDB2315678afecb367f032d93F642f64180aa3 on chain 31337; use another/);
+  });
+
   it("keeps each lane's transfers apart, and shares keys, hashes and commits between lanes", async () => {
     const other = journal.forLane(OTHER_LANE);
     const mine = journal.recordSigned(undefined, REQUEST, SIGNED);
@@ -227,6 +251,11 @@ describe.each([
     expect(polygon.usedUnverified()).toEqual([]);
     expect(journal.lanesWithUnsettled()).toEqual([]);
     expect(polygon.lanesWithUnsettled()).toEqual([OWNER.walletAddress]);
+    // A network taken out of the configuration while it has transfers in flight: nobody would follow them.
+    expect(() => refuseUnfollowedNetworks(journal, [31337n])).toThrow(
+      "the transfer journal has transfers in flight on chain 137, which NETWORKS_FILE does not name; name that network again (beside the others) until they settle",
+    );
+    refuseUnfollowedNetworks(journal, [31337n, 137n]);
     // The per-key cap counts what was spent in the network's own token.
     expect(journal.spentSince(0).map((spent) => spent.units)).toEqual([REQUEST.units]);
     expect(polygon.spentSince(0).map((spent) => spent.units)).toEqual([5n]);
