@@ -4,6 +4,7 @@
  * npm run simulate -- --seed 42             replays one seed (add --node hardhat for Hardhat Network)
  * npm run simulate -- --seeds 50 --from 1000 --node hardhat --transfers 40
  * npm run simulate -- --seeds 500 --parallel 1   runs one seed at a time (each seed has its own node and service)
+ * npm run simulate -- --seeds 50 --networks 2     the service pays on a second chain too (NETWORKS_FILE)
  * Exits 1 when any seed broke an invariant.
  */
 import { availableParallelism } from "node:os";
@@ -18,8 +19,11 @@ const { values } = parseArgs({
     node: { type: "string", default: "anvil" },
     transfers: { type: "string", default: String(DEFAULT_SIMULATION.transfers) },
     parallel: { type: "string", default: String(Math.min(16, availableParallelism() + 1)) },
+    networks: { type: "string", default: "1" },
   },
 });
+if (values.networks !== "1" && values.networks !== "2") throw new Error("--networks is 1 or 2");
+const networks = values.networks === "2" ? 2 : 1;
 if (values.node !== "anvil" && values.node !== "hardhat") throw new Error("--node is anvil or hardhat");
 const node = values.node;
 const seeds = values.seed !== undefined ? [Number(values.seed)] : Array.from({ length: Number(values.seeds) }, (_, index) => Number(values.from) + index);
@@ -32,7 +36,7 @@ let next = 0;
 const runner = async () => {
   while (next < seeds.length) {
     const seed = seeds[next++];
-    const report = await simulateSeed(seed, { ...DEFAULT_SIMULATION, node, transfers: Number(values.transfers), log: (line) => console.log(line) });
+    const report = await simulateSeed(seed, { ...DEFAULT_SIMULATION, node, networks, transfers: Number(values.transfers), log: (line) => console.log(line) });
     if (report.violations.length > 0) {
       failing.push(seed);
       for (const violation of report.violations) console.log(`  seed ${seed}: ${violation}`);
@@ -43,5 +47,5 @@ await Promise.all(Array.from({ length: Math.min(parallel, seeds.length) }, runne
 failing.sort((a, b) => a - b);
 console.log(`${seeds.length} seeds in ${Math.round((Date.now() - started) / 1000)} s, ${parallel} at a time`);
 console.log(`${seeds.length - failing.length} passed, ${failing.length} failed`);
-for (const seed of failing) console.log(`replay: npm run simulate -- --seed ${seed} --node ${node} --transfers ${values.transfers}`);
+for (const seed of failing) console.log(`replay: npm run simulate -- --seed ${seed} --node ${node} --transfers ${values.transfers} --networks ${networks}`);
 process.exit(failing.length > 0 ? 1 : 0);

@@ -22,3 +22,12 @@ describe.each(SEEDS)("seeded faults on $node", ({ node, seeds }) => {
     expect(Object.keys(report.faults).filter((fault) => !fault.includes("left out")).length).toBeGreaterThan(2);
   }, 180_000);
 });
+
+// The same faults with the service paying on a second chain as well: every invariant on both chains.
+describe("seeded faults on two networks (anvil, and an anvil with another chain id)", () => {
+  it.each([1, 2])("seed %i: on each chain, no 417 paid, no key paid twice, every 200 paid once or reported failed, nonces contiguous; replays answer the first answer", async (seed) => {
+    const report = await simulateSeed(seed, { ...DEFAULT_SIMULATION, node: "anvil", networks: 2 });
+    expect(report.violations, `replay: npm run simulate -- --seed ${seed} --networks 2`).toEqual([]);
+    expect(Object.keys(report.faults).filter((fault) => !fault.includes("left out")).length).toBeGreaterThan(2);
+  }, 180_000);
+});

@@ -15,18 +15,23 @@
  * disk filling up (a real tmpfs, where the process may mount one:
  * root, as in CI; elsewhere that fault is left out and the report says so). The seed fixes which call and which step meet which fault; the operating
  * system's scheduling still varies, so a failing seed is replayed to see it again, not always the same.
+ *
+ * With `networks: 2` the service pays on a second chain too (an anvil with another chain id, behind a
+ * faulting proxy of its own), as NETWORKS_FILE describes both: each transfer goes to one of them, the waves'
+ * events (reorganisation, an emptied pool, an outside sender) strike either, and every invariant is checked
+ * on each chain.
  */
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { toBeHex } from "ethers";
+import { parseUnits, toBeHex } from "ethers";
 import { request } from "undici";
 import { type BehindNode, watchBehindNode } from "../helpers/behind-node.js";
 import { watchLaggingFleet } from "../helpers/lagging-fleet.js";
 import { type RpcProxy, type ScriptedAnswer, startRpcProxy } from "../helpers/rpc-proxy.js";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
 import { AUTHORIZATION } from "../helpers/service.js";
-import { type NodeKind, type TestChain, freshAddress, startTestChain, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
+import { type NodeKind, type TestChain, freshAddress, setEthBalance, startTestChain, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
 import { fillFilesystem, mountTinyFilesystem } from "../helpers/tiny-filesystem.js";
 
 /** A small, fast, well-mixed generator (mulberry32): the same seed gives the same sequence everywhere. */
@@ -47,6 +52,8 @@ export interface SimulationOptions {
   /** How likely a broadcast meets a fault, and an other call. */
   broadcastFaultRate: number;
   callFaultRate: number;
+  /** 2: the service pays on a second chain too (an anvil with chain id 31338); default 1. */
+  networks?: 1 | 2;
   /** Printed as the run goes, for the command line. */
   log?: (line: string) => void;
 }
@@ -55,6 +62,8 @@ export const DEFAULT_SIMULATION: Omit<SimulationOptions, "node"> = { transfers: 
 
 /** A request as the client saw it. */
 interface Asked {
+  /** The chain it pays on. */
+  chain: TestChain;
   recipient: string;
   amount: bigint;
   key: string | undefined;
@@ -66,6 +75,7 @@ interface Asked {
 export interface SimulationReport {
   seed: number;
   node: NodeKind;
+  networks: 1 | 2;
   /** Broken invariants, in words; empty when the contract held. */
   violations: string[];
   /** What happened, for the log. */
@@ -92,6 +102,10 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
   if (options.node === "anvil") await chain.provider.send("anvil_mine", [toBeHex(8)]);
   const proxy = await startRpcProxy(chain.rpcUrl);
   const fleet = watchLaggingFleet(chain.rpcUrl);
+  const networks = options.networks ?? 1;
+  // The second network: its own chain, and a proxy of its own meeting the run's faults.
+  const second = networks === 2 ? await startSecondNetwork(chain) : undefined;
+  const chains = second ? [chain, second.chain] : [chain];
   // The run's scenario (whether the endpoint's indexes lag, and what happens between waves) has a sequence
   // of its own, so that a seed meets the same ones however its calls interleave.
   const scenario = seededRandom(seed * 7_919 + 1);
@@ -120,10 +134,12 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
     for (const extra of extraEndpoints) {
       extra.proxy.fault = { kind: "script", answer: (call) => (faulting ? answerAsTroubled(extra, call) ?? drawFault(call, random, options, count) : undefined) };
     }
+    if (second) second.proxy.fault = { kind: "script", answer: (call) => (faulting ? drawFault(call, random, options, count) : undefined) };
+    const rpcUrls = [proxy, ...extraEndpoints.map((extra) => extra.proxy)].map((each) => each.url);
+    const networkSettings = second ? networksFile(join(journalDir, "networks.json"), chain, rpcUrls, second) : { RPC_URL: rpcUrls.join(","), TOKEN_ADDRESS: chain.demo.tokenAddress };
     const env = {
-      RPC_URL: [proxy, ...extraEndpoints.map((extra) => extra.proxy)].map((each) => each.url).join(","),
+      ...networkSettings,
       PRIVATE_KEY: chain.demo.privateKey,
-      TOKEN_ADDRESS: chain.demo.tokenAddress,
       JOURNAL_PATH: join(journalDir, "transfers.sqlite"),
       REBROADCAST_AFTER_MS: "500",
       RPC_TIMEOUT_MS: "1500",
@@ -143,7 +159,7 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
     // The workload: transfers in small concurrent waves, about half with an Idempotency-Key, some of those
     // sent twice at once; between waves the seed may reorganise the chain, empty the node's pool, use the
     // wallet from outside, or kill the service and start it again.
-    const walletTokensBefore = await tokenBalanceOf(chain, chain.demo.walletAddress);
+    const walletTokensBefore = await Promise.all(chains.map((each) => tokenBalanceOf(each, chain.demo.walletAddress)));
     const waves = Math.ceil(options.transfers / 4);
     for (let wave = 0; wave < waves; wave++) {
       const batch: Asked[] = [];
@@ -151,7 +167,10 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
         const amount = BigInt(1 + Math.floor(random() * 9));
         const recipient = freshAddress();
         const key = random() < 0.5 ? `sim-${seed}-${asked.length + batch.length}` : undefined;
-        batch.push({ recipient, amount, key, body: JSON.stringify({ toAddress: recipient, amount: amount.toString() }), first: undefined });
+        // With two networks, half the transfers go to the second (named), the rest to the default.
+        const onSecond = second !== undefined && random() < 0.5;
+        const body = JSON.stringify({ toAddress: recipient, amount: amount.toString(), ...(onSecond && { network: "second" }) });
+        batch.push({ chain: onSecond && second ? second.chain : chain, recipient, amount, key, body, first: undefined });
       }
       asked.push(...batch);
       // The journal's disk fills up before this wave: nothing of it may be sent without its record.
@@ -185,16 +204,20 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
       }
       if (killDuring || diskFull) server = await start(true);
       const event = random();
-      if (event < 0.15 && options.node === "anvil") {
-        count("reorg");
-        await chain.provider.send("anvil_reorg", [1 + Math.floor(random() * 3), []]).catch(() => undefined);
+      // With two networks the event strikes either chain; one network keeps its seeds' sequence.
+      const struck = second && random() < 0.5 ? second.chain : chain;
+      const where = struck === chain ? "" : " (second network)";
+      if (event < 0.15 && struck.kind === "anvil") {
+        count(`reorg${where}`);
+        await struck.provider.send("anvil_reorg", [1 + Math.floor(random() * 3), []]).catch(() => undefined);
       } else if (event < 0.25) {
-        count("pool emptied");
-        await emptyPool(chain);
+        count(`pool emptied${where}`);
+        await emptyPool(struck);
       } else if (event < 0.35) {
-        count("outside sender");
-        const nonce = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
-        await chain.hotWallet.sendTransaction({ to: chain.demo.walletAddress, value: 0n, nonce }).catch(() => undefined);
+        count(`outside sender${where}`);
+        const outside = struck === chain ? chain.hotWallet : chain.hotWallet.connect(struck.provider);
+        const nonce = await struck.provider.getTransactionCount(chain.demo.walletAddress, "pending");
+        await outside.sendTransaction({ to: chain.demo.walletAddress, value: 0n, nonce }).catch(() => undefined);
       }
       if (scenario() < 0.2) {
         count("fleet: a backend stuck at an old head");
@@ -207,12 +230,12 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
     await Promise.all(extraEndpoints.map((extra) => clearTrouble(extra)));
     if (server.child.exitCode !== null || server.child.signalCode !== null) server = await start(false);
     for (const item of asked) if (item.key && item.first?.status !== 200 && item.first?.status !== 417) item.first = await ask(server, item);
-    await settle(chain, server, asked, 90_000);
+    await settle(chains, server, asked, 90_000);
 
     // The invariants.
     for (const item of asked) {
-      const paid = await tokenBalanceOf(chain, item.recipient);
-      const expected = item.amount * 10n ** BigInt(chain.decimals);
+      const paid = await tokenBalanceOf(item.chain, item.recipient);
+      const expected = item.amount * 10n ** BigInt(item.chain.decimals);
       const name = `transfer to ${item.recipient} (${item.key ?? "no key"}, first answer ${item.first?.status ?? "none"})`;
       if (paid !== 0n && paid !== expected) violations.push(`${name}: recipient holds ${paid}, neither 0 nor the amount once`);
       if (item.first?.status === 417 && paid !== 0n) violations.push(`${name}: answered 417 but paid`);
@@ -223,7 +246,7 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
         const state = await stateOf(server, hash);
         if (state !== "failed" && state !== "replaced") {
           const headline = `${name}: answered 200, not paid and not reported failed (state ${state})`;
-          violations.push(`${headline}\n${await evidenceOf(chain, servers, server, hash)}\n  (the evidence of: ${headline})`);
+          violations.push(`${headline}\n${await evidenceOf(item.chain, chain.demo.walletAddress, servers, server, hash)}\n  (the evidence of: ${headline})`);
         }
       }
       if (item.key && item.first && item.first.status !== 0) {
@@ -233,15 +256,17 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
         }
       }
     }
-    let paidInTotal = 0n;
-    for (const item of asked) paidInTotal += await tokenBalanceOf(chain, item.recipient);
-    const spent = walletTokensBefore - (await tokenBalanceOf(chain, chain.demo.walletAddress));
-    if (spent !== paidInTotal) violations.push(`the wallet spent ${spent} base units, its recipients received ${paidInTotal}`);
-    const mined = await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest");
-    const pending = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
-    if (mined !== pending) violations.push(`nonces not contiguous: ${mined} mined, ${pending} counted with the pool (a gap or a transaction stuck)`);
-    const wallet = (await (await request(`${server.baseUrl}/wallet`, { headers: AUTHORIZATION })).body.json()) as { oldestUnconfirmed: unknown };
-    if (wallet.oldestUnconfirmed !== null) violations.push(`the service still holds an unconfirmed transfer: ${JSON.stringify(wallet.oldestUnconfirmed)}`);
+    for (const [index, each] of chains.entries()) {
+      const where = index === 0 ? "" : " on the second network";
+      let paidInTotal = 0n;
+      for (const item of asked) if (item.chain === each) paidInTotal += await tokenBalanceOf(each, item.recipient);
+      const spent = walletTokensBefore[index] - (await tokenBalanceOf(each, chain.demo.walletAddress));
+      if (spent !== paidInTotal) violations.push(`the wallet spent ${spent} base units${where}, its recipients there received ${paidInTotal}`);
+      const mined = await each.provider.getTransactionCount(chain.demo.walletAddress, "latest");
+      const pending = await each.provider.getTransactionCount(chain.demo.walletAddress, "pending");
+      if (mined !== pending) violations.push(`nonces not contiguous${where}: ${mined} mined, ${pending} counted with the pool (a gap or a transaction stuck)`);
+    }
+    for (const unconfirmed of await unconfirmedOf(server)) violations.push(`the service still holds an unconfirmed transfer: ${JSON.stringify(unconfirmed)}`);
   } catch (error) {
     violations.push(`the run itself failed: ${(error as Error).stack ?? error}`);
   } finally {
@@ -249,6 +274,8 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
     await Promise.all(servers.map((server) => server.exited));
     fleet.stop();
     await proxy.close();
+    await second?.proxy.close();
+    await second?.chain.stop();
     for (const extra of extraEndpoints) {
       extra.behind?.stop();
       await extra.proxy.close();
@@ -259,8 +286,8 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
   }
   const answers: Record<string, number> = {};
   for (const item of asked) answers[String(item.first?.status ?? "none")] = (answers[String(item.first?.status ?? "none")] ?? 0) + 1;
-  const report = { seed, node: options.node, violations, faults, answers, seconds: Math.round((Date.now() - started) / 1000) };
-  log(`seed ${seed} on ${options.node}: ${violations.length === 0 ? "ok" : `${violations.length} VIOLATIONS`} in ${report.seconds} s; faults ${JSON.stringify(faults)}; answers ${JSON.stringify(answers)}`);
+  const report = { seed, node: options.node, networks, violations, faults, answers, seconds: Math.round((Date.now() - started) / 1000) };
+  log(`seed ${seed} on ${options.node}${networks === 2 ? " and a second network" : ""}: ${violations.length === 0 ? "ok" : `${violations.length} VIOLATIONS`} in ${report.seconds} s; faults ${JSON.stringify(faults)}; answers ${JSON.stringify(answers)}`);
   return report;
 }
 
@@ -414,7 +441,7 @@ async function emptyPool(chain: TestChain): Promise<void> {
 
 // What a failing seed leaves to read when it cannot be replayed (CI): the service's status document, what
 // the node returns for each attempt, and every line the service logged about them.
-async function evidenceOf(chain: TestChain, servers: ServerProcess[], server: ServerProcess, hash: string): Promise<string> {
+async function evidenceOf(chain: TestChain, wallet: string, servers: ServerProcess[], server: ServerProcess, hash: string): Promise<string> {
   const status = (await (await request(`${server.baseUrl}/transactions/${hash}`, { headers: AUTHORIZATION })).body.json()) as { attempts?: { hash: string }[] };
   const hashes = (status.attempts ?? [{ hash }]).map((attempt) => attempt.hash.toLowerCase());
   const onNode = await Promise.all(
@@ -435,9 +462,45 @@ async function evidenceOf(chain: TestChain, servers: ServerProcess[], server: Se
       .slice(-8)
       .map((line) => `  [service ${index}, warning] ${line.slice(0, 600)}`),
   );
-  const minedNonces = await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest");
+  const minedNonces = await chain.provider.getTransactionCount(wallet, "latest");
   // The facts last: CI shows the end of a long failure.
   return [...logged.slice(0, 40), ...warnings, `  status: ${JSON.stringify(status)}`, `  node (mined nonce count ${minedNonces}): ${onNode.join("; ")}`].join("\n");
+}
+
+// The oldest unconfirmed transfer of every network the service pays on: none once it holds nothing unsettled.
+async function unconfirmedOf(server: ServerProcess): Promise<unknown[]> {
+  const wallet = (await (await request(`${server.baseUrl}/wallet`, { headers: AUTHORIZATION })).body.json()) as { oldestUnconfirmed: unknown; networks?: { oldestUnconfirmed: unknown }[] };
+  return (wallet.networks ?? [wallet]).map((network) => network.oldestUnconfirmed).filter((oldest) => oldest !== null);
+}
+
+/** The second network of a run: an anvil with another chain id, its token, and a proxy in front of it. */
+interface SecondNetwork {
+  chain: TestChain;
+  proxy: RpcProxy;
+}
+
+// The first chain's wallet signs on both: it gets ETH and the second chain's tokens there.
+async function startSecondNetwork(first: TestChain): Promise<SecondNetwork> {
+  const chain = await startTestChain(["--chain-id", "31338", "--block-time", "1", "--slots-in-an-epoch", "4"]);
+  await chain.provider.send("anvil_mine", [toBeHex(8)]);
+  await setEthBalance(chain, first.demo.walletAddress, "1000");
+  await (await chain.token.getFunction("transfer")(first.demo.walletAddress, parseUnits("100000", chain.decimals))).wait();
+  return { chain, proxy: await startRpcProxy(chain.rpcUrl) };
+}
+
+// NETWORKS_FILE of a run on two networks, written to `path`: the variables that start the service so.
+function networksFile(path: string, first: TestChain, firstUrls: readonly string[], second: SecondNetwork): Record<string, string> {
+  writeFileSync(
+    path,
+    JSON.stringify({
+      networks: [
+        { name: "first", chainId: 31337, rpcUrls: firstUrls, tokens: { FIRST: first.demo.tokenAddress } },
+        { name: "second", chainId: 31338, rpcUrls: [second.proxy.url], tokens: { SECOND: second.chain.demo.tokenAddress } },
+      ],
+      default: { network: "first", token: "FIRST" },
+    }),
+  );
+  return { NETWORKS_FILE: path };
 }
 
 async function stateOf(server: ServerProcess, hash: string): Promise<string> {
@@ -447,21 +510,24 @@ async function stateOf(server: ServerProcess, hash: string): Promise<string> {
 
 // Waits until every transfer answered 200 is paid or reported failed, and the service holds nothing
 // unconfirmed; on a node without a block time, blocks are mined meanwhile.
-async function settle(chain: TestChain, server: ServerProcess, asked: Asked[], timeoutMs: number): Promise<void> {
+async function settle(chains: readonly TestChain[], server: ServerProcess, asked: Asked[], timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  const wallet = chains[0].demo.walletAddress;
   for (;;) {
-    if (chain.kind !== "anvil") await chain.provider.send("hardhat_mine", [toBeHex(1)]);
-    const wallet = (await (await request(`${server.baseUrl}/wallet`, { headers: AUTHORIZATION })).body.json()) as { oldestUnconfirmed: unknown };
-    const mined = await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest");
-    const pending = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
+    let gaps = 0;
+    for (const chain of chains) {
+      if (chain.kind !== "anvil") await chain.provider.send("hardhat_mine", [toBeHex(1)]);
+      const mined = await chain.provider.getTransactionCount(wallet, "latest");
+      if (mined !== (await chain.provider.getTransactionCount(wallet, "pending"))) gaps++;
+    }
     let open = 0;
     for (const item of asked) {
       if (item.first?.status !== 200) continue;
-      if ((await tokenBalanceOf(chain, item.recipient)) > 0n) continue;
+      if ((await tokenBalanceOf(item.chain, item.recipient)) > 0n) continue;
       const state = await stateOf(server, JSON.parse(item.first.body).result.hash);
       if (state !== "failed" && state !== "replaced") open++;
     }
-    if (open === 0 && wallet.oldestUnconfirmed === null && mined === pending) return;
+    if (open === 0 && (await unconfirmedOf(server)).length === 0 && gaps === 0) return;
     if (Date.now() > deadline) return;
     await new Promise((resolve) => setTimeout(resolve, 1_000));
   }
