@@ -7,8 +7,8 @@ import Fastify, { type FastifyBaseLogger, LogController } from "fastify";
 import type { Logger } from "pino";
 import type { ApiKeyRing } from "./auth/api-keys.js";
 import type { ChainServices } from "./chain-services.js";
-import type { JournalEntry } from "./journal/transfer-journal.js";
-import { ServiceError } from "./errors.js";
+import { NetworkDirectory } from "./network/network-directory.js";
+import type { NetworkServices } from "./network/network-services.js";
 import { waitForConfirmations } from "./lookup/confirmation-wait.js";
 import type { Config } from "./config.js";
 import type { TransferPolicy } from "./domain/transfer-policy.js";
@@ -24,7 +24,7 @@ import { getTransactionRoute } from "./http/routes/get-transaction.js";
 import { type ReadinessCheck, healthRoutes } from "./http/routes/health.js";
 import { metricsRoute } from "./http/routes/metrics.js";
 import { transactionStatusRoute } from "./http/routes/transaction-status.js";
-import { transferRoute } from "./http/routes/transfer.js";
+import { type TransferNetwork, transferRoute } from "./http/routes/transfer.js";
 import { consoleRoute } from "./http/routes/console.js";
 import { transferActivityRoute } from "./http/routes/transfer-activity.js";
 import { transfersRoute } from "./http/routes/transfers.js";
@@ -46,8 +46,8 @@ export interface AppDependencies {
   metrics: ServiceMetrics;
   /** Undefined only with AUTH_DISABLED. */
   apiKeys: ApiKeyRing | undefined;
-  /** Each network's transfer policy (its token's limits), in the order of services.networks. */
-  policies: readonly TransferPolicy[];
+  /** A network's transfer policy: its token's limits, and the per-key cap in its token. */
+  policyOf: (network: NetworkServices) => TransferPolicy;
   readinessChecks: Record<string, ReadinessCheck>;
   /** Set when several replicas share one database (this one leads). */
   replicaId?: string;
@@ -128,45 +128,56 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
           ),
         ),
     });
+    // Requests name any configured network (400 for another); one not reached since startup is answered 503.
+    const directory = new NetworkDirectory(services);
+    const transferNetworks = new WeakMap<NetworkServices, TransferNetwork>();
+    const transferNetworkOf = (network: NetworkServices): TransferNetwork => {
+      let made = transferNetworks.get(network);
+      if (!made) {
+        made = {
+          network: network.network,
+          transfers: network.transfers,
+          tokenDecimals: network.chain.tokenDecimals,
+          policy: deps.policyOf(network),
+          awaitConfirmations: (hash, wanted, timeoutMs) => waitForConfirmations(network.lookup, hash, wanted, timeoutMs, CONFIRMATION_POLL_MS),
+        };
+        transferNetworks.set(network, made);
+      }
+      return made;
+    };
     routes.register(transferRoute, {
-      networks: services.networks.map((network, index) => ({
-        network: network.network,
-        transfers: network.transfers,
-        tokenDecimals: network.chain.tokenDecimals,
-        policy: deps.policies[index],
-        awaitConfirmations: (hash: string, wanted: number, timeoutMs: number) => waitForConfirmations(network.lookup, hash, wanted, timeoutMs, CONFIRMATION_POLL_MS),
-      })),
+      networkFor: (choice) => transferNetworkOf(directory.chosen(choice)),
       countOutcome: (outcome, code) => metrics.countTransfer(outcome, code),
       // The gauge and counter of tokens are the default network's token's (another token is another unit).
       countUnitsSent: (units, { network, tokenDecimals }) => {
         if (network === services.network) metrics.countTokensSent(Number(units) / 10 ** tokenDecimals);
       },
     });
-    routes.register(getTransactionRoute, {
-      networks: services.networks,
-      journal: services.journal,
-      chainOfHash: async (hash) => (await services.journal.lookUpByHash(hash))?.chainId,
-    });
-    // A transfer is described, cancelled and re-priced on its own network; any other hash is looked up on the default.
-    const networkOfEntry = (entry: JournalEntry | undefined) => {
-      if (!entry) return services;
-      const network = services.networkOf(entry.chainId);
-      // Never described on another network: the default's node does not know it, and "dropped" would be a lie.
-      if (!network) throw new ServiceError("NETWORK_NOT_SERVED", `transfer ${entry.hash} was made on chain ${entry.chainId}, which this deployment no longer pays on`);
-      return network;
+    // The network of a transfer of the service, found by any of its hashes: a transfer of a network no
+    // longer configured is looked up as any other hash.
+    const networkOfHash = async (hash: string) => {
+      const entry = await services.journal.lookUpByHash(hash);
+      return entry && services.configured.some((served) => served.chainId === BigInt(entry.chainId)) ? directory.ofEntry(entry) : undefined;
     };
+    routes.register(getTransactionRoute, {
+      networkFor: (choice) => directory.chosen(choice),
+      networkOfHash: directory.several ? networkOfHash : undefined,
+      journal: services.journal,
+    });
+    // A transfer is described, cancelled and re-priced on its own network; any other hash on the default.
     routes.register(transactionStatusRoute, {
-      // One network: no journal read to find it (the reader reads the journal anyway).
-      statusesOf: services.networks.length === 1 ? async () => services.statuses : async (hash) => networkOfEntry(await services.journal.lookUpByHash(hash)).statuses,
+      // One network: no journal read to find it (the reader reads the journal anyway, and refuses another chain's).
+      statusesOf: directory.several ? async (hash) => ((await networkOfHash(hash)) ?? services).statuses : async () => services.statuses,
     });
     routes.register(cancelTransferRoute, {
       journal: services.journal,
-      replacerOf: (entry) => networkOfEntry(entry).laneOf(entry.lane)?.replacer,
-      statusesOf: (entry) => networkOfEntry(entry).statuses,
+      replacerOf: (entry) => directory.ofEntry(entry).laneOf(entry.lane)?.replacer,
+      statusesOf: (entry) => directory.ofEntry(entry).statuses,
     });
     routes.register(transfersRoute, {
       journal: services.journal,
-      networks: services.networks.map(({ network, chain: { tokenDecimals } }) => ({ network, tokenDecimals })),
+      networks: () => services.configured.map((network) => ({ network, tokenDecimals: services.networkOf(network.chainId)?.chain.tokenDecimals ?? null })),
+      named: (choice) => directory.named(choice),
       apiKeyIds: [...(deps.apiKeys?.ids ?? []), ANONYMOUS_KEY_ID],
     });
     routes.register(transferActivityRoute, { activity: services.activity });

@@ -13,16 +13,21 @@ import { type JournalEntry, type TransferJournal, refuseUnfollowedNetworks } fro
 import { startWorkingCopyEviction } from "./journal/working-copy-eviction.js";
 import { TransferActivity } from "./lookup/transfer-activity.js";
 import { type NetworkConfig, type NetworkServices, type RunningNetwork, startNetwork } from "./network/network-services.js";
-import type { ChainConnection } from "./node/connect-chain.js";
+import { type ChainConnection, closeChain } from "./node/connect-chain.js";
+import type { ServedNetwork } from "./network-settings/network-choice.js";
 import { createWebhookDispatcher } from "./webhooks/create-webhooks.js";
 import type { DeliveryOutcome, WebhookDispatcher } from "./webhooks/webhook-dispatcher.js";
 
 /** The default network's parts (what the routes use where a request names no network), and the service-wide ones. */
 export interface ChainServices extends NetworkServices {
-  /** Every network, the default first. */
+  /** Every network the configuration names, the default first, whether it runs yet or not. */
+  configured: readonly ServedNetwork[];
+  /** Every network that runs, the default first (one unreachable at startup joins once reachable). */
   networks: readonly NetworkServices[];
-  /** The network of a chain id, if the service pays on it. */
+  /** The running network of a chain id. */
   networkOf(chainId: bigint | number): NetworkServices | undefined;
+  /** Why a configured network does not run (its node has not been reached since startup); undefined once it runs. */
+  unavailable(chainId: bigint | number): string | undefined;
   /** Present when WEBHOOK_URL is set. */
   webhooks: { dispatcher: WebhookDispatcher } | undefined;
   /** The last hours of transfers and gas, tallied in the background. */
@@ -37,11 +42,16 @@ export type ChainServicesConfig = NetworkConfig &
 /** Opens the journal of this wallet; `notify`: webhooks report on the transfers made from now on. */
 export type JournalOpener = (owner: JournalOwner, options: { notify: boolean }) => TransferJournal | Promise<TransferJournal>;
 
-/** A network to start: its connection, and its configuration (the deployment's, with the network's own settings). */
-export interface NetworkToStart {
-  config: NetworkConfig;
-  chain: ChainConnection;
-}
+/**
+ * A network to start: its connection and its configuration (the deployment's, with the network's own
+ * settings); or, for one whose node did not answer at startup, how to connect it, tried again until it answers.
+ */
+export type NetworkToStart =
+  | { config: NetworkConfig; chain: ChainConnection }
+  | { config: NetworkConfig; served: ServedNetwork; connect: () => Promise<ChainConnection>; unreachable: string };
+
+/** How often a network unreachable at startup is tried again. */
+const UNREACHABLE_RETRY_MS = 5_000;
 
 /**
  * Opens the journal (its owner is the default network's wallet and token), starts every network, and the
@@ -56,28 +66,43 @@ export async function startChainServices(
 ): Promise<ChainServices> {
   const endpoints = config.webhookUrl ? parseWebhookUrls(config.webhookUrl) : [];
   const [home] = networks;
+  if (!("chain" in home)) throw new Error("the default network must be connected to start");
   const journal = await openJournal(
     { chainId: home.chain.chainId, walletAddress: home.chain.wallet.address, tokenAddress: home.chain.tokenAddress, severalNetworks: networks.length > 1 },
     { notify: endpoints.length > 0 },
   );
   const started: RunningNetwork[] = [];
+  const byChain = new Map<bigint, RunningNetwork>();
+  const unreachable = new Map<bigint, string>();
+  const retries: { stop(): Promise<void> }[] = [];
   let retention: { stop(): Promise<void> } | undefined;
   let eviction: { stop(): Promise<void> } | undefined;
+  const servedOf = (network: NetworkToStart) => ("chain" in network ? network.chain.network : network.served);
   try {
-    refuseUnfollowedNetworks(journal, networks.map(({ chain }) => chain.chainId));
+    refuseUnfollowedNetworks(journal, networks.map((network) => servedOf(network).chainId));
     // Whether any lane is still sending a key's entry: a repeat may reach another lane, or another network.
     const several = networks.length > 1 || home.chain.laneSigners.length > 1;
     const isSendingAnywhere = several
       ? (key: string, entry: JournalEntry) => started.some((network) => network.lanes.some((lane) => lane.transfers.isSending(key, entry)))
       : undefined;
-    for (const { config: networkConfig, chain } of networks) {
+    let dispatcher: WebhookDispatcher | undefined;
+    const start = async (networkConfig: NetworkConfig, chain: ChainConnection) => {
       const view = chain === home.chain ? journal : journal.forNetwork(chain.chainId, chain.tokenAddress);
       // With several networks, every line a network logs names it.
       const networkLog = networks.length > 1 ? log.child({ network: chain.network.name }) : log;
-      started.push(await startNetwork(networkConfig, { chain, journal: view, log: networkLog, endpoints, isSendingAnywhere }));
+      const running = await startNetwork(networkConfig, { chain, journal: view, log: networkLog, endpoints, isSendingAnywhere });
+      running.onRoundDone = () => dispatcher?.wake();
+      started.push(running);
+      byChain.set(chain.chainId, running);
+      unreachable.delete(chain.chainId);
+    };
+    for (const network of networks) if ("chain" in network) await start(network.config, network.chain);
+    dispatcher = endpoints.length === 0 ? undefined : createWebhookDispatcher(config, journal, log, observeDelivery);
+    for (const network of networks) {
+      if ("chain" in network) continue;
+      unreachable.set(network.served.chainId, network.unreachable);
+      retries.push(startWhenReachable(network, (chain) => start(network.config, chain), (reason) => unreachable.set(network.served.chainId, reason), log));
     }
-    const dispatcher = endpoints.length === 0 ? undefined : createWebhookDispatcher(config, journal, log, observeDelivery);
-    for (const network of started) network.onRoundDone = () => dispatcher?.wake();
     dispatcher?.start();
     retention = config.journalRetentionDays > 0 ? startRetention(config, journal, log) : undefined;
     eviction = startWorkingCopyEviction(journal, {
@@ -90,15 +115,17 @@ export async function startChainServices(
       onError: (error) => log.warn({ err: error }, "could not count the last hours' transfers for the console's charts; the last count stays"),
     });
     activity.start();
-    const byChain = new Map(started.map((network) => [network.chain.chainId, network]));
     const { onRoundDone: _onRoundDone, gasSpentWei: _gasSpentWei, stop: _stop, ...defaultNetwork } = first;
     return {
       ...defaultNetwork,
+      configured: networks.map(servedOf),
       networks: started,
       networkOf: (chainId) => byChain.get(BigInt(chainId)),
+      unavailable: (chainId) => unreachable.get(BigInt(chainId)),
       webhooks: dispatcher && { dispatcher },
       activity,
       async close() {
+        await Promise.all(retries.map((retry) => retry.stop()));
         await activity.stop();
         await retention?.stop();
         await eviction?.stop();
@@ -110,12 +137,61 @@ export async function startChainServices(
       },
     };
   } catch (error) {
+    await Promise.all(retries.map((retry) => retry.stop()));
     await retention?.stop();
     await eviction?.stop();
     await Promise.all(started.map((network) => network.stop()));
     journal.close();
     throw error;
   }
+}
+
+/**
+ * Tries a network unreachable at startup again every UNREACHABLE_RETRY_MS until it connects, then starts
+ * it. Each new reason it fails for is logged once (a wrong chain id found later is a mistake to fix).
+ */
+function startWhenReachable(
+  network: Extract<NetworkToStart, { connect: unknown }>,
+  start: (chain: ChainConnection) => Promise<void>,
+  onFailure: (reason: string) => void,
+  log: FastifyBaseLogger,
+): { stop(): Promise<void> } {
+  let stopped = false;
+  let wake: () => void = () => undefined;
+  const loop = (async () => {
+    let lastReason = network.unreachable;
+    while (!stopped) {
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        setTimeout(resolve, UNREACHABLE_RETRY_MS).unref();
+      });
+      if (stopped) return;
+      let chain: ChainConnection | undefined;
+      try {
+        chain = await network.connect();
+        if (stopped) {
+          await closeChain(chain, { signers: false });
+          return;
+        }
+        await start(chain);
+        log.info({ network: network.served.name }, "a network unreachable at startup answers now: its transfers are taken from now on");
+        return;
+      } catch (error) {
+        if (chain) await closeChain(chain, { signers: false }).catch(() => undefined);
+        const reason = (error as Error).message;
+        onFailure(reason);
+        if (reason !== lastReason) log.warn({ network: network.served.name, reason }, "a network still cannot be started; its transfers are answered 503 until it can");
+        lastReason = reason;
+      }
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      wake();
+      await loop;
+    },
+  };
 }
 
 /** Retention of the journal (JOURNAL_RETENTION_DAYS): a pass now and every hour, each told in the log. */

@@ -6,9 +6,11 @@
 import type { Logger } from "pino";
 import { type App, buildApp } from "./app.js";
 import { ApiKeyRing } from "./auth/api-keys.js";
-import { type ChainServices, type JournalOpener, startChainServices } from "./chain-services.js";
+import { type ChainServices, type JournalOpener, type NetworkToStart, startChainServices } from "./chain-services.js";
 import type { NetworkServices } from "./network/network-services.js";
-import { type ChainConnection, checkNode, closeChain, connectChain, logEndpointState, openSigners } from "./node/connect-chain.js";
+import { type ChainConnection, NodeUnreachableError, checkNode, closeChain, connectChain, logEndpointState, openSigners } from "./node/connect-chain.js";
+import { servedNetworkOf } from "./network-settings/network-choice.js";
+import { getAddress } from "ethers";
 import { type ChainConfig, ConfigError, type DeploymentConfig } from "./config.js";
 import { InvalidAddressError, parseRecipientAddress } from "./domain/recipient-address.js";
 import { InvalidAmountError, parseTokenAmount } from "./domain/token-amount.js";
@@ -52,26 +54,46 @@ export async function composeService(config: DeploymentConfig, logger: Logger, r
   const chains: ChainConnection[] = [];
   let services: ChainServices | undefined;
   const closeChains = async () => {
-    for (const connected of chains) await closeChain(connected, { signers: false });
+    // A network that joined after startup connected itself: its connection is closed here too.
+    const joined = services?.networks.map((network) => network.chain).filter((connected) => !chains.includes(connected)) ?? [];
+    for (const connected of [...chains, ...joined]) await closeChain(connected, { signers: false });
     await Promise.all(signers.map((signer) => signer.close()));
   };
   try {
-    for (const networkConfig of networkConfigs) chains.push(await connectChain(networkConfig, watchers, signers));
+    const networks: NetworkToStart[] = [];
+    for (const [index, networkConfig] of networkConfigs.entries()) {
+      try {
+        const connected = await connectChain(networkConfig, watchers, signers);
+        chains.push(connected);
+        networks.push({ config: networkConfig, chain: connected });
+      } catch (error) {
+        // The default network holds the journal, and a network with a wrong setting is a mistake to fix now;
+        // another whose node does not answer must not stop the rest: it joins once it answers.
+        if (index === 0 || !(error instanceof NodeUnreachableError)) throw error;
+        logger.warn({ network: networkConfig.served?.network, reason: error.message }, "a network's node cannot be reached: its transfers are answered 503 until it can; the others start");
+        const served = servedNetworkOf(networkConfig.served, { chainId: BigInt(networkConfig.chainId ?? 0), tokenAddress: getAddress(networkConfig.tokenAddress.toLowerCase()) });
+        networks.push({ config: networkConfig, served, connect: () => connectChain(networkConfig, watchers, signers), unreachable: error.message });
+      }
+    }
     const [chain] = chains;
     const policyLimits = readPolicyLimits(config, chain.tokenDecimals);
-    services = await startChainServices(
-      config,
-      chains.map((connected, index) => ({ config: networkConfigs[index], chain: connected })),
-      logger,
-      (outcome) => metrics.countWebhookDelivery(outcome),
-      replica?.openJournal,
-    );
+    services = await startChainServices(config, networks, logger, (outcome) => metrics.countWebhookDelivery(outcome), replica?.openJournal);
     if (replica) metrics.watchReplica(replica.id, () => true);
-    const since = steadyWallClockNow() - DAY_MS;
     // Each network's limits are in its own token; the per-key cap counts what was spent in that token there.
-    const policies = services.networks.map((network, index) =>
-      new TransferPolicy(index === 0 ? policyLimits : readPolicyLimits(networkConfigs[index], network.chain.tokenDecimals), network.journal.spentSince(since)),
-    );
+    // Made when the network is first used (one that joins later has no decimals before); the default's now.
+    const policies = new Map<bigint, TransferPolicy>();
+    const started = services;
+    const policyOf = (network: NetworkServices) => {
+      let policy = policies.get(network.chain.chainId);
+      if (!policy) {
+        const networkConfig = networkConfigs.find((candidate) => BigInt(candidate.chainId ?? network.chain.chainId) === network.chain.chainId) ?? config;
+        const limits = network === started.networks[0] ? policyLimits : readPolicyLimits(networkConfig, network.chain.tokenDecimals);
+        policy = new TransferPolicy(limits, network.journal.spentSince(steadyWallClockNow() - DAY_MS));
+        policies.set(network.chain.chainId, policy);
+      }
+      return policy;
+    };
+    for (const network of services.networks) policyOf(network);
     const { ledger, submitter, journal, replacer } = services;
     metrics.watchWallet({
       ethBalanceWei: () => ledger.snapshot.ethBalance,
@@ -106,7 +128,7 @@ export async function composeService(config: DeploymentConfig, logger: Logger, r
       logger,
       metrics,
       apiKeys: config.authDisabled ? undefined : ApiKeyRing.parse(config.apiKeys ?? ""),
-      policies,
+      policyOf,
       readinessChecks: { ...readinessChecks(services), ...(replica && { database: replica.checkDatabase }) },
       replicaId: replica?.id,
     });
@@ -159,21 +181,26 @@ function checkedRecipient(address: string): string {
 
 /**
  * Every network's checks, and the journal's: the default network's under their own names (node, chainId,
- * journal, gas, as a service of one network has always answered), another's prefixed with its name.
+ * journal, gas, as a service of one network has always answered), another's prefixed with its name (one
+ * that does not run yet fails its node check, saying why).
  */
 function readinessChecks(services: ChainServices): Record<string, ReadinessCheck> {
   const journal: ReadinessCheck = async () => (services.journal.failure ? "the transfer journal failed to commit and records nothing until the service is restarted" : undefined);
-  const [home, ...others] = services.networks.map(networkReadinessChecks);
-  const { gas, ...reachable } = home;
-  return {
-    ...reachable,
-    journal,
-    gas,
-    ...Object.fromEntries(others.flatMap((checks, index) => Object.entries(checks).map(([name, check]) => [`${services.networks[index + 1].network.name}.${name}`, check]))),
-  };
+  const { gas, ...reachable } = networkReadinessChecks(services);
+  const others = services.configured.slice(1).flatMap((served) => {
+    let checks: ReturnType<typeof networkReadinessChecks> | undefined;
+    const ofRunning = (name: keyof ReturnType<typeof networkReadinessChecks>): ReadinessCheck => async () => {
+      const running = services.networkOf(served.chainId);
+      if (!running) return name === "node" ? `not started: ${services.unavailable(served.chainId) ?? "starting"}` : undefined;
+      checks ??= networkReadinessChecks(running);
+      return checks[name]();
+    };
+    return (["node", "chainId", "gas"] as const).map((name) => [`${served.name}.${name}`, ofRunning(name)] as const);
+  });
+  return { ...reachable, journal, gas, ...Object.fromEntries(others) };
 }
 
-function networkReadinessChecks(services: NetworkServices): Record<string, ReadinessCheck> {
+function networkReadinessChecks(services: NetworkServices): { node: ReadinessCheck; chainId: ReadinessCheck; gas: ReadinessCheck } {
   const { chain } = services;
   return {
     node: () => checkNode(chain.endpoints, services.head),

@@ -60,6 +60,10 @@ export const ERROR_CODES = {
     description:
       "the wallet, or every wallet of the pool that could pay, is busy (twice MAX_IN_FLIGHT_PER_LANE not yet mined after waiting TRANSFER_SLOT_WAIT_MS; in a pool also a transfer stuck or nonces jammed); nothing was sent, the key is unused: retry after Retry-After",
   },
+  NETWORK_UNAVAILABLE: {
+    statusCode: 503,
+    description: "the network named (or the transfer's) has not been reached since the service started; nothing was sent and the Idempotency-Key is unused: retry later",
+  },
   NOT_READY: { statusCode: 503, description: "a readiness check failed; the message names it" },
   NODE_UNAVAILABLE: { statusCode: 503, description: "the node could not be reached, timed out or failed during a lookup" },
   LEADER_UNAVAILABLE: {

@@ -65,10 +65,10 @@ export interface HistoryToken {
   network: ServedNetwork;
 }
 
-/** A network the history names rows of: how it is named, and its token's decimals. */
+/** A network the history names rows of: how it is named, and its token's decimals (null while it has not been reached). */
 export interface HistoryNetwork {
   network: ServedNetwork;
-  tokenDecimals: number;
+  tokenDecimals: number | null;
 }
 
 /** The token and network of a row: a configured network's, or for a network no longer configured, named by its chain id and the token by its address. */

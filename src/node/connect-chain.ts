@@ -47,6 +47,11 @@ export class ChainStartupError extends Error {
   override name = "ChainStartupError";
 }
 
+/** Raised when no endpoint of a network answered at all: nothing is known to be wrong with its settings. */
+export class NodeUnreachableError extends ChainStartupError {
+  override name = "NodeUnreachableError";
+}
+
 /**
  * How the token answers a transfer it cannot make, tried once with a simulated transfer of more than the
  * wallet holds: a revert (OpenZeppelin, USDC, USDT and most tokens) or false (early tokens such as ZRX and
@@ -177,7 +182,7 @@ async function openEndpoints(config: ChainConfig, watchers: RpcWatchers): Promis
   const answering = answers.filter((answer): answer is { endpoint: (typeof endpoints)[number]; chainId: bigint } => answer.chainId !== undefined);
   if (answering.length === 0) {
     const nodes = endpoints.map((endpoint) => endpoint.label).join(", ");
-    throw new ChainStartupError(endpoints.length === 1 ? `${names.rpcUrl}: the node at ${nodes} did not answer eth_chainId` : `${names.rpcUrl}: no endpoint answered eth_chainId (${nodes})`);
+    throw new NodeUnreachableError(endpoints.length === 1 ? `${names.rpcUrl}: the node at ${nodes} did not answer eth_chainId` : `${names.rpcUrl}: no endpoint answered eth_chainId (${nodes})`);
   }
   const chainIds = new Set(answering.map((answer) => answer.chainId));
   if (chainIds.size > 1) {

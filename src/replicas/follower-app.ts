@@ -16,7 +16,7 @@ import { type SeveralAttemptsFinder, getTransactionRoute } from "../http/routes/
 import { type ReadinessCheck, healthRoutes } from "../http/routes/health.js";
 import { metricsRoute } from "../http/routes/metrics.js";
 import type { TransactionLookup } from "../lookup/transaction-lookup.js";
-import type { ServedNetwork } from "../network-settings/network-choice.js";
+import { type ServedNetwork, chooseNetwork } from "../network-settings/network-choice.js";
 import type { ServiceMetrics } from "../metrics.js";
 import { FORWARDED_MARK, type LeaderDirectory, forwardToLeader, refuseForwarded } from "./forward-to-leader.js";
 
@@ -62,7 +62,8 @@ export function buildFollowerApp(config: AppConfig, deps: FollowerAppDependencie
     routes.register(healthRoutes, { checks: deps.readinessChecks, endpoints: deps.endpointStates });
     routes.register(metricsRoute, { metrics: deps.metrics });
     // Lookups on the default network: a follower connects to that one only (several networks: see docs/networks.md).
-    routes.register(getTransactionRoute, { networks: [{ network: deps.network, lookup: deps.lookup }], journal: deps.attempts });
+    const home = [{ network: deps.network, lookup: deps.lookup }];
+    routes.register(getTransactionRoute, { networkFor: (choice) => chooseNetwork(home, choice), journal: deps.attempts });
     // /wallet is the leader's view of the wallet; which replica answered is this one.
     routes.get("/wallet", { schema: { hide: true }, config: ROLE_CHECKED_BY_LEADER }, async (request, reply) =>
       request.headers[FORWARDED_MARK]

@@ -171,6 +171,36 @@ describe("one deployment on two networks", () => {
     await waitForReceipt(beta, retried.body.result.hash, 10_000);
   });
 
+  it("starts without a network whose node is down at startup: the others pay, its transfers are answered 503 with the key unused, and it joins once its node answers", async () => {
+    server.child.kill("SIGTERM");
+    await server.exited;
+    await betaNode.goDown();
+    try {
+      server = await start();
+      expect(server.output()).toMatch(/"network":"beta".*a network's node cannot be reached/);
+      const onAlpha = await post("/transfer", { toAddress: freshAddress(), amount: "1" });
+      expect(onAlpha.statusCode).toBe(200);
+      const recipient = freshAddress();
+      const onBeta = await post("/transfer", { toAddress: recipient, amount: "1", network: "beta" }, { "idempotency-key": "while-beta-never-answered" });
+      expect({ statusCode: onBeta.statusCode, code: onBeta.body.code }).toEqual({ statusCode: 503, code: "NETWORK_UNAVAILABLE" });
+      const ready = (await (await request(`${server.baseUrl}/ready`)).body.json()) as { checks: Record<string, string> };
+      expect(ready.checks["beta.node"]).toMatch(/^not started: NETWORKS_FILE networks "beta" rpcUrls: the node at \S+ did not answer eth_chainId$/);
+      // Its history stays readable from the journal, its rows named as configured.
+      const history = await get("/transfers?network=beta&limit=1");
+      expect(history.body.transfers[0]).toMatchObject({ network: "beta", chainId: 31338, transfer: { tokenSymbol: "BBB", amountInTokens: null } });
+    } finally {
+      await betaNode.comeBack();
+    }
+    await waitUntil(async () => (await post("/transfer", { toAddress: freshAddress(), amount: "0.5", network: "beta" })).statusCode === 200, 30_000, "beta to join");
+    await server.waitForOutput("a network unreachable at startup answers now", 5_000);
+    // The key the 503 left unused pays now, once.
+    const retried = await post("/transfer", { toAddress: freshAddress(), amount: "1", network: "beta" }, { "idempotency-key": "while-beta-never-answered" });
+    expect(retried.statusCode).toBe(200);
+    await waitForReceipt(beta, retried.body.result.hash, 10_000);
+    const ready = (await (await request(`${server.baseUrl}/ready`)).body.json()) as { checks: Record<string, string> };
+    expect(ready.checks["beta.node"]).toBe("ok");
+  });
+
   it("after kill -9, a replay on either network answers the first answer and pays nothing again", async () => {
     const recipient = freshAddress();
     const onBeta = await post("/transfer", { toAddress: recipient, amount: "5", network: "beta" }, { "idempotency-key": "before-the-crash" });

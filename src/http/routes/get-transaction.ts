@@ -5,7 +5,7 @@ import type { Static } from "@sinclair/typebox";
 import type { JournalEntry } from "../../journal/transfer-journal.js";
 import { findCarryingAttempt } from "../../lookup/carrying-attempt.js";
 import type { TransactionLookup } from "../../lookup/transaction-lookup.js";
-import { type ServedNetwork, chooseNetwork } from "../../network-settings/network-choice.js";
+import type { ServedNetwork } from "../../network-settings/network-choice.js";
 import { serializeV5LookupReply } from "../../wire/v5-record.js";
 import { GetTransactionBodySchema, GetTransactionReplySchema, errorReplies } from "../schemas.js";
 
@@ -22,15 +22,14 @@ export interface LookupNetwork {
 }
 
 export interface GetTransactionRouteOptions {
-  /** Every network, the default first. */
-  networks: readonly LookupNetwork[];
+  /** The network a request names (the default when it names none): 400 for one not configured, 503 for one not running. */
+  networkFor: (choice: { network?: string | number }) => LookupNetwork;
+  /** With several networks: the network of a hash the journal knows (any attempt of any transfer); undefined for any other. */
+  networkOfHash?: (hash: string) => Promise<LookupNetwork | undefined>;
   journal: SeveralAttemptsFinder;
-  /** With several networks: the chain id of a hash the journal knows (any attempt of any transfer). */
-  chainOfHash?: (hash: string) => Promise<number | undefined>;
 }
 
-export const getTransactionRoute: FastifyPluginAsyncTypebox<GetTransactionRouteOptions> = async (app, { networks, journal, chainOfHash }) => {
-  const onChain = (chainId: number | undefined) => (chainId === undefined ? undefined : networks.find(({ network }) => network.chainId === BigInt(chainId)));
+export const getTransactionRoute: FastifyPluginAsyncTypebox<GetTransactionRouteOptions> = async (app, { networkFor, networkOfHash, journal }) => {
   app.post(
     "/getTransaction",
     {
@@ -50,13 +49,13 @@ export const getTransactionRoute: FastifyPluginAsyncTypebox<GetTransactionRouteO
       },
     },
     async (request, reply) => {
-      const named = request.body.network === undefined ? undefined : chooseNetwork(networks, request.body);
       const hash = request.body.Tx.toLowerCase();
       // A network named is asked; else a hash of the service's own transfer is looked up on its network, any other on the default.
-      const { lookup } = named ?? (networks.length > 1 && chainOfHash ? onChain(await chainOfHash(hash)) : undefined) ?? networks[0];
+      const named = request.body.network === undefined ? undefined : networkFor(request.body);
+      const { lookup, network } = named ?? (networkOfHash && (await networkOfHash(hash))) ?? networkFor({});
       const sent = await journal.findWithSeveralAttempts(hash);
-      // Which attempt carries another key's transfer is the journal's knowledge, not the chain's.
-      const entry = sent && seesTransferOf(request, sent.apiKeyId) && (networks.length === 1 || onChain(sent.chainId)?.lookup === lookup) ? sent : undefined;
+      // Which attempt carries another key's transfer is the journal's knowledge, not the chain's; and only on its own network.
+      const entry = sent && seesTransferOf(request, sent.apiKeyId) && BigInt(sent.chainId) === network.chainId ? sent : undefined;
       const found = entry ? (await findCarryingAttempt(entry, lookup)).found : await lookup.find(hash);
       // Already JSON (see serializeV5LookupReply): Fastify sends a string body as it is.
       const body = serializeV5LookupReply(found) as unknown as Static<typeof GetTransactionReplySchema>;

@@ -5,7 +5,7 @@ import { InvalidAddressError, parseRecipientAddress } from "../../domain/recipie
 import { InvalidAmountError, parseTokenAmount } from "../../domain/token-amount.js";
 import type { TransferPolicy } from "../../domain/transfer-policy.js";
 import { ServiceError } from "../../errors.js";
-import { type ServedNetwork, chooseNetwork } from "../../network-settings/network-choice.js";
+import type { ServedNetwork } from "../../network-settings/network-choice.js";
 import { toV5TransferRecord } from "../../wire/v5-record.js";
 import { type TransferBody, TransferBodySchema, TransferHeadersSchema, TransferQuerySchema, TransferReplySchema, errorReplies } from "../schemas.js";
 
@@ -21,8 +21,8 @@ export interface TransferNetwork {
 }
 
 export interface TransferRouteOptions {
-  /** Every network, the default first. */
-  networks: readonly TransferNetwork[];
+  /** The network a request names (the default when it names none): 400 for one not configured, 503 for one not running. */
+  networkFor: (choice: { network?: string | number; token?: string }) => TransferNetwork;
   /** Told how each request ended, for the transfers_total metric. */
   countOutcome: (outcome: "sent" | "replayed" | "refused", code?: string) => void;
   /** Told the base units of every transfer sent, and on which network, for the transfer_tokens_sent_total metric. */
@@ -33,7 +33,7 @@ const MAX_WAIT_MS = 120_000;
 const DEFAULT_WAIT_MS = 60_000;
 
 export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = async (app, options) => {
-  const { networks, countOutcome, countUnitsSent } = options;
+  const { networkFor, countOutcome, countUnitsSent } = options;
   app.post(
     "/transfer",
     {
@@ -62,7 +62,7 @@ export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = as
     },
     async (request, reply) => {
       // First: which network and token decide how the rest reads (an amount's decimals).
-      const chosen = chooseNetwork(networks, request.body);
+      const chosen = networkFor(request.body);
       const { transfers, tokenDecimals, policy } = chosen;
       const recipient = readRecipient(request.body);
       const units = readUnits(request.body.amount, tokenDecimals);

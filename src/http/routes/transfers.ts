@@ -10,13 +10,15 @@ import { getAddress } from "ethers";
 import { ServiceError } from "../../errors.js";
 import type { HistoryFilter, TransferJournal } from "../../journal/transfer-journal.js";
 import { HISTORY_CSV_COLUMNS, HISTORY_STATES, type HistoryNetwork, type HistoryState, historyCsv, historyItem, historyTokenOf, journalStatesOf } from "../../lookup/transfer-history.js";
-import { chooseNetwork } from "../../network-settings/network-choice.js";
+import type { ServedNetwork } from "../../network-settings/network-choice.js";
 import { AddressSchema, AttemptStatusSchema, errorReplies } from "../schemas.js";
 
 export interface TransfersRouteOptions {
   journal: TransferJournal;
-  /** Every network, the default first: how rows are named, and what the `network` and `token` filters may name. */
-  networks: readonly HistoryNetwork[];
+  /** Every configured network, the default first: how rows are named (decimals of a network not running yet: null). */
+  networks: () => readonly HistoryNetwork[];
+  /** The configured network the `network` and `token` filters name; 400 for another. */
+  named: (choice: { network?: string; token?: string }) => ServedNetwork;
   /** The id of every configured API key: an Idempotency-Key is found under whichever sent it. */
   apiKeyIds: readonly string[];
 }
@@ -86,7 +88,7 @@ const TransfersQuerySchema = Type.Object(
   { additionalProperties: false },
 );
 
-export const transfersRoute: FastifyPluginAsyncTypebox<TransfersRouteOptions> = async (app, { journal, networks, apiKeyIds }) => {
+export const transfersRoute: FastifyPluginAsyncTypebox<TransfersRouteOptions> = async (app, { journal, networks, named: namedNetwork, apiKeyIds }) => {
   app.get(
     "/transfers",
     {
@@ -119,7 +121,8 @@ export const transfersRoute: FastifyPluginAsyncTypebox<TransfersRouteOptions> = 
     async (request, reply) => {
       const { query } = request;
       // A network or token named must be one served (else 400); its rows are those of its chain.
-      const named = query.network === undefined && query.token === undefined ? undefined : chooseNetwork(networks, query);
+      const named = query.network === undefined && query.token === undefined ? undefined : namedNetwork(query);
+      const described = networks();
       const filter: HistoryFilter = {
         states: query.state === undefined ? undefined : journalStatesOf(query.state.split(",") as HistoryState[]),
         since: timeOf(query.since, "since"),
@@ -128,7 +131,7 @@ export const transfersRoute: FastifyPluginAsyncTypebox<TransfersRouteOptions> = 
         apiKeyId: query.apiKeyId,
         lane: query.lane && getAddress(query.lane),
         // With one network every row is its own: naming it filters nothing out.
-        chainId: named && networks.length > 1 ? named.network.chainId.toString() : undefined,
+        chainId: named && described.length > 1 ? named.chainId.toString() : undefined,
       };
       // A transfer key's history is its own: asking for another key's finds nothing (no state matches).
       if (request.apiKeyRole === "transfer") {
@@ -147,11 +150,11 @@ export const transfersRoute: FastifyPluginAsyncTypebox<TransfersRouteOptions> = 
           .type("text/csv; charset=utf-8")
           .header("content-disposition", `attachment; filename="transfers-${stamp}.csv"`)
           // The CSV text, streamed: the schema's type is what the client receives, not how it is sent.
-          .send(Readable.from(historyCsv(journal, filter, beforeId, query.limit === undefined ? undefined : Number(query.limit), networks)) as unknown as string);
+          .send(Readable.from(historyCsv(journal, filter, beforeId, query.limit === undefined ? undefined : Number(query.limit), described)) as unknown as string);
       }
       const { entries, nextBefore } = await journal.history(filter, beforeId, query.limit === undefined ? DEFAULT_PAGE : Number(query.limit));
       return {
-        transfers: entries.map((entry) => historyItem(entry, historyTokenOf(networks, entry))),
+        transfers: entries.map((entry) => historyItem(entry, historyTokenOf(described, entry))),
         nextCursor: nextBefore === undefined ? null : String(nextBefore),
       };
     },
