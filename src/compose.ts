@@ -17,6 +17,7 @@ import { InvalidAmountError, parseTokenAmount } from "./domain/token-amount.js";
 import { TransferPolicy, type TransferPolicyLimits } from "./domain/transfer-policy.js";
 import type { ReadinessCheck } from "./http/routes/health.js";
 import { ServiceMetrics } from "./metrics.js";
+import { ServiceError } from "./errors.js";
 import { transferGasCost } from "./send-path/wallet-snapshot.js";
 import { isJammed, readUnconfirmedTransfers } from "./send-path/unconfirmed-transfers.js";
 import { steadyWallClockNow } from "./clock.js";
@@ -86,8 +87,16 @@ export async function composeService(config: DeploymentConfig, logger: Logger, r
     const policyOf = (network: NetworkServices) => {
       let policy = policies.get(network.chain.chainId);
       if (!policy) {
-        const networkConfig = networkConfigs.find((candidate) => BigInt(candidate.chainId ?? network.chain.chainId) === network.chain.chainId) ?? config;
-        const limits = network === started.networks[0] ? policyLimits : readPolicyLimits(networkConfig, network.chain.tokenDecimals);
+        const networkConfig = networkConfigs.find((candidate) => candidate.chainId !== undefined && BigInt(candidate.chainId) === network.chain.chainId) ?? config;
+        let limits: TransferPolicyLimits;
+        try {
+          limits = network === started.networks[0] ? policyLimits : readPolicyLimits(networkConfig, network.chain.tokenDecimals);
+        } catch (error) {
+          // A network that joined after startup met its token's decimals only then: a limit it cannot hold
+          // keeps its transfers refused, as the start would have been.
+          if (error instanceof ConfigError) throw new ServiceError("NETWORK_UNAVAILABLE", `network ${network.network.name} cannot take transfers: ${error.message}`);
+          throw error;
+        }
         policy = new TransferPolicy(limits, network.journal.spentSince(steadyWallClockNow() - DAY_MS));
         policies.set(network.chain.chainId, policy);
       }
