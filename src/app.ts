@@ -148,10 +148,7 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
     routes.register(transferRoute, {
       networkFor: (choice) => transferNetworkOf(directory.chosen(choice)),
       countOutcome: (outcome, code) => metrics.countTransfer(outcome, code),
-      // The gauge and counter of tokens are the default network's token's (another token is another unit).
-      countUnitsSent: (units, { network, tokenDecimals }) => {
-        if (network === services.network) metrics.countTokensSent(Number(units) / 10 ** tokenDecimals);
-      },
+      countUnitsSent: (units, { network, tokenDecimals }) => metrics.countTokensSent(Number(units) / 10 ** tokenDecimals, { network: network.name, token: network.token.symbol }),
     });
     // The network of a transfer of the service, found by any of its hashes: a transfer of a network no
     // longer configured is looked up as any other hash.

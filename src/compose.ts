@@ -16,7 +16,7 @@ import { InvalidAddressError, parseRecipientAddress } from "./domain/recipient-a
 import { InvalidAmountError, parseTokenAmount } from "./domain/token-amount.js";
 import { TransferPolicy, type TransferPolicyLimits } from "./domain/transfer-policy.js";
 import type { ReadinessCheck } from "./http/routes/health.js";
-import { ServiceMetrics } from "./metrics.js";
+import { type LaneReadings, ServiceMetrics, type WalletReadings } from "./metrics.js";
 import { ServiceError } from "./errors.js";
 import { transferGasCost } from "./send-path/wallet-snapshot.js";
 import { isJammed, readUnconfirmedTransfers } from "./send-path/unconfirmed-transfers.js";
@@ -103,34 +103,13 @@ export async function composeService(config: DeploymentConfig, logger: Logger, r
       return policy;
     };
     for (const network of services.networks) policyOf(network);
-    const { ledger, submitter, journal, replacer } = services;
-    metrics.watchWallet({
-      ethBalanceWei: () => ledger.snapshot.ethBalance,
-      tokenBalanceUnits: () => ledger.snapshot.tokenBalance,
-      tokenDecimals: chain.tokenDecimals,
-      transfersInFlight: () => Math.max(ledger.unminedCount, submitter.inFlightCount),
-      gasCostPerTransferWei: () => transferGasCost(ledger.snapshot),
-      unconfirmed: () => {
-        const unconfirmed = readUnconfirmedTransfers(journal);
-        return { oldestAgeSeconds: unconfirmed.oldest?.ageSeconds ?? 0, stuck: unconfirmed.stuck, jammed: isJammed(unconfirmed, ledger.snapshot.minedNonceCount) };
-      },
-      journalWritable: () => journal.failure === undefined,
-      atFeeCap: () => replacer.stuckAtCap.length,
-    });
-    metrics.watchLanes(
-      services.lanes.map((lane) => ({
-        address: lane.address,
-        ethBalanceWei: () => lane.ledger.snapshot.ethBalance,
-        tokenBalanceUnits: () => lane.ledger.snapshot.tokenBalance,
-        transfersInFlight: () => lane.ledger.unminedCount,
-        jammed: () => isJammed(readUnconfirmedTransfers(lane.journal), lane.ledger.snapshot.minedNonceCount),
-        hold: lane.hold,
-        gasSpentWei: lane.gasSpentWei,
-        gasTopUps: () => services?.topUps?.sentTo(lane.address) ?? 0,
-      })),
-      chain.tokenDecimals,
-    );
-    metrics.watchEndpoints(() => chain.endpoints.reports());
+    const { journal } = services;
+    // Every running network's, read at each scrape: a network that joins later is in the next one.
+    const running = services;
+    metrics.watchWallets(() => running.networks.map(walletReadingsOf));
+    metrics.watchLanes(() => running.networks.flatMap(laneReadingsOf));
+    metrics.watchEndpoints(() => running.networks.map(({ network, chain: connected }) => ({ network: network.name, reports: connected.endpoints.reports() })));
+    metrics.watchJournal(() => journal.failure === undefined);
     if (services.webhooks) metrics.watchWebhooks(() => journal.deliveryBacklog());
     const app = buildApp(config, {
       services,
@@ -141,7 +120,6 @@ export async function composeService(config: DeploymentConfig, logger: Logger, r
       readinessChecks: { ...readinessChecks(services), ...(replica && { database: replica.checkDatabase }) },
       replicaId: replica?.id,
     });
-    const running = services;
     return {
       app,
       chain,
@@ -228,4 +206,39 @@ function networkReadinessChecks(services: NetworkServices): { node: ReadinessChe
       return canPay() ? undefined : `${who} pay the gas of one more transfer at the current fees`;
     },
   };
+}
+
+/** What a network's wallet gauges read: its first lane, "the wallet". */
+function walletReadingsOf(network: NetworkServices): WalletReadings {
+  const { ledger, submitter, journal, replacer } = network;
+  return {
+    network: network.network.name,
+    token: network.network.token.symbol,
+    ethBalanceWei: () => ledger.snapshot.ethBalance,
+    tokenBalanceUnits: () => ledger.snapshot.tokenBalance,
+    tokenDecimals: network.chain.tokenDecimals,
+    transfersInFlight: () => Math.max(ledger.unminedCount, submitter.inFlightCount),
+    gasCostPerTransferWei: () => transferGasCost(ledger.snapshot),
+    unconfirmed: () => {
+      const unconfirmed = readUnconfirmedTransfers(journal);
+      return { oldestAgeSeconds: unconfirmed.oldest?.ageSeconds ?? 0, stuck: unconfirmed.stuck, jammed: isJammed(unconfirmed, ledger.snapshot.minedNonceCount) };
+    },
+    atFeeCap: () => replacer.stuckAtCap.length,
+  };
+}
+
+/** What the gauges of each of a network's lanes read. */
+function laneReadingsOf(network: NetworkServices): LaneReadings[] {
+  return network.lanes.map((lane) => ({
+    network: network.network.name,
+    address: lane.address,
+    tokenDecimals: network.chain.tokenDecimals,
+    ethBalanceWei: () => lane.ledger.snapshot.ethBalance,
+    tokenBalanceUnits: () => lane.ledger.snapshot.tokenBalance,
+    transfersInFlight: () => lane.ledger.unminedCount,
+    jammed: () => isJammed(readUnconfirmedTransfers(lane.journal), lane.ledger.snapshot.minedNonceCount),
+    hold: lane.hold,
+    gasSpentWei: lane.gasSpentWei,
+    gasTopUps: () => network.topUps?.sentTo(lane.address) ?? 0,
+  }));
 }

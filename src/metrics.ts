@@ -4,8 +4,11 @@ import { steadyWallClockNow } from "./clock.js";
 import type { EndpointReport } from "./node/endpoint-health.js";
 import type { RpcObserver } from "./node/rpc-provider.js";
 
-/** What the wallet gauges read at scrape time. */
+/** What the wallet gauges of one network read at scrape time (the network's first lane: "the wallet"). */
 export interface WalletReadings {
+  /** The labels of its series: the network's name, and its token's symbol. */
+  network: string;
+  token: string;
   ethBalanceWei: () => bigint;
   tokenBalanceUnits: () => bigint;
   tokenDecimals: number;
@@ -16,12 +19,14 @@ export interface WalletReadings {
   unconfirmed: () => { oldestAgeSeconds: number; stuck: number; jammed: boolean };
   /** Transfers waiting underpriced while the fee caps allow nothing higher. */
   atFeeCap: () => number;
-  journalWritable: () => boolean;
 }
 
-/** What the gauges of one lane of a wallet pool read at scrape time (one wallet: one lane). */
+/** What the gauges of one lane of a wallet pool read at scrape time (one wallet: one lane), on one network. */
 export interface LaneReadings {
+  /** The network's name: a lane's address is the same on every network. */
+  network: string;
   address: string;
+  tokenDecimals: number;
   ethBalanceWei: () => bigint;
   tokenBalanceUnits: () => bigint;
   transfersInFlight: () => number;
@@ -63,7 +68,8 @@ export class ServiceMetrics {
   });
   readonly #tokensSent = new Counter({
     name: "transfer_tokens_sent_total",
-    help: "tokens sent by transfers answered 200, whole token units",
+    help: "tokens sent by transfers answered 200, whole token units, by network and token",
+    labelNames: ["network", "token"],
     registers: [this.registry],
   });
   readonly #webhookDeliveries = new Counter({
@@ -104,8 +110,8 @@ export class ServiceMetrics {
     this.#transfers.inc({ outcome, code });
   }
 
-  countTokensSent(tokens: number): void {
-    this.#tokensSent.inc(tokens);
+  countTokensSent(tokens: number, labels: { network: string; token: string }): void {
+    this.#tokensSent.inc(labels, tokens);
   }
 
   countWebhookDelivery(outcome: "delivered" | "retrying" | "failed"): void {
@@ -121,15 +127,18 @@ export class ServiceMetrics {
     });
   }
 
-  /** Registers the gauges of the RPC endpoints (labelled by host), read from their health at every scrape. */
-  watchEndpoints(reports: () => EndpointReport[]): void {
+  /** Registers the gauges of every network's RPC endpoints (labelled by network and host), read from their health at every scrape. */
+  watchEndpoints(networks: () => readonly { network: string; reports: readonly EndpointReport[] }[]): void {
+    const reports = () => networks().flatMap(({ network, reports: each }) => each.map((report) => ({ network, report })));
     const perEndpoint = (name: string, help: string, read: (report: EndpointReport) => number) =>
-      this.#gaugePerItem(name, help, "endpoint", reports, (report) => report.endpoint, read);
+      this.#gaugePerItem(name, help, ["network", "endpoint"], reports, ({ network, report }) => ({ network, endpoint: report.endpoint }), ({ report }) => read(report));
     perEndpoint("rpc_endpoint_up", "1 while an RPC endpoint is in rotation (takes reads and broadcasts), 0 while it is left out (failing or lagging)", (report) => (report.state === "in" ? 1 : 0));
     perEndpoint("rpc_endpoint_head_lag_blocks", "blocks an RPC endpoint's head was behind the highest head seen, when it last showed one", (report) => report.headLagBlocks ?? 0);
     perEndpoint("rpc_endpoint_latency_seconds", "average latency of an RPC endpoint's recent calls, seconds", (report) => (report.latencyMs ?? 0) / 1000);
-    this.#gauge("rpc_endpoints_configured", "RPC endpoints configured (RPC_URL)", () => reports().length);
-    this.#gauge("rpc_endpoints_healthy", "RPC endpoints in rotation", () => reports().filter((report) => report.state === "in").length);
+    const perNetwork = (name: string, help: string, read: (each: readonly EndpointReport[]) => number) =>
+      this.#gaugePerItem(name, help, ["network"], networks, ({ network }) => ({ network }), ({ reports: each }) => read(each));
+    perNetwork("rpc_endpoints_configured", "RPC endpoints configured for a network (RPC_URL, or its rpcUrls)", (each) => each.length);
+    perNetwork("rpc_endpoints_healthy", "RPC endpoints of a network in rotation", (each) => each.filter((report) => report.state === "in").length);
   }
 
   /** One of several replicas on one database: which one this is, and whether it leads (does the sending). */
@@ -145,22 +154,23 @@ export class ServiceMetrics {
     });
   }
 
-  /** Registers the gauges of every lane (labelled with its address); they read the current values at every scrape. */
-  watchLanes(lanes: readonly LaneReadings[], tokenDecimals: number): void {
-    const perLane = (name: string, help: string, read: (lane: LaneReadings) => number) => this.#gaugePerItem(name, help, "lane", () => lanes, (lane) => lane.address, read);
+  /** Registers the gauges of every lane of every network (labelled with the network and its address); they read the current values at every scrape. */
+  watchLanes(lanes: () => readonly LaneReadings[]): void {
+    const labelsOf = (lane: LaneReadings) => ({ network: lane.network, lane: lane.address });
+    const perLane = (name: string, help: string, read: (lane: LaneReadings) => number) => this.#gaugePerItem(name, help, ["network", "lane"], lanes, labelsOf, read);
     perLane("lane_eth_balance_wei", "a lane's ETH balance, wei, as of its latest snapshot", (lane) => Number(lane.ethBalanceWei()));
-    perLane("lane_token_balance", "a lane's token balance, whole token units, as of its latest snapshot", (lane) => Number(lane.tokenBalanceUnits()) / 10 ** tokenDecimals);
+    perLane("lane_token_balance", "a lane's token balance, whole token units, as of its latest snapshot", (lane) => Number(lane.tokenBalanceUnits()) / 10 ** lane.tokenDecimals);
     perLane("lane_transfers_in_flight", "transfers a lane signed that are not yet mined", (lane) => lane.transfersInFlight());
     perLane("lane_nonce_jammed", "1 while a lane's oldest unconfirmed transfer is stuck and its nonce not mined", (lane) => (lane.jammed() ? 1 : 0));
     new Gauge({
       name: "lane_held",
       help: "1 for the reason a lane takes no new transfers (jammed, stuck, gas-below-floor, in-flight-limit), 0 for the others",
-      labelNames: ["lane", "reason"],
+      labelNames: ["network", "lane", "reason"],
       registers: [this.registry],
       collect() {
-        for (const lane of lanes) {
+        for (const lane of lanes()) {
           const hold = lane.hold();
-          for (const reason of LANE_HOLDS) this.set({ lane: lane.address, reason }, hold === reason ? 1 : 0);
+          for (const reason of LANE_HOLDS) this.set({ ...labelsOf(lane), reason }, hold === reason ? 1 : 0);
         }
       },
     });
@@ -170,14 +180,15 @@ export class ServiceMetrics {
       new Counter({
         name,
         help,
-        labelNames: ["lane"],
+        labelNames: ["network", "lane"],
         registers: [this.registry],
         collect() {
-          for (const lane of lanes) {
+          for (const lane of lanes()) {
+            const key = `${lane.network} ${lane.address}`;
             const total = read(lane);
-            const increase = total - (reported.get(lane.address) ?? 0n);
-            reported.set(lane.address, total);
-            this.inc({ lane: lane.address }, Number(increase));
+            const increase = total - (reported.get(key) ?? 0n);
+            reported.set(key, total);
+            this.inc(labelsOf(lane), Number(increase));
           }
         },
       });
@@ -190,29 +201,47 @@ export class ServiceMetrics {
     perLaneTotal("lane_gas_top_ups_total", "gas top-ups the funding lane (GAS_TOPUP_FROM) sent to a lane", (lane) => BigInt(lane.gasTopUps()));
   }
 
-  /** Registers the wallet gauges; they read the current values at every scrape. */
-  watchWallet(wallet: WalletReadings): void {
-    this.#gauge("wallet_eth_balance_wei", "hot wallet ETH balance, wei, as of the latest wallet snapshot", () => Number(wallet.ethBalanceWei()));
-    this.#gauge("wallet_token_balance", "hot wallet token balance, whole token units, as of the latest wallet snapshot", () => Number(wallet.tokenBalanceUnits()) / 10 ** wallet.tokenDecimals);
-    this.#gauge("wallet_transfer_gas_cost_wei", "what one more transfer may cost in ETH at the current fees (gas allowance x fee cap, plus the L1 data fee on OP Stack chains), wei", () => Number(wallet.gasCostPerTransferWei()));
-    this.#gauge("transfers_oldest_unconfirmed_age_seconds", "age of the oldest transfer signed but not yet mined, seconds (0 when there is none)", () => wallet.unconfirmed().oldestAgeSeconds);
-    this.#gauge("transfers_stuck", "transfers signed more than 120 s ago and not yet mined", () => wallet.unconfirmed().stuck);
-    this.#gauge("transfers_at_fee_cap", "transfers whose fees the chain has outgrown while MAX_FEE_PER_GAS or MAX_PRIORITY_FEE_PER_GAS allow no higher: they wait, every later transfer behind them", wallet.atFeeCap);
-    this.#gauge("wallet_nonce_jammed", "1 while the oldest unconfirmed transfer is stuck and the chain has not mined its nonce: every later transfer waits", () => wallet.unconfirmed().jammed ? 1 : 0);
-    this.#gauge("journal_writable", "1 while the transfer journal commits; 0 after a failed commit (no transfer is taken until a restart)", () => wallet.journalWritable() ? 1 : 0);
-    this.#gauge("transfers_in_flight", "transfers signed but not yet mined", () => wallet.transfersInFlight());
+  /**
+   * Registers the wallet gauges of every network (labelled with the network; the token balance with its
+   * token too, as transfer_tokens_sent_total is); they read the current values at every scrape.
+   */
+  watchWallets(wallets: () => readonly WalletReadings[]): void {
+    const perWallet = (name: string, help: string, read: (wallet: WalletReadings) => number) =>
+      this.#gaugePerItem(name, help, ["network"], wallets, (wallet) => ({ network: wallet.network }), read);
+    perWallet("wallet_eth_balance_wei", "hot wallet ETH balance (the network's coin), wei, as of the latest wallet snapshot", (wallet) => Number(wallet.ethBalanceWei()));
+    this.#gaugePerItem(
+      "wallet_token_balance",
+      "hot wallet token balance, whole token units, as of the latest wallet snapshot",
+      ["network", "token"],
+      wallets,
+      (wallet) => ({ network: wallet.network, token: wallet.token }),
+      (wallet) => Number(wallet.tokenBalanceUnits()) / 10 ** wallet.tokenDecimals,
+    );
+    perWallet("wallet_transfer_gas_cost_wei", "what one more transfer may cost in ETH at the current fees (gas allowance x fee cap, plus the L1 data fee on OP Stack chains), wei", (wallet) => Number(wallet.gasCostPerTransferWei()));
+    perWallet("transfers_oldest_unconfirmed_age_seconds", "age of the oldest transfer signed but not yet mined, seconds (0 when there is none)", (wallet) => wallet.unconfirmed().oldestAgeSeconds);
+    perWallet("transfers_stuck", "transfers signed more than 120 s ago and not yet mined", (wallet) => wallet.unconfirmed().stuck);
+    perWallet("transfers_at_fee_cap", "transfers whose fees the chain has outgrown while MAX_FEE_PER_GAS or MAX_PRIORITY_FEE_PER_GAS allow no higher: they wait, every later transfer behind them", (wallet) => wallet.atFeeCap());
+    perWallet("wallet_nonce_jammed", "1 while the oldest unconfirmed transfer is stuck and the chain has not mined its nonce: every later transfer waits", (wallet) => (wallet.unconfirmed().jammed ? 1 : 0));
+    perWallet("transfers_in_flight", "transfers signed but not yet mined", (wallet) => wallet.transfersInFlight());
+  }
+
+  /** Registers the journal's gauge: whether it commits. */
+  watchJournal(writable: () => boolean): void {
+    this.#gauge("journal_writable", "1 while the transfer journal commits; 0 after a failed commit (no transfer is taken until a restart)", () => (writable() ? 1 : 0));
   }
 
   // A gauge whose value is read when Prometheus scrapes.
-  /** A gauge with one series per item (a lane, an endpoint), labelled `label`, read at every scrape. */
-  #gaugePerItem<T>(name: string, help: string, label: string, items: () => readonly T[], labelOf: (item: T) => string, read: (item: T) => number): void {
+  /** A gauge with one series per item (a network, a lane, an endpoint), labelled by `labelsOf`, read at every scrape. */
+  #gaugePerItem<T>(name: string, help: string, labelNames: readonly string[], items: () => readonly T[], labelsOf: (item: T) => Record<string, string>, read: (item: T) => number): void {
     new Gauge({
       name,
       help,
-      labelNames: [label],
+      labelNames: [...labelNames],
       registers: [this.registry],
       collect() {
-        for (const item of items()) this.set({ [label]: labelOf(item) }, read(item));
+        // A network or lane that went away leaves no stale series behind.
+        this.reset();
+        for (const item of items()) this.set(labelsOf(item), read(item));
       },
     });
   }

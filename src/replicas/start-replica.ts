@@ -60,7 +60,7 @@ export async function startReplica(config: ChainConfig & { databaseUrl: string }
   const chain = await connectChain(config, { observe: metrics.observeRpc, onEndpointState: logEndpointState(logger) });
   let leading: { service: RunningService; lead: LeaderSession } | undefined;
   metrics.watchReplica(replicaId, () => leading !== undefined);
-  metrics.watchEndpoints(() => chain.endpoints.reports());
+  metrics.watchEndpoints(() => [{ network: chain.network.name, reports: chain.endpoints.reports() }]);
   const head = new ChainHeadTracker(() => readLatestBlock(chain.provider), config.headMaxAgeMs);
   const lookup = new TransactionLookup(chain.provider, head, config.transactionCacheSize);
   let knownLeader: { record: LeaderRecord | undefined; readAt: number } | undefined;

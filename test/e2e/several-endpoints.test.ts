@@ -105,8 +105,8 @@ describe("endpoints that fail, lag or trail (anvil, a block a second)", () => {
     expect(statuses.filter(({ status }) => status !== 200)).toEqual([]);
     await expectPaidExactlyOnce(chain, proxied, asked, spentBefore, nonceBefore);
     const metrics = (await proxied.service.app.inject({ method: "GET", url: "/metrics", headers: AUTHORIZATION })).body;
-    expect(metrics).toMatch(/^rpc_endpoints_healthy 1$/m);
-    expect(metrics).toMatch(new RegExp(`^rpc_endpoint_up\\{endpoint="${failing.url}"\\} 0$`, "m"));
+    expect(metrics).toMatch(/^rpc_endpoints_healthy\{network="31337"\} 1$/m);
+    expect(metrics).toMatch(new RegExp(`^rpc_endpoint_up\\{network="31337",endpoint="${failing.url}"\\} 0$`, "m"));
 
     failing.fault = undefined;
     limited.fault = undefined;

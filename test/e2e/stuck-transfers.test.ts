@@ -220,7 +220,7 @@ describe("the fee cap holds for stuck transfers", () => {
     ]);
     expect(BigInt(wallet.stuckAtFeeCap[0].needed.maxFeePerGas)).toBeGreaterThan(20n * GWEI);
     const metrics = (await service.app.inject({ method: "GET", url: "/metrics", headers: AUTHORIZATION })).body;
-    expect(metrics).toMatch(/^transfers_at_fee_cap 1$/m);
+    expect(metrics).toMatch(/^transfers_at_fee_cap\{network="31337"\} 1$/m);
     expect(service.logs.filter((line) => line.includes("is at the fee cap"))).toHaveLength(1);
 
     // The spike passes: the latest attempt is sent again and mined, and no longer reported.

@@ -121,6 +121,15 @@ describe("one deployment on two networks", () => {
     expect(networkOfHash.get(onAlpha.body.result.hash)).toEqual(["alpha", 31337, "AAA"]);
     expect(networkOfHash.get(onBeta.body.result.hash)).toEqual(["beta", 31338, "BBB"]);
 
+    // Metrics: each network's gauges and counters under its own labels (a lane's address is the same on both).
+    const metrics = await (await request(`${server.baseUrl}/metrics`, { headers: AUTHORIZATION })).body.text();
+    expect(metrics).toMatch(/^wallet_eth_balance_wei\{network="alpha"\} \d/m);
+    expect(metrics).toMatch(/^wallet_eth_balance_wei\{network="beta"\} \d/m);
+    expect(metrics).toMatch(/^transfer_tokens_sent_total\{network="beta",token="BBB"\} 7$/m);
+    expect(metrics).toMatch(/^transfer_tokens_sent_total\{network="alpha",token="AAA"\} 2$/m);
+    expect(metrics).toContain(`lane_eth_balance_wei{network="beta",lane="${wallet()}"}`);
+    expect(metrics).toMatch(/^rpc_endpoints_healthy\{network="beta"\} 1$/m);
+
     // /wallet: every network's wallet.
     const report = await get("/wallet");
     expect(report.body.networks.map((part: Record<string, any>) => [part.network, part.chainId, part.token.address])).toEqual([

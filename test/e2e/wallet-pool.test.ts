@@ -149,16 +149,16 @@ describe.each(NODE_KINDS)("a wallet pool on %s", (kind) => {
     expect(await pooled.provider.getTransactionCount(first.address, "pending")).toBe(firstLaneNonce);
     // The metrics say the same, per lane.
     const metrics = (await service.app.inject({ method: "GET", url: "/metrics", headers: AUTHORIZATION })).body;
-    expect(metrics).toContain(`lane_held{lane="${first.address}",reason="gas-below-floor"} 1`);
-    expect(metrics).toContain(`lane_held{lane="${second.address}",reason="gas-below-floor"} 0`);
-    expect(metrics).toContain(`lane_eth_balance_wei{lane="${first.address}"} 0`);
+    expect(metrics).toContain(`lane_held{network="31337",lane="${first.address}",reason="gas-below-floor"} 1`);
+    expect(metrics).toContain(`lane_held{network="31337",lane="${second.address}",reason="gas-below-floor"} 0`);
+    expect(metrics).toContain(`lane_eth_balance_wei{network="31337",lane="${first.address}"} 0`);
 
     await setEthBalance(pooled, first.address, "10");
     // The second lane's transfers are mined and counted so: the lanes tie, and the first lane wins a tie.
     await waitUntil(async () => service.services.lanes[1].ledger.unminedCount === 0, 10_000, "the second lane's transfers counted mined");
     // What the second lane's gas cost shows once its snapshot counts them mined.
     const spent = (await service.app.inject({ method: "GET", url: "/metrics", headers: AUTHORIZATION })).body;
-    expect(spent).toMatch(new RegExp(`lane_gas_spent_wei_total\\{lane="${second.address}"\\} [1-9]`));
+    expect(spent).toMatch(new RegExp(`lane_gas_spent_wei_total\\{network="31337",lane="${second.address}"\\} [1-9]`));
     await new Promise((resolve) => setTimeout(resolve, 200));
     const refilled = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
     expect(refilled.statusCode, refilled.raw).toBe(200);
@@ -203,8 +203,8 @@ describe.each(NODE_KINDS)("a wallet pool on %s", (kind) => {
     expect(status.state, JSON.stringify(status)).toBe("confirmed");
     expect(status.attempts.map((attempt: { kind: string }) => attempt.kind)).toEqual(["top-up"]);
     const metrics = (await service.app.inject({ method: "GET", url: "/metrics", headers: AUTHORIZATION })).body;
-    expect(metrics).toContain(`lane_gas_top_ups_total{lane="${drained.address}"} 1`);
-    expect(metrics).toContain(`lane_held{lane="${drained.address}",reason="gas-below-floor"} 0`);
+    expect(metrics).toContain(`lane_gas_top_ups_total{network="31337",lane="${drained.address}"} 1`);
+    expect(metrics).toContain(`lane_held{network="31337",lane="${drained.address}",reason="gas-below-floor"} 0`);
     const wallet = JSON.parse((await service.app.inject({ method: "GET", url: "/wallet", headers: AUTHORIZATION })).body);
     expect(wallet.lanes.map((lane: { state: string; gasTopUp: unknown }) => [lane.state, lane.gasTopUp])).toEqual([
       ["open", { funds: false, inFlight: null, received: 0 }],

@@ -110,9 +110,11 @@ describe("operations", () => {
     expect(text).toMatch(/transfers_total\{outcome="refused",code="INSUFFICIENT_TOKEN_BALANCE"\} 1/);
     expect(text).toMatch(/rpc_requests_total\{method="eth_estimateGas",outcome="ok"\} \d+/);
     expect(text).toMatch(/rpc_request_duration_seconds_count\{method="eth_sendRawTransaction"\} \d+/);
-    expect(text).toMatch(/wallet_eth_balance_wei \d/);
-    expect(text).toMatch(/wallet_token_balance \d/);
-    expect(text).toMatch(/transfers_in_flight \d/);
+    // Per network (without NETWORKS_FILE its chain id names it), and the token balance per token too.
+    expect(text).toMatch(/wallet_eth_balance_wei\{network="31337"\} \d/);
+    expect(text).toMatch(/wallet_token_balance\{network="31337",token="0x[0-9a-fA-F]{40}"\} \d/);
+    expect(text).toMatch(/transfers_in_flight\{network="31337"\} \d/);
+    expect(text).toMatch(/transfer_tokens_sent_total\{network="31337",token="0x[0-9a-fA-F]{40}"\} \d/);
   });
 
   it("GET /openapi.json is a valid OpenAPI document listing every route, status and the error envelope", async () => {
