@@ -72,7 +72,8 @@ export async function composeService(config: DeploymentConfig, logger: Logger, r
         // another whose node does not answer must not stop the rest: it joins once it answers.
         if (index === 0 || !(error instanceof NodeUnreachableError)) throw error;
         logger.warn({ network: networkConfig.served?.network, reason: error.message }, "a network's node cannot be reached: its transfers are answered 503 until it can; the others start");
-        const served = servedNetworkOf(networkConfig.served, { chainId: BigInt(networkConfig.chainId ?? 0), tokenAddress: getAddress(networkConfig.tokenAddress.toLowerCase()) });
+        // A network besides the default comes from NETWORKS_FILE, which always names its chain id.
+        const served = servedNetworkOf(networkConfig.served, { chainId: BigInt(networkConfig.chainId as number), tokenAddress: getAddress(networkConfig.tokenAddress.toLowerCase()) });
         networks.push({ config: networkConfig, served, connect: () => connectChain(networkConfig, watchers, signers), unreachable: error.message });
       }
     }

@@ -5,7 +5,7 @@
  * than half served (a setting ignored without a word is the most dangerous kind).
  */
 import { type ChainConfig, type Config, ConfigError, type DeploymentConfig, chainConfigOf } from "../config.js";
-import { NATIVE, NETWORK_SETTING_FIELDS, type NetworkSettings, type NetworksSettings, TOKEN_SETTING_FIELDS } from "./networks-file.js";
+import { NATIVE, type NetworkSettings, type NetworksSettings } from "./networks-file.js";
 
 /** Every network of the file, the default first; ConfigError for what this version does not send. */
 export function deploymentConfigOfNetworksFile(config: Config, settings: NetworksSettings): DeploymentConfig {
@@ -27,14 +27,14 @@ function unsentTokens(network: NetworkSettings): string[] {
 }
 
 function chainConfigOfNetwork(config: Config, network: NetworkSettings): ChainConfig {
-  const [token] = network.tokens;
-  const path = `NETWORKS_FILE networks "${network.name}"`;
-  // The file's value for the network wins; a variable is the default of every network.
-  const networkSettings = Object.fromEntries(NETWORK_SETTING_FIELDS.filter((field) => network[field] !== undefined).map((field) => [field, network[field]]));
-  const tokenSettings = Object.fromEntries(TOKEN_SETTING_FIELDS.filter((field) => token[field] !== undefined).map((field) => [field, token[field]]));
+  // The parsed file holds only the settings it gives: what is left of a network and its token beside their
+  // names and addresses wins over the variables, which stay the default of every network.
+  const { name, chainId, rpcUrls, tokens, ...networkSettings } = network;
+  const [{ symbol, address, ...tokenSettings }] = tokens;
+  const path = `NETWORKS_FILE networks "${name}"`;
   return {
-    ...chainConfigOf({ ...config, ...networkSettings, ...tokenSettings, rpcUrl: network.rpcUrls.join(","), chainId: network.chainId, tokenAddress: token.address }),
-    settingNames: { rpcUrl: `${path} rpcUrls`, chainId: `${path} chainId`, tokenAddress: `${path} tokens.${token.symbol}` },
-    served: { network: network.name, token: token.symbol },
+    ...chainConfigOf({ ...config, ...networkSettings, ...tokenSettings, rpcUrl: rpcUrls.join(","), chainId, tokenAddress: address }),
+    settingNames: { rpcUrl: `${path} rpcUrls`, chainId: `${path} chainId`, tokenAddress: `${path} tokens.${symbol}` },
+    served: { network: name, token: symbol },
   };
 }

@@ -65,7 +65,7 @@ export interface RunningNetwork extends NetworkServices {
 }
 
 export type NetworkConfig = LaneConfig &
-  Pick<Config, "headMaxAgeMs" | "transactionCacheSize" | "webhookRetryInitialMs" | "gasTopUpFrom" | "gasTopUpBelow" | "gasTopUpTo">;
+  Pick<Config, "headMaxAgeMs" | "transactionCacheSize" | "gasTopUpFrom" | "gasTopUpBelow" | "gasTopUpTo">;
 
 export interface NetworkParts {
   chain: ChainConnection;

@@ -24,10 +24,17 @@ describe.each(SEEDS)("seeded faults on $node", ({ node, seeds }) => {
 });
 
 // The same faults with the service paying on a second chain as well: every invariant on both chains.
-describe("seeded faults on two networks (anvil, and an anvil with another chain id)", () => {
-  it.each([1, 2])("seed %i: on each chain, no 417 paid, no key paid twice, every 200 paid once or reported failed, nonces contiguous; replays answer the first answer", async (seed) => {
-    const report = await simulateSeed(seed, { ...DEFAULT_SIMULATION, node: "anvil", networks: 2 });
-    expect(report.violations, `replay: npm run simulate -- --seed ${seed} --networks 2`).toEqual([]);
+// The default network on each node implementation; the second is an anvil with another chain id.
+const TWO_NETWORK_SEEDS: { node: "anvil" | "hardhat"; seed: number }[] = [
+  { node: "anvil", seed: 1 },
+  { node: "anvil", seed: 2 },
+  { node: "hardhat", seed: 1 },
+];
+
+describe("seeded faults on two networks", () => {
+  it.each(TWO_NETWORK_SEEDS)("seed $seed, the default on $node: on each chain, no 417 paid, no key paid twice, every 200 paid once or reported failed, nonces contiguous; replays answer the first answer", async ({ node, seed }) => {
+    const report = await simulateSeed(seed, { ...DEFAULT_SIMULATION, node, networks: 2 });
+    expect(report.violations, `replay: npm run simulate -- --seed ${seed} --node ${node} --networks 2`).toEqual([]);
     expect(Object.keys(report.faults).filter((fault) => !fault.includes("left out")).length).toBeGreaterThan(2);
   }, 180_000);
 });
