@@ -16,12 +16,11 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { Wallet } from "ethers";
 import pg from "pg";
 import { archiveOldTransfers } from "../src/journal/journal-retention.js";
 import { PostgresJournalReader } from "../src/journal/postgres-journal-reader.js";
-import { keepForever } from "../src/journal/sqlite-keep-alive.js";
+import { openKeptDatabase } from "../src/journal/sqlite-keep-alive.js";
 import { migrateDatabase, openPostgresJournal, postgresOptions } from "../src/journal/postgres-journal-store.js";
 import { openSqliteJournal } from "../src/journal/sqlite-transfer-journal.js";
 import type { HistoryFilter, TransferJournal } from "../src/journal/transfer-journal.js";
@@ -50,15 +49,13 @@ const RAW = await Wallet.createRandom().signTransaction({
 /** A journal with `count` settled, final transfers made evenly over the `days` days before `now`. */
 function fill(path: string, count: number, days: number, now: number): void {
   openSqliteJournal(path, OWNER).close();
-  const db = new Database(path);
+  const db = openKeptDatabase(path);
   db.exec("PRAGMA journal_mode = WAL");
   const transfer = db.prepare(
     `INSERT INTO transfers (recipient, units, api_key_id, state, nonce, hash, raw_transaction, notify, lane, settled_block, final_block, mined_hash, created_at, updated_at)
      VALUES (@recipient, '1000000000000000000', @apiKeyId, @state, @nonce, @hash, @raw, 0, @lane, @block, @block, NULL, @at, @at)`,
   );
   const attempt = db.prepare("INSERT INTO attempts (transfer_id, hash, raw_transaction, kind, signed_at_block, created_at) VALUES (?, ?, ?, 'transfer', ?, ?)");
-  // As the journal's own: Node 24 aborts when an idle garbage collection finalises one (sqlite-keep-alive.ts).
-  keepForever([db, transfer, attempt]);
   const insert = db.transaction((from: number, to: number) => {
     for (let nonce = from; nonce < to; nonce++) {
       const at = now - days * DAY_MS + Math.floor((nonce / count) * days * DAY_MS);
@@ -94,11 +91,9 @@ async function measure(path: string, now: number): Promise<{ startMs: number; fi
   await journal.history({}, undefined, 100);
   const startMs = performance.now() - started;
   journal.close();
-  const db = new Database(path, { readonly: true });
-  keepForever(db);
+  const db = openKeptDatabase(path, { readonly: true });
   const read = (pragma: string) => {
     const statement = db.prepare(`PRAGMA ${pragma}`).pluck();
-    keepForever(statement);
     return statement.get() as number;
   };
   const pages = read("page_count") - read("freelist_count");

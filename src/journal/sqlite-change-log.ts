@@ -6,7 +6,6 @@
  * broadcast before its record is in the shared database.
  */
 import type Database from "better-sqlite3";
-import { keepForever } from "./sqlite-keep-alive.js";
 import type { ArchivedTransfer } from "./transfer-journal.js";
 
 /** The tables a journal keeps, with their primary keys. journal_owner is checked by each store itself. */
@@ -64,7 +63,6 @@ export function seedTables(db: Database.Database, seed: JournalSeed): void {
     if (rows.length > 0) {
       const columns = Object.keys(rows[0]);
       const insert = db.prepare(`INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map((column) => `@${column}`).join(", ")})`);
-      keepForever(insert);
       for (const row of rows) insert.run(row);
     }
     const highest = seed.highestKeys[table];
@@ -110,7 +108,6 @@ export class SqliteChangeLog {
       forgetAll: db.prepare("DELETE FROM changed_rows"),
       rows: Object.fromEntries(TABLE_NAMES.map((table) => [table, db.prepare(`SELECT * FROM ${table} WHERE ${JOURNAL_TABLES[table]} = ?`)])) as Record<JournalTable, Database.Statement>,
     };
-    keepForever(this.#statements);
   }
 
   /**

@@ -6,7 +6,6 @@
 import type Database from "better-sqlite3";
 import { type Driver, type IdPage, STATE_INDEX, idBoundsOf, mergeWalks, pageOfKeyed, planWalks, walkOf } from "./history-walks.js";
 import type { EntryRow } from "./journal-rows.js";
-import { keepForever } from "./sqlite-keep-alive.js";
 import type { HistoryFilter } from "./transfer-journal.js";
 
 /** The indexes of the history's walks: made by the journal's migration (see INDEXES_VERSION there). */
@@ -52,7 +51,6 @@ export class SqliteHistoryReader {
     this.#firstIdAtOrAfter = db.prepare("SELECT id FROM transfers INDEXED BY transfers_created WHERE created_at >= ? ORDER BY created_at, id LIMIT 1").pluck();
     this.#rowsOf = db.prepare("SELECT * FROM transfers WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id DESC");
     this.#byKeys = db.prepare("SELECT * FROM transfers WHERE idempotency_key IN (SELECT value FROM json_each(?)) ORDER BY id DESC");
-    keepForever([this.#firstIdAtOrAfter, this.#rowsOf, this.#byKeys]);
   }
 
   /** The first transfer made at or after `time` (ms): times rise with ids, so every later id is later too. */
@@ -89,7 +87,6 @@ export class SqliteHistoryReader {
            WHERE ${driver ? `${driver.column} = @${driver.field} AND ` : ""}state = @state AND id < @below AND id >= @low ORDER BY id DESC LIMIT @scan`,
         )
         .raw();
-      keepForever(statement);
       this.#statements.set(key, statement);
     }
     return statement;

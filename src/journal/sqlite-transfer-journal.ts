@@ -1,12 +1,12 @@
 /** The transfer journal in an embedded SQLite database (better-sqlite3, WAL). */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { steadyWallClockNow } from "../clock.js";
 import { type AttemptRow, type DeliveryRow, type EntryRow, SETTLED_FOR_GOOD, SEVERAL_NETWORKS_MARK, ownersChainOf, toAttempt, toDelivery, toEntry } from "./journal-rows.js";
 import { type JournalReplica, type JournalSeed, SqliteChangeLog, seedTables } from "./sqlite-change-log.js";
 import { CHAIN_HISTORY_INDEX, HISTORY_INDEXES, HISTORY_TIMES_RISE, SqliteHistoryReader } from "./sqlite-history.js";
-import { keepForever } from "./sqlite-keep-alive.js";
+import { openKeptDatabase } from "./sqlite-keep-alive.js";
 import {
   type DeliveryState,
   type ArchivedTransfer,
@@ -175,14 +175,13 @@ export interface SqliteJournalOptions {
 /**
  * Opens (creating if needed) the journal at `path`; ":memory:" keeps it in memory.
  *
- * Every statement is prepared once, when the database is opened, and kept for good (see NEVER_COLLECTED).
+ * Every statement is prepared once, when the database is opened; openKeptDatabase keeps them for good.
  * Settings go through exec(), which makes no Statement object.
  */
 export function openSqliteJournal(path: string, owner: JournalOwner, options: SqliteJournalOptions = {}): TransferJournal {
   const { synchronous = "FULL", notify = false, seed, replica, elsewhere } = options;
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-  const db = new Database(path);
-  keepForever(db);
+  const db = openKeptDatabase(path);
   // FULL survives power loss; NORMAL survives a crashed process only, but skips an fsync per commit.
   db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous}; PRAGMA busy_timeout = 5000;`);
   db.exec(SCHEMA);
@@ -223,7 +222,6 @@ function addColumns(db: Database.Database): void {
 function makeIndexes(db: Database.Database): void {
   db.exec("CREATE TABLE IF NOT EXISTS journal_indexes (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)");
   const indexesVersion = db.prepare("SELECT version FROM journal_indexes WHERE id = 1").pluck();
-  keepForever(indexesVersion);
   if (indexesVersion.get() !== INDEXES_VERSION) {
     db.exec(`BEGIN; ${UNSETTLED_INDEX} ${HISTORY_INDEXES} INSERT OR REPLACE INTO journal_indexes (id, version) VALUES (1, ${INDEXES_VERSION}); COMMIT`);
   }
@@ -436,7 +434,6 @@ class SqliteJournalStore {
     this.notify = notify ? 1 : 0;
     this.#changeLog = changeLog;
     this.statements = prepareStatements(db);
-    keepForever(this.statements);
     this.history = new SqliteHistoryReader(db);
     if (this.statements.userVersion.pluck().get() === 0) db.exec(ATTEMPTS_OF_EARLIER_VERSIONS);
     for (const hash of this.statements.severalAttemptHashes.pluck().all() as string[]) this.severalAttemptHashes.add(hash);

@@ -7,12 +7,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresJournalReader } from "../../src/journal/postgres-journal-reader.js";
 import { migrateDatabase, openPostgresJournal, postgresOptions } from "../../src/journal/postgres-journal-store.js";
-import { keepForever } from "../../src/journal/sqlite-keep-alive.js";
+import { openKeptDatabase } from "../../src/journal/sqlite-keep-alive.js";
 import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
 import type { HistoryFilter, JournalState, TransferJournal } from "../../src/journal/transfer-journal.js";
 import { type TestPostgres, startTestPostgres, testPool } from "../helpers/postgres.js";
@@ -52,15 +51,11 @@ beforeAll(() => {
   const path = join(dir, "journal.sqlite");
   openSqliteJournal(path, OWNER).close();
   const next = random(7);
-  // Kept for the life of the process, as the journal's own are: Node 24 aborts when a garbage collection
-  // outside a JS context finalises one (see sqlite-keep-alive.ts).
-  const db = new Database(path);
-  keepForever(db);
+  const db = openKeptDatabase(path);
   const insert = db.prepare(
     `INSERT INTO transfers (recipient, units, api_key_id, state, lane, idempotency_key, created_at, updated_at)
      VALUES (@recipient, '1', @api_key_id, @state, @lane, @idempotency_key, @created_at, @created_at)`,
   );
-  keepForever(insert);
   db.transaction(() => {
     for (let index = 0; index < ROWS; index++) {
       // Skewed, as real histories are: one recipient and one key take most rows, rare states are rare.
@@ -228,11 +223,9 @@ describe("times rise with ids", () => {
     expect(entry?.createdAt).toBeGreaterThanOrEqual(newest);
     await journal.flushed();
     const path = join(dir, "journal.sqlite");
-    const db = new Database(path);
-    keepForever(db);
+    const db = openKeptDatabase(path);
     const future = Date.now() + 3_600_000;
     const update = db.prepare("UPDATE transfers SET created_at = ? WHERE id = ?");
-    keepForever(update);
     update.run(future, entry?.id);
     db.close();
     const signed = journal.recordSigned(undefined, { recipient: RECIPIENT, units: 2n }, { nonce: 1, hash: `0x${"cd".repeat(32)}`, rawTransaction: "0x02", signedAtBlock: 1 });

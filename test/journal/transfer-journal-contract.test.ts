@@ -5,7 +5,7 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import { openKeptDatabase } from "../../src/journal/sqlite-keep-alive.js";
 import pg from "pg";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { steadyWallClockNow } from "../../src/clock.js";
@@ -16,7 +16,6 @@ import { type JournalOwner, JournalWriteError, openSqliteJournal } from "../../s
 import { JournalOwnerMismatchError, type TransferJournal, refuseUnfollowedLanes, refuseUnfollowedNetworks } from "../../src/journal/transfer-journal.js";
 import { type TestPostgres, startTestPostgres, testPool } from "../helpers/postgres.js";
 
-const keptConnections: Database.Database[] = [];
 const OWNER = { chainId: 31337n, walletAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", tokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3" };
 /** USDC on Polygon: a transfer on another network than the owner's. */
 const POLYGON_TOKEN = "0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359";
@@ -41,7 +40,7 @@ function sqliteStore(): JournalStore {
   return {
     open: async (owner = OWNER, options = {}) => openSqliteJournal(path, owner, options),
     ownerChain: async () => {
-      const db = new Database(path, { readonly: true });
+      const db = openKeptDatabase(path, { readonly: true });
       try {
         return db.prepare("SELECT chain_id FROM journal_owner").pluck().get() as string;
       } finally {
@@ -455,8 +454,7 @@ describe("a one-wallet journal, migrated in place to lanes", () => {
   it("on SQLite", async () => {
     const dir = mkdtempSync(join(tmpdir(), "journal-test-"));
     const path = join(dir, "transfers.sqlite");
-    const db = new Database(path);
-    keptConnections.push(db);
+    const db = openKeptDatabase(path);
     db.exec(ONE_WALLET_JOURNAL);
     db.close();
     let journal = openSqliteJournal(path, OWNER);
@@ -464,8 +462,7 @@ describe("a one-wallet journal, migrated in place to lanes", () => {
     journal.close();
     // The earlier version run again (a rollback) writes a row without a lane: it is its one wallet's,
     // whichever key comes first when this version opens the journal again.
-    const rolledBack = new Database(path);
-    keptConnections.push(rolledBack);
+    const rolledBack = openKeptDatabase(path);
     rolledBack.exec("UPDATE transfers SET lane = NULL, chain_id = NULL, token = NULL WHERE id = 2");
     rolledBack.close();
     journal = openSqliteJournal(path, { ...OWNER, walletAddress: OTHER_LANE });
@@ -476,8 +473,7 @@ describe("a one-wallet journal, migrated in place to lanes", () => {
     journal.claimKey("after-the-migration", REQUEST);
     journal.recordSigned(undefined, REQUEST, { nonce: 9, hash: `0x${"9".repeat(64)}`, rawTransaction: "0x02f8", signedAtBlock: 1 });
     journal.close();
-    const migrated = new Database(path, { readonly: true });
-    keptConnections.push(migrated);
+    const migrated = openKeptDatabase(path, { readonly: true });
     expect(migrated.prepare("SELECT DISTINCT chain_id, token FROM transfers").all()).toEqual([{ chain_id: OWNER.chainId.toString(), token: OWNER.tokenAddress }]);
     expect(migrated.prepare("SELECT COUNT(*) AS rows FROM transfers").get()).toEqual({ rows: 5 });
     migrated.close();
@@ -528,11 +524,9 @@ describe("the SQLite transfer journal of an earlier version", () => {
     let journal = openSqliteJournal(path, OWNER);
     const id = journal.recordSigned(undefined, REQUEST, SIGNED);
     journal.close();
-    const db = new Database(path);
+    const db = openKeptDatabase(path);
     db.exec("DROP TABLE attempts; PRAGMA user_version = 0;");
     db.close();
-    // Kept from the garbage collector: better-sqlite3 12 objects finalised by an idle GC abort Node 24.
-    keptConnections.push(db);
     journal = openSqliteJournal(path, OWNER);
     expect(journal.findByHash(SIGNED.hash)).toMatchObject({ id, attempts: [{ hash: SIGNED.hash, kind: "transfer", signedAtBlock: 0 }] });
     journal.close();

@@ -6,9 +6,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { keepForever } from "../../src/journal/sqlite-keep-alive.js";
+import { openKeptDatabase } from "../../src/journal/sqlite-keep-alive.js";
 import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
 import type { JournalState, TransferJournal } from "../../src/journal/transfer-journal.js";
 import { ACTIVITY_HOURS, TransferActivity } from "../../src/lookup/transfer-activity.js";
@@ -28,12 +27,10 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "activity-test-"));
   const path = join(dir, "journal.sqlite");
   openSqliteJournal(path, OWNER).close();
-  const db = new Database(path);
-  keepForever(db);
+  const db = openKeptDatabase(path);
   const insert = db.prepare(
     "INSERT INTO transfers (recipient, units, state, lane, created_at, updated_at) VALUES ('0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC', @units, @state, @lane, @at, @at)",
   );
-  keepForever(insert);
   const made = (at: number, state: JournalState, count: number, units = "5") => {
     for (let index = 0; index < count; index++) insert.run({ units, state, lane: OWNER.walletAddress, at: at + index });
   };
