@@ -45,7 +45,8 @@ export function chooseNetwork<T extends { network: ServedNetwork }>(networks: re
   return chosen;
 }
 
-function namesNetwork(served: ServedNetwork, network: string | number): boolean {
+/** Whether `network` (a name, or a chain id as a number or decimal string) names `served`. */
+export function namesNetwork(served: ServedNetwork, network: string | number): boolean {
   if (typeof network === "number") return BigInt(network) === served.chainId;
   return network === served.name || (/^[0-9]{1,20}$/.test(network) && BigInt(network) === served.chainId);
 }

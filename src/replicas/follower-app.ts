@@ -25,8 +25,13 @@ export interface FollowerAppDependencies {
   logger: Logger;
   metrics: ServiceMetrics;
   apiKeys: ApiKeyRing | undefined;
-  /** The network and token the service pays on: what a lookup's `network` may name. */
+  /** The default network: the one this replica connects to and looks transactions up on. */
   network: ServedNetwork;
+  /**
+   * With several networks: whether a lookup is another network's (it names one, or the journal knows the
+   * hash as another network's transfer); the leader, connected to every network, answers those.
+   */
+  isAnotherNetworks?: (body: { Tx: string; network?: string | number }) => Promise<boolean>;
   lookup: TransactionLookup;
   attempts: SeveralAttemptsFinder;
   readinessChecks: Record<string, ReadinessCheck>;
@@ -63,6 +68,16 @@ export function buildFollowerApp(config: AppConfig, deps: FollowerAppDependencie
     routes.register(metricsRoute, { metrics: deps.metrics });
     // Lookups on the default network: a follower connects to that one only (several networks: see docs/networks.md).
     const home = [{ network: deps.network, lookup: deps.lookup }];
+    const { isAnotherNetworks } = deps;
+    if (isAnotherNetworks) {
+      routes.addHook("preHandler", async (request, reply) => {
+        if (request.routeOptions.url !== "/getTransaction" || request.headers[FORWARDED_MARK]) return;
+        if (await isAnotherNetworks(request.body as { Tx: string; network?: string | number })) {
+          await forwardToLeader(request, reply, deps.leaders);
+          return reply;
+        }
+      });
+    }
     routes.register(getTransactionRoute, { networkFor: (choice) => chooseNetwork(home, choice), journal: deps.attempts });
     // /wallet is the leader's view of the wallet; which replica answered is this one.
     routes.get("/wallet", { schema: { hide: true }, config: ROLE_CHECKED_BY_LEADER }, async (request, reply) =>

@@ -12,7 +12,7 @@ import pg from "pg";
 import type { Logger } from "pino";
 import { ApiKeyRing } from "../auth/api-keys.js";
 import { type RunningService, composeService } from "../compose.js";
-import type { ChainConfig } from "../config.js";
+import type { DeploymentConfig } from "../config.js";
 import { PostgresJournalReader } from "../journal/postgres-journal-reader.js";
 import { migrateDatabase, openPostgresJournal, postgresOptions } from "../journal/postgres-journal-store.js";
 import { ChainHeadTracker, readLatestBlock } from "../lookup/chain-head.js";
@@ -20,6 +20,7 @@ import { TransactionLookup } from "../lookup/transaction-lookup.js";
 import { ServiceMetrics } from "../metrics.js";
 import { checkNode, closeChain, connectChain, logEndpointState } from "../node/connect-chain.js";
 import { buildFollowerApp } from "./follower-app.js";
+import { namesNetwork } from "../network-settings/network-choice.js";
 import { type LeaderRecord, type LeaderSession, readLeader, waitToLead } from "./leadership.js";
 
 /** A follower tries the lock, and a leader checks its session, this often: takeover well within 10 s. */
@@ -41,7 +42,7 @@ export interface ReplicaOptions {
   onLeadershipLost(error: Error): void;
 }
 
-export async function startReplica(config: ChainConfig & { databaseUrl: string }, logger: Logger, options: ReplicaOptions): Promise<RunningReplica> {
+export async function startReplica(config: DeploymentConfig & { databaseUrl: string }, logger: Logger, options: ReplicaOptions): Promise<RunningReplica> {
   const replicaId = config.replicaId ?? `${hostname()}-${process.pid}`;
   const log = logger.child({ replica: replicaId });
   const pool = new pg.Pool({ ...postgresOptions(config.databaseUrl), max: 4 });
@@ -78,6 +79,14 @@ export async function startReplica(config: ChainConfig & { databaseUrl: string }
     metrics,
     apiKeys: config.authDisabled ? undefined : ApiKeyRing.parse(config.apiKeys ?? ""),
     network: chain.network,
+    // Several networks: another network's lookups are the leader's, which is connected to every one.
+    isAnotherNetworks: config.otherNetworks?.length
+      ? async ({ Tx, network }) => {
+          if (network !== undefined) return !namesNetwork(chain.network, network);
+          const known = await reader.findByHash(Tx.toLowerCase());
+          return known !== undefined && BigInt(known.chainId) !== chain.chainId;
+        }
+      : undefined,
     lookup,
     attempts: reader,
     leaders,

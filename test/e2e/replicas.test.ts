@@ -2,13 +2,29 @@
  * Several replicas of the service (real processes, src/server.ts) on one real PostgreSQL and one wallet
  * on anvil: transfers spread across them, a leader killed (-9) in the middle, a key sent to two at once.
  */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseUnits } from "ethers";
 import { request } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
 import { AUTHORIZATION, TEST_API_KEY, TEST_API_KEYS } from "../helpers/service.js";
 import { retryWhilePoolBusy } from "../helpers/pool-client.js";
 import { type TestPostgres, startTestPostgres } from "../helpers/postgres.js";
-import { NODE_KINDS, type NodeKind, type TestChain, addPoolWallets, freshAddress, startTestChainOn, tokenBalanceOf, waitForMinedCount } from "../helpers/test-chain.js";
+import {
+  NODE_KINDS,
+  type NodeKind,
+  type TestChain,
+  addPoolWallets,
+  freshAddress,
+  setEthBalance,
+  startTestChain,
+  startTestChainOn,
+  tokenBalanceOf,
+  waitForMinedCount,
+  waitForReceipt,
+} from "../helpers/test-chain.js";
 
 interface Answer {
   statusCode: number;
@@ -297,5 +313,58 @@ describe.each(NODE_KINDS)("the leader killed (-9), on %s", (kind) => {
     await waitForMinedCount(testChain, firstNonce + 300, 60_000);
     expect(await testChain.provider.getTransactionCount(testChain.demo.walletAddress, "pending")).toBe(firstNonce + 300);
     for (const body of bodies) expect(await tokenBalanceOf(testChain, body.toAddress)).toBe(10n ** 18n);
+  });
+});
+
+describe("replicas paying on two networks (NETWORKS_FILE)", () => {
+  let beta: TestChain | undefined;
+  afterEach(async () => {
+    await beta?.stop();
+    beta = undefined;
+  });
+
+  it("a transfer on the second network through a follower is paid once, and the follower finds its hash, named or not", async () => {
+    chain = await startTestChainOn("anvil");
+    beta = await startTestChain(["--chain-id", "31338"]);
+    const wallet = chain.demo.walletAddress;
+    await setEthBalance(beta, wallet, "1000");
+    await (await beta.token.getFunction("transfer")(wallet, parseUnits("100", 18))).wait();
+    const dir = mkdtempSync(join(tmpdir(), "replicas-networks-"));
+    const file = join(dir, "networks.json");
+    writeFileSync(
+      file,
+      JSON.stringify({
+        networks: [
+          { name: "alpha", chainId: 31337, rpcUrls: [chain.rpcUrl], tokens: { AAA: chain.demo.tokenAddress } },
+          { name: "beta", chainId: 31338, rpcUrls: [beta.rpcUrl], tokens: { BBB: beta.demo.tokenAddress } },
+        ],
+        default: { network: "alpha", token: "AAA" },
+      }),
+    );
+    const env = { NETWORKS_FILE: file, PRIVATE_KEY: chain.demo.privateKey, DATABASE_URL: await postgres.createDatabase() };
+    for (const index of [0, 1]) {
+      const replica = await startServerProcess({ ...env, REPLICA_ID: `replica-${index}` });
+      replicas.push(replica);
+      if (index === 0) await replica.waitForOutput("this replica leads");
+    }
+    const [, follower] = replicas;
+    const recipient = freshAddress();
+    const sent = await send(follower, "/transfer", { toAddress: recipient, amount: "3", network: "beta" }, "beta-through-a-follower");
+    expect(sent?.statusCode, sent?.raw).toBe(200);
+    const { hash } = JSON.parse(sent?.raw ?? "{}").result as { hash: string };
+    await waitForReceipt(beta, hash, 10_000);
+    expect(await tokenBalanceOf(beta, recipient)).toBe(parseUnits("3", 18));
+    // The follower connects to the default network only: the leader answers another network's lookups.
+    for (const body of [{ Tx: hash }, { Tx: hash, network: "beta" }, { Tx: hash, network: 31338 }]) {
+      const looked = await send(follower, "/getTransaction", body);
+      expect({ statusCode: looked?.statusCode, hash: JSON.parse(looked?.raw ?? "{}").result?.hash, chainId: JSON.parse(looked?.raw ?? "{}").result?.chainId }, JSON.stringify(body)).toEqual({
+        statusCode: 200,
+        hash,
+        chainId: 31338,
+      });
+    }
+    // A network not configured is still refused by the follower itself.
+    expect((await send(follower, "/getTransaction", { Tx: hash, network: "gamma" }))?.statusCode).toBe(400);
+    rmSync(dir, { recursive: true, force: true });
   });
 });
