@@ -185,7 +185,7 @@ async function printFilteredPages(store: string, journal: TransferJournal, now: 
  */
 async function measureCsvExport(path: string): Promise<void> {
   const journal = openSqliteJournal(path, OWNER);
-  const networks = [{ tokenDecimals: 18, network: servedNetworkOf(undefined, { chainId: BigInt(OWNER.chainId), tokenAddress: OWNER.tokenAddress }) }];
+  const networks = [{ tokens: [{ address: OWNER.tokenAddress, decimals: 18 }], network: servedNetworkOf(undefined, { chainId: BigInt(OWNER.chainId), tokenAddress: OWNER.tokenAddress }) }];
   const baseline = process.memoryUsage().rss;
   let peak = baseline;
   let bytes = 0;

@@ -28,9 +28,11 @@ import { type TransferNetwork, transferRoute } from "./http/routes/transfer.js";
 import { consoleRoute } from "./http/routes/console.js";
 import { transferActivityRoute } from "./http/routes/transfer-activity.js";
 import { transfersRoute } from "./http/routes/transfers.js";
+import { networksRoute } from "./http/routes/networks.js";
 import { walletRoute } from "./http/routes/wallet.js";
 import { webhookDeliveriesRoute } from "./http/routes/webhook-deliveries.js";
 import type { ServiceMetrics } from "./metrics.js";
+import type { ServedToken } from "./network-settings/network-choice.js";
 
 /** How often a transfer waiting for confirmations looks again (the head it sees is HEAD_MAX_AGE_MS fresh). */
 const CONFIRMATION_POLL_MS = 250;
@@ -47,7 +49,8 @@ export interface AppDependencies {
   /** Undefined only with AUTH_DISABLED. */
   apiKeys: ApiKeyRing | undefined;
   /** A network's transfer policy: its token's limits, and the per-key cap in its token. */
-  policyOf: (network: NetworkServices) => TransferPolicy;
+  /** The transfer policy of a token on a network (its limits are in the token's units). */
+  policyOf: (network: NetworkServices, token: ServedToken) => TransferPolicy;
   readinessChecks: Record<string, ReadinessCheck>;
   /** Set when several replicas share one database (this one leads). */
   replicaId?: string;
@@ -130,25 +133,29 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
     });
     // Requests name any configured network (400 for another); one not reached since startup is answered 503.
     const directory = new NetworkDirectory(services);
-    const transferNetworks = new WeakMap<NetworkServices, TransferNetwork>();
-    const transferNetworkOf = (network: NetworkServices): TransferNetwork => {
-      let made = transferNetworks.get(network);
+    // One per token of each running network, made on first use.
+    const transferNetworks = new WeakMap<NetworkServices, Map<string, TransferNetwork>>();
+    const transferNetworkOf = ({ network, token }: { network: NetworkServices; token: ServedToken }): TransferNetwork => {
+      const ofNetwork = transferNetworks.get(network) ?? new Map<string, TransferNetwork>();
+      transferNetworks.set(network, ofNetwork);
+      let made = ofNetwork.get(token.address);
       if (!made) {
         made = {
           network: network.network,
+          token,
           transfers: network.transfers,
-          tokenDecimals: network.chain.tokenDecimals,
-          policy: deps.policyOf(network),
+          tokenDecimals: network.chain.tokens.find((candidate) => candidate.address === token.address)?.decimals ?? network.chain.tokenDecimals,
+          policy: deps.policyOf(network, token),
           awaitConfirmations: (hash, wanted, timeoutMs) => waitForConfirmations(network.lookup, hash, wanted, timeoutMs, CONFIRMATION_POLL_MS),
         };
-        transferNetworks.set(network, made);
+        ofNetwork.set(token.address, made);
       }
       return made;
     };
     routes.register(transferRoute, {
-      networkFor: (choice) => transferNetworkOf(directory.chosen(choice)),
+      networkFor: (choice) => transferNetworkOf(directory.chosenWithToken(choice)),
       countOutcome: (outcome, code) => metrics.countTransfer(outcome, code),
-      countUnitsSent: (units, { network, tokenDecimals }) => metrics.countTokensSent(Number(units) / 10 ** tokenDecimals, { network: network.name, token: network.token.symbol }),
+      countUnitsSent: (units, { network, token, tokenDecimals }) => metrics.countTokensSent(Number(units) / 10 ** tokenDecimals, { network: network.name, token: token.symbol }),
     });
     // The network of a transfer of the service, found by any of its hashes: a transfer of a network no
     // longer configured is looked up as any other hash.
@@ -173,11 +180,18 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
     });
     routes.register(transfersRoute, {
       journal: services.journal,
-      networks: () => services.configured.map((network) => ({ network, tokenDecimals: services.networkOf(network.chainId)?.chain.tokenDecimals ?? null })),
-      named: (choice) => directory.named(choice),
+      networks: () => services.configured.map((network) => ({ network, tokens: services.networkOf(network.chainId)?.chain.tokens ?? null })),
+      named: (choice) => directory.namedWithToken(choice),
       apiKeyIds: [...(deps.apiKeys?.ids ?? []), ANONYMOUS_KEY_ID],
     });
     routes.register(transferActivityRoute, { activity: services.activity });
+    routes.register(networksRoute, {
+      configured: () => services.configured,
+      decimalsOf: (served) => {
+        const running = services.networkOf(served.chainId);
+        return running && new Map(running.chain.tokens.map((token) => [token.address, token.decimals]));
+      },
+    });
     routes.register(walletRoute, { networks: services.networks, replicaId: deps.replicaId });
     routes.register(webhookDeliveriesRoute, { journal: services.journal, dispatcher: services.webhooks?.dispatcher });
     routes.register(metricsRoute, { metrics });

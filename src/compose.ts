@@ -8,8 +8,8 @@ import { type App, buildApp } from "./app.js";
 import { ApiKeyRing } from "./auth/api-keys.js";
 import { type ChainServices, type JournalOpener, type NetworkToStart, startChainServices } from "./chain-services.js";
 import type { NetworkServices } from "./network/network-services.js";
-import { type ChainConnection, NodeUnreachableError, checkNode, closeChain, connectChain, logEndpointState, openSigners } from "./node/connect-chain.js";
-import { servedNetworkOf } from "./network-settings/network-choice.js";
+import { type ChainConnection, NodeUnreachableError, tokensOf, checkNode, closeChain, connectChain, logEndpointState, openSigners } from "./node/connect-chain.js";
+import { NATIVE_TOKEN, type ServedToken, servedNetworkOf } from "./network-settings/network-choice.js";
 import { getAddress } from "ethers";
 import { type ChainConfig, ConfigError, type DeploymentConfig } from "./config.js";
 import { InvalidAddressError, parseRecipientAddress } from "./domain/recipient-address.js";
@@ -18,7 +18,7 @@ import { TransferPolicy, type TransferPolicyLimits } from "./domain/transfer-pol
 import type { ReadinessCheck } from "./http/routes/health.js";
 import { type LaneReadings, ServiceMetrics, type WalletReadings } from "./metrics.js";
 import { ServiceError } from "./errors.js";
-import { transferGasCost } from "./send-path/wallet-snapshot.js";
+import { tokenBalanceOf, transferGasCost } from "./send-path/wallet-snapshot.js";
 import { isJammed, readUnconfirmedTransfers } from "./send-path/unconfirmed-transfers.js";
 import { steadyWallClockNow } from "./clock.js";
 
@@ -73,37 +73,41 @@ export async function composeService(config: DeploymentConfig, logger: Logger, r
         if (index === 0 || !(error instanceof NodeUnreachableError)) throw error;
         logger.warn({ network: networkConfig.served?.network, reason: error.message }, "a network's node cannot be reached: its transfers are answered 503 until it can; the others start");
         // A network besides the default comes from NETWORKS_FILE, which always names its chain id.
-        const served = servedNetworkOf(networkConfig.served, { chainId: BigInt(networkConfig.chainId as number), tokenAddress: getAddress(networkConfig.tokenAddress.toLowerCase()) });
+        const tokens = networkConfig.tokens?.map(({ symbol, address }) => ({ symbol, address: address === NATIVE_TOKEN ? address : getAddress(address.toLowerCase()) }));
+        const served = servedNetworkOf(networkConfig.served, { chainId: BigInt(networkConfig.chainId as number), tokenAddress: getAddress(networkConfig.tokenAddress.toLowerCase()), tokens });
         networks.push({ config: networkConfig, served, connect: () => connectChain(networkConfig, watchers, signers), unreachable: error.message });
       }
     }
     const [chain] = chains;
-    const policyLimits = readPolicyLimits(config, chain.tokenDecimals);
+    // Every reached network's limits are checked before anything starts: a limit a token cannot hold stops
+    // the start before the journal is opened or anything is sent.
+    for (const [index, network] of networks.entries()) {
+      if ("chain" in network) for (const token of network.chain.tokens) policyLimitsOf(networkConfigs[index], network.chain, token);
+    }
     services = await startChainServices(config, networks, logger, (outcome) => metrics.countWebhookDelivery(outcome), replica?.openJournal);
     if (replica) metrics.watchReplica(replica.id, () => true);
-    // Each network's limits are in its own token; the per-key cap counts what was spent in that token there.
-    // Made when the network is first used (one that joins later has no decimals before); the default's now.
-    const policies = new Map<bigint, TransferPolicy>();
-    const started = services;
-    const policyOf = (network: NetworkServices) => {
-      let policy = policies.get(network.chain.chainId);
+    // Each token's limits are in its own units; the per-key cap counts what was spent in that token there.
+    // Made when a network is first used: one that joins later has no decimals before, and a limit its token
+    // cannot hold keeps its transfers refused (503), as the start would have been.
+    const policies = new Map<string, TransferPolicy>();
+    const policyOf = (network: NetworkServices, token: ServedToken) => {
+      const key = `${network.chain.chainId}:${token.address.toLowerCase()}`;
+      let policy = policies.get(key);
       if (!policy) {
         const networkConfig = networkConfigs.find((candidate) => candidate.chainId !== undefined && BigInt(candidate.chainId) === network.chain.chainId) ?? config;
         let limits: TransferPolicyLimits;
         try {
-          limits = network === started.networks[0] ? policyLimits : readPolicyLimits(networkConfig, network.chain.tokenDecimals);
+          limits = policyLimitsOf(networkConfig, network.chain, token);
         } catch (error) {
-          // A network that joined after startup met its token's decimals only then: a limit it cannot hold
-          // keeps its transfers refused, as the start would have been.
-          if (error instanceof ConfigError) throw new ServiceError("NETWORK_UNAVAILABLE", `network ${network.network.name} cannot take transfers: ${error.message}`);
+          if (error instanceof ConfigError) throw new ServiceError("NETWORK_UNAVAILABLE", `network ${network.network.name} cannot take transfers in ${token.symbol}: ${error.message}`);
           throw error;
         }
-        policy = new TransferPolicy(limits, network.journal.spentSince(steadyWallClockNow() - DAY_MS));
-        policies.set(network.chain.chainId, policy);
+        policy = new TransferPolicy(limits, network.journal.forNetwork(network.chain.chainId, token.address).spentSince(steadyWallClockNow() - DAY_MS));
+        policies.set(key, policy);
       }
       return policy;
     };
-    for (const network of services.networks) policyOf(network);
+    for (const network of services.networks) for (const token of network.network.tokens) policyOf(network, token);
     const { journal } = services;
     // Every running network's, read at each scrape: a network that joins later is in the next one.
     const running = services;
@@ -139,7 +143,19 @@ export async function composeService(config: DeploymentConfig, logger: Logger, r
   }
 }
 
-function readPolicyLimits(config: ChainConfig, decimals: number): TransferPolicyLimits {
+/**
+ * The limits of `token` on the network `chain` is connected to: its own in NETWORKS_FILE, else the
+ * variables'; ConfigError, naming the setting, for a limit the token's decimals cannot hold.
+ */
+function policyLimitsOf(networkConfig: ChainConfig, chain: ChainConnection, token: ServedToken): TransferPolicyLimits {
+  const own = networkConfig.tokens?.find((candidate) => candidate.address.toLowerCase() === token.address.toLowerCase());
+  const decimals = chain.tokens.find((candidate) => candidate.address === token.address)?.decimals ?? chain.tokenDecimals;
+  const place = `NETWORKS_FILE networks "${chain.network.name}" tokens.${token.symbol}`;
+  const names = { max: own?.maxTransferAmount === undefined ? "MAX_TRANSFER_AMOUNT" : `${place}.maxTransferAmount`, cap: own?.transferCapPerDay === undefined ? "TRANSFER_CAP_PER_DAY" : `${place}.transferCapPerDay` };
+  return readPolicyLimits({ ...networkConfig, maxTransferAmount: own?.maxTransferAmount ?? networkConfig.maxTransferAmount, transferCapPerDay: own?.transferCapPerDay ?? networkConfig.transferCapPerDay }, decimals, names);
+}
+
+function readPolicyLimits(config: ChainConfig, decimals: number, names: { max: string; cap: string }): TransferPolicyLimits {
   const inUnits = (variable: string, value: string | undefined) => {
     if (value === undefined) return undefined;
     try {
@@ -151,8 +167,8 @@ function readPolicyLimits(config: ChainConfig, decimals: number): TransferPolicy
   };
   const recipients = config.allowedRecipients?.split(",").map((entry) => entry.trim()).filter(Boolean);
   return {
-    maxUnitsPerTransfer: inUnits("MAX_TRANSFER_AMOUNT", config.maxTransferAmount),
-    capUnitsPerPeriod: inUnits("TRANSFER_CAP_PER_DAY", config.transferCapPerDay),
+    maxUnitsPerTransfer: inUnits(names.max, config.maxTransferAmount),
+    capUnitsPerPeriod: inUnits(names.cap, config.transferCapPerDay),
     periodMs: DAY_MS,
     allowedRecipients: recipients && new Set(recipients.map((address) => checkedRecipient(address))),
   };
@@ -214,10 +230,8 @@ function walletReadingsOf(network: NetworkServices): WalletReadings {
   const { ledger, submitter, journal, replacer } = network;
   return {
     network: network.network.name,
-    token: network.network.token.symbol,
     ethBalanceWei: () => ledger.snapshot.ethBalance,
-    tokenBalanceUnits: () => ledger.snapshot.tokenBalance,
-    tokenDecimals: network.chain.tokenDecimals,
+    tokens: tokensOf(network.chain).map((token) => ({ token: token.symbol, decimals: token.decimals, balanceUnits: () => tokenBalanceOf(ledger.snapshot, network.chain, token) })),
     transfersInFlight: () => Math.max(ledger.unminedCount, submitter.inFlightCount),
     gasCostPerTransferWei: () => transferGasCost(ledger.snapshot),
     unconfirmed: () => {

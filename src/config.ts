@@ -119,7 +119,21 @@ export type ChainConfig = Config &
     settingNames?: ChainSettingNames;
     /** The network's name and the token's symbol in NETWORKS_FILE; without it the chain id and the token's address name them. */
     served?: { network: string; token: string };
+    /**
+     * Every token the network pays in (NETWORKS_FILE), the one a request that names none gets first; without
+     * it, TOKEN_ADDRESS's token alone. `tokenAddress` is the first ERC-20 of them (the one balances and
+     * checks read first), and each token's limits are its own.
+     */
+    tokens?: readonly TokenConfig[];
   };
+
+/** A token of a network: its symbol, its contract's address or "native" (plain value transfers), and its policy limits. */
+export interface TokenConfig {
+  symbol: string;
+  address: string;
+  maxTransferAmount?: string;
+  transferCapPerDay?: string;
+}
 
 /** A deployment's networks: the default one, and the others NETWORKS_FILE names, each a chain configuration of its own. */
 export type DeploymentConfig = ChainConfig & { otherNetworks?: readonly ChainConfig[] };
@@ -129,6 +143,8 @@ export interface ChainSettingNames {
   rpcUrl: string;
   chainId: string;
   tokenAddress: string;
+  /** Where the network's other tokens are named (NETWORKS_FILE's `tokens` of the network). */
+  tokens?: string;
 }
 
 /** Which environment variable feeds which config field. */

@@ -6,12 +6,11 @@ import type { RpcObserver } from "./node/rpc-provider.js";
 
 /** What the wallet gauges of one network read at scrape time (the network's first lane: "the wallet"). */
 export interface WalletReadings {
-  /** The labels of its series: the network's name, and its token's symbol. */
+  /** The label of its series: the network's name. */
   network: string;
-  token: string;
   ethBalanceWei: () => bigint;
-  tokenBalanceUnits: () => bigint;
-  tokenDecimals: number;
+  /** Every token the network pays in (its native coin too), labelled with its symbol. */
+  tokens: readonly { token: string; decimals: number; balanceUnits: () => bigint }[];
   transfersInFlight: () => number;
   /** What one more transfer may cost in ETH at the current fees: gas allowance x fee cap, plus any L1 data fee. */
   gasCostPerTransferWei: () => bigint;
@@ -195,7 +194,7 @@ export class ServiceMetrics {
     };
     perLaneTotal(
       "lane_gas_spent_wei_total",
-      "ETH a lane's balance went down by (its gas, for a wallet that only sends tokens; the funding lane's top-ups too), wei; with lane_eth_balance_wei, the gas runway",
+      "ETH a lane's balance went down by beside what its native transfers paid out (its gas; the funding lane's top-ups too), wei; with lane_eth_balance_wei, the gas runway",
       (lane) => lane.gasSpentWei(),
     );
     perLaneTotal("lane_gas_top_ups_total", "gas top-ups the funding lane (GAS_TOPUP_FROM) sent to a lane", (lane) => BigInt(lane.gasTopUps()));
@@ -211,11 +210,11 @@ export class ServiceMetrics {
     perWallet("wallet_eth_balance_wei", "hot wallet ETH balance (the network's coin), wei, as of the latest wallet snapshot", (wallet) => Number(wallet.ethBalanceWei()));
     this.#gaugePerItem(
       "wallet_token_balance",
-      "hot wallet token balance, whole token units, as of the latest wallet snapshot",
+      "hot wallet balance of each token the network pays in (its native coin too), whole token units, as of the latest wallet snapshot",
       ["network", "token"],
-      wallets,
-      (wallet) => ({ network: wallet.network, token: wallet.token }),
-      (wallet) => Number(wallet.tokenBalanceUnits()) / 10 ** wallet.tokenDecimals,
+      () => wallets().flatMap((wallet) => wallet.tokens.map((token) => ({ network: wallet.network, ...token }))),
+      ({ network, token }) => ({ network, token }),
+      (token) => Number(token.balanceUnits()) / 10 ** token.decimals,
     );
     perWallet("wallet_transfer_gas_cost_wei", "what one more transfer may cost in ETH at the current fees (gas allowance x fee cap, plus the L1 data fee on OP Stack chains), wei", (wallet) => Number(wallet.gasCostPerTransferWei()));
     perWallet("transfers_oldest_unconfirmed_age_seconds", "age of the oldest transfer signed but not yet mined, seconds (0 when there is none)", (wallet) => wallet.unconfirmed().oldestAgeSeconds);

@@ -68,11 +68,11 @@ async function main(): Promise<void> {
         node: chain.endpoints.endpoints.map((endpoint) => endpoint.label).join(", "),
         ...(chainConfig.served && { network: chainConfig.served.network }),
         chainId: Number(chain.chainId),
-        token: chain.tokenAddress,
+        token: chain.network.token.address,
         ...(chainConfig.served && { tokenSymbol: chainConfig.served.token }),
-        // Several networks: every one, the default (above) first.
-        ...(service.services.networks.length > 1 && {
-          networks: service.services.networks.map(({ network }) => `${network.name} (chain ${network.chainId}, ${network.token.symbol} ${network.token.address})`),
+        // Several networks or tokens: every network with its tokens, the default (above) first.
+        ...((service.services.networks.length > 1 || chain.network.tokens.length > 1) && {
+          networks: service.services.networks.map(({ network }) => `${network.name} (chain ${network.chainId}, ${network.tokens.map((token) => `${token.symbol} ${token.address}`).join(", ")})`),
         }),
         wallet: chain.wallet.address,
         signer: chain.signer.description,

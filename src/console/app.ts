@@ -28,7 +28,7 @@ interface HistoryItem {
   hash: string | null;
   state: string;
   kind: string;
-  transfer: { from: string; to: string; amount: string; amountInTokens: string };
+  transfer: { from: string; to: string; amount: string; amountInTokens: string | null; tokenSymbol: string };
   carriedBy: string | null;
   nonce: number | null;
   idempotencyKey: string | null;
@@ -37,10 +37,17 @@ interface HistoryItem {
   createdAt: string;
 }
 
+/** A token balance of GET /wallet. */
+interface Balance {
+  symbol: string;
+  balanceInTokens: string;
+}
+
 interface Lane {
   address: string;
   ethBalance: string;
   tokenBalanceInTokens: string;
+  balances?: Balance[];
   transfersInFlight: number;
   gasRunwayHours: number | null;
   state: string;
@@ -48,7 +55,10 @@ interface Lane {
 }
 
 interface Wallet extends Omit<Lane, "state" | "heldBecause"> {
+  network: string;
   lanes?: Lane[];
+  /** Several networks: each one's wallet, the default (the document's own) first. */
+  networks?: Wallet[];
   jammed: boolean;
   stuckAtFeeCap: { hash: string }[];
 }
@@ -188,6 +198,13 @@ function barChart(label: string, hours: ActivityHour[], series: Series[], descri
   return figure;
 }
 
+// An amount with its token's symbol (NETWORKS_FILE's; without the file the symbol is the address, left out).
+function amountOf(item: HistoryItem): string {
+  const { amountInTokens, amount, tokenSymbol } = item.transfer;
+  const figure = amountInTokens ?? `${amount} base units`;
+  return tokenSymbol.startsWith("0x") ? figure : `${figure} ${tokenSymbol}`;
+}
+
 function ageSeconds(createdAt: string): number {
   return Math.max(0, Math.round((Date.now() - Date.parse(createdAt)) / 1000));
 }
@@ -203,6 +220,8 @@ class Console {
   readonly #requested = new Map<string, string>();
   // When the charts were last drawn (ms): the service tallies their figures once a minute.
   #activityShownAt = 0;
+  // The network the wallet and the lists show (the switcher's choice); undefined: the default, with one network.
+  #network: string | undefined;
 
   start(): void {
     byId<HTMLFormElement>("sign-in-form").addEventListener("submit", (event) => {
@@ -222,6 +241,10 @@ class Console {
       void this.#refresh();
     });
     byId("close-detail").addEventListener("click", () => this.#closeDetail());
+    byId<HTMLSelectElement>("network").addEventListener("change", (event) => {
+      this.#network = (event.target as HTMLSelectElement).value;
+      void this.#refresh();
+    });
     if (this.#key) void this.#signIn(this.#key);
   }
 
@@ -255,6 +278,7 @@ class Console {
     byId("app").hidden = false;
     byId("sign-out").hidden = false;
     byId("role").textContent = this.#admin ? "admin key" : "read key: no changes, no wallet";
+    await this.#showNetworks();
     byId<HTMLInputElement>("search").focus();
     await this.#refresh();
     this.#timer = window.setInterval(() => void this.#refresh(), POLL_MS);
@@ -274,6 +298,32 @@ class Console {
     byId("api-key").focus();
   }
 
+  /** With several networks, the switcher: every list and the wallet show the chosen network's. */
+  async #showNetworks(): Promise<void> {
+    const { networks } = await this.#get<{ networks: { name: string; chainId: number; running: boolean; tokens: { symbol: string }[] }[] }>("/networks");
+    const choice = byId("network-choice");
+    choice.hidden = networks.length < 2;
+    if (networks.length < 2) {
+      this.#network = undefined;
+      return;
+    }
+    const select = byId<HTMLSelectElement>("network");
+    select.replaceChildren(
+      ...networks.map((network) => {
+        const option = element("option", `${network.name} (chain ${network.chainId}: ${network.tokens.map((token) => token.symbol).join(", ")})${network.running ? "" : ", not reached"}`);
+        (option as HTMLOptionElement).value = network.name;
+        return option;
+      }),
+    );
+    if (!networks.some((network) => network.name === this.#network)) this.#network = networks[0].name;
+    select.value = this.#network as string;
+  }
+
+  // The list filter of the chosen network (none with one network).
+  #onNetwork(): string {
+    return this.#network === undefined ? "" : `&network=${encodeURIComponent(this.#network)}`;
+  }
+
   async #refresh(): Promise<void> {
     try {
       // A transfer's page is read when opened (its status comes from the node); the lists come from the journal.
@@ -290,14 +340,15 @@ class Console {
       target.replaceChildren(element("p", "The wallet is shown to admin keys only."));
       return;
     }
-    const wallet = await this.#get<Wallet>("/wallet?snapshot=true");
+    const report = await this.#get<Wallet>("/wallet?snapshot=true");
+    const wallet = report.networks?.find((network) => network.network === this.#network) ?? report;
     const lanes: Lane[] = wallet.lanes ?? [{ ...wallet, state: wallet.jammed ? "jammed" : "open", heldBecause: wallet.jammed ? "jammed" : null }];
     const table = this.#table(["Wallet", "ETH", "Tokens", "Gas runway", "In flight", "State"]);
     for (const lane of lanes) {
       this.#row(table, [
         element("code", lane.address),
         ether(lane.ethBalance),
-        lane.tokenBalanceInTokens,
+        lane.balances ? lane.balances.map((balance) => `${balance.balanceInTokens} ${balance.symbol}`).join(", ") : lane.tokenBalanceInTokens,
         runway(lane.gasRunwayHours),
         lane.transfersInFlight,
         element("span", lane.heldBecause ? `held: ${lane.heldBecause}` : lane.state, lane.heldBecause ? "warn" : ""),
@@ -343,7 +394,7 @@ class Console {
   }
 
   async #showInFlight(): Promise<void> {
-    const { transfers } = await this.#get<{ transfers: HistoryItem[] }>("/transfers?state=pending,sending&limit=100");
+    const { transfers } = await this.#get<{ transfers: HistoryItem[] }>(`/transfers?state=pending,sending&limit=100${this.#onNetwork()}`);
     const target = byId("in-flight");
     if (transfers.length === 0) {
       target.replaceChildren(element("p", "Nothing in flight."));
@@ -361,7 +412,7 @@ class Console {
       else if (this.#admin && item.hash) {
         actions.append(this.#actionButton("Re-price", item.hash, "reprice"), this.#actionButton("Cancel", item.hash, "cancel"));
       }
-      const row = this.#row(table, [this.#transferLink(item.hash), element("code", item.transfer.to), item.transfer.amountInTokens, item.nonce, element("span", stuck ? `${age} s, stuck` : `${age} s`, stuck ? "warn" : ""), ...(this.#admin ? [actions] : [])]);
+      const row = this.#row(table, [this.#transferLink(item.hash), element("code", item.transfer.to), amountOf(item), item.nonce, element("span", stuck ? `${age} s, stuck` : `${age} s`, stuck ? "warn" : ""), ...(this.#admin ? [actions] : [])]);
       row.dataset.hash = item.hash ?? "";
     }
     target.replaceChildren(table);
@@ -371,12 +422,12 @@ class Console {
   async #showRecent(): Promise<void> {
     const query = this.#search;
     if (query === undefined) {
-      const { transfers } = await this.#get<{ transfers: HistoryItem[] }>(`/transfers?limit=${RECENT_LIMIT}`);
+      const { transfers } = await this.#get<{ transfers: HistoryItem[] }>(`/transfers?limit=${RECENT_LIMIT}${this.#onNetwork()}`);
       this.#showTransfers(transfers, "No transfers yet.");
       return;
     }
     const filter = /^0x[0-9a-fA-F]{40}$/.test(query) ? `recipient=${query}` : `idempotencyKey=${encodeURIComponent(query)}`;
-    const { transfers } = await this.#get<{ transfers: HistoryItem[] }>(`/transfers?${filter}&limit=100`);
+    const { transfers } = await this.#get<{ transfers: HistoryItem[] }>(`/transfers?${filter}&limit=100${this.#onNetwork()}`);
     this.#showTransfers(transfers, `Nothing found for ${query}.`);
   }
 
@@ -406,7 +457,7 @@ class Console {
         this.#transferLink(item.hash),
         element("span", item.refusal ? `${item.state}: ${item.refusal.code}` : item.state, `state-${item.state}`),
         element("code", item.transfer.to),
-        item.kind === "transfer" ? item.transfer.amountInTokens : item.kind,
+        item.kind === "transfer" ? amountOf(item) : item.kind,
         item.idempotencyKey ?? "—",
         new Date(item.createdAt).toLocaleString(),
       ]);
@@ -416,7 +467,7 @@ class Console {
   }
 
   async #showTransfer(hash: string): Promise<void> {
-    const status = await this.#get<{ state: string; confirmations: number; carriedBy?: string; attempts?: Attempt[]; transfer: { to: string; amountInTokens: string | null } | null }>(
+    const status = await this.#get<{ network: string; state: string; confirmations: number; carriedBy?: string; attempts?: Attempt[]; transfer: { to: string; amountInTokens: string | null; tokenSymbol: string | null } | null }>(
       `/transactions/${hash}`,
     );
     const deliveries =
@@ -429,7 +480,8 @@ class Console {
     fact("Hash", hash);
     fact("State", status.state);
     fact("Confirmations", status.confirmations);
-    if (status.transfer) fact("To", `${status.transfer.to} (${status.transfer.amountInTokens ?? "?"} tokens)`);
+    fact("Network", status.network);
+    if (status.transfer) fact("To", `${status.transfer.to} (${status.transfer.amountInTokens ?? "?"} ${status.transfer.tokenSymbol ?? "tokens"})`);
     if (status.carriedBy) fact("Carried by", status.carriedBy);
     const attempts = this.#table(["Attempt", "Kind", "Signed at block", "Max fee (wei)", "Fate"]);
     for (const attempt of status.attempts ?? []) this.#row(attempts, [element("code", attempt.hash), attempt.kind, attempt.signedAtBlock, attempt.maxFeePerGas ?? attempt.gasPrice ?? "—", attempt.fate]);

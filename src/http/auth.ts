@@ -33,6 +33,8 @@ export const ROUTE_ROLES: Readonly<Record<string, readonly Role[]>> = {
   "POST /transactions/:hash/cancel": ["transfer", "admin"],
   "POST /transactions/:hash/reprice": ["transfer", "admin"],
   "GET /metrics": ["read", "admin"],
+  // Names only, as requests use them: what a client may pay in.
+  "GET /networks": ROLES,
   "GET /wallet": ["admin"],
   "GET /webhooks/deliveries": ["admin"],
   "POST /webhooks/deliveries/:id/retry": ["admin"],

@@ -18,6 +18,7 @@ export const CONSOLE_HTML = `<!doctype html>
 <header>
   <h1>Token transfer console</h1>
   <p id="role" class="muted"></p>
+  <label id="network-choice" hidden>Network <select id="network"></select></label>
   <p id="updated" class="muted" role="status" aria-live="polite"></p>
   <button id="sign-out" type="button" hidden>Sign out</button>
 </header>

@@ -107,7 +107,7 @@ export const NetworkChoiceSchema = Type.Union([Type.String({ minLength: 1, maxLe
 export const TokenChoiceSchema = Type.String({
   minLength: 1,
   maxLength: 64,
-  description: "the token to pay in: its symbol in NETWORKS_FILE (any case) or its address; without it the default token",
+  description: "the token to pay in: its symbol in NETWORKS_FILE (any case), its address, or \"native\" for the network's native coin; without it the network's default token",
   examples: ["USDC"],
 });
 
@@ -188,7 +188,7 @@ export const TransactionStatusSchema = Type.Object(
     transfer: Type.Union(
       [
         Type.Object({
-          token: Type.String({ description: "the ERC-20 contract" }),
+          token: Type.String({ description: "the ERC-20 contract, or \"native\" for a plain value transfer of the network's native coin" }),
           tokenSymbol: Type.Union([Type.String(), Type.Null()], { description: "its symbol in NETWORKS_FILE (its address without the file); null for a token this service does not send" }),
           from: Type.String(),
           to: Type.String({ description: "the recipient" }),

@@ -25,7 +25,8 @@ export const DRIVERS = [
   { column: "recipient", field: "recipient", index: "transfers_history_recipient" },
   { column: "api_key_id", field: "apiKeyId", index: "transfers_history_key" },
   { column: "lane", field: "lane", index: "transfers_history_lane" },
-  // Last: a network holds much of the history, so another filter drives the walk where one is given.
+  // Last: a token, and more so a network, holds much of the history, so another filter drives the walk where one is given.
+  { column: "token", field: "token", index: "transfers_history_token" },
   { column: "chain_id", field: "chainId", index: "transfers_history_chain" },
 ] as const;
 export type Driver = (typeof DRIVERS)[number];
@@ -46,7 +47,7 @@ export interface WalkPlan {
   checked: readonly Driver[];
   states: readonly JournalState[];
   scan: number;
-  /** The filter's values by field (recipient, apiKeyId, lane, chainId), for the statement's parameters. */
+  /** The filter's values by field (recipient, apiKeyId, lane, token, chainId), for the statement's parameters. */
   values: Partial<Record<Driver["field"], string>>;
 }
 
@@ -120,6 +121,7 @@ export function pageOfKeyed(rows: readonly EntryRow[], filter: HistoryFilter, bo
       (filter.recipient === undefined || row.recipient === filter.recipient) &&
       (filter.apiKeyId === undefined || row.api_key_id === filter.apiKeyId) &&
       (filter.lane === undefined || row.lane === filter.lane) &&
+      (filter.token === undefined || row.token === filter.token) &&
       (filter.chainId === undefined || row.chain_id === filter.chainId),
   );
   const page = matching.slice(0, limit);

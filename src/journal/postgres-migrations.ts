@@ -144,4 +144,9 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; sql: string }[] = 
     version: 7,
     sql: "CREATE INDEX transfers_history_chain ON transfers (chain_id, state, id);",
   },
+  {
+    // The history's token filter (GET /transfers?token=): several tokens share a network.
+    version: 8,
+    sql: "CREATE INDEX transfers_history_token ON transfers (token, state, id);",
+  },
 ];

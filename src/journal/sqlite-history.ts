@@ -21,10 +21,13 @@ export const HISTORY_INDEXES = `
 `;
 
 /**
- * The network filter's index, made apart from the others (a journal that has them keeps them: remaking
- * them all would read the table four times at startup).
+ * The network and token filters' indexes, made apart from the others (a journal that has them keeps them:
+ * remaking them all would read the table four times at startup).
  */
-export const CHAIN_HISTORY_INDEX = "CREATE INDEX IF NOT EXISTS transfers_history_chain ON transfers (chain_id, state, id);";
+export const NETWORK_HISTORY_INDEXES = `
+  CREATE INDEX IF NOT EXISTS transfers_history_chain ON transfers (chain_id, state, id);
+  CREATE INDEX IF NOT EXISTS transfers_history_token ON transfers (token, state, id);
+`;
 
 /**
  * A new row's timestamp: never below the newest row's, so that times rise with ids even when the clock

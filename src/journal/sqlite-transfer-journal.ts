@@ -5,7 +5,7 @@ import type Database from "better-sqlite3";
 import { steadyWallClockNow } from "../clock.js";
 import { type AttemptRow, type DeliveryRow, type EntryRow, SETTLED_FOR_GOOD, SEVERAL_NETWORKS_MARK, ownersChainOf, toAttempt, toDelivery, toEntry } from "./journal-rows.js";
 import { type JournalReplica, type JournalSeed, SqliteChangeLog, seedTables } from "./sqlite-change-log.js";
-import { CHAIN_HISTORY_INDEX, HISTORY_INDEXES, HISTORY_TIMES_RISE, SqliteHistoryReader } from "./sqlite-history.js";
+import { HISTORY_INDEXES, NETWORK_HISTORY_INDEXES, HISTORY_TIMES_RISE, SqliteHistoryReader } from "./sqlite-history.js";
 import { openKeptDatabase } from "./sqlite-keep-alive.js";
 import {
   type DeliveryState,
@@ -225,7 +225,7 @@ function makeIndexes(db: Database.Database): void {
   if (indexesVersion.get() !== INDEXES_VERSION) {
     db.exec(`BEGIN; ${UNSETTLED_INDEX} ${HISTORY_INDEXES} INSERT OR REPLACE INTO journal_indexes (id, version) VALUES (1, ${INDEXES_VERSION}); COMMIT`);
   }
-  db.exec(CHAIN_HISTORY_INDEX);
+  db.exec(NETWORK_HISTORY_INDEXES);
   // Rows an old version may still write (a rollback): found through the state index.
   db.exec("UPDATE transfers SET state = 'nonce-used' WHERE state = 'settled'");
 }
@@ -613,7 +613,7 @@ class SqliteTransferJournal implements TransferJournal {
   claimKey(key: string, request: TransferRequest): KeyClaim {
     const now = steadyWallClockNow();
     const inserted = this.#store.write(() =>
-      this.#store.statements.claim.run({ key, recipient: request.recipient, units: request.units.toString(), apiKeyId: request.apiKeyId ?? null, notify: this.#store.notify, ...this.#network, lane: this.lane, now }),
+      this.#store.statements.claim.run({ key, recipient: request.recipient, units: request.units.toString(), apiKeyId: request.apiKeyId ?? null, notify: this.#store.notify, ...this.#network, token: request.token ?? this.#network.token, lane: this.lane, now }),
     );
     if (inserted.changes === 1) return { outcome: "claimed", entryId: Number(inserted.lastInsertRowid) };
     const row = this.#store.statements.byKey.get(key) as EntryRow;
@@ -631,7 +631,7 @@ class SqliteTransferJournal implements TransferJournal {
     } else {
       const inserted = this.#store.write(() =>
         // A nonce filler or a gas top-up (0 units) is no client's transfer: webhooks do not report it.
-        this.#store.statements.insertSigned.run({ ...values, ...this.#network, lane: this.lane, recipient: request.recipient, units: request.units.toString(), apiKeyId: request.apiKeyId ?? null, notify: request.units > 0n ? this.#store.notify : 0 }),
+        this.#store.statements.insertSigned.run({ ...values, ...this.#network, token: request.token ?? this.#network.token, lane: this.lane, recipient: request.recipient, units: request.units.toString(), apiKeyId: request.apiKeyId ?? null, notify: request.units > 0n ? this.#store.notify : 0 }),
       );
       id = Number(inserted.lastInsertRowid);
     }

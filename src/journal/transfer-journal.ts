@@ -41,6 +41,8 @@ export interface TransferRequest {
   units: bigint;
   /** The API key that asked for it (its id, not the key), for the per-key cap. */
   apiKeyId?: string;
+  /** The token it pays in: a contract's address, or "native"; without it, the journal view's token. */
+  token?: string;
 }
 
 export interface SignedTransfer {
@@ -103,6 +105,8 @@ export interface HistoryFilter {
   lane?: string;
   /** The network's chain id, in decimal. */
   chainId?: string;
+  /** The token: its contract's checksummed address, or "native" (with chainId, that network's native coin). */
+  token?: string;
 }
 
 /** A page of the history: its entries, newest first, and where the next page starts (ids below `nextBefore`). */

@@ -17,7 +17,7 @@ import walletBalances from "../../contracts/artifacts/WalletBalances.json" with 
 import type { ChainConnection } from "../node/connect-chain.js";
 import { BatchRefused, type RpcCall, sendBatch } from "../node/json-rpc-batch.js";
 import type { FeePolicy } from "../send-path/fee-policy.js";
-import { type FeeBlock, type WalletSnapshot, feeReads, minedNonceCountRead, readFeeBlock, readWalletSnapshot, snapshotFrom } from "../send-path/wallet-snapshot.js";
+import { type FeeBlock, type WalletSnapshot, feeReads, minedNonceCountRead, otherErc20Tokens, readFeeBlock, readWalletSnapshot, snapshotFrom } from "../send-path/wallet-snapshot.js";
 
 /** How many blocks' reads are kept for lanes that ask later (a lane's poller ticks on its own timer). */
 const KEPT_BLOCKS = 4;
@@ -84,8 +84,10 @@ export class PoolWalletReads {
     if (this.#callByCall) return this.#readCallByCall(block);
     const wallets = this.#wallets();
     const at = toQuantity(BigInt(block.number));
-    const balancesRead: RpcCall = { method: "eth_call", params: [{ data: balancesCreationCode(this.chain.tokenAddress, wallets) }, at] };
-    const calls = [balancesRead, ...wallets.map((wallet) => minedNonceCountRead(wallet, at)), ...feeReads(this.chain, this.policy, block, at)];
+    // One balances call per ERC-20 token of the network, the first token's first.
+    const tokens = [this.chain.tokenAddress, ...otherErc20Tokens(this.chain)];
+    const balancesReads: RpcCall[] = tokens.map((token) => ({ method: "eth_call", params: [{ data: balancesCreationCode(token, wallets) }, at] }));
+    const calls = [...balancesReads, ...wallets.map((wallet) => minedNonceCountRead(wallet, at)), ...feeReads(this.chain, this.policy, block, at)];
     let answers: PromiseSettledResult<unknown>[];
     try {
       answers = await sendBatch(this.chain.provider, calls);
@@ -94,25 +96,28 @@ export class PoolWalletReads {
       return this.#readAfterFailedBatch(block);
     }
     if (answers.some((answer) => answer.status === "rejected")) return this.#readAfterFailedBatch(block);
-    const [balances, ...rest] = (answers as PromiseFulfilledResult<unknown>[]).map((answer) => answer.value);
-    const nonceCounts = rest.slice(0, wallets.length);
-    const [fees, l1DataFee] = rest.slice(wallets.length);
-    const values = decodedBalances(balances, wallets.length);
-    if (!values) return this.#giveUpBatches("the node's answer to the balances call is not a balance per wallet", block);
+    const values = (answers as PromiseFulfilledResult<unknown>[]).map((answer) => answer.value);
+    const balances = values.slice(0, tokens.length).map((answer) => decodedBalances(answer, wallets.length));
+    const nonceCounts = values.slice(tokens.length, tokens.length + wallets.length);
+    const [fees, l1DataFee] = values.slice(tokens.length + wallets.length);
+    if (balances.some((decoded) => !decoded)) return this.#giveUpBatches("the node's answer to the balances call is not a balance per wallet", block);
+    const [first, ...others] = balances as bigint[][];
     const snapshots: Snapshots = new Map(
-      wallets.map((wallet, index) => [
-        wallet,
-        snapshotFrom(block, this.policy, { tokenBalance: values[2 * index], ethBalance: values[2 * index + 1], minedNonceCount: nonceCounts[index] }, { fees, l1DataFee }),
-      ]),
+      wallets.map((wallet, index) => {
+        const otherTokenBalances = others.length === 0 ? undefined : new Map(others.map((decoded, token) => [tokens[token + 1], decoded[2 * index]]));
+        const answers = { tokenBalance: first[2 * index], otherTokenBalances, ethBalance: first[2 * index + 1], minedNonceCount: nonceCounts[index] };
+        return [wallet, snapshotFrom(block, this.policy, answers, { fees, l1DataFee })];
+      }),
     );
     // Balances decide what may be sent: the first batched read is checked once against the calls it
     // replaces, so that a node that runs creation code otherwise than the EVM does is read call by call.
     if (!this.#checked) {
-      const [first] = wallets;
-      const alone = await readWalletSnapshot(this.#laneChain(first), this.policy, block);
-      const batched = snapshots.get(first) as WalletSnapshot;
-      if (alone.tokenBalance !== batched.tokenBalance || alone.ethBalance !== batched.ethBalance || alone.minedNonceCount !== batched.minedNonceCount) {
-        return this.#giveUpBatches(`the batched balances of ${first} differ from its balanceOf and eth_getBalance at block ${block.number}`, block);
+      const [firstWallet] = wallets;
+      const alone = await readWalletSnapshot(this.#laneChain(firstWallet), this.policy, block);
+      const batched = snapshots.get(firstWallet) as WalletSnapshot;
+      const otherTokensAgree = [...(alone.otherTokenBalances ?? [])].every(([token, balance]) => batched.otherTokenBalances?.get(token) === balance);
+      if (alone.tokenBalance !== batched.tokenBalance || !otherTokensAgree || alone.ethBalance !== batched.ethBalance || alone.minedNonceCount !== batched.minedNonceCount) {
+        return this.#giveUpBatches(`the batched balances of ${firstWallet} differ from its balanceOf and eth_getBalance at block ${block.number}`, block);
       }
       this.#checked = true;
     }

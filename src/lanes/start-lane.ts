@@ -31,6 +31,7 @@ import type { SharedFeeBlock } from "./shared-fee-block.js";
 import { SlotQueue } from "./slot-queue.js";
 import { WalletLedger } from "../send-path/wallet-ledger.js";
 import { transferGasCost } from "../send-path/wallet-snapshot.js";
+import { NATIVE_TOKEN } from "../network-settings/network-choice.js";
 import type { PoolWalletReads } from "./pool-wallet-reads.js";
 import { createTransferWatcher } from "../webhooks/create-webhooks.js";
 import { GasRunway } from "./gas-runway.js";
@@ -55,8 +56,8 @@ export interface LaneServices {
   replacer: TransferReplacer;
   /** Present when WEBHOOK_URL is set. */
   watcher: TransferWatcher | undefined;
-  /** What routing decides from (see lane-routing). */
-  figures(): LaneFigures;
+  /** What routing decides from (see lane-routing), for a transfer of `token` (an address, "native"; the first token without it). */
+  figures(token?: string): LaneFigures;
   /** Why the lane takes no new transfers now (see lane-routing); undefined while it takes them. */
   hold(): LaneHold | undefined;
   /** ETH the wallet's balance went down by since the service started, from one snapshot to the next: its gas. */
@@ -128,7 +129,7 @@ export interface LaneParts {
 export async function startLane(config: LaneConfig, { pooled, chain, journal, log, endpoints, isSendingAnywhere, displacements, slots, latestBlock, walletReads }: LaneParts): Promise<RunningLane> {
   const fees = feePolicyOf(config);
   const initialSnapshot = await walletReads.read(chain.wallet.address);
-  const ledger = new WalletLedger(initialSnapshot);
+  const ledger = new WalletLedger(initialSnapshot, chain.tokenAddress);
   // After the caller's synchronous work (a refused broadcast gives its reservation back and takes it again
   // at once; a snapshot updates the lane's holds after the ledger): woken waiters see the lane as it ends up.
   // Transfers signed and journaled whose first broadcast waits for room at the node (see admittedPerLane).
@@ -235,8 +236,9 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
       ledger.applySnapshot(snapshot);
       // An older block (a lagging backend) tells nothing new.
       if (ledger.snapshot !== snapshot) return;
-      // A top-up raises the balance: only what went down is spent.
-      if (snapshot.ethBalance < before) gasSpentWei += before - snapshot.ethBalance;
+      // A top-up raises the balance: only what went down is spent, less what native transfers paid out.
+      const wentDown = before - snapshot.ethBalance - ledger.takeValueMined();
+      if (wentDown > 0n) gasSpentWei += wentDown;
       runway.record(gasSpentWei);
       if (journal.failure) return;
       const unmined = journal.markUnminedFrom(snapshot.minedNonceCount, snapshot.blockNumber);
@@ -285,14 +287,15 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
     journal,
     replacer,
     watcher,
-    figures: () => {
+    figures: (token?: string) => {
       const gasPerTransfer = transferGasCost(ledger.snapshot);
       return {
         address: chain.wallet.address,
         // Every reservation: transfers being signed or sent as well as those waiting to be mined.
         unmined: ledger.inFlightCount,
         ...held,
-        tokensAvailable: ledger.tokensAvailable,
+        // A native transfer spends the balance gas is paid from.
+        tokensAvailable: token === NATIVE_TOKEN ? ledger.gasAvailable - gasPerTransfer : ledger.tokensAvailableOf(token),
         gasAvailable: ledger.gasAvailable,
         gasPerTransfer,
         // A lane that cannot pay one more transfer's gas at today's fees takes none.

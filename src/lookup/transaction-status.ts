@@ -9,7 +9,8 @@ import type { AttemptKind, JournalEntry, TransferJournal } from "../journal/tran
 import type { NonceDisplacements } from "../send-path/nonce-displacements.js";
 import { feesAsText, feesOf } from "../send-path/wallet-transaction.js";
 import { findCarryingAttempt } from "./carrying-attempt.js";
-import type { ChainConnection } from "../node/connect-chain.js";
+import { type ChainConnection, type NetworkToken, tokensOf } from "../node/connect-chain.js";
+import { NATIVE_TOKEN } from "../network-settings/network-choice.js";
 import { ERC20_INTERFACE, TRANSFER_TOPIC, decodeTransfer } from "../node/erc20.js";
 import { type RpcReceipt, type RpcTransaction, type TransactionLookup, countConfirmations } from "./transaction-lookup.js";
 
@@ -86,7 +87,7 @@ export class TransactionStatusReader {
     private readonly journal: TransferJournal,
     private readonly displacements?: Pick<NonceDisplacements, "of">,
   ) {
-    this.#decimalsByToken.set(chain.tokenAddress, Promise.resolve(chain.tokenDecimals));
+    for (const token of tokensOf(chain)) this.#decimalsByToken.set(token.address, Promise.resolve(token.decimals));
   }
 
   /**
@@ -115,7 +116,8 @@ export class TransactionStatusReader {
     const status = found ? await this.#fromChain(attempt.hash, found.transaction, found.latestBlockNumber) : this.#fromJournal(attempt.hash, entry);
     if (attempt.kind === "cancel") {
       // Nothing of the transfer moves with a cancel; what it was for is in the journal.
-      status.transfer = { ...this.#requested(entry), amount: "0", amountInTokens: formatTokenAmount(0n, this.chain.tokenDecimals) };
+      const requested = this.#requested(entry);
+      status.transfer = { ...requested, amount: "0", amountInTokens: requested.amountInTokens === null ? null : "0" };
       if (status.state === "confirmed") status.state = "cancelled";
     }
     const displaced = carrying.mined ? undefined : this.displacements?.of(entry.id);
@@ -137,7 +139,7 @@ export class TransactionStatusReader {
     }
     const blockNumber = Number(transaction.blockNumber);
     const receipt = await this.lookup.receipt(hash);
-    const received = transfer && receipt ? receivedAmount(receipt, transfer) : undefined;
+    const received = transfer && receipt ? (transfer.token === NATIVE_TOKEN ? (receipt.status === "0x1" ? BigInt(transfer.amount) : 0n) : receivedAmount(receipt, transfer)) : undefined;
     const decimals = transfer && (await this.#decimalsOf(transfer.token));
     const delivered = transfer && received !== undefined ? { ...transfer, amount: received.toString(), amountInTokens: decimals == null ? null : formatTokenAmount(received, decimals) } : transfer;
     return {
@@ -175,26 +177,40 @@ export class TransactionStatusReader {
   }
 
   #requested(entry: JournalEntry): DecodedTokenTransfer {
+    const token = this.#served(entry.token);
     return {
-      token: this.chain.tokenAddress,
-      tokenSymbol: this.chain.network.token.symbol,
+      token: token?.address ?? entry.token,
+      tokenSymbol: token?.symbol ?? null,
       from: entry.lane,
       to: entry.recipient,
       amount: entry.units.toString(),
-      amountInTokens: formatTokenAmount(entry.units, this.chain.tokenDecimals),
+      amountInTokens: token ? formatTokenAmount(entry.units, token.decimals) : null,
       requestedAmount: entry.units.toString(),
     };
   }
 
+  #served(token: string): NetworkToken | undefined {
+    return tokensOf(this.chain).find((candidate) => candidate.address.toLowerCase() === token.toLowerCase());
+  }
+
   async #decode(transaction: RpcTransaction): Promise<DecodedTokenTransfer | null> {
-    const call = decodeTransfer(String(transaction.input ?? transaction.data ?? ""));
-    if (!call || transaction.to == null) return null;
+    const input = String(transaction.input ?? transaction.data ?? "");
+    if (transaction.to == null) return null;
+    // A plain value transfer is described as a transfer of the native coin on a network that pays in it.
+    const native = this.#served(NATIVE_TOKEN);
+    if (native && (input === "0x" || input === "") && toBigInt(String(transaction.value ?? "0x0")) > 0n) {
+      const value = toBigInt(String(transaction.value));
+      const from = getAddress(String(transaction.from));
+      return { token: NATIVE_TOKEN, tokenSymbol: native.symbol, from, to: getAddress(String(transaction.to)), amount: value.toString(), amountInTokens: formatTokenAmount(value, native.decimals), requestedAmount: value.toString() };
+    }
+    const call = decodeTransfer(input);
+    if (!call) return null;
     const token = getAddress(String(transaction.to));
     const { amount } = call;
     const decimals = await this.#decimalsOf(token);
     return {
       token,
-      tokenSymbol: token === this.chain.tokenAddress ? this.chain.network.token.symbol : null,
+      tokenSymbol: this.#served(token)?.symbol ?? null,
       from: getAddress(String(transaction.from)),
       to: call.to,
       amount: amount.toString(),

@@ -6,7 +6,7 @@
  */
 import { formatTokenAmount } from "../domain/token-amount.js";
 import type { HistoryFilter, JournalEntry, JournalState, TransferJournal } from "../journal/transfer-journal.js";
-import { type ServedNetwork, servedNetworkOf } from "../network-settings/network-choice.js";
+import { type ServedNetwork, servedNetworkOf, tokenOfRow } from "../network-settings/network-choice.js";
 import { type AttemptStatus, describeAttempts } from "./transaction-status.js";
 
 /**
@@ -59,23 +59,31 @@ export function journalStatesOf(states: readonly HistoryState[]): JournalState[]
 
 /** The token a row moves, and the network it is on. */
 export interface HistoryToken {
+  /** The contract's address, or "native". */
   address: string;
-  /** Null for a network the service no longer pays on: its token's decimals are not read. */
+  /** NETWORKS_FILE's symbol; its address for a token the deployment does not name (or without the file). */
+  symbol: string;
+  /** Null for a token the service does not pay in (or a network not reached yet): its decimals are not read. */
   decimals: number | null;
   network: ServedNetwork;
 }
 
-/** A network the history names rows of: how it is named, and its token's decimals (null while it has not been reached). */
+/** A network the history names rows of: how it is named, and its tokens' decimals (null while it has not been reached). */
 export interface HistoryNetwork {
   network: ServedNetwork;
-  tokenDecimals: number | null;
+  tokens: readonly { address: string; decimals: number }[] | null;
 }
 
 /** The token and network of a row: a configured network's, or for a network no longer configured, named by its chain id and the token by its address. */
 export function historyTokenOf(networks: readonly HistoryNetwork[], entry: JournalEntry): HistoryToken {
-  const configured = networks.find(({ network }) => network.chainId === BigInt(entry.chainId) && network.token.address === entry.token);
-  if (configured) return { address: configured.network.token.address, decimals: configured.tokenDecimals, network: configured.network };
-  return { address: entry.token, decimals: null, network: servedNetworkOf(undefined, { chainId: BigInt(entry.chainId), tokenAddress: entry.token }) };
+  const configured = networks.find(({ network }) => network.chainId === BigInt(entry.chainId));
+  const served = configured && tokenOfRow(configured.network, entry.token);
+  if (configured && served) {
+    const decimals = configured.tokens?.find((token) => token.address === served.address)?.decimals ?? null;
+    return { address: served.address, symbol: served.symbol, decimals, network: configured.network };
+  }
+  const network = configured?.network ?? servedNetworkOf(undefined, { chainId: BigInt(entry.chainId), tokenAddress: entry.token });
+  return { address: entry.token, symbol: entry.token, decimals: null, network };
 }
 
 /** The history item of a journal entry. */
@@ -89,7 +97,7 @@ export function historyItem(entry: JournalEntry, token: HistoryToken): HistoryIt
     kind: kindOf(entry),
     network: token.network.name,
     chainId: Number(token.network.chainId),
-    transfer: { token: token.address, tokenSymbol: token.network.token.symbol, from: entry.lane, to: entry.recipient, amount, amountInTokens: token.decimals === null ? null : formatTokenAmount(entry.units, token.decimals), requestedAmount: amount },
+    transfer: { token: token.address, tokenSymbol: token.symbol, from: entry.lane, to: entry.recipient, amount, amountInTokens: token.decimals === null ? null : formatTokenAmount(entry.units, token.decimals), requestedAmount: amount },
     carriedBy: minedAt >= 0 ? entry.attempts[minedAt].hash : (entry.attempts.at(-1)?.hash ?? null),
     nonce: entry.nonce,
     idempotencyKey: clientKeyOf(entry),

@@ -1,36 +1,48 @@
 /**
  * What a request may name: `network` (a name, or a chain id as a number or decimal string) and `token`
- * (a symbol, in any case, or the contract's address). A name the deployment does not serve is a 400 before
- * anything else is read, so the request moves nothing and its Idempotency-Key stays unused.
+ * (a symbol, in any case, the contract's address, or "native" for the native coin). A name the deployment
+ * does not serve is a 400 before anything else is read, so the request moves nothing and its
+ * Idempotency-Key stays unused.
  */
 import { ServiceError } from "../errors.js";
 
-/** The network a deployment serves and its token, as requests, answers and events name them. */
+/** The journal's and the documents' name for a network's native coin where a token has its address. */
+export const NATIVE_TOKEN = "native";
+
+/** A token as requests, answers and events name it. */
+export interface ServedToken {
+  /** NETWORKS_FILE's symbol; without the file, the token's address. */
+  symbol: string;
+  /** The contract's checksummed address, or "native". */
+  address: string;
+}
+
+/** A network a deployment serves and its tokens, as requests, answers and events name them. */
 export interface ServedNetwork {
   /** NETWORKS_FILE's name; without the file, the chain id in decimal. */
   name: string;
   chainId: bigint;
-  token: {
-    /** NETWORKS_FILE's symbol; without the file, the token's address. */
-    symbol: string;
-    address: string;
-  };
+  /** The token a request that names none gets. */
+  token: ServedToken;
+  /** Every token it pays in, `token` first. */
+  tokens: readonly ServedToken[];
 }
 
 /** The network a ChainConfig describes, once its node told the chain id. */
-export function servedNetworkOf(served: { network: string; token: string } | undefined, chain: { chainId: bigint; tokenAddress: string }): ServedNetwork {
-  return {
-    name: served?.network ?? chain.chainId.toString(),
-    chainId: chain.chainId,
-    token: { symbol: served?.token ?? chain.tokenAddress, address: chain.tokenAddress },
-  };
+export function servedNetworkOf(
+  served: { network: string; token: string } | undefined,
+  chain: { chainId: bigint; tokenAddress: string; tokens?: readonly ServedToken[] },
+): ServedNetwork {
+  const tokens = chain.tokens ?? [{ symbol: served?.token ?? chain.tokenAddress, address: chain.tokenAddress }];
+  return { name: served?.network ?? chain.chainId.toString(), chainId: chain.chainId, token: tokens[0], tokens };
 }
 
 /**
- * The network a request names (the first of `networks`, the default, when it names none), checked against
- * `token` too; ServiceError UNKNOWN_NETWORK or UNKNOWN_TOKEN when the deployment does not serve what it names.
+ * The network a request names (the first of `networks`, the default, when it names none) and its token
+ * (the network's first when it names none); ServiceError UNKNOWN_NETWORK or UNKNOWN_TOKEN when the
+ * deployment does not serve what it names.
  */
-export function chooseNetwork<T extends { network: ServedNetwork }>(networks: readonly T[], choice: { network?: string | number; token?: string }): T {
+export function chooseNetwork<T extends { network: ServedNetwork }>(networks: readonly T[], choice: { network?: string | number; token?: string }): { chosen: T; token: ServedToken } {
   const { network, token } = choice;
   const chosen = network === undefined ? networks[0] : networks.find((candidate) => namesNetwork(candidate.network, network));
   if (!chosen) {
@@ -38,11 +50,22 @@ export function chooseNetwork<T extends { network: ServedNetwork }>(networks: re
     throw new ServiceError("UNKNOWN_NETWORK", `network ${JSON.stringify(network)} is not served here; this service pays on ${served}`);
   }
   const served = chosen.network;
-  if (token !== undefined && token.toUpperCase() !== served.token.symbol.toUpperCase() && token.toLowerCase() !== served.token.address.toLowerCase()) {
-    const named = served.token.symbol === served.token.address ? served.token.address : `${served.token.symbol} (${served.token.address})`;
-    throw new ServiceError("UNKNOWN_TOKEN", `token ${JSON.stringify(token)} is not one of ${served.name}'s; it pays in ${named}`);
+  if (token === undefined) return { chosen, token: served.token };
+  const named = served.tokens.find((candidate) => namesToken(candidate, token));
+  if (!named) {
+    const list = served.tokens.map((candidate) => (candidate.symbol === candidate.address ? candidate.address : `${candidate.symbol} (${candidate.address})`)).join(", ");
+    throw new ServiceError("UNKNOWN_TOKEN", `token ${JSON.stringify(token)} is not one of ${served.name}'s; it pays in ${list}`);
   }
-  return chosen;
+  return { chosen, token: named };
+}
+
+/** The served token a journal row's token (an address or "native") is, if the network still pays in it. */
+export function tokenOfRow(network: ServedNetwork, rowToken: string): ServedToken | undefined {
+  return network.tokens.find((token) => token.address.toLowerCase() === rowToken.toLowerCase());
+}
+
+function namesToken(token: ServedToken, named: string): boolean {
+  return named.toUpperCase() === token.symbol.toUpperCase() || named.toLowerCase() === token.address.toLowerCase();
 }
 
 /** Whether `network` (a name, or a chain id as a number or decimal string) names `served`. */

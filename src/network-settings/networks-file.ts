@@ -183,6 +183,11 @@ function checkToken(symbol: string, value: unknown, path: string, problems: stri
   }
   const { address, ...limits } = token as { address: string } & Partial<Pick<Config, TokenSettingField>>;
   if (address === NATIVE) return [{ ...limits, symbol, address }];
+  // A request's "native" names the native coin: a contract of that symbol could not be told from it.
+  if (symbol.toLowerCase() === NATIVE) {
+    problems.push(`${path}: the symbol "${symbol}" names the native coin in requests; give the contract another symbol`);
+    return [];
+  }
   try {
     return [{ ...limits, symbol, address: parseRecipientAddress(address) }];
   } catch (error) {

@@ -13,13 +13,14 @@ import { ServiceError } from "../errors.js";
 import type { TransferJournal, TransferRequest } from "../journal/transfer-journal.js";
 import { type LaneFigures, type PoolRefusal, type Route, chooseLane, laneHold } from "../lanes/lane-routing.js";
 import type { SlotQueue } from "../lanes/slot-queue.js";
+import { NATIVE_TOKEN } from "../network-settings/network-choice.js";
 import type { AuthorizeTransfer, TokenTransferService, TransferOutcome, TransferSender } from "../send-path/transfer-service.js";
 
 /** A lane as the pool sees it. */
 export interface PoolLane {
   address: string;
   transfers: TokenTransferService;
-  figures(): LaneFigures;
+  figures(token?: string): LaneFigures;
   /** Resolves once the lane's balances are at most `maxAgeMs` old, reading them if needed (and nothing more). */
   ensureBalances(maxAgeMs: number): Promise<void>;
 }
@@ -27,7 +28,8 @@ export interface PoolLane {
 /** Transfers routed to a lane that do not hold a reservation in its ledger yet: the ledger counts the rest. */
 interface Routed {
   count: number;
-  units: bigint;
+  /** By token: "" for the network's first, else the lowercase address or "native". */
+  units: Map<string, bigint>;
 }
 
 const REFUSAL_MESSAGES: Record<PoolRefusal, (units: bigint, lanes: readonly LaneFigures[], settings: LanePoolSettings) => string> = {
@@ -72,14 +74,14 @@ export class LanePool implements TransferSender {
     private readonly slots: SlotQueue,
   ) {
     this.#byAddress = new Map(lanes.map((lane) => [lane.address, lane]));
-    for (const lane of lanes) this.#routed.set(lane.address, { count: 0, units: 0n });
+    for (const lane of lanes) this.#routed.set(lane.address, { count: 0, units: new Map() });
   }
 
   async sendTokenTransfer(request: TransferRequest, idempotencyKey?: string, authorize?: AuthorizeTransfer): Promise<TransferOutcome> {
     if (idempotencyKey === undefined) return this.#route(request, undefined, authorize);
     const routing = this.#routingKeys.get(idempotencyKey);
     if (routing) {
-      if (routing.recipient !== request.recipient || routing.units !== request.units) {
+      if (routing.recipient !== request.recipient || routing.units !== request.units || routing.token?.toLowerCase() !== request.token?.toLowerCase()) {
         throw new ServiceError("IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was used for a different transfer; use a new key");
       }
       throw new ServiceError("IDEMPOTENCY_KEY_IN_FLIGHT", "a transfer with this Idempotency-Key is still being sent; retry shortly");
@@ -154,17 +156,20 @@ export class LanePool implements TransferSender {
     let figures: LaneFigures[] = [];
     // Synchronous from reading the figures to counting the choice: concurrent requests see each other.
     await this.slots.take(() => {
-      figures = this.lanes.filter((lane) => !excluded.has(lane.address)).map((lane) => this.#withRouted(lane.figures()));
+      figures = this.lanes.filter((lane) => !excluded.has(lane.address)).map((lane) => this.#withRouted(lane.figures(request.token), request.token));
       route = chooseLane(figures, request.units, this.settings.maxInFlight);
-      if ("lane" in route) this.#count(this.#byAddress.get(route.lane.address) as PoolLane, 1, request.units);
+      if ("lane" in route) this.#count(this.#byAddress.get(route.lane.address) as PoolLane, 1, request);
       // Only a held pool is worth waiting for: a shortage of tokens or gas is answered at once.
       return !("refusal" in route && route.refusal === "NO_LANE_AVAILABLE");
     }, this.settings.maxWaitMs);
     if ("refusal" in route) {
       // Recorded for the key like any lane's own refusal (a 417 is every repeat's answer; a 503 frees it).
-      const refusal = new ServiceError(route.refusal, REFUSAL_MESSAGES[route.refusal](request.units, figures, this.settings), {
-        retryAfterSeconds: route.refusal === "NO_LANE_AVAILABLE" ? 1 : undefined,
-      });
+      const message = REFUSAL_MESSAGES[route.refusal](request.units, figures, this.settings);
+      // The native coin is what pays gas: a wallet short of it is short of funds, in the lane's own words.
+      const refusal =
+        request.token === NATIVE_TOKEN && route.refusal === "INSUFFICIENT_TOKEN_BALANCE"
+          ? new ServiceError("INSUFFICIENT_FUNDS", `no wallet of the pool can send ${request.units} wei of the native coin and pay its gas after transactions in flight`)
+          : new ServiceError(route.refusal, message, { retryAfterSeconds: route.refusal === "NO_LANE_AVAILABLE" ? 1 : undefined });
       return this.lanes[0].transfers.refuse(request, idempotencyKey, refusal);
     }
     const lane = this.#byAddress.get(route.lane.address) as PoolLane;
@@ -172,7 +177,7 @@ export class LanePool implements TransferSender {
     // Counted as routed (above) until the lane's ledger holds its reservation, or it ends without one.
     let counted = true;
     const uncount = () => {
-      if (counted) this.#count(lane, -1, -request.units);
+      if (counted) this.#count(lane, -1, { ...request, units: -request.units });
       counted = false;
     };
     try {
@@ -186,19 +191,24 @@ export class LanePool implements TransferSender {
   }
 
   // A lane's figures with the transfers routed to it that hold no reservation in its ledger yet.
-  #withRouted(figures: LaneFigures): LaneFigures {
+  #withRouted(figures: LaneFigures, token: string | undefined): LaneFigures {
     const routed = this.#routed.get(figures.address) as Routed;
     return {
       ...figures,
       unmined: figures.unmined + routed.count,
-      tokensAvailable: figures.tokensAvailable - routed.units,
+      tokensAvailable: figures.tokensAvailable - (routed.units.get(routedTokenKey(token)) ?? 0n),
       gasAvailable: figures.gasAvailable - BigInt(routed.count) * figures.gasPerTransfer,
     };
   }
 
-  #count(lane: PoolLane, count: number, units: bigint): void {
+  #count(lane: PoolLane, count: number, { token, units }: TransferRequest): void {
     const routed = this.#routed.get(lane.address) as Routed;
     routed.count += count;
-    routed.units += units;
+    const key = routedTokenKey(token);
+    routed.units.set(key, (routed.units.get(key) ?? 0n) + units);
   }
+}
+
+function routedTokenKey(token: string | undefined): string {
+  return token?.toLowerCase() ?? "";
 }

@@ -4,7 +4,7 @@
  */
 import type { JournalEntry } from "../journal/transfer-journal.js";
 import { ServiceError } from "../errors.js";
-import { type ServedNetwork, chooseNetwork } from "../network-settings/network-choice.js";
+import { type ServedNetwork, type ServedToken, chooseNetwork } from "../network-settings/network-choice.js";
 import type { NetworkServices } from "./network-services.js";
 
 /** What the directory reads: the configured networks, the running ones, and why one does not run. */
@@ -31,12 +31,24 @@ export class NetworkDirectory {
 
   /** The configured network a request names (the default when it names none); 400 for one not configured. */
   named(choice: { network?: string | number; token?: string }): ServedNetwork {
-    return chooseNetwork(this.#choices, choice).network;
+    return chooseNetwork(this.#choices, choice).chosen.network;
   }
 
   /** The running network a request names; 400 for one not configured, 503 for one not running. */
   chosen(choice: { network?: string | number; token?: string }): NetworkServices {
     return this.running(this.named(choice));
+  }
+
+  /** The configured network and token a request names (each its default when it names none); 400 for one not configured. */
+  namedWithToken(choice: { network?: string | number; token?: string }): { network: ServedNetwork; token: ServedToken } {
+    const { chosen, token } = chooseNetwork(this.#choices, choice);
+    return { network: chosen.network, token };
+  }
+
+  /** The running network and the token a transfer names (each its default when it names none); 400, or 503 as chosen(). */
+  chosenWithToken(choice: { network?: string | number; token?: string }): { network: NetworkServices; token: ServedToken } {
+    const { chosen, token } = chooseNetwork(this.#choices, choice);
+    return { network: this.running(chosen.network), token };
   }
 
   /** The running network of a configured one; 503 while it does not run. */

@@ -11,7 +11,7 @@ import type { EndpointSet } from "./endpoint-set.js";
 import type { EndpointState } from "./endpoint-health.js";
 import { type RpcObserver, askEndpoint, createEndpoints, createRpcProvider, endpointSetOf } from "./rpc-provider.js";
 import { OP_GAS_PRICE_ORACLE } from "./op-stack.js";
-import { type ServedNetwork, servedNetworkOf } from "../network-settings/network-choice.js";
+import { NATIVE_TOKEN, type ServedNetwork, type ServedToken, servedNetworkOf } from "../network-settings/network-choice.js";
 
 /** The node, the hot wallet and the token, read once at startup. */
 export interface ChainConnection {
@@ -27,8 +27,11 @@ export interface ChainConnection {
   /** Which keccak-256 ethers uses in this process. */
   keccak: "native" | "ethers";
   chainId: bigint;
+  /** The network's first ERC-20 token (of `tokens`): its balance is read with every snapshot, first. */
   tokenAddress: string;
   tokenDecimals: number;
+  /** Every token the network pays in, the one a request that names none gets first (see ChainConfig.tokens). */
+  tokens: readonly NetworkToken[];
   /** How requests, answers and events name the network and the token (NETWORKS_FILE's names, or the chain id and address). */
   network: ServedNetwork;
   /** An OP Stack chain (the GasPriceOracle predeploy has code): transactions also pay an L1 data fee. */
@@ -40,6 +43,21 @@ export interface ChainConnection {
    * so every transfer's simulated return value must be checked too (see probeTokenFailure).
    */
   tokenMayReturnFalse: boolean;
+}
+
+/** A token the network pays in, as its node described it at startup. */
+export interface NetworkToken extends ServedToken {
+  /** The native coin (plain value transfers, 18 decimals), not a contract. */
+  native: boolean;
+  decimals: number;
+  /** See ChainConnection.tokenMayReturnFalse; false for the native coin. */
+  mayReturnFalse: boolean;
+}
+
+/** The tokens of a connection; one made without its list (a test's) has its first token alone. */
+export function tokensOf(chain: Pick<ChainConnection, "tokens" | "tokenAddress" | "tokenDecimals" | "tokenMayReturnFalse" | "network">): readonly NetworkToken[] {
+  if (chain.tokens) return chain.tokens;
+  return [{ symbol: chain.network?.token.symbol ?? chain.tokenAddress, address: chain.tokenAddress, native: false, decimals: chain.tokenDecimals, mayReturnFalse: chain.tokenMayReturnFalse }];
 }
 
 /** Raised when the node, chain or token is not what the configuration says; the process must not start. */
@@ -210,19 +228,18 @@ async function connectWithSigners(config: ChainConfig, [signer, ...otherSigners]
   const { endpoints, firstUrl } = await openEndpoints(config, watchers);
   const chainId = endpoints.chainId;
   const provider = createRpcProvider(endpoints, firstUrl);
-  const tokenAddress = getAddress(config.tokenAddress.toLowerCase());
   const names = settingNamesOf(config);
+  const wallet = { address: signer.address };
   try {
-    const code: string = await provider.send("eth_getCode", [tokenAddress, "latest"]);
-    if (code === "0x") throw new ChainStartupError(`${names.tokenAddress}: no contract at ${tokenAddress} on chain ${chainId}`);
-    const decimalsResult: string = await provider.send("eth_call", [
-      { to: tokenAddress, data: ERC20_INTERFACE.encodeFunctionData("decimals") },
-      "latest",
-    ]);
-    const [decimals] = ERC20_INTERFACE.decodeFunctionResult("decimals", decimalsResult);
+    const configured = config.tokens ?? [{ symbol: getAddress(config.tokenAddress.toLowerCase()), address: config.tokenAddress }];
+    const tokens: NetworkToken[] = [];
+    for (const { symbol, address } of configured) {
+      // The primary token's setting name is the variable's (or the file's entry); the others are the file's.
+      const setting = address.toLowerCase() === config.tokenAddress.toLowerCase() ? names.tokenAddress : `${names.tokens ?? "tokens"}.${symbol}`;
+      tokens.push(address === NATIVE_TOKEN ? nativeToken(symbol) : await readToken(provider, { symbol, address, setting }, chainId, wallet.address));
+    }
+    const primary = tokens.find((token) => !token.native) as NetworkToken;
     const opStack = (await provider.send("eth_getCode", [OP_GAS_PRICE_ORACLE, "latest"])) !== "0x";
-    const wallet = { address: signer.address };
-    const tokenMayReturnFalse = await probeTokenFailure(provider, tokenAddress, wallet.address);
     endpoints.start();
     return {
       provider,
@@ -232,16 +249,38 @@ async function connectWithSigners(config: ChainConfig, [signer, ...otherSigners]
       laneSigners: [signer, ...otherSigners],
       keccak: useNativeKeccak(),
       chainId,
-      tokenAddress,
-      tokenDecimals: Number(decimals),
-      network: servedNetworkOf(config.served, { chainId, tokenAddress }),
+      tokenAddress: primary.address,
+      tokenDecimals: primary.decimals,
+      tokens,
+      network: servedNetworkOf(config.served, { chainId, tokenAddress: primary.address, tokens: tokens.map(({ symbol, address }) => ({ symbol, address })) }),
       opStack,
       gasIncludesL1: ARBITRUM_CHAIN_IDS.has(chainId),
-      tokenMayReturnFalse,
+      tokenMayReturnFalse: primary.mayReturnFalse,
     };
   } catch (error) {
     provider.destroy();
     if (error instanceof ChainStartupError) throw error;
-    throw new ChainStartupError(`${names.tokenAddress}: ${tokenAddress} did not answer decimals() like an ERC-20 token`);
+    // Not the node's words (they may carry an endpoint's URL, and with it a key): which reads failed.
+    throw new ChainStartupError(`${names.rpcUrl}: the node did not answer the startup reads (eth_getCode of the GasPriceOracle)`);
+  }
+}
+
+function nativeToken(symbol: string): NetworkToken {
+  return { symbol, address: NATIVE_TOKEN, native: true, decimals: 18, mayReturnFalse: false };
+}
+
+/** An ERC-20 token checked on the node: a contract that answers decimals(), and how it answers a transfer it cannot make. */
+async function readToken(provider: JsonRpcProvider, token: { symbol: string; address: string; setting: string }, chainId: bigint, walletAddress: string): Promise<NetworkToken> {
+  const address = getAddress(token.address.toLowerCase());
+  try {
+    const code: string = await provider.send("eth_getCode", [address, "latest"]);
+    if (code === "0x") throw new ChainStartupError(`${token.setting}: no contract at ${address} on chain ${chainId}`);
+    const decimalsResult: string = await provider.send("eth_call", [{ to: address, data: ERC20_INTERFACE.encodeFunctionData("decimals") }, "latest"]);
+    const [decimals] = ERC20_INTERFACE.decodeFunctionResult("decimals", decimalsResult);
+    const mayReturnFalse = await probeTokenFailure(provider, address, walletAddress);
+    return { symbol: token.symbol, address, native: false, decimals: Number(decimals), mayReturnFalse };
+  } catch (error) {
+    if (error instanceof ChainStartupError) throw error;
+    throw new ChainStartupError(`${token.setting}: ${address} did not answer decimals() like an ERC-20 token`);
   }
 }

@@ -1,5 +1,5 @@
 /**
- * The token's Transfer logs from the hot wallet, read once per block however many parts ask: checking
+ * The tokens' Transfer logs from the hot wallet, read once per block however many parts ask: checking
  * what a burst of transfers did costs one log read per new block, not one receipt per transfer. Blocks
  * already read are not read again; a reorganisation makes it forget what it read.
  */
@@ -28,7 +28,13 @@ export class WalletTransferLogs {
   // Counts forget() calls: a read under way when the logs were forgotten keeps nothing of what it read.
   #generation = 0;
 
-  constructor(private readonly chain: Pick<ChainConnection, "provider" | "tokenAddress" | "wallet">) {}
+  // Every ERC-20 token of the network: one call reads the Transfer logs of them all.
+  readonly #address: string | string[];
+
+  constructor(private readonly chain: Pick<ChainConnection, "provider" | "tokenAddress" | "tokens" | "wallet">) {
+    const tokens = (chain.tokens ?? []).filter((token) => !token.native).map((token) => token.address);
+    this.#address = tokens.length > 1 ? tokens : chain.tokenAddress;
+  }
 
   /**
    * The logs of the blocks from `from` to `to`, by lowercase transaction hash; reads only the blocks it
@@ -105,9 +111,9 @@ export class WalletTransferLogs {
   }
 
   async #fetchWindow(fromBlock: number, toBlock: number): Promise<Map<string, LoggedTransfer>> {
-    const { provider, tokenAddress, wallet } = this.chain;
+    const { provider, wallet } = this.chain;
     const logs = (await provider.send("eth_getLogs", [
-      { address: tokenAddress, topics: [TRANSFER_TOPIC, zeroPadValue(wallet.address, 32)], fromBlock: toBeHex(fromBlock), toBlock: toBeHex(toBlock) },
+      { address: this.#address, topics: [TRANSFER_TOPIC, zeroPadValue(wallet.address, 32)], fromBlock: toBeHex(fromBlock), toBlock: toBeHex(toBlock) },
     ])) as { transactionHash: string; blockNumber: string; blockHash: string; removed?: boolean }[];
     const byHash = new Map<string, LoggedTransfer>();
     for (const log of logs) {

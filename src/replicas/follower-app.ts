@@ -78,7 +78,7 @@ export function buildFollowerApp(config: AppConfig, deps: FollowerAppDependencie
         }
       });
     }
-    routes.register(getTransactionRoute, { networkFor: (choice) => chooseNetwork(home, choice), journal: deps.attempts });
+    routes.register(getTransactionRoute, { networkFor: (choice) => chooseNetwork(home, choice).chosen, journal: deps.attempts });
     // /wallet is the leader's view of the wallet; which replica answered is this one.
     routes.get("/wallet", { schema: { hide: true }, config: ROLE_CHECKED_BY_LEADER }, async (request, reply) =>
       request.headers[FORWARDED_MARK]

@@ -5,7 +5,7 @@
  * knows every hash that could be mined for it. A transfer is never sent under another nonce here: while
  * any of its attempts could be mined, that would pay twice.
  */
-import { Transaction, toBigInt } from "ethers";
+import { Transaction, toBigInt, toQuantity } from "ethers";
 import { monotonicNow } from "../clock.js";
 import type { AttemptKind, JournalAttempt, JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
 import type { ChainConnection } from "../node/connect-chain.js";
@@ -309,7 +309,7 @@ export class TransferReplacer {
       // The same call as the transfer's first attempt (a token transfer, or a gas top-up with its value).
       const first = Transaction.from(entry.attempts[0].rawTransaction);
       // Where gas pays for L1 data too (Arbitrum), the gas a call needs moves with L1 prices: estimate again.
-      const gasLimit = chain.gasIncludesL1 ? await this.#estimateGas(first.to as string, first.data) : Transaction.from(latest.rawTransaction).gasLimit;
+      const gasLimit = chain.gasIncludesL1 ? await this.#estimateGas(first.to as string, first.data, first.value) : Transaction.from(latest.rawTransaction).gasLimit;
       call = sameCallAt(first, nonce, gasLimit);
     }
     const signed = await signWalletTransaction(chain, call, fees);
@@ -356,9 +356,10 @@ export class TransferReplacer {
     return { nonce, to, data: "0x", gasLimit: this.#options.chain.gasIncludesL1 ? await this.#estimateGas(to, "0x") : CANCEL_GAS_LIMIT };
   }
 
-  async #estimateGas(to: string, data: string): Promise<bigint> {
+  // With the value the call carries (a native transfer, a top-up): a contract may take another path without it.
+  async #estimateGas(to: string, data: string, value = 0n): Promise<bigint> {
     const { chain, gasLimitMultiplier } = this.#options;
-    const estimate = await estimateGasAtLatest(chain.provider, { from: chain.wallet.address, to, data });
+    const estimate = await estimateGasAtLatest(chain.provider, { from: chain.wallet.address, to, data, ...(value > 0n && { value: toQuantity(value) }) });
     return withGasLimitMultiplier(toBigInt(estimate), gasLimitMultiplier);
   }
 }

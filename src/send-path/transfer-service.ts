@@ -9,7 +9,7 @@
  * restart; only refusals before any work (policy 403, and 503s that say "try again") leave the key unused.
  */
 import { Transaction, toBigInt, toQuantity } from "ethers";
-import type { ChainConnection } from "../node/connect-chain.js";
+import { type ChainConnection, type NetworkToken, tokensOf } from "../node/connect-chain.js";
 import { encodeTransfer } from "../node/erc20.js";
 import { classifyChainFailure } from "../node/ethers-errors.js";
 import { estimateGasAtLatest } from "../node/gas-estimate.js";
@@ -151,7 +151,7 @@ export class TokenTransferService implements TransferSender {
   async #answerRepeat(key: string, request: TransferRequest, entry: JournalEntry): Promise<TransferOutcome> {
     const { chain } = this.#options;
     // A key is one payment on one network, in one token: the same key for another is another request.
-    const elsewhere = BigInt(entry.chainId) !== chain.chainId || entry.token !== chain.tokenAddress;
+    const elsewhere = BigInt(entry.chainId) !== chain.chainId || entry.token.toLowerCase() !== this.#tokenOf(request).address.toLowerCase();
     if (elsewhere || entry.recipient !== request.recipient || entry.units !== request.units) {
       throw new ServiceError("IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was used for a different transfer; use a new key");
     }
@@ -170,20 +170,29 @@ export class TokenTransferService implements TransferSender {
 
   async #execute(request: TransferRequest, claimedEntryId: number | undefined, authorize: AuthorizeTransfer | undefined, onReserved: OnReserved | undefined): Promise<SignedTokenTransfer> {
     const { ledger, submitter } = this.#options;
+    const token = this.#tokenOf(request);
     let prepared: PreparedTransfer | undefined;
     let revokeAuthorization: (() => void) | undefined;
     try {
       revokeAuthorization = authorize?.();
       await this.#options.ensureFees(FEES_MAX_AGE_MS);
-      await this.#withBalancesReadAgainOnShortfall(() => ledger.assertTokensAvailable(request.units));
-      const data = encodeTransfer(request.recipient, request.units);
-      const gasLimit = await this.#simulate(data);
       // Gas at the fee cap, and on OP Stack chains the L1 data fee, which is paid outside gas x price.
-      const reservation = await this.#withBalancesReadAgainOnShortfall(() =>
-        ledger.reserve(request.units, gasLimit * ledger.snapshot.maxFeePerGas + ledger.snapshot.l1DataFee),
-      );
-      onReserved?.();
-      prepared = { request, call: { to: this.#options.chain.tokenAddress, data, gasLimit }, kind: "transfer", reservation, entryId: claimedEntryId };
+      const gasCost = (gasLimit: bigint) => gasLimit * ledger.snapshot.maxFeePerGas + ledger.snapshot.l1DataFee;
+      if (token.native) {
+        // A plain value transfer: the value is spent from the same balance as the gas.
+        await this.#withBalancesReadAgainOnShortfall(() => ledger.assertNativeAvailable(request.units));
+        const gasLimit = await this.#estimate({ to: request.recipient, value: toQuantity(request.units) });
+        const reservation = await this.#withBalancesReadAgainOnShortfall(() => ledger.reserve(0n, gasCost(gasLimit) + request.units, undefined, request.units));
+        onReserved?.();
+        prepared = { request, call: { to: request.recipient, data: "0x", gasLimit, value: request.units }, kind: "transfer", reservation, entryId: claimedEntryId };
+      } else {
+        await this.#withBalancesReadAgainOnShortfall(() => ledger.assertTokensAvailable(request.units, token.address));
+        const data = encodeTransfer(request.recipient, request.units);
+        const gasLimit = await this.#simulate(token, data);
+        const reservation = await this.#withBalancesReadAgainOnShortfall(() => ledger.reserve(request.units, gasCost(gasLimit), token.address));
+        onReserved?.();
+        prepared = { request, call: { to: token.address, data, gasLimit }, kind: "transfer", reservation, entryId: claimedEntryId };
+      }
       return await submitter.submit(prepared);
     } catch (error) {
       revokeAuthorization?.();
@@ -231,18 +240,34 @@ export class TokenTransferService implements TransferSender {
    * token that answers a transfer it cannot make with false instead of a revert (probed at startup), the
    * call's return value, side by side: such a transfer would move nothing on chain.
    */
-  async #simulate(data: string): Promise<bigint> {
-    const { provider, wallet, tokenAddress, tokenMayReturnFalse } = this.#options.chain;
-    const call = { from: wallet.address, to: tokenAddress, data };
+  async #simulate(token: NetworkToken, data: string): Promise<bigint> {
+    const { provider, wallet } = this.#options.chain;
+    const call = { from: wallet.address, to: token.address, data };
     // At the latest block, as the call beside it (see gas-estimate.ts).
     const [estimate, returned] = await Promise.all([
       estimateGasAtLatest(provider, call),
-      tokenMayReturnFalse ? provider.send("eth_call", [call, "latest"]) : undefined,
+      token.mayReturnFalse ? provider.send("eth_call", [call, "latest"]) : undefined,
     ]);
     if (returned !== undefined && transferReturnedFalse(String(returned))) {
       throw new ServiceError("CALL_EXCEPTION", "the token contract would not make the transfer: its transfer() returned false (it would move nothing)");
     }
     return withGasLimitMultiplier(toBigInt(estimate), this.#options.gasLimitMultiplier);
+  }
+
+  // The gas limit of a plain value transfer: 21,000 to an account, more to a contract that runs code on
+  // receipt (one that refuses the value reverts here, before anything is signed).
+  async #estimate(call: { to: string; value: string }): Promise<bigint> {
+    const { provider, wallet } = this.#options.chain;
+    return withGasLimitMultiplier(toBigInt(await estimateGasAtLatest(provider, { from: wallet.address, ...call })), this.#options.gasLimitMultiplier);
+  }
+
+  // The token a request pays in: the one it names (an address, or "native"), else the network's first ERC-20.
+  #tokenOf(request: TransferRequest): NetworkToken {
+    const { chain } = this.#options;
+    const named = (request.token ?? chain.tokenAddress).toLowerCase();
+    const token = tokensOf(chain).find((candidate) => candidate.address.toLowerCase() === named);
+    if (token) return token;
+    throw new Error(`token ${request.token} is not one of chain ${chain.chainId}'s`);
   }
 }
 

@@ -10,8 +10,12 @@ import type { WalletSnapshot } from "./wallet-snapshot.js";
 /** Tokens and worst-case gas one transfer holds until it is mined or refused. */
 export interface Reservation {
   units: bigint;
-  /** Wei: the gas at the fee cap, plus the ETH a gas top-up carries. */
+  /** The ERC-20 token the units are of (its address); without it, the network's first token (the snapshot's tokenBalance). */
+  token?: string;
+  /** Wei: the gas at the fee cap, plus the ETH the transaction carries (a native transfer, a gas top-up). */
   gasCost: bigint;
+  /** Wei of gasCost a native transfer pays the recipient: not gas, so the gas-spent figures leave it out. */
+  value?: bigint;
 }
 
 export class WalletLedger {
@@ -19,20 +23,26 @@ export class WalletLedger {
   readonly #unsigned = new Set<Reservation>();
   readonly #sentByNonce = new Map<number, Reservation>();
   // Running totals of both collections above: summing them per request would cost O(transfers in flight).
-  #heldUnits = 0n;
+  // Units held per token: "" is the network's first token, any other by its lowercase address.
+  readonly #heldUnits = new Map<string, bigint>();
   #heldGas = 0n;
+  readonly #primaryToken: string;
   // The mined nonce count read on its own (noteMinedNonceCount), ahead of the snapshot's, and how many
   // sent transactions lie below it: mined, so they hold no room in the node's pool, while their tokens and
   // gas stay held until a snapshot shows the balances they left.
   #minedNonceCount = 0;
   #sentBelowMinedCount = 0;
   #highestNonceSent = -1;
+  // The value of native transfers the snapshots showed mined since takeValueMined() was last asked.
+  #valueMined = 0n;
 
   /** Told when transfers may have stopped holding room: mined, or given back (new transfers wait for room). */
   onFreed: () => void = () => undefined;
 
-  constructor(snapshot: WalletSnapshot) {
+  /** `primaryToken`: the address of the token of the snapshot's tokenBalance (reservations may name it). */
+  constructor(snapshot: WalletSnapshot, primaryToken = "") {
     this.#snapshot = snapshot;
+    this.#primaryToken = primaryToken.toLowerCase();
     this.#minedNonceCount = snapshot.minedNonceCount;
   }
 
@@ -94,7 +104,10 @@ export class WalletLedger {
     if (snapshot.blockNumber < this.#snapshot.blockNumber) return;
     this.#snapshot = snapshot;
     for (const [nonce, reservation] of this.#sentByNonce) {
-      if (nonce < snapshot.minedNonceCount) this.#forgetSent(nonce, reservation);
+      if (nonce < snapshot.minedNonceCount) {
+        this.#valueMined += reservation.value ?? 0n;
+        this.#forgetSent(nonce, reservation);
+      }
     }
     if (snapshot.minedNonceCount > this.#minedNonceCount) this.#raiseMinedNonceCount(snapshot.minedNonceCount);
     else if (snapshot.minedNonceCount < this.#minedNonceCount) {
@@ -114,9 +127,31 @@ export class WalletLedger {
     this.#snapshot = { ...this.#snapshot, baseFeePerGas, ...price(baseFeePerGas, this.#snapshot.tip) };
   }
 
-  /** Base units of the token left after everything in flight. */
+  /**
+   * The value native transfers paid out in the transactions the snapshots showed mined since the last ask:
+   * what the ETH balance went down by beside gas.
+   */
+  takeValueMined(): bigint {
+    const value = this.#valueMined;
+    this.#valueMined = 0n;
+    return value;
+  }
+
+  /** Base units of the network's first token left after everything in flight. */
   get tokensAvailable(): bigint {
-    return this.#snapshot.tokenBalance - this.#heldUnits;
+    return this.tokensAvailableOf(undefined);
+  }
+
+  /** Base units of `token` (an ERC-20's address; the first token without it) left after everything in flight. */
+  tokensAvailableOf(token: string | undefined): bigint {
+    const key = this.#keyOf(token);
+    const balance = key === "" ? this.#snapshot.tokenBalance : (this.#snapshot.otherTokenBalances?.get(key) ?? 0n);
+    return balance - (this.#heldUnits.get(key) ?? 0n);
+  }
+
+  #keyOf(token: string | undefined): string {
+    const lower = token?.toLowerCase();
+    return lower === undefined || lower === this.#primaryToken ? "" : lower;
   }
 
   /** Wei left for gas after everything in flight (at the fee caps it was reserved with). */
@@ -124,9 +159,10 @@ export class WalletLedger {
     return this.#snapshot.ethBalance - this.#heldGas;
   }
 
-  /** Throws INSUFFICIENT_TOKEN_BALANCE unless `units` are available after everything in flight. */
-  assertTokensAvailable(units: bigint): void {
-    const available = this.tokensAvailable;
+  /** Throws INSUFFICIENT_TOKEN_BALANCE unless `units` of `token` (the first token without it) are available after everything in flight. */
+  assertTokensAvailable(units: bigint, token?: string): void {
+    if (units === 0n) return;
+    const available = this.tokensAvailableOf(token);
     if (available < units) {
       throw new ServiceError(
         "INSUFFICIENT_TOKEN_BALANCE",
@@ -135,14 +171,26 @@ export class WalletLedger {
     }
   }
 
-  /** Holds tokens and gas for a transfer about to be signed; throws when either is short. */
-  reserve(units: bigint, gasCost: bigint): Reservation {
-    this.assertTokensAvailable(units);
+  /** Throws INSUFFICIENT_FUNDS unless `wei` of the native coin are left after everything in flight (before gas). */
+  assertNativeAvailable(wei: bigint): void {
+    const available = this.gasAvailable;
+    if (available < wei) {
+      throw new ServiceError("INSUFFICIENT_FUNDS", `the hot wallet can spend ${available > 0n ? available : 0n} wei of the native coin after transactions in flight, ${wei} requested (before gas)`);
+    }
+  }
+
+  /**
+   * Holds tokens and ETH for a transaction about to be signed; throws when either is short. `gasCost` is all
+   * the ETH it may take: its gas, and the value it carries (a native transfer, a gas top-up); `value` is
+   * the part a native transfer pays its recipient (see Reservation.value).
+   */
+  reserve(units: bigint, gasCost: bigint, token?: string, value?: bigint): Reservation {
+    this.assertTokensAvailable(units, token);
     const ethAvailable = this.gasAvailable;
     if (ethAvailable < gasCost) {
-      throw new ServiceError("INSUFFICIENT_FUNDS", `the hot wallet has too little ETH to pay for gas (up to ${gasCost} wei needed)`);
+      throw new ServiceError("INSUFFICIENT_FUNDS", `the hot wallet has too little of the native coin for this transaction's gas and value (up to ${gasCost} wei needed)`);
     }
-    const reservation = { units, gasCost };
+    const reservation: Reservation = { units, gasCost, ...(token !== undefined && { token }), ...(value !== undefined && { value }) };
     this.reserveAgain(reservation);
     return reservation;
   }
@@ -186,7 +234,7 @@ export class WalletLedger {
   }
 
   #hold(reservation: Reservation): void {
-    this.#heldUnits += reservation.units;
+    this.#addUnits(reservation, reservation.units);
     this.#heldGas += reservation.gasCost;
   }
 
@@ -198,7 +246,13 @@ export class WalletLedger {
 
   #forget(wasHeld: boolean, reservation: Reservation): void {
     if (!wasHeld) return;
-    this.#heldUnits -= reservation.units;
+    this.#addUnits(reservation, -reservation.units);
     this.#heldGas -= reservation.gasCost;
+  }
+
+  #addUnits(reservation: Reservation, units: bigint): void {
+    if (units === 0n) return;
+    const key = this.#keyOf(reservation.token);
+    this.#heldUnits.set(key, (this.#heldUnits.get(key) ?? 0n) + units);
   }
 }

@@ -1,7 +1,7 @@
 /** Reads, at one block, everything the hot path would otherwise ask the node for on every transfer. */
 import { Interface, Transaction, toBigInt, toQuantity } from "ethers";
 import { monotonicNow } from "../clock.js";
-import type { ChainConnection } from "../node/connect-chain.js";
+import type { ChainConnection, NetworkToken } from "../node/connect-chain.js";
 import { ERC20_INTERFACE, encodeTransfer } from "../node/erc20.js";
 import type { RpcCall } from "../node/json-rpc-batch.js";
 import { OP_GAS_PRICE_ORACLE } from "../node/op-stack.js";
@@ -11,7 +11,10 @@ import { FEE_HISTORY_BLOCKS, type FeePolicy, offeredFees, offeredLegacyFees, tip
 export interface WalletSnapshot {
   blockNumber: number;
   blockHash: string;
+  /** The balance of the network's first ERC-20 token (ChainConnection.tokenAddress). */
   tokenBalance: bigint;
+  /** The balances of the network's other ERC-20 tokens, by lowercase address (none when it has one). */
+  otherTokenBalances?: ReadonlyMap<string, bigint>;
   ethBalance: bigint;
   /** How many of the wallet's transactions are mined: nonces below this are used on chain. */
   minedNonceCount: number;
@@ -63,6 +66,8 @@ export async function readFeeBlock({ provider }: Pick<ChainConnection, "provider
 /** What the node answered for one wallet at one block; see snapshotFrom. */
 export interface WalletAnswers {
   tokenBalance: unknown;
+  /** The answers for the network's other ERC-20 tokens, by lowercase address. */
+  otherTokenBalances?: ReadonlyMap<string, unknown>;
   ethBalance: unknown;
   minedNonceCount: unknown;
 }
@@ -75,13 +80,35 @@ export interface FeeAnswers {
   l1DataFee: unknown;
 }
 
-/** The reads of one wallet at `at` (a block number as a quantity): its token and ETH balances and its mined nonce count. */
-export function walletReads({ tokenAddress }: Pick<ChainConnection, "tokenAddress">, wallet: string, at: string): RpcCall[] {
+/**
+ * The reads of one wallet at `at` (a block number as a quantity): its first token's and ETH balances, its
+ * mined nonce count, then the balance of each of otherErc20Tokens(chain).
+ */
+export function walletReads(chain: Pick<ChainConnection, "tokenAddress" | "tokens">, wallet: string, at: string): RpcCall[] {
   return [
-    { method: "eth_call", params: [{ to: tokenAddress, data: ERC20_INTERFACE.encodeFunctionData("balanceOf", [wallet]) }, at] },
+    balanceOfRead(chain.tokenAddress, wallet, at),
     { method: "eth_getBalance", params: [wallet, at] },
     minedNonceCountRead(wallet, at),
+    ...otherErc20Tokens(chain).map((token) => balanceOfRead(token, wallet, at)),
   ];
+}
+
+/** The wallet's balance of `token` in `snapshot`: its ETH balance for the native coin. */
+export function tokenBalanceOf(snapshot: WalletSnapshot, chain: Pick<ChainConnection, "tokenAddress">, token: Pick<NetworkToken, "address" | "native">): bigint {
+  if (token.native) return snapshot.ethBalance;
+  const address = token.address.toLowerCase();
+  return address === chain.tokenAddress.toLowerCase() ? snapshot.tokenBalance : (snapshot.otherTokenBalances?.get(address) ?? 0n);
+}
+
+/** The lowercase addresses of the network's ERC-20 tokens beside its first (whose balance is tokenBalance). */
+export function otherErc20Tokens({ tokenAddress, tokens }: Pick<ChainConnection, "tokenAddress" | "tokens">): string[] {
+  const first = tokenAddress.toLowerCase();
+  // A connection made without its token list (tests' fakes) has only the first.
+  return (tokens ?? []).filter((token) => !token.native && token.address.toLowerCase() !== first).map((token) => token.address.toLowerCase());
+}
+
+function balanceOfRead(token: string, wallet: string, at: string): RpcCall {
+  return { method: "eth_call", params: [{ to: token, data: ERC20_INTERFACE.encodeFunctionData("balanceOf", [wallet]) }, at] };
 }
 
 /** The read of a wallet's mined nonce count at `at`. */
@@ -106,6 +133,7 @@ export function snapshotFrom(block: FeeBlock, policy: FeePolicy, wallet: WalletA
     blockNumber: block.number,
     blockHash: block.hash,
     tokenBalance: toBigInt(wallet.tokenBalance as string),
+    ...(wallet.otherTokenBalances && { otherTokenBalances: new Map([...wallet.otherTokenBalances].map(([token, balance]) => [token, toBigInt(balance as string)])) }),
     ethBalance: toBigInt(wallet.ethBalance as string),
     minedNonceCount: Number(wallet.minedNonceCount),
     baseFeePerGas,
@@ -126,8 +154,12 @@ export async function readWalletSnapshot(chain: ChainConnection, policy: FeePoli
   const read = block ?? (await readFeeBlock(chain));
   const at = toQuantity(BigInt(read.number));
   const calls = [...walletReads(chain, wallet.address, at), ...feeReads(chain, policy, read, at)];
-  const [tokenBalance, ethBalance, minedNonceCount, fees, l1DataFee] = await Promise.all(calls.map((call) => provider.send(call.method, call.params)));
-  return snapshotFrom(read, policy, { tokenBalance, ethBalance, minedNonceCount }, { fees, l1DataFee });
+  const others = otherErc20Tokens(chain);
+  const answers = await Promise.all(calls.map((call) => provider.send(call.method, call.params)));
+  const [tokenBalance, ethBalance, minedNonceCount] = answers;
+  const otherTokenBalances = others.length === 0 ? undefined : new Map(others.map((token, index) => [token, answers[3 + index]]));
+  const [fees, l1DataFee] = answers.slice(3 + others.length);
+  return snapshotFrom(read, policy, { tokenBalance, otherTokenBalances, ethBalance, minedNonceCount }, { fees, l1DataFee });
 }
 
 /** Gas one token transfer may take, for "can the wallet pay one more transfer": generous for any ERC-20. */

@@ -4,6 +4,7 @@
  * where it has none.
  */
 import { Transaction, keccak256 } from "ethers";
+import { NATIVE_TOKEN } from "../network-settings/network-choice.js";
 import type { JournalEntry } from "../journal/transfer-journal.js";
 import type { ChainConnection } from "../node/connect-chain.js";
 import type { Reservation } from "./wallet-ledger.js";
@@ -89,7 +90,11 @@ export function withGasLimitMultiplier(estimate: bigint, multiplier: string): bi
  */
 export function reservationOf(entry: JournalEntry, l1DataFee: bigint): Reservation {
   const latest = Transaction.from(entry.attempts.at(-1)?.rawTransaction ?? (entry.rawTransaction as string));
-  return { units: entry.units, gasCost: latest.gasLimit * maxPricePerGas(feesOf(latest)) + l1DataFee + latest.value };
+  const gas = latest.gasLimit * maxPricePerGas(feesOf(latest)) + l1DataFee;
+  // A native transfer holds its value whichever attempt is the latest: a cancel may lose the race to its
+  // own bytes, which then pay the value. Its units are that value, held in ETH, not in a token.
+  if (entry.token === NATIVE_TOKEN && entry.units > 0n) return { units: 0n, gasCost: gas + entry.units, value: entry.units };
+  return { units: entry.units, gasCost: gas + latest.value, token: entry.token };
 }
 
 /** The call a signed attempt makes, at another nonce: a replacement or a re-signed copy calls the same. */

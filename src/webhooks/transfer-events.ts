@@ -4,6 +4,7 @@ import { steadyWallClockNow } from "../clock.js";
 import { formatTokenAmount } from "../domain/token-amount.js";
 import type { JournalEntry, TransferEventType, WebhookEventRecord } from "../journal/transfer-journal.js";
 import type { ServedNetwork } from "../network-settings/network-choice.js";
+import type { NetworkToken } from "../node/connect-chain.js";
 
 /** Where and how a transfer was mined, as far as it is known. */
 export interface MinedFacts {
@@ -14,11 +15,11 @@ export interface MinedFacts {
   effectiveGasPrice: string | null;
 }
 
-/** The token every event is about (the sending wallet is each transfer's lane). */
+/** The network every event is about, and its tokens (the sending wallet is each transfer's lane). */
 export interface EventSource {
-  tokenAddress: string;
-  tokenDecimals: number;
   network: ServedNetwork;
+  /** Every token the network pays in, with its decimals: an event names the one its transfer paid in. */
+  tokens: readonly NetworkToken[];
 }
 
 const NOT_MINED: MinedFacts = { blockNumber: null, blockHash: null, confirmations: 0, gasUsed: null, effectiveGasPrice: null };
@@ -32,6 +33,7 @@ export function transferEvent(type: TransferEventType, entry: JournalEntry, hash
   // finality of one), what was asked for otherwise.
   const outcome = type === "transfer.finalized" ? entry.reported : type;
   const moved = outcome === "transfer.failed" || outcome === "transfer.cancelled" ? 0n : entry.units;
+  const token = source.tokens.find((candidate) => candidate.address.toLowerCase() === entry.token.toLowerCase());
   const data = {
     transferHash: entry.hash,
     hash,
@@ -39,11 +41,12 @@ export function transferEvent(type: TransferEventType, entry: JournalEntry, hash
     network: source.network.name,
     chainId: Number(source.network.chainId),
     from: entry.lane,
-    token: source.tokenAddress,
-    tokenSymbol: source.network.token.symbol,
+    token: token?.address ?? entry.token,
+    // A journal row's token is one of its network's: the fallbacks are for a token no longer configured.
+    tokenSymbol: token?.symbol ?? entry.token,
     recipient: entry.recipient,
     amount: moved.toString(),
-    amountInTokens: formatTokenAmount(moved, source.tokenDecimals),
+    amountInTokens: token ? formatTokenAmount(moved, token.decimals) : null,
     requestedAmount: entry.units.toString(),
     apiKeyId: entry.apiKeyId ?? null,
     // The journal keys idempotency per API key ("<key id>/<client's key>"); the client knows its own part.

@@ -9,6 +9,8 @@ import { toBigInt } from "ethers";
 import type { JournalEntry, TransferEventType, TransferJournal, WebhookEventRecord } from "../journal/transfer-journal.js";
 import type { ChainConnection } from "../node/connect-chain.js";
 import { TRANSFER_TOPIC } from "../node/erc20.js";
+import { tokensOf } from "../node/connect-chain.js";
+import { NATIVE_TOKEN } from "../network-settings/network-choice.js";
 import type { LoggedTransfer, WalletTransferLogs } from "../node/wallet-transfer-logs.js";
 import { type EventSource, type MinedFacts, transferEvent } from "./transfer-events.js";
 
@@ -54,7 +56,7 @@ export class TransferWatcher {
   constructor(options: TransferWatcherOptions) {
     this.#options = options;
     const { chain } = options;
-    this.#source = { tokenAddress: chain.tokenAddress, tokenDecimals: chain.tokenDecimals, network: chain.network };
+    this.#source = { network: chain.network, tokens: tokensOf(chain) };
   }
 
   /** Settled transfers waiting for their confirmations: while there are any, every block matters. */
@@ -129,7 +131,8 @@ export class TransferWatcher {
     for (const attempt of [...entry.attempts].reverse()) {
       const receipt = (await provider.send("eth_getTransactionReceipt", [attempt.hash])) as RpcReceipt | null;
       if (!receipt) continue;
-      const moved = receipt.logs.some((log) => log.topics[0] === TRANSFER_TOPIC && log.address.toLowerCase() === this.#source.tokenAddress.toLowerCase());
+      // A native transfer moves its value when it succeeds; a token transfer when its token logged a Transfer.
+      const moved = entry.token === NATIVE_TOKEN || receipt.logs.some((log) => log.topics[0] === TRANSFER_TOPIC && log.address.toLowerCase() === entry.token.toLowerCase());
       const type = attempt.kind === "cancel" ? "transfer.cancelled" : receipt.status === "0x1" && moved ? "transfer.confirmed" : "transfer.failed";
       const outcome: Outcome = { type, hash: attempt.hash, ...minedFactsOf(receipt) };
       this.#fromReceipts.set(entry.id, outcome);

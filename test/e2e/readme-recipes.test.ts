@@ -120,7 +120,7 @@ function curlExamples(): CurlExample[] {
 }
 
 /** Fields whose values differ from run to run: hashes, addresses (the dev token names itself by its address), signatures, times, rates and the dev API key's id. */
-const VARYING_FIELDS = new Set(["hash", "transferHash", "carriedBy", "replacedBy", "blockHash", "r", "s", "v", "from", "to", "token", "tokenSymbol", "address", "timestamp", "createdAt", "apiKeyId", "gasRunwayHours", "endpoint", "calls", "latencyMs"]);
+const VARYING_FIELDS = new Set(["hash", "transferHash", "carriedBy", "replacedBy", "blockHash", "r", "s", "v", "from", "to", "token", "tokenSymbol", "symbol", "address", "timestamp", "createdAt", "apiKeyId", "gasRunwayHours", "endpoint", "calls", "latencyMs"]);
 
 /**
  * Lists where `actual` differs from the README's `documented` answer: other keys or key order (clients parse

@@ -1,24 +1,34 @@
 /**
- * One deployment paying on two chains at once (two anvils with different chain ids, a token on each), as a
- * NETWORKS_FILE describes them, through the real entry point: transfers, lookups, history, webhooks and
- * /wallet name the network; each chain keeps its own nonces; a key is one payment wherever it went; an
- * outage of one chain's node leaves the other's transfers untouched; kill -9 and a replay pay nothing twice.
+ * One deployment paying on two chains at once (two nodes with different chain ids; on the default, two
+ * tokens and the native coin, on the other one token), as a NETWORKS_FILE describes them, through the real
+ * entry point: transfers, lookups, history, webhooks and /wallet name the network and the token; each chain
+ * keeps one nonce sequence for all its tokens; a key is one payment wherever it went; a pending native
+ * transfer can be cancelled; an outage of one chain's node leaves the other's transfers untouched; kill -9
+ * and a replay pay nothing twice.
  */
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { promisify } from "node:util";
+import { chromium } from "playwright-core";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseUnits } from "ethers";
+import { Contract, parseEther, parseUnits } from "ethers";
+import demoToken from "../../contracts/artifacts/DemoToken.json" with { type: "json" };
+import { deployDemoToken } from "../../src/dev/demo-chain.js";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RpcProxy, startRpcProxy } from "../helpers/rpc-proxy.js";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
-import { AUTHORIZATION } from "../helpers/service.js";
+import { CHROMIUM_PATH, chromiumMissing } from "../helpers/chromium.js";
+import { AUTHORIZATION, TEST_API_KEY } from "../helpers/service.js";
 import { type TestChain, freshAddress, setEthBalance, startTestChain, startTestChainOn, tokenBalanceOf, waitForReceipt } from "../helpers/test-chain.js";
 import { waitUntil } from "../helpers/wait-until.js";
 import { type WebhookReceiver, startWebhookReceiver } from "../helpers/webhook-receiver.js";
 
 const SECRET = `whsec_${randomBytes(32).toString("base64")}`;
+const run = promisify(execFile);
+const noBrowser = chromiumMissing();
 
 // The default network on each node implementation; the second is an anvil with another chain id.
 describe.each(["anvil", "hardhat"] as const)("one deployment on two networks, the default on %s", (kind) => {
@@ -27,6 +37,8 @@ describe.each(["anvil", "hardhat"] as const)("one deployment on two networks, th
   // Beta's node is reached through a proxy that can go down.
   let betaNode: RpcProxy;
   let receiver: WebhookReceiver;
+  // A second token on alpha, of 6 decimals, held by the hot wallet.
+  let ccc: Contract;
   let dir: string;
   let server: ServerProcess;
 
@@ -58,18 +70,26 @@ describe.each(["anvil", "hardhat"] as const)("one deployment on two networks, th
     // One signer serves every network: alpha's wallet gets ETH and beta's token on beta too.
     await setEthBalance(beta, wallet(), "1000");
     await (await beta.token.getFunction("transfer")(wallet(), parseUnits("1000", 18))).wait();
+    ccc = new Contract(await deployDemoToken(alpha.hotWallet, 6, 1_000_000n), demoToken.abi, alpha.provider);
     receiver = await startWebhookReceiver();
     dir = mkdtempSync(join(tmpdir(), "two-networks-"));
     writeFileSync(
       join(dir, "networks.json"),
       JSON.stringify({
         networks: [
-          { name: "alpha", chainId: 31337, rpcUrls: [alpha.rpcUrl], tokens: { AAA: alpha.demo.tokenAddress } },
+          {
+            name: "alpha",
+            chainId: 31337,
+            rpcUrls: [alpha.rpcUrl],
+            tokens: { AAA: alpha.demo.tokenAddress, CCC: { address: await ccc.getAddress(), maxTransferAmount: "10" }, ETH: "native" },
+          },
           { name: "beta", chainId: 31338, rpcUrls: ["${BETA_RPC_URL}"], tokens: { BBB: { address: beta.demo.tokenAddress, maxTransferAmount: "50" } } },
         ],
         default: { network: "alpha", token: "AAA" },
       }),
     );
+    // The console's script, compiled as `npm run build` does, before the service reads it at its start.
+    if (!noBrowser) await run(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.console.json"]);
     server = await start();
   }, 90_000);
   afterAll(async () => {
@@ -83,7 +103,7 @@ describe.each(["anvil", "hardhat"] as const)("one deployment on two networks, th
   });
 
   it("pays on each network in its token, each with its own nonces, and names the network everywhere", async () => {
-    expect(server.output()).toMatch(/"networks":\["alpha \(chain 31337, AAA 0x[0-9a-fA-F]{40}\)","beta \(chain 31338, BBB 0x[0-9a-fA-F]{40}\)"\]/);
+    expect(server.output()).toMatch(/"networks":\["alpha \(chain 31337, AAA 0x[0-9a-fA-F]{40}, CCC 0x[0-9a-fA-F]{40}, ETH native\)","beta \(chain 31338, BBB 0x[0-9a-fA-F]{40}\)"\]/);
     const recipient = freshAddress();
     const onAlpha = await post("/transfer", { toAddress: recipient, amount: "2" });
     const onBeta = await post("/transfer", { toAddress: recipient, amount: "3", network: "beta", token: "bbb" });
@@ -137,6 +157,145 @@ describe.each(["anvil", "hardhat"] as const)("one deployment on two networks, th
       ["alpha", 31337, alpha.demo.tokenAddress],
       ["beta", 31338, beta.demo.tokenAddress],
     ]);
+  });
+
+  it("pays in a second token and the native coin on one network, one nonce sequence for all, each named by its symbol", async () => {
+    const recipient = freshAddress();
+    const inAaa = await post("/transfer", { toAddress: recipient, amount: "1" });
+    const inCcc = await post("/transfer", { toAddress: recipient, amount: "2.5", token: "ccc" });
+    const inEth = await post("/transfer", { toAddress: recipient, amount: "0.25", network: "alpha", token: "ETH" });
+    expect([inAaa, inCcc, inEth].map((answer) => answer.statusCode)).toEqual([200, 200, 200]);
+    // One wallet, one chain: one nonce sequence, whatever the token.
+    expect([inCcc.body.result.nonce, inEth.body.result.nonce]).toEqual([inAaa.body.result.nonce + 1, inAaa.body.result.nonce + 2]);
+    // The v5 record of a native transfer: to the recipient, the value, no call data.
+    expect(inEth.body.result).toMatchObject({ to: recipient, data: "0x", value: { type: "BigNumber", hex: "0x03782dace9d90000" } });
+    for (const answer of [inAaa, inCcc, inEth]) await waitForReceipt(alpha, answer.body.result.hash, 10_000);
+    expect(await tokenBalanceOf(alpha, recipient)).toBe(parseUnits("1", 18));
+    expect(await ccc.getFunction("balanceOf")(recipient)).toBe(parseUnits("2.5", 6));
+    expect(await alpha.provider.getBalance(recipient)).toBe(parseEther("0.25"));
+
+    // The status document describes each in its own token.
+    await waitUntil(async () => (await get(`/transactions/${inEth.body.result.hash}`)).body.state === "confirmed", 10_000, "the native transfer confirmed");
+    expect((await get(`/transactions/${inEth.body.result.hash}`)).body).toMatchObject({
+      network: "alpha",
+      transfer: { token: "native", tokenSymbol: "ETH", to: recipient, amount: "250000000000000000", amountInTokens: "0.25" },
+    });
+    expect((await get(`/transactions/${inCcc.body.result.hash}`)).body).toMatchObject({ transfer: { token: await ccc.getAddress(), tokenSymbol: "CCC", amount: "2500000", amountInTokens: "2.5" } });
+
+    // History: each row names its token; the token filter keeps one token's rows of the network.
+    const byHash = new Map(((await get("/transfers?limit=20")).body.transfers as Record<string, any>[]).map((item) => [item.hash, item.transfer]));
+    expect(byHash.get(inEth.body.result.hash)).toMatchObject({ token: "native", tokenSymbol: "ETH", amountInTokens: "0.25" });
+    expect(byHash.get(inCcc.body.result.hash)).toMatchObject({ tokenSymbol: "CCC", amountInTokens: "2.5" });
+    const onlyCcc = (await get("/transfers?token=CCC")).body.transfers as Record<string, any>[];
+    expect(onlyCcc.map((item) => item.hash)).toEqual([inCcc.body.result.hash]);
+    const onlyNative = (await get("/transfers?network=alpha&token=native")).body.transfers as Record<string, any>[];
+    expect(onlyNative.map((item) => item.hash)).toEqual([inEth.body.result.hash]);
+    const csv = await (await request(`${server.baseUrl}/transfers?token=ETH`, { headers: { ...AUTHORIZATION, accept: "text/csv" } })).body.text();
+    expect(csv.split("\r\n").filter(Boolean)).toHaveLength(2);
+    expect(csv).toContain(inEth.body.result.hash);
+
+    // Webhooks: each event names the token it paid in.
+    await waitUntil(() => [inCcc, inEth].every((answer) => receiver.received.some((hook) => hook.body.includes(answer.body.result.hash) && hook.body.includes('"transfer.confirmed"'))), 20_000, "both confirmed");
+    const confirmed = receiver.received.map((hook) => JSON.parse(hook.body)).filter((event) => event.type === "transfer.confirmed");
+    const tokenOfHash = new Map(confirmed.map((event) => [event.data.transferHash, [event.data.token, event.data.tokenSymbol, event.data.amountInTokens]]));
+    expect(tokenOfHash.get(inEth.body.result.hash)).toEqual(["native", "ETH", "0.25"]);
+    expect(tokenOfHash.get(inCcc.body.result.hash)).toEqual([await ccc.getAddress(), "CCC", "2.5"]);
+
+    // GET /networks: what requests may name, for any key.
+    expect((await get("/networks")).body.networks).toEqual([
+      {
+        name: "alpha",
+        chainId: 31337,
+        default: true,
+        running: true,
+        tokens: [
+          { symbol: "AAA", address: alpha.demo.tokenAddress, decimals: 18 },
+          { symbol: "CCC", address: await ccc.getAddress(), decimals: 6 },
+          { symbol: "ETH", address: "native", decimals: 18 },
+        ],
+      },
+      { name: "beta", chainId: 31338, default: false, running: true, tokens: [{ symbol: "BBB", address: beta.demo.tokenAddress, decimals: 18 }] },
+    ]);
+
+    // /wallet: every token's balance on each network; metrics: a balance series per token.
+    const alphaWallet = ((await get("/wallet")).body.networks as Record<string, any>[]).find((part) => part.network === "alpha") as Record<string, any>;
+    expect(alphaWallet.balances.map((balance: Record<string, any>) => [balance.symbol, balance.address, balance.decimals])).toEqual([
+      ["AAA", alpha.demo.tokenAddress, 18],
+      ["CCC", await ccc.getAddress(), 6],
+      ["ETH", "native", 18],
+    ]);
+    expect(alphaWallet.balances[1].balance).toBe(((await ccc.getFunction("balanceOf")(wallet())) as bigint).toString());
+    const metrics = await (await request(`${server.baseUrl}/metrics`, { headers: AUTHORIZATION })).body.text();
+    expect(metrics).toMatch(/^wallet_token_balance\{network="alpha",token="CCC"\} \d/m);
+    expect(metrics).toMatch(/^wallet_token_balance\{network="alpha",token="ETH"\} \d/m);
+    expect(metrics).toMatch(/^transfer_tokens_sent_total\{network="alpha",token="ETH"\} 0.25$/m);
+  });
+
+  it("holds each token's own limit and balance, and a key is one payment in one token", async () => {
+    const recipient = freshAddress();
+    const overLimit = await post("/transfer", { toAddress: recipient, amount: "11", token: "CCC" });
+    expect({ statusCode: overLimit.statusCode, code: overLimit.body.code }).toEqual({ statusCode: 403, code: "AMOUNT_ABOVE_LIMIT" });
+    // AAA has no limit on alpha: 11 of it is paid.
+    expect((await post("/transfer", { toAddress: recipient, amount: "11" })).statusCode).toBe(200);
+    const ethHeld = (await alpha.provider.getBalance(wallet())) / 10n ** 18n;
+    const moreThanHeld = await post("/transfer", { toAddress: recipient, amount: (ethHeld + 1n).toString(), token: "ETH" }, { "idempotency-key": "too-much-eth" });
+    expect({ statusCode: moreThanHeld.statusCode, code: moreThanHeld.body.code }).toEqual({ statusCode: 417, code: "INSUFFICIENT_FUNDS" });
+    const unknown = await post("/transfer", { toAddress: recipient, amount: "1", token: "DAI" });
+    expect({ statusCode: unknown.statusCode, code: unknown.body.code }).toEqual({ statusCode: 400, code: "UNKNOWN_TOKEN" });
+    expect(unknown.body.message).toContain("AAA");
+    const first = await post("/transfer", { toAddress: recipient, amount: "1", token: "CCC" }, { "idempotency-key": "one-token" });
+    expect(first.statusCode).toBe(200);
+    const inAnother = await post("/transfer", { toAddress: recipient, amount: "1", token: "AAA" }, { "idempotency-key": "one-token" });
+    expect({ statusCode: inAnother.statusCode, code: inAnother.body.code }).toEqual({ statusCode: 422, code: "IDEMPOTENCY_KEY_REUSED" });
+    const again = await post("/transfer", { toAddress: recipient, amount: "1", token: await ccc.getAddress() }, { "idempotency-key": "one-token" });
+    expect({ statusCode: again.statusCode, hash: again.body.result?.hash }).toEqual({ statusCode: 200, hash: first.body.result.hash });
+    await waitForReceipt(alpha, first.body.result.hash, 10_000);
+    expect(await ccc.getFunction("balanceOf")(recipient)).toBe(parseUnits("1", 6));
+    expect(await alpha.provider.getBalance(recipient)).toBe(0n);
+  });
+
+  it("cancels a pending native transfer: the cancel is mined in its place and nothing moves", async () => {
+    const recipient = freshAddress();
+    await alpha.provider.send("evm_setAutomine", [false]);
+    try {
+      const sent = await post("/transfer", { toAddress: recipient, amount: "0.5", token: "ETH" });
+      expect(sent.statusCode).toBe(200);
+      const cancel = await request(`${server.baseUrl}/transactions/${sent.body.result.hash}/cancel`, { method: "POST", headers: AUTHORIZATION });
+      expect(cancel.statusCode).toBe(202);
+      const { carriedBy } = (await cancel.body.json()) as { carriedBy: string };
+      await alpha.provider.send("evm_mine", []);
+      await waitForReceipt(alpha, carriedBy, 10_000);
+      await waitUntil(async () => (await get(`/transactions/${sent.body.result.hash}`)).body.state === "cancelled", 10_000, "the transfer cancelled");
+      expect((await get(`/transactions/${sent.body.result.hash}`)).body.transfer).toMatchObject({ token: "native", amount: "0" });
+      await waitUntil(() => receiver.received.some((hook) => hook.body.includes('"transfer.cancelled"') && hook.body.includes(sent.body.result.hash)), 20_000, "transfer.cancelled");
+    } finally {
+      await alpha.provider.send("evm_setAutomine", [true]);
+    }
+    expect(await alpha.provider.getBalance(recipient)).toBe(0n);
+  });
+
+  it.skipIf(noBrowser)("has a console whose network switcher shows each network's wallet, in every token, and its own transfers", async () => {
+    const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: ["--no-sandbox", "--disable-gpu"] });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      await page.goto(`${server.baseUrl}/console`);
+      await page.getByLabel("API key").fill(TEST_API_KEY);
+      await page.keyboard.press("Enter");
+      await page.locator("#app").waitFor({ state: "visible" });
+      const networks = page.getByLabel("Network");
+      await networks.waitFor({ state: "visible" });
+      expect(await networks.locator("option").allTextContents()).toEqual(["alpha (chain 31337: AAA, CCC, ETH)", "beta (chain 31338: BBB)"]);
+      // The default network first: its wallet in each of its tokens, its transfers only.
+      await expect.poll(() => page.locator("#wallet").textContent()).toMatch(/\d AAA, [\d.]+ CCC, [\d.]+ ETH/);
+      await expect.poll(() => page.locator("#recent").textContent()).toContain("0.25 ETH");
+      expect(await page.locator("#recent").textContent()).not.toContain("BBB");
+      await networks.selectOption("beta");
+      await expect.poll(() => page.locator("#wallet").textContent()).toMatch(/[\d.]+ BBB/);
+      await expect.poll(() => page.locator("#recent").textContent()).toContain("BBB");
+      expect(await page.locator("#recent").textContent()).not.toMatch(/AAA|CCC/);
+    } finally {
+      await browser.close();
+    }
   });
 
   it("holds each network's own token limit, and a key is one payment: the same key on the other network is refused", async () => {

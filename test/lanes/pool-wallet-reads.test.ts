@@ -3,7 +3,9 @@
  * provider, and the fallbacks to call-by-call reads an endpoint can force.
  */
 import { inspect } from "node:util";
-import { Wallet, parseUnits, toQuantity } from "ethers";
+import { Contract, Wallet, parseUnits, toQuantity } from "ethers";
+import demoToken from "../../contracts/artifacts/DemoToken.json" with { type: "json" };
+import { deployDemoToken } from "../../src/dev/demo-chain.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ChainConnection } from "../../src/node/connect-chain.js";
 import { createEndpoints, createRpcProvider, endpointSetOf } from "../../src/node/rpc-provider.js";
@@ -79,6 +81,29 @@ describe.each(NODE_KINDS)("PoolWalletReads on %s", (kind) => {
     proxy.calls.clear();
     expect((await reads.read(lanes[2], next)).blockHash).toBe(next.hash);
     expect(proxy.calls.size).toBe(0);
+  });
+
+  it("reads every ERC-20 token of the network, one balances call per token, as call by call does (the native coin is the ETH balance)", async () => {
+    const second = await deployDemoToken(chain.hotWallet, 6, 1_000n);
+    await (await (new Contract(second, demoToken.abi, chain.hotWallet).getFunction("transfer"))(lanes[2], 5_000_000n)).wait();
+    const tokens = [
+      { symbol: "DEMO", address: chain.demo.tokenAddress, native: false, decimals: 18, mayReturnFalse: false },
+      { symbol: "ETH", address: "native", native: true, decimals: 18, mayReturnFalse: false },
+      { symbol: "SIX", address: second, native: false, decimals: 6, mayReturnFalse: false },
+    ];
+    const connection = { ...poolConnection(chain, proxy, lanes), tokens } as ChainConnection;
+    const reads = readsOf(connection);
+    const block = await readFeeBlock(connection);
+    proxy.calls.clear();
+    const snapshots = await Promise.all(lanes.map((lane) => reads.read(lane, block)));
+    expect(reads.callByCall).toBeUndefined();
+    // Two balances calls in the batch, then the first lane alone (its two balanceOf) to check the batch once.
+    expect(proxy.calls.get("eth_call")).toBe(2 + 2);
+    expect(snapshots.map((snapshot) => snapshot.otherTokenBalances?.get(second.toLowerCase()))).toEqual([1_000n * 10n ** 6n - 5_000_000n, 0n, 5_000_000n, 0n]);
+    for (const [index, lane] of lanes.entries()) {
+      const alone = await readWalletSnapshot({ ...connection, wallet: { address: lane } }, POLICY, block);
+      expect({ ...snapshots[index], readAt: 0 }).toEqual({ ...alone, readAt: 0 });
+    }
   });
 
   it("reads afresh when asked without a block, in one request for lanes that ask together; later asks at that block get it", async () => {

@@ -99,6 +99,7 @@ describe("NETWORKS_FILE", () => {
     expect(problemsOf({ ...TWO_NETWORKS, default: { network: "polygon", token: "ETH" } })).toContain("default.token: ETH is not one of polygon's tokens");
     expect(problemsOf({ networks: TWO_NETWORKS.networks })).toContain("default: required with several networks or tokens");
     expect(problemsOf({ networks: [] })).toContain("networks: must list 1 to 32 networks");
+    expect(problemsOf({ networks: [{ ...base, tokens: { Native: USDC_BASE } }] })).toContain('tokens.Native: the symbol "Native" names the native coin in requests');
     expect(problemsOf({ networks: [{ ...base, rpcUrls: [] }] })).toContain("networks[0].rpcUrls: must list 1 to 16 endpoint URLs");
   });
 
@@ -125,10 +126,17 @@ describe("the deployment a NETWORKS_FILE describes", () => {
       maxFeePerGas: "2",
       // A variable stays the default where the network says nothing.
       finalityBlocks: 12,
-      maxTransferAmount: "10",
       served: { network: "base", token: "USDC" },
-      settingNames: { rpcUrl: 'NETWORKS_FILE networks "base" rpcUrls', chainId: 'NETWORKS_FILE networks "base" chainId', tokenAddress: 'NETWORKS_FILE networks "base" tokens.USDC' },
+      // A token's limits stay with the token: another token of the network does not take them.
+      tokens: [{ symbol: "USDC", address: USDC_BASE, maxTransferAmount: "10" }],
+      settingNames: {
+        rpcUrl: 'NETWORKS_FILE networks "base" rpcUrls',
+        chainId: 'NETWORKS_FILE networks "base" chainId',
+        tokenAddress: 'NETWORKS_FILE networks "base" tokens.USDC',
+        tokens: 'NETWORKS_FILE networks "base" tokens',
+      },
     });
+    expect(chainConfig.maxTransferAmount).toBeUndefined();
     expect(chainConfig.signers).toEqual([{ kind: "private-key", privateKey: KEY }]);
     expect(chainConfig.otherNetworks).toEqual([]);
   });
@@ -145,13 +153,26 @@ describe("the deployment a NETWORKS_FILE describes", () => {
     expect(deployment.otherNetworks?.[0]).toMatchObject({ chainId: 8453, rpcUrl: "https://base.example/v2/secret-key-123", tokenAddress: USDC_BASE, finalityBlocks: 12, served: { network: "base", token: "USDC" } });
   });
 
-  it("is refused, not half served, when a network names several tokens or a native coin", () => {
-    expect(() => deploymentConfigOfNetworksFile(config, parse(TWO_NETWORKS))).toThrow(
-      /networks "base" tokens.ETH: native coins are not sent yet; this version sends one ERC-20 token per network/,
-    );
+  it("holds every token of a network, the default's symbol first (else the first listed), its first ERC-20 as the token its balances are read through", () => {
     const [base, polygon] = TWO_NETWORKS.networks;
-    const twoTokens = parse({ ...TWO_NETWORKS, networks: [{ ...base, tokens: { USDC: USDC_BASE, EURC: "0x60a3E35Cc302bFA44Cb288Bc5a4F316Fdb1adb42" } }, polygon] });
-    expect(() => deploymentConfigOfNetworksFile(config, twoTokens)).toThrow(/networks "base" tokens: names USDC, EURC; this version sends one ERC-20 token per network/);
+    const EURC = "0x60a3E35Cc302bFA44Cb288Bc5a4F316Fdb1adb42";
+    const deployment = deploymentConfigOfNetworksFile(config, parse({ networks: [{ ...base, tokens: { ETH: "native", EURC, USDC: USDC_BASE } }, { ...polygon, tokens: { EURC, POL: "native" } }], default: { network: "base", token: "USDC" } }));
+    expect(deployment.tokens?.map((token) => token.symbol)).toEqual(["USDC", "ETH", "EURC"]);
+    expect(deployment).toMatchObject({ tokenAddress: USDC_BASE, served: { network: "base", token: "USDC" } });
+    // polygon has no USDC: a request naming polygon alone gets its first token.
+    expect(deployment.otherNetworks?.[0]).toMatchObject({ tokenAddress: EURC, served: { network: "polygon", token: "EURC" } });
+    expect(deployment.otherNetworks?.[0].tokens?.map((token) => token.symbol)).toEqual(["EURC", "POL"]);
+    // The native coin comes first where it is the default, and the first ERC-20 is still the one read first.
+    const nativeFirst = deploymentConfigOfNetworksFile(config, parse({ ...TWO_NETWORKS, default: { network: "base", token: "ETH" } }));
+    expect(nativeFirst).toMatchObject({ tokenAddress: USDC_BASE, served: { network: "base", token: "ETH" } });
+    expect(nativeFirst.tokens?.map((token) => token.address)).toEqual(["native", USDC_BASE]);
+  });
+
+  it("is refused for a network that names only its native coin (its balances and logs are read through an ERC-20)", () => {
+    const [base, polygon] = TWO_NETWORKS.networks;
+    expect(() => deploymentConfigOfNetworksFile(config, parse({ ...TWO_NETWORKS, networks: [base, { ...polygon, tokens: { POL: "native" } }] }))).toThrow(
+      /networks "polygon" tokens: names only the native coin; a network needs one ERC-20 token at least/,
+    );
   });
 
   it("takes the networks from the file only: RPC_URL, TOKEN_ADDRESS or CHAIN_ID beside it are refused, and a signer and API keys are required", () => {

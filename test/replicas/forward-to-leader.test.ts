@@ -14,6 +14,7 @@ import { ServiceMetrics } from "../../src/metrics.js";
 import { buildFollowerApp } from "../../src/replicas/follower-app.js";
 import { type LeaderDirectory, leaderTarget } from "../../src/replicas/forward-to-leader.js";
 import type { LeaderRecord } from "../../src/replicas/leadership.js";
+import { servedNetworkOf } from "../../src/network-settings/network-choice.js";
 import { freePort } from "../helpers/free-port.js";
 
 const closers: (() => Promise<unknown>)[] = [];
@@ -30,7 +31,7 @@ async function startFollower(leaders: LeaderDirectory, rateLimitMax = 1000): Pro
       logger: pino({ level: "silent" }),
       metrics: new ServiceMetrics(),
       apiKeys: undefined,
-      network: { name: "31337", chainId: 31337n, token: { symbol: "0x5FbDB2315678afecb367f032d93F642f64180aa3", address: "0x5FbDB2315678afecb367f032d93F642f64180aa3" } },
+      network: servedNetworkOf(undefined, { chainId: 31337n, tokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3" }),
       lookup: {} as TransactionLookup,
       attempts: { findWithSeveralAttempts: () => undefined },
       readinessChecks: {},

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { WalletLedger } from "../../src/send-path/wallet-ledger.js";
 import type { WalletSnapshot } from "../../src/send-path/wallet-snapshot.js";
-import { ServiceError } from "../../src/errors.js";
+import { codeOf } from "../helpers/service-error-code.js";
 
 const SNAPSHOT: WalletSnapshot = {
   blockNumber: 10,
@@ -16,15 +16,6 @@ const SNAPSHOT: WalletSnapshot = {
   readAt: 0,
   maxPriorityFeePerGas: 1n,
 };
-
-function codeOf(action: () => unknown): string | undefined {
-  try {
-    action();
-    return undefined;
-  } catch (error) {
-    return error instanceof ServiceError ? error.code : "not a ServiceError";
-  }
-}
 
 describe("WalletLedger", () => {
   it("counts reserved and sent transfers against the balances", () => {
@@ -139,5 +130,39 @@ describe("WalletLedger totals", () => {
     ledger.trackSent(6, { units: 1n, gasCost: 1n });
     ledger.trackSent(7, { units: 1n, gasCost: 1n });
     expect(ledger.inFlightCount).toBe(2);
+  });
+
+  it("holds each token of the network apart, and a native transfer's value with the gas, from one ETH balance", () => {
+    const FIRST = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
+    const SECOND = "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512";
+    const ledger = new WalletLedger({ ...SNAPSHOT, otherTokenBalances: new Map([[SECOND.toLowerCase(), 30n]]) }, FIRST);
+    // The first token is the snapshot's tokenBalance, named or not.
+    ledger.assignNonce(ledger.reserve(60n, 10n, FIRST), 5);
+    expect([ledger.tokensAvailable, ledger.tokensAvailableOf(FIRST), ledger.tokensAvailableOf(SECOND)]).toEqual([40n, 40n, 30n]);
+    expect(codeOf(() => ledger.reserve(31n, 1n, SECOND))).toBe("INSUFFICIENT_TOKEN_BALANCE");
+    const second = ledger.reserve(30n, 10n, SECOND);
+    expect([ledger.tokensAvailable, ledger.tokensAvailableOf(SECOND)]).toEqual([40n, 0n]);
+    // A native transfer: no token units, its value and gas from the ETH balance (1000 - 20 held).
+    expect(codeOf(() => ledger.assertNativeAvailable(981n))).toBe("INSUFFICIENT_FUNDS");
+    const native = ledger.reserve(0n, 900n + 80n);
+    expect(ledger.gasAvailable).toBe(0n);
+    ledger.release(native);
+    ledger.release(second);
+    expect([ledger.tokensAvailableOf(SECOND), ledger.gasAvailable]).toEqual([30n, 990n]);
+    // A token the snapshot holds no balance of has none to spend.
+    expect(ledger.tokensAvailableOf("0x0000000000000000000000000000000000000001")).toBe(0n);
+  });
+
+  it("tells what native transfers paid out once a snapshot shows them mined, so that it does not count as gas spent", () => {
+    const ledger = new WalletLedger(SNAPSHOT);
+    ledger.assignNonce(ledger.reserve(0n, 500n, undefined, 400n), 5);
+    ledger.assignNonce(ledger.reserve(1n, 50n), 6);
+    ledger.assignNonce(ledger.reserve(0n, 300n, undefined, 250n), 7);
+    expect(ledger.takeValueMined()).toBe(0n);
+    ledger.applySnapshot({ ...SNAPSHOT, blockNumber: 11, minedNonceCount: 7 });
+    expect(ledger.takeValueMined()).toBe(400n);
+    expect(ledger.takeValueMined()).toBe(0n);
+    ledger.applySnapshot({ ...SNAPSHOT, blockNumber: 12, minedNonceCount: 8 });
+    expect(ledger.takeValueMined()).toBe(250n);
   });
 });

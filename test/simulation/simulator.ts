@@ -17,9 +17,9 @@
  * system's scheduling still varies, so a failing seed is replayed to see it again, not always the same.
  *
  * With `networks: 2` the service pays on a second chain too (an anvil with another chain id, behind a
- * faulting proxy of its own), as NETWORKS_FILE describes both: each transfer goes to one of them, the waves'
- * events (reorganisation, an emptied pool, an outside sender) strike either, and every invariant is checked
- * on each chain.
+ * faulting proxy of its own), as NETWORKS_FILE describes both: each transfer goes to one of them (on the
+ * default, some in its native coin), the waves' events (reorganisation, an emptied pool, an outside sender)
+ * strike either, and every invariant is checked on each chain and for each token.
  */
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -65,7 +65,10 @@ interface Asked {
   /** The chain it pays on. */
   chain: TestChain;
   recipient: string;
+  /** Whole tokens; thousandths of the coin for a native transfer. */
   amount: bigint;
+  /** A transfer of the native coin (two networks: some of the default network's). */
+  native: boolean;
   key: string | undefined;
   body: string;
   /** The status and body of the first answer; status 0 when none came (the service was killed). */
@@ -167,10 +170,12 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
         const amount = BigInt(1 + Math.floor(random() * 9));
         const recipient = freshAddress();
         const key = random() < 0.5 ? `sim-${seed}-${asked.length + batch.length}` : undefined;
-        // With two networks, half the transfers go to the second (named), the rest to the default.
+        // With two networks, half the transfers go to the second (named), the rest to the default, where
+        // some send its native coin (thousandths of it).
         const onSecond = second !== undefined && random() < 0.5;
-        const body = JSON.stringify({ toAddress: recipient, amount: amount.toString(), ...(onSecond && { network: "second" }) });
-        batch.push({ chain: onSecond && second ? second.chain : chain, recipient, amount, key, body, first: undefined });
+        const native = second !== undefined && !onSecond && random() < 0.3;
+        const body = JSON.stringify({ toAddress: recipient, ...(native ? { amount: `0.00${amount}`, token: "ETH" } : { amount: amount.toString() }), ...(onSecond && { network: "second" }) });
+        batch.push({ chain: onSecond && second ? second.chain : chain, recipient, amount, native, key, body, first: undefined });
       }
       asked.push(...batch);
       // The journal's disk fills up before this wave: nothing of it may be sent without its record.
@@ -234,8 +239,8 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
 
     // The invariants.
     for (const item of asked) {
-      const paid = await tokenBalanceOf(item.chain, item.recipient);
-      const expected = item.amount * 10n ** BigInt(item.chain.decimals);
+      const paid = await paidTo(item);
+      const expected = expectedOf(item);
       const name = `transfer to ${item.recipient} (${item.key ?? "no key"}, first answer ${item.first?.status ?? "none"})`;
       if (paid !== 0n && paid !== expected) violations.push(`${name}: recipient holds ${paid}, neither 0 nor the amount once`);
       if (item.first?.status === 417 && paid !== 0n) violations.push(`${name}: answered 417 but paid`);
@@ -259,7 +264,8 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
     for (const [index, each] of chains.entries()) {
       const where = index === 0 ? "" : " on the second network";
       let paidInTotal = 0n;
-      for (const item of asked) if (item.chain === each) paidInTotal += await tokenBalanceOf(each, item.recipient);
+      // Tokens only: the wallet's ETH pays gas beside what native transfers send (each checked above).
+      for (const item of asked) if (item.chain === each && !item.native) paidInTotal += await tokenBalanceOf(each, item.recipient);
       const spent = walletTokensBefore[index] - (await tokenBalanceOf(each, chain.demo.walletAddress));
       if (spent !== paidInTotal) violations.push(`the wallet spent ${spent} base units${where}, its recipients there received ${paidInTotal}`);
       const mined = await each.provider.getTransactionCount(chain.demo.walletAddress, "latest");
@@ -494,13 +500,23 @@ function networksFile(path: string, first: TestChain, firstUrls: readonly string
     path,
     JSON.stringify({
       networks: [
-        { name: "first", chainId: 31337, rpcUrls: firstUrls, tokens: { FIRST: first.demo.tokenAddress } },
+        { name: "first", chainId: 31337, rpcUrls: firstUrls, tokens: { FIRST: first.demo.tokenAddress, ETH: "native" } },
         { name: "second", chainId: 31338, rpcUrls: [second.proxy.url], tokens: { SECOND: second.chain.demo.tokenAddress } },
       ],
       default: { network: "first", token: "FIRST" },
     }),
   );
   return { NETWORKS_FILE: path };
+}
+
+/** What the recipient of `item` holds: of the token, or of the native coin (a fresh address has nothing else). */
+function paidTo(item: Asked): Promise<bigint> {
+  return item.native ? item.chain.provider.getBalance(item.recipient) : tokenBalanceOf(item.chain, item.recipient);
+}
+
+/** What `item` pays its recipient, in base units. */
+function expectedOf(item: Asked): bigint {
+  return item.native ? item.amount * 10n ** 15n : item.amount * 10n ** BigInt(item.chain.decimals);
 }
 
 async function stateOf(server: ServerProcess, hash: string): Promise<string> {
@@ -523,7 +539,7 @@ async function settle(chains: readonly TestChain[], server: ServerProcess, asked
     let open = 0;
     for (const item of asked) {
       if (item.first?.status !== 200) continue;
-      if ((await tokenBalanceOf(item.chain, item.recipient)) > 0n) continue;
+      if ((await paidTo(item)) > 0n) continue;
       const state = await stateOf(server, JSON.parse(item.first.body).result.hash);
       if (state !== "failed" && state !== "replaced") open++;
     }

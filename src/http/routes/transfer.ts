@@ -5,7 +5,7 @@ import { InvalidAddressError, parseRecipientAddress } from "../../domain/recipie
 import { InvalidAmountError, parseTokenAmount } from "../../domain/token-amount.js";
 import type { TransferPolicy } from "../../domain/transfer-policy.js";
 import { ServiceError } from "../../errors.js";
-import type { ServedNetwork } from "../../network-settings/network-choice.js";
+import type { ServedNetwork, ServedToken } from "../../network-settings/network-choice.js";
 import { toV5TransferRecord } from "../../wire/v5-record.js";
 import { type TransferBody, TransferBodySchema, TransferHeadersSchema, TransferQuerySchema, TransferReplySchema, errorReplies } from "../schemas.js";
 
@@ -13,6 +13,8 @@ import { type TransferBody, TransferBodySchema, TransferHeadersSchema, TransferQ
 export interface TransferNetwork {
   /** What `network` and `token` may name. */
   network: ServedNetwork;
+  /** The token the request pays in (named, or the network's first). */
+  token: ServedToken;
   transfers: TransferSender;
   tokenDecimals: number;
   policy: TransferPolicy;
@@ -71,10 +73,10 @@ export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = as
       // Keys are per API key: two clients choosing the same key never see each other's transfers.
       const journalKey = idempotencyKey === undefined ? undefined : `${apiKeyId}/${idempotencyKey}`;
       const authorize = () => policy.authorize(apiKeyId, recipient, units);
-      const { transfer, replayed } = await transfers.sendTokenTransfer({ recipient, units, apiKeyId }, journalKey, authorize);
+      const { transfer, replayed } = await transfers.sendTokenTransfer({ recipient, units, apiKeyId, token: chosen.token.address }, journalKey, authorize);
       countOutcome(replayed ? "replayed" : "sent");
       if (!replayed) countUnitsSent(units, chosen);
-      const logged = { hash: transfer.hash, network: chosen.network.name, nonce: transfer.transaction.nonce, recipient, units: units.toString(), idempotencyKey, apiKeyId };
+      const logged = { hash: transfer.hash, network: chosen.network.name, token: chosen.token.symbol, nonce: transfer.transaction.nonce, recipient, units: units.toString(), idempotencyKey, apiKeyId };
       if (replayed) {
         reply.header("idempotent-replayed", "true");
         request.log.info(logged, "transfer answered from the journal (repeated Idempotency-Key)");

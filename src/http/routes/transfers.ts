@@ -10,15 +10,15 @@ import { getAddress } from "ethers";
 import { ServiceError } from "../../errors.js";
 import type { HistoryFilter, TransferJournal } from "../../journal/transfer-journal.js";
 import { HISTORY_CSV_COLUMNS, HISTORY_STATES, type HistoryNetwork, type HistoryState, historyCsv, historyItem, historyTokenOf, journalStatesOf } from "../../lookup/transfer-history.js";
-import type { ServedNetwork } from "../../network-settings/network-choice.js";
+import type { ServedNetwork, ServedToken } from "../../network-settings/network-choice.js";
 import { AddressSchema, AttemptStatusSchema, errorReplies } from "../schemas.js";
 
 export interface TransfersRouteOptions {
   journal: TransferJournal;
   /** Every configured network, the default first: how rows are named (decimals of a network not running yet: null). */
   networks: () => readonly HistoryNetwork[];
-  /** The configured network the `network` and `token` filters name; 400 for another. */
-  named: (choice: { network?: string; token?: string }) => ServedNetwork;
+  /** The configured network and token the `network` and `token` filters name (each its default when not named); 400 for another. */
+  named: (choice: { network?: string; token?: string }) => { network: ServedNetwork; token: ServedToken };
   /** The id of every configured API key: an Idempotency-Key is found under whichever sent it. */
   apiKeyIds: readonly string[];
 }
@@ -44,12 +44,12 @@ const HistoryItemSchema = Type.Object({
   network: Type.String({ description: "the network's name in NETWORKS_FILE; without the file, its chain id in decimal" }),
   chainId: Type.Integer(),
   transfer: Type.Object({
-    token: Type.String({ description: "the token contract's address" }),
-    tokenSymbol: Type.String({ description: "the token's symbol in NETWORKS_FILE; without the file, its address" }),
+    token: Type.String({ description: "the token contract's address, or \"native\" for the network's native coin" }),
+    tokenSymbol: Type.String({ description: "the token's symbol in NETWORKS_FILE; without the file (or for a token it no longer names), its address" }),
     from: Type.String({ description: "the lane (wallet) that sends it" }),
     to: Type.String({ description: "the recipient" }),
     amount: Type.String({ description: "base units requested, decimal (0 for a top-up or filler)" }),
-    amountInTokens: Type.Union([Type.String(), Type.Null()], { description: "null for a network the service no longer pays on" }),
+    amountInTokens: Type.Union([Type.String(), Type.Null()], { description: "null for a token or network the service no longer pays in, or a network not reached since it started" }),
     requestedAmount: Type.String(),
   }),
   carriedBy: Type.Union([Type.String(), Type.Null()], { description: "the attempt that carries it: the mined one once known, else the latest" }),
@@ -83,7 +83,7 @@ const TransfersQuerySchema = Type.Object(
     idempotencyKey: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: "as the client sent it, under any configured API key (or the one apiKeyId names)" })),
     lane: Type.Optional({ ...AddressSchema, description: "the sending wallet (a lane of the pool)" }),
     network: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "a network's name or chain id (400 UNKNOWN_NETWORK for one not served)" })),
-    token: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "a token's symbol or address (400 UNKNOWN_TOKEN for one not served)" })),
+    token: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "a token's symbol, address or \"native\", of the network named (else the default network); 400 UNKNOWN_TOKEN for one not served" })),
   },
   { additionalProperties: false },
 );
@@ -130,8 +130,9 @@ export const transfersRoute: FastifyPluginAsyncTypebox<TransfersRouteOptions> = 
         recipient: query.recipient && getAddress(query.recipient),
         apiKeyId: query.apiKeyId,
         lane: query.lane && getAddress(query.lane),
-        // With one network every row is its own: naming it filters nothing out.
-        chainId: named && described.length > 1 ? named.chainId.toString() : undefined,
+        // With one network (or one token) every row is its own: naming it filters nothing out.
+        chainId: named && described.length > 1 ? named.network.chainId.toString() : undefined,
+        token: named && query.token !== undefined && named.network.tokens.length > 1 ? named.token.address : undefined,
       };
       // A transfer key's history is its own: asking for another key's finds nothing (no state matches).
       if (request.apiKeyRole === "transfer") {

@@ -4,6 +4,8 @@ import { Type } from "@sinclair/typebox";
 import type { NetworkServices } from "../../network/network-services.js";
 import { formatTokenAmount } from "../../domain/token-amount.js";
 import { asNodeUnavailable } from "../../node/ethers-errors.js";
+import { type ChainConnection, tokensOf } from "../../node/connect-chain.js";
+import { type WalletSnapshot, tokenBalanceOf } from "../../send-path/wallet-snapshot.js";
 import { STUCK_AFTER_SECONDS, isJammed, readUnconfirmedTransfers } from "../../send-path/unconfirmed-transfers.js";
 import { feesAsText } from "../../send-path/wallet-transaction.js";
 import { errorReplies } from "../schemas.js";
@@ -40,6 +42,17 @@ const EndpointReportSchema = Type.Object({
   latencyMs: Type.Union([Type.Number(), Type.Null()], { description: "average latency of its recent requests, ms" }),
 });
 
+const TokenBalancesSchema = Type.Array(
+  Type.Object({
+    symbol: Type.String({ description: "its symbol in NETWORKS_FILE; without the file, its address" }),
+    address: Type.String({ description: "the contract's address, or \"native\" for the native coin (the ETH balance)" }),
+    decimals: Type.Integer(),
+    balance: Type.String({ description: "base units, decimal, as of the snapshot" }),
+    balanceInTokens: Type.String(),
+  }),
+  { description: "every token the network pays in, the default first, as of the snapshot" },
+);
+
 const NetworkWalletSchema = Type.Object({
   address: Type.String(),
   network: Type.String({ description: "the network's name in NETWORKS_FILE; without the file, its chain id in decimal" }),
@@ -48,6 +61,7 @@ const NetworkWalletSchema = Type.Object({
   ethBalance: Type.String({ description: "wei, decimal, as of snapshotBlock" }),
   tokenBalance: Type.String({ description: "base units, decimal, as of snapshotBlock" }),
   tokenBalanceInTokens: Type.String(),
+  balances: TokenBalancesSchema,
   snapshotBlock: Type.Integer({ description: "block of the balances above (re-read every CHAIN_REFRESH_INTERVAL_MS)" }),
   gasRunwayHours: Type.Union([Type.Number(), Type.Null()], { description: "hours the ETH balance lasts at the last hour's gas spend; null when nothing was spent" }),
   nonces: Type.Object({
@@ -83,6 +97,7 @@ const NetworkWalletSchema = Type.Object({
         ethBalance: Type.String({ description: "wei, decimal, as of its snapshot" }),
         tokenBalance: Type.String({ description: "base units, decimal, as of its snapshot" }),
         tokenBalanceInTokens: Type.String(),
+        balances: TokenBalancesSchema,
         transfersInFlight: Type.Integer({ description: "signed from this wallet, not yet mined" }),
         gasRunwayHours: Type.Union([Type.Number(), Type.Null()], { description: "hours its ETH lasts at the last hour's gas spend; null when it spent nothing" }),
         state: Type.Union([Type.Literal("open"), Type.Literal("held")], { description: "open: takes new transfers; held: takes none until it clears" }),
@@ -140,6 +155,14 @@ export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async 
   );
 };
 
+/** The balance of every token of the network in `snapshot`. */
+function balancesOf(chain: ChainConnection, snapshot: WalletSnapshot) {
+  return tokensOf(chain).map((token) => {
+    const balance = tokenBalanceOf(snapshot, chain, token);
+    return { symbol: token.symbol, address: token.address, decimals: token.decimals, balance: balance.toString(), balanceInTokens: formatTokenAmount(balance, token.decimals) };
+  });
+}
+
 /** One network's wallet: its balances, nonces and transfers in flight; its node is asked unless `snapshotOnly`. */
 async function walletOf(services: NetworkServices, snapshotOnly: boolean, replicaId: string | undefined) {
   const { chain } = services;
@@ -165,6 +188,7 @@ async function walletOf(services: NetworkServices, snapshotOnly: boolean, replic
     ethBalance: snapshot.ethBalance.toString(),
     tokenBalance: snapshot.tokenBalance.toString(),
     tokenBalanceInTokens: formatTokenAmount(snapshot.tokenBalance, chain.tokenDecimals),
+    balances: balancesOf(chain, snapshot),
     snapshotBlock: snapshot.blockNumber,
     gasRunwayHours: services.lanes[0].gasRunwayHours(),
     nonces: { next: services.nonces.peek() ?? null, chainLatest, chainPending: pending === null ? null : Number(pending) },
@@ -176,13 +200,15 @@ async function walletOf(services: NetworkServices, snapshotOnly: boolean, replic
     rpcEndpoints: chain.endpoints.reports(),
     ...(services.lanes.length > 1 && {
       lanes: services.lanes.map((lane) => {
-        const { ethBalance, tokenBalance } = lane.ledger.snapshot;
+        const { snapshot: laneSnapshot } = lane.ledger;
+        const { ethBalance, tokenBalance } = laneSnapshot;
         const hold = lane.hold() ?? null;
         return {
           address: lane.address,
           ethBalance: ethBalance.toString(),
           tokenBalance: tokenBalance.toString(),
           tokenBalanceInTokens: formatTokenAmount(tokenBalance, chain.tokenDecimals),
+          balances: balancesOf(chain, laneSnapshot),
           transfersInFlight: lane.ledger.unminedCount,
           gasRunwayHours: lane.gasRunwayHours(),
           state: hold === null ? ("open" as const) : ("held" as const),
