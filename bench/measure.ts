@@ -10,6 +10,7 @@ import { type ChainConfig, chainConfigOf, loadConfig } from "../src/config.js";
 import type { DemoChain } from "../src/dev/demo-chain.js";
 import { bufferedLogDestination, createLogger } from "../src/logger.js";
 import { type RunningReplica, startReplica } from "../src/replicas/start-replica.js";
+import type { ChainConnection } from "../src/node/connect-chain.js";
 
 export interface RunResult {
   count: number;
@@ -76,7 +77,7 @@ export async function startBenchService(
   rpcUrl: string,
   demo: DemoChain,
   extraEnv: Record<string, string> = {},
-): Promise<RunningService & { baseUrl: string }> {
+): Promise<RunningService & { chain: ChainConnection; baseUrl: string }> {
   const journalDir = mkdtempSync(join(tmpdir(), "bench-journal-"));
   const config = chainConfigOf(loadConfig({
     RPC_URL: rpcUrl,
@@ -94,6 +95,8 @@ export async function startBenchService(
   await service.app.listen({ host: "127.0.0.1", port: 0 });
   return {
     ...service,
+    // RPC_URL: the start stops unless the node answered.
+    chain: service.chain as ChainConnection,
     baseUrl: `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`,
     async close() {
       await service.close();

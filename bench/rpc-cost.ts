@@ -118,7 +118,7 @@ export async function measureRpcCost(idleSeconds: number, transfers: number, con
       const sendingPerEndpoint = sendingEach.calls();
       // Settled: every transfer mined and released from the ledger, the service back to idle.
       const deadline = Date.now() + 30_000;
-      while (service.services.ledger.unminedCount > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      while (service.services.networks[0].ledger.unminedCount > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
       const untilSettled = sum(difference(snapshotCounts(proxies), before));
 
       // Mined straight at the node, not through the proxies: only the service's calls are counted.

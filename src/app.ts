@@ -126,8 +126,8 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
       // Another network's endpoints are named with the network's name first.
       endpoints: () =>
         Object.fromEntries(
-          services.networks.flatMap(({ network, chain }, index) =>
-            Object.entries(chain.endpoints.states()).map(([endpoint, state]) => [index === 0 ? endpoint : `${network.name} ${endpoint}`, state]),
+          services.networks.flatMap(({ network, chain }) =>
+            Object.entries(chain.endpoints.states()).map(([endpoint, state]) => [network.chainId === services.configured[0].chainId ? endpoint : `${network.name} ${endpoint}`, state]),
           ),
         ),
     });
@@ -171,7 +171,8 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
     // A transfer is described, cancelled and re-priced on its own network; any other hash on the default.
     routes.register(transactionStatusRoute, {
       // One network: no journal read to find it (the reader reads the journal anyway, and refuses another chain's).
-      statusesOf: directory.several ? async (hash) => ((await networkOfHash(hash)) ?? services).statuses : async () => services.statuses,
+      // The default network's (503 while it has not been reached) for any other hash.
+      statusesOf: directory.several ? async (hash) => ((await networkOfHash(hash)) ?? directory.chosen({})).statuses : async () => directory.chosen({}).statuses,
     });
     routes.register(cancelTransferRoute, {
       journal: services.journal,
@@ -192,7 +193,7 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
         return running && new Map(running.chain.tokens.map((token) => [token.address, token.decimals]));
       },
     });
-    routes.register(walletRoute, { networks: services.networks, replicaId: deps.replicaId });
+    routes.register(walletRoute, { networks: services.networks, defaultChainId: services.configured[0].chainId, replicaId: deps.replicaId });
     routes.register(webhookDeliveriesRoute, { journal: services.journal, dispatcher: services.webhooks?.dispatcher });
     routes.register(metricsRoute, { metrics });
     routes.register(consoleRoute);

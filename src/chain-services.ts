@@ -18,11 +18,13 @@ import type { ServedNetwork } from "./network-settings/network-choice.js";
 import { createWebhookDispatcher } from "./webhooks/create-webhooks.js";
 import type { DeliveryOutcome, WebhookDispatcher } from "./webhooks/webhook-dispatcher.js";
 
-/** The default network's parts (what the routes use where a request names no network), and the service-wide ones. */
-export interface ChainServices extends NetworkServices {
+/** Every network's parts, and the service-wide ones. */
+export interface ChainServices {
+  /** The journal of every network. */
+  journal: TransferJournal;
   /** Every network the configuration names, the default first, whether it runs yet or not. */
   configured: readonly ServedNetwork[];
-  /** Every network that runs, the default first (one unreachable at startup joins once reachable). */
+  /** Every network that runs, in the configured order, the default first while it runs (one unreachable at startup joins once reachable). */
   networks: readonly NetworkServices[];
   /** The running network of a chain id. */
   networkOf(chainId: bigint | number): NetworkServices | undefined;
@@ -48,14 +50,23 @@ export type JournalOpener = (owner: JournalOwner, options: { notify: boolean }) 
  */
 export type NetworkToStart =
   | { config: NetworkConfig; chain: ChainConnection }
-  | { config: NetworkConfig; served: ServedNetwork; connect: () => Promise<ChainConnection>; unreachable: string };
+  | {
+      config: NetworkConfig;
+      served: ServedNetwork;
+      /** The address of each lane's wallet (the signers'), and the network's first ERC-20 token: the journal's owner when this is the default network. */
+      lanes: readonly string[];
+      tokenAddress: string;
+      connect: () => Promise<ChainConnection>;
+      unreachable: string;
+    };
 
 /** How often a network unreachable at startup is tried again. */
 const UNREACHABLE_RETRY_MS = 5_000;
 
 /**
- * Opens the journal (its owner is the default network's wallet and token), starts every network, and the
- * parts that work on the journal as a whole. `networks`: the default first.
+ * Opens the journal (its owner is the default network's wallet and token, from the configuration when its
+ * node has not answered yet), starts every network it can, and the parts that work on the journal as a
+ * whole. `networks`: the default first.
  */
 export async function startChainServices(
   config: ChainServicesConfig,
@@ -66,9 +77,16 @@ export async function startChainServices(
 ): Promise<ChainServices> {
   const endpoints = config.webhookUrl ? parseWebhookUrls(config.webhookUrl) : [];
   const [home] = networks;
-  if (!("chain" in home)) throw new Error("the default network must be connected to start");
+  const homeChainId = servedOfNetwork(home).chainId;
+  const lanesOf = (network: NetworkToStart) => ("chain" in network ? network.chain.laneSigners.map((signer) => signer.address) : network.lanes);
   const journal = await openJournal(
-    { chainId: home.chain.chainId, walletAddress: home.chain.wallet.address, tokenAddress: home.chain.tokenAddress, severalNetworks: networks.length > 1 },
+    {
+      chainId: homeChainId,
+      walletAddress: lanesOf(home)[0],
+      // The network's first ERC-20 token, as its connection would name it.
+      tokenAddress: "chain" in home ? home.chain.tokenAddress : home.tokenAddress,
+      severalNetworks: networks.length > 1,
+    },
     { notify: endpoints.length > 0 },
   );
   const started: RunningNetwork[] = [];
@@ -77,22 +95,25 @@ export async function startChainServices(
   const retries: { stop(): Promise<void> }[] = [];
   let retention: { stop(): Promise<void> } | undefined;
   let eviction: { stop(): Promise<void> } | undefined;
-  const servedOf = (network: NetworkToStart) => ("chain" in network ? network.chain.network : network.served);
+  const servedOf = servedOfNetwork;
+  // Where each network goes among the running ones: the configured order, whenever it starts.
+  const placeOf = (chainId: bigint) => networks.findIndex((network) => servedOf(network).chainId === chainId);
   try {
     refuseUnfollowedNetworks(journal, networks.map((network) => servedOf(network).chainId));
     // Whether any lane is still sending a key's entry: a repeat may reach another lane, or another network.
-    const several = networks.length > 1 || home.chain.laneSigners.length > 1;
+    const several = networks.length > 1 || lanesOf(home).length > 1;
     const isSendingAnywhere = several
       ? (key: string, entry: JournalEntry) => started.some((network) => network.lanes.some((lane) => lane.transfers.isSending(key, entry)))
       : undefined;
     let dispatcher: WebhookDispatcher | undefined;
     const start = async (networkConfig: NetworkConfig, chain: ChainConnection) => {
-      const view = chain === home.chain ? journal : journal.forNetwork(chain.chainId, chain.tokenAddress);
+      const view = chain.chainId === homeChainId ? journal : journal.forNetwork(chain.chainId, chain.tokenAddress);
       // With several networks, every line a network logs names it.
       const networkLog = networks.length > 1 ? log.child({ network: chain.network.name }) : log;
       const running = await startNetwork(networkConfig, { chain, journal: view, log: networkLog, endpoints, isSendingAnywhere });
       running.onRoundDone = () => dispatcher?.wake();
       started.push(running);
+      started.sort((a, b) => placeOf(a.chain.chainId) - placeOf(b.chain.chainId));
       byChain.set(chain.chainId, running);
       unreachable.delete(chain.chainId);
     };
@@ -109,15 +130,13 @@ export async function startChainServices(
       forgotten: (count) => log.debug({ count }, "the working copy forgot transfers settled for good; PostgreSQL keeps them"),
       failed: (error) => log.warn({ err: error }, "the working copy could not forget transfers settled for good; the next pass tries again"),
     });
-    const [first] = started;
-    // Gas is counted in the default network's coin: another chain's is another currency.
-    const activity = new TransferActivity(journal, () => first.gasSpentWei(), {
+    // Gas is counted in the default network's coin (nothing while it has not been reached): another chain's is another currency.
+    const activity = new TransferActivity(journal, () => byChain.get(homeChainId)?.gasSpentWei() ?? 0n, {
       onError: (error) => log.warn({ err: error }, "could not count the last hours' transfers for the console's charts; the last count stays"),
     });
     activity.start();
-    const { onRoundDone: _onRoundDone, gasSpentWei: _gasSpentWei, stop: _stop, ...defaultNetwork } = first;
     return {
-      ...defaultNetwork,
+      journal,
       configured: networks.map(servedOf),
       networks: started,
       networkOf: (chainId) => byChain.get(BigInt(chainId)),
@@ -144,6 +163,10 @@ export async function startChainServices(
     journal.close();
     throw error;
   }
+}
+
+function servedOfNetwork(network: NetworkToStart): ServedNetwork {
+  return "chain" in network ? network.chain.network : network.served;
 }
 
 /**

@@ -9,7 +9,7 @@ import { ApiKeyRing } from "./auth/api-keys.js";
 import { type ChainServices, type JournalOpener, type NetworkToStart, startChainServices } from "./chain-services.js";
 import type { NetworkServices } from "./network/network-services.js";
 import { type ChainConnection, NodeUnreachableError, tokensOf, checkNode, closeChain, connectChain, logEndpointState, openSigners } from "./node/connect-chain.js";
-import { NATIVE_TOKEN, type ServedToken, servedNetworkOf } from "./network-settings/network-choice.js";
+import { NATIVE_TOKEN, type ServedNetwork, type ServedToken, servedNetworkOf } from "./network-settings/network-choice.js";
 import { getAddress } from "ethers";
 import { type ChainConfig, ConfigError, type DeploymentConfig } from "./config.js";
 import { InvalidAddressError, parseRecipientAddress } from "./domain/recipient-address.js";
@@ -36,7 +36,8 @@ export interface LeadingReplica {
 
 export interface RunningService {
   app: App;
-  chain: ChainConnection;
+  /** The default network's connection made at startup; undefined when its node had not answered then (several networks only). */
+  chain: ChainConnection | undefined;
   services: ChainServices;
   metrics: ServiceMetrics;
   /** Closes the app (finishing requests in flight), then background work, the journal and the node connection. */
@@ -68,17 +69,21 @@ export async function composeService(config: DeploymentConfig, logger: Logger, r
         chains.push(connected);
         networks.push({ config: networkConfig, chain: connected });
       } catch (error) {
-        // The default network holds the journal, and a network with a wrong setting is a mistake to fix now;
-        // another whose node does not answer must not stop the rest: it joins once it answers.
-        if (index === 0 || !(error instanceof NodeUnreachableError)) throw error;
+        // A network with a wrong setting is a mistake to fix now; one whose node does not answer must not stop
+        // the rest: it joins once it answers. With several networks that holds for the default too (the file
+        // names its chain id, so the journal opens without its node); one network alone stops the start.
+        if ((index === 0 && !config.otherNetworks?.length) || !(error instanceof NodeUnreachableError)) throw error;
         logger.warn({ network: networkConfig.served?.network, reason: error.message }, "a network's node cannot be reached: its transfers are answered 503 until it can; the others start");
         // A network besides the default comes from NETWORKS_FILE, which always names its chain id.
         const tokens = networkConfig.tokens?.map(({ symbol, address }) => ({ symbol, address: address === NATIVE_TOKEN ? address : getAddress(address.toLowerCase()) }));
-        const served = servedNetworkOf(networkConfig.served, { chainId: BigInt(networkConfig.chainId as number), tokenAddress: getAddress(networkConfig.tokenAddress.toLowerCase()), tokens });
-        networks.push({ config: networkConfig, served, connect: () => connectChain(networkConfig, watchers, signers), unreachable: error.message });
+        const tokenAddress = getAddress(networkConfig.tokenAddress.toLowerCase());
+        const served = servedNetworkOf(networkConfig.served, { chainId: BigInt(networkConfig.chainId as number), tokenAddress, tokens });
+        const lanes = signers.map((signer) => signer.address);
+        networks.push({ config: networkConfig, served, lanes, tokenAddress, connect: () => connectChain(networkConfig, watchers, signers), unreachable: error.message });
       }
     }
-    const [chain] = chains;
+    const [home] = networks;
+    const chain = "chain" in home ? home.chain : undefined;
     // Every reached network's limits are checked before anything starts: a limit a token cannot hold stops
     // the start before the journal is opened or anything is sent.
     for (const [index, network] of networks.entries()) {
@@ -190,8 +195,7 @@ function checkedRecipient(address: string): string {
  */
 function readinessChecks(services: ChainServices): Record<string, ReadinessCheck> {
   const journal: ReadinessCheck = async () => (services.journal.failure ? "the transfer journal failed to commit and records nothing until the service is restarted" : undefined);
-  const { gas, ...reachable } = networkReadinessChecks(services);
-  const others = services.configured.slice(1).flatMap((served) => {
+  const ofNetwork = (served: ServedNetwork) => {
     let checks: ReturnType<typeof networkReadinessChecks> | undefined;
     const ofRunning = (name: keyof ReturnType<typeof networkReadinessChecks>): ReadinessCheck => async () => {
       const running = services.networkOf(served.chainId);
@@ -199,9 +203,12 @@ function readinessChecks(services: ChainServices): Record<string, ReadinessCheck
       checks ??= networkReadinessChecks(running);
       return checks[name]();
     };
-    return (["node", "chainId", "gas"] as const).map((name) => [`${served.name}.${name}`, ofRunning(name)] as const);
-  });
-  return { ...reachable, journal, gas, ...Object.fromEntries(others) };
+    return { node: ofRunning("node"), chainId: ofRunning("chainId"), gas: ofRunning("gas") };
+  };
+  const [home, ...others] = services.configured;
+  const { node, chainId, gas } = ofNetwork(home);
+  const prefixed = others.flatMap((served) => Object.entries(ofNetwork(served)).map(([name, check]) => [`${served.name}.${name}`, check] as const));
+  return { node, chainId, journal, gas, ...Object.fromEntries(prefixed) };
 }
 
 function networkReadinessChecks(services: NetworkServices): { node: ReadinessCheck; chainId: ReadinessCheck; gas: ReadinessCheck } {

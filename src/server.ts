@@ -57,6 +57,9 @@ async function main(): Promise<void> {
     }
     const service = await composeService(chainConfig, logger);
     const { app, chain } = service;
+    const [home, ...others] = service.services.configured;
+    // The signer is the same on every network: any running network's connection names it.
+    const signing = chain ?? service.services.networks[0]?.chain;
     // In order: stop taking requests and finish those in flight, then background work, the journal, the node.
     closeGracefullyOnSignals(async () => {
       await service.close();
@@ -65,20 +68,22 @@ async function main(): Promise<void> {
     await app.listen({ port: config.port, host: config.host });
     app.log.info(
       {
-        node: chain.endpoints.endpoints.map((endpoint) => endpoint.label).join(", "),
+        node: chain ? chain.endpoints.endpoints.map((endpoint) => endpoint.label).join(", ") : "not reached yet: its transfers are answered 503 until it answers",
         ...(chainConfig.served && { network: chainConfig.served.network }),
-        chainId: Number(chain.chainId),
-        token: chain.network.token.address,
+        chainId: Number(home.chainId),
+        token: home.token.address,
         ...(chainConfig.served && { tokenSymbol: chainConfig.served.token }),
         // Several networks or tokens: every network with its tokens, the default (above) first.
-        ...((service.services.networks.length > 1 || chain.network.tokens.length > 1) && {
-          networks: service.services.networks.map(({ network }) => `${network.name} (chain ${network.chainId}, ${network.tokens.map((token) => `${token.symbol} ${token.address}`).join(", ")})`),
+        ...((others.length > 0 || home.tokens.length > 1) && {
+          networks: service.services.configured.map((network) => `${network.name} (chain ${network.chainId}, ${network.tokens.map((token) => `${token.symbol} ${token.address}`).join(", ")})`),
         }),
-        wallet: chain.wallet.address,
-        signer: chain.signer.description,
-        // A wallet pool: every lane's address, in the order of the keys.
-        ...(chain.laneSigners.length > 1 && { lanes: chain.laneSigners.map((signer) => signer.address) }),
-        keccak: chain.keccak,
+        ...(signing && {
+          wallet: signing.wallet.address,
+          signer: signing.signer.description,
+          // A wallet pool: every lane's address, in the order of the keys.
+          ...(signing.laneSigners.length > 1 && { lanes: signing.laneSigners.map((signer) => signer.address) }),
+          keccak: signing.keccak,
+        }),
         // Where events go, by host only: a path or query may carry a receiver's token.
         webhooks: chainConfig.webhookUrl ? parseWebhookUrls(chainConfig.webhookUrl).map((url) => new URL(url).host) : "off",
       },

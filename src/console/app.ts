@@ -341,7 +341,11 @@ class Console {
       return;
     }
     const report = await this.#get<Wallet>("/wallet?snapshot=true");
-    const wallet = report.networks?.find((network) => network.network === this.#network) ?? report;
+    const wallet = (report.networks ?? [report]).find((network) => this.#network === undefined || network.network === this.#network);
+    if (!wallet) {
+      target.replaceChildren(element("p", `Network ${this.#network} has not been reached since the service started: its wallet is not known yet.`));
+      return;
+    }
     const lanes: Lane[] = wallet.lanes ?? [{ ...wallet, state: wallet.jammed ? "jammed" : "open", heldBecause: wallet.jammed ? "jammed" : null }];
     const table = this.#table(["Wallet", "ETH", "Tokens", "Gas runway", "In flight", "State"]);
     for (const lane of lanes) {

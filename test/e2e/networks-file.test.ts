@@ -10,6 +10,7 @@ import { parseUnits } from "ethers";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
+import { freePort } from "../helpers/free-port.js";
 import { AUTHORIZATION } from "../helpers/service.js";
 import { type TestChain, freshAddress, startTestChain, tokenBalanceOf, waitForReceipt } from "../helpers/test-chain.js";
 
@@ -94,6 +95,11 @@ describe("a service started with NETWORKS_FILE", () => {
     it("a token address without a contract on the chain", async () => {
       const empty = freshAddress();
       expect(await failureOf(fileOf({ tokens: { DEMO: empty } }))).toContain(`cannot start: NETWORKS_FILE networks "devnet" tokens.DEMO: no contract at ${empty} on chain 31337`);
+    });
+
+    it("its one network's endpoints answering nothing (with no other network to serve, it is not started without them)", async () => {
+      const port = await freePort();
+      expect(await failureOf(fileOf({}), { DEVNET_RPC_URL: `http://127.0.0.1:${port}` })).toMatch(/cannot start: NETWORKS_FILE networks "devnet" rpcUrls: the node at \S+ did not answer eth_chainId/);
     });
 
     it("an unknown field, and a variable that is not set", async () => {

@@ -41,7 +41,7 @@ describe("an OP Stack chain's L1 data fee", () => {
     await setEthBalance(chain, chain.demo.walletAddress, "0.01");
     service = await startService(chain.target);
     expect(service.chain.opStack).toBe(true);
-    expect(service.services.ledger.snapshot.l1DataFee).toBeGreaterThan(parseUnits("0.01", "ether"));
+    expect(service.services.networks[0].ledger.snapshot.l1DataFee).toBeGreaterThan(parseUnits("0.01", "ether"));
 
     const refused = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
     expect(refused.statusCode).toBe(417);
@@ -66,7 +66,7 @@ describe("an OP Stack chain's L1 data fee", () => {
     const plainService = await startService(plain.target);
     try {
       expect(plainService.chain.opStack).toBe(false);
-      expect(plainService.services.ledger.snapshot.l1DataFee).toBe(0n);
+      expect(plainService.services.networks[0].ledger.snapshot.l1DataFee).toBe(0n);
     } finally {
       await plainService.close();
       await plain.stop();

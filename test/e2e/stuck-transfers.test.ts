@@ -563,7 +563,7 @@ describe.each(NODE_KINDS)("the money path of a stuck transfer on %s", (kind) => 
 
   it("a stuck gas top-up is re-priced as the same call: the same lane, the same value, paid once", async () => {
     const lane = freshAddress();
-    const sent = await service.services.lanes[0].transfers.sendGasTopUp(lane, parseUnits("1", "ether"));
+    const sent = await service.services.networks[0].lanes[0].transfers.sendGasTopUp(lane, parseUnits("1", "ether"));
     const spike = 3n * (sent.transaction.maxFeePerGas ?? 0n);
     for (let block = 0; block < 10 && (await chain.provider.getBalance(lane)) === 0n; block++) await mineAt(chain, spike);
     expect(await chain.provider.getBalance(lane)).toBe(parseUnits("1", "ether"));
@@ -739,7 +739,7 @@ describe.each(NODE_KINDS)("a transfer a node took, whose nonce another sender's 
 
   it("a gas top-up whose nonce another sender used is signed again as the same call: the lane gets its ETH once", async () => {
     const lane = freshAddress();
-    const sent = await service.services.lanes[0].transfers.sendGasTopUp(lane, parseUnits("2", "ether"));
+    const sent = await service.services.networks[0].lanes[0].transfers.sendGasTopUp(lane, parseUnits("2", "ether"));
     const price = 10n * (sent.transaction.maxFeePerGas ?? 0n);
     const outside = await chain.hotWallet.sendTransaction({ to: chain.demo.walletAddress, value: 0n, nonce: sent.transaction.nonce, maxFeePerGas: price, maxPriorityFeePerGas: price });
     await mineAt(chain, GWEI);

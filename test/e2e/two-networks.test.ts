@@ -34,7 +34,8 @@ const noBrowser = chromiumMissing();
 describe.each(["anvil", "hardhat"] as const)("one deployment on two networks, the default on %s", (kind) => {
   let alpha: TestChain;
   let beta: TestChain;
-  // Beta's node is reached through a proxy that can go down.
+  // Each node is reached through a proxy that can go down.
+  let alphaNode: RpcProxy;
   let betaNode: RpcProxy;
   let receiver: WebhookReceiver;
   // A second token on alpha, of 6 decimals, held by the hot wallet.
@@ -45,6 +46,7 @@ describe.each(["anvil", "hardhat"] as const)("one deployment on two networks, th
   const start = () =>
     startServerProcess({
       NETWORKS_FILE: join(dir, "networks.json"),
+      ALPHA_RPC_URL: alphaNode.url,
       BETA_RPC_URL: betaNode.url,
       PRIVATE_KEY: alpha.target.privateKey,
       JOURNAL_PATH: join(dir, "journal.sqlite"),
@@ -66,6 +68,7 @@ describe.each(["anvil", "hardhat"] as const)("one deployment on two networks, th
   beforeAll(async () => {
     alpha = await startTestChainOn(kind);
     beta = await startTestChain(["--chain-id", "31338"]);
+    alphaNode = await startRpcProxy(alpha.rpcUrl);
     betaNode = await startRpcProxy(beta.rpcUrl);
     // One signer serves every network: alpha's wallet gets ETH and beta's token on beta too.
     await setEthBalance(beta, wallet(), "1000");
@@ -80,7 +83,7 @@ describe.each(["anvil", "hardhat"] as const)("one deployment on two networks, th
           {
             name: "alpha",
             chainId: 31337,
-            rpcUrls: [alpha.rpcUrl],
+            rpcUrls: ["${ALPHA_RPC_URL}"],
             tokens: { AAA: alpha.demo.tokenAddress, CCC: { address: await ccc.getAddress(), maxTransferAmount: "10" }, ETH: "native" },
           },
           { name: "beta", chainId: 31338, rpcUrls: ["${BETA_RPC_URL}"], tokens: { BBB: { address: beta.demo.tokenAddress, maxTransferAmount: "50" } } },
@@ -97,6 +100,7 @@ describe.each(["anvil", "hardhat"] as const)("one deployment on two networks, th
     await server?.exited;
     await receiver?.close();
     await betaNode?.close();
+    await alphaNode?.close();
     await alpha?.stop();
     await beta?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
@@ -298,6 +302,25 @@ describe.each(["anvil", "hardhat"] as const)("one deployment on two networks, th
     }
   });
 
+  it("reports a reorganisation of one chain on that chain's transfer only: reorged, mined again, paid once; the other chain's transfer is untouched", async () => {
+    const typesOf = (hash: string) =>
+      receiver.received.map((hook) => JSON.parse(hook.body)).filter((event) => event.data.transferHash === hash).map((event) => event.type as string);
+    const betaRecipient = freshAddress();
+    const onBeta = await post("/transfer", { toAddress: betaRecipient, amount: "1", network: "beta" });
+    expect(onBeta.statusCode).toBe(200);
+    await waitUntil(() => typesOf(onBeta.body.result.hash).includes("transfer.confirmed"), 20_000, "beta's transfer confirmed");
+    // Past the service's next read of the block that mined it.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await beta.provider.send("anvil_reorg", [1, []]);
+    const onAlpha = await post("/transfer", { toAddress: freshAddress(), amount: "1" });
+    expect(onAlpha.statusCode).toBe(200);
+    await waitUntil(() => typesOf(onBeta.body.result.hash).filter((type) => type === "transfer.confirmed").length === 2, 30_000, "beta's transfer reorged and confirmed again");
+    expect(typesOf(onBeta.body.result.hash)).toEqual(["transfer.confirmed", "transfer.reorged", "transfer.confirmed"]);
+    await waitUntil(() => typesOf(onAlpha.body.result.hash).length > 0, 20_000, "alpha's transfer confirmed");
+    expect(typesOf(onAlpha.body.result.hash)).toEqual(["transfer.confirmed"]);
+    expect(await tokenBalanceOf(beta, betaRecipient)).toBe(parseUnits("1", 18));
+  });
+
   it("holds each network's own token limit, and a key is one payment: the same key on the other network is refused", async () => {
     const over = await post("/transfer", { toAddress: freshAddress(), amount: "51", network: "beta" });
     expect({ statusCode: over.statusCode, code: over.body.code }).toEqual({ statusCode: 403, code: "AMOUNT_ABOVE_LIMIT" });
@@ -379,6 +402,41 @@ describe.each(["anvil", "hardhat"] as const)("one deployment on two networks, th
     await waitForReceipt(beta, retried.body.result.hash, 10_000);
     const ready = (await (await request(`${server.baseUrl}/ready`)).body.json()) as { checks: Record<string, string> };
     expect(ready.checks["beta.node"]).toBe("ok");
+  });
+
+  it("starts without the default network when its node is down at startup: the other pays, the default's transfers are answered 503 with the key unused, and it joins once its node answers", async () => {
+    server.child.kill("SIGTERM");
+    await server.exited;
+    await alphaNode.goDown();
+    const recipient = freshAddress();
+    try {
+      server = await start();
+      expect(server.output()).toMatch(/"network":"alpha".*a network's node cannot be reached/);
+      expect(server.output()).toMatch(/"node":"not reached yet[^"]*".*"network":"alpha"/);
+      const onBeta = await post("/transfer", { toAddress: freshAddress(), amount: "1", network: "beta" });
+      expect(onBeta.statusCode).toBe(200);
+      const onAlpha = await post("/transfer", { toAddress: recipient, amount: "1", token: "CCC" }, { "idempotency-key": "while-alpha-never-answered" });
+      expect({ statusCode: onAlpha.statusCode, code: onAlpha.body.code }).toEqual({ statusCode: 503, code: "NETWORK_UNAVAILABLE" });
+      const ready = (await (await request(`${server.baseUrl}/ready`)).body.json()) as { checks: Record<string, string> };
+      expect(ready.checks.node).toMatch(/^not started: NETWORKS_FILE networks "alpha" rpcUrls: the node at \S+ did not answer eth_chainId$/);
+      expect(ready.checks["beta.node"]).toBe("ok");
+      // Its history stays readable from the journal; /networks says it is not reached; /wallet shows the network that runs.
+      expect((await get("/transfers?network=alpha&limit=1")).body.transfers[0]).toMatchObject({ network: "alpha", chainId: 31337 });
+      expect(((await get("/networks")).body.networks as Record<string, any>[]).map((network) => [network.name, network.running])).toEqual([["alpha", false], ["beta", true]]);
+      const report = await get("/wallet");
+      expect({ statusCode: report.statusCode, network: report.body.network }).toEqual({ statusCode: 200, network: "beta" });
+    } finally {
+      await alphaNode.comeBack();
+    }
+    await waitUntil(async () => (await post("/transfer", { toAddress: freshAddress(), amount: "0.5" })).statusCode === 200, 30_000, "alpha to join");
+    // The key the 503 left unused pays now, once, in the token it named.
+    const retried = await post("/transfer", { toAddress: recipient, amount: "1", token: "CCC" }, { "idempotency-key": "while-alpha-never-answered" });
+    expect(retried.statusCode).toBe(200);
+    await waitForReceipt(alpha, retried.body.result.hash, 10_000);
+    expect(await ccc.getFunction("balanceOf")(recipient)).toBe(parseUnits("1", 6));
+    const ready = (await (await request(`${server.baseUrl}/ready`)).body.json()) as { checks: Record<string, string> };
+    expect(ready.checks.node).toBe("ok");
+    expect(((await get("/wallet")).body as Record<string, any>).network).toBe("alpha");
   });
 
   it("after kill -9, a replay on either network answers the first answer and pays nothing again", async () => {

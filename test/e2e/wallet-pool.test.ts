@@ -13,6 +13,7 @@ import { retryWhilePoolBusy } from "../helpers/pool-client.js";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
 import { AUTHORIZATION, type TestService, postJson, startService } from "../helpers/service.js";
 import { NODE_KINDS, type PoolWallet, type TestChain, addPoolWallets, freshAddress, setEthBalance, startTestChainOn, tokenBalanceOf, waitForReceipt } from "../helpers/test-chain.js";
+import type { NetworkServices } from "../../src/network/network-services.js";
 
 interface Answer {
   statusCode: number;
@@ -155,7 +156,7 @@ describe.each(NODE_KINDS)("a wallet pool on %s", (kind) => {
 
     await setEthBalance(pooled, first.address, "10");
     // The second lane's transfers are mined and counted so: the lanes tie, and the first lane wins a tie.
-    await waitUntil(async () => service.services.lanes[1].ledger.unminedCount === 0, 10_000, "the second lane's transfers counted mined");
+    await waitUntil(async () => service.services.networks[0].lanes[1].ledger.unminedCount === 0, 10_000, "the second lane's transfers counted mined");
     // What the second lane's gas cost shows once its snapshot counts them mined.
     const spent = (await service.app.inject({ method: "GET", url: "/metrics", headers: AUTHORIZATION })).body;
     expect(spent).toMatch(new RegExp(`lane_gas_spent_wei_total\\{network="31337",lane="${second.address}"\\} [1-9]`));
@@ -250,7 +251,7 @@ describe.each(NODE_KINDS)("a wallet pool on %s", (kind) => {
     const { pooled, first, second, service } = await twoLanesReadOnceAMinute();
     await setEthBalance(pooled, first.address, "0");
     // The pool reads the refusing lane's balances again before routing on: held there until the repeat is answered.
-    const drainedLane = service.services.laneOf(first.address) as NonNullable<ReturnType<typeof service.services.laneOf>>;
+    const drainedLane = service.services.networks[0].laneOf(first.address) as NonNullable<ReturnType<NetworkServices["laneOf"]>>;
     const readBalances = drainedLane.ensureBalances;
     let reachedRerouting!: () => void;
     const rerouting = new Promise<void>((resolve) => (reachedRerouting = resolve));

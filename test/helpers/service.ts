@@ -63,8 +63,11 @@ export async function startService(target: ServiceTarget, extraEnv: Record<strin
   });
   const service = await composeService(config, createLogger(config.logLevel, config, destination));
   await service.app.ready();
+  // RPC_URL: the start stops unless the node answered.
+  const chain = service.chain as ChainConnection;
   return {
     ...service,
+    chain,
     config,
     logs,
     async close() {

@@ -8,12 +8,18 @@ import { type ChainConnection, tokensOf } from "../../node/connect-chain.js";
 import { type WalletSnapshot, tokenBalanceOf } from "../../send-path/wallet-snapshot.js";
 import { STUCK_AFTER_SECONDS, isJammed, readUnconfirmedTransfers } from "../../send-path/unconfirmed-transfers.js";
 import { feesAsText } from "../../send-path/wallet-transaction.js";
+import { ServiceError } from "../../errors.js";
 import { errorReplies } from "../schemas.js";
 
 
 export interface WalletRouteOptions {
-  /** Every network, the default first: the document is the default's, with every network's under `networks` when there are several. */
+  /**
+   * Every running network, the default first while it runs: the document is the default's (the first running
+   * network's while the default has not been reached), with every one's under `networks` when there are several.
+   */
   networks: readonly NetworkServices[];
+  /** The default network's chain id: its node failing fails the document; another's falls back to its snapshot. */
+  defaultChainId: bigint;
   /** Set when several replicas share one database. */
   replicaId?: string;
 }
@@ -124,12 +130,14 @@ const WalletReportSchema = Type.Composite([
   NetworkWalletSchema,
   Type.Object({
     networks: Type.Optional(
-      Type.Array(NetworkWalletSchema, { description: "several networks (NETWORKS_FILE) only: every network's wallet, the default first; the document above is the default's" }),
+      Type.Array(NetworkWalletSchema, {
+        description: "several networks running (NETWORKS_FILE) only: every running network's wallet, the default first; the document above is the default's (while the default has not been reached, the first running network's: `network` says which)",
+      }),
     ),
   }),
 ]);
 
-export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async (app, { networks, replicaId }) => {
+export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async (app, { networks, defaultChainId, replicaId }) => {
   app.get(
     "/wallet",
     {
@@ -146,9 +154,12 @@ export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async 
     },
     async (request) => {
       const snapshotOnly = request.query.snapshot === "true";
+      if (networks.length === 0) throw new ServiceError("NETWORK_UNAVAILABLE", "no network has been reached since the service started: there is no wallet to show yet; retry later");
       // Another network's node failing does not take the default's document down: its part is then its snapshot's.
       const reports = await Promise.all(
-        networks.map((network, index) => walletOf(network, snapshotOnly, replicaId).catch((error: unknown) => (index === 0 ? Promise.reject(error) : walletOf(network, true, replicaId)))),
+        networks.map((network) =>
+          walletOf(network, snapshotOnly, replicaId).catch((error: unknown) => (network.chain.chainId === defaultChainId ? Promise.reject(error) : walletOf(network, true, replicaId))),
+        ),
       );
       return { ...reports[0], ...(reports.length > 1 && { networks: reports }) };
     },
