@@ -32,7 +32,7 @@ import { networksRoute } from "./http/routes/networks.js";
 import { walletRoute } from "./http/routes/wallet.js";
 import { webhookDeliveriesRoute } from "./http/routes/webhook-deliveries.js";
 import type { ServiceMetrics } from "./metrics.js";
-import type { ServedToken } from "./network-settings/network-choice.js";
+import { type ServedToken, tokenAt } from "./network-settings/network-choice.js";
 
 /** How often a transfer waiting for confirmations looks again (the head it sees is HEAD_MAX_AGE_MS fresh). */
 const CONFIRMATION_POLL_MS = 250;
@@ -144,7 +144,7 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
           network: network.network,
           token,
           transfers: network.transfers,
-          tokenDecimals: network.chain.tokens.find((candidate) => candidate.address === token.address)?.decimals ?? network.chain.tokenDecimals,
+          tokenDecimals: tokenAt(network.chain.tokens, token.address)?.decimals ?? network.chain.tokenDecimals,
           policy: deps.policyOf(network, token),
           awaitConfirmations: (hash, wanted, timeoutMs) => waitForConfirmations(network.lookup, hash, wanted, timeoutMs, CONFIRMATION_POLL_MS),
         };

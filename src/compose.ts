@@ -9,7 +9,7 @@ import { ApiKeyRing } from "./auth/api-keys.js";
 import { type ChainServices, type JournalOpener, type NetworkToStart, startChainServices } from "./chain-services.js";
 import type { NetworkServices } from "./network/network-services.js";
 import { type ChainConnection, NodeUnreachableError, tokensOf, checkNode, closeChain, connectChain, logEndpointState, openSigners } from "./node/connect-chain.js";
-import { NATIVE_TOKEN, type ServedNetwork, type ServedToken, servedNetworkOf } from "./network-settings/network-choice.js";
+import { NATIVE_TOKEN, type ServedNetwork, type ServedToken, servedNetworkOf, tokenAt } from "./network-settings/network-choice.js";
 import { getAddress } from "ethers";
 import { type ChainConfig, ConfigError, type DeploymentConfig } from "./config.js";
 import { InvalidAddressError, parseRecipientAddress } from "./domain/recipient-address.js";
@@ -153,8 +153,8 @@ export async function composeService(config: DeploymentConfig, logger: Logger, r
  * variables'; ConfigError, naming the setting, for a limit the token's decimals cannot hold.
  */
 function policyLimitsOf(networkConfig: ChainConfig, chain: ChainConnection, token: ServedToken): TransferPolicyLimits {
-  const own = networkConfig.tokens?.find((candidate) => candidate.address.toLowerCase() === token.address.toLowerCase());
-  const decimals = chain.tokens.find((candidate) => candidate.address === token.address)?.decimals ?? chain.tokenDecimals;
+  const own = tokenAt(networkConfig.tokens ?? [], token.address);
+  const decimals = tokenAt(chain.tokens, token.address)?.decimals ?? chain.tokenDecimals;
   const place = `NETWORKS_FILE networks "${chain.network.name}" tokens.${token.symbol}`;
   const names = { max: own?.maxTransferAmount === undefined ? "MAX_TRANSFER_AMOUNT" : `${place}.maxTransferAmount`, cap: own?.transferCapPerDay === undefined ? "TRANSFER_CAP_PER_DAY" : `${place}.transferCapPerDay` };
   return readPolicyLimits({ ...networkConfig, maxTransferAmount: own?.maxTransferAmount ?? networkConfig.maxTransferAmount, transferCapPerDay: own?.transferCapPerDay ?? networkConfig.transferCapPerDay }, decimals, names);

@@ -10,7 +10,7 @@ import type { NonceDisplacements } from "../send-path/nonce-displacements.js";
 import { feesAsText, feesOf } from "../send-path/wallet-transaction.js";
 import { findCarryingAttempt } from "./carrying-attempt.js";
 import { type ChainConnection, type NetworkToken, tokensOf } from "../node/connect-chain.js";
-import { NATIVE_TOKEN } from "../network-settings/network-choice.js";
+import { NATIVE_TOKEN, tokenAt } from "../network-settings/network-choice.js";
 import { ERC20_INTERFACE, TRANSFER_TOPIC, decodeTransfer } from "../node/erc20.js";
 import { type RpcReceipt, type RpcTransaction, type TransactionLookup, countConfirmations } from "./transaction-lookup.js";
 
@@ -190,7 +190,7 @@ export class TransactionStatusReader {
   }
 
   #served(token: string): NetworkToken | undefined {
-    return tokensOf(this.chain).find((candidate) => candidate.address.toLowerCase() === token.toLowerCase());
+    return tokenAt(tokensOf(this.chain), token);
   }
 
   async #decode(transaction: RpcTransaction): Promise<DecodedTokenTransfer | null> {

@@ -6,7 +6,7 @@
  */
 import { formatTokenAmount } from "../domain/token-amount.js";
 import type { HistoryFilter, JournalEntry, JournalState, TransferJournal } from "../journal/transfer-journal.js";
-import { type ServedNetwork, servedNetworkOf, tokenOfRow } from "../network-settings/network-choice.js";
+import { type ServedNetwork, servedNetworkOf, tokenAt } from "../network-settings/network-choice.js";
 import { type AttemptStatus, describeAttempts } from "./transaction-status.js";
 
 /**
@@ -77,7 +77,7 @@ export interface HistoryNetwork {
 /** The token and network of a row: a configured network's, or for a network no longer configured, named by its chain id and the token by its address. */
 export function historyTokenOf(networks: readonly HistoryNetwork[], entry: JournalEntry): HistoryToken {
   const configured = networks.find(({ network }) => network.chainId === BigInt(entry.chainId));
-  const served = configured && tokenOfRow(configured.network, entry.token);
+  const served = configured && tokenAt(configured.network.tokens, entry.token);
   if (configured && served) {
     const decimals = configured.tokens?.find((token) => token.address === served.address)?.decimals ?? null;
     return { address: served.address, symbol: served.symbol, decimals, network: configured.network };

@@ -59,9 +59,10 @@ export function chooseNetwork<T extends { network: ServedNetwork }>(networks: re
   return { chosen, token: named };
 }
 
-/** The served token a journal row's token (an address or "native") is, if the network still pays in it. */
-export function tokenOfRow(network: ServedNetwork, rowToken: string): ServedToken | undefined {
-  return network.tokens.find((token) => token.address.toLowerCase() === rowToken.toLowerCase());
+/** The token of `tokens` at `address` (a contract's, in any case, or "native"), if it is one of them. */
+export function tokenAt<T extends ServedToken>(tokens: readonly T[], address: string): T | undefined {
+  const wanted = address.toLowerCase();
+  return tokens.find((token) => token.address.toLowerCase() === wanted);
 }
 
 function namesToken(token: ServedToken, named: string): boolean {

@@ -13,6 +13,7 @@ import { type ChainConnection, type NetworkToken, tokensOf } from "../node/conne
 import { encodeTransfer } from "../node/erc20.js";
 import { classifyChainFailure } from "../node/ethers-errors.js";
 import { estimateGasAtLatest } from "../node/gas-estimate.js";
+import { tokenAt } from "../network-settings/network-choice.js";
 import { type ErrorCode, ERROR_CODES, ServiceError } from "../errors.js";
 import { SignerUnavailableError } from "../signers/wallet-signer.js";
 import { type JournalEntry, JournalOutcomeUnknownError, JournalUnavailableError, type TransferJournal, type TransferRequest } from "../journal/transfer-journal.js";
@@ -264,8 +265,7 @@ export class TokenTransferService implements TransferSender {
   // The token a request pays in: the one it names (an address, or "native"), else the network's first ERC-20.
   #tokenOf(request: TransferRequest): NetworkToken {
     const { chain } = this.#options;
-    const named = (request.token ?? chain.tokenAddress).toLowerCase();
-    const token = tokensOf(chain).find((candidate) => candidate.address.toLowerCase() === named);
+    const token = tokenAt(tokensOf(chain), request.token ?? chain.tokenAddress);
     if (token) return token;
     throw new Error(`token ${request.token} is not one of chain ${chain.chainId}'s`);
   }

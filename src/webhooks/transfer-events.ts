@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { steadyWallClockNow } from "../clock.js";
 import { formatTokenAmount } from "../domain/token-amount.js";
 import type { JournalEntry, TransferEventType, WebhookEventRecord } from "../journal/transfer-journal.js";
-import type { ServedNetwork } from "../network-settings/network-choice.js";
+import { type ServedNetwork, tokenAt } from "../network-settings/network-choice.js";
 import type { NetworkToken } from "../node/connect-chain.js";
 
 /** Where and how a transfer was mined, as far as it is known. */
@@ -33,7 +33,7 @@ export function transferEvent(type: TransferEventType, entry: JournalEntry, hash
   // finality of one), what was asked for otherwise.
   const outcome = type === "transfer.finalized" ? entry.reported : type;
   const moved = outcome === "transfer.failed" || outcome === "transfer.cancelled" ? 0n : entry.units;
-  const token = source.tokens.find((candidate) => candidate.address.toLowerCase() === entry.token.toLowerCase());
+  const token = tokenAt(source.tokens, entry.token);
   const data = {
     transferHash: entry.hash,
     hash,

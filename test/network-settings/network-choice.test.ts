@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { codeOf } from "../helpers/service-error-code.js";
-import { chooseNetwork, servedNetworkOf, tokenOfRow } from "../../src/network-settings/network-choice.js";
+import { chooseNetwork, servedNetworkOf, tokenAt } from "../../src/network-settings/network-choice.js";
 
 const USDC = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
 const EURC = "0x60a3E35Cc302bFA44Cb288Bc5a4F316Fdb1adb42";
@@ -28,8 +28,8 @@ describe("the network and token a request names", () => {
   });
 
   it("finds the served token of a journal row by its address, in any case", () => {
-    expect(tokenOfRow(base.network, EURC.toLowerCase())?.symbol).toBe("EURC");
-    expect(tokenOfRow(base.network, "native")?.symbol).toBe("ETH");
-    expect(tokenOfRow(polygon.network, "native")).toBeUndefined();
+    expect(tokenAt(base.network.tokens, EURC.toLowerCase())?.symbol).toBe("EURC");
+    expect(tokenAt(base.network.tokens, "native")?.symbol).toBe("ETH");
+    expect(tokenAt(polygon.network.tokens, "native")).toBeUndefined();
   });
 });
