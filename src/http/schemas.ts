@@ -153,8 +153,10 @@ export const TransactionStatusParamsSchema = Type.Object({ hash: TxHashSchema })
 /** One attempt of the service's own transfer: a transaction signed for it, with its fees and fate. */
 export const AttemptStatusSchema = Type.Object({
   hash: Type.String(),
-  kind: Type.Union([Type.Literal("transfer"), Type.Literal("cancel"), Type.Literal("top-up")], {
-    description: "cancel: a 0-value transaction to the wallet itself; top-up: ETH for gas sent to another lane of the pool (GAS_TOPUP_*)",
+  kind: Type.Union([Type.Literal("transfer"), Type.Literal("cancel"), Type.Literal("top-up"), Type.Literal("approval")], {
+    description:
+      "cancel: a 0-value transaction to the wallet itself; top-up: ETH for gas sent to another lane of the pool (GAS_TOPUP_*); " +
+      "approval: the wallet's approve() of the payout contract (made once per token, before its first payout)",
   }),
   signedAtBlock: Type.Integer({ description: "the chain head when it was signed" }),
   maxFeePerGas: Type.Union([Type.String(), Type.Null()], { description: "wei, decimal; null for a legacy (type 0) transaction" }),

@@ -2,7 +2,7 @@
  * The journal's rows as both stores keep them (SQLite, and PostgreSQL for several replicas: the same
  * columns), and how they read as journal entries.
  */
-import type { DeliveryState, JournalAttempt, JournalEntry, TransferEventType, WebhookDelivery } from "./transfer-journal.js";
+import type { DeliveryState, JournalAttempt, JournalEntry, PayoutOrder, TransferEventType, WebhookDelivery } from "./transfer-journal.js";
 
 /**
  * A transfer (`t`) settled for good, in SQL both stores read: nothing will change it (its outcome is final
@@ -36,6 +36,8 @@ export interface EntryRow {
   lane: string;
   chain_id: string;
   token: string;
+  /** A payout batch's items (payoutAsText), null for any other transfer. */
+  payout?: string | null;
   created_at: number;
 }
 
@@ -104,7 +106,18 @@ export function toEntry(row: EntryRow, attempts: JournalAttempt[]): JournalEntry
     finalBlock: row.final_block ?? null,
     refusal: row.refusal_code === null ? null : { code: row.refusal_code, message: row.refusal_message ?? "" },
     createdAt: row.created_at,
+    ...(row.payout ? { payout: payoutOfText(row.payout) } : {}),
   };
+}
+
+/** A payout batch's order as both stores keep it: JSON, amounts as decimal strings. */
+export function payoutAsText(order: PayoutOrder): string {
+  return JSON.stringify({ contract: order.contract, items: order.items.map((item) => ({ ...item, units: item.units.toString() })) });
+}
+
+function payoutOfText(text: string): PayoutOrder {
+  const stored = JSON.parse(text) as { contract: string; items: { id: string; recipient: string; units: string; duplicateOf?: number }[] };
+  return { contract: stored.contract, items: stored.items.map((item) => ({ ...item, units: BigInt(item.units) })) };
 }
 
 /**

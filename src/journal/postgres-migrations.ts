@@ -149,4 +149,9 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; sql: string }[] = 
     version: 8,
     sql: "CREATE INDEX transfers_history_token ON transfers (token, state, id);",
   },
+  {
+    // A payout batch's items (journal-rows' payoutAsText); null for every other transfer, so no rewrite.
+    version: 9,
+    sql: "ALTER TABLE transfers ADD COLUMN payout TEXT;",
+  },
 ];

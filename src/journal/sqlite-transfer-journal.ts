@@ -3,7 +3,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type Database from "better-sqlite3";
 import { steadyWallClockNow } from "../clock.js";
-import { type AttemptRow, type DeliveryRow, type EntryRow, SETTLED_FOR_GOOD, SEVERAL_NETWORKS_MARK, ownersChainOf, toAttempt, toDelivery, toEntry } from "./journal-rows.js";
+import { type AttemptRow, type DeliveryRow, type EntryRow, SETTLED_FOR_GOOD, SEVERAL_NETWORKS_MARK, ownersChainOf, payoutAsText, toAttempt, toDelivery, toEntry } from "./journal-rows.js";
 import { type JournalReplica, type JournalSeed, SqliteChangeLog, seedTables } from "./sqlite-change-log.js";
 import { HISTORY_INDEXES, NETWORK_HISTORY_INDEXES, HISTORY_TIMES_RISE, SqliteHistoryReader } from "./sqlite-history.js";
 import { openKeptDatabase } from "./sqlite-keep-alive.js";
@@ -22,6 +22,8 @@ import {
   JournalOwnerMismatchError,
   JournalUnavailableError,
   type KeyClaim,
+  type PayoutOrder,
+  PayoutItemsTakenError,
   type RecordedRefusal,
   type SignedTransfer,
   type TransferJournal,
@@ -103,6 +105,23 @@ const SCHEMA = `
   -- "Is an earlier event of this transfer still pending for this endpoint?", asked for every due delivery.
   CREATE INDEX IF NOT EXISTS webhook_events_transfer ON webhook_events (transfer_id, seq);
   CREATE INDEX IF NOT EXISTS webhook_deliveries_event ON webhook_deliveries (event_seq);
+  -- The payout item ids each API key used, and the batch that holds each (see payoutItemsHeld). Derived
+  -- from transfers.payout: a leader's working copy makes it from the rows it starts from.
+  CREATE TABLE IF NOT EXISTS payout_item_ids (
+    api_key TEXT NOT NULL,
+    item_id TEXT NOT NULL,
+    transfer_id INTEGER NOT NULL,
+    PRIMARY KEY (api_key, item_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX IF NOT EXISTS payout_item_ids_transfer ON payout_item_ids (transfer_id);
+`;
+
+/** The item ids of the payout batches a working copy starts from: every batch not refused or rejected. */
+const PAYOUT_ITEM_IDS_OF_SEED = `
+  INSERT OR IGNORE INTO payout_item_ids (api_key, item_id, transfer_id)
+  SELECT COALESCE(t.api_key_id, ''), json_extract(item.value, '$.id'), t.id
+  FROM transfers t, json_each(t.payout, '$.items') item
+  WHERE t.payout IS NOT NULL AND t.state NOT IN ('refused', 'rejected') AND json_extract(item.value, '$.duplicateOf') IS NULL
 `;
 
 // The journal owner's network and token: those of every row made before rows recorded their own.
@@ -132,6 +151,8 @@ const MIGRATIONS = [
   `ALTER TABLE transfers ADD COLUMN chain_id TEXT;
    ALTER TABLE transfers ADD COLUMN token TEXT;
    ${OWNERS_NETWORK_AND_TOKEN}`,
+  // A payout batch's items (journal-rows' payoutAsText).
+  "ALTER TABLE transfers ADD COLUMN payout TEXT",
 ];
 /**
  * The version of the indexes below and HISTORY_INDEXES: a journal whose indexes are of another version has
@@ -188,7 +209,10 @@ export function openSqliteJournal(path: string, owner: JournalOwner, options: Sq
   addColumns(db);
   // A leader's working copy is filled before its indexes are made: one build of each index is quicker
   // than keeping them all up to date through a million inserts.
-  if (seed) seedTables(db, seed);
+  if (seed) {
+    seedTables(db, seed);
+    db.exec(PAYOUT_ITEM_IDS_OF_SEED);
+  }
   makeIndexes(db);
   const store = new SqliteJournalStore(db, notify, replica && new SqliteChangeLog(db, replica), replica, elsewhere);
   try {
@@ -239,11 +263,16 @@ function prepareStatements(db: Database.Database) {
     insertOwner: db.prepare("INSERT INTO journal_owner (id, chain_id, wallet_address, token_address) VALUES (1, @chain_id, @wallet_address, @token_address)"),
     markOwner: db.prepare("UPDATE journal_owner SET chain_id = @chain_id WHERE id = 1"),
     claim: db.prepare(
-      `INSERT INTO transfers (idempotency_key, recipient, units, api_key_id, state, notify, lane, chain_id, token, created_at, updated_at)
-       VALUES (@key, @recipient, @units, @apiKeyId, 'claimed', @notify, @lane, @chain, @token, ${HISTORY_TIMES_RISE}, @now)
+      `INSERT INTO transfers (idempotency_key, recipient, units, api_key_id, state, notify, lane, chain_id, token, payout, created_at, updated_at)
+       VALUES (@key, @recipient, @units, @apiKeyId, 'claimed', @notify, @lane, @chain, @token, @payout, ${HISTORY_TIMES_RISE}, @now)
        ON CONFLICT (idempotency_key) DO NOTHING`,
     ),
     byKey: db.prepare("SELECT * FROM transfers WHERE idempotency_key = ?"),
+    payoutItemHolder: db.prepare("SELECT transfer_id FROM payout_item_ids WHERE api_key = ? AND item_id = ?").pluck(),
+    takePayoutItem: db.prepare("INSERT INTO payout_item_ids (api_key, item_id, transfer_id) VALUES (?, ?, ?)"),
+    // A batch refused or rejected paid nothing: its item ids may be paid by another.
+    freePayoutItems: db.prepare("DELETE FROM payout_item_ids WHERE transfer_id = ?"),
+    forgetPayoutItems: db.prepare("DELETE FROM payout_item_ids WHERE transfer_id IN (SELECT value FROM json_each(?))"),
     insertSigned: db.prepare(
       `INSERT INTO transfers (recipient, units, api_key_id, state, nonce, hash, raw_transaction, notify, lane, chain_id, token, created_at, updated_at)
        VALUES (@recipient, @units, @apiKeyId, 'signed', @nonce, @hash, @rawTransaction, @notify, @lane, @chain, @token, ${HISTORY_TIMES_RISE}, @now)`,
@@ -612,12 +641,49 @@ class SqliteTransferJournal implements TransferJournal {
 
   claimKey(key: string, request: TransferRequest): KeyClaim {
     const now = steadyWallClockNow();
+    const { payout } = request;
     const inserted = this.#store.write(() =>
-      this.#store.statements.claim.run({ key, recipient: request.recipient, units: request.units.toString(), apiKeyId: request.apiKeyId ?? null, notify: this.#store.notify, ...this.#network, token: request.token ?? this.#network.token, lane: this.lane, now }),
+      this.#store.statements.claim.run({
+        key,
+        recipient: request.recipient,
+        units: request.units.toString(),
+        apiKeyId: request.apiKeyId ?? null,
+        notify: this.#store.notify,
+        ...this.#network,
+        token: request.token ?? this.#network.token,
+        payout: payout ? payoutAsText(payout) : null,
+        lane: this.lane,
+        now,
+      }),
     );
-    if (inserted.changes === 1) return { outcome: "claimed", entryId: Number(inserted.lastInsertRowid) };
+    if (inserted.changes === 1) {
+      const entryId = Number(inserted.lastInsertRowid);
+      if (payout) this.#takePayoutItems(entryId, request.apiKeyId ?? "", payout);
+      return { outcome: "claimed", entryId };
+    }
     const row = this.#store.statements.byKey.get(key) as EntryRow;
     return { outcome: "existing", entry: toEntry(row, this.#store.attemptsOf(row.id)) };
+  }
+
+  // In the claim's own write: the ids are the batch's from the moment it exists, or it does not exist.
+  #takePayoutItems(entryId: number, apiKey: string, payout: PayoutOrder): void {
+    const { statements } = this.#store;
+    const paid = payout.items.filter((item) => item.duplicateOf === undefined).map((item) => item.id);
+    const taken = paid.filter((itemId) => statements.payoutItemHolder.get(apiKey, itemId) !== undefined);
+    if (taken.length > 0) {
+      this.#store.writeOne(`withdrawing the claim of entry ${entryId}`, () => statements.deleteClaim.run(entryId));
+      throw new PayoutItemsTakenError(taken);
+    }
+    for (const itemId of paid) this.#store.write(() => statements.takePayoutItem.run(apiKey, itemId, entryId));
+  }
+
+  payoutItemsHeld(apiKeyId: string, itemIds: readonly string[]): Map<string, number> {
+    const held = new Map<string, number>();
+    for (const itemId of itemIds) {
+      const holder = this.#store.statements.payoutItemHolder.get(apiKeyId, itemId) as number | undefined;
+      if (holder !== undefined) held.set(itemId, holder);
+    }
+    return held;
   }
 
   recordSigned(entryId: number | undefined, request: TransferRequest, signed: SignedTransfer): number {
@@ -655,10 +721,12 @@ class SqliteTransferJournal implements TransferJournal {
 
   recordRefused(entryId: number, refusal: RecordedRefusal): void {
     this.#store.writeOne(`refusing entry ${entryId}`, () => this.#store.statements.setRefusal.run({ id: entryId, state: "refused", from: "claimed", ...refusal, now: steadyWallClockNow() }));
+    this.#store.write(() => this.#store.statements.freePayoutItems.run(entryId));
   }
 
   recordRejected(entryId: number, refusal: RecordedRefusal): void {
     this.#store.writeOne(`rejecting entry ${entryId}`, () => this.#store.statements.setRefusal.run({ id: entryId, state: "rejected", from: "signed", ...refusal, now: steadyWallClockNow() }));
+    this.#store.write(() => this.#store.statements.freePayoutItems.run(entryId));
   }
 
   recordReplaced(entryId: number): boolean {
@@ -680,7 +748,9 @@ class SqliteTransferJournal implements TransferJournal {
   }
 
   releaseKey(entryId: number): boolean {
-    return this.#store.write(() => this.#store.statements.deleteClaim.run(entryId)).changes === 1;
+    const released = this.#store.write(() => this.#store.statements.deleteClaim.run(entryId)).changes === 1;
+    if (released) this.#store.write(() => this.#store.statements.freePayoutItems.run(entryId));
+    return released;
   }
 
   markNonceUsedBelow(minedNonceCount: number): number {
@@ -885,7 +955,12 @@ class SqliteTransferJournal implements TransferJournal {
   }
 
   forgetArchived(entryIds: readonly number[]): void {
-    this.#store.write(() => this.#store.forget(JSON.stringify(entryIds)));
+    const ids = JSON.stringify(entryIds);
+    this.#store.write(() => {
+      this.#store.forget(ids);
+      // Only with retention: a working copy forgetting what the shared database keeps keeps the ids.
+      this.#store.statements.forgetPayoutItems.run(ids);
+    });
   }
 
   forgetSettledForGood(before: number, limit: number): { examined: number; forgotten: number } | undefined {

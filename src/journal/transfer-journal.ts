@@ -17,10 +17,12 @@
 export type JournalState = "claimed" | "refused" | "signed" | "accepted" | "nonce-used" | "replaced" | "rejected" | "cancelled";
 
 /**
- * transfer: the token transfer (the first attempt, or a re-priced copy); cancel: a 0-value self-transfer;
- * top-up: ETH for gas sent to another lane of the pool (GAS_TOPUP_*), recorded as a transfer of 0 units.
+ * transfer: the token transfer or payout batch (the first attempt, or a re-priced copy); cancel: a 0-value
+ * self-transfer; top-up: ETH for gas sent to another lane of the pool (GAS_TOPUP_*), recorded as a
+ * transfer of 0 units; approval: the wallet's approve() of the payout contract, recorded as a transfer of
+ * 0 units of the token to that contract.
  */
-export type AttemptKind = "transfer" | "cancel" | "top-up";
+export type AttemptKind = "transfer" | "cancel" | "top-up" | "approval";
 
 /**
  * One signed transaction at a transfer's nonce. A transfer has one or more; at most one is ever mined, and
@@ -43,6 +45,36 @@ export interface TransferRequest {
   apiKeyId?: string;
   /** The token it pays in: a contract's address, or "native"; without it, the journal view's token. */
   token?: string;
+  /**
+   * A payout batch: the items it pays in one transaction through the payout contract, which is then the
+   * recipient, and `units` the total of the items it pays (those not paid before).
+   */
+  payout?: PayoutOrder;
+}
+
+/** A payout batch as journaled: the contract that pays it, and every item the client sent, in order. */
+export interface PayoutOrder {
+  contract: string;
+  items: PayoutOrderItem[];
+}
+
+/** One item of a payout batch. */
+export interface PayoutOrderItem {
+  /** The client's id for the item, unique per API key across batches. */
+  id: string;
+  recipient: string;
+  units: bigint;
+  /** The batch (journal entry id) that held this item id already: the item is not paid by this one. */
+  duplicateOf?: number;
+}
+
+/** Items of a new payout batch whose ids an earlier batch took meanwhile: nothing was claimed. */
+export class PayoutItemsTakenError extends Error {
+  override name = "PayoutItemsTakenError";
+
+  constructor(readonly itemIds: readonly string[]) {
+    super(`payout item ids taken by another batch meanwhile: ${itemIds.join(", ")}`);
+  }
 }
 
 export interface SignedTransfer {
@@ -240,8 +272,18 @@ export interface TransferJournal {
   wasRecorded(hash: string): Promise<boolean | undefined>;
   /** The entry that holds `key`, in any lane, without claiming it. */
   findByKey(key: string): JournalEntry | undefined;
-  /** Atomically reserves `key` for a new entry, or returns the entry that holds it already. */
+  /**
+   * Atomically reserves `key` for a new entry, or returns the entry that holds it already. For a payout
+   * batch, it takes the ids of the items it pays (not the duplicates) for the API key in the same write, and
+   * throws PayoutItemsTakenError, claiming nothing, when another batch holds one of them.
+   */
   claimKey(key: string, request: TransferRequest): KeyClaim;
+  /**
+   * Which of these payout item ids of the API key a batch holds, with that batch's entry id: a batch holds
+   * its items' ids from its claim on, unless it was refused or rejected (then nothing of it was sent), as
+   * long as the journal holds the batch (a leader's working copy: at least what a new leader reads).
+   */
+  payoutItemsHeld(apiKeyId: string, itemIds: readonly string[]): Map<string, number>;
   /** Stores the signed transaction, creating the entry when there was no claim. Returns the entry id. */
   recordSigned(entryId: number | undefined, request: TransferRequest, signed: SignedTransfer): number;
   /** A node took the entry's transaction: signed becomes accepted. Whether it changed (only a signed entry does). */

@@ -29,7 +29,7 @@ const JOURNAL_STATES: Record<HistoryState, readonly JournalState[]> = {
 };
 
 /** transfer: a client's token transfer; gas-top-up: ETH sent to another lane; nonce-filler: a 0-value self-transaction. */
-export type HistoryKind = "transfer" | "gas-top-up" | "nonce-filler";
+export type HistoryKind = "transfer" | "payout" | "gas-top-up" | "payout-approval" | "nonce-filler";
 
 export interface HistoryItem {
   /** Its place in the history: pages continue below the last id (the cursor). */
@@ -216,6 +216,8 @@ function historyStateOf(state: JournalState): HistoryState {
 function kindOf(entry: JournalEntry): HistoryKind {
   const first = entry.attempts[0]?.kind;
   if (first === "top-up") return "gas-top-up";
+  if (first === "approval") return "payout-approval";
+  if (entry.payout) return "payout";
   // A nonce filler is journaled as a cancel of 0 units from the wallet to itself.
   if (first === "cancel" && entry.units === 0n && entry.recipient === entry.lane) return "nonce-filler";
   return "transfer";

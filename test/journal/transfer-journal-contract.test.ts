@@ -13,7 +13,7 @@ import { PostgresJournalReader } from "../../src/journal/postgres-journal-reader
 import { migrateDatabase, openPostgresJournal, postgresOptions } from "../../src/journal/postgres-journal-store.js";
 import { POSTGRES_MIGRATIONS } from "../../src/journal/postgres-migrations.js";
 import { type JournalOwner, JournalWriteError, openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
-import { JournalOwnerMismatchError, type TransferJournal, refuseUnfollowedLanes, refuseUnfollowedNetworks } from "../../src/journal/transfer-journal.js";
+import { JournalOwnerMismatchError, PayoutItemsTakenError, type TransferJournal, refuseUnfollowedLanes, refuseUnfollowedNetworks } from "../../src/journal/transfer-journal.js";
 import { type TestPostgres, startTestPostgres, testPool } from "../helpers/postgres.js";
 
 const OWNER = { chainId: 31337n, walletAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", tokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3" };
@@ -173,6 +173,52 @@ describe.each([
     expect(journal.findByKey("refused")).toBeUndefined();
     expect(journal.claimKey("rejected", REQUEST).outcome).toBe("claimed");
     expect(journal.findByKey("accepted")).toMatchObject({ id: ids.accepted, state: "accepted" });
+  });
+
+  it("keeps a payout batch's items, and holds their ids for its API key from the claim on, across a reopen", async () => {
+    const payout = {
+      contract: OTHER_LANE,
+      items: [
+        { id: "invoice-1", recipient: REQUEST.recipient, units: 5n },
+        { id: "invoice-2", recipient: OTHER_LANE, units: 7n },
+        { id: "invoice-0", recipient: OTHER_LANE, units: 1n, duplicateOf: 99 },
+      ],
+    };
+    const batch = { recipient: OTHER_LANE, units: 12n, apiKeyId: "key-a", payout };
+    const claim = journal.claimKey("key-a/batch-1", batch);
+    if (claim.outcome !== "claimed") throw new Error("expected a claim");
+    journal.recordSigned(claim.entryId, batch, SIGNED);
+    await reopen();
+    expect(journal.findByKey("key-a/batch-1")).toMatchObject({ id: claim.entryId, units: 12n, payout });
+    // A duplicate is not the batch's: the batch that holds it (99 here) does.
+    expect(journal.payoutItemsHeld("key-a", ["invoice-1", "invoice-2", "invoice-0", "invoice-3"])).toEqual(
+      new Map([
+        ["invoice-1", claim.entryId],
+        ["invoice-2", claim.entryId],
+      ]),
+    );
+    // Item ids are per API key.
+    expect(journal.payoutItemsHeld("key-b", ["invoice-1"]).size).toBe(0);
+    // The same key again answers the batch, whose ids it holds itself.
+    expect(journal.claimKey("key-a/batch-1", batch)).toMatchObject({ outcome: "existing", entry: { id: claim.entryId } });
+  });
+
+  it("refuses a payout claim whole when another batch took one of its item ids meanwhile; a refused or released batch frees its ids", async () => {
+    const order = (ids: string[]) => ({ contract: OTHER_LANE, items: ids.map((id) => ({ id, recipient: REQUEST.recipient, units: 1n })) });
+    const batchOf = (ids: string[]) => ({ recipient: OTHER_LANE, units: BigInt(ids.length), apiKeyId: "key-a", payout: order(ids) });
+    const first = journal.claimKey("key-a/first", batchOf(["a", "b"]));
+    expect(() => journal.claimKey("key-a/second", batchOf(["c", "b"]))).toThrow(PayoutItemsTakenError);
+    // Nothing of the second was claimed: neither its key nor its other item.
+    expect(journal.findByKey("key-a/second")).toBeUndefined();
+    expect(journal.payoutItemsHeld("key-a", ["c"]).size).toBe(0);
+    if (first.outcome !== "claimed") throw new Error("expected a claim");
+    journal.recordRefused(first.entryId, { code: "INSUFFICIENT_TOKEN_BALANCE", message: "not enough" });
+    const third = journal.claimKey("key-a/third", batchOf(["a"]));
+    if (third.outcome !== "claimed") throw new Error("expected a claim");
+    expect(journal.releaseKey(third.entryId)).toBe(true);
+    await reopen();
+    expect(journal.payoutItemsHeld("key-a", ["a", "b", "c"]).size).toBe(0);
+    expect(journal.claimKey("key-a/fourth", batchOf(["a", "b"])).outcome).toBe("claimed");
   });
 
   it("forgets keys past their lifetime but keeps the entries", () => {

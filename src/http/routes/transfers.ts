@@ -38,8 +38,11 @@ const HistoryItemSchema = Type.Object({
         "receipt figures: GET /transactions/{hash}), replaced (another transaction took its nonce), rejected (refused before or at its first broadcast: 417), cancelled (its cancel was mined)",
     },
   ),
-  kind: Type.Union([Type.Literal("transfer"), Type.Literal("gas-top-up"), Type.Literal("nonce-filler")], {
-    description: "transfer: a client's; gas-top-up: ETH sent to another lane of the pool; nonce-filler: a 0-value transaction to the wallet itself that filled a nonce",
+  kind: Type.Union([Type.Literal("transfer"), Type.Literal("payout"), Type.Literal("gas-top-up"), Type.Literal("payout-approval"), Type.Literal("nonce-filler")], {
+    description:
+      "transfer: a client's; payout: a client's payout batch (POST /payouts; its recipient is the payout contract, its amount the total it pays); " +
+      "gas-top-up: ETH sent to another lane of the pool; payout-approval: the wallet's approve() of the payout contract; " +
+      "nonce-filler: a 0-value transaction to the wallet itself that filled a nonce",
   }),
   network: Type.String({ description: "the network's name in NETWORKS_FILE; without the file, its chain id in decimal" }),
   chainId: Type.Integer(),
