@@ -28,6 +28,8 @@ import { type TransferNetwork, transferRoute } from "./http/routes/transfer.js";
 import { consoleRoute } from "./http/routes/console.js";
 import { transferActivityRoute } from "./http/routes/transfer-activity.js";
 import { transfersRoute } from "./http/routes/transfers.js";
+import { payoutRoutes } from "./http/routes/payouts.js";
+import { ServiceError } from "./errors.js";
 import { networksRoute } from "./http/routes/networks.js";
 import { walletRoute } from "./http/routes/wallet.js";
 import { webhookDeliveriesRoute } from "./http/routes/webhook-deliveries.js";
@@ -147,6 +149,8 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
           tokenDecimals: tokenAt(network.chain.tokens, token.address)?.decimals ?? network.chain.tokenDecimals,
           policy: deps.policyOf(network, token),
           awaitConfirmations: (hash, wanted, timeoutMs) => waitForConfirmations(network.lookup, hash, wanted, timeoutMs, CONFIRMATION_POLL_MS),
+          payoutContract: network.chain.payoutContract,
+          payouts: network.payouts,
         };
         ofNetwork.set(token.address, made);
       }
@@ -156,6 +160,16 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
       networkFor: (choice) => transferNetworkOf(directory.chosenWithToken(choice)),
       countOutcome: (outcome, code) => metrics.countTransfer(outcome, code),
       countUnitsSent: (units, { network, token, tokenDecimals }) => metrics.countTokensSent(Number(units) / 10 ** tokenDecimals, { network: network.name, token: token.symbol }),
+    });
+    routes.register(payoutRoutes, {
+      networkFor: (choice) => transferNetworkOf(directory.chosenWithToken(choice)),
+      networkOfEntry: (entry) => {
+        const network = directory.ofEntry(entry);
+        const token = tokenAt(network.network.tokens, entry.token);
+        if (!token) throw new ServiceError("NETWORK_NOT_SERVED", `payout ${entry.id} paid in token ${entry.token}, which network ${network.network.name} no longer pays in`);
+        return transferNetworkOf({ network, token });
+      },
+      journal: services.journal,
     });
     // The network of a transfer of the service, found by any of its hashes: a transfer of a network no
     // longer configured is looked up as any other hash.

@@ -39,6 +39,9 @@ export const ConfigSchema = Type.Object({
     Type.String({ minLength: 1, description: "JSON file of the networks and tokens the service pays in (docs/networks.md); instead of RPC_URL, TOKEN_ADDRESS and CHAIN_ID" }),
   ),
   tokenAddress: Type.Optional(Type.String({ pattern: HEX_ADDRESS, description: "ERC-20 contract address" })),
+  payoutContract: Type.Optional(
+    Type.String({ pattern: HEX_ADDRESS, description: "the payout contract (contracts/PayoutBatch.sol) POST /payouts pays through, checked at startup; unset: no payouts" }),
+  ),
   chainId: Type.Optional(Type.Integer({ minimum: 1, description: "expected chain id, checked against the node" })),
   port: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
   host: Type.String({ minLength: 1, default: "127.0.0.1" }),
@@ -145,6 +148,8 @@ export interface ChainSettingNames {
   tokenAddress: string;
   /** Where the network's other tokens are named (NETWORKS_FILE's `tokens` of the network). */
   tokens?: string;
+  /** PAYOUT_CONTRACT, or the file's `payoutContract` of the network. */
+  payoutContract?: string;
 }
 
 /** Which environment variable feeds which config field. */
@@ -160,6 +165,7 @@ export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
   pkcs11PinFile: "PKCS11_PIN_FILE",
   networksFile: "NETWORKS_FILE",
   tokenAddress: "TOKEN_ADDRESS",
+  payoutContract: "PAYOUT_CONTRACT",
   chainId: "CHAIN_ID",
   port: "PORT",
   host: "HOST",

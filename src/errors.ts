@@ -9,6 +9,12 @@ export const ERROR_CODES = {
   UNKNOWN_TOKEN: { statusCode: 400, description: "token names no token of the network (a symbol from NETWORKS_FILE, or the token's address)" },
   INVALID_QUERY: { statusCode: 400, description: "a query parameter is not of the form the route documents (GET /transfers: since, until)" },
   INVALID_IDEMPOTENCY_KEY: { statusCode: 400, description: "the Idempotency-Key header is empty, too long or not printable ASCII" },
+  IDEMPOTENCY_KEY_REQUIRED: { statusCode: 400, description: "POST /payouts needs an Idempotency-Key: a batch pays many recipients, and only the key makes a retry safe" },
+  INVALID_PAYOUT: {
+    statusCode: 400,
+    description: "the payout's items are not usable: none or too many, or an item (its index named) with a bad address, amount or id, or an id twice",
+  },
+  PAYOUTS_NOT_CONFIGURED: { statusCode: 400, description: "the network has no payout contract (PAYOUT_CONTRACT, or its payoutContract in NETWORKS_FILE), or the token is the native coin" },
   AUTH_REQUIRED: { statusCode: 401, description: "no Authorization: Bearer <API key> header" },
   AUTH_INVALID: { statusCode: 401, description: "the API key is not one of API_KEYS" },
   AMOUNT_ABOVE_LIMIT: { statusCode: 403, description: "the amount is above MAX_TRANSFER_AMOUNT" },
@@ -20,6 +26,7 @@ export const ERROR_CODES = {
   WEBHOOKS_NOT_CONFIGURED: { statusCode: 404, description: "WEBHOOK_URL is not set: there are no deliveries" },
   ROUTE_NOT_FOUND: { statusCode: 404, description: "no such route" },
   TRANSACTION_NOT_FOUND: { statusCode: 404, description: "neither the node nor the journal knows this transaction" },
+  PAYOUT_NOT_FOUND: { statusCode: 404, description: "no payout batch of this API key has this id (an admin key sees every batch)" },
   IDEMPOTENCY_KEY_IN_FLIGHT: { statusCode: 409, description: "a request with this Idempotency-Key is still being processed" },
   TRANSFER_ALREADY_MINED: { statusCode: 409, description: "the transfer was mined before it could be cancelled; see GET /transactions/:hash" },
   TRANSFER_NOT_PENDING: { statusCode: 409, description: "the transfer was never sent (refused) or its nonce went to another transaction: nothing to cancel" },
@@ -32,6 +39,11 @@ export const ERROR_CODES = {
     statusCode: 409,
     description: "the transfer was made on a network this deployment no longer pays on (not in NETWORKS_FILE): it is settled, and GET /transfers holds its record",
   },
+  PAYOUT_ITEMS_DUPLICATE: {
+    statusCode: 409,
+    description: "every item of the batch has an id an earlier batch of this API key holds (paid, or being paid): nothing was sent; the message names the batches",
+  },
+  PAYOUT_ITEM_IN_FLIGHT: { statusCode: 409, description: "another request took one of the batch's item ids while this one was checked; nothing was sent, the Idempotency-Key is unused: retry" },
   TRANSFER_BEING_SENT: { statusCode: 409, description: "the transfer's first broadcast is under way: ask again in a moment (a cancel now could be outrun by a new nonce)" },
   REPRICE_AT_FEE_CAP: { statusCode: 409, description: "a re-pricing would need fees above MAX_FEE_PER_GAS or MAX_PRIORITY_FEE_PER_GAS to replace the transfer's latest attempt" },
   CANCEL_AT_FEE_CAP: { statusCode: 409, description: "a cancel would need fees above MAX_FEE_PER_GAS or MAX_PRIORITY_FEE_PER_GAS to replace the transfer" },
@@ -63,6 +75,11 @@ export const ERROR_CODES = {
   NETWORK_UNAVAILABLE: {
     statusCode: 503,
     description: "the network named (or the transfer's) has not been reached since the service started; nothing was sent and the Idempotency-Key is unused: retry later",
+  },
+  PAYOUT_APPROVAL_PENDING: {
+    statusCode: 503,
+    description:
+      "the wallet's approval of the payout contract for this token (sent once, before its first payout) is not mined yet; nothing of the payout was sent and the Idempotency-Key is unused: retry after Retry-After",
   },
   NOT_READY: { statusCode: 503, description: "a readiness check failed; the message names it" },
   NODE_UNAVAILABLE: { statusCode: 503, description: "the node could not be reached, timed out or failed during a lookup" },

@@ -124,7 +124,7 @@ async function resolveChain(config: Config, devNode: AnvilNode | undefined): Pro
     // here; never silently replaced by a wallet created for the run.
     const configured = signerSettingsOf(config);
     const holders = configured ? await readSignerAddresses(configured) : [];
-    const setup = await setUpDemoChain(setupUrl, { holders });
+    const setup = await setUpDemoChain(setupUrl, { holders, payoutContract: true });
     if (devNode && config.devBlockTime !== undefined) await mineEvery(setupUrl, config.devBlockTime);
     // Every demo run has a new token, and a journal belongs to one token: keep it out of JOURNAL_PATH.
     const journalPath = join(tmpdir(), `token-transfer-demo-${setup.tokenAddress}.sqlite`);
@@ -139,6 +139,7 @@ async function resolveChain(config: Config, devNode: AnvilNode | undefined): Pro
         ...(configured ? {} : { privateKey: setup.privateKey }),
         signers: configured ?? [{ kind: "private-key", privateKey: setup.privateKey }],
         tokenAddress: setup.tokenAddress,
+        payoutContract: config.payoutContract ?? setup.payoutContract,
         journalPath,
         apiKeys,
       },

@@ -1,6 +1,7 @@
 /** Sets up a demo on an anvil node: a fresh funded wallet holding a freshly deployed OpenZeppelin ERC-20. */
 import { Contract, ContractFactory, type ContractTransactionResponse, JsonRpcProvider, type Signer, Wallet, parseUnits, toBeHex } from "ethers";
 import demoToken from "../../contracts/artifacts/DemoToken.json" with { type: "json" };
+import payoutBatch from "../../contracts/artifacts/PayoutBatch.json" with { type: "json" };
 
 /** A wallet and the token it holds. */
 export interface DemoChain {
@@ -8,6 +9,8 @@ export interface DemoChain {
   privateKey: string;
   walletAddress: string;
   tokenAddress: string;
+  /** The payout contract (contracts/PayoutBatch.sol) deployed for the demo's payouts, when asked for. */
+  payoutContract?: string;
 }
 
 export interface DemoTokenOptions {
@@ -21,6 +24,8 @@ export interface DemoTokenOptions {
    * developer configured (a keystore, a pool of keys), funded on the dev chain.
    */
   holders?: readonly string[];
+  /** Also deploys the payout contract (from an account of its own: the wallet's nonces stay untouched). */
+  payoutContract?: boolean;
 }
 
 /**
@@ -46,6 +51,7 @@ export async function setUpDemoChain(rpcUrl: string, options: DemoTokenOptions =
     const wallet = new Wallet(Wallet.createRandom().privateKey, provider);
     await provider.send(`${prefix}_setBalance`, [wallet.address, toBeHex(ethBalance)]);
     const tokenAddress = await deployDemoToken(wallet, decimals, supply);
+    const payoutContract = options.payoutContract ? await deployPayoutContract(await fundedAccount(provider, prefix)) : undefined;
     const token = new Contract(tokenAddress, demoToken.abi, wallet);
     for (const holder of holders) {
       await provider.send(`${prefix}_setBalance`, [holder, toBeHex(ethBalance)]);
@@ -53,7 +59,7 @@ export async function setUpDemoChain(rpcUrl: string, options: DemoTokenOptions =
       await mineIfNeeded(provider);
       await sent.wait();
     }
-    return { privateKey: wallet.privateKey, walletAddress: holders[0] ?? wallet.address, tokenAddress };
+    return { privateKey: wallet.privateKey, walletAddress: holders[0] ?? wallet.address, tokenAddress, payoutContract };
   } finally {
     provider.destroy();
   }
@@ -63,6 +69,23 @@ export async function setUpDemoChain(rpcUrl: string, options: DemoTokenOptions =
 export async function deployDemoToken(deployer: Signer, decimals: number, supply: bigint): Promise<string> {
   const factory = new ContractFactory(demoToken.abi, demoToken.bytecode, deployer);
   const contract = await factory.deploy("Demo Token", "DEMO", decimals, supply * 10n ** BigInt(decimals));
+  await mineIfNeeded(deployer.provider as JsonRpcProvider);
+  await contract.waitForDeployment();
+  return contract.getAddress();
+}
+
+async function fundedAccount(provider: JsonRpcProvider, prefix: string): Promise<Wallet> {
+  const account = new Wallet(Wallet.createRandom().privateKey, provider);
+  await provider.send(`${prefix}_setBalance`, [account.address, toBeHex(parseUnits("1", "ether"))]);
+  return account;
+}
+
+/**
+ * Deploys the payout contract; resolves with its address once mined. Who deploys it does not matter: it
+ * has no owner, and moves only its caller's tokens.
+ */
+export async function deployPayoutContract(deployer: Signer): Promise<string> {
+  const contract = await new ContractFactory(payoutBatch.abi, payoutBatch.bytecode, deployer).deploy();
   await mineIfNeeded(deployer.provider as JsonRpcProvider);
   await contract.waitForDeployment();
   return contract.getAddress();

@@ -41,13 +41,35 @@ export class TransferPolicy {
    * under it) and returns the function that takes it back if the transfer is not sent after all.
    */
   authorize(apiKeyId: string, recipient: string, units: bigint): () => void {
-    const { maxUnitsPerTransfer, capUnitsPerPeriod, allowedRecipients } = this.limits;
+    this.#checkPayment(recipient, units, "");
+    return this.#countAgainstCap(apiKeyId, units);
+  }
+
+  /**
+   * The same for a payout batch: each item is a payment of its own to the largest amount and the allowed
+   * recipients (a refusal names the item's index in the request), and the batch's total counts against the
+   * key's cap.
+   */
+  authorizePayout(apiKeyId: string, items: readonly { index: number; recipient: string; units: bigint }[]): () => void {
+    for (const item of items) this.#checkPayment(item.recipient, item.units, `items[${item.index}]: `);
+    return this.#countAgainstCap(
+      apiKeyId,
+      items.reduce((total, item) => total + item.units, 0n),
+    );
+  }
+
+  #checkPayment(recipient: string, units: bigint, place: string): void {
+    const { maxUnitsPerTransfer, allowedRecipients } = this.limits;
     if (maxUnitsPerTransfer !== undefined && units > maxUnitsPerTransfer) {
-      throw new ServiceError("AMOUNT_ABOVE_LIMIT", `a single transfer may move at most ${maxUnitsPerTransfer} base units; ${units} requested`);
+      throw new ServiceError("AMOUNT_ABOVE_LIMIT", `${place}a single transfer may move at most ${maxUnitsPerTransfer} base units; ${units} requested`);
     }
     if (allowedRecipients && !allowedRecipients.has(recipient)) {
-      throw new ServiceError("RECIPIENT_NOT_ALLOWED", `${recipient} is not on the list of allowed recipients`);
+      throw new ServiceError("RECIPIENT_NOT_ALLOWED", `${place}${recipient} is not on the list of allowed recipients`);
     }
+  }
+
+  #countAgainstCap(apiKeyId: string, units: bigint): () => void {
+    const { capUnitsPerPeriod } = this.limits;
     const tally = this.#tally(apiKeyId);
     const spent = { apiKeyId, units, at: this.now() };
     if (capUnitsPerPeriod !== undefined) {

@@ -24,6 +24,9 @@ export const ANONYMOUS_KEY_ID = "anonymous";
  */
 export const ROUTE_ROLES: Readonly<Record<string, readonly Role[]>> = {
   "POST /transfer": ["transfer", "admin"],
+  "POST /payouts": ["transfer", "admin"],
+  // A transfer key sees its own batches only (the route answers others' as not found).
+  "GET /payouts/:id": ROLES,
   "POST /getTransaction": ROLES,
   "GET /transactions/:hash": ROLES,
   // A transfer key sees its own transfers only (the route narrows the list).

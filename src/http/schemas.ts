@@ -263,6 +263,72 @@ export const TransactionStatusSchema = Type.Object(
   },
 );
 
+/** The most items one payout batch may pay (POST /payouts): about 6 million gas at 200 new holders. */
+export const MAX_PAYOUT_ITEMS = 200;
+
+export const PayoutBodySchema = Type.Object(
+  {
+    items: Type.Array(
+      Type.Object(
+        {
+          toAddress: Type.String({ maxLength: 100, description: "the recipient, checksummed or all one case" }),
+          amount: TokenAmountSchema,
+          id: Type.String({
+            maxLength: 64,
+            description: "the item's id, 1 to 64 printable ASCII characters without spaces, unique per API key across batches: an item already paid or being paid is never paid again",
+            examples: ["invoice-881"],
+          }),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: MAX_PAYOUT_ITEMS },
+    ),
+    network: Type.Optional(NetworkChoiceSchema),
+    token: Type.Optional(TokenChoiceSchema),
+  },
+  { additionalProperties: false, description: `1 to ${MAX_PAYOUT_ITEMS} items; network and token when not the default (an ERC-20 token)` },
+);
+export type PayoutBody = Static<typeof PayoutBodySchema>;
+
+export const PayoutHeadersSchema = Type.Object({
+  // Required, and checked by the route: its absence is answered IDEMPOTENCY_KEY_REQUIRED, not a schema error.
+  "idempotency-key": Type.Optional(
+    Type.String({
+      description:
+        "required (400 IDEMPOTENCY_KEY_REQUIRED without it): a repeat with the same key and items answers the first batch without paying again (409 while the first is in flight, 422 with other items)",
+      examples: ['"payroll-2026-11"'],
+    }),
+  ),
+});
+
+export const PayoutParamsSchema = Type.Object({ id: Type.String({ pattern: "^[0-9]{1,15}$", description: "the batch's id, as POST /payouts answered it" }) });
+
+const PayoutItemSchema = Type.Object({
+  id: Type.String(),
+  toAddress: Type.String(),
+  amount: Type.String({ description: "whole tokens" }),
+  units: Type.String({ description: "base units, decimal" }),
+  state: Type.Union([Type.Literal("pending"), Type.Literal("paid"), Type.Literal("failed")], {
+    description:
+      "pending: the batch is not mined yet (or its receipt not read yet); paid: mined, and the item's tokens moved; " +
+      "failed: mined and the item's transfer failed (reason), or the batch reverted, was cancelled or can never be mined",
+  }),
+  reason: Type.Union([Type.String(), Type.Null()], { description: "why it failed, with the token's own words; null unless failed" }),
+  duplicateOf: Type.Union([Type.Integer(), Type.Null()], {
+    description: "an earlier batch of this API key holds the item's id: this batch did not pay it, and state and reason are that batch's",
+  }),
+});
+
+export const PayoutReplySchema = Type.Object({
+  id: Type.Integer({ description: "the batch's id (GET /payouts/{id}; also its id in GET /transfers)" }),
+  network: Type.String(),
+  token: Type.String({ description: "the token's symbol (its address without NETWORKS_FILE)" }),
+  contract: Type.String({ description: "the payout contract that pays the batch" }),
+  transaction: Type.Union([TransferRecordSchema, LegacyTransferRecordSchema], { description: "the ethers v5 record of the batch's transaction, as POST /transfer answers it" }),
+  items: Type.Array(PayoutItemSchema),
+  status: Type.Optional({ ...TransactionStatusSchema, description: "GET /payouts/{id} only: the status document of the batch's transaction (GET /transactions/{hash})" }),
+});
+
 export const TransferQuerySchema = Type.Object(
   {
     waitConfirmations: Type.Optional(

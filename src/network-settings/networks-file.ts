@@ -20,6 +20,7 @@ export const NETWORK_SETTING_FIELDS = [
   "maxPriorityFeePerGas",
   "gasLimitMultiplier",
   "maxInFlightPerLane",
+  "payoutContract",
 ] as const satisfies readonly (keyof Config)[];
 
 /** The policy limits that are in token units, so per token in the file. */

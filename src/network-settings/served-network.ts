@@ -34,7 +34,7 @@ function chainConfigOfNetwork(config: Config, network: NetworkSettings, defaultS
   // Each token's limits stay with it (tokens): the variables' are every token's default.
   return {
     ...chainConfigOf({ ...config, ...networkSettings, rpcUrl: rpcUrls.join(","), chainId, tokenAddress: address }),
-    settingNames: { rpcUrl: `${path} rpcUrls`, chainId: `${path} chainId`, tokenAddress: `${path} tokens.${symbol}`, tokens: `${path} tokens` },
+    settingNames: { rpcUrl: `${path} rpcUrls`, chainId: `${path} chainId`, tokenAddress: `${path} tokens.${symbol}`, tokens: `${path} tokens`, payoutContract: `${path} payoutContract` },
     served: { network: name, token: first.symbol },
     tokens: ordered,
   };

@@ -15,6 +15,7 @@ import { type LaneFigures, type PoolRefusal, type Route, chooseLane, laneHold } 
 import type { SlotQueue } from "../lanes/slot-queue.js";
 import { NATIVE_TOKEN } from "../network-settings/network-choice.js";
 import type { AuthorizeTransfer, TokenTransferService, TransferOutcome, TransferSender } from "../send-path/transfer-service.js";
+import { sameItems } from "../send-path/payout-call.js";
 
 /** A lane as the pool sees it. */
 export interface PoolLane {
@@ -81,7 +82,9 @@ export class LanePool implements TransferSender {
     if (idempotencyKey === undefined) return this.#route(request, undefined, authorize);
     const routing = this.#routingKeys.get(idempotencyKey);
     if (routing) {
-      if (routing.recipient !== request.recipient || routing.units !== request.units || routing.token?.toLowerCase() !== request.token?.toLowerCase()) {
+      // A payout batch is the same batch by its items (which an earlier batch held may differ between two reads).
+      const same = routing.payout || request.payout ? sameItems(routing.payout, request.payout) : routing.recipient === request.recipient && routing.units === request.units;
+      if (!same || routing.token?.toLowerCase() !== request.token?.toLowerCase()) {
         throw new ServiceError("IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was used for a different transfer; use a new key");
       }
       throw new ServiceError("IDEMPOTENCY_KEY_IN_FLIGHT", "a transfer with this Idempotency-Key is still being sent; retry shortly");

@@ -12,7 +12,8 @@ import { type LaneConfig, type LaneServices, type RunningLane, feePolicyOf, star
 import { ChainHeadTracker, readLatestBlock } from "../lookup/chain-head.js";
 import { TransactionLookup } from "../lookup/transaction-lookup.js";
 import { TransactionStatusReader } from "../lookup/transaction-status.js";
-import type { ServedNetwork } from "../network-settings/network-choice.js";
+import { PayoutStatusReader } from "../lookup/payout-status.js";
+import { type ServedNetwork, tokenAt } from "../network-settings/network-choice.js";
 import { type ChainConnection, laneConnection } from "../node/connect-chain.js";
 import type { NonceAllocator } from "../send-path/nonce-allocator.js";
 import { NonceDisplacements } from "../send-path/nonce-displacements.js";
@@ -50,6 +51,8 @@ export interface NetworkServices {
   head: ChainHeadTracker;
   lookup: TransactionLookup;
   statuses: TransactionStatusReader;
+  /** What became of payout batches and their items. */
+  payouts: PayoutStatusReader;
   /** Present when GAS_TOPUP_FROM is set. */
   topUps: GasTopUps | undefined;
 }
@@ -108,6 +111,7 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
     topUps = gasTopUpSettings && new GasTopUps(gasTopUpSettings, lanes, log);
     const head = new ChainHeadTracker(() => readLatestBlock(chain.provider), config.headMaxAgeMs);
     const lookup = new TransactionLookup(chain.provider, head, config.transactionCacheSize);
+    const statuses = new TransactionStatusReader(chain, lookup, journal, displacements);
     const [first] = lanes;
     const byAddress = new Map(lanes.map((lane) => [lane.address, lane]));
     const inFlight = { maxInFlight: admittedPerLane(config.maxInFlightPerLane), maxWaitMs: config.transferSlotWaitMs };
@@ -126,7 +130,8 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
       replacer: first.replacer,
       head,
       lookup,
-      statuses: new TransactionStatusReader(chain, lookup, journal, displacements),
+      statuses,
+      payouts: new PayoutStatusReader(statuses, lookup, (token) => tokenAt(chain.tokens, token)?.decimals),
       topUps,
       onRoundDone: () => undefined,
       gasSpentWei: () => lanes.reduce((sum, lane) => sum + lane.gasSpentWei(), 0n),

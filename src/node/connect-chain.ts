@@ -11,6 +11,7 @@ import type { EndpointSet } from "./endpoint-set.js";
 import type { EndpointState } from "./endpoint-health.js";
 import { type RpcObserver, askEndpoint, createEndpoints, createRpcProvider, endpointSetOf } from "./rpc-provider.js";
 import { OP_GAS_PRICE_ORACLE } from "./op-stack.js";
+import { payoutRuntimeCode } from "./payout-batch.js";
 import { NATIVE_TOKEN, type ServedNetwork, type ServedToken, servedNetworkOf } from "../network-settings/network-choice.js";
 
 /** The node, the hot wallet and the token, read once at startup. */
@@ -43,6 +44,8 @@ export interface ChainConnection {
    * so every transfer's simulated return value must be checked too (see probeTokenFailure).
    */
   tokenMayReturnFalse: boolean;
+  /** The payout contract POST /payouts pays through (PAYOUT_CONTRACT), checked at startup; null without payouts. */
+  payoutContract: string | null;
 }
 
 /** A token the network pays in, as its node described it at startup. */
@@ -240,6 +243,7 @@ async function connectWithSigners(config: ChainConfig, [signer, ...otherSigners]
     }
     const primary = tokens.find((token) => !token.native) as NetworkToken;
     const opStack = (await provider.send("eth_getCode", [OP_GAS_PRICE_ORACLE, "latest"])) !== "0x";
+    const payoutContract = config.payoutContract ? await checkPayoutContract(provider, config.payoutContract, names.payoutContract ?? "PAYOUT_CONTRACT", chainId) : null;
     endpoints.start();
     return {
       provider,
@@ -256,6 +260,7 @@ async function connectWithSigners(config: ChainConfig, [signer, ...otherSigners]
       opStack,
       gasIncludesL1: ARBITRUM_CHAIN_IDS.has(chainId),
       tokenMayReturnFalse: primary.mayReturnFalse,
+      payoutContract,
     };
   } catch (error) {
     provider.destroy();
@@ -263,6 +268,20 @@ async function connectWithSigners(config: ChainConfig, [signer, ...otherSigners]
     // Not the node's words (they may carry an endpoint's URL, and with it a key): which reads failed.
     throw new ChainStartupError(`${names.rpcUrl}: the node did not answer the startup reads (eth_getCode of the GasPriceOracle)`);
   }
+}
+
+/**
+ * The payout contract at `address`, checked to be PayoutBatch itself: the wallet allows it to spend its
+ * tokens, so any other code there (a mistyped address, another contract) must stop the start.
+ */
+async function checkPayoutContract(provider: JsonRpcProvider, address: string, setting: string, chainId: bigint): Promise<string> {
+  const checksummed = getAddress(address.toLowerCase());
+  const [code, expected] = await Promise.all([provider.send("eth_getCode", [checksummed, "latest"]) as Promise<string>, payoutRuntimeCode(provider)]);
+  if (code === "0x") throw new ChainStartupError(`${setting}: no contract at ${checksummed} on chain ${chainId}; deploy contracts/PayoutBatch.sol (docs/payouts.md)`);
+  if (code.toLowerCase() !== expected.toLowerCase()) {
+    throw new ChainStartupError(`${setting}: the contract at ${checksummed} on chain ${chainId} is not this version's PayoutBatch (its code differs); the wallet would allow it to spend its tokens`);
+  }
+  return checksummed;
 }
 
 function nativeToken(symbol: string): NetworkToken {

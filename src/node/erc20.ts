@@ -3,6 +3,8 @@ import { Interface, getAddress } from "ethers";
 
 export const ERC20_INTERFACE = new Interface([
   "function transfer(address to, uint256 amount) returns (bool)",
+  "function approve(address spender, uint256 amount) returns (bool)",
+  "function allowance(address owner, address spender) view returns (uint256)",
   "function balanceOf(address owner) view returns (uint256)",
   "function decimals() view returns (uint8)",
   "function symbol() view returns (string)",

@@ -10,6 +10,14 @@ export const PAYOUT_BATCH_INTERFACE = new Interface(payoutBatch.abi);
 /** The contract's creation code, for deploying it (scripts, the dev chain, tests). */
 export const PAYOUT_BATCH_BYTECODE = payoutBatch.bytecode;
 
+/**
+ * The code a deployed PayoutBatch has, as the node itself makes it: the creation code run by eth_call
+ * returns it. Needs no compiler output beyond the artifact, and holds for any EVM version of the node.
+ */
+export async function payoutRuntimeCode(node: { send(method: string, params: unknown[]): Promise<unknown> }): Promise<string> {
+  return String(await node.send("eth_call", [{ data: PAYOUT_BATCH_BYTECODE }, "latest"]));
+}
+
 /** The topic of ItemFailed(uint256 indexed index, bytes reason). */
 export const ITEM_FAILED_TOPIC = PAYOUT_BATCH_INTERFACE.getEvent("ItemFailed")?.topicHash as string;
 

@@ -14,6 +14,7 @@ import { registerRateLimit } from "../http/rate-limit.js";
 import { envelope, handleError } from "../http/error-handler.js";
 import { type SeveralAttemptsFinder, getTransactionRoute } from "../http/routes/get-transaction.js";
 import { type ReadinessCheck, healthRoutes } from "../http/routes/health.js";
+import { PAYOUT_BODY_LIMIT_BYTES } from "../http/routes/payouts.js";
 import { metricsRoute } from "../http/routes/metrics.js";
 import type { TransactionLookup } from "../lookup/transaction-lookup.js";
 import { type ServedNetwork, chooseNetwork } from "../network-settings/network-choice.js";
@@ -88,6 +89,8 @@ export function buildFollowerApp(config: AppConfig, deps: FollowerAppDependencie
     routes.route({
       method: [...FORWARDED_METHODS],
       url: "/*",
+      // The leader checks each route's own limit; a payout batch is the largest body any route takes.
+      bodyLimit: PAYOUT_BODY_LIMIT_BYTES,
       schema: { hide: true },
       config: ROLE_CHECKED_BY_LEADER,
       handler: async (request, reply) => (request.headers[FORWARDED_MARK] ? refuseForwarded(reply) : forwardToLeader(request, reply, deps.leaders)),

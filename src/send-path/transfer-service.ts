@@ -16,7 +16,8 @@ import { estimateGasAtLatest } from "../node/gas-estimate.js";
 import { tokenAt } from "../network-settings/network-choice.js";
 import { type ErrorCode, ERROR_CODES, ServiceError } from "../errors.js";
 import { SignerUnavailableError } from "../signers/wallet-signer.js";
-import { type JournalEntry, JournalOutcomeUnknownError, JournalUnavailableError, type TransferJournal, type TransferRequest } from "../journal/transfer-journal.js";
+import { type JournalEntry, JournalOutcomeUnknownError, JournalUnavailableError, type PayoutOrder, PayoutItemsTakenError, type TransferJournal, type TransferRequest } from "../journal/transfer-journal.js";
+import { approvalCallData, hasPayoutApproval, payoutCallData, sameItems } from "./payout-call.js";
 import { BroadcastRefusedError, type PreparedTransfer, type TransferSubmitter } from "./transfer-submitter.js";
 import type { WalletLedger } from "./wallet-ledger.js";
 import { type SignedTokenTransfer, withGasLimitMultiplier } from "./wallet-transaction.js";
@@ -27,6 +28,21 @@ import { type SignedTokenTransfer, withGasLimitMultiplier } from "./wallet-trans
  * and a shortfall is checked again against balances read at that moment.
  */
 const FEES_MAX_AGE_MS = 10_000;
+
+/** What a client waiting for the payout contract's approval is told to wait: a few blocks. */
+const APPROVAL_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * A batch's gas limit above its estimate: an item's recipient that empties its balance before the batch is
+ * mined costs 20,000 gas more than estimated, and without the gas the whole batch reverts (PayoutBatch).
+ */
+function withPayoutGasMargin(gasLimit: bigint): bigint {
+  return gasLimit + gasLimit / 5n;
+}
+
+function sameAddress(first: string, second: string): boolean {
+  return first.toLowerCase() === second.toLowerCase();
+}
 
 /** A sent (or replayed) transfer. */
 export interface TransferOutcome {
@@ -71,6 +87,9 @@ export type OnReserved = () => void;
 export class TokenTransferService implements TransferSender {
   readonly #options: TokenTransferServiceOptions;
   readonly #inFlightKeys = new Set<string>();
+  // "token:contract" pairs the wallet is known to have approved for payouts (an approval is for good).
+  readonly #payoutApprovals = new Set<string>();
+  readonly #approvalsBeingSent = new Map<string, Promise<SignedTokenTransfer>>();
 
   constructor(options: TokenTransferServiceOptions) {
     this.#options = options;
@@ -153,8 +172,10 @@ export class TokenTransferService implements TransferSender {
     const { chain } = this.#options;
     // A key is one payment on one network, in one token: the same key for another is another request.
     const elsewhere = BigInt(entry.chainId) !== chain.chainId || entry.token.toLowerCase() !== this.#tokenOf(request).address.toLowerCase();
-    if (elsewhere || entry.recipient !== request.recipient || entry.units !== request.units) {
-      throw new ServiceError("IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was used for a different transfer; use a new key");
+    // A batch is the same batch by its items: which of them an earlier batch held is the first answer's.
+    const same = entry.payout || request.payout ? sameItems(entry.payout, request.payout) : entry.recipient === request.recipient && entry.units === request.units;
+    if (elsewhere || !same) {
+      throw new ServiceError("IDEMPOTENCY_KEY_REUSED", `this Idempotency-Key was used for a different ${entry.payout ? "payout" : "transfer"}; use a new key`);
     }
     const isSending = this.#options.isSendingAnywhere ?? ((sentKey, sent) => this.isSending(sentKey, sent));
     if (entry.state === "claimed" || isSending(key, entry)) {
@@ -179,7 +200,16 @@ export class TokenTransferService implements TransferSender {
       await this.#options.ensureFees(FEES_MAX_AGE_MS);
       // Gas at the fee cap, and on OP Stack chains the L1 data fee, which is paid outside gas x price.
       const gasCost = (gasLimit: bigint) => gasLimit * ledger.snapshot.maxFeePerGas + ledger.snapshot.l1DataFee;
-      if (token.native) {
+      if (request.payout) {
+        const contract = this.#payoutContractOf(request.payout);
+        await this.#withBalancesReadAgainOnShortfall(() => ledger.assertTokensAvailable(request.units, token.address));
+        await this.#ensurePayoutApproval(token, contract);
+        const data = payoutCallData(token.address, request.payout);
+        const gasLimit = withPayoutGasMargin(await this.#estimate({ to: contract, data }));
+        const reservation = await this.#withBalancesReadAgainOnShortfall(() => ledger.reserve(request.units, gasCost(gasLimit), token.address));
+        onReserved?.();
+        prepared = { request, call: { to: contract, data, gasLimit }, kind: "transfer", reservation, entryId: claimedEntryId };
+      } else if (token.native) {
         // A plain value transfer: the value is spent from the same balance as the gas.
         await this.#withBalancesReadAgainOnShortfall(() => ledger.assertNativeAvailable(request.units));
         const gasLimit = await this.#estimate({ to: request.recipient, value: toQuantity(request.units) });
@@ -255,9 +285,58 @@ export class TokenTransferService implements TransferSender {
     return withGasLimitMultiplier(toBigInt(estimate), this.#options.gasLimitMultiplier);
   }
 
-  // The gas limit of a plain value transfer: 21,000 to an account, more to a contract that runs code on
-  // receipt (one that refuses the value reverts here, before anything is signed).
-  async #estimate(call: { to: string; value: string }): Promise<bigint> {
+  /**
+   * Makes sure the wallet has approved the payout contract for `token`, or throws PAYOUT_APPROVAL_PENDING
+   * (503, the key unused) after sending the approval, or while the one sent is not mined: a batch estimated
+   * and signed before the approval is mined would fail every item.
+   */
+  async #ensurePayoutApproval(token: NetworkToken, contract: string): Promise<void> {
+    const { chain, journal } = this.#options;
+    const approved = `${token.address.toLowerCase()}:${contract.toLowerCase()}`;
+    if (this.#payoutApprovals.has(approved)) return;
+    if (await hasPayoutApproval(chain.provider, token.address, chain.wallet.address, contract)) {
+      this.#payoutApprovals.add(approved);
+      return;
+    }
+    // One approval at a time per token and contract: journaled and unmined, or being sent by a request now.
+    const unmined = journal.unsettled().find((entry) => entry.attempts[0]?.kind === "approval" && sameAddress(entry.token, token.address) && sameAddress(entry.recipient, contract));
+    let sending = this.#approvalsBeingSent.get(approved);
+    if (!unmined && !sending) {
+      sending = this.#sendApproval(token, contract).finally(() => this.#approvalsBeingSent.delete(approved));
+      this.#approvalsBeingSent.set(approved, sending);
+    }
+    const hash = unmined?.hash ?? (await (sending as Promise<SignedTokenTransfer>)).hash;
+    throw new ServiceError(
+      "PAYOUT_APPROVAL_PENDING",
+      `the wallet's approval of the payout contract ${contract} for token ${token.symbol} (transaction ${hash}) is not mined yet; nothing of this payout was sent. Retry with the same Idempotency-Key once it is.`,
+      { retryAfterSeconds: APPROVAL_RETRY_AFTER_SECONDS },
+    );
+  }
+
+  // The approval is a wallet transaction like a transfer: journaled, re-sent and re-priced until mined.
+  async #sendApproval(token: NetworkToken, contract: string): Promise<SignedTokenTransfer> {
+    const { ledger, submitter } = this.#options;
+    const data = approvalCallData(contract);
+    const gasLimit = await this.#estimate({ to: token.address, data });
+    const reservation = await this.#withBalancesReadAgainOnShortfall(() => ledger.reserve(0n, gasLimit * ledger.snapshot.maxFeePerGas + ledger.snapshot.l1DataFee));
+    const prepared: PreparedTransfer = { request: { recipient: contract, units: 0n, token: token.address }, call: { to: token.address, data, gasLimit }, kind: "approval", reservation, entryId: undefined };
+    try {
+      return await submitter.submit(prepared);
+    } catch (error) {
+      ledger.release(reservation);
+      throw asServiceError(error);
+    }
+  }
+
+  #payoutContractOf(order: PayoutOrder): string {
+    const configured = this.#options.chain.payoutContract;
+    if (!configured || !sameAddress(configured, order.contract)) throw new ServiceError("PAYOUTS_NOT_CONFIGURED", `chain ${this.#options.chain.chainId} pays no payouts through ${order.contract}`);
+    return configured;
+  }
+
+  // The gas limit of a call from the wallet: a plain value transfer costs 21,000 to an account, more to a
+  // contract that runs code on receipt (one that refuses the value reverts here, before anything is signed).
+  async #estimate(call: { to: string; value?: string; data?: string }): Promise<bigint> {
     const { provider, wallet } = this.#options.chain;
     return withGasLimitMultiplier(toBigInt(await estimateGasAtLatest(provider, { from: wallet.address, ...call })), this.#options.gasLimitMultiplier);
   }
@@ -290,6 +369,9 @@ function asServiceError(error: unknown): unknown {
       "TRANSFER_OUTCOME_UNKNOWN",
       `the transfer journal's database did not confirm the record of transaction ${error.hash}: if it was recorded, it is sent. Retry with the same Idempotency-Key, or look ${error.hash} up (GET /transactions/${error.hash}) before sending it again.`,
     );
+  }
+  if (error instanceof PayoutItemsTakenError) {
+    return new ServiceError("PAYOUT_ITEM_IN_FLIGHT", `another request took payout item ids ${error.itemIds.join(", ")} while this one was checked; nothing was sent. Retry with the same Idempotency-Key.`);
   }
   if (error instanceof SignerUnavailableError) return new ServiceError("SIGNER_UNAVAILABLE", `${error.message}; nothing was signed or sent. Retry later.`);
   if (error instanceof BroadcastRefusedError) return new ServiceError(asErrorCode(error.refusal.code), error.refusal.message, { cause: error });

@@ -26,9 +26,9 @@ export type FaultPoint = "after-sign" | "after-broadcast" | "after-replacement-s
 /** A transfer that passed its pre-flight checks and holds its tokens and gas in the ledger. */
 export interface PreparedTransfer {
   request: TransferRequest;
-  /** What its transaction calls: the token's transfer(), or for a gas top-up the lane it pays. */
+  /** What its transaction calls: the token's transfer(), the payout contract, the token's approve(), or for a gas top-up the lane it pays. */
   call: Omit<WalletCall, "nonce">;
-  kind: Extract<AttemptKind, "transfer" | "top-up">;
+  kind: Extract<AttemptKind, "transfer" | "top-up" | "approval">;
   reservation: Reservation;
   /** The journal entry of its Idempotency-Key claim, if any. */
   entryId: number | undefined;

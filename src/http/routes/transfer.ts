@@ -4,7 +4,9 @@ import type { TransferSender } from "../../send-path/transfer-service.js";
 import { InvalidAddressError, parseRecipientAddress } from "../../domain/recipient-address.js";
 import { InvalidAmountError, parseTokenAmount } from "../../domain/token-amount.js";
 import type { TransferPolicy } from "../../domain/transfer-policy.js";
+import type { PayoutStatusReader } from "../../lookup/payout-status.js";
 import { ServiceError } from "../../errors.js";
+import { readIdempotencyKey } from "../idempotency-key.js";
 import type { ServedNetwork, ServedToken } from "../../network-settings/network-choice.js";
 import { toV5TransferRecord } from "../../wire/v5-record.js";
 import { type TransferBody, TransferBodySchema, TransferHeadersSchema, TransferQuerySchema, TransferReplySchema, errorReplies } from "../schemas.js";
@@ -20,6 +22,10 @@ export interface TransferNetwork {
   policy: TransferPolicy;
   /** Resolves with the confirmations a transaction has once it has `wanted`, or when time runs out. */
   awaitConfirmations: (hash: string, wanted: number, timeoutMs: number) => Promise<number>;
+  /** The payout contract POST /payouts pays through on this network; null without payouts. */
+  payoutContract: string | null;
+  /** What became of this network's payout batches. */
+  payouts: PayoutStatusReader;
 }
 
 export interface TransferRouteOptions {
@@ -105,16 +111,6 @@ function readRecipient({ toAddress, to }: TransferBody): string {
     if (error instanceof InvalidAddressError) throw new ServiceError("INVALID_ADDRESS", `toAddress: ${error.message}`);
     throw error;
   }
-}
-
-// The IETF draft sends the key as a structured-field string ("..."); a bare token is accepted too.
-function readIdempotencyKey(header: string | undefined): string | undefined {
-  if (header === undefined) return undefined;
-  const key = /^"(.*)"$/.exec(header)?.[1] ?? header;
-  if (!/^[\x20-\x7e]{1,255}$/.test(key) || key.trim() === "") {
-    throw new ServiceError("INVALID_IDEMPOTENCY_KEY", "Idempotency-Key must be 1 to 255 printable ASCII characters");
-  }
-  return key;
 }
 
 function readUnits(amount: number | string, decimals: number): bigint {

@@ -1,0 +1,92 @@
+/**
+ * What became of a payout batch and of each of its items: the batch is a transaction of the wallet like a
+ * transfer (its status document says what became of it), and each item's fate is in the mined receipt:
+ * the payout contract reports every item it could not pay, with the token's reason.
+ */
+import { formatTokenAmount } from "../domain/token-amount.js";
+import type { JournalEntry, PayoutOrder } from "../journal/transfer-journal.js";
+import { failedItems } from "../node/payout-batch.js";
+import type { TransactionLookup } from "./transaction-lookup.js";
+import type { TransactionState, TransactionStatus, TransactionStatusReader } from "./transaction-status.js";
+
+/**
+ * pending: its batch is not mined (or mined, and its receipt not read yet); paid: the batch was mined and
+ * the contract paid it; failed: the batch was mined and the item's transfer failed (reason), or the batch
+ * reverted, was cancelled or will never be mined.
+ */
+export type PayoutItemState = "pending" | "paid" | "failed";
+
+export interface PayoutItemStatus {
+  id: string;
+  toAddress: string;
+  /** In whole tokens ("12.5"), and in base units. */
+  amount: string;
+  units: string;
+  state: PayoutItemState;
+  /** Why it failed, in words; null unless failed. */
+  reason: string | null;
+  /** Set when an earlier batch (this id) holds the item's id: this batch did not pay it, and `state` is that batch's. */
+  duplicateOf: number | null;
+}
+
+export interface PayoutStatus {
+  /** The batch's id: its journal entry's (as GET /transfers lists it). */
+  id: number;
+  /** The payout contract that pays it. */
+  contract: string;
+  /** The status document of the batch's transaction (its state, confirmations, attempts, finality). */
+  transaction: TransactionStatus;
+  items: PayoutItemStatus[];
+}
+
+/** Why every item of a batch that will never pay failed. */
+const BATCH_FAILURES: Partial<Record<TransactionState, string>> = {
+  failed: "the batch's transaction reverted: nothing of it was paid",
+  cancelled: "the batch was cancelled before it was mined: nothing of it was paid",
+  replaced: "another transaction of the wallet took the batch's nonce: nothing of it was paid",
+  rejected: "the node refused the batch: nothing of it was sent",
+};
+
+export class PayoutStatusReader {
+  constructor(
+    private readonly statuses: TransactionStatusReader,
+    private readonly lookup: TransactionLookup,
+    /** The decimals of the token the batch pays in. */
+    private readonly decimalsOf: (token: string) => number | undefined,
+  ) {}
+
+  /** The status of a payout batch's journal entry (one with `payout`, signed); item ids an earlier batch holds are described by `earlier`. */
+  async read(entry: JournalEntry & { payout: PayoutOrder }, earlier: (batchId: number, itemId: string) => Promise<PayoutItemStatus | undefined>): Promise<PayoutStatus> {
+    const transaction = await this.statuses.read((entry.hash as string).toLowerCase());
+    const fates = await this.#fatesOfPaidItems(entry.payout, transaction);
+    const decimals = this.decimalsOf(entry.token);
+    let paidIndex = 0;
+    const items: PayoutItemStatus[] = [];
+    for (const item of entry.payout.items) {
+      const amount = decimals === undefined ? item.units.toString() : formatTokenAmount(item.units, decimals);
+      const described = { id: item.id, toAddress: item.recipient, amount, units: item.units.toString() };
+      if (item.duplicateOf !== undefined) {
+        const first = await earlier(item.duplicateOf, item.id);
+        items.push({ ...described, state: first?.state ?? "pending", reason: first?.reason ?? null, duplicateOf: item.duplicateOf });
+        continue;
+      }
+      items.push({ ...described, ...fates(paidIndex++), duplicateOf: null });
+    }
+    return { id: entry.id, contract: entry.payout.contract, transaction, items };
+  }
+
+  // What became of the batch's n-th paid item (its index in the contract call).
+  async #fatesOfPaidItems(payout: PayoutOrder, transaction: TransactionStatus): Promise<(paidIndex: number) => { state: PayoutItemState; reason: string | null }> {
+    const batchFailure = BATCH_FAILURES[transaction.state];
+    if (batchFailure) return () => ({ state: "failed", reason: batchFailure });
+    if (transaction.state !== "confirmed" || !transaction.carriedBy) return () => ({ state: "pending", reason: null });
+    const receipt = await this.lookup.receipt(transaction.carriedBy.toLowerCase());
+    // A receipt index lagging its head proves nothing: the items wait for it.
+    if (!receipt) return () => ({ state: "pending", reason: null });
+    const failed = failedItems((receipt.logs ?? []) as { address: string; topics: string[]; data: string }[], payout.contract);
+    return (paidIndex) => {
+      const reason = failed.get(paidIndex);
+      return reason === undefined ? { state: "paid", reason: null } : { state: "failed", reason };
+    };
+  }
+}
