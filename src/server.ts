@@ -124,7 +124,8 @@ async function resolveChain(config: Config, devNode: AnvilNode | undefined): Pro
     // here; never silently replaced by a wallet created for the run.
     const configured = signerSettingsOf(config);
     const holders = configured ? await readSignerAddresses(configured) : [];
-    const setup = await setUpDemoChain(setupUrl, { holders, payoutContract: true });
+    // A payout contract of the developer's own (PAYOUT_CONTRACT) is used as it is.
+    const setup = await setUpDemoChain(setupUrl, { holders, payoutContract: !config.payoutContract });
     if (devNode && config.devBlockTime !== undefined) await mineEvery(setupUrl, config.devBlockTime);
     // Every demo run has a new token, and a journal belongs to one token: keep it out of JOURNAL_PATH.
     const journalPath = join(tmpdir(), `token-transfer-demo-${setup.tokenAddress}.sqlite`);
@@ -173,6 +174,7 @@ function printDemoBanner(demo: DemoRun, address: AddressInfo | string | null): v
         (wallet, index) =>
           `  ${demo.wallets.length > 1 ? `lane ${index + 1}:` : "wallet: "} ${wallet} (${(1_000_000 / demo.wallets.length).toLocaleString("en-US")} DEMO, 1000 ETH${demo.signerVariable ? `; ${demo.signerVariable}` : ""})`,
       ),
+      ...(demo.payoutContract ? [`  payouts: ${demo.payoutContract} (the payout contract, for POST /payouts)`] : []),
       ...(demo.generatedKey ? [`  API key: ${demo.generatedKey} (generated for this run; set API_KEYS to choose your own)`] : []),
       `  docs:    ${base}/docs`,
       "Try it:",

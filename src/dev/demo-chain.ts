@@ -24,7 +24,7 @@ export interface DemoTokenOptions {
    * developer configured (a keystore, a pool of keys), funded on the dev chain.
    */
   holders?: readonly string[];
-  /** Also deploys the payout contract (from an account of its own: the wallet's nonces stay untouched). */
+  /** Also places the payout contract on the chain (see placePayoutContract). */
   payoutContract?: boolean;
 }
 
@@ -51,7 +51,7 @@ export async function setUpDemoChain(rpcUrl: string, options: DemoTokenOptions =
     const wallet = new Wallet(Wallet.createRandom().privateKey, provider);
     await provider.send(`${prefix}_setBalance`, [wallet.address, toBeHex(ethBalance)]);
     const tokenAddress = await deployDemoToken(wallet, decimals, supply);
-    const payoutContract = options.payoutContract ? await deployPayoutContract(await fundedAccount(provider, prefix)) : undefined;
+    const payoutContract = options.payoutContract ? await placePayoutContract(provider, prefix) : undefined;
     const token = new Contract(tokenAddress, demoToken.abi, wallet);
     for (const holder of holders) {
       await provider.send(`${prefix}_setBalance`, [holder, toBeHex(ethBalance)]);
@@ -74,10 +74,16 @@ export async function deployDemoToken(deployer: Signer, decimals: number, supply
   return contract.getAddress();
 }
 
-async function fundedAccount(provider: JsonRpcProvider, prefix: string): Promise<Wallet> {
-  const account = new Wallet(Wallet.createRandom().privateKey, provider);
-  await provider.send(`${prefix}_setBalance`, [account.address, toBeHex(parseUnits("1", "ether"))]);
-  return account;
+/**
+ * Puts the payout contract's code at a fresh address (`anvil_setCode`): it has no constructor state, so this
+ * is the contract a deployment makes, without a block of its own (the chain's heights and fees stay those
+ * the documentation's examples show) and without touching any wallet's nonces.
+ */
+async function placePayoutContract(provider: JsonRpcProvider, prefix: string): Promise<string> {
+  const address = Wallet.createRandom().address;
+  const code = String(await provider.send("eth_call", [{ data: payoutBatch.bytecode }, "latest"]));
+  await provider.send(`${prefix}_setCode`, [address, code]);
+  return address;
 }
 
 /**

@@ -13,6 +13,7 @@ export const DOCUMENTS = [
   "docs/nodes.md",
   "docs/endpoints.md",
   "docs/networks.md",
+  "docs/payouts.md",
   "docs/speed.md",
   "docs/architecture.md",
   "docs/development.md",
