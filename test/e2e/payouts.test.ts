@@ -150,6 +150,12 @@ describe.each(NODE_KINDS)("payouts on %s", (kind) => {
     expect(history.transfers.some((entry) => entry.kind === "payout-approval")).toBe(true);
   });
 
+  it("refuses to start when PAYOUT_CONTRACT holds other code, or none: the wallet would approve it to spend its tokens", async () => {
+    const tokenAddress = await token.getAddress();
+    await expect(startService({ ...chain.target, tokenAddress }, { PAYOUT_CONTRACT: tokenAddress })).rejects.toThrow(/PAYOUT_CONTRACT: the contract at .* is not this version's PayoutBatch/);
+    await expect(startService({ ...chain.target, tokenAddress }, { PAYOUT_CONTRACT: freshAddress() })).rejects.toThrow(/PAYOUT_CONTRACT: no contract at/);
+  });
+
   it.runIf(kind === "anvil")("sends the batch again when a reorganisation drops it, and every item is paid once", async () => {
     const batch = Array.from({ length: 5 }, (_, index) => ({ toAddress: freshAddress(), amount: "3", id: `reorg-${index}` }));
     const sent = await pay(batch, "reorg-batch");

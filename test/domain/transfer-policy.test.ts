@@ -1,0 +1,45 @@
+/** The transfer policy for a payout batch: each item a payment of its own, the total against the key's cap. */
+import { describe, expect, it } from "vitest";
+import { TransferPolicy } from "../../src/domain/transfer-policy.js";
+import { ServiceError } from "../../src/errors.js";
+
+const ALICE = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+const BOB = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
+
+function refusal(action: () => unknown): { code: string; message: string } | undefined {
+  try {
+    action();
+    return undefined;
+  } catch (error) {
+    if (error instanceof ServiceError) return { code: error.code, message: error.message };
+    throw error;
+  }
+}
+
+describe("TransferPolicy.authorizePayout", () => {
+  it("holds each item to the largest single amount and the allowed recipients, naming the item's index in the request", () => {
+    const policy = new TransferPolicy({ maxUnitsPerTransfer: 10n, periodMs: 86_400_000, allowedRecipients: new Set([ALICE]) });
+    expect(refusal(() => policy.authorizePayout("key", [{ index: 0, recipient: ALICE, units: 10n }, { index: 4, recipient: ALICE, units: 11n }]))).toEqual({
+      code: "AMOUNT_ABOVE_LIMIT",
+      message: "items[4]: a single transfer may move at most 10 base units; 11 requested",
+    });
+    expect(refusal(() => policy.authorizePayout("key", [{ index: 2, recipient: BOB, units: 1n }]))?.message).toBe(`items[2]: ${BOB} is not on the list of allowed recipients`);
+    // Many items each under the limit are fine: the limit is per payment, not per batch.
+    expect(refusal(() => policy.authorizePayout("key", Array.from({ length: 50 }, (_, index) => ({ index, recipient: ALICE, units: 10n }))))).toBeUndefined();
+  });
+
+  it("counts the batch's total against the key's cap at once, and gives it back when revoked", () => {
+    const policy = new TransferPolicy({ capUnitsPerPeriod: 100n, periodMs: 86_400_000 });
+    const items = [
+      { index: 0, recipient: ALICE, units: 40n },
+      { index: 1, recipient: BOB, units: 40n },
+    ];
+    const revoke = policy.authorizePayout("key", items);
+    expect(refusal(() => policy.authorize("key", ALICE, 21n))?.code).toBe("DAILY_CAP_EXCEEDED");
+    expect(refusal(() => policy.authorizePayout("key", items))?.code).toBe("DAILY_CAP_EXCEEDED");
+    // Another key has a cap of its own.
+    expect(refusal(() => policy.authorizePayout("other", items))).toBeUndefined();
+    revoke();
+    expect(refusal(() => policy.authorizePayout("key", items))).toBeUndefined();
+  });
+});
