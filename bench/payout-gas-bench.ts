@@ -65,7 +65,7 @@ async function transfersGas(token: Contract, recipients: readonly string[]): Pro
 async function batchGas(payouts: string, tokenAddress: string, recipients: readonly string[]): Promise<number> {
   const data = encodePay(tokenAddress, recipients.map((recipient) => ({ recipient, units: UNITS })));
   const receipt = await mined(await wallet.sendTransaction({ to: payouts, data }));
-  const failed = failedItems(receipt.logs, payouts);
+  const failed = failedItems(receipt.logs, payouts, wallet.address);
   if (receipt.status !== 1 || failed.size > 0) throw new Error(`the batch of ${recipients.length} did not pay every item: ${[...failed.values()].join("; ")}`);
   return Number(receipt.gasUsed);
 }

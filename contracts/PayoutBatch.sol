@@ -11,9 +11,10 @@ pragma solidity ^0.8.20;
 /// Running out of gas is no item's fault: then the whole transaction reverts, so that no item is reported
 /// failed only because its gas limit was too tight.
 contract PayoutBatch {
-    /// The transfer of `items[index]` failed; `reason` is what the token returned (its revert data, or the
-    /// false it returned).
-    event ItemFailed(uint256 indexed index, bytes reason);
+    /// The transfer of `items[index]` of a batch `payer` sent failed; `reason` is what the token returned
+    /// (its revert data, or the false it returned). `payer` tells the batch's own events from those of a
+    /// call made within it (a token that calls its recipients back lets them call this contract too).
+    event ItemFailed(address indexed payer, uint256 indexed index, bytes reason);
 
     /// `token` has no code: every transferFrom would "succeed" without moving anything.
     error NotAContract(address token);
@@ -34,7 +35,7 @@ contract PayoutBatch {
             if (!called && gasleft() <= gasBefore / 64) revert OutOfGasAt(i);
             // No return data is a token that returns nothing (USDT); otherwise the first word is the bool.
             if (!called || (returned.length != 0 && (returned.length < 32 || abi.decode(returned, (uint256)) == 0))) {
-                emit ItemFailed(i, returned);
+                emit ItemFailed(msg.sender, i, returned);
             }
             unchecked {
                 ++i;

@@ -24,6 +24,12 @@ export class PostgresJournalReader {
     return entry && (await this.#withAttempts([entry]))[0];
   }
 
+  /** See TransferJournal.payoutItemsHeld: one lookup in the key's index. */
+  async payoutItemsHeld(apiKeyId: string, itemIds: readonly string[]): Promise<Map<string, number>> {
+    const { rows } = await this.pool.query<{ item_id: string; transfer_id: number }>("SELECT item_id, transfer_id FROM payout_items WHERE api_key = $1 AND item_id = ANY($2::text[])", [apiKeyId, itemIds]);
+    return new Map(rows.map((row) => [row.item_id, row.transfer_id]));
+  }
+
   /** The deliveries of one transfer's events, newest first. */
   async deliveriesOf(entryId: number, limit: number): Promise<WebhookDelivery[]> {
     // A transfer has a few events, each with a delivery per endpoint: sorted here, not walked in key order.

@@ -159,7 +159,8 @@ export class PostgresJournalStore implements JournalReplica {
     const highest = (
       await this.session.query<Record<JournalTable, number | null>>(
         `SELECT GREATEST((SELECT MAX(id) FROM transfers), (SELECT MAX(id) FROM transfers_archive)) AS transfers, (SELECT MAX(id) FROM attempts) AS attempts,
-           (SELECT MAX(seq) FROM webhook_events) AS webhook_events, (SELECT MAX(id) FROM webhook_deliveries) AS webhook_deliveries`,
+           (SELECT MAX(seq) FROM webhook_events) AS webhook_events, (SELECT MAX(id) FROM webhook_deliveries) AS webhook_deliveries,
+           (SELECT MAX(id) FROM payout_items) AS payout_items`,
       )
     ).rows[0];
     // Joined to the list of ids, each looked up in its index (see BY_IDS).
@@ -169,6 +170,8 @@ export class PostgresJournalStore implements JournalReplica {
         attempts: await read(`SELECT a.* FROM ${BY_IDS} JOIN attempts a ON a.transfer_id = held.id`),
         webhook_events: await read(`SELECT e.* FROM ${BY_IDS} JOIN webhook_events e ON e.transfer_id = held.id`),
         webhook_deliveries: await read(`SELECT d.* FROM ${BY_IDS} JOIN webhook_events e ON e.transfer_id = held.id JOIN webhook_deliveries d ON d.event_seq = e.seq`),
+        // The ids of the batches it holds; the others are asked for on a miss (payoutItemsHeld).
+        payout_items: await read(`SELECT p.* FROM ${BY_IDS} JOIN payout_items p ON p.transfer_id = held.id`),
       },
       highestKeys: highest,
     };

@@ -150,8 +150,19 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; sql: string }[] = 
     sql: "CREATE INDEX transfers_history_token ON transfers (token, state, id);",
   },
   {
-    // A payout batch's items (journal-rows' payoutAsText); null for every other transfer, so no rewrite.
+    // A payout batch's items (journal-rows' payoutAsText; null for every other transfer, so no rewrite), and
+    // the item ids each API key used, kept for good (retention does not archive them).
     version: 9,
-    sql: "ALTER TABLE transfers ADD COLUMN payout TEXT;",
+    sql: `
+      ALTER TABLE transfers ADD COLUMN payout TEXT;
+      CREATE TABLE payout_items (
+        id BIGINT PRIMARY KEY,
+        api_key TEXT NOT NULL,
+        item_id TEXT NOT NULL,
+        transfer_id BIGINT NOT NULL,
+        CONSTRAINT payout_items_key UNIQUE (api_key, item_id) DEFERRABLE INITIALLY DEFERRED
+      );
+      CREATE INDEX payout_items_transfer ON payout_items (transfer_id);
+    `,
   },
 ];

@@ -105,23 +105,16 @@ const SCHEMA = `
   -- "Is an earlier event of this transfer still pending for this endpoint?", asked for every due delivery.
   CREATE INDEX IF NOT EXISTS webhook_events_transfer ON webhook_events (transfer_id, seq);
   CREATE INDEX IF NOT EXISTS webhook_deliveries_event ON webhook_deliveries (event_seq);
-  -- The payout item ids each API key used, and the batch that holds each (see payoutItemsHeld). Derived
-  -- from transfers.payout: a leader's working copy makes it from the rows it starts from.
-  CREATE TABLE IF NOT EXISTS payout_item_ids (
+  -- The payout item ids each API key used, and the batch that holds each (see payoutItemsHeld). Kept for
+  -- good, also when retention archives the batch: an item id is never paid twice.
+  CREATE TABLE IF NOT EXISTS payout_items (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
     api_key TEXT NOT NULL,
     item_id TEXT NOT NULL,
     transfer_id INTEGER NOT NULL,
-    PRIMARY KEY (api_key, item_id)
-  ) WITHOUT ROWID;
-  CREATE INDEX IF NOT EXISTS payout_item_ids_transfer ON payout_item_ids (transfer_id);
-`;
-
-/** The item ids of the payout batches a working copy starts from: every batch not refused or rejected. */
-const PAYOUT_ITEM_IDS_OF_SEED = `
-  INSERT OR IGNORE INTO payout_item_ids (api_key, item_id, transfer_id)
-  SELECT COALESCE(t.api_key_id, ''), json_extract(item.value, '$.id'), t.id
-  FROM transfers t, json_each(t.payout, '$.items') item
-  WHERE t.payout IS NOT NULL AND t.state NOT IN ('refused', 'rejected') AND json_extract(item.value, '$.duplicateOf') IS NULL
+    UNIQUE (api_key, item_id)
+  );
+  CREATE INDEX IF NOT EXISTS payout_items_transfer ON payout_items (transfer_id);
 `;
 
 // The journal owner's network and token: those of every row made before rows recorded their own.
@@ -209,10 +202,7 @@ export function openSqliteJournal(path: string, owner: JournalOwner, options: Sq
   addColumns(db);
   // A leader's working copy is filled before its indexes are made: one build of each index is quicker
   // than keeping them all up to date through a million inserts.
-  if (seed) {
-    seedTables(db, seed);
-    db.exec(PAYOUT_ITEM_IDS_OF_SEED);
-  }
+  if (seed) seedTables(db, seed);
   makeIndexes(db);
   const store = new SqliteJournalStore(db, notify, replica && new SqliteChangeLog(db, replica), replica, elsewhere);
   try {
@@ -268,11 +258,10 @@ function prepareStatements(db: Database.Database) {
        ON CONFLICT (idempotency_key) DO NOTHING`,
     ),
     byKey: db.prepare("SELECT * FROM transfers WHERE idempotency_key = ?"),
-    payoutItemHolder: db.prepare("SELECT transfer_id FROM payout_item_ids WHERE api_key = ? AND item_id = ?").pluck(),
-    takePayoutItem: db.prepare("INSERT INTO payout_item_ids (api_key, item_id, transfer_id) VALUES (?, ?, ?)"),
+    payoutItemHolder: db.prepare("SELECT transfer_id FROM payout_items WHERE api_key = ? AND item_id = ?").pluck(),
+    takePayoutItem: db.prepare("INSERT INTO payout_items (api_key, item_id, transfer_id) VALUES (?, ?, ?)"),
     // A batch refused or rejected paid nothing: its item ids may be paid by another.
-    freePayoutItems: db.prepare("DELETE FROM payout_item_ids WHERE transfer_id = ?"),
-    forgetPayoutItems: db.prepare("DELETE FROM payout_item_ids WHERE transfer_id IN (SELECT value FROM json_each(?))"),
+    freePayoutItems: db.prepare("DELETE FROM payout_items WHERE transfer_id = ?"),
     insertSigned: db.prepare(
       `INSERT INTO transfers (recipient, units, api_key_id, state, nonce, hash, raw_transaction, notify, lane, chain_id, token, created_at, updated_at)
        VALUES (@recipient, @units, @apiKeyId, 'signed', @nonce, @hash, @rawTransaction, @notify, @lane, @chain, @token, ${HISTORY_TIMES_RISE}, @now)`,
@@ -677,12 +666,17 @@ class SqliteTransferJournal implements TransferJournal {
     for (const itemId of paid) this.#store.write(() => statements.takePayoutItem.run(apiKey, itemId, entryId));
   }
 
-  payoutItemsHeld(apiKeyId: string, itemIds: readonly string[]): Map<string, number> {
+  async payoutItemsHeld(apiKeyId: string, itemIds: readonly string[]): Promise<Map<string, number>> {
     const held = new Map<string, number>();
     for (const itemId of itemIds) {
       const holder = this.#store.statements.payoutItemHolder.get(apiKeyId, itemId) as number | undefined;
       if (holder !== undefined) held.set(itemId, holder);
     }
+    // A working copy holds the ids of the batches it holds; the shared database has every one. An id it
+    // has not is taken by no batch but through this leader's own claims, which the claim checks again.
+    const { elsewhere } = this.#store;
+    const missing = itemIds.filter((itemId) => !held.has(itemId));
+    if (elsewhere && missing.length > 0) for (const [itemId, holder] of await elsewhere.payoutItemsHeld(apiKeyId, missing)) held.set(itemId, holder);
     return held;
   }
 
@@ -955,12 +949,8 @@ class SqliteTransferJournal implements TransferJournal {
   }
 
   forgetArchived(entryIds: readonly number[]): void {
-    const ids = JSON.stringify(entryIds);
-    this.#store.write(() => {
-      this.#store.forget(ids);
-      // Only with retention: a working copy forgetting what the shared database keeps keeps the ids.
-      this.#store.statements.forgetPayoutItems.run(ids);
-    });
+    // A payout batch's item ids stay (payout_items): an archived batch still holds them.
+    this.#store.write(() => this.#store.forget(JSON.stringify(entryIds)));
   }
 
   forgetSettledForGood(before: number, limit: number): { examined: number; forgotten: number } | undefined {

@@ -159,6 +159,8 @@ export interface JournalElsewhere {
   history(filter: HistoryFilter, beforeId: number | undefined, limit: number): Promise<HistoryPage>;
   findByHash(hash: string): Promise<JournalEntry | undefined>;
   findWithSeveralAttempts(hash: string): Promise<JournalEntry | undefined>;
+  /** See TransferJournal.payoutItemsHeld. */
+  payoutItemsHeld(apiKeyId: string, itemIds: readonly string[]): Promise<Map<string, number>>;
   deliveriesOf(entryId: number, limit: number): Promise<WebhookDelivery[]>;
   /** Delivered deliveries, oldest first; without a state, every delivery, newest first. */
   deliveries(state: "delivered" | undefined, limit: number): Promise<WebhookDelivery[]>;
@@ -280,10 +282,11 @@ export interface TransferJournal {
   claimKey(key: string, request: TransferRequest): KeyClaim;
   /**
    * Which of these payout item ids of the API key a batch holds, with that batch's entry id: a batch holds
-   * its items' ids from its claim on, unless it was refused or rejected (then nothing of it was sent), as
-   * long as the journal holds the batch (a leader's working copy: at least what a new leader reads).
+   * its items' ids from its claim on, for good (retention too keeps them), unless it was refused, rejected
+   * or released (then nothing of it was sent). A leader's working copy asks the shared database for the
+   * ids it does not hold.
    */
-  payoutItemsHeld(apiKeyId: string, itemIds: readonly string[]): Map<string, number>;
+  payoutItemsHeld(apiKeyId: string, itemIds: readonly string[]): Promise<Map<string, number>>;
   /** Stores the signed transaction, creating the entry when there was no claim. Returns the entry id. */
   recordSigned(entryId: number | undefined, request: TransferRequest, signed: SignedTransfer): number;
   /** A node took the entry's transaction: signed becomes accepted. Whether it changed (only a signed entry does). */

@@ -10,9 +10,10 @@ import type { TransactionLookup } from "./transaction-lookup.js";
 import type { TransactionState, TransactionStatus, TransactionStatusReader } from "./transaction-status.js";
 
 /**
- * pending: its batch is not mined (or mined, and its receipt not read yet); paid: the batch was mined and
- * the contract paid it; failed: the batch was mined and the item's transfer failed (reason), or the batch
- * reverted, was cancelled or will never be mined.
+ * pending: its batch is not mined (or mined, and its receipt not read yet), or the item failed in a block
+ * not final yet (reason says how: a reorganisation may still change it); paid: the batch was mined and the
+ * contract paid it; failed, for good: the item's transfer failed in a final block (reason), or the batch
+ * reverted, was cancelled or lost its nonce in a final block, or was never sent.
  */
 export type PayoutItemState = "pending" | "paid" | "failed";
 
@@ -58,7 +59,7 @@ export class PayoutStatusReader {
   /** The status of a payout batch's journal entry (one with `payout`, signed); item ids an earlier batch holds are described by `earlier`. */
   async read(entry: JournalEntry & { payout: PayoutOrder }, earlier: (batchId: number, itemId: string) => Promise<PayoutItemStatus | undefined>): Promise<PayoutStatus> {
     const transaction = await this.statuses.read((entry.hash as string).toLowerCase());
-    const fates = await this.#fatesOfPaidItems(entry.payout, transaction);
+    const fates = await this.#fatesOfPaidItems(entry.payout, entry.lane, transaction);
     const decimals = this.decimalsOf(entry.token);
     let paidIndex = 0;
     const items: PayoutItemStatus[] = [];
@@ -66,8 +67,8 @@ export class PayoutStatusReader {
       const amount = decimals === undefined ? item.units.toString() : formatTokenAmount(item.units, decimals);
       const described = { id: item.id, toAddress: item.recipient, amount, units: item.units.toString() };
       if (item.duplicateOf !== undefined) {
-        const first = await earlier(item.duplicateOf, item.id);
-        items.push({ ...described, state: first?.state ?? "pending", reason: first?.reason ?? null, duplicateOf: item.duplicateOf });
+        const first = await earlier(item.duplicateOf, item.id).catch(() => undefined);
+        items.push({ ...described, ...(first ? { state: first.state, reason: first.reason } : unreadEarlier(item.duplicateOf)), duplicateOf: item.duplicateOf });
         continue;
       }
       items.push({ ...described, ...fates(paidIndex++), duplicateOf: null });
@@ -75,18 +76,27 @@ export class PayoutStatusReader {
     return { id: entry.id, contract: entry.payout.contract, transaction, items };
   }
 
-  // What became of the batch's n-th paid item (its index in the contract call).
-  async #fatesOfPaidItems(payout: PayoutOrder, transaction: TransactionStatus): Promise<(paidIndex: number) => { state: PayoutItemState; reason: string | null }> {
+  // What became of the batch's n-th paid item (its index in the contract call). A failure is reported as
+  // such only once final: a client pays a failed item again, and a reorganisation could still mine the batch
+  // (a cancel's block taken away) or mine it anew with another outcome.
+  async #fatesOfPaidItems(payout: PayoutOrder, wallet: string, transaction: TransactionStatus): Promise<(paidIndex: number) => { state: PayoutItemState; reason: string | null }> {
+    const failure = (reason: string) => (transaction.finalized || transaction.state === "rejected" ? { state: "failed" as const, reason } : { state: "pending" as const, reason: `${reason} (not final yet: the block may still be reorganised)` });
     const batchFailure = BATCH_FAILURES[transaction.state];
-    if (batchFailure) return () => ({ state: "failed", reason: batchFailure });
+    if (batchFailure) return () => failure(batchFailure);
     if (transaction.state !== "confirmed" || !transaction.carriedBy) return () => ({ state: "pending", reason: null });
     const receipt = await this.lookup.receipt(transaction.carriedBy.toLowerCase());
-    // A receipt index lagging its head proves nothing: the items wait for it.
-    if (!receipt) return () => ({ state: "pending", reason: null });
-    const failed = failedItems((receipt.logs ?? []) as { address: string; topics: string[]; data: string }[], payout.contract);
+    // A receipt index lagging its head proves nothing, and one of another block than the status read (a
+    // reorganisation between the two reads) describes another outcome: the items wait.
+    if (!receipt || String(receipt.blockHash).toLowerCase() !== String(transaction.blockHash).toLowerCase()) return () => ({ state: "pending", reason: null });
+    const failed = failedItems((receipt.logs ?? []) as { address: string; topics: string[]; data: string }[], payout.contract, wallet);
     return (paidIndex) => {
       const reason = failed.get(paidIndex);
-      return reason === undefined ? { state: "paid", reason: null } : { state: "failed", reason };
+      return reason === undefined ? { state: "paid", reason: null } : failure(reason);
     };
   }
+}
+
+/** A duplicate whose earlier batch cannot be described now (a read that failed, or a batch retention archived). */
+export function unreadEarlier(batchId: number): { state: "pending"; reason: string } {
+  return { state: "pending", reason: `not paid by this batch: batch ${batchId} holds the id, and its outcome could not be read now (GET /payouts/${batchId})` };
 }

@@ -18,7 +18,7 @@ export async function payoutRuntimeCode(node: { send(method: string, params: unk
   return String(await node.send("eth_call", [{ data: PAYOUT_BATCH_BYTECODE }, "latest"]));
 }
 
-/** The topic of ItemFailed(uint256 indexed index, bytes reason). */
+/** The topic of ItemFailed(address indexed payer, uint256 indexed index, bytes reason). */
 export const ITEM_FAILED_TOPIC = PAYOUT_BATCH_INTERFACE.getEvent("ItemFailed")?.topicHash as string;
 
 /** An amount an item may carry: the contract packs it beside the address in one word, in 96 bits. */
@@ -50,15 +50,17 @@ export function decodePay(data: string): { token: string; items: PayoutItem[] } 
 }
 
 /**
- * The items a mined batch failed, by index, each with its reason in words, from the receipt's logs (only
- * the contract's own, at `contract`).
+ * The items a mined batch of `payer` failed, by index, each with its reason in words, from the receipt's
+ * logs: only the contract's own (at `contract`), and only of the payer's own call (a call made within the
+ * batch by a recipient a token calls back would name itself).
  */
-export function failedItems(logs: readonly Pick<Log, "address" | "topics" | "data">[], contract: string): Map<number, string> {
+export function failedItems(logs: readonly Pick<Log, "address" | "topics" | "data">[], contract: string, payer: string): Map<number, string> {
   const failed = new Map<number, string>();
   for (const log of logs) {
-    if (log.address.toLowerCase() !== contract.toLowerCase() || log.topics[0] !== ITEM_FAILED_TOPIC) continue;
+    if (log.address.toLowerCase() !== contract.toLowerCase() || log.topics[0] !== ITEM_FAILED_TOPIC || log.topics.length !== 3) continue;
+    if (BigInt(log.topics[1] as string) !== BigInt(payer)) continue;
     const [reason] = AbiCoder.defaultAbiCoder().decode(["bytes"], log.data) as unknown as [string];
-    failed.set(Number(BigInt(log.topics[1] as string)), reasonInWords(reason));
+    failed.set(Number(BigInt(log.topics[2] as string)), reasonInWords(reason));
   }
   return failed;
 }

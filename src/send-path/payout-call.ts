@@ -27,10 +27,14 @@ export function approvalCallData(contract: string): string {
   return ERC20_INTERFACE.encodeFunctionData("approve", [contract, MaxUint256]);
 }
 
-/** Whether the wallet has approved `contract` to spend its `token` for payouts, as of the latest block. */
-export async function hasPayoutApproval(node: { send(method: string, params: unknown[]): Promise<unknown> }, token: string, wallet: string, contract: string): Promise<boolean> {
+/**
+ * What the wallet allows `contract` to spend of its `token`, as of the latest block, and whether that is
+ * the service's own approval for good.
+ */
+export async function payoutAllowance(node: { send(method: string, params: unknown[]): Promise<unknown> }, token: string, wallet: string, contract: string): Promise<{ units: bigint; forGood: boolean }> {
   const answer = await node.send("eth_call", [{ to: token, data: ERC20_INTERFACE.encodeFunctionData("allowance", [wallet, contract]) }, "latest"]);
-  return toBigInt(String(answer)) >= APPROVED;
+  const units = toBigInt(String(answer));
+  return { units, forGood: units >= APPROVED };
 }
 
 /** Whether two batches ask for the same items (ids, recipients and amounts, in order); what is paid where may differ. */

@@ -17,7 +17,7 @@ import { tokenAt } from "../network-settings/network-choice.js";
 import { type ErrorCode, ERROR_CODES, ServiceError } from "../errors.js";
 import { SignerUnavailableError } from "../signers/wallet-signer.js";
 import { type JournalEntry, JournalOutcomeUnknownError, JournalUnavailableError, type PayoutOrder, PayoutItemsTakenError, type TransferJournal, type TransferRequest } from "../journal/transfer-journal.js";
-import { approvalCallData, hasPayoutApproval, payoutCallData, sameItems } from "./payout-call.js";
+import { approvalCallData, payoutAllowance, payoutCallData, sameItems } from "./payout-call.js";
 import { BroadcastRefusedError, type PreparedTransfer, type TransferSubmitter } from "./transfer-submitter.js";
 import type { WalletLedger } from "./wallet-ledger.js";
 import { type SignedTokenTransfer, withGasLimitMultiplier } from "./wallet-transaction.js";
@@ -203,7 +203,7 @@ export class TokenTransferService implements TransferSender {
       if (request.payout) {
         const contract = this.#payoutContractOf(request.payout);
         await this.#withBalancesReadAgainOnShortfall(() => ledger.assertTokensAvailable(request.units, token.address));
-        await this.#ensurePayoutApproval(token, contract);
+        await this.#ensurePayoutApproval(token, contract, request.units);
         const data = payoutCallData(token.address, request.payout);
         const gasLimit = withPayoutGasMargin(await this.#estimate({ to: contract, data }));
         const reservation = await this.#withBalancesReadAgainOnShortfall(() => ledger.reserve(request.units, gasCost(gasLimit), token.address));
@@ -290,14 +290,14 @@ export class TokenTransferService implements TransferSender {
    * (503, the key unused) after sending the approval, or while the one sent is not mined: a batch estimated
    * and signed before the approval is mined would fail every item.
    */
-  async #ensurePayoutApproval(token: NetworkToken, contract: string): Promise<void> {
+  async #ensurePayoutApproval(token: NetworkToken, contract: string, units: bigint): Promise<void> {
     const { chain, journal } = this.#options;
     const approved = `${token.address.toLowerCase()}:${contract.toLowerCase()}`;
     if (this.#payoutApprovals.has(approved)) return;
-    if (await hasPayoutApproval(chain.provider, token.address, chain.wallet.address, contract)) {
-      this.#payoutApprovals.add(approved);
-      return;
-    }
+    const allowance = await payoutAllowance(chain.provider, token.address, chain.wallet.address, contract);
+    // The service's own approval is for good; a token that caps allowances below it still pays what it allows.
+    if (allowance.forGood) this.#payoutApprovals.add(approved);
+    if (allowance.units >= units) return;
     // One approval at a time per token and contract: journaled and unmined, or being sent by a request now.
     const unmined = journal.unsettled().find((entry) => entry.attempts[0]?.kind === "approval" && sameAddress(entry.token, token.address) && sameAddress(entry.recipient, contract));
     let sending = this.#approvalsBeingSent.get(approved);
@@ -324,7 +324,10 @@ export class TokenTransferService implements TransferSender {
       return await submitter.submit(prepared);
     } catch (error) {
       ledger.release(reservation);
-      throw asServiceError(error);
+      const refused = asServiceError(error);
+      if (!(refused instanceof ServiceError)) throw refused;
+      // The payout's own refusal, recorded for its key like any (the approval's refusal is the approval's).
+      throw new ServiceError(refused.code, `the wallet's approval of the payout contract ${contract} was not sent: ${refused.message}`, { retryAfterSeconds: refused.retryAfterSeconds });
     }
   }
 

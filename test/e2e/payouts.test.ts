@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deployPayoutContract } from "../../src/dev/demo-chain.js";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
 import { AUTHORIZATION, type TestService, postJson, startService } from "../helpers/service.js";
-import { NODE_KINDS, type TestChain, freshAddress, setEthBalance, startTestChainOn, waitForReceipt } from "../helpers/test-chain.js";
+import { NODE_KINDS, type TestChain, freshAddress, mineBlocks, setEthBalance, startTestChainOn, waitForReceipt } from "../helpers/test-chain.js";
 import { deployTestToken } from "../helpers/test-tokens.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
@@ -23,7 +23,7 @@ interface PayoutAnswer {
   contract: string;
   transaction: { hash: string; nonce: number; to: string };
   items: { id: string; toAddress: string; amount: string; state: string; reason: string | null; duplicateOf: number | null }[];
-  status?: { state: string; carriedBy: string };
+  status?: { state: string; carriedBy: string; finalized: boolean };
 }
 
 /** A token (RestrictedToken: a USDC-style blocklist) the hot wallet holds, owned by another account, and the payout contract. */
@@ -56,7 +56,7 @@ describe.each(NODE_KINDS)("payouts on %s", (kind) => {
   const payoutOf = async (id: number) => (await service.app.inject({ method: "GET", url: `/payouts/${id}`, headers: AUTHORIZATION })).json() as PayoutAnswer;
   const settled = async (id: number): Promise<PayoutAnswer> => {
     let latest: PayoutAnswer | undefined;
-    await waitUntil(async () => (latest = await payoutOf(id)).items.every((item) => item.state !== "pending"), 30_000, () => `payout ${id} settled: ${JSON.stringify(latest?.items.map((item) => item.state))}`);
+    await waitUntil(async () => (latest = await payoutOf(id)).items.every((item) => item.state !== "pending"), 30_000, () => `payout ${id} settled: ${JSON.stringify(latest?.items.map((item) => item.state))} ${JSON.stringify(latest?.status)}`);
     return latest as PayoutAnswer;
   };
   // The first payout in the token waits for the wallet's approval of the contract: 503, the key unused.
@@ -101,8 +101,16 @@ describe.each(NODE_KINDS)("payouts on %s", (kind) => {
     expect(firstBatch.transaction.to).toBe(payoutContract);
     expect(firstBatch.items.map((item) => item.state)).toEqual(items.map(() => "pending"));
 
+    // Mined: 49 paid; the blocked item's failure is known, and reported failed once its block is final (a
+    // client pays a failed item again, and a reorganisation could still change it).
+    let mined: PayoutAnswer | undefined;
+    await waitUntil(async () => (mined = await payoutOf(firstBatch.id)).items.filter((item) => item.state === "paid").length === 49, 30_000, "49 items paid");
+    expect(mined?.items[17]).toMatchObject({ id: "invoice-17", state: "pending", reason: expect.stringMatching(/Blocklistable: account is blocked \(not final yet/) });
+    // Finality counts from the block at which the service saw the batch settled: then 64 blocks more.
+    await waitUntil(async () => (await service.app.inject({ method: "GET", url: "/wallet", headers: AUTHORIZATION })).json().oldestUnconfirmed === null, 10_000, "the batch settled in the journal");
+    await mineBlocks(chain, 70);
     const outcome = await settled(firstBatch.id);
-    expect(outcome.status?.state).toBe("confirmed");
+    expect(outcome.status).toMatchObject({ state: "confirmed", finalized: true });
     expect(outcome.items.filter((item) => item.state === "paid")).toHaveLength(49);
     expect(outcome.items[17]).toMatchObject({ id: "invoice-17", state: "failed", reason: "the token reverted the transfer: Blocklistable: account is blocked" });
     for (const [index, item] of items.entries()) expect(await balanceOf(item.toAddress)).toBe(index === 17 ? 0n : parseUnits(item.amount, 6));
@@ -132,6 +140,7 @@ describe.each(NODE_KINDS)("payouts on %s", (kind) => {
     expect(answer.items[1]).toMatchObject({ id: "invoice-new", duplicateOf: null, state: "pending" });
     expect(answer.items[2]).toMatchObject({ id: "invoice-17", duplicateOf: firstBatch.id, state: "failed", reason: expect.stringContaining("Blocklistable") });
     const outcome = await settled(answer.id);
+    // The duplicates are the first batch's (final by now); the new item is this batch's own.
     expect(outcome.items.map((item) => item.state)).toEqual(["paid", "paid", "failed"]);
     expect(await balanceOf(items[3].toAddress)).toBe(parseUnits(items[3].amount, 6));
     expect(await balanceOf(newItem.toAddress)).toBe(parseUnits("2", 6));

@@ -191,16 +191,27 @@ describe.each([
     await reopen();
     expect(journal.findByKey("key-a/batch-1")).toMatchObject({ id: claim.entryId, units: 12n, payout });
     // A duplicate is not the batch's: the batch that holds it (99 here) does.
-    expect(journal.payoutItemsHeld("key-a", ["invoice-1", "invoice-2", "invoice-0", "invoice-3"])).toEqual(
+    expect(await journal.payoutItemsHeld("key-a", ["invoice-1", "invoice-2", "invoice-0", "invoice-3"])).toEqual(
       new Map([
         ["invoice-1", claim.entryId],
         ["invoice-2", claim.entryId],
       ]),
     );
     // Item ids are per API key.
-    expect(journal.payoutItemsHeld("key-b", ["invoice-1"]).size).toBe(0);
+    expect((await journal.payoutItemsHeld("key-b", ["invoice-1"])).size).toBe(0);
     // The same key again answers the batch, whose ids it holds itself.
     expect(journal.claimKey("key-a/batch-1", batch)).toMatchObject({ outcome: "existing", entry: { id: claim.entryId } });
+  });
+
+  it("keeps a batch's item ids after retention archived the batch, and after a reopen that does not hold it (a new leader asks the shared database)", async () => {
+    const batch = { recipient: OTHER_LANE, units: 3n, apiKeyId: "key-a", payout: { contract: OTHER_LANE, items: [{ id: "kept", recipient: REQUEST.recipient, units: 3n }] } };
+    const claim = journal.claimKey("key-a/archived-batch", batch);
+    if (claim.outcome !== "claimed") throw new Error("expected a claim");
+    journal.recordSigned(claim.entryId, batch, SIGNED);
+    journal.forgetArchived([claim.entryId]);
+    await reopen();
+    expect(journal.findById(claim.entryId)).toBeUndefined();
+    expect(await journal.payoutItemsHeld("key-a", ["kept", "other"])).toEqual(new Map([["kept", claim.entryId]]));
   });
 
   it("refuses a payout claim whole when another batch took one of its item ids meanwhile; a refused or released batch frees its ids", async () => {
@@ -210,14 +221,14 @@ describe.each([
     expect(() => journal.claimKey("key-a/second", batchOf(["c", "b"]))).toThrow(PayoutItemsTakenError);
     // Nothing of the second was claimed: neither its key nor its other item.
     expect(journal.findByKey("key-a/second")).toBeUndefined();
-    expect(journal.payoutItemsHeld("key-a", ["c"]).size).toBe(0);
+    expect((await journal.payoutItemsHeld("key-a", ["c"])).size).toBe(0);
     if (first.outcome !== "claimed") throw new Error("expected a claim");
     journal.recordRefused(first.entryId, { code: "INSUFFICIENT_TOKEN_BALANCE", message: "not enough" });
     const third = journal.claimKey("key-a/third", batchOf(["a"]));
     if (third.outcome !== "claimed") throw new Error("expected a claim");
     expect(journal.releaseKey(third.entryId)).toBe(true);
     await reopen();
-    expect(journal.payoutItemsHeld("key-a", ["a", "b", "c"]).size).toBe(0);
+    expect((await journal.payoutItemsHeld("key-a", ["a", "b", "c"])).size).toBe(0);
     expect(journal.claimKey("key-a/fourth", batchOf(["a", "b"])).outcome).toBe("claimed");
   });
 

@@ -16,6 +16,10 @@
  * root, as in CI; elsewhere that fault is left out and the report says so). The seed fixes which call and which step meet which fault; the operating
  * system's scheduling still varies, so a failing seed is replayed to see it again, not always the same.
  *
+ * Among the transfers, payout batches (POST /payouts, 2 to 4 items, always with an Idempotency-Key) on the
+ * default network's token, each item checked as a transfer is: paid once or not at all, never after a 417 or
+ * a 503, and every item of a batch answered 200 paid or reported failed by GET /payouts/:id.
+ *
  * With `networks: 2` the service pays on a second chain too (an anvil with another chain id, behind a
  * faulting proxy of its own), as NETWORKS_FILE describes both: each transfer goes to one of them (on the
  * default, some in its native coin), the waves' events (reorganisation, an emptied pool, an outside sender)
@@ -70,6 +74,8 @@ interface Asked {
   /** A transfer of the native coin (two networks: some of the default network's). */
   native: boolean;
   key: string | undefined;
+  /** A payout batch (POST /payouts): its items, each with its own recipient; `recipient` and `amount` are its first's. */
+  payout?: { id: string; recipient: string; amount: bigint }[];
   body: string;
   /** The status and body of the first answer; status 0 when none came (the service was killed). */
   first: { status: number; body: string } | undefined;
@@ -100,7 +106,8 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
 
   // Anvil finalizes two epochs below its head: epochs of 4 slots make that 8 blocks (deeper than any
   // reorganisation the run makes), so that a displaced transfer is signed again within the run.
-  const chain = options.node === "anvil" ? await startTestChain(["--block-time", "1", "--slots-in-an-epoch", "4"]) : await startTestChainOn("hardhat");
+  const chain =
+    options.node === "anvil" ? await startTestChain(["--block-time", "1", "--slots-in-an-epoch", "4"], { payoutContract: true }) : await startTestChainOn("hardhat", { payoutContract: true });
   // Deeper than any reorganisation the run makes: the token's deployment stays on the chain.
   if (options.node === "anvil") await chain.provider.send("anvil_mine", [toBeHex(8)]);
   const proxy = await startRpcProxy(chain.rpcUrl);
@@ -139,7 +146,9 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
     }
     if (second) second.proxy.fault = { kind: "script", answer: (call) => (faulting ? drawFault(call, random, options, count) : undefined) };
     const rpcUrls = [proxy, ...extraEndpoints.map((extra) => extra.proxy)].map((each) => each.url);
-    const networkSettings = second ? networksFile(join(journalDir, "networks.json"), chain, rpcUrls, second) : { RPC_URL: rpcUrls.join(","), TOKEN_ADDRESS: chain.demo.tokenAddress };
+    const networkSettings = second
+      ? networksFile(join(journalDir, "networks.json"), chain, rpcUrls, second)
+      : { RPC_URL: rpcUrls.join(","), TOKEN_ADDRESS: chain.demo.tokenAddress, PAYOUT_CONTRACT: chain.demo.payoutContract as string };
     const env = {
       ...networkSettings,
       PRIVATE_KEY: chain.demo.privateKey,
@@ -164,6 +173,8 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
     // wallet from outside, or kill the service and start it again.
     const walletTokensBefore = await Promise.all(chains.map((each) => tokenBalanceOf(each, chain.demo.walletAddress)));
     const waves = Math.ceil(options.transfers / 4);
+    // Whether each request is a payout batch: a sequence of its own, so that the transfers' draws stay the seed's.
+    const payoutDraws = seededRandom(seed * 104_729 + 7);
     for (let wave = 0; wave < waves; wave++) {
       const batch: Asked[] = [];
       for (let index = 0; index < 4 && asked.length + batch.length < options.transfers; index++) {
@@ -174,6 +185,13 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
         // some send its native coin (thousandths of it).
         const onSecond = second !== undefined && random() < 0.5;
         const native = second !== undefined && !onSecond && random() < 0.3;
+        if (payoutDraws() < 0.2) {
+          const number = asked.length + batch.length;
+          const items = Array.from({ length: 2 + Math.floor(payoutDraws() * 3) }, (_, index) => ({ id: `item-${number}-${index}`, recipient: freshAddress(), amount: BigInt(1 + Math.floor(payoutDraws() * 9)) }));
+          const payoutBody = JSON.stringify({ items: items.map((item) => ({ toAddress: item.recipient, amount: item.amount.toString(), id: item.id })) });
+          batch.push({ chain, recipient: items[0].recipient, amount: items[0].amount, native: false, key: `sim-${seed}-payout-${number}`, payout: items, body: payoutBody, first: undefined });
+          continue;
+        }
         const body = JSON.stringify({ toAddress: recipient, ...(native ? { amount: `0.00${amount}`, token: "ETH" } : { amount: amount.toString() }), ...(onSecond && { network: "second" }) });
         batch.push({ chain: onSecond && second ? second.chain : chain, recipient, amount, native, key, body, first: undefined });
       }
@@ -239,6 +257,10 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
 
     // The invariants.
     for (const item of asked) {
+      if (item.payout) {
+        violations.push(...(await payoutViolations(server, item)));
+        continue;
+      }
       const paid = await paidTo(item);
       const expected = expectedOf(item);
       const name = `transfer to ${item.recipient} (${item.key ?? "no key"}, first answer ${item.first?.status ?? "none"})`;
@@ -265,7 +287,10 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
       const where = index === 0 ? "" : " on the second network";
       let paidInTotal = 0n;
       // Tokens only: the wallet's ETH pays gas beside what native transfers send (each checked above).
-      for (const item of asked) if (item.chain === each && !item.native) paidInTotal += await tokenBalanceOf(each, item.recipient);
+      for (const item of asked) {
+        if (item.chain !== each || item.native) continue;
+        for (const { recipient } of item.payout ?? [item]) paidInTotal += await tokenBalanceOf(each, recipient);
+      }
       const spent = walletTokensBefore[index] - (await tokenBalanceOf(each, chain.demo.walletAddress));
       if (spent !== paidInTotal) violations.push(`the wallet spent ${spent} base units${where}, its recipients there received ${paidInTotal}`);
       const mined = await each.provider.getTransactionCount(chain.demo.walletAddress, "latest");
@@ -394,7 +419,7 @@ async function send(server: ServerProcess, item: Asked): Promise<void> {
 // One request; status 0 when the connection broke (the service was killed).
 async function ask(server: ServerProcess, item: Asked): Promise<{ status: number; body: string }> {
   try {
-    const response = await request(`${server.baseUrl}/transfer`, {
+    const response = await request(`${server.baseUrl}${item.payout ? "/payouts" : "/transfer"}`, {
       method: "POST",
       headers: { "content-type": "application/json", ...AUTHORIZATION, ...(item.key ? { "idempotency-key": item.key } : {}) },
       body: item.body,
@@ -500,7 +525,7 @@ function networksFile(path: string, first: TestChain, firstUrls: readonly string
     path,
     JSON.stringify({
       networks: [
-        { name: "first", chainId: 31337, rpcUrls: firstUrls, tokens: { FIRST: first.demo.tokenAddress, ETH: "native" } },
+        { name: "first", chainId: 31337, rpcUrls: firstUrls, tokens: { FIRST: first.demo.tokenAddress, ETH: "native" }, payoutContract: first.demo.payoutContract },
         { name: "second", chainId: 31338, rpcUrls: [second.proxy.url], tokens: { SECOND: second.chain.demo.tokenAddress } },
       ],
       default: { network: "first", token: "FIRST" },
@@ -517,6 +542,50 @@ function paidTo(item: Asked): Promise<bigint> {
 /** What `item` pays its recipient, in base units. */
 function expectedOf(item: Asked): bigint {
   return item.native ? item.amount * 10n ** 15n : item.amount * 10n ** BigInt(item.chain.decimals);
+}
+
+/** What each item of a payout batch answered 200 is now, by GET /payouts/:id. */
+async function payoutStates(server: ServerProcess, item: Asked): Promise<string[]> {
+  const id = JSON.parse((item.first as { body: string }).body).id as number;
+  const response = await request(`${server.baseUrl}/payouts/${id}`, { headers: AUTHORIZATION });
+  const answer = (await response.body.json()) as { items?: { state: string }[] };
+  return answer.items?.map((each) => each.state) ?? [`HTTP ${response.statusCode}`];
+}
+
+// Every item of a batch answered 200 is paid, or reported failed.
+async function payoutSettled(server: ServerProcess, item: Asked): Promise<boolean> {
+  const states = await payoutStates(server, item);
+  return states.every((state) => state === "paid" || state === "failed");
+}
+
+// The invariants of a payout batch, per item, as for a transfer: each item's recipient holds its amount once
+// or nothing; nothing after a 417 or a 503; after a 200, each item paid or reported failed, and reported
+// paid only when it was; a replay answers the first answer.
+async function payoutViolations(server: ServerProcess, item: Asked): Promise<string[]> {
+  const violations: string[] = [];
+  const name = `payout ${item.key} (first answer ${item.first?.status ?? "none"})`;
+  const paid = await Promise.all((item.payout ?? []).map((each) => tokenBalanceOf(item.chain, each.recipient)));
+  const expected = (item.payout ?? []).map((each) => each.amount * 10n ** BigInt(item.chain.decimals));
+  for (const [index, each] of (item.payout ?? []).entries()) {
+    if (paid[index] !== 0n && paid[index] !== expected[index]) violations.push(`${name}: item ${each.id}'s recipient holds ${paid[index]}, neither 0 nor the amount once`);
+    if ((item.first?.status === 417 || item.first?.status === 503) && paid[index] !== 0n) violations.push(`${name}: answered ${item.first.status} but item ${each.id} paid`);
+  }
+  if (item.first?.status === 200) {
+    const states = await payoutStates(server, item);
+    for (const [index, state] of states.entries()) {
+      const id = item.payout?.[index]?.id;
+      if (state === "paid" && paid[index] !== expected[index]) violations.push(`${name}: item ${id} reported paid, its recipient holds ${paid[index]}`);
+      if (state !== "paid" && state !== "failed") violations.push(`${name}: item ${id} answered 200, not paid and not reported failed (state ${state})`);
+      if (state === "failed" && paid[index] !== 0n) violations.push(`${name}: item ${id} reported failed, yet its recipient holds ${paid[index]}`);
+    }
+  }
+  if (item.first && item.first.status !== 0) {
+    const replay = await ask(server, item);
+    if (replay.status !== item.first.status || replay.body !== item.first.body) {
+      violations.push(`${name}: replay answered ${replay.status} ${replay.body.slice(0, 120)}, not the first answer ${item.first.status} ${item.first.body.slice(0, 120)}`);
+    }
+  }
+  return violations;
 }
 
 async function stateOf(server: ServerProcess, hash: string): Promise<string> {
@@ -539,6 +608,10 @@ async function settle(chains: readonly TestChain[], server: ServerProcess, asked
     let open = 0;
     for (const item of asked) {
       if (item.first?.status !== 200) continue;
+      if (item.payout) {
+        if (!(await payoutSettled(server, item))) open++;
+        continue;
+      }
       if ((await paidTo(item)) > 0n) continue;
       const state = await stateOf(server, JSON.parse(item.first.body).result.hash);
       if (state !== "failed" && state !== "replaced") open++;

@@ -8,7 +8,7 @@ import { InvalidAddressError, parseRecipientAddress } from "../../domain/recipie
 import { InvalidAmountError, formatTokenAmount, parseTokenAmount } from "../../domain/token-amount.js";
 import { ServiceError } from "../../errors.js";
 import type { JournalEntry, PayoutOrder, PayoutOrderItem, TransferJournal } from "../../journal/transfer-journal.js";
-import type { PayoutItemStatus, PayoutStatus } from "../../lookup/payout-status.js";
+import { type PayoutItemStatus, type PayoutStatus, unreadEarlier } from "../../lookup/payout-status.js";
 import { NATIVE_TOKEN } from "../../network-settings/network-choice.js";
 import { MAX_ITEM_UNITS } from "../../node/payout-batch.js";
 import { toV5TransferRecord } from "../../wire/v5-record.js";
@@ -78,7 +78,13 @@ export const payoutRoutes: FastifyPluginAsyncTypebox<PayoutRouteOptions> = async
       // A repeat is answered from the journal as the first batch was; a new batch leaves out the items an
       // earlier one holds (the claim takes the ids of the rest, or refuses if one was taken meanwhile).
       const repeat = journal.findByKey(journalKey) !== undefined;
-      const held = repeat ? new Map<string, number>() : journal.payoutItemsHeld(apiKeyId, items.map((item) => item.id));
+      const held = repeat ? new Map<string, number>() : await journal.payoutItemsHeld(apiKeyId, items.map((item) => item.id));
+      // A batch not signed yet may still be refused (and pay nothing): whether its items are paid is not known.
+      for (const holder of new Set(held.values())) {
+        if ((await findEntry(holder))?.state === "claimed") {
+          throw new ServiceError("PAYOUT_ITEM_IN_FLIGHT", `batch ${holder} holds some of these item ids and is still being sent; nothing was sent. Retry with the same Idempotency-Key shortly.`);
+        }
+      }
       const order: PayoutOrder = { contract, items: items.map((item) => (held.has(item.id) ? { ...item, duplicateOf: held.get(item.id) } : item)) };
       const paid = order.items.flatMap((item, index) => (item.duplicateOf === undefined ? [{ index, recipient: item.recipient, units: item.units }] : []));
       if (paid.length === 0) {
@@ -168,14 +174,15 @@ function readItems(items: PayoutBody["items"], decimals: number): PayoutOrderIte
   });
 }
 
-// As the batch is answered when it is sent: its own items pending, an item an earlier batch holds as that one describes it.
+// As the batch is answered when it is sent: its own items pending, an item an earlier batch holds as that
+// one describes it. Sent already: a failed read of the earlier batch must not turn the answer into an error.
 async function answeredItems(order: PayoutOrder, decimals: number, earlierItem: (batchId: number, itemId: string) => Promise<PayoutItemStatus | undefined>): Promise<PayoutItemStatus[]> {
   return Promise.all(
     order.items.map(async (item) => {
       const described = { id: item.id, toAddress: item.recipient, amount: formatTokenAmount(item.units, decimals), units: item.units.toString() };
       if (item.duplicateOf === undefined) return { ...described, state: "pending" as const, reason: null, duplicateOf: null };
-      const first = await earlierItem(item.duplicateOf, item.id);
-      return { ...described, state: first?.state ?? "pending", reason: first?.reason ?? null, duplicateOf: item.duplicateOf };
+      const first = await earlierItem(item.duplicateOf, item.id).catch(() => undefined);
+      return { ...described, ...(first ? { state: first.state, reason: first.reason } : unreadEarlier(item.duplicateOf)), duplicateOf: item.duplicateOf };
     }),
   );
 }
