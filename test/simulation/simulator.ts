@@ -190,6 +190,7 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
           const items = Array.from({ length: 2 + Math.floor(payoutDraws() * 3) }, (_, index) => ({ id: `item-${number}-${index}`, recipient: freshAddress(), amount: BigInt(1 + Math.floor(payoutDraws() * 9)) }));
           const payoutBody = JSON.stringify({ items: items.map((item) => ({ toAddress: item.recipient, amount: item.amount.toString(), id: item.id })) });
           batch.push({ chain, recipient: items[0].recipient, amount: items[0].amount, native: false, key: `sim-${seed}-payout-${number}`, payout: items, body: payoutBody, first: undefined });
+          count("payout batches sent");
           continue;
         }
         const body = JSON.stringify({ toAddress: recipient, ...(native ? { amount: `0.00${amount}`, token: "ETH" } : { amount: amount.toString() }), ...(onSecond && { network: "second" }) });
@@ -252,7 +253,7 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
     faulting = false;
     await Promise.all(extraEndpoints.map((extra) => clearTrouble(extra)));
     if (server.child.exitCode !== null || server.child.signalCode !== null) server = await start(false);
-    for (const item of asked) if (item.key && item.first?.status !== 200 && item.first?.status !== 417) item.first = await ask(server, item);
+    for (const item of asked) if (item.key && item.first?.status !== 200 && item.first?.status !== 417) item.first = await askUntilDecided(server, item);
     await settle(chains, server, asked, 90_000);
 
     // The invariants.
@@ -408,6 +409,17 @@ function drawFault(call: { method: string; params: unknown[] }, random: () => nu
   }
   count(`error on ${call.method}`);
   return { error: { code: -32603, message: "Internal error" } };
+}
+
+// As a client retries a key whose answer said "nothing done, retry" (503: a payout waiting for the wallet's
+// approval, the node out of reach; 409: the first request still in flight), for up to 30 s.
+async function askUntilDecided(server: ServerProcess, item: Asked): Promise<{ status: number; body: string }> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const answer = await ask(server, item);
+    if ((answer.status !== 503 && answer.status !== 409) || Date.now() > deadline) return answer;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
 }
 
 async function send(server: ServerProcess, item: Asked): Promise<void> {
