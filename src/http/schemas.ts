@@ -310,10 +310,11 @@ const PayoutItemSchema = Type.Object({
   units: Type.String({ description: "base units, decimal" }),
   state: Type.Union([Type.Literal("pending"), Type.Literal("paid"), Type.Literal("failed")], {
     description:
-      "pending: the batch is not mined yet (or its receipt not read yet); paid: mined, and the item's tokens moved; " +
-      "failed: mined and the item's transfer failed (reason), or the batch reverted, was cancelled or can never be mined",
+      "pending: the batch is not mined yet (or its receipt not read yet), or the item failed in a block not final yet (reason); " +
+      "paid: mined, and the item's tokens moved; failed, for good: in a final block the item's transfer failed (reason), " +
+      "or the batch reverted, was cancelled or lost its nonce; or the node refused the batch",
   }),
-  reason: Type.Union([Type.String(), Type.Null()], { description: "why it failed, with the token's own words; null unless failed" }),
+  reason: Type.Union([Type.String(), Type.Null()], { description: "why it failed (or, pending, will fail unless a reorganisation changes it), with the token's own words" }),
   duplicateOf: Type.Union([Type.Integer(), Type.Null()], {
     description: "an earlier batch of this API key holds the item's id: this batch did not pay it, and state and reason are that batch's",
   }),
