@@ -6,7 +6,7 @@
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { freePort } from "../helpers/free-port.js";
+import { freeConsecutivePorts } from "../helpers/free-port.js";
 import { commandOf, descendantsOf, isAlive, stopProcessTree } from "../helpers/process-tree.js";
 
 const run = promisify(execFile);
@@ -43,7 +43,7 @@ async function expectAllGoneAfter(npm: ChildProcessWithoutNullStreams, signal: "
 
 describe("npm run dev:replicas", () => {
   it("works as printed: transfer via a follower, kill -9 the leader, the other leads; Ctrl-C leaves nothing behind", async () => {
-    const { npm, output, ready } = startDevReplicas(await freePort());
+    const { npm, output, ready } = startDevReplicas(await freeConsecutivePorts());
     const lines = () => output().split("\n").map((line) => line.trim());
     let anvilUrl: string | undefined;
     try {
@@ -74,7 +74,7 @@ describe("npm run dev:replicas", () => {
   }, 150_000);
 
   it("SIGTERM to npm's own process leaves nothing behind", async () => {
-    const { npm, ready } = startDevReplicas(await freePort());
+    const { npm, ready } = startDevReplicas(await freeConsecutivePorts());
     await ready.catch(async (error: unknown) => {
       await stopProcessTree(npm.pid as number, 0);
       throw error;
