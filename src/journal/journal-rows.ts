@@ -2,7 +2,7 @@
  * The journal's rows as both stores keep them (SQLite, and PostgreSQL for several replicas: the same
  * columns), and how they read as journal entries.
  */
-import type { DeliveryState, JournalAttempt, JournalEntry, PayoutOrder, TransferEventType, WebhookDelivery } from "./transfer-journal.js";
+import type { DeliveryState, JournalAttempt, JournalEntry, PayoutOrder, TransferEventType, WebhookDelivery, WebhookEventType } from "./transfer-journal.js";
 
 /**
  * A transfer (`t`) settled for good, in SQL both stores read: nothing will change it (its outcome is final
@@ -44,7 +44,7 @@ export interface EntryRow {
 export interface DeliveryRow {
   id: number;
   event_id: string;
-  type: TransferEventType;
+  type: WebhookEventType;
   transfer_id: number;
   endpoint: string;
   state: DeliveryState;

@@ -177,11 +177,17 @@ export interface ArchivedTransfer {
 /** The events webhooks report about a transfer. */
 export type TransferEventType = "transfer.confirmed" | "transfer.failed" | "transfer.replaced" | "transfer.cancelled" | "transfer.reorged" | "transfer.finalized";
 
+/** The events webhooks report about each item of a payout batch (besides the batch's own, as a transfer). */
+export type PayoutItemEventType = "payout.item.paid" | "payout.item.failed" | "payout.item.reorged" | "payout.item.finalized";
+
+/** Every event webhooks report. */
+export type WebhookEventType = TransferEventType | PayoutItemEventType;
+
 /** A webhook event as journaled: its body is fixed once, so that every retry sends the same bytes. */
 export interface WebhookEventRecord {
   /** The Standard Webhooks `webhook-id`, the same on every retry. */
   id: string;
-  type: TransferEventType;
+  type: WebhookEventType;
   entryId: number;
   body: string;
 }
@@ -192,7 +198,7 @@ export type DeliveryState = "pending" | "delivered" | "failed";
 export interface WebhookDelivery {
   id: number;
   eventId: string;
-  type: TransferEventType;
+  type: WebhookEventType;
   entryId: number;
   endpoint: string;
   state: DeliveryState;

@@ -12,6 +12,7 @@ import type { ChainConnection } from "../node/connect-chain.js";
 import { estimateGasAtLatest } from "../node/gas-estimate.js";
 import { type NodeAnswerMeaning, readNodeAnswer } from "../node/node-answers.js";
 import type { FeePolicy } from "./fee-policy.js";
+import { withPayoutGasMargin } from "./payout-call.js";
 import { type Repricing, belowBaseFee, isUnderpriced, replacementFees } from "./replacement-fees.js";
 import type { WalletLedger } from "./wallet-ledger.js";
 import {
@@ -309,7 +310,9 @@ export class TransferReplacer {
       // The same call as the transfer's first attempt (a token transfer, or a gas top-up with its value).
       const first = Transaction.from(entry.attempts[0].rawTransaction);
       // Where gas pays for L1 data too (Arbitrum), the gas a call needs moves with L1 prices: estimate again.
-      const gasLimit = chain.gasIncludesL1 ? await this.#estimateGas(first.to as string, first.data, first.value) : Transaction.from(latest.rawTransaction).gasLimit;
+      // A payout batch keeps its margin over the estimate (see withPayoutGasMargin).
+      const estimated = chain.gasIncludesL1 ? await this.#estimateGas(first.to as string, first.data, first.value) : undefined;
+      const gasLimit = estimated === undefined ? Transaction.from(latest.rawTransaction).gasLimit : entry.payout ? withPayoutGasMargin(estimated) : estimated;
       call = sameCallAt(first, nonce, gasLimit);
     }
     const signed = await signWalletTransaction(chain, call, fees);

@@ -17,7 +17,7 @@ import { tokenAt } from "../network-settings/network-choice.js";
 import { type ErrorCode, ERROR_CODES, ServiceError } from "../errors.js";
 import { SignerUnavailableError } from "../signers/wallet-signer.js";
 import { type JournalEntry, JournalOutcomeUnknownError, JournalUnavailableError, type PayoutOrder, PayoutItemsTakenError, type TransferJournal, type TransferRequest } from "../journal/transfer-journal.js";
-import { approvalCallData, payoutAllowance, payoutCallData, sameItems } from "./payout-call.js";
+import { approvalCallData, payoutAllowance, payoutCallData, sameItems, withPayoutGasMargin } from "./payout-call.js";
 import { BroadcastRefusedError, type PreparedTransfer, type TransferSubmitter } from "./transfer-submitter.js";
 import type { WalletLedger } from "./wallet-ledger.js";
 import { type SignedTokenTransfer, withGasLimitMultiplier } from "./wallet-transaction.js";
@@ -31,14 +31,6 @@ const FEES_MAX_AGE_MS = 10_000;
 
 /** What a client waiting for the payout contract's approval is told to wait: a few blocks. */
 const APPROVAL_RETRY_AFTER_SECONDS = 5;
-
-/**
- * A batch's gas limit above its estimate: an item's recipient that empties its balance before the batch is
- * mined costs 20,000 gas more than estimated, and without the gas the whole batch reverts (PayoutBatch).
- */
-function withPayoutGasMargin(gasLimit: bigint): bigint {
-  return gasLimit + gasLimit / 5n;
-}
 
 function sameAddress(first: string, second: string): boolean {
   return first.toLowerCase() === second.toLowerCase();

@@ -6,7 +6,8 @@
  * costs receipt lookups of its own.
  */
 import { toBigInt } from "ethers";
-import type { JournalEntry, TransferEventType, TransferJournal, WebhookEventRecord } from "../journal/transfer-journal.js";
+import type { JournalEntry, PayoutOrder, TransferEventType, TransferJournal, WebhookEventRecord } from "../journal/transfer-journal.js";
+import { itemFatesOf, payoutItemEvents } from "./payout-item-events.js";
 import type { ChainConnection } from "../node/connect-chain.js";
 import { TRANSFER_TOPIC } from "../node/erc20.js";
 import { tokensOf } from "../node/connect-chain.js";
@@ -21,8 +22,10 @@ interface RpcReceipt {
   blockHash: string;
   gasUsed: string;
   effectiveGasPrice?: string;
-  logs: { address: string; topics: string[] }[];
+  logs: { address: string; topics: string[]; data: string }[];
 }
+
+const NOT_MINED: MinedFacts = { blockNumber: null, blockHash: null, confirmations: 0, gasUsed: null, effectiveGasPrice: null };
 
 /** How a settled transfer ended, and where. */
 interface Outcome {
@@ -74,7 +77,9 @@ export class TransferWatcher {
   async follow(head: number): Promise<void> {
     const { journal } = this.#options;
     for (const entry of journal.reportedButUnmined()) {
-      this.#record(transferEvent("transfer.reorged", entry, entry.minedHash ?? (entry.attempts.at(-1)?.hash as string), this.#source), "transfer.reorged");
+      const hash = entry.minedHash ?? (entry.attempts.at(-1)?.hash as string);
+      this.#record(transferEvent("transfer.reorged", entry, hash, this.#source), "transfer.reorged");
+      if (entry.payout) for (const event of payoutItemEvents("payout.item.reorged", { ...entry, payout: entry.payout }, hash, this.#source, NOT_MINED)) this.#record(event);
     }
     await this.#reportFinalized(head);
     const settled = journal.unreportedSettled();
@@ -84,7 +89,7 @@ export class TransferWatcher {
     }
     for (const id of this.#fromReceipts.keys()) if (!settled.some((entry) => entry.id === id)) this.#fromReceipts.delete(id);
     this.#logged = await this.#options.logs.read(Math.min(...settled.flatMap((entry) => entry.attempts.map((attempt) => attempt.signedAtBlock))), head, settled.length);
-    const events: { event: WebhookEventRecord; reported: TransferEventType; blockHash: string | null }[] = [];
+    const events: { event: WebhookEventRecord; reported?: TransferEventType; blockHash?: string | null }[] = [];
     let awaiting = 0;
     for (const entry of settled) {
       const outcome = await this.#outcomeOf(entry);
@@ -95,7 +100,14 @@ export class TransferWatcher {
         continue;
       }
       const mined: MinedFacts = { ...outcome, confirmations: Math.max(confirmations, 0) };
+      // A batch's items need its receipt (the contract's ItemFailed events); one not there yet proves nothing.
+      const itemEvents = entry.payout ? await this.#itemEventsOf({ ...entry, payout: entry.payout }, outcome, mined) : [];
+      if (!itemEvents) {
+        awaiting++;
+        continue;
+      }
       events.push({ event: transferEvent(outcome.type, entry, outcome.hash, this.#source, mined), reported: outcome.type, blockHash: outcome.blockHash });
+      events.push(...itemEvents.map((event) => ({ event })));
       this.#fromReceipts.delete(entry.id);
     }
     this.#awaiting = awaiting;
@@ -109,10 +121,31 @@ export class TransferWatcher {
     for (const entry of journal.finalizedUnreported()) {
       const hash = entry.minedHash ?? (entry.attempts.at(-1)?.hash as string);
       const receipt = (await chain.provider.send("eth_getTransactionReceipt", [hash])) as RpcReceipt | null;
+      // A batch's items are told from its receipt: a mined one not read yet waits for the next round.
+      if (entry.payout && !receipt && entry.state !== "replaced") continue;
       const facts = receipt ? minedFactsOf(receipt) : { blockNumber: null, blockHash: null, gasUsed: null, effectiveGasPrice: null };
       const mined: MinedFacts = { ...facts, confirmations: facts.blockNumber === null ? 0 : Math.max(head - facts.blockNumber + 1, 1) };
       this.#record(transferEvent("transfer.finalized", entry, hash, this.#source, mined), "transfer.finalized", entry.reportedBlockHash);
+      if (entry.payout) {
+        const batch = { ...entry, payout: entry.payout };
+        for (const event of payoutItemEvents("payout.item.finalized", batch, hash, this.#source, mined, itemFatesOf(batch, entry.reported ?? "transfer.confirmed", receipt))) this.#record(event);
+      }
     }
+  }
+
+  // The items' events of a batch's outcome, from the mined attempt's receipt (of the block the outcome
+  // names); undefined while that receipt cannot be read.
+  async #itemEventsOf(batch: JournalEntry & { payout: PayoutOrder }, outcome: Outcome, mined: MinedFacts): Promise<WebhookEventRecord[] | undefined> {
+    let receipt: RpcReceipt | null = null;
+    if (outcome.blockNumber !== null) {
+      receipt = (await this.#options.chain.provider.send("eth_getTransactionReceipt", [outcome.hash])) as RpcReceipt | null;
+      if (!receipt || (outcome.blockHash !== null && receipt.blockHash.toLowerCase() !== outcome.blockHash.toLowerCase())) return undefined;
+    }
+    const fates = itemFatesOf(batch, outcome.type, receipt);
+    return [
+      ...payoutItemEvents("payout.item.paid", batch, outcome.hash, this.#source, mined, fates),
+      ...payoutItemEvents("payout.item.failed", batch, outcome.hash, this.#source, mined, fates),
+    ];
   }
 
   #record(event: WebhookEventRecord, reported?: TransferEventType, blockHash: string | null = null): void {

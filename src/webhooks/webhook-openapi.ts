@@ -1,4 +1,4 @@
-/** The OpenAPI 3.1 `webhooks` of the service: each transfer event, its payload and an example. */
+/** The OpenAPI 3.1 `webhooks` of the service: each transfer and payout item event, its payload and an example. */
 import { type TSchema, Type } from "@sinclair/typebox";
 import { AddressSchema, TxHashSchema } from "../domain/formats.js";
 
@@ -13,6 +13,14 @@ const TRANSFER_EVENTS = {
     "The outcome reported before (confirmed, failed or cancelled) is final: its block is at or below the node's finalized block (or FINALITY_BLOCKS deep). No reorganisation undoes it.",
 } as const;
 
+const PAYOUT_ITEM_EVENTS = {
+  "payout.item.paid": "An item of a payout batch was paid: the batch is mined (with WEBHOOK_CONFIRMATIONS confirmations) and the item's tokens moved. Sent after the batch's own transfer.confirmed.",
+  "payout.item.failed":
+    "An item of a payout batch failed: the batch is mined and the item's transfer failed (reason: the token's words), or the whole batch reverted, was cancelled or lost its nonce. Pay it again (under a new id) only after its payout.item.finalized.",
+  "payout.item.reorged": "The block holding the item's reported outcome left the chain: it is pending again, and its outcome is reported again once the batch is mined again.",
+  "payout.item.finalized": "The item's outcome reported before (state: paid or failed) is final: no reorganisation undoes it.",
+} as const;
+
 const NullableString = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
 // The service's own address and hash formats, with a description of what this one is.
 const Hash = (description: string) => Type.String({ pattern: TxHashSchema.pattern, description });
@@ -21,6 +29,77 @@ const NullableInteger = (description: string) => Type.Union([Type.Integer(), Typ
 
 /** The name of a transfer event, as in a payload's `type`. */
 export type TransferEventName = keyof typeof TRANSFER_EVENTS;
+
+/** The name of a payout item event. */
+export type PayoutItemEventName = keyof typeof PAYOUT_ITEM_EVENTS;
+
+/** The payload schema of any event. */
+export function eventSchema(type: TransferEventName | PayoutItemEventName): TSchema {
+  return type in PAYOUT_ITEM_EVENTS ? payoutItemEventSchema(type as PayoutItemEventName) : transferEventSchema(type as TransferEventName);
+}
+
+/** The payload schema of one payout item event, with its example. */
+export function payoutItemEventSchema(type: PayoutItemEventName): TSchema {
+  const state = type === "payout.item.reorged" ? "pending" : type === "payout.item.failed" ? "failed" : "paid";
+  return Type.Object(
+    {
+      type: Type.Literal(type),
+      timestamp: Type.String({ description: "when the event was made, ISO 8601" }),
+      data: Type.Object(
+        {
+          payoutId: Type.Integer({ description: "the batch's id, as POST /payouts answered it" }),
+          itemId: Type.String({ description: "the item's id, as the client sent it" }),
+          toAddress: Address("the item's recipient"),
+          amount: Type.String({ description: "what the item pays, base units, decimal" }),
+          amountInTokens: NullableString("amount in whole token units; null for a token the deployment no longer pays in"),
+          state: Type.Union([Type.Literal("paid"), Type.Literal("failed"), Type.Literal("pending")], { description: "the item's outcome; pending again after a reorganisation" }),
+          reason: NullableString("why it failed, with the token's own words; null unless failed"),
+          transferHash: Hash("the batch's first hash, as POST /payouts answered it"),
+          hash: Hash("the attempt that carries the batch now (the mined one once mined)"),
+          network: Type.String({ description: "the network's name in NETWORKS_FILE; without the file, its chain id in decimal" }),
+          chainId: Type.Integer(),
+          token: Type.String({ description: "the token contract's address" }),
+          tokenSymbol: Type.String({ description: "the token's symbol in NETWORKS_FILE; without the file, its address" }),
+          apiKeyId: NullableString("the id of the API key that sent the batch (never the key)"),
+          idempotencyKey: NullableString("the batch's Idempotency-Key"),
+          blockNumber: NullableInteger("where the batch was mined; null after a reorganisation"),
+          blockHash: NullableString("where the batch was mined; null after a reorganisation"),
+          confirmations: Type.Integer(),
+        },
+        { additionalProperties: false },
+      ),
+    },
+    {
+      additionalProperties: false,
+      examples: [
+        {
+          type,
+          timestamp: "2026-11-22T12:00:00.000Z",
+          data: {
+            payoutId: 42,
+            itemId: "invoice-881",
+            toAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+            amount: "12500000",
+            amountInTokens: "12.5",
+            state,
+            reason: state === "failed" ? "the token reverted the transfer: Blocklistable: account is blocked" : null,
+            transferHash: "0x20388f41055ac91d1f948e5d43e6fbbb865407d78e148d1812009509f78d395b",
+            hash: "0x20388f41055ac91d1f948e5d43e6fbbb865407d78e148d1812009509f78d395b",
+            network: "base",
+            chainId: 8453,
+            token: "0xd923D15f86D1D81785106eaA85aa53FDbb3a4721",
+            tokenSymbol: "USDC",
+            apiKeyId: "key_3f9a",
+            idempotencyKey: "payroll-2026-11",
+            blockNumber: state === "pending" ? null : 1234,
+            blockHash: state === "pending" ? null : "0x5404b41df8ec10004ec0c7c7723c00c2008bf2d1f8a9646adf61a8198cb892cb",
+            confirmations: state === "pending" ? 0 : type === "payout.item.finalized" ? 65 : 1,
+          },
+        },
+      ],
+    },
+  );
+}
 
 /** The payload schema of one event, with its example: what the OpenAPI document promises receivers. */
 export function transferEventSchema(type: TransferEventName): TSchema {
@@ -86,7 +165,7 @@ export function transferEventSchema(type: TransferEventName): TSchema {
 
 /** OpenAPI 3.1 `webhooks`: one POST per event type, signed per Standard Webhooks. */
 export const WEBHOOKS_OPENAPI = Object.fromEntries(
-  Object.entries(TRANSFER_EVENTS).map(([type, description]) => [
+  Object.entries({ ...TRANSFER_EVENTS, ...PAYOUT_ITEM_EVENTS }).map(([type, description]) => [
     type,
     {
       post: {
@@ -95,7 +174,7 @@ export const WEBHOOKS_OPENAPI = Object.fromEntries(
           `${description} Sent to every WEBHOOK_URL with the Standard Webhooks headers webhook-id (the same on every retry), ` +
           "webhook-timestamp and webhook-signature (v1, HMAC-SHA256 with each WEBHOOK_SECRET). Answer 2xx to acknowledge; " +
           "410 stops this event for the endpoint; anything else is retried with backoff for 24 h.",
-        requestBody: { required: true, content: { "application/json": { schema: transferEventSchema(type as TransferEventName) } } },
+        requestBody: { required: true, content: { "application/json": { schema: eventSchema(type as TransferEventName | PayoutItemEventName) } } },
         responses: { "200": { description: "acknowledged (any 2xx)" }, "410": { description: "stop delivering this event to this endpoint" } },
       },
     },

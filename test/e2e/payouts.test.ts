@@ -3,18 +3,23 @@
  * item on its own (a recipient the token blocks fails alone, with its reason); a repeated batch key answers
  * the first batch; an item id paid once is never paid again; kill -9 between signing and answering loses
  * nothing and pays nothing twice; a reorganisation that drops the batch sends it again (anvil only: Hardhat
- * Network cannot reorganise on demand).
+ * Network cannot reorganise on demand); webhooks per item, through a reorganisation to finality (anvil).
  */
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Value } from "@sinclair/typebox/value";
 import { type Contract, Wallet, parseUnits } from "ethers";
+import { Webhook } from "standardwebhooks";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deployPayoutContract } from "../../src/dev/demo-chain.js";
+import { type PayoutItemEventName, type TransferEventName, eventSchema } from "../../src/webhooks/webhook-openapi.js";
+import { type WebhookReceiver, startWebhookReceiver } from "../helpers/webhook-receiver.js";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
 import { AUTHORIZATION, type TestService, postJson, startService } from "../helpers/service.js";
-import { NODE_KINDS, type TestChain, freshAddress, mineBlocks, setEthBalance, startTestChainOn, waitForReceipt } from "../helpers/test-chain.js";
+import { NODE_KINDS, type TestChain, freshAddress, mineBlocks, setEthBalance, startTestChain, startTestChainOn, waitForReceipt } from "../helpers/test-chain.js";
 import { deployTestToken } from "../helpers/test-tokens.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
@@ -246,5 +251,69 @@ describe.each(NODE_KINDS)("a payout and kill -9 after signing on %s", (kind) => 
     expect(await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest")).toBe(nonceBefore + 1);
     restarted.child.kill("SIGTERM");
     expect(await restarted.exited).toBe(0);
+  });
+});
+
+describe("webhooks of a payout's items on anvil", () => {
+  const secret = `whsec_${randomBytes(32).toString("base64")}`;
+  let chain: TestChain;
+  let token: Contract;
+  let receiver: WebhookReceiver;
+  let service: TestService;
+
+  beforeAll(async () => {
+    chain = await startTestChain();
+    let payoutContract: string;
+    ({ token, payoutContract } = await setUpPayouts(chain));
+    receiver = await startWebhookReceiver();
+    service = await startService(
+      { ...chain.target, tokenAddress: await token.getAddress() },
+      { PAYOUT_CONTRACT: payoutContract, WEBHOOK_URL: receiver.url, WEBHOOK_SECRET: secret, REBROADCAST_AFTER_MS: "500" },
+    );
+  }, 120_000);
+  afterAll(async () => {
+    await service?.close();
+    await receiver?.close();
+    await chain?.stop();
+  });
+
+  // Each delivery verified as a receiver would, and checked against its OpenAPI schema.
+  const events = () =>
+    receiver.received.map((delivery) => {
+      const event = new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>) as { type: string; data: Record<string, unknown> };
+      const error = Value.Errors(eventSchema(event.type as TransferEventName | PayoutItemEventName), event).First();
+      if (error) expect.fail(`${event.type} does not match its schema: ${error.path} ${error.message}`);
+      return event;
+    });
+  const itemEvents = (payoutId: number) => events().filter((event) => event.data.payoutId === payoutId).map((event) => `${event.type} ${event.data.itemId} ${event.data.state}`);
+
+  it("reports each item paid or failed with the batch, again after a reorganisation, and final with the batch", async () => {
+    const items = [0, 1, 2].map((index) => ({ toAddress: freshAddress(), amount: "2", id: `hook-${index}` }));
+    await (await token.getFunction("setBlocked")(items[1].toAddress, true)).wait();
+    let sent = await postJson(service.app, "/payouts", { items }, { "idempotency-key": "hooks" });
+    for (const deadline = Date.now() + 30_000; sent.statusCode === 503 && Date.now() < deadline; sent = await postJson(service.app, "/payouts", { items }, { "idempotency-key": "hooks" })) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(sent.statusCode).toBe(200);
+    const payoutId = sent.body.id as number;
+    const outcome = ["payout.item.paid hook-0 paid", "payout.item.paid hook-2 paid", "payout.item.failed hook-1 failed"];
+    await waitUntil(() => itemEvents(payoutId).length === 3, 20_000, () => `the items' events: ${itemEvents(payoutId).join("; ")}`);
+    expect(itemEvents(payoutId)).toEqual(outcome);
+    const failed = events().find((event) => event.type === "payout.item.failed");
+    expect(failed?.data).toMatchObject({ reason: "the token reverted the transfer: Blocklistable: account is blocked", transferHash: sent.body.transaction.hash, idempotencyKey: "hooks" });
+
+    // Past the service's read of the block that mined it.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await chain.provider.send("anvil_reorg", [1, []]);
+    await waitUntil(() => itemEvents(payoutId).length === 9, 30_000, () => `reorged and reported again: ${itemEvents(payoutId).join("; ")}`);
+    expect(itemEvents(payoutId).slice(3)).toEqual(["payout.item.reorged hook-0 pending", "payout.item.reorged hook-1 pending", "payout.item.reorged hook-2 pending", ...outcome]);
+
+    await waitUntil(async () => (await service.app.inject({ method: "GET", url: "/wallet", headers: AUTHORIZATION })).json().oldestUnconfirmed === null, 10_000, "the batch settled in the journal");
+    await mineBlocks(chain, 70);
+    await waitUntil(() => itemEvents(payoutId).length === 12, 30_000, () => `finalized: ${itemEvents(payoutId).join("; ")}`);
+    expect(itemEvents(payoutId).slice(9)).toEqual(["payout.item.finalized hook-0 paid", "payout.item.finalized hook-1 failed", "payout.item.finalized hook-2 paid"]);
+    // Each item's events follow the batch's own.
+    const types = events().map((event) => event.type);
+    expect(types.indexOf("transfer.finalized")).toBeLessThan(types.indexOf("payout.item.finalized"));
   });
 });

@@ -10,7 +10,7 @@ import type { TObject } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { JsonRpcProvider } from "ethers";
 import { describe, expect, it } from "vitest";
-import { type TransferEventName, WEBHOOKS_OPENAPI, transferEventSchema } from "../../src/webhooks/webhook-openapi.js";
+import { type PayoutItemEventName, type TransferEventName, WEBHOOKS_OPENAPI, eventSchema } from "../../src/webhooks/webhook-openapi.js";
 import { documentation } from "../helpers/documentation.js";
 import { waitForReceipt } from "../helpers/test-chain.js";
 
@@ -181,7 +181,7 @@ describe("README examples", () => {
     expect([full, ...elided].map((event) => event.type)).toEqual(Object.keys(WEBHOOKS_OPENAPI));
     const mismatches: string[] = [];
     for (const event of [full, ...elided]) {
-      const schema = transferEventSchema(event.type as TransferEventName) as TObject<{ data: TObject }>;
+      const schema = eventSchema(event.type as TransferEventName | PayoutItemEventName) as TObject<{ data: TObject }>;
       const named = Object.keys(schema.properties.data.properties);
       const shown = Object.keys(event.data).filter((key) => key !== "…");
       // Fields shown in the schema's order, all of them in the full example.

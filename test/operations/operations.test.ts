@@ -131,7 +131,18 @@ describe("operations", () => {
     // The history in both forms a client may ask for.
     expect(Object.keys(document.paths["/transfers"].get.responses["200"].content).sort()).toEqual(["application/json", "text/csv"]);
     // Every event a receiver may get, with its payload schema (OpenAPI 3.1 webhooks).
-    expect(Object.keys(document.webhooks).sort()).toEqual(["transfer.cancelled", "transfer.confirmed", "transfer.failed", "transfer.finalized", "transfer.reorged", "transfer.replaced"]);
+    expect(Object.keys(document.webhooks).sort()).toEqual([
+      "payout.item.failed",
+      "payout.item.finalized",
+      "payout.item.paid",
+      "payout.item.reorged",
+      "transfer.cancelled",
+      "transfer.confirmed",
+      "transfer.failed",
+      "transfer.finalized",
+      "transfer.reorged",
+      "transfer.replaced",
+    ]);
     expect(document.webhooks["transfer.confirmed"].post.requestBody.content["application/json"].schema.properties.data.required).toContain("transferHash");
     const transfer = document.paths["/transfer"].post;
     expect(Object.keys(transfer.responses).sort()).toEqual(["200", "400", "401", "403", "409", "413", "415", "417", "422", "429", "500", "503"]);
