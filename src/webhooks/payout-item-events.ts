@@ -40,8 +40,10 @@ export function itemFatesOf(entry: JournalEntry & { payout: PayoutOrder }, outco
   if (!receipt) return allFailed(BATCH_FAILED.replaced);
   if (receipt.status !== "0x1") return allFailed(BATCH_FAILED.reverted);
   const failed = failedItems(receipt.logs, entry.payout.contract, entry.lane);
+  // A batch reported failed moved no tokens (its token logged no Transfer): no item of it was paid.
+  const unpaid = outcome === "transfer.failed";
   return paid.map((_item, index) => {
-    const reason = failed.get(index);
+    const reason = failed.get(index) ?? (unpaid ? "the batch moved no tokens: the token logged no Transfer for it" : undefined);
     return reason === undefined ? { state: "paid", reason: null } : { state: "failed", reason };
   });
 }

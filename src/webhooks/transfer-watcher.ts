@@ -103,6 +103,8 @@ export class TransferWatcher {
       // A batch's items need its receipt (the contract's ItemFailed events); one not there yet proves nothing.
       const itemEvents = entry.payout ? await this.#itemEventsOf({ ...entry, payout: entry.payout }, outcome, mined) : [];
       if (!itemEvents) {
+        // The outcome read before may be of a block a reorganisation replaced: read it again next round.
+        this.#fromReceipts.delete(entry.id);
         awaiting++;
         continue;
       }
@@ -120,15 +122,18 @@ export class TransferWatcher {
     const { journal, chain } = this.#options;
     for (const entry of journal.finalizedUnreported()) {
       const hash = entry.minedHash ?? (entry.attempts.at(-1)?.hash as string);
-      const receipt = (await chain.provider.send("eth_getTransactionReceipt", [hash])) as RpcReceipt | null;
-      // A batch's items are told from its receipt: a mined one not read yet waits for the next round.
-      if (entry.payout && !receipt && entry.state !== "replaced") continue;
+      const receipt = entry.payout
+        ? await (chain.provider.send("eth_getTransactionReceipt", [hash]) as Promise<RpcReceipt | null>).catch(() => undefined)
+        : ((await chain.provider.send("eth_getTransactionReceipt", [hash])) as RpcReceipt | null);
+      // A batch's items are told from its receipt, of the block its outcome was reported in: one not read
+      // (yet), or of another block, waits for the next round.
+      if (entry.payout && entry.state !== "replaced" && (!receipt || (entry.reportedBlockHash !== null && receipt.blockHash.toLowerCase() !== entry.reportedBlockHash.toLowerCase()))) continue;
       const facts = receipt ? minedFactsOf(receipt) : { blockNumber: null, blockHash: null, gasUsed: null, effectiveGasPrice: null };
       const mined: MinedFacts = { ...facts, confirmations: facts.blockNumber === null ? 0 : Math.max(head - facts.blockNumber + 1, 1) };
       this.#record(transferEvent("transfer.finalized", entry, hash, this.#source, mined), "transfer.finalized", entry.reportedBlockHash);
       if (entry.payout) {
         const batch = { ...entry, payout: entry.payout };
-        for (const event of payoutItemEvents("payout.item.finalized", batch, hash, this.#source, mined, itemFatesOf(batch, entry.reported ?? "transfer.confirmed", receipt))) this.#record(event);
+        for (const event of payoutItemEvents("payout.item.finalized", batch, hash, this.#source, mined, itemFatesOf(batch, entry.reported ?? "transfer.confirmed", receipt ?? null))) this.#record(event);
       }
     }
   }
@@ -138,7 +143,8 @@ export class TransferWatcher {
   async #itemEventsOf(batch: JournalEntry & { payout: PayoutOrder }, outcome: Outcome, mined: MinedFacts): Promise<WebhookEventRecord[] | undefined> {
     let receipt: RpcReceipt | null = null;
     if (outcome.blockNumber !== null) {
-      receipt = (await this.#options.chain.provider.send("eth_getTransactionReceipt", [outcome.hash])) as RpcReceipt | null;
+      // A node fault is this batch's to wait out, not every other transfer's round.
+      receipt = await (this.#options.chain.provider.send("eth_getTransactionReceipt", [outcome.hash]) as Promise<RpcReceipt | null>).catch(() => null);
       if (!receipt || (outcome.blockHash !== null && receipt.blockHash.toLowerCase() !== outcome.blockHash.toLowerCase())) return undefined;
     }
     const fates = itemFatesOf(batch, outcome.type, receipt);
