@@ -50,6 +50,16 @@ export interface HistoryItem {
   finalized: boolean;
   finalizedBlock: number | null;
   createdAt: string;
+  /** A payout batch's items it pays (not those an earlier batch holds); each item's outcome: GET /payouts/:id. */
+  items?: HistoryPayoutItem[];
+}
+
+/** An item a payout batch pays, as the history lists it. */
+export interface HistoryPayoutItem {
+  id: string;
+  toAddress: string;
+  amount: string;
+  amountInTokens: string | null;
 }
 
 /** The journal states of the history states asked for. */
@@ -107,6 +117,11 @@ export function historyItem(entry: JournalEntry, token: HistoryToken): HistoryIt
     finalized: entry.finalBlock !== null,
     finalizedBlock: entry.finalBlock,
     createdAt: new Date(entry.createdAt).toISOString(),
+    ...(entry.payout && {
+      items: entry.payout.items
+        .filter((item) => item.duplicateOf === undefined)
+        .map((item) => ({ id: item.id, toAddress: item.recipient, amount: item.units.toString(), amountInTokens: token.decimals === null ? null : formatTokenAmount(item.units, token.decimals) })),
+    }),
   };
 }
 
@@ -134,10 +149,22 @@ export const HISTORY_CSV_COLUMNS = [
   "network",
   "chainId",
   "tokenSymbol",
+  "payoutItemId",
 ] as const;
 
+/**
+ * The CSV lines of an item: its own, and for a payout batch one more per item it pays (kind `payout-item`,
+ * the item's recipient, amount and id, the batch's other fields), so that every payment is a row.
+ */
+export function historyCsvLines(item: HistoryItem): string {
+  const itemLines = (item.items ?? []).map((payoutItem) =>
+    historyCsvLine({ ...item, kind: "payout-item", transfer: { ...item.transfer, to: payoutItem.toAddress, amount: payoutItem.amount, amountInTokens: payoutItem.amountInTokens } }, payoutItem.id),
+  );
+  return historyCsvLine(item) + itemLines.join("");
+}
+
 /** One CSV line (RFC 4180, CRLF) of an item; `attempts` lists the attempts' hashes, space-separated. */
-export function historyCsvLine(item: HistoryItem): string {
+function historyCsvLine(item: Omit<HistoryItem, "kind"> & { kind: HistoryItem["kind"] | "payout-item" }, payoutItemId: string | null = null): string {
   const fields: Record<(typeof HISTORY_CSV_COLUMNS)[number], string | number | boolean | null> = {
     id: item.id,
     createdAt: item.createdAt,
@@ -160,6 +187,7 @@ export function historyCsvLine(item: HistoryItem): string {
     network: item.network,
     chainId: item.chainId,
     tokenSymbol: item.transfer.tokenSymbol,
+    payoutItemId,
   };
   return `${HISTORY_CSV_COLUMNS.map((column) => csvField(fields[column])).join(",")}\r\n`;
 }
@@ -186,7 +214,7 @@ export async function* historyCsv(
   let below = beforeId;
   while (left > 0) {
     const { entries, nextBefore } = await journal.history(filter, below, Math.min(CSV_PAGE_ROWS, left));
-    if (entries.length > 0) yield entries.map((entry) => historyCsvLine(historyItem(entry, historyTokenOf(networks, entry)))).join("");
+    if (entries.length > 0) yield entries.map((entry) => historyCsvLines(historyItem(entry, historyTokenOf(networks, entry)))).join("");
     if (nextBefore === undefined) return;
     left -= entries.length;
     below = nextBefore;

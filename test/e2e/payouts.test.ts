@@ -159,9 +159,19 @@ describe.each(NODE_KINDS)("payouts on %s", (kind) => {
   it("shows a batch to the key that sent it (and admins) only, and lists it in the history as a payout", async () => {
     const missing = await service.app.inject({ method: "GET", url: "/payouts/999999", headers: AUTHORIZATION });
     expect({ status: missing.statusCode, code: missing.json().code }).toEqual({ status: 404, code: "PAYOUT_NOT_FOUND" });
-    const history = (await service.app.inject({ method: "GET", url: "/transfers?limit=50", headers: AUTHORIZATION })).json() as { transfers: { id: number; kind: string }[] };
-    expect(history.transfers.find((entry) => entry.id === firstBatch.id)?.kind).toBe("payout");
+    const history = (await service.app.inject({ method: "GET", url: "/transfers?limit=50", headers: AUTHORIZATION })).json() as { transfers: { id: number; kind: string; items?: { id: string }[] }[] };
+    const listed = history.transfers.find((entry) => entry.id === firstBatch.id);
+    expect(listed?.kind).toBe("payout");
+    expect(listed?.items?.map((item) => item.id)).toEqual(items.map((item) => item.id));
     expect(history.transfers.some((entry) => entry.kind === "payout-approval")).toBe(true);
+    // In CSV every payment is a row: the batch's, then one per item it pays.
+    const csv = (await service.app.inject({ method: "GET", url: "/transfers", headers: { ...AUTHORIZATION, accept: "text/csv" } })).body.split("\r\n");
+    const header = csv[0].split(",");
+    const rowsOfBatch = csv.slice(1).filter((line) => line.startsWith(`${firstBatch.id},`)).map((line) => line.split(","));
+    expect(rowsOfBatch.map((row) => row[header.indexOf("kind")])).toEqual(["payout", ...items.map(() => "payout-item")]);
+    expect(rowsOfBatch.slice(1).map((row) => [row[header.indexOf("payoutItemId")], row[header.indexOf("to")], row[header.indexOf("amountInTokens")]])).toEqual(
+      items.map((item) => [item.id, item.toAddress, item.amount]),
+    );
   });
 
   it("refuses to start when PAYOUT_CONTRACT holds other code, or none: the wallet would approve it to spend its tokens", async () => {

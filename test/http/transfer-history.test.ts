@@ -105,7 +105,7 @@ describe("GET /transfers", () => {
     expect(response.headers["content-type"]).toBe("text/csv; charset=utf-8");
     expect(response.headers["content-disposition"]).toMatch(/^attachment; filename="transfers-.*\.csv"$/);
     const [header, ...lines] = response.body.trimEnd().split("\r\n");
-    expect(header).toBe("id,createdAt,state,kind,hash,carriedBy,from,to,amount,amountInTokens,token,nonce,idempotencyKey,apiKeyId,refusalCode,attempts,finalized,finalizedBlock,network,chainId,tokenSymbol");
+    expect(header).toBe("id,createdAt,state,kind,hash,carriedBy,from,to,amount,amountInTokens,token,nonce,idempotencyKey,apiKeyId,refusalCode,attempts,finalized,finalizedBlock,network,chainId,tokenSymbol,payoutItemId");
     const rows = lines.map((line) => Object.fromEntries(line.split(",").map((value, index) => [header.split(",")[index], value])));
     expect(rows).toHaveLength(json.transfers.length);
     for (const [index, item] of json.transfers.entries()) {
@@ -123,6 +123,8 @@ describe("GET /transfers", () => {
         network: "31337",
         chainId: "31337",
         tokenSymbol: item.transfer.token,
+        // A transfer is no payout item.
+        payoutItemId: "",
       });
       expect(item).toMatchObject({ network: "31337", chainId: 31337, transfer: { tokenSymbol: item.transfer.token } });
     }

@@ -56,6 +56,12 @@ const HistoryItemSchema = Type.Object({
     requestedAmount: Type.String(),
   }),
   carriedBy: Type.Union([Type.String(), Type.Null()], { description: "the attempt that carries it: the mined one once known, else the latest" }),
+  items: Type.Optional(
+    Type.Array(
+      Type.Object({ id: Type.String(), toAddress: Type.String(), amount: Type.String({ description: "base units" }), amountInTokens: Type.Union([Type.String(), Type.Null()]) }),
+      { description: "a payout batch only: the items it pays (not those an earlier batch holds); each item's outcome: GET /payouts/{id}. In CSV, one more row per item (kind payout-item, payoutItemId)" },
+    ),
+  ),
   nonce: Type.Union([Type.Integer(), Type.Null()]),
   idempotencyKey: Type.Union([Type.String(), Type.Null()], { description: "null once older than IDEMPOTENCY_KEY_TTL_HOURS" }),
   apiKeyId: Type.Union([Type.String(), Type.Null()], { description: "the id of the API key that asked for it (never the key)" }),
