@@ -5,7 +5,7 @@
  */
 import { formatTokenAmount } from "../domain/token-amount.js";
 import type { JournalEntry, PayoutOrder } from "../journal/transfer-journal.js";
-import { failedItems } from "../node/payout-batch.js";
+import { BATCH_FAILED, failedItems } from "../node/payout-batch.js";
 import type { TransactionLookup } from "./transaction-lookup.js";
 import type { TransactionState, TransactionStatus, TransactionStatusReader } from "./transaction-status.js";
 
@@ -42,10 +42,10 @@ export interface PayoutStatus {
 
 /** Why every item of a batch that will never pay failed. */
 const BATCH_FAILURES: Partial<Record<TransactionState, string>> = {
-  failed: "the batch's transaction reverted: nothing of it was paid",
-  cancelled: "the batch was cancelled before it was mined: nothing of it was paid",
-  replaced: "another transaction of the wallet took the batch's nonce: nothing of it was paid",
-  rejected: "the node refused the batch: nothing of it was sent",
+  failed: BATCH_FAILED.reverted,
+  cancelled: BATCH_FAILED.cancelled,
+  replaced: BATCH_FAILED.replaced,
+  rejected: BATCH_FAILED.rejected,
 };
 
 export class PayoutStatusReader {

@@ -65,6 +65,14 @@ export function failedItems(logs: readonly Pick<Log, "address" | "topics" | "dat
   return failed;
 }
 
+/** Why every item of a batch failed, when the batch itself paid nothing: the words the API and the webhooks give. */
+export const BATCH_FAILED = {
+  reverted: "the batch's transaction reverted: nothing of it was paid",
+  cancelled: "the batch was cancelled before it was mined: nothing of it was paid",
+  replaced: "another transaction of the wallet took the batch's nonce: nothing of it was paid",
+  rejected: "the node refused the batch: nothing of it was sent",
+} as const;
+
 const ERROR_STRING_SELECTOR = "0x08c379a0";
 
 /** What a token's revert data (or returned false) says, for a person. */

@@ -7,7 +7,7 @@ import { steadyWallClockNow } from "../clock.js";
 import { formatTokenAmount } from "../domain/token-amount.js";
 import type { JournalEntry, PayoutItemEventType, PayoutOrder, TransferEventType, WebhookEventRecord } from "../journal/transfer-journal.js";
 import { tokenAt } from "../network-settings/network-choice.js";
-import { failedItems } from "../node/payout-batch.js";
+import { BATCH_FAILED, failedItems } from "../node/payout-batch.js";
 import type { EventSource, MinedFacts } from "./transfer-events.js";
 
 /** What became of one item the batch paid. */
@@ -21,13 +21,6 @@ export interface ReceiptLogs {
   status: string;
   logs: { address: string; topics: string[]; data: string }[];
 }
-
-/** Why every item failed, by the batch's outcome, when no receipt of it says more. */
-const BATCH_FAILED = {
-  reverted: "the batch's transaction reverted: nothing of it was paid",
-  cancelled: "the batch was cancelled before it was mined: nothing of it was paid",
-  replaced: "another transaction of the wallet took the batch's nonce: nothing of it was paid",
-};
 
 /**
  * The fate of each item the batch pays (in the order of the call: duplicates left out), from its outcome
