@@ -71,10 +71,14 @@ try {
         log.write(chunk);
       });
     }
+    // "close", not "exit": the child's last lines (why it stopped) may still be in its pipes when it exits.
+    let ended: string | undefined;
+    child.once("close", (code, signal) => (ended = signal ? `killed by ${signal}` : `exited with code ${code}`));
     replicas.push({ id, url, child, output: () => output });
-    await waitFor(() => output.includes("Server listening at "), () => child.exitCode !== null, `${id} did not start (its log: ${join(logDir, `${id}.log`)}):\n${output}`);
+    const why = (what: string) => () => `${id} ${what} (${ended ?? "still running after 60 s"}; its log: ${join(logDir, `${id}.log`)}):\n${output}`;
+    await waitFor(() => output.includes("Server listening at "), () => ended !== undefined, why("did not start"));
     // The first one takes the lead before the next starts, so the leader is the one printed first.
-    if (index === 1) await waitFor(() => output.includes("this replica leads"), () => child.exitCode !== null, `${id} did not take the lead:\n${output}`);
+    if (index === 1) await waitFor(() => output.includes("this replica leads"), () => ended !== undefined, why("did not take the lead"));
   }
   const [leader, other = leader] = replicas;
   const example = JSON.stringify({ toAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", amount: "1.5" });
@@ -97,10 +101,10 @@ try {
   stopAll(1);
 }
 
-async function waitFor(done: () => boolean, failed: () => boolean, message: string): Promise<void> {
+async function waitFor(done: () => boolean, failed: () => boolean, message: () => string): Promise<void> {
   const deadline = Date.now() + 60_000;
   while (!done()) {
-    if (failed() || Date.now() > deadline) throw new Error(message);
+    if (failed() || Date.now() > deadline) throw new Error(message());
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

@@ -101,7 +101,14 @@ export async function startReplica(config: DeploymentConfig & { databaseUrl: str
 
   let active: { routing(req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse): void } = follower;
   const server = createServer((req, res) => active.routing(req, res));
-  await new Promise<void>((resolve) => server.listen(options.port, options.host, resolve));
+  // A port in use is a startup error like any other ("cannot start: listen EADDRINUSE ..."), not a crash.
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
   const { port } = server.address() as AddressInfo;
   const replicaUrl = config.replicaUrl ?? `http://${options.host === "0.0.0.0" || options.host === "::" ? hostname() : options.host}:${port}`;
   log.info({ replicaUrl }, `Server listening at http://${options.host}:${port} as a replica; trying to lead`);

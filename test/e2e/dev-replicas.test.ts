@@ -4,6 +4,7 @@
  * manager sends) stops every process it started: replicas, anvil, the embedded PostgreSQL.
  */
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
+import { createServer } from "node:net";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { freeConsecutivePorts } from "../helpers/free-port.js";
@@ -71,6 +72,26 @@ describe("npm run dev:replicas", () => {
     await expectAllGoneAfter(npm, "SIGINT");
     // The dev chain went with them.
     await expect(fetch(anvilUrl as string, { method: "POST", body: "{}" })).rejects.toThrow();
+  }, 150_000);
+
+  it("a replica's port in use: says which replica could not start and why, and stops everything it started", async () => {
+    const port = await freeConsecutivePorts();
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(port + 1, "127.0.0.1", resolve));
+    try {
+      const { npm, output, ready } = startDevReplicas(port);
+      const family = new Set<number>([npm.pid as number]);
+      // Everything it ever started, seen while it runs: once npm is gone, its orphans are no longer below it.
+      const watch = setInterval(() => descendantsOf(npm.pid as number).forEach((pid) => family.add(pid)), 100);
+      await expect(ready).rejects.toThrow(/did not get ready/);
+      clearInterval(watch);
+      expect(output()).toContain(`replica-2 did not start (exited with code 1;`);
+      expect(output()).toContain(`cannot start: listen EADDRINUSE: address already in use 127.0.0.1:${port + 1}`);
+      for (const deadline = Date.now() + 5_000; [...family].some(isAlive) && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect([...family].filter(isAlive).map((pid) => `${pid} ${commandOf(pid)}`)).toEqual([]);
+    } finally {
+      holder.close();
+    }
   }, 150_000);
 
   it("SIGTERM to npm's own process leaves nothing behind", async () => {

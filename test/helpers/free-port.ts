@@ -12,11 +12,16 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** A port `n` such that `n` and `n + 1` are both free right now (dev:replicas listens on consecutive ports). */
+/**
+ * A port `n` such that `n` and `n + 1` are both free right now (dev:replicas listens on consecutive ports).
+ * Drawn below the kernel's ephemeral range (32768-60999 here): `n + 1` is bound seconds after this check, and
+ * in that time any other test's server on port 0, or any outgoing connection, may be given a port from that
+ * range (a replica once failed to start on 39676 that way).
+ */
 export async function freeConsecutivePorts(): Promise<number> {
   for (;;) {
-    const port = await freePort();
-    if (port < 65535 && (await isFree(port + 1))) return port;
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if ((await isFree(port)) && (await isFree(port + 1))) return port;
   }
 }
 
