@@ -207,7 +207,7 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
         return running && new Map(running.chain.tokens.map((token) => [token.address, token.decimals]));
       },
     });
-    routes.register(walletRoute, { networks: services.networks, defaultChainId: services.configured[0].chainId, replicaId: deps.replicaId });
+    routes.register(walletRoute, { networks: services.networks, defaultChainId: services.configured[0].chainId, replicaId: deps.replicaId, outflows: services.outflows });
     routes.register(webhookDeliveriesRoute, { journal: services.journal, dispatcher: services.webhooks?.dispatcher });
     routes.register(metricsRoute, { metrics });
     routes.register(consoleRoute);

@@ -14,7 +14,9 @@ import { startWorkingCopyEviction } from "./journal/working-copy-eviction.js";
 import { TransferActivity } from "./lookup/transfer-activity.js";
 import { type NetworkConfig, type NetworkServices, type RunningNetwork, startNetwork } from "./network/network-services.js";
 import { type ChainConnection, closeChain } from "./node/connect-chain.js";
+import type { UnexpectedOutflow } from "./outflows/outflow-watch.js";
 import type { ServedNetwork } from "./network-settings/network-choice.js";
+import { UnexpectedOutflows } from "./outflows/unexpected-outflows.js";
 import { createWebhookDispatcher } from "./webhooks/create-webhooks.js";
 import type { DeliveryOutcome, WebhookDispatcher } from "./webhooks/webhook-dispatcher.js";
 
@@ -34,6 +36,8 @@ export interface ChainServices {
   webhooks: { dispatcher: WebhookDispatcher } | undefined;
   /** The last hours of transfers and gas, tallied in the background. */
   activity: TransferActivity;
+  /** Transactions and token transfers out of the wallets that the service never made, seen since it started. */
+  outflows: UnexpectedOutflows;
   /** Stops background work, waits for it, and closes the journal. Call after the HTTP server closed. */
   close(): Promise<void>;
 }
@@ -96,6 +100,7 @@ export async function startChainServices(
   let retention: { stop(): Promise<void> } | undefined;
   let eviction: { stop(): Promise<void> } | undefined;
   const servedOf = servedOfNetwork;
+  const outflows = new UnexpectedOutflows();
   // Where each network goes among the running ones: the configured order, whenever it starts.
   const placeOf = (chainId: bigint) => networks.findIndex((network) => servedOf(network).chainId === chainId);
   try {
@@ -110,7 +115,12 @@ export async function startChainServices(
       const view = chain.chainId === homeChainId ? journal : journal.forNetwork(chain.chainId, chain.tokenAddress);
       // With several networks, every line a network logs names it.
       const networkLog = networks.length > 1 ? log.child({ network: chain.network.name }) : log;
-      const running = await startNetwork(networkConfig, { chain, journal: view, log: networkLog, endpoints, isSendingAnywhere });
+      const onOutflow = (outflow: UnexpectedOutflow) => {
+        const reported = { ...outflow, network: chain.network.name, chainId: Number(chain.chainId), detectedAt: new Date().toISOString() };
+        networkLog.error({ outflow: reported }, "UNEXPECTED OUTFLOW: a transaction or token transfer out of the wallet that this service never made (is the key used elsewhere, or compromised?)");
+        outflows.record(reported);
+      };
+      const running = await startNetwork(networkConfig, { chain, journal: view, log: networkLog, endpoints, isSendingAnywhere, onOutflow });
       running.onRoundDone = () => dispatcher?.wake();
       started.push(running);
       started.sort((a, b) => placeOf(a.chain.chainId) - placeOf(b.chain.chainId));
@@ -143,6 +153,7 @@ export async function startChainServices(
       unavailable: (chainId) => unreachable.get(BigInt(chainId)),
       webhooks: dispatcher && { dispatcher },
       activity,
+      outflows,
       async close() {
         await Promise.all(retries.map((retry) => retry.stop()));
         await activity.stop();

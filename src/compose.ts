@@ -121,6 +121,7 @@ export async function composeService(config: DeploymentConfig, logger: Logger, r
     metrics.watchEndpoints(() => running.networks.map(({ network, chain: connected }) => ({ network: network.name, reports: connected.endpoints.reports() })));
     metrics.watchJournal(() => journal.failure === undefined);
     if (services.webhooks) metrics.watchWebhooks(() => journal.deliveryBacklog());
+    metrics.watchOutflows(() => running.outflows.counts());
     const app = buildApp(config, {
       services,
       logger,

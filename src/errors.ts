@@ -26,7 +26,7 @@ export const ERROR_CODES = {
   WEBHOOKS_NOT_CONFIGURED: { statusCode: 404, description: "WEBHOOK_URL is not set: there are no deliveries" },
   ROUTE_NOT_FOUND: { statusCode: 404, description: "no such route" },
   TRANSACTION_NOT_FOUND: { statusCode: 404, description: "neither the node nor the journal knows this transaction" },
-  PAYOUT_NOT_FOUND: { statusCode: 404, description: "no payout batch of this API key has this id (an admin key sees every batch)" },
+  PAYOUT_NOT_FOUND: { statusCode: 404, description: "no payout batch of this API key has this id (read and admin keys see every batch)" },
   IDEMPOTENCY_KEY_IN_FLIGHT: { statusCode: 409, description: "a request with this Idempotency-Key is still being processed" },
   TRANSFER_ALREADY_MINED: { statusCode: 409, description: "the transfer was mined before it could be cancelled; see GET /transactions/:hash" },
   TRANSFER_NOT_PENDING: { statusCode: 409, description: "the transfer was never sent (refused) or its nonce went to another transaction: nothing to cancel" },

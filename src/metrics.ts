@@ -117,6 +117,18 @@ export class ServiceMetrics {
     this.#webhookDeliveries.inc({ outcome });
   }
 
+  /** Registers the unexpected outflows' gauge (per network and wallet), read at every scrape. */
+  watchOutflows(counts: () => readonly { network: string; wallet: string; count: number }[]): void {
+    this.#gaugePerItem(
+      "wallet_unexpected_outflows",
+      "transactions and token transfers out of a wallet that this service never made, seen since this process started (the key used elsewhere, or compromised)",
+      ["network", "wallet"],
+      counts,
+      ({ network, wallet }) => ({ network, wallet }),
+      ({ count }) => count,
+    );
+  }
+
   /** Registers the webhook backlog gauges, read from the journal at every scrape. */
   watchWebhooks(backlog: () => { pending: number; oldestCreatedAt: number | null }): void {
     this.#gauge("webhook_backlog", "webhook deliveries pending (not yet accepted by their endpoint)", () => backlog().pending);

@@ -18,7 +18,7 @@ const LAYERS: string[][] = [
   ["secret-files"],
   ["node", "journal", "dev"],
   ["send-path", "metrics"],
-  ["lookup", "finality", "webhooks"],
+  ["lookup", "finality", "webhooks", "outflows"],
   ["wire"],
   ["lanes"],
   // A network is made of lanes, and a lane of its send path.

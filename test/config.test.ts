@@ -21,6 +21,7 @@ const DEFAULTS = {
   headMaxAgeMs: 500,
   feeTipPercentile: 50,
   minPriorityFeePerGas: "0.001",
+  outflowCheckIntervalMs: 5000,
   gasLimitMultiplier: "1.0",
   stuckAfterBlocks: 3,
   maxInFlightPerLane: 16,
@@ -89,6 +90,12 @@ describe("loadConfig", () => {
     expect(twice).toThrow(/RPC_URL: endpoint 2 repeats endpoint 1/);
     expect(twice).not.toThrow(/secret/);
     expect(() => loadConfig({ RPC_URL: "https://a.example,localhost:8545" })).toThrow(/RPC_URL: must be an http:\/\/ or https:\/\/ URL, or several/);
+  });
+
+  it("reads OUTFLOW_CHECK_INTERVAL_MS, 0 turning the watch off", () => {
+    expect(loadConfig({ OUTFLOW_CHECK_INTERVAL_MS: "0" }).outflowCheckIntervalMs).toBe(0);
+    expect(loadConfig({ OUTFLOW_CHECK_INTERVAL_MS: "12000" }).outflowCheckIntervalMs).toBe(12_000);
+    expect(() => loadConfig({ OUTFLOW_CHECK_INTERVAL_MS: "-1" })).toThrow(/OUTFLOW_CHECK_INTERVAL_MS/);
   });
 
   it("reads STUCK_AFTER_BLOCKS and refuses zero", () => {

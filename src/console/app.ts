@@ -35,6 +35,18 @@ interface HistoryItem {
   refusal: { code: string; message: string } | null;
   attempts: Attempt[];
   createdAt: string;
+  /** A payout batch's items it pays. */
+  items?: { id: string; toAddress: string }[];
+}
+
+/** An item of GET /payouts/:id. */
+interface PayoutItem {
+  id: string;
+  toAddress: string;
+  amount: string;
+  state: string;
+  reason: string | null;
+  duplicateOf: number | null;
 }
 
 /** A token balance of GET /wallet. */
@@ -61,6 +73,8 @@ interface Wallet extends Omit<Lane, "state" | "heldBecause"> {
   networks?: Wallet[];
   jammed: boolean;
   stuckAtFeeCap: { hash: string }[];
+  /** Transactions and token transfers out of the wallets that the service never made, newest first. */
+  unexpectedOutflows: { wallet: string; hash: string; nonce: number | null; token: string | null; to: string | null; amount: string | null; detectedAt: string }[];
 }
 
 interface Delivery {
@@ -203,6 +217,13 @@ function amountOf(item: HistoryItem): string {
   const { amountInTokens, amount, tokenSymbol } = item.transfer;
   const figure = amountInTokens ?? `${amount} base units`;
   return tokenSymbol.startsWith("0x") ? figure : `${figure} ${tokenSymbol}`;
+}
+
+// What a row moves: a transfer's amount; a payout batch's total and how many it pays; else its kind.
+function whatItMoves(item: HistoryItem): string {
+  if (item.kind === "transfer") return amountOf(item);
+  if (item.kind === "payout") return `${amountOf(item)} to ${item.items?.length ?? 0} recipients (payout ${item.id})`;
+  return item.kind;
 }
 
 function ageSeconds(createdAt: string): number {
@@ -358,7 +379,23 @@ class Console {
         element("span", lane.heldBecause ? `held: ${lane.heldBecause}` : lane.state, lane.heldBecause ? "warn" : ""),
       ]);
     }
-    target.replaceChildren(table);
+    target.replaceChildren(...this.#outflowWarning(wallet), table);
+  }
+
+  // Spends the service never made: said first, in words, with each transaction.
+  #outflowWarning(wallet: Wallet): HTMLElement[] {
+    const outflows = wallet.unexpectedOutflows ?? [];
+    if (outflows.length === 0) return [];
+    const warning = element("div", undefined, "alert");
+    warning.setAttribute("role", "alert");
+    warning.append(element("strong", `${outflows.length} unexpected outflow${outflows.length === 1 ? "" : "s"} from this network's wallets: transactions this service never made. Is the key used elsewhere, or compromised?`));
+    const list = element("ul");
+    for (const outflow of outflows) {
+      const what = outflow.token ? `${outflow.amount ?? "?"} base units of ${outflow.token}` : `a transaction (nonce ${outflow.nonce}, ${outflow.amount === null ? "value unknown" : ether(outflow.amount)})`;
+      list.append(element("li", `${new Date(outflow.detectedAt).toLocaleString()}: ${what} from ${outflow.wallet} to ${outflow.to ?? "?"} in ${outflow.hash}`));
+    }
+    warning.append(list);
+    return [warning];
   }
 
   /** The last 24 hours as two charts: transfers (sent, mined, failed) and gas spent, hour by hour. */
@@ -416,7 +453,7 @@ class Console {
       else if (this.#admin && item.hash) {
         actions.append(this.#actionButton("Re-price", item.hash, "reprice"), this.#actionButton("Cancel", item.hash, "cancel"));
       }
-      const row = this.#row(table, [this.#transferLink(item.hash), element("code", item.transfer.to), amountOf(item), item.nonce, element("span", stuck ? `${age} s, stuck` : `${age} s`, stuck ? "warn" : ""), ...(this.#admin ? [actions] : [])]);
+      const row = this.#row(table, [this.#transferLink(item.hash), element("code", item.transfer.to), whatItMoves(item), item.nonce, element("span", stuck ? `${age} s, stuck` : `${age} s`, stuck ? "warn" : ""), ...(this.#admin ? [actions] : [])]);
       row.dataset.hash = item.hash ?? "";
     }
     target.replaceChildren(table);
@@ -430,12 +467,14 @@ class Console {
       this.#showTransfers(transfers, "No transfers yet.");
       return;
     }
-    const filter = /^0x[0-9a-fA-F]{40}$/.test(query) ? `recipient=${query}` : `idempotencyKey=${encodeURIComponent(query)}`;
-    const { transfers } = await this.#get<{ transfers: HistoryItem[] }>(`/transfers?${filter}&limit=100${this.#onNetwork()}`);
-    this.#showTransfers(transfers, `Nothing found for ${query}.`);
+    // An address is a recipient; anything else is an Idempotency-Key or a payout item's id.
+    const filters = /^0x[0-9a-fA-F]{40}$/.test(query) ? [`recipient=${query}`] : [`idempotencyKey=${encodeURIComponent(query)}`, `payoutItemId=${encodeURIComponent(query)}`];
+    const found = await Promise.all(filters.map(async (filter) => (await this.#get<{ transfers: HistoryItem[] }>(`/transfers?${filter}&limit=100${this.#onNetwork()}`)).transfers));
+    const unique = new Map(found.flat().map((item) => [item.id, item]));
+    this.#showTransfers([...unique.values()].sort((a, b) => b.id - a.id), `Nothing found for ${query}.`);
   }
 
-  /** A hash opens that transfer's page; an address lists its transfers; anything else is an Idempotency-Key. */
+  /** A hash opens that transfer's page; an address lists its transfers; anything else is an Idempotency-Key or a payout item id. */
   async #find(query: string): Promise<void> {
     try {
       if (/^0x[0-9a-fA-F]{64}$/.test(query)) {
@@ -461,7 +500,7 @@ class Console {
         this.#transferLink(item.hash),
         element("span", item.refusal ? `${item.state}: ${item.refusal.code}` : item.state, `state-${item.state}`),
         element("code", item.transfer.to),
-        item.kind === "transfer" ? amountOf(item) : item.kind,
+        whatItMoves(item),
         item.idempotencyKey ?? "—",
         new Date(item.createdAt).toLocaleString(),
       ]);
@@ -471,9 +510,16 @@ class Console {
   }
 
   async #showTransfer(hash: string): Promise<void> {
-    const status = await this.#get<{ network: string; state: string; confirmations: number; carriedBy?: string; attempts?: Attempt[]; transfer: { to: string; amountInTokens: string | null; tokenSymbol: string | null } | null }>(
-      `/transactions/${hash}`,
-    );
+    const status = await this.#get<{
+      network: string;
+      state: string;
+      confirmations: number;
+      carriedBy?: string;
+      attempts?: Attempt[];
+      payoutId?: number;
+      transfer: { to: string; amountInTokens: string | null; tokenSymbol: string | null } | null;
+    }>(`/transactions/${hash}`);
+    const payout = status.payoutId === undefined ? undefined : await this.#get<{ token: string; items: PayoutItem[] }>(`/payouts/${status.payoutId}`);
     const deliveries =
       this.#admin && !this.#webhooksOff
         ? await this.#get<{ deliveries: Delivery[] }>(`/webhooks/deliveries?transfer=${hash}`).catch(() => ({ deliveries: [] as Delivery[] }))
@@ -487,12 +533,24 @@ class Console {
     fact("Network", status.network);
     if (status.transfer) fact("To", `${status.transfer.to} (${status.transfer.amountInTokens ?? "?"} ${status.transfer.tokenSymbol ?? "tokens"})`);
     if (status.carriedBy) fact("Carried by", status.carriedBy);
+    if (payout) fact("Payout", `${status.payoutId}: ${payout.items.length} items, ${payout.items.filter((item) => item.state === "paid").length} paid, ${payout.items.filter((item) => item.state === "failed").length} failed`);
     const attempts = this.#table(["Attempt", "Kind", "Signed at block", "Max fee (wei)", "Fate"]);
     for (const attempt of status.attempts ?? []) this.#row(attempts, [element("code", attempt.hash), attempt.kind, attempt.signedAtBlock, attempt.maxFeePerGas ?? attempt.gasPrice ?? "—", attempt.fate]);
     const sent = this.#table(["Webhook event", "State", "Tries", "Last answer"]);
     for (const delivery of deliveries.deliveries) this.#row(sent, [delivery.type, delivery.state, delivery.attempts, delivery.lastStatus ?? "—"]);
+    const payoutItems: HTMLElement[] = [];
+    if (payout) {
+      const items = this.#table(["Item", "To", "Amount", "State", "Reason"]);
+      for (const item of payout.items) {
+        const state = item.duplicateOf === null ? item.state : `${item.state} (paid by payout ${item.duplicateOf}, not this one)`;
+        const row = this.#row(items, [item.id, element("code", item.toAddress), `${item.amount} ${payout.token.startsWith("0x") ? "" : payout.token}`.trim(), element("span", state, `state-${item.state}`), item.reason ?? "—"]);
+        row.dataset.item = item.id;
+      }
+      payoutItems.push(element("h3", "Payout items"), items);
+    }
     body.replaceChildren(
       facts,
+      ...payoutItems,
       element("h3", "Attempts"),
       (status.attempts ?? []).length > 0 ? attempts : element("p", "Not one of this service's transfers: no attempts."),
       element("h3", "Webhook deliveries"),

@@ -45,9 +45,16 @@ export const ROUTE_ROLES: Readonly<Record<string, readonly Role[]>> = {
 
 /**
  * Whether the caller may see what the journal knows of a transfer sent with key `senderKeyId` (its
- * attempts, refusal, replacements): its own key, or an admin. Others see what the chain shows.
+ * attempts, Idempotency-Key, refusal, replacements, payout items). One rule for every route that
+ * describes transfers, as GET /transfers lists them: a transfer key sees its own; a read key (an auditor's,
+ * a dashboard's) and an admin see every one. Others see what the chain shows.
  */
 export function seesTransferOf(request: FastifyRequest, senderKeyId: string | undefined): boolean {
+  return request.apiKeyRole === "admin" || request.apiKeyRole === "read" || (senderKeyId !== undefined && senderKeyId === request.apiKeyId);
+}
+
+/** Whether the caller may change (cancel, re-price) a transfer sent with key `senderKeyId`: its own key, or an admin. */
+export function actsOnTransferOf(request: FastifyRequest, senderKeyId: string | undefined): boolean {
   return request.apiKeyRole === "admin" || (senderKeyId !== undefined && senderKeyId === request.apiKeyId);
 }
 

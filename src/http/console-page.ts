@@ -55,7 +55,7 @@ export const CONSOLE_HTML = `<!doctype html>
     <section aria-labelledby="recent-title">
       <h2 id="recent-title">Recent transfers</h2>
       <form id="search-form" role="search">
-        <label for="search">Hash, recipient or Idempotency-Key</label>
+        <label for="search">Hash, recipient, Idempotency-Key or payout item id</label>
         <input id="search" name="search" type="search" autocomplete="off">
         <button type="submit">Find</button>
         <button id="clear-search" type="button">Show recent</button>
@@ -89,6 +89,8 @@ h2 { font-size: 1.1rem; margin: 24px 0 8px; }
 h3 { font-size: 1rem; margin: 16px 0 4px; }
 .muted { color: var(--muted); margin: 0; }
 .warn { color: var(--warn); font-weight: 600; }
+.alert { border: 2px solid #c5221f; border-radius: 4px; padding: 8px 12px; margin: 0 0 12px; }
+.alert strong { color: #c5221f; }
 form { display: flex; flex-wrap: wrap; align-items: center; gap: 8px; }
 #sign-in-form { flex-direction: column; align-items: flex-start; max-width: 420px; }
 #sign-in-form input { width: 100%; }

@@ -225,6 +225,7 @@ export const TransactionStatusSchema = Type.Object(
     finalizedBlock: Type.Optional(
       Type.Union([Type.Integer(), Type.Null()], { description: "only for this service's transfers: the finalized block that made it final; null until then" }),
     ),
+    payoutId: Type.Optional(Type.Integer({ description: "only for this service's payout batches: the batch's id; GET /payouts/{id} reports its items" })),
     displacedBy: Type.Optional(
       Type.Object(
         {

@@ -109,8 +109,8 @@ export function idBoundsOf(filter: HistoryFilter, beforeId: number | undefined, 
 }
 
 /**
- * The page of a read by Idempotency-Keys: at most one row per key, whatever else is asked, so the rows of
- * the keys are read whole and the other filters checked on each. `rows` newest first.
+ * The page of a read by Idempotency-Keys or by a payout item id: at most one row per API key, whatever else
+ * is asked, so those rows are read whole and the other filters checked on each. `rows` newest first.
  */
 export function pageOfKeyed(rows: readonly EntryRow[], filter: HistoryFilter, bounds: IdBounds, limit: number): { rows: EntryRow[]; nextBefore: number | undefined } {
   const matching = rows.filter(

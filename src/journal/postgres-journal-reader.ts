@@ -30,6 +30,18 @@ export class PostgresJournalReader {
     return new Map(rows.map((row) => [row.item_id, row.transfer_id]));
   }
 
+  /** See JournalElsewhere.noncesHeld: along transfers_lane_nonce. */
+  async noncesHeld(lane: string, chainId: string, nonces: readonly number[]): Promise<Set<number>> {
+    const { rows } = await this.pool.query<{ nonce: string }>("SELECT DISTINCT nonce FROM transfers WHERE lane = $1 AND chain_id = $2 AND nonce = ANY($3::bigint[])", [lane, chainId, nonces]);
+    return new Set(rows.map((row) => Number(row.nonce)));
+  }
+
+  /** See JournalElsewhere.highestNonce: the last entry of transfers_lane_nonce for the lane. */
+  async highestNonce(lane: string, chainId: string): Promise<number | undefined> {
+    const { rows } = await this.pool.query<{ nonce: string | null }>("SELECT MAX(nonce) AS nonce FROM transfers WHERE lane = $1 AND chain_id = $2 AND nonce IS NOT NULL", [lane, chainId]);
+    return rows[0]?.nonce == null ? undefined : Number(rows[0].nonce);
+  }
+
   /** The deliveries of one transfer's events, newest first. */
   async deliveriesOf(entryId: number, limit: number): Promise<WebhookDelivery[]> {
     // A transfer has a few events, each with a delivery per endpoint: sorted here, not walked in key order.
@@ -60,8 +72,13 @@ export class PostgresJournalReader {
   async history(filter: HistoryFilter, beforeId: number | undefined, limit: number): Promise<HistoryPage> {
     const bounds = idBoundsOf(filter, beforeId, { since: await this.#firstIdAtOrAfter(filter.since), until: await this.#firstIdAtOrAfter(filter.until) });
     if (!bounds || filter.states?.length === 0) return { entries: [], nextBefore: undefined };
-    if (filter.idempotencyKeys) {
-      const keyed = await this.pool.query<EntryRow>("SELECT * FROM transfers WHERE idempotency_key = ANY($1)", [filter.idempotencyKeys]);
+    if (filter.idempotencyKeys || filter.payoutItem) {
+      const keyed = filter.idempotencyKeys
+        ? await this.pool.query<EntryRow>("SELECT * FROM transfers WHERE idempotency_key = ANY($1)", [filter.idempotencyKeys])
+        : await this.pool.query<EntryRow>("SELECT t.* FROM payout_items p JOIN transfers t ON t.id = p.transfer_id WHERE p.api_key = ANY($1) AND p.item_id = $2", [
+            filter.payoutItem?.apiKeyIds,
+            filter.payoutItem?.itemId,
+          ]);
       const { rows, nextBefore } = pageOfKeyed(keyed.rows.sort((a, b) => b.id - a.id), filter, bounds, limit);
       return { entries: await this.#withAttempts(rows), nextBefore };
     }

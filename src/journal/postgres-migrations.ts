@@ -165,4 +165,9 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; sql: string }[] = 
       CREATE INDEX payout_items_transfer ON payout_items (transfer_id);
     `,
   },
+  {
+    // Which nonces of a lane the journal holds (the outflow watch asks for each nonce the chain counts).
+    version: 10,
+    sql: "CREATE INDEX transfers_lane_nonce ON transfers (lane, chain_id, nonce) WHERE nonce IS NOT NULL;",
+  },
 ];

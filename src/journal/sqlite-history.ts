@@ -48,12 +48,17 @@ export class SqliteHistoryReader {
   readonly #firstIdAtOrAfter: Database.Statement;
   readonly #rowsOf: Database.Statement;
   readonly #byKeys: Database.Statement;
+  readonly #byPayoutItem: Database.Statement;
 
   constructor(db: Database.Database) {
     this.#db = db;
     this.#firstIdAtOrAfter = db.prepare("SELECT id FROM transfers INDEXED BY transfers_created WHERE created_at >= ? ORDER BY created_at, id LIMIT 1").pluck();
     this.#rowsOf = db.prepare("SELECT * FROM transfers WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id DESC");
     this.#byKeys = db.prepare("SELECT * FROM transfers WHERE idempotency_key IN (SELECT value FROM json_each(?)) ORDER BY id DESC");
+    // Along payout_items' unique (api_key, item_id) index: one probe per API key.
+    this.#byPayoutItem = db.prepare(
+      "SELECT t.* FROM payout_items p JOIN transfers t ON t.id = p.transfer_id WHERE p.api_key IN (SELECT value FROM json_each(?)) AND p.item_id = ? ORDER BY t.id DESC",
+    );
   }
 
   /** The first transfer made at or after `time` (ms): times rise with ids, so every later id is later too. */
@@ -67,6 +72,10 @@ export class SqliteHistoryReader {
     const bounds = idBoundsOf(filter, beforeId, { since: firstIdAtOrAfter(filter.since), until: firstIdAtOrAfter(filter.until) });
     if (!bounds || filter.states?.length === 0) return { rows: [], nextBefore: undefined };
     if (filter.idempotencyKeys) return pageOfKeyed(this.#byKeys.all(JSON.stringify(filter.idempotencyKeys)) as EntryRow[], filter, bounds, limit);
+    if (filter.payoutItem) {
+      const { itemId, apiKeyIds } = filter.payoutItem;
+      return pageOfKeyed(this.#byPayoutItem.all(JSON.stringify(apiKeyIds), itemId) as EntryRow[], filter, bounds, limit);
+    }
     const plan = planWalks(filter, limit);
     const statement = this.#walk(plan.driver, plan.checked);
     const values = { ...plan.values, below: bounds.below, low: bounds.low, scan: plan.scan };

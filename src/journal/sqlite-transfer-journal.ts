@@ -151,7 +151,7 @@ const MIGRATIONS = [
  * The version of the indexes below and HISTORY_INDEXES: a journal whose indexes are of another version has
  * them made again (once). Raise it with any change to an index's definition.
  */
-const INDEXES_VERSION = 1;
+const INDEXES_VERSION = 2;
 const UNSETTLED_INDEX = `
   DROP INDEX IF EXISTS transfers_unsettled;
   CREATE INDEX transfers_unsettled ON transfers (lane, state, nonce) WHERE state IN ('claimed', 'signed', 'accepted');
@@ -163,6 +163,9 @@ const UNSETTLED_INDEX = `
   -- Final transfers whose finality is not reported yet: the outcome reported, its finality not.
   DROP INDEX IF EXISTS transfers_finality_unreported;
   CREATE INDEX transfers_finality_unreported ON transfers (lane, nonce) WHERE notify = 1 AND reported IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled');
+  -- Which nonces of a lane the journal holds: the outflow watch asks for each nonce the chain counts.
+  DROP INDEX IF EXISTS transfers_lane_nonce;
+  CREATE INDEX transfers_lane_nonce ON transfers (lane, chain_id, nonce) WHERE nonce IS NOT NULL;
 `;
 // Rows an earlier version wrote after this one had run (a rollback, or an older leader of several replicas)
 // have no lane: that version served one wallet, the journal's first.
@@ -259,6 +262,8 @@ function prepareStatements(db: Database.Database) {
     ),
     byKey: db.prepare("SELECT * FROM transfers WHERE idempotency_key = ?"),
     payoutItemHolder: db.prepare("SELECT transfer_id FROM payout_items WHERE api_key = ? AND item_id = ?").pluck(),
+    noncesHeld: db.prepare("SELECT DISTINCT nonce FROM transfers WHERE lane = @lane AND chain_id = @chain AND nonce IN (SELECT value FROM json_each(@nonces))").pluck(),
+    highestNonce: db.prepare("SELECT MAX(nonce) FROM transfers WHERE lane = @lane AND chain_id = @chain AND nonce IS NOT NULL").pluck(),
     takePayoutItem: db.prepare("INSERT INTO payout_items (api_key, item_id, transfer_id) VALUES (?, ?, ?)"),
     // A batch refused or rejected paid nothing: its item ids may be paid by another.
     freePayoutItems: db.prepare("DELETE FROM payout_items WHERE transfer_id = ?"),
@@ -831,6 +836,26 @@ class SqliteTransferJournal implements TransferJournal {
     return elsewhere && this.#store.statements.attemptByHash.get(lowercase) === undefined ? elsewhere.findWithSeveralAttempts(lowercase) : undefined;
   }
 
+
+  async unjournaledNonces(nonces: readonly number[]): Promise<number[]> {
+    const { lane, chain } = this.#laneOnNetwork;
+    const held = new Set(this.#store.statements.noncesHeld.all({ lane, chain, nonces: JSON.stringify(nonces) }) as number[]);
+    const missing = nonces.filter((nonce) => !held.has(nonce));
+    // A working copy holds what is not settled for good: absence here is a question for the shared database.
+    const { elsewhere } = this.#store;
+    if (missing.length === 0 || !elsewhere) return missing;
+    await this.flushed().catch(() => undefined);
+    const heldThere = await elsewhere.noncesHeld(lane, chain, missing);
+    return missing.filter((nonce) => !heldThere.has(nonce));
+  }
+
+  async highestNonce(): Promise<number | undefined> {
+    const { lane, chain } = this.#laneOnNetwork;
+    const here = this.#store.statements.highestNonce.get({ lane, chain }) as number | null;
+    const there = this.#store.elsewhere ? await this.#store.elsewhere.highestNonce(lane, chain) : undefined;
+    const highest = Math.max(here ?? -1, there ?? -1);
+    return highest < 0 ? undefined : highest;
+  }
 
   recordEvent(event: WebhookEventRecord, endpoints: readonly string[], reported?: TransferEventType, blockHash: string | null = null): void {
     const now = steadyWallClockNow();

@@ -134,6 +134,8 @@ export interface HistoryFilter {
   apiKeyId?: string;
   /** Any of these journal keys (an Idempotency-Key is journaled under its API key's id: `<id>/<key>`). */
   idempotencyKeys?: readonly string[];
+  /** The payout batch that holds this item id under any of these API keys (at most one per key). */
+  payoutItem?: { itemId: string; apiKeyIds: readonly string[] };
   lane?: string;
   /** The network's chain id, in decimal. */
   chainId?: string;
@@ -161,6 +163,10 @@ export interface JournalElsewhere {
   findWithSeveralAttempts(hash: string): Promise<JournalEntry | undefined>;
   /** See TransferJournal.payoutItemsHeld. */
   payoutItemsHeld(apiKeyId: string, itemIds: readonly string[]): Promise<Map<string, number>>;
+  /** Which of `nonces` some transfer of `lane` on chain `chainId` holds. */
+  noncesHeld(lane: string, chainId: string, nonces: readonly number[]): Promise<Set<number>>;
+  /** The highest nonce a transfer of `lane` on chain `chainId` holds; undefined for none. */
+  highestNonce(lane: string, chainId: string): Promise<number | undefined>;
   deliveriesOf(entryId: number, limit: number): Promise<WebhookDelivery[]>;
   /** Delivered deliveries, oldest first; without a state, every delivery, newest first. */
   deliveries(state: "delivered" | undefined, limit: number): Promise<WebhookDelivery[]>;
@@ -382,6 +388,14 @@ export interface TransferJournal {
    * turn (the state change it reports): an event is never lost, and never made twice.
    */
   recordEvent(event: WebhookEventRecord, endpoints: readonly string[], reported?: TransferEventType, blockHash?: string | null): void;
+  /**
+   * Which of `nonces` of this view's lane on its network no transfer holds, here or (for a working copy) in
+   * the shared database: every nonce the service uses is journaled before it is broadcast, so a counted
+   * nonce no transfer holds was used by a transaction this service never signed.
+   */
+  unjournaledNonces(nonces: readonly number[]): Promise<number[]>;
+  /** The highest nonce a transfer of this view's lane on its network holds, here or in the shared database; undefined for none. */
+  highestNonce(): Promise<number | undefined>;
   /** Transfers made while webhooks were on whose nonce is used and whose outcome is not reported yet. */
   unreportedSettled(): JournalEntry[];
   /** Transfers reported confirmed, failed or cancelled that are pending again (a reorganisation). */

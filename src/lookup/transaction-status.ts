@@ -76,6 +76,8 @@ export interface TransactionStatus {
    * attempts may still be mined).
    */
   displacedBy?: { hash: string; blockNumber: number; blockHash: string; final: false };
+  /** For the service's payout batches: the batch's id, whose items GET /payouts/:id reports. */
+  payoutId?: number;
 }
 
 export class TransactionStatusReader {
@@ -129,6 +131,7 @@ export class TransactionStatusReader {
       finalized: entry.finalBlock !== null,
       finalizedBlock: entry.finalBlock,
       ...(displaced && { displacedBy: { hash: displaced.by, blockNumber: displaced.block.number, blockHash: displaced.block.hash, final: false as const } }),
+      ...(entry.payout && { payoutId: entry.id }),
     };
   }
 

@@ -26,6 +26,8 @@ import { admittedPerLane } from "../lanes/lane-routing.js";
 import { PoolWalletReads } from "../lanes/pool-wallet-reads.js";
 import { SharedFeeBlock } from "../lanes/shared-fee-block.js";
 import { SlotQueue } from "../lanes/slot-queue.js";
+import { runOutflowChecks } from "../outflows/outflow-checks.js";
+import { OutflowWatch, type UnexpectedOutflow } from "../outflows/outflow-watch.js";
 import { GasTopUps, gasTopUpSettingsOf } from "./gas-top-ups.js";
 import { LanePool } from "./lane-pool.js";
 import { WalletInFlightLimit } from "./wallet-in-flight-limit.js";
@@ -68,7 +70,7 @@ export interface RunningNetwork extends NetworkServices {
 }
 
 export type NetworkConfig = LaneConfig &
-  Pick<Config, "headMaxAgeMs" | "transactionCacheSize" | "gasTopUpFrom" | "gasTopUpBelow" | "gasTopUpTo">;
+  Pick<Config, "headMaxAgeMs" | "transactionCacheSize" | "gasTopUpFrom" | "gasTopUpBelow" | "gasTopUpTo" | "outflowCheckIntervalMs">;
 
 export interface NetworkParts {
   chain: ChainConnection;
@@ -79,24 +81,40 @@ export interface NetworkParts {
   endpoints: readonly string[];
   /** Whether any lane of any network is still sending a key's entry: a repeat may reach another lane. */
   isSendingAnywhere: ((key: string, entry: JournalEntry) => boolean) | undefined;
+  /** Told of each transaction or token transfer out of a lane that the service never made. */
+  onOutflow: (outflow: UnexpectedOutflow) => void;
 }
 
 /**
  * Starts every lane of a network (reads its wallet, reconciles its unfinished transfers, starts its
  * background work), and the parts its lanes share.
  */
-export async function startNetwork(config: NetworkConfig, { chain, journal, log, endpoints, isSendingAnywhere }: NetworkParts): Promise<RunningNetwork> {
+export async function startNetwork(config: NetworkConfig, { chain, journal, log, endpoints, isSendingAnywhere, onOutflow }: NetworkParts): Promise<RunningNetwork> {
   const lanes: RunningLane[] = [];
   let topUps: GasTopUps | undefined;
+  let outflowChecks: { stop(): Promise<void> } | undefined;
   try {
     refuseUnfollowedLanes(journal, chain.laneSigners.map((signer) => signer.address));
     const gasTopUpSettings = gasTopUpSettingsOf(config, chain.laneSigners.map((signer) => signer.address));
     const pooled = chain.laneSigners.length > 1;
-    const displacements = new NonceDisplacements();
-    // New transfers waiting for room in a lane (see admittedPerLane), every lane's.
-    const slots = new SlotQueue();
     // The latest block, one read for every lane: a pool's idle cost is one wallet's.
     const latestBlock = new SharedFeeBlock(() => readFeeBlock(chain));
+    const outflows = new OutflowWatch({
+      node: chain.provider,
+      // The block the lanes' pollers read when it is recent enough: an idle service reads no more blocks for it.
+      readHead: async () => (await latestBlock.latest(config.outflowCheckIntervalMs)).block.number,
+      lanes: chain.laneSigners.map((signer) => ({ address: signer.address, journal: signer === chain.signer ? journal : journal.forLane(signer.address) })),
+      tokens: (chain.tokens ?? []).filter((token) => !token.native).map((token) => token.address),
+      onOutflow,
+    });
+    // A transaction found at a transfer's nonce is an outflow too, unless the service sent it.
+    const displacements = new NonceDisplacements((entryId, displacement) => {
+      const entry = journal.findById(entryId);
+      if (entry?.nonce == null) return;
+      outflows.reportDisplacement(entry.lane, entry.nonce, displacement.by, displacement.block).catch((error: unknown) => log.warn({ err: error }, "could not check the transaction that used a transfer's nonce"));
+    });
+    // New transfers waiting for room in a lane (see admittedPerLane), every lane's.
+    const slots = new SlotQueue();
     // Every lane's balances and nonce count, one request a block.
     const walletReads = new PoolWalletReads(chain, feePolicyOf(config), (reason) =>
       log.warn({ reason }, "every lane's balances cannot be read in one request here; reading them call by call from now on"),
@@ -109,6 +127,10 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
       lanes.push(await startLane(config, { pooled, chain: laneChain, journal: laneJournal, log: laneLog, endpoints, isSendingAnywhere, displacements, slots, latestBlock, walletReads }));
     }
     topUps = gasTopUpSettings && new GasTopUps(gasTopUpSettings, lanes, log);
+    outflowChecks =
+      config.outflowCheckIntervalMs > 0
+        ? runOutflowChecks(outflows, config.outflowCheckIntervalMs, (error) => log.warn({ err: error }, "could not check the wallet for unexpected outflows; the next check covers these blocks"))
+        : undefined;
     const head = new ChainHeadTracker(() => readLatestBlock(chain.provider), config.headMaxAgeMs);
     const lookup = new TransactionLookup(chain.provider, head, config.transactionCacheSize);
     const statuses = new TransactionStatusReader(chain, lookup, journal, displacements);
@@ -136,6 +158,7 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
       onRoundDone: () => undefined,
       gasSpentWei: () => lanes.reduce((sum, lane) => sum + lane.gasSpentWei(), 0n),
       async stop() {
+        await outflowChecks?.stop();
         await topUps?.stop();
         await Promise.all(lanes.map((lane) => lane.stopBackground()));
       },
@@ -149,6 +172,7 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
     topUps?.wake();
     return running;
   } catch (error) {
+    await outflowChecks?.stop();
     await topUps?.stop();
     await Promise.all(lanes.map((lane) => lane.stopBackground()));
     throw error;

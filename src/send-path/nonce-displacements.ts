@@ -17,13 +17,18 @@ export interface Displacement {
 export class NonceDisplacements {
   readonly #byEntry = new Map<number, Displacement>();
 
+  /** `onFound`: told of each displacement when first found (the outflow watch checks whether the service sent it). */
+  constructor(private readonly onFound: (entryId: number, displacement: Displacement) => void = () => undefined) {}
+
   /** The displacement of a journal entry, while it waits for that block to be final. */
   of(entryId: number): Displacement | undefined {
     return this.#byEntry.get(entryId);
   }
 
   set(entryId: number, displacement: Displacement): void {
+    const known = this.#byEntry.get(entryId);
     this.#byEntry.set(entryId, displacement);
+    if (known?.by !== displacement.by) this.onFound(entryId, displacement);
   }
 
   delete(entryId: number): void {

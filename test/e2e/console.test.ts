@@ -1,18 +1,21 @@
 /**
  * The operator's console in a real browser (Debian's chromium, headless, driven by playwright-core),
  * against the service on a dev chain that mines only when told: it signs in with the keyboard, lists the
- * transfers, finds one by hash, cancels a stuck one and sees it end cancelled. Screenshots at 1280 px (with
- * a transfer in flight, and after) and 390 px are saved to test-artifacts/.
+ * transfers, finds one by hash, cancels a stuck one and sees it end cancelled, finds a payout batch by an
+ * item's id and shows each item's state. Screenshots at 1280 px (with a transfer in flight, and after) and
+ * 390 px are saved to test-artifacts/.
  */
 import { execFile } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { Wallet } from "ethers";
 import { type Browser, type Page, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHROMIUM_PATH, chromiumMissing } from "../helpers/chromium.js";
 import { AUTHORIZATION, TEST_API_KEY, type TestService, postJson, startService } from "../helpers/service.js";
-import { type TestChain, freshAddress, startTestChain } from "../helpers/test-chain.js";
+import { deployPayoutContract } from "../../src/dev/demo-chain.js";
+import { type TestChain, freshAddress, setEthBalance, startTestChain } from "../helpers/test-chain.js";
 
 const run = promisify(execFile);
 const missing = chromiumMissing();
@@ -42,7 +45,10 @@ describe.skipIf(missing)(missing ? `the console in Chromium: NOT RUN, ${missing}
     // The console's script, compiled as `npm run build` does.
     await run(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.console.json"]);
     chain = await startTestChain(["--no-mining"]);
-    service = await startService(chain.target, { API_KEYS: `admin:${TEST_API_KEY},read:${READ_KEY}` });
+    const deployer = new Wallet(Wallet.createRandom().privateKey, chain.provider);
+    await setEthBalance(chain, deployer.address, "1");
+    const payoutContract = await deployPayoutContract(deployer);
+    service = await startService(chain.target, { API_KEYS: `admin:${TEST_API_KEY},read:${READ_KEY}`, PAYOUT_CONTRACT: payoutContract });
     base = await service.app.listen({ host: "127.0.0.1", port: 0 });
     for (let index = 0; index < 3; index++) {
       const sent = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: `${index + 1}` }, { "idempotency-key": `console-${index}` });
@@ -107,7 +113,7 @@ describe.skipIf(missing)(missing ? `the console in Chromium: NOT RUN, ${missing}
   });
 
   it("finds a transfer by hash: its page shows its attempts", async () => {
-    await page.getByLabel("Hash, recipient or Idempotency-Key").fill(mined[1]);
+    await page.getByLabel("Hash, recipient, Idempotency-Key or payout item id").fill(mined[1]);
     await page.keyboard.press("Enter");
     const detail = page.locator("#detail");
     await detail.waitFor({ state: "visible" });
@@ -165,5 +171,40 @@ describe.skipIf(missing)(missing ? `the console in Chromium: NOT RUN, ${missing}
     expect(await reader.locator("#wallet").textContent()).toContain("admin keys only");
     expect(await reader.getByRole("button", { name: /^(Cancel|Re-price|Retry) / }).count()).toBe(0);
     await reader.close();
+  });
+
+  it("finds a payout batch by an item's id, and its page lists each item with its state", async () => {
+    const items = [
+      { toAddress: freshAddress(), amount: "1.25", id: "console-invoice-1" },
+      { toAddress: freshAddress(), amount: "2.5", id: "console-invoice-2" },
+    ];
+    // The wallet's first payout in the token approves the contract first (503 until that is mined).
+    let sent = await postJson(service.app, "/payouts", { items }, { "idempotency-key": "console-payout" });
+    for (const deadline = Date.now() + 15_000; sent.statusCode === 503 && Date.now() < deadline; ) {
+      await mine();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      sent = await postJson(service.app, "/payouts", { items }, { "idempotency-key": "console-payout" });
+    }
+    expect(sent.statusCode, sent.raw).toBe(200);
+    const batch = sent.body as { id: number; transaction: { hash: string } };
+    await mine();
+    await until(() => journalSays("mined", batch.transaction.hash), "the payout batch mined");
+
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.getByLabel("Hash, recipient, Idempotency-Key or payout item id").fill("console-invoice-2");
+    await page.keyboard.press("Enter");
+    const row = page.locator(`#recent tr[data-hash="${batch.transaction.hash}"]`);
+    await expect.poll(() => row.textContent()).toContain(`3.75 to 2 recipients (payout ${batch.id})`);
+    expect(await page.locator("#recent tbody tr").count()).toBe(1);
+    await row.getByRole("button", { name: `Open transfer ${batch.transaction.hash}` }).click();
+    const detail = page.locator("#detail");
+    await detail.waitFor({ state: "visible" });
+    await expect.poll(() => detail.textContent()).toContain(`Payout${batch.id}: 2 items, 2 paid, 0 failed`);
+    for (const item of items) {
+      const cells = await detail.locator(`tr[data-item="${item.id}"] td`).allTextContents();
+      expect(cells).toEqual([item.id, item.toAddress, item.amount, "paid", "—"]);
+    }
+    await page.screenshot({ path: join(ARTIFACTS, "console-payout-1280.png"), fullPage: true });
+    await page.getByRole("button", { name: "Close" }).click();
   });
 });

@@ -164,6 +164,12 @@ describe.each(NODE_KINDS)("payouts on %s", (kind) => {
     expect(listed?.kind).toBe("payout");
     expect(listed?.items?.map((item) => item.id)).toEqual(items.map((item) => item.id));
     expect(history.transfers.some((entry) => entry.kind === "payout-approval")).toBe(true);
+    // An item id finds the batch that pays it; one no batch holds finds nothing; with an Idempotency-Key it is a 400.
+    const byItem = async (query: string) => service.app.inject({ method: "GET", url: `/transfers?${query}`, headers: AUTHORIZATION });
+    expect(((await byItem("payoutItemId=invoice-17")).json() as { transfers: { id: number }[] }).transfers.map((entry) => entry.id)).toEqual([firstBatch.id]);
+    expect(((await byItem("payoutItemId=invoice-never")).json() as { transfers: unknown[] }).transfers).toEqual([]);
+    const both = await byItem("payoutItemId=invoice-17&idempotencyKey=payroll-1");
+    expect({ status: both.statusCode, code: both.json().code }).toEqual({ status: 400, code: "INVALID_QUERY" });
     // In CSV every payment is a row: the batch's, then one per item it pays.
     const csv = (await service.app.inject({ method: "GET", url: "/transfers", headers: { ...AUTHORIZATION, accept: "text/csv" } })).body.split("\r\n");
     const header = csv[0].split(",");

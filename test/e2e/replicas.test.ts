@@ -128,6 +128,31 @@ describe("three replicas on one PostgreSQL and one wallet", () => {
     expect(await getJson(started[2], "/metrics")).toContain('replica_leader{replica="replica-2"} 0');
   });
 
+  it("TRANSFER_CAP_PER_DAY holds across them: 100 concurrent transfers at the cap's boundary spend exactly the cap, and a new leader keeps counting", async () => {
+    const { started } = await startReplicas(3, {}, { TRANSFER_CAP_PER_DAY: "60", RATE_LIMIT_MAX: "10000" });
+    const testChain = chain as TestChain;
+    const bodies = Array.from({ length: 100 }, () => ({ toAddress: freshAddress(), amount: "1" }));
+    const answers = await Promise.all(bodies.map((body, index) => send(started[index % 3], "/transfer", body, `capped-${index}`)));
+    const byStatus = (status: number) => answers.filter((answer) => answer?.statusCode === status);
+    expect(byStatus(200)).toHaveLength(60);
+    expect(byStatus(403)).toHaveLength(40);
+    for (const answer of byStatus(403)) expect(JSON.parse((answer as Answer).raw).code).toBe("DAILY_CAP_EXCEEDED");
+    // On chain: 60 recipients got their token, the other 40 nothing.
+    const nonces = byStatus(200).map((answer) => JSON.parse((answer as Answer).raw).result.nonce as number);
+    await waitForMinedCount(testChain, Math.max(...nonces) + 1, 60_000);
+    const received = await Promise.all(bodies.map((body) => tokenBalanceOf(testChain, body.toAddress)));
+    expect(received.reduce((sum, units) => sum + units, 0n)).toBe(60n * 10n ** 18n);
+
+    // The leader killed: the next one counts what the journal says this key sent.
+    started[0].child.kill("SIGKILL");
+    let after: Answer | undefined;
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 250))) {
+      after = await send(started[1], "/transfer", { toAddress: freshAddress(), amount: "1" }, "capped-after-takeover");
+      if (after?.statusCode === 403) break;
+    }
+    expect(JSON.parse(after?.raw ?? "{}")).toMatchObject({ statusCode: 403, code: "DAILY_CAP_EXCEEDED" });
+  });
+
   it("the same Idempotency-Key sent to two replicas at once makes one transfer", async () => {
     const { started } = await startReplicas(3);
     const testChain = chain as TestChain;

@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type TransactionResponse, parseEther } from "ethers";
+import { type TransactionResponse, Wallet, parseEther } from "ethers";
 import { request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
 import { retryWhilePoolBusy } from "../helpers/pool-client.js";
@@ -14,6 +14,7 @@ import { type ServerProcess, startServerProcess } from "../helpers/server-proces
 import { AUTHORIZATION, type TestService, postJson, startService } from "../helpers/service.js";
 import { NODE_KINDS, type PoolWallet, type TestChain, addPoolWallets, freshAddress, setEthBalance, startTestChainOn, tokenBalanceOf, waitForReceipt } from "../helpers/test-chain.js";
 import type { NetworkServices } from "../../src/network/network-services.js";
+import { deployPayoutContract } from "../../src/dev/demo-chain.js";
 
 interface Answer {
   statusCode: number;
@@ -302,4 +303,41 @@ describe.each(NODE_KINDS)("a wallet pool on %s", (kind) => {
     const wallet = JSON.parse((await pool.app.inject({ method: "GET", url: "/wallet", headers: AUTHORIZATION })).body);
     expect(wallet.lanes.map((lane: { address: string }) => lane.address)).toEqual(lanes.map((lane) => lane.address));
   });
+
+  it("pays payout batches from every lane: each lane approves the contract once (503, key unused, until mined), each batch paid once, every item once", async () => {
+    const { chain: pooled, lanes } = await poolOf(1, 100n);
+    const deployer = new Wallet(Wallet.createRandom().privateKey, pooled.provider);
+    await setEthBalance(pooled, deployer.address, "1");
+    const service = await startService(pooled.target, {
+      PRIVATE_KEY: lanes.map((lane) => lane.privateKey).join(","),
+      JOURNAL_PATH: join(journalDir as string, "transfers.sqlite"),
+      PAYOUT_CONTRACT: await deployPayoutContract(deployer),
+    });
+    services.push(service);
+    const batches = Array.from({ length: 6 }, (_, batch) => Array.from({ length: 3 }, (_, item) => ({ toAddress: freshAddress(), amount: `${item + 1}`, id: `pool-${batch}-${item}` })));
+    // Sent at once, so that the pool spreads them; each asks again while its lane's approval is not mined.
+    const payOnce = async (items: object[], key: string) => {
+      for (const deadline = Date.now() + 30_000; ; await new Promise((resolve) => setTimeout(resolve, 200))) {
+        const answer = await retryWhilePoolBusy(() => postJson(service.app, "/payouts", { items }, { "idempotency-key": key }));
+        if (answer.statusCode !== 503 || Date.now() > deadline) return answer;
+        expect(answer.body.code).toBe("PAYOUT_APPROVAL_PENDING");
+      }
+    };
+    const answers = await Promise.all(batches.map((items, index) => payOnce(items, `pool-batch-${index}`)));
+    for (const answer of answers) expect(answer.statusCode, answer.raw).toBe(200);
+    for (const answer of answers) await waitForReceipt(pooled, answer.body.transaction.hash, 10_000);
+    expect(new Set(answers.map((answer) => answer.body.transaction.from))).toEqual(new Set(lanes.map((lane) => lane.address)));
+
+    // Every item paid once: each recipient holds exactly its amount, and the lanes together spent the total.
+    for (const item of batches.flat()) expect(await tokenBalanceOf(pooled, item.toAddress)).toBe(BigInt(item.amount) * ONE_TOKEN);
+    const left = await Promise.all(lanes.map((lane) => tokenBalanceOf(pooled, lane.address)));
+    expect(left.reduce((sum, balance) => sum + balance, 0n)).toBe((200n - 6n * 6n) * ONE_TOKEN);
+    // One approval per lane, each mined; a repeat of a batch's key answers that batch.
+    const history = (await service.app.inject({ method: "GET", url: "/transfers?limit=100", headers: AUTHORIZATION })).json() as { transfers: { kind: string; state: string; transfer: { from: string } }[] };
+    const approvals = history.transfers.filter((entry) => entry.kind === "payout-approval");
+    expect(approvals.map((entry) => [entry.transfer.from, entry.state]).sort()).toEqual(lanes.map((lane) => [lane.address, "mined"]).sort());
+    const repeat = await postJson(service.app, "/payouts", { items: batches[4] }, { "idempotency-key": "pool-batch-4" });
+    expect(repeat.statusCode, repeat.raw).toBe(200);
+    expect(repeat.body).toMatchObject({ id: answers[4].body.id, transaction: answers[4].body.transaction });
+  }, 90_000);
 });

@@ -190,7 +190,14 @@ describe("webhooks for reverted, re-priced, cancelled and reorganised transfers"
     receiver = await startWebhookReceiver();
     // 20 transfers wait for one block: more than MAX_IN_FLIGHT_PER_LANE's default, which anvil (any number
     // pending per sender) does not need.
-    proxied = await startServiceBehindProxy(chain.target, { WEBHOOK_URL: receiver.url, WEBHOOK_SECRET: SECRET, REBROADCAST_AFTER_MS: "500", MAX_IN_FLIGHT_PER_LANE: "32" });
+    // The outflow watch off: its own count and log reads (at most one of each per check) are not following's.
+    proxied = await startServiceBehindProxy(chain.target, {
+      WEBHOOK_URL: receiver.url,
+      WEBHOOK_SECRET: SECRET,
+      REBROADCAST_AFTER_MS: "500",
+      MAX_IN_FLIGHT_PER_LANE: "32",
+      OUTFLOW_CHECK_INTERVAL_MS: "0",
+    });
     service = proxied.service;
   });
   afterAll(async () => {

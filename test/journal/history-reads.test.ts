@@ -45,6 +45,8 @@ function random(seed: number): () => number {
 let dir: string;
 let journal: TransferJournal;
 const rows: Row[] = [];
+/** payout_items: the batch (a row) that holds each item id of an API key. */
+const payoutItems: { api_key: string; item_id: string; transfer_id: number }[] = [];
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "history-test-"));
@@ -70,6 +72,13 @@ beforeAll(() => {
       } satisfies Omit<Row, "id">;
       rows.push({ ...row, id: Number(insert.run(row).lastInsertRowid) });
     }
+    // Every 97th row with an API key is a payout batch holding one item id; "refund-1" is held under several keys.
+    const holdItem = db.prepare("INSERT INTO payout_items (api_key, item_id, transfer_id) VALUES (@api_key, @item_id, @transfer_id)");
+    for (const row of rows.filter((candidate) => candidate.id % 97 === 0 && candidate.api_key_id !== null)) {
+      const item = { api_key: row.api_key_id as string, item_id: payoutItems.some((held) => held.api_key === row.api_key_id) ? `inv-${row.id}` : "refund-1", transfer_id: row.id };
+      holdItem.run(item);
+      payoutItems.push(item);
+    }
   })();
   db.close();
   journal = openSqliteJournal(path, OWNER);
@@ -92,6 +101,11 @@ async function postgresJournal(): Promise<{ journal: TransferJournal; close(): P
      SELECT id, recipient, '1', api_key_id, state, lane, idempotency_key, created_at, created_at
      FROM jsonb_to_recordset($1::jsonb) AS r (id bigint, recipient text, api_key_id text, state text, lane text, idempotency_key text, created_at bigint)`,
     [JSON.stringify(rows)],
+  );
+  await session.query(
+    `INSERT INTO payout_items (id, api_key, item_id, transfer_id)
+     SELECT id, api_key, item_id, transfer_id FROM jsonb_to_recordset($1::jsonb) AS r (id bigint, api_key text, item_id text, transfer_id bigint)`,
+    [JSON.stringify(payoutItems.map((item, index) => ({ ...item, id: index + 1 })))],
   );
   const pool = testPool(url);
   const leader = await openPostgresJournal(session, OWNER, { reads: new PostgresJournalReader(pool) });
@@ -117,7 +131,9 @@ function scanned(filter: HistoryFilter): number[] {
         (filter.recipient === undefined || row.recipient === filter.recipient) &&
         (filter.apiKeyId === undefined || row.api_key_id === filter.apiKeyId) &&
         (filter.lane === undefined || row.lane === filter.lane) &&
-        (filter.idempotencyKeys === undefined || (row.idempotency_key !== null && filter.idempotencyKeys.includes(row.idempotency_key))),
+        (filter.idempotencyKeys === undefined || (row.idempotency_key !== null && filter.idempotencyKeys.includes(row.idempotency_key))) &&
+        (filter.payoutItem === undefined ||
+          payoutItems.some((held) => held.transfer_id === row.id && held.item_id === filter.payoutItem?.itemId && filter.payoutItem.apiKeyIds.includes(held.api_key))),
     )
     .map((row) => row.id)
     .reverse();
@@ -176,6 +192,9 @@ describe.each(["SQLite", "PostgreSQL"])("history reads on %s", (database) => {
     ["a rare recipient, an API key, a lane and a state", { recipient: RARE_RECIPIENT, apiKeyId: "key_a", lane: LANE, states: ["nonce-used"] }],
     ["a lane and an API key in a window", { lane: LANE, apiKeyId: "key_a", since: at(3_000), until: at(4_000) }],
     ["Idempotency-Keys", { idempotencyKeys: ["key_a/order-10", "key_a/order-11", "key_a/order-4000", "key_b/order-10"] }],
+    ["a payout item id under every API key", { payoutItem: { itemId: "refund-1", apiKeyIds: ["key_a", "key_0", "key_1", "key_2", "key_3", "key_4", "key_5", "key_b"] } }],
+    ["a payout item id under one API key", { payoutItem: { itemId: "refund-1", apiKeyIds: ["key_3"] } }],
+    ["a payout item id with a state", { payoutItem: { itemId: "refund-1", apiKeyIds: ["key_a", "key_0", "key_1", "key_2", "key_3", "key_4", "key_5"] }, states: ["nonce-used"] }],
   ];
 
   for (const [name, filter] of filters) {
@@ -202,6 +221,13 @@ describe.each(["SQLite", "PostgreSQL"])("history reads on %s", (database) => {
     expect(ids).toEqual(scanned({ recipient: RECIPIENT, apiKeyId: "key_3" }));
     expect(pages.length).toBeGreaterThan(1);
     expect(pages.some((size) => size < 100)).toBe(true);
+  });
+
+  it("a payout item id held under several API keys finds each key's batch", async () => {
+    const holders = payoutItems.filter((held) => held.item_id === "refund-1");
+    expect(holders.length).toBeGreaterThan(2);
+    const { ids } = await paged(read, { payoutItem: { itemId: "refund-1", apiKeyIds: holders.map((held) => held.api_key) } }, 500);
+    expect(ids).toEqual(holders.map((held) => held.transfer_id).sort((a, b) => b - a));
   });
 
   it("a repeat of the same Idempotency-Key under several API keys pages through every one, with a cursor until the last", async () => {

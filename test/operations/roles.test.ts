@@ -1,6 +1,7 @@
 /**
- * Roles of API keys (transfer, read, admin) over HTTP against a real chain: what each may call, and
- * that a key sees of another key's transfers only what the chain shows.
+ * Roles of API keys (transfer, read, admin) over HTTP against a real chain: what each may call, that a
+ * transfer key sees of another key's transfers only what the chain shows, and that a read key sees every
+ * transfer as GET /transfers lists it on every route.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROUTE_ROLES } from "../../src/http/auth.js";
@@ -69,7 +70,7 @@ describe("roles", () => {
     }
   });
 
-  it("shows a transfer key the journal's view of its own transfers only; an admin sees all", async () => {
+  it("shows a transfer key the journal's view of its own transfers only; a read key and an admin see all; a read key changes nothing", async () => {
     const mine = await send(SENDER);
     const theirs = await send(OTHER_SENDER);
     const own = (await call(SENDER, "GET", `/transactions/${mine}`)).json();
@@ -80,8 +81,12 @@ describe("roles", () => {
     expect(foreign).toMatchObject({ hash: theirs, state: "pending" });
     expect(foreign).not.toHaveProperty("attempts");
     expect(foreign).not.toHaveProperty("carriedBy");
+    // A read key sees every transfer as the journal knows it, as GET /transfers lists them.
     const asReader = (await call(READER, "GET", `/transactions/${mine}`)).json();
-    expect(asReader).not.toHaveProperty("attempts");
+    expect(asReader).toMatchObject({ hash: mine, carriedBy: mine });
+    expect(asReader.attempts).toHaveLength(1);
+    const listed = (await call(READER, "GET", "/transfers?limit=5")).json().transfers as { hash: string; attempts: unknown[] }[];
+    expect(listed.find((item) => item.hash === mine)?.attempts).toEqual(asReader.attempts.map(({ hash, kind, fate }: { hash: string; kind: string; fate: string }) => expect.objectContaining({ hash, kind, fate })));
     const asAdmin = (await call(ADMIN, "GET", `/transactions/${theirs}`)).json();
     expect(asAdmin.attempts).toHaveLength(1);
     // Cancels: only the sender or an admin.

@@ -20,6 +20,9 @@
  * default network's token, each item checked as a transfer is: paid once or not at all, never after a 417 or
  * a 503, and every item of a batch answered 200 paid or reported failed by GET /payouts/:id.
  *
+ * The outflow watch runs throughout (every 300 ms): every unexpected outflow any run of the service logged
+ * must be a transaction the outside sender made, never one of the service's own, whatever the faults.
+ *
  * With `networks: 2` the service pays on a second chain too (an anvil with another chain id, behind a
  * faulting proxy of its own), as NETWORKS_FILE describes both: each transfer goes to one of them (on the
  * default, some in its native coin), the waves' events (reorganisation, an emptied pool, an outside sender)
@@ -134,6 +137,8 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
   const servers: ServerProcess[] = [];
   const violations: string[] = [];
   const asked: Asked[] = [];
+  // The transactions the simulation sent with the wallet's key from outside the service, lowercase.
+  const outsideHashes = new Set<string>();
   try {
     // Each call's fault is drawn in the order calls arrive: the seed fixes the sequence of faults.
     let faulting = false;
@@ -157,6 +162,8 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
       RPC_TIMEOUT_MS: "1500",
       CHAIN_REFRESH_INTERVAL_MS: "200",
       RATE_LIMIT_MAX: "100000",
+      // Checked often, so that a run tries the outflow watch against every fault: it may report only the outside sender's.
+      OUTFLOW_CHECK_INTERVAL_MS: "300",
     };
     // A service that cannot reach its node at startup refuses to start: faults strike once it serves.
     const start = async (thenFault: boolean) => {
@@ -217,7 +224,7 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
       // Another sender outbids a transfer still waiting in the pool, at its nonce; a reorganisation then
       // removes that block: the transfer's own bytes may be mined after all, so nothing may be signed for it
       // before the other transaction's block is final.
-      if (options.node === "anvil" && scenario() < 0.2 && (await displaceThenReorganise(chain))) count("displaced, then the displacing block reorganised out");
+      if (options.node === "anvil" && scenario() < 0.2 && (await displaceThenReorganise(chain, outsideHashes))) count("displaced, then the displacing block reorganised out");
       if (diskFull) {
         // The operator frees the disk; a journal that failed to commit takes no writes until a restart.
         for (const name of readdirSync(journalDir)) if (name.startsWith("filler-")) rmSync(join(journalDir, name));
@@ -241,7 +248,8 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
         count(`outside sender${where}`);
         const outside = struck === chain ? chain.hotWallet : chain.hotWallet.connect(struck.provider);
         const nonce = await struck.provider.getTransactionCount(chain.demo.walletAddress, "pending");
-        await outside.sendTransaction({ to: chain.demo.walletAddress, value: 0n, nonce }).catch(() => undefined);
+        const sent = await outside.sendTransaction({ to: chain.demo.walletAddress, value: 0n, nonce }).catch(() => undefined);
+        if (sent) outsideHashes.add(sent.hash.toLowerCase());
       }
       if (scenario() < 0.2) {
         count("fleet: a backend stuck at an old head");
@@ -299,6 +307,10 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
       if (mined !== pending) violations.push(`nonces not contiguous${where}: ${mined} mined, ${pending} counted with the pool (a gap or a transaction stuck)`);
     }
     for (const unconfirmed of await unconfirmedOf(server)) violations.push(`the service still holds an unconfirmed transfer: ${JSON.stringify(unconfirmed)}`);
+    // Every unexpected outflow any run of the service reported is one the outside sender made: never one of the service's.
+    for (const reported of reportedOutflows(servers)) {
+      if (!outsideHashes.has(reported)) violations.push(`the service reported ${reported} as an unexpected outflow, which the outside sender did not send`);
+    }
   } catch (error) {
     violations.push(`the run itself failed: ${(error as Error).stack ?? error}`);
   } finally {
@@ -448,7 +460,21 @@ async function ask(server: ServerProcess, item: Asked): Promise<{ status: number
  * Another sender of the wallet's key outbids the lowest transfer waiting in anvil's pool at its nonce; once
  * that is mined, the block is reorganised away. Whether it was done (nothing waited in the pool).
  */
-async function displaceThenReorganise(chain: TestChain): Promise<boolean> {
+/** The transactions every run of the service logged as unexpected outflows, lowercase. */
+function reportedOutflows(servers: readonly ServerProcess[]): Set<string> {
+  const reported = new Set<string>();
+  for (const server of servers) {
+    for (const line of server.output().split("\n")) {
+      if (!line.includes("UNEXPECTED OUTFLOW")) continue;
+      // A line cut short by a kill -9 still names the transaction.
+      const hash = /"hash":"(0x[0-9a-fA-F]{64})"/.exec(line)?.[1];
+      if (hash) reported.add(hash.toLowerCase());
+    }
+  }
+  return reported;
+}
+
+async function displaceThenReorganise(chain: TestChain, outsideHashes: Set<string>): Promise<boolean> {
   const wallet = chain.demo.walletAddress;
   const content = (await chain.provider.send("txpool_content", []).catch(() => ({}))) as { pending?: Record<string, Record<string, { nonce: string; maxFeePerGas?: string }>> };
   const waiting = Object.entries(content.pending ?? {}).find(([sender]) => sender.toLowerCase() === wallet.toLowerCase())?.[1];
@@ -457,6 +483,7 @@ async function displaceThenReorganise(chain: TestChain): Promise<boolean> {
   const price = 3n * BigInt(lowest.maxFeePerGas ?? "0x3b9aca00");
   const outside = await chain.hotWallet.sendTransaction({ to: wallet, value: 0n, nonce: Number(lowest.nonce), maxFeePerGas: price, maxPriorityFeePerGas: price }).catch(() => undefined);
   if (!outside) return false;
+  outsideHashes.add(outside.hash.toLowerCase());
   const deadline = Date.now() + 5_000;
   let receipt = await chain.provider.getTransactionReceipt(outside.hash);
   while (Date.now() < deadline && !receipt) {

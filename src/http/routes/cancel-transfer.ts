@@ -3,7 +3,7 @@
  * itself. POST /transactions/:hash/reprice: replaces it with its latest attempt at a price that wins, now
  * (the background does it after STUCK_AFTER_BLOCKS).
  */
-import { seesTransferOf } from "../auth.js";
+import { actsOnTransferOf } from "../auth.js";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import { type ErrorCode, ServiceError } from "../../errors.js";
@@ -33,7 +33,7 @@ export const cancelTransferRoute: FastifyPluginAsyncTypebox<CancelTransferRouteO
   const ownTransfer = async (request: FastifyRequest, hash: string): Promise<JournalEntry> => {
     const entry = await journal.lookUpByHash(hash);
     if (!entry) throw new ServiceError("TRANSACTION_NOT_FOUND", `transaction ${hash} is not a transfer of this service`);
-    if (!seesTransferOf(request, entry.apiKeyId)) throw new ServiceError("CANCEL_NOT_ALLOWED", `transfer ${hash} was sent with another API key`);
+    if (!actsOnTransferOf(request, entry.apiKeyId)) throw new ServiceError("CANCEL_NOT_ALLOWED", `transfer ${hash} was sent with another API key`);
     return entry;
   };
 

@@ -117,7 +117,7 @@ export const payoutRoutes: FastifyPluginAsyncTypebox<PayoutRouteOptions> = async
         description:
           "The batch's transaction record as POST /payouts answered it, its status document (state, confirmations, attempts, finality), " +
           "and each item's state: pending until the batch is mined, then paid or failed (with the token's reason). " +
-          "A batch of another API key is not found (an admin key sees every batch).",
+          "A transfer key's request for another API key's batch is not found (read and admin keys see every batch).",
         tags: ["payouts"],
         operationId: "getPayout",
         params: PayoutParamsSchema,

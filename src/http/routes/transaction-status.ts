@@ -19,7 +19,7 @@ export const transactionStatusRoute: FastifyPluginAsyncTypebox<TransactionStatus
           "A status document for people and dashboards: pending, confirmed, failed (mined but reverted), " +
           "dropped (this service sent it, the node no longer has it) or replaced (its nonce went to another " +
           "transaction), with confirmations, receipt figures and the decoded ERC-20 transfer. A transfer sent with another " +
-          "API key is described as the chain shows it (an admin key sees everything).",
+          "API key is described to a transfer key as the chain shows it (read and admin keys see everything).",
         tags: ["transactions"],
         operationId: "getTransactionStatus",
         params: TransactionStatusParamsSchema,

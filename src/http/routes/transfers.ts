@@ -90,6 +90,9 @@ const TransfersQuerySchema = Type.Object(
     recipient: Type.Optional(AddressSchema),
     apiKeyId: Type.Optional(Type.String({ pattern: "^(key_[0-9a-f]{12}|anonymous)$", description: "the id of an API key (as logs and this list show it)", examples: ["key_3f9a0c41d2e7"] })),
     idempotencyKey: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: "as the client sent it, under any configured API key (or the one apiKeyId names)" })),
+    payoutItemId: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: "a payout item's id: the batch that pays it, under any configured API key (or the one apiKeyId names)", examples: ["invoice-881"] }),
+    ),
     lane: Type.Optional({ ...AddressSchema, description: "the sending wallet (a lane of the pool)" }),
     network: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "a network's name or chain id (400 UNKNOWN_NETWORK for one not served)" })),
     token: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "a token's symbol, address or \"native\", of the network named (else the default network); 400 UNKNOWN_TOKEN for one not served" })),
@@ -148,10 +151,12 @@ export const transfersRoute: FastifyPluginAsyncTypebox<TransfersRouteOptions> = 
         if (filter.apiKeyId !== undefined && filter.apiKeyId !== request.apiKeyId) filter.states = [];
         filter.apiKeyId = request.apiKeyId;
       }
-      const { idempotencyKey } = query;
-      if (idempotencyKey !== undefined) {
-        const senders = filter.apiKeyId === undefined ? apiKeyIds : [filter.apiKeyId];
-        filter.idempotencyKeys = senders.map((sender) => `${sender}/${idempotencyKey}`);
+      const { idempotencyKey, payoutItemId } = query;
+      const senders = filter.apiKeyId === undefined ? apiKeyIds : [filter.apiKeyId];
+      if (idempotencyKey !== undefined) filter.idempotencyKeys = senders.map((sender) => `${sender}/${idempotencyKey}`);
+      if (payoutItemId !== undefined) {
+        if (idempotencyKey !== undefined) throw new ServiceError("INVALID_QUERY", "idempotencyKey and payoutItemId: name one of them");
+        filter.payoutItem = { itemId: payoutItemId, apiKeyIds: senders };
       }
       const beforeId = query.cursor === undefined ? undefined : Number(query.cursor);
       if (wantsCsv(request.headers.accept)) {

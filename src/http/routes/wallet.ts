@@ -9,6 +9,7 @@ import { type WalletSnapshot, tokenBalanceOf } from "../../send-path/wallet-snap
 import { STUCK_AFTER_SECONDS, isJammed, readUnconfirmedTransfers } from "../../send-path/unconfirmed-transfers.js";
 import { feesAsText } from "../../send-path/wallet-transaction.js";
 import { ServiceError } from "../../errors.js";
+import type { UnexpectedOutflows } from "../../outflows/unexpected-outflows.js";
 import { errorReplies } from "../schemas.js";
 
 
@@ -22,7 +23,12 @@ export interface WalletRouteOptions {
   defaultChainId: bigint;
   /** Set when several replicas share one database. */
   replicaId?: string;
+  /** Transactions and token transfers out of the wallets that the service never made. */
+  outflows: Pick<UnexpectedOutflows, "recent">;
 }
+
+/** How many unexpected outflows the document lists per network, the newest first. */
+const OUTFLOWS_SHOWN = 20;
 
 /** Which replica answered, when several share one database; null for a service on its own. */
 export const ReplicaReportSchema = Type.Union([
@@ -59,6 +65,18 @@ const TokenBalancesSchema = Type.Array(
   { description: "every token the network pays in, the default first, as of the snapshot" },
 );
 
+const UnexpectedOutflowSchema = Type.Object({
+  wallet: Type.String({ description: "the wallet (a lane of the pool) it left" }),
+  hash: Type.String({ description: "the transaction that did it" }),
+  blockNumber: Type.Integer(),
+  blockHash: Type.String(),
+  nonce: Type.Union([Type.Integer(), Type.Null()], { description: "a transaction of the wallet: the nonce it used; null for a token transfer another account's transaction made (a spender the wallet approved)" }),
+  token: Type.Union([Type.String(), Type.Null()], { description: "a token Transfer log out of the wallet: the token; null for the transaction itself" }),
+  to: Type.Union([Type.String(), Type.Null()], { description: "the token's recipient, or the transaction's to; null when the node did not return the transaction" }),
+  amount: Type.Union([Type.String(), Type.Null()], { description: "base units of the token, or the transaction's value in wei; decimal" }),
+  detectedAt: Type.String({ description: "when this service noticed it" }),
+});
+
 const NetworkWalletSchema = Type.Object({
   address: Type.String(),
   network: Type.String({ description: "the network's name in NETWORKS_FILE; without the file, its chain id in decimal" }),
@@ -94,6 +112,9 @@ const NetworkWalletSchema = Type.Object({
     },
   ),
   jammed: Type.Boolean({ description: `true when the oldest unconfirmed transfer is over ${STUCK_AFTER_SECONDS} s old and its nonce is still not mined` }),
+  unexpectedOutflows: Type.Array(UnexpectedOutflowSchema, {
+    description: `transactions and token transfers out of this network's wallets that this service never made, seen since it started (OUTFLOW_CHECK_INTERVAL_MS), newest first, at most ${OUTFLOWS_SHOWN}: the key used elsewhere, or compromised`,
+  }),
   replica: ReplicaReportSchema,
   rpcEndpoints: Type.Array(EndpointReportSchema, { description: "every RPC_URL endpoint, in the order configured" }),
   lanes: Type.Optional(
@@ -137,7 +158,7 @@ const WalletReportSchema = Type.Composite([
   }),
 ]);
 
-export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async (app, { networks, defaultChainId, replicaId }) => {
+export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async (app, { networks, defaultChainId, replicaId, outflows }) => {
   app.get(
     "/wallet",
     {
@@ -158,7 +179,9 @@ export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async 
       // Another network's node failing does not take the default's document down: its part is then its snapshot's.
       const reports = await Promise.all(
         networks.map((network) =>
-          walletOf(network, snapshotOnly, replicaId).catch((error: unknown) => (network.chain.chainId === defaultChainId ? Promise.reject(error) : walletOf(network, true, replicaId))),
+          walletOf(network, snapshotOnly, replicaId, outflows).catch((error: unknown) =>
+            network.chain.chainId === defaultChainId ? Promise.reject(error) : walletOf(network, true, replicaId, outflows),
+          ),
         ),
       );
       return { ...reports[0], ...(reports.length > 1 && { networks: reports }) };
@@ -175,7 +198,7 @@ function balancesOf(chain: ChainConnection, snapshot: WalletSnapshot) {
 }
 
 /** One network's wallet: its balances, nonces and transfers in flight; its node is asked unless `snapshotOnly`. */
-async function walletOf(services: NetworkServices, snapshotOnly: boolean, replicaId: string | undefined) {
+async function walletOf(services: NetworkServices, snapshotOnly: boolean, replicaId: string | undefined, outflows: WalletRouteOptions["outflows"]) {
   const { chain } = services;
   const { provider, wallet } = chain;
   const snapshot = services.ledger.snapshot;
@@ -207,6 +230,9 @@ async function walletOf(services: NetworkServices, snapshotOnly: boolean, replic
     oldestUnconfirmed: unconfirmed.oldest ?? null,
     stuckAtFeeCap: services.replacer.stuckAtCap.map(({ offered, needed, ...stuck }) => ({ ...stuck, offered: feesAsText(offered), needed: feesAsText(needed) })),
     jammed: isJammed(unconfirmed, chainLatest),
+    unexpectedOutflows: outflows
+      .recent(services.network.name, OUTFLOWS_SHOWN)
+      .map(({ wallet: from, hash, block, nonce, token, to, amount, detectedAt }) => ({ wallet: from, hash, blockNumber: block.number, blockHash: block.hash, nonce, token, to, amount, detectedAt })),
     replica: replicaId === undefined ? null : { id: replicaId, leads: true },
     rpcEndpoints: chain.endpoints.reports(),
     ...(services.lanes.length > 1 && {

@@ -1,0 +1,176 @@
+/**
+ * Spends nobody asked for. Every nonce the chain counts for a lane of the service's wallet, and every token
+ * Transfer log out of it, must be one of the service's own journaled transactions; anything else (the key
+ * used by another system, a compromised key, a spender the wallet once approved) is reported with the
+ * transaction that did it.
+ *
+ * Each check takes the head (the block the lanes' pollers read, when recent enough: no call of its own), and
+ * when it moved, reads each lane's nonce count at that head and the tokens' Transfer logs from the lanes
+ * since the last check. Facts only: a nonce no transfer holds is reported once
+ * the chain's blocks name the transaction that used it (findNonceUse), and a log is reported for its own
+ * transaction hash, which no attempt has. Nothing is concluded from an absence: a log index that lags is
+ * read again over the last LOG_OVERLAP_BLOCKS blocks at the next check, and a nonce the node's answers do not
+ * settle is asked about again at the next one.
+ */
+import { getAddress, toQuantity, zeroPadValue } from "ethers";
+import type { JournalEntry } from "../journal/transfer-journal.js";
+import { TRANSFER_TOPIC } from "../node/erc20.js";
+import { type BlockRef, findNonceUse } from "../node/wallet-nonce-use.js";
+
+/** A transaction or token transfer out of a wallet of the service that it never signed. */
+export interface UnexpectedOutflow {
+  /** The lane (wallet) it left. */
+  wallet: string;
+  /** The transaction, lowercase. */
+  hash: string;
+  block: BlockRef;
+  /** A transaction of the wallet: the nonce it used; null for a token transfer another account's transaction made (transferFrom). */
+  nonce: number | null;
+  /** A token Transfer log: the token; null for the transaction itself. */
+  token: string | null;
+  /** Where it went: the log's recipient, or the transaction's `to` (null when the node did not return it). */
+  to: string | null;
+  /** Base units of the token, or the transaction's value in wei; null when the node did not return it. */
+  amount: string | null;
+}
+
+/** The node calls the watch makes. */
+export interface OutflowNode {
+  send(method: string, params: unknown[]): Promise<unknown>;
+}
+
+/** What the watch asks the journal of a lane (on the watch's network). */
+export interface LaneJournal {
+  unjournaledNonces(nonces: readonly number[]): Promise<number[]>;
+  highestNonce(): Promise<number | undefined>;
+  lookUpByHash(hash: string): Promise<JournalEntry | undefined>;
+}
+
+export interface OutflowWatchOptions {
+  node: OutflowNode;
+  /** The latest block's number. */
+  readHead: () => Promise<number>;
+  lanes: readonly { address: string; journal: LaneJournal }[];
+  /** The network's ERC-20 tokens (the native coin leaves only by a transaction, which the nonces cover). */
+  tokens: readonly string[];
+  onOutflow: (outflow: UnexpectedOutflow) => void;
+}
+
+/** A check reads the logs of the blocks it read last time again: a log index may lag the head by a few blocks. */
+export const LOG_OVERLAP_BLOCKS = 8;
+/** The first check looks this far back for logs (a restart), and no check reads more than this many blocks of logs. */
+export const LOG_LOOKBACK_BLOCKS = 128;
+/** Nonces no transfer holds that one check looks up in the chain's blocks (each is a few count reads); the rest wait for the next check. */
+const NONCE_LOOKUPS_PER_CHECK = 8;
+/** Nonces one check asks the journal about; a wallet used far more often elsewhere is caught up over several checks. */
+const NONCES_PER_CHECK = 1_024;
+/** Outflows remembered as reported, so that a log read again is not reported twice; the oldest forgotten first. */
+const REMEMBERED = 4_096;
+
+export class OutflowWatch {
+  readonly #options: OutflowWatchOptions;
+  #checkedBlock: number | undefined;
+  // Per lane: every nonce below this was checked.
+  readonly #checkedNonces = new Map<string, number>();
+  readonly #reported = new Set<string>();
+
+  constructor(options: OutflowWatchOptions) {
+    this.#options = options;
+  }
+
+  /** Checks the blocks since the last check. Throws on node faults (the next check covers the same blocks). */
+  async check(): Promise<void> {
+    const { node, lanes, readHead } = this.#options;
+    const head = await readHead();
+    if (this.#checkedBlock !== undefined && head <= this.#checkedBlock) return;
+    const counts = await Promise.all(lanes.map(async (lane) => Number(await node.send("eth_getTransactionCount", [lane.address, toQuantity(head)]))));
+    for (const [index, lane] of lanes.entries()) await this.#checkNonces(lane, counts[index], head);
+    await this.#checkLogs(head);
+    this.#checkedBlock = head;
+  }
+
+  /**
+   * A transaction of the wallet at a nonce one of the service's transfers holds, which is not one of that
+   * transfer's attempts (the reconciler found it displacing the transfer): reported unless another of the
+   * service's transfers sent it.
+   */
+  async reportDisplacement(wallet: string, nonce: number, by: string, block: BlockRef): Promise<void> {
+    const lane = this.#options.lanes.find((candidate) => candidate.address === wallet);
+    if (!lane || (await lane.journal.lookUpByHash(by))) return;
+    this.#report({ wallet, hash: by, block, nonce, token: null, ...(await this.#whereTo(by)) }, `${by}:tx`);
+  }
+
+  async #checkNonces(lane: { address: string; journal: LaneJournal }, count: number, head: number): Promise<void> {
+    if (!Number.isInteger(count)) return;
+    // From the first nonce after the journal's last: history before the service's first transfer is not its to judge.
+    const from = this.#checkedNonces.get(lane.address) ?? ((await lane.journal.highestNonce()) ?? count - 1) + 1;
+    if (count <= from) {
+      this.#checkedNonces.set(lane.address, Math.max(from, count));
+      return;
+    }
+    const upTo = Math.min(count, from + NONCES_PER_CHECK);
+    const counted = Array.from({ length: upTo - from }, (_, index) => from + index);
+    const foreign = await lane.journal.unjournaledNonces(counted);
+    let checkedBelow = upTo;
+    for (const [looked, nonce] of foreign.entries()) {
+      if (looked >= NONCE_LOOKUPS_PER_CHECK) {
+        checkedBelow = nonce;
+        break;
+      }
+      const use = await findNonceUse(this.#options.node, lane.address, nonce, head, Math.max(0, (this.#checkedBlock ?? head - LOG_LOOKBACK_BLOCKS) - 1));
+      if (use?.kind !== "used") {
+        // Not settled by the node's answers (or counted, then not: a reorganisation): asked again next time.
+        checkedBelow = nonce;
+        break;
+      }
+      this.#report({ wallet: lane.address, hash: use.by, block: use.block, nonce, token: null, ...(await this.#whereTo(use.by)) }, `${use.by}:tx`);
+    }
+    this.#checkedNonces.set(lane.address, checkedBelow);
+  }
+
+  async #checkLogs(head: number): Promise<void> {
+    const { node, lanes, tokens } = this.#options;
+    if (tokens.length === 0 || lanes.length === 0) return;
+    const from = Math.max(0, head - LOG_LOOKBACK_BLOCKS + 1, this.#checkedBlock === undefined ? 0 : this.#checkedBlock + 1 - LOG_OVERLAP_BLOCKS);
+    const logs = (await node.send("eth_getLogs", [
+      {
+        fromBlock: toQuantity(from),
+        toBlock: toQuantity(head),
+        address: [...tokens],
+        topics: [TRANSFER_TOPIC, lanes.map((lane) => zeroPadValue(lane.address, 32))],
+      },
+    ])) as { address: string; topics: string[]; data: string; transactionHash: string; blockNumber: string; blockHash: string; logIndex: string; removed?: boolean }[];
+    const journal = lanes[0].journal;
+    for (const log of logs) {
+      if (log.removed) continue;
+      const hash = log.transactionHash.toLowerCase();
+      const key = `${hash}:${Number(log.logIndex)}`;
+      if (this.#reported.has(key) || (await journal.lookUpByHash(hash))) continue;
+      this.#report(
+        {
+          wallet: getAddress(`0x${log.topics[1].slice(26)}`),
+          hash,
+          block: { number: Number(log.blockNumber), hash: log.blockHash },
+          nonce: null,
+          token: getAddress(log.address),
+          to: getAddress(`0x${log.topics[2].slice(26)}`),
+          amount: BigInt(log.data).toString(),
+        },
+        key,
+      );
+    }
+  }
+
+  // Where a transaction of the wallet went, as far as the node tells now (its index may lag: then unknown).
+  async #whereTo(hash: string): Promise<{ to: string | null; amount: string | null }> {
+    const transaction = (await this.#options.node.send("eth_getTransactionByHash", [hash]).catch(() => null)) as { to: string | null; value: string } | null;
+    return transaction ? { to: transaction.to && getAddress(transaction.to), amount: BigInt(transaction.value).toString() } : { to: null, amount: null };
+  }
+
+  #report(outflow: UnexpectedOutflow, key: string): void {
+    if (this.#reported.has(key)) return;
+    this.#reported.add(key);
+    if (this.#reported.size > REMEMBERED) this.#reported.delete(this.#reported.values().next().value as string);
+    this.#options.onOutflow(outflow);
+  }
+}

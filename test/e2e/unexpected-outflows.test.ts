@@ -1,0 +1,104 @@
+/**
+ * Spends nobody asked for, on anvil and Hardhat Network: the wallet's key used by another program (a
+ * token transfer and a plain ETH send), and a spender the wallet approved moving its tokens
+ * (transferFrom), are each reported in /wallet, the metrics and the log before the chain's next block; the
+ * service's own transfers never are, and they go on being paid once after an outside transaction took a nonce.
+ */
+import { Contract, Wallet, parseEther, parseUnits } from "ethers";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AUTHORIZATION, type TestService, postJson, startService } from "../helpers/service.js";
+import { NODE_KINDS, type TestChain, freshAddress, setEthBalance, startTestChainOn, tokenBalanceOf, waitForReceipt } from "../helpers/test-chain.js";
+import { waitUntil } from "../helpers/wait-until.js";
+
+interface ReportedOutflow {
+  wallet: string;
+  hash: string;
+  blockNumber: number;
+  nonce: number | null;
+  token: string | null;
+  to: string | null;
+  amount: string | null;
+}
+
+describe.each(NODE_KINDS)("unexpected outflows on %s", (kind) => {
+  let chain: TestChain;
+  let service: TestService;
+  const outflows = async () => (await service.app.inject({ method: "GET", url: "/wallet?snapshot=true", headers: AUTHORIZATION })).json().unexpectedOutflows as ReportedOutflow[];
+
+  beforeAll(async () => {
+    chain = await startTestChainOn(kind);
+    service = await startService(chain.target, { OUTFLOW_CHECK_INTERVAL_MS: "100" });
+  }, 60_000);
+  afterAll(async () => {
+    await service?.close();
+    await chain?.stop();
+  });
+
+  it("reports a token transfer sent with the wallet's key from outside, as a transaction and a token transfer, before the next block; its own transfers never", async () => {
+    const own = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
+    expect(own.statusCode, own.raw).toBe(200);
+    await waitForReceipt(chain, own.body.result.hash, 10_000);
+
+    // Another program holding the same key: the token contract connected to the hot wallet.
+    const thief = freshAddress();
+    const stolen = await chain.token.getFunction("transfer")(thief, parseUnits("7", 18));
+    const { blockNumber } = await waitForReceipt(chain, stolen.hash, 10_000);
+    await waitUntil(async () => (await outflows()).length >= 2, 10_000, "both reports");
+    // Noticed while that block is still the head: within one block.
+    expect(await chain.provider.getBlockNumber()).toBe(blockNumber);
+
+    const wallet = chain.demo.walletAddress;
+    const tokenAddress = chain.demo.tokenAddress;
+    const reported = await outflows();
+    expect(reported).toHaveLength(2);
+    expect(reported).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ wallet, hash: stolen.hash, blockNumber, nonce: stolen.nonce, token: null, to: tokenAddress, amount: "0" }),
+        expect.objectContaining({ wallet, hash: stolen.hash, blockNumber, nonce: null, token: tokenAddress, to: thief, amount: parseUnits("7", 18).toString() }),
+      ]),
+    );
+    expect(reported.some((outflow) => outflow.hash === own.body.result.hash)).toBe(false);
+    const metrics = (await service.app.inject({ method: "GET", url: "/metrics", headers: AUTHORIZATION })).body;
+    expect(metrics).toContain(`wallet_unexpected_outflows{network="31337",wallet="${wallet}"} 2`);
+  });
+
+  it("after the outside transaction took a nonce, the service's next transfers are paid once each, and not reported", async () => {
+    const before = (await outflows()).length;
+    const recipients = [freshAddress(), freshAddress()];
+    for (const toAddress of recipients) {
+      const sent = await postJson(service.app, "/transfer", { toAddress, amount: "2" });
+      expect(sent.statusCode, sent.raw).toBe(200);
+      await waitForReceipt(chain, sent.body.result.hash, 10_000);
+    }
+    for (const recipient of recipients) expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("2", 18));
+    // A check after the last block has run (every 100 ms).
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await outflows()).toHaveLength(before);
+  });
+
+  it("reports ETH sent with the key, and tokens a spender the wallet approved moves with transferFrom (the spender's transaction, no nonce of the wallet)", async () => {
+    const before = (await outflows()).length;
+    const outside = new Wallet(chain.demo.privateKey, chain.provider);
+    const spender = new Wallet(Wallet.createRandom().privateKey, chain.provider);
+    await setEthBalance(chain, spender.address, "1");
+    const sendEth = await outside.sendTransaction({ to: spender.address, value: parseEther("0.5") });
+    await waitForReceipt(chain, sendEth.hash, 10_000);
+    const approval = await chain.token.getFunction("approve")(spender.address, parseUnits("3", 18));
+    await waitForReceipt(chain, approval.hash, 10_000);
+    const drained = await (new Contract(chain.demo.tokenAddress, ["function transferFrom(address,address,uint256) returns (bool)"], spender).getFunction("transferFrom"))(
+      chain.demo.walletAddress,
+      spender.address,
+      parseUnits("3", 18),
+    );
+    await waitForReceipt(chain, drained.hash, 10_000);
+    await waitUntil(async () => (await outflows()).length >= before + 3, 10_000, "three more reports");
+    const reported = (await outflows()).slice(0, 3);
+    expect(reported).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ hash: sendEth.hash, nonce: sendEth.nonce, token: null, to: spender.address, amount: parseEther("0.5").toString() }),
+        expect.objectContaining({ hash: approval.hash, nonce: approval.nonce, token: null, to: chain.demo.tokenAddress }),
+        expect.objectContaining({ hash: drained.hash, nonce: null, token: chain.demo.tokenAddress, to: spender.address, amount: parseUnits("3", 18).toString() }),
+      ]),
+    );
+  });
+});

@@ -1,0 +1,150 @@
+/**
+ * The outflow watch against a scripted node (the answers a lagging backend gives, which a real node does not
+ * give on demand): a report needs the transaction found in the chain's blocks; a nonce the answers do not
+ * settle is asked about again; a log read again is reported once; the service's own hashes and nonces never.
+ */
+import { toQuantity, zeroPadValue } from "ethers";
+import { describe, expect, it } from "vitest";
+import type { JournalEntry } from "../../src/journal/transfer-journal.js";
+import { TRANSFER_TOPIC } from "../../src/node/erc20.js";
+import { type LaneJournal, OutflowWatch, type UnexpectedOutflow } from "../../src/outflows/outflow-watch.js";
+
+const WALLET = "0x7F5977502cAbc653a9Dc225118fFca92F62CB93A";
+const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
+const THIEF = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+const hashOf = (n: number) => `0x${n.toString(16).padStart(64, "0")}`;
+
+/** A chain of blocks, each with the wallet's transactions (hash, nonce), and the Transfer logs out of it. */
+class ScriptedChain {
+  head = 10;
+  readonly transactions: { block: number; nonce: number; hash: string }[] = [];
+  readonly logs: { block: number; hash: string; logIndex: number; to: string; amount: bigint }[] = [];
+  /** Blocks whose count reads answer nothing (a backend that does not have them yet). */
+  readonly blind = new Set<number>();
+
+  countAt(block: number): number {
+    return this.transactions.filter((transaction) => transaction.block <= block).length;
+  }
+
+  async send(method: string, params: unknown[]): Promise<unknown> {
+    if (method === "eth_getTransactionCount") {
+      const block = Number(params[1]);
+      return this.blind.has(block) ? null : toQuantity(this.countAt(block));
+    }
+    if (method === "eth_getBlockByNumber") {
+      const block = Number(params[0]);
+      const transactions = this.transactions.filter((transaction) => transaction.block === block).map(({ hash, nonce }) => ({ hash, from: WALLET.toLowerCase(), nonce: toQuantity(nonce) }));
+      return { hash: hashOf(1_000 + block), transactions };
+    }
+    if (method === "eth_getTransactionByHash") return { to: TOKEN.toLowerCase(), value: "0x0" };
+    if (method === "eth_getLogs") {
+      const { fromBlock, toBlock, topics } = params[0] as { fromBlock: string; toBlock: string; topics: [string, string[]] };
+      expect(topics).toEqual([TRANSFER_TOPIC, [zeroPadValue(WALLET, 32)]]);
+      return this.logs
+        .filter((log) => log.block >= Number(fromBlock) && log.block <= Number(toBlock))
+        .map((log) => ({
+          address: TOKEN.toLowerCase(),
+          topics: [TRANSFER_TOPIC, zeroPadValue(WALLET, 32), zeroPadValue(log.to, 32)],
+          data: toQuantity(log.amount),
+          transactionHash: log.hash,
+          blockNumber: toQuantity(log.block),
+          blockHash: hashOf(1_000 + log.block),
+          logIndex: toQuantity(log.logIndex),
+        }));
+    }
+    throw new Error(`unexpected call ${method}`);
+  }
+}
+
+/** The journal of the service's own transactions: their nonces and hashes. */
+function journalOf(own: { nonce: number; hash: string }[]): LaneJournal {
+  return {
+    unjournaledNonces: async (nonces) => nonces.filter((nonce) => !own.some((transaction) => transaction.nonce === nonce)),
+    highestNonce: async () => (own.length === 0 ? undefined : Math.max(...own.map((transaction) => transaction.nonce))),
+    lookUpByHash: async (hash) => (own.some((transaction) => transaction.hash === hash) ? ({ id: 1 } as JournalEntry) : undefined),
+  };
+}
+
+function watchOf(chain: ScriptedChain, own: { nonce: number; hash: string }[]): { watch: OutflowWatch; reported: UnexpectedOutflow[] } {
+  const reported: UnexpectedOutflow[] = [];
+  const watch = new OutflowWatch({ node: chain, readHead: async () => chain.head, lanes: [{ address: WALLET, journal: journalOf(own) }], tokens: [TOKEN], onOutflow: (outflow) => reported.push(outflow) });
+  return { watch, reported };
+}
+
+describe("the outflow watch", () => {
+  it("reports a nonce no transfer holds with the transaction the chain's blocks name, once; the service's own, never", async () => {
+    const chain = new ScriptedChain();
+    const own = [0, 1, 2].map((nonce) => ({ nonce, hash: hashOf(nonce + 1) }));
+    own.forEach((transaction, index) => chain.transactions.push({ block: 3 + index, ...transaction }));
+    const { watch, reported } = watchOf(chain, own);
+    await watch.check();
+    expect(reported).toEqual([]);
+
+    chain.transactions.push({ block: 11, nonce: 3, hash: hashOf(99) });
+    own.push({ nonce: 4, hash: hashOf(5) });
+    chain.transactions.push({ block: 12, ...own[3] });
+    chain.head = 12;
+    await watch.check();
+    expect(reported).toEqual([{ wallet: WALLET, hash: hashOf(99), block: { number: 11, hash: hashOf(1_011) }, nonce: 3, token: null, to: TOKEN, amount: "0" }]);
+    chain.head = 13;
+    await watch.check();
+    expect(reported).toHaveLength(1);
+  });
+
+  it("asks again about a nonce the node's answers do not settle (a backend without the block), and reports it once they do", async () => {
+    const chain = new ScriptedChain();
+    const own = [{ nonce: 0, hash: hashOf(1) }];
+    chain.transactions.push({ block: 2, ...own[0] });
+    const { watch, reported } = watchOf(chain, own);
+    await watch.check();
+    chain.transactions.push({ block: 11, nonce: 1, hash: hashOf(77) });
+    chain.head = 11;
+    chain.blind.add(10);
+    await watch.check();
+    expect(reported).toEqual([]);
+    chain.blind.clear();
+    chain.head = 12;
+    await watch.check();
+    expect(reported.map((outflow) => [outflow.hash, outflow.nonce, outflow.block.number])).toEqual([[hashOf(77), 1, 11]]);
+  });
+
+  it("judges no history from before the journal's first transfer", async () => {
+    const chain = new ScriptedChain();
+    for (let nonce = 0; nonce < 5; nonce++) chain.transactions.push({ block: nonce + 1, nonce, hash: hashOf(200 + nonce) });
+    const { watch, reported } = watchOf(chain, []);
+    await watch.check();
+    chain.head = 11;
+    await watch.check();
+    expect(reported).toEqual([]);
+  });
+
+  it("reports a token transfer out of the wallet by a transaction that is none of the service's, once, though its block is read again", async () => {
+    const chain = new ScriptedChain();
+    const own = [{ nonce: 0, hash: hashOf(1) }];
+    chain.transactions.push({ block: 9, ...own[0] });
+    chain.logs.push({ block: 9, hash: hashOf(1), logIndex: 0, to: THIEF, amount: 5n });
+    const { watch, reported } = watchOf(chain, own);
+    await watch.check();
+    expect(reported).toEqual([]);
+    // transferFrom by a spender: its transaction, no nonce of the wallet.
+    chain.logs.push({ block: 11, hash: hashOf(300), logIndex: 2, to: THIEF, amount: 40n });
+    chain.head = 11;
+    await watch.check();
+    chain.head = 12;
+    await watch.check();
+    expect(reported).toEqual([{ wallet: WALLET, hash: hashOf(300), block: { number: 11, hash: hashOf(1_011) }, nonce: null, token: TOKEN, to: THIEF, amount: "40" }]);
+  });
+
+  it("finds a log a lagging index shows late, within the blocks it reads again", async () => {
+    const chain = new ScriptedChain();
+    const { watch, reported } = watchOf(chain, []);
+    await watch.check();
+    chain.head = 12;
+    await watch.check();
+    // The index had not shown block 12's log at the last check.
+    chain.logs.push({ block: 12, hash: hashOf(400), logIndex: 0, to: THIEF, amount: 1n });
+    chain.head = 13;
+    await watch.check();
+    expect(reported.map((outflow) => outflow.hash)).toEqual([hashOf(400)]);
+  });
+});
