@@ -32,13 +32,13 @@ export class PostgresJournalReader {
 
   /** See JournalElsewhere.noncesHeld: along transfers_lane_nonce. */
   async noncesHeld(lane: string, chainId: string, nonces: readonly number[]): Promise<Set<number>> {
-    const { rows } = await this.pool.query<{ nonce: string }>("SELECT DISTINCT nonce FROM transfers WHERE lane = $1 AND chain_id = $2 AND nonce = ANY($3::bigint[])", [lane, chainId, nonces]);
+    const { rows } = await this.pool.query<{ nonce: string }>("SELECT DISTINCT nonce FROM transfers WHERE lane = $1 AND chain_id = $2 AND nonce = ANY($3::bigint[]) AND state NOT IN ('claimed', 'refused', 'rejected')", [lane, chainId, nonces]);
     return new Set(rows.map((row) => Number(row.nonce)));
   }
 
   /** See JournalElsewhere.highestNonce: the last entry of transfers_lane_nonce for the lane. */
   async highestNonce(lane: string, chainId: string): Promise<number | undefined> {
-    const { rows } = await this.pool.query<{ nonce: string | null }>("SELECT MAX(nonce) AS nonce FROM transfers WHERE lane = $1 AND chain_id = $2 AND nonce IS NOT NULL", [lane, chainId]);
+    const { rows } = await this.pool.query<{ nonce: string | null }>("SELECT MAX(nonce) AS nonce FROM transfers WHERE lane = $1 AND chain_id = $2 AND nonce IS NOT NULL AND state NOT IN ('claimed', 'refused', 'rejected')", [lane, chainId]);
     return rows[0]?.nonce == null ? undefined : Number(rows[0].nonce);
   }
 

@@ -262,8 +262,11 @@ function prepareStatements(db: Database.Database) {
     ),
     byKey: db.prepare("SELECT * FROM transfers WHERE idempotency_key = ?"),
     payoutItemHolder: db.prepare("SELECT transfer_id FROM payout_items WHERE api_key = ? AND item_id = ?").pluck(),
-    noncesHeld: db.prepare("SELECT DISTINCT nonce FROM transfers WHERE lane = @lane AND chain_id = @chain AND nonce IN (SELECT value FROM json_each(@nonces))").pluck(),
-    highestNonce: db.prepare("SELECT MAX(nonce) FROM transfers WHERE lane = @lane AND chain_id = @chain AND nonce IS NOT NULL").pluck(),
+    // A rejected transfer's nonce was given back (the next transfer or a filler holds it, or another sender used it).
+    noncesHeld: db.prepare(
+      "SELECT DISTINCT nonce FROM transfers WHERE lane = @lane AND chain_id = @chain AND nonce IN (SELECT value FROM json_each(@nonces)) AND state NOT IN ('claimed', 'refused', 'rejected')",
+    ).pluck(),
+    highestNonce: db.prepare("SELECT MAX(nonce) FROM transfers WHERE lane = @lane AND chain_id = @chain AND nonce IS NOT NULL AND state NOT IN ('claimed', 'refused', 'rejected')").pluck(),
     takePayoutItem: db.prepare("INSERT INTO payout_items (api_key, item_id, transfer_id) VALUES (?, ?, ?)"),
     // A batch refused or rejected paid nothing: its item ids may be paid by another.
     freePayoutItems: db.prepare("DELETE FROM payout_items WHERE transfer_id = ?"),

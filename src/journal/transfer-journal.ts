@@ -390,8 +390,9 @@ export interface TransferJournal {
   recordEvent(event: WebhookEventRecord, endpoints: readonly string[], reported?: TransferEventType, blockHash?: string | null): void;
   /**
    * Which of `nonces` of this view's lane on its network no transfer holds, here or (for a working copy) in
-   * the shared database: every nonce the service uses is journaled before it is broadcast, so a counted
-   * nonce no transfer holds was used by a transaction this service never signed.
+   * the shared database (a rejected transfer holds none: its nonce was given back): every nonce the service
+   * uses is journaled before it is broadcast, so a counted nonce no transfer holds was most likely used by a
+   * transaction this service never signed (the caller checks that transaction's hash too).
    */
   unjournaledNonces(nonces: readonly number[]): Promise<number[]>;
   /** The highest nonce a transfer of this view's lane on its network holds, here or in the shared database; undefined for none. */

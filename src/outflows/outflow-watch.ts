@@ -69,7 +69,9 @@ const REMEMBERED = 4_096;
 
 export class OutflowWatch {
   readonly #options: OutflowWatchOptions;
+  // The head of the last nonce check, and the last block whose logs were read.
   #checkedBlock: number | undefined;
+  #logsReadTo: number | undefined;
   // Per lane: every nonce below this was checked.
   readonly #checkedNonces = new Map<string, number>();
   readonly #reported = new Set<string>();
@@ -78,15 +80,24 @@ export class OutflowWatch {
     this.#options = options;
   }
 
-  /** Checks the blocks since the last check. Throws on node faults (the next check covers the same blocks). */
+  /**
+   * Checks the blocks since the last check: the nonces and the logs each on their own, so that a fault in
+   * one leaves the other checked. Throws the first node fault once both ran (what failed is checked again next time).
+   */
   async check(): Promise<void> {
     const { node, lanes, readHead } = this.#options;
     const head = await readHead();
     if (this.#checkedBlock !== undefined && head <= this.#checkedBlock) return;
-    const counts = await Promise.all(lanes.map(async (lane) => Number(await node.send("eth_getTransactionCount", [lane.address, toQuantity(head)]))));
-    for (const [index, lane] of lanes.entries()) await this.#checkNonces(lane, counts[index], head);
-    await this.#checkLogs(head);
+    const faults: unknown[] = [];
+    try {
+      const counts = await Promise.all(lanes.map(async (lane) => Number(await node.send("eth_getTransactionCount", [lane.address, toQuantity(head)]))));
+      for (const [index, lane] of lanes.entries()) await this.#checkNonces(lane, counts[index], head).catch((error: unknown) => faults.push(error));
+    } catch (error) {
+      faults.push(error);
+    }
+    await this.#checkLogs(head).catch((error: unknown) => faults.push(error));
     this.#checkedBlock = head;
+    if (faults.length > 0) throw faults[0];
   }
 
   /**
@@ -123,6 +134,8 @@ export class OutflowWatch {
         checkedBelow = nonce;
         break;
       }
+      // The nonce's own transfer may have moved to another nonce since; its hash is still the service's.
+      if (await lane.journal.lookUpByHash(use.by)) continue;
       this.#report({ wallet: lane.address, hash: use.by, block: use.block, nonce, token: null, ...(await this.#whereTo(use.by)) }, `${use.by}:tx`);
     }
     this.#checkedNonces.set(lane.address, checkedBelow);
@@ -131,18 +144,22 @@ export class OutflowWatch {
   async #checkLogs(head: number): Promise<void> {
     const { node, lanes, tokens } = this.#options;
     if (tokens.length === 0 || lanes.length === 0) return;
-    const from = Math.max(0, head - LOG_LOOKBACK_BLOCKS + 1, this.#checkedBlock === undefined ? 0 : this.#checkedBlock + 1 - LOG_OVERLAP_BLOCKS);
+    // Where the last read ended (a few blocks before, for a lagging index); the first goes LOG_LOOKBACK_BLOCKS
+    // back. A read covers at most that many blocks: after an outage the watch catches up over several checks.
+    const from = this.#logsReadTo === undefined ? Math.max(0, head - LOG_LOOKBACK_BLOCKS + 1) : Math.max(0, this.#logsReadTo + 1 - LOG_OVERLAP_BLOCKS);
+    const to = Math.min(head, from + LOG_LOOKBACK_BLOCKS - 1);
     const logs = (await node.send("eth_getLogs", [
       {
         fromBlock: toQuantity(from),
-        toBlock: toQuantity(head),
+        toBlock: toQuantity(to),
         address: [...tokens],
         topics: [TRANSFER_TOPIC, lanes.map((lane) => zeroPadValue(lane.address, 32))],
       },
     ])) as { address: string; topics: string[]; data: string; transactionHash: string; blockNumber: string; blockHash: string; logIndex: string; removed?: boolean }[];
     const journal = lanes[0].journal;
     for (const log of logs) {
-      if (log.removed) continue;
+      // An ERC-20 Transfer has the two addresses as topics (an ERC-721's has the token id too).
+      if (log.removed || log.topics.length !== 3) continue;
       const hash = log.transactionHash.toLowerCase();
       const key = `${hash}:${Number(log.logIndex)}`;
       if (this.#reported.has(key) || (await journal.lookUpByHash(hash))) continue;
@@ -154,11 +171,12 @@ export class OutflowWatch {
           nonce: null,
           token: getAddress(log.address),
           to: getAddress(`0x${log.topics[2].slice(26)}`),
-          amount: BigInt(log.data).toString(),
+          amount: log.data === "0x" ? "0" : BigInt(log.data).toString(),
         },
         key,
       );
     }
+    this.#logsReadTo = to;
   }
 
   // Where a transaction of the wallet went, as far as the node tells now (its index may lag: then unknown).

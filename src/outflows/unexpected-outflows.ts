@@ -13,25 +13,27 @@ export interface ReportedOutflow extends UnexpectedOutflow {
   detectedAt: string;
 }
 
-/** How many outflows are kept to show; older ones are only counted. */
+/** How many outflows are kept to show, per network (a flood on one hides none of another's); older ones are only counted. */
 const KEPT = 100;
 
 export class UnexpectedOutflows {
-  readonly #recent: ReportedOutflow[] = [];
+  readonly #recent = new Map<string, ReportedOutflow[]>();
   readonly #counts = new Map<string, { network: string; wallet: string; count: number }>();
 
   record(outflow: ReportedOutflow): void {
-    this.#recent.push(outflow);
-    if (this.#recent.length > KEPT) this.#recent.shift();
+    const kept = this.#recent.get(outflow.network) ?? [];
+    kept.push(outflow);
+    if (kept.length > KEPT) kept.shift();
+    this.#recent.set(outflow.network, kept);
     const key = `${outflow.network}/${outflow.wallet}`;
     const counted = this.#counts.get(key) ?? { network: outflow.network, wallet: outflow.wallet, count: 0 };
     counted.count++;
     this.#counts.set(key, counted);
   }
 
-  /** The latest, newest first, of one network (or all), at most `limit`. */
-  recent(network: string | undefined, limit: number): ReportedOutflow[] {
-    return this.#recent.filter((outflow) => network === undefined || outflow.network === network).slice(-limit).reverse();
+  /** The latest of one network, newest first, at most `limit`. */
+  recent(network: string, limit: number): ReportedOutflow[] {
+    return (this.#recent.get(network) ?? []).slice(-limit).reverse();
   }
 
   /** How many each wallet had on each network since the process started. */

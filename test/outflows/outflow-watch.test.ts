@@ -18,9 +18,11 @@ const hashOf = (n: number) => `0x${n.toString(16).padStart(64, "0")}`;
 class ScriptedChain {
   head = 10;
   readonly transactions: { block: number; nonce: number; hash: string }[] = [];
-  readonly logs: { block: number; hash: string; logIndex: number; to: string; amount: bigint }[] = [];
+  readonly logs: { block: number; hash: string; logIndex: number; to: string; amount: bigint; data?: string }[] = [];
   /** Blocks whose count reads answer nothing (a backend that does not have them yet). */
   readonly blind = new Set<number>();
+  /** Whether count reads fail outright (a node fault). */
+  countsFail = false;
 
   countAt(block: number): number {
     return this.transactions.filter((transaction) => transaction.block <= block).length;
@@ -28,6 +30,7 @@ class ScriptedChain {
 
   async send(method: string, params: unknown[]): Promise<unknown> {
     if (method === "eth_getTransactionCount") {
+      if (this.countsFail) throw new Error("missing trie node");
       const block = Number(params[1]);
       return this.blind.has(block) ? null : toQuantity(this.countAt(block));
     }
@@ -45,7 +48,7 @@ class ScriptedChain {
         .map((log) => ({
           address: TOKEN.toLowerCase(),
           topics: [TRANSFER_TOPIC, zeroPadValue(WALLET, 32), zeroPadValue(log.to, 32)],
-          data: toQuantity(log.amount),
+          data: log.data ?? toQuantity(log.amount),
           transactionHash: log.hash,
           blockNumber: toQuantity(log.block),
           blockHash: hashOf(1_000 + log.block),
@@ -56,18 +59,24 @@ class ScriptedChain {
   }
 }
 
-/** The journal of the service's own transactions: their nonces and hashes. */
-function journalOf(own: { nonce: number; hash: string }[]): LaneJournal {
+/** The journal of the service's own transactions: the nonces its transfers hold, and every attempt's hash (`hashes`: more than those). */
+function journalOf(own: { nonce: number; hash: string }[], hashes: string[] = []): LaneJournal {
   return {
     unjournaledNonces: async (nonces) => nonces.filter((nonce) => !own.some((transaction) => transaction.nonce === nonce)),
     highestNonce: async () => (own.length === 0 ? undefined : Math.max(...own.map((transaction) => transaction.nonce))),
-    lookUpByHash: async (hash) => (own.some((transaction) => transaction.hash === hash) ? ({ id: 1 } as JournalEntry) : undefined),
+    lookUpByHash: async (hash) => (own.some((transaction) => transaction.hash === hash) || hashes.includes(hash) ? ({ id: 1 } as JournalEntry) : undefined),
   };
 }
 
-function watchOf(chain: ScriptedChain, own: { nonce: number; hash: string }[]): { watch: OutflowWatch; reported: UnexpectedOutflow[] } {
+function watchOf(chain: ScriptedChain, own: { nonce: number; hash: string }[], hashes: string[] = []): { watch: OutflowWatch; reported: UnexpectedOutflow[] } {
   const reported: UnexpectedOutflow[] = [];
-  const watch = new OutflowWatch({ node: chain, readHead: async () => chain.head, lanes: [{ address: WALLET, journal: journalOf(own) }], tokens: [TOKEN], onOutflow: (outflow) => reported.push(outflow) });
+  const watch = new OutflowWatch({
+    node: chain,
+    readHead: async () => chain.head,
+    lanes: [{ address: WALLET, journal: journalOf(own, hashes) }],
+    tokens: [TOKEN],
+    onOutflow: (outflow) => reported.push(outflow),
+  });
   return { watch, reported };
 }
 
@@ -146,5 +155,38 @@ describe("the outflow watch", () => {
     chain.head = 13;
     await watch.check();
     expect(reported.map((outflow) => outflow.hash)).toEqual([hashOf(400)]);
+  });
+
+  it("does not report the service's own transaction at a nonce its transfer no longer holds (signed again at another)", async () => {
+    const chain = new ScriptedChain();
+    const own = [{ nonce: 0, hash: hashOf(1) }];
+    chain.transactions.push({ block: 2, ...own[0] });
+    const { watch, reported } = watchOf(chain, own, [hashOf(50)]);
+    await watch.check();
+    // The first attempt at nonce 1 was mined after all; its transfer now holds nonce 2.
+    chain.transactions.push({ block: 11, nonce: 1, hash: hashOf(50) });
+    chain.head = 11;
+    await watch.check();
+    expect(reported).toEqual([]);
+  });
+
+  it("reads the logs when the nonce reads fail, and catches up block by block after a long gap, without losing a block", async () => {
+    const chain = new ScriptedChain();
+    const { watch, reported } = watchOf(chain, []);
+    await watch.check();
+    chain.countsFail = true;
+    chain.head = 400;
+    chain.logs.push({ block: 150, hash: hashOf(500), logIndex: 0, to: THIEF, amount: 2n }, { block: 390, hash: hashOf(501), logIndex: 0, to: THIEF, amount: 0n, data: "0x" });
+    // The nonce reads fail at every check; the logs are read all the same, 128 blocks a check.
+    await expect(watch.check()).rejects.toThrow(/missing trie node/);
+    expect(reported).toEqual([]);
+    for (let head = 401; head < 405; head++) {
+      chain.head = head;
+      await expect(watch.check()).rejects.toThrow(/missing trie node/);
+    }
+    expect(reported.map((outflow) => [outflow.hash, outflow.amount])).toEqual([
+      [hashOf(500), "2"],
+      [hashOf(501), "0"],
+    ]);
   });
 });

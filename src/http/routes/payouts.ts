@@ -127,7 +127,9 @@ export const payoutRoutes: FastifyPluginAsyncTypebox<PayoutRouteOptions> = async
     async (request) => {
       const id = Number(request.params.id);
       const entry = await findEntry(id);
-      if (!entry?.payout || !entry.hash || !entry.rawTransaction || !seesTransferOf(request, entry.apiKeyId)) {
+      // A batch the node refused at its first broadcast was never sent (its client was told 417): its signed
+      // bytes are shown to nobody, for they could still be broadcast.
+      if (!entry?.payout || !entry.hash || !entry.rawTransaction || entry.state === "rejected" || !seesTransferOf(request, entry.apiKeyId)) {
         throw new ServiceError("PAYOUT_NOT_FOUND", `no payout batch ${id} of this API key was sent (a batch refused with 417 was never sent)`);
       }
       const network = networkOfEntry(entry);
