@@ -15,7 +15,7 @@
 import { getAddress, toQuantity, zeroPadValue } from "ethers";
 import type { JournalEntry } from "../journal/transfer-journal.js";
 import { TRANSFER_TOPIC } from "../node/erc20.js";
-import { type BlockRef, findNonceUse } from "../node/wallet-nonce-use.js";
+import { type BlockRef, type NonceUseNode, findNonceUse } from "../node/wallet-nonce-use.js";
 
 /** A transaction or token transfer out of a wallet of the service that it never signed. */
 export interface UnexpectedOutflow {
@@ -34,11 +34,6 @@ export interface UnexpectedOutflow {
   amount: string | null;
 }
 
-/** The node calls the watch makes. */
-export interface OutflowNode {
-  send(method: string, params: unknown[]): Promise<unknown>;
-}
-
 /** What the watch asks the journal of a lane (on the watch's network). */
 export interface LaneJournal {
   unjournaledNonces(nonces: readonly number[]): Promise<number[]>;
@@ -47,7 +42,8 @@ export interface LaneJournal {
 }
 
 export interface OutflowWatchOptions {
-  node: OutflowNode;
+  /** The node calls it makes: those of findNonceUse, and the count, log and transaction reads. */
+  node: NonceUseNode;
   /** The latest block's number. */
   readHead: () => Promise<number>;
   lanes: readonly { address: string; journal: LaneJournal }[];
