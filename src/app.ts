@@ -160,6 +160,7 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
       networkFor: (choice) => transferNetworkOf(directory.chosenWithToken(choice)),
       countOutcome: (outcome, code) => metrics.countTransfer(outcome, code),
       countUnitsSent: (units, { network, token, tokenDecimals }) => metrics.countTokensSent(Number(units) / 10 ** tokenDecimals, { network: network.name, token: token.symbol }),
+      assertSigning: () => services.signing.assertSigning(),
     });
     routes.register(payoutRoutes, {
       networkFor: (choice) => transferNetworkOf(directory.chosenWithToken(choice)),
@@ -170,6 +171,7 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
         return transferNetworkOf({ network, token });
       },
       journal: services.journal,
+      assertSigning: () => services.signing.assertSigning(),
     });
     // The network of a transfer of the service, found by any of its hashes: a transfer of a network no
     // longer configured is looked up as any other hash.
@@ -207,7 +209,7 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
         return running && new Map(running.chain.tokens.map((token) => [token.address, token.decimals]));
       },
     });
-    routes.register(walletRoute, { networks: services.networks, defaultChainId: services.configured[0].chainId, replicaId: deps.replicaId, outflows: services.outflows });
+    routes.register(walletRoute, { networks: services.networks, defaultChainId: services.configured[0].chainId, replicaId: deps.replicaId, outflows: services.outflows, signing: services.signing });
     routes.register(webhookDeliveriesRoute, { journal: services.journal, dispatcher: services.webhooks?.dispatcher });
     routes.register(metricsRoute, { metrics });
     routes.register(consoleRoute);

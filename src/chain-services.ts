@@ -16,7 +16,9 @@ import { type NetworkConfig, type NetworkServices, type RunningNetwork, startNet
 import { type ChainConnection, closeChain } from "./node/connect-chain.js";
 import type { UnexpectedOutflow } from "./outflows/outflow-watch.js";
 import type { ServedNetwork } from "./network-settings/network-choice.js";
-import { UnexpectedOutflows } from "./outflows/unexpected-outflows.js";
+import { type ReportedOutflow, UnexpectedOutflows } from "./outflows/unexpected-outflows.js";
+import { outflowEvent } from "./outflows/outflow-event.js";
+import type { SigningPause } from "./signers/signing-pause.js";
 import { createWebhookDispatcher } from "./webhooks/create-webhooks.js";
 import type { DeliveryOutcome, WebhookDispatcher } from "./webhooks/webhook-dispatcher.js";
 
@@ -38,12 +40,14 @@ export interface ChainServices {
   activity: TransferActivity;
   /** Transactions and token transfers out of the wallets that the service never made, seen since it started. */
   outflows: UnexpectedOutflows;
+  /** Whether the service signs (PAUSE_ON_UNEXPECTED_OUTFLOW stops it), and the admin's resume. */
+  signing: SigningPause;
   /** Stops background work, waits for it, and closes the journal. Call after the HTTP server closed. */
   close(): Promise<void>;
 }
 
 export type ChainServicesConfig = NetworkConfig &
-  Pick<Config, "journalPath" | "journalSynchronous" | "journalRetentionDays" | "journalArchiveDir" | "webhookUrl" | "webhookSecret" | "webhookRetryInitialMs">;
+  Pick<Config, "journalPath" | "journalSynchronous" | "journalRetentionDays" | "journalArchiveDir" | "webhookUrl" | "webhookSecret" | "webhookRetryInitialMs" | "pauseOnUnexpectedOutflow">;
 
 /** Opens the journal of this wallet; `notify`: webhooks report on the transfers made from now on. */
 export type JournalOpener = (owner: JournalOwner, options: { notify: boolean }) => TransferJournal | Promise<TransferJournal>;
@@ -76,6 +80,7 @@ export async function startChainServices(
   config: ChainServicesConfig,
   networks: readonly NetworkToStart[],
   log: FastifyBaseLogger,
+  signing: SigningPause,
   observeDelivery?: (outcome: DeliveryOutcome) => void,
   openJournal: JournalOpener = (owner, { notify }) => openSqliteJournal(config.journalPath, owner, { synchronous: config.journalSynchronous, notify }),
 ): Promise<ChainServices> {
@@ -111,6 +116,16 @@ export async function startChainServices(
       ? (key: string, entry: JournalEntry) => started.some((network) => network.lanes.some((lane) => lane.transfers.isSending(key, entry)))
       : undefined;
     let dispatcher: WebhookDispatcher | undefined;
+    // Journaled like a transfer's events (a restart delivers what it had not); a journal that takes no
+    // writes loses the event, not the report in /wallet, the metric and the log.
+    const reportOutflow = (reported: ReportedOutflow) => {
+      try {
+        journal.recordEvent(outflowEvent(reported, signing.paused !== undefined), endpoints);
+        dispatcher?.wake();
+      } catch (error) {
+        log.error({ err: error, hash: reported.hash }, "could not journal the wallet.unexpected_outflow webhook event");
+      }
+    };
     const start = async (networkConfig: NetworkConfig, chain: ChainConnection) => {
       const view = chain.chainId === homeChainId ? journal : journal.forNetwork(chain.chainId, chain.tokenAddress);
       // With several networks, every line a network logs names it.
@@ -119,6 +134,10 @@ export async function startChainServices(
         const reported = { ...outflow, network: chain.network.name, chainId: Number(chain.chainId), detectedAt: new Date().toISOString() };
         networkLog.error({ outflow: reported }, "UNEXPECTED OUTFLOW: a transaction or token transfer out of the wallet that this service never made (is the key used elsewhere, or compromised?)");
         outflows.record(reported);
+        if (config.pauseOnUnexpectedOutflow && signing.pause(`an unexpected outflow, transaction ${outflow.hash} from ${outflow.wallet} on ${chain.network.name}`, outflow.hash)) {
+          networkLog.error({ hash: outflow.hash }, "SIGNING PAUSED (PAUSE_ON_UNEXPECTED_OUTFLOW): nothing is signed until an admin resumes with POST /wallet/resume");
+        }
+        if (endpoints.length > 0) reportOutflow(reported);
       };
       const running = await startNetwork(networkConfig, { chain, journal: view, log: networkLog, endpoints, isSendingAnywhere, onOutflow });
       running.onRoundDone = () => dispatcher?.wake();
@@ -154,6 +173,7 @@ export async function startChainServices(
       webhooks: dispatcher && { dispatcher },
       activity,
       outflows,
+      signing,
       async close() {
         await Promise.all(retries.map((retry) => retry.stop()));
         await activity.stop();

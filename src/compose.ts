@@ -21,6 +21,7 @@ import { ServiceError } from "./errors.js";
 import { tokenBalanceOf, transferGasCost } from "./send-path/wallet-snapshot.js";
 import { isJammed, readUnconfirmedTransfers } from "./send-path/unconfirmed-transfers.js";
 import { steadyWallClockNow } from "./clock.js";
+import { SigningPause, pausableSigner } from "./signers/signing-pause.js";
 
 const DAY_MS = 86_400_000;
 /** A failing gas check reads the balances again when they are older than this. */
@@ -52,7 +53,9 @@ export async function composeService(config: DeploymentConfig, logger: Logger, r
   const metrics = new ServiceMetrics();
   const watchers = { observe: metrics.observeRpc, onEndpointState: logEndpointState(logger) };
   const networkConfigs = [config, ...(config.otherNetworks ?? [])];
-  const signers = await openSigners(config.signers);
+  // Every signature goes through the pause: an unexpected outflow can stop them all (PAUSE_ON_UNEXPECTED_OUTFLOW).
+  const signing = new SigningPause();
+  const signers = (await openSigners(config.signers)).map((signer) => pausableSigner(signer, signing));
   const chains: ChainConnection[] = [];
   let services: ChainServices | undefined;
   const closeChains = async () => {
@@ -89,7 +92,7 @@ export async function composeService(config: DeploymentConfig, logger: Logger, r
     for (const [index, network] of networks.entries()) {
       if ("chain" in network) for (const token of network.chain.tokens) policyLimitsOf(networkConfigs[index], network.chain, token);
     }
-    services = await startChainServices(config, networks, logger, (outcome) => metrics.countWebhookDelivery(outcome), replica?.openJournal);
+    services = await startChainServices(config, networks, logger, signing, (outcome) => metrics.countWebhookDelivery(outcome), replica?.openJournal);
     if (replica) metrics.watchReplica(replica.id, () => true);
     // Each token's limits are in its own units; the per-key cap counts what was spent in that token there.
     // Made when a network is first used: one that joins later has no decimals before, and a limit its token
@@ -122,6 +125,7 @@ export async function composeService(config: DeploymentConfig, logger: Logger, r
     metrics.watchJournal(() => journal.failure === undefined);
     if (services.webhooks) metrics.watchWebhooks(() => journal.deliveryBacklog());
     metrics.watchOutflows(() => running.outflows.counts());
+    metrics.watchSigningPause(() => signing.paused !== undefined);
     const app = buildApp(config, {
       services,
       logger,

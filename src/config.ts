@@ -70,6 +70,10 @@ export const ConfigSchema = Type.Object({
     default: 5000,
     description: "how often each network's wallets are checked for transactions and token transfers the service never made; 0: never",
   }),
+  pauseOnUnexpectedOutflow: Type.Boolean({
+    default: false,
+    description: "stop signing (new transfers answered 503 SIGNING_PAUSED) when an unexpected outflow is seen, until an admin resumes with POST /wallet/resume",
+  }),
   rebroadcastAfterMs: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 15_000, description: "unmined this long, a sent transaction is checked and sent again if the node lost it" }),
   feeTipPercentile: Type.Integer({ minimum: 0, maximum: 100, default: 50, description: "which percentile of recent blocks' tips to offer" }),
   minPriorityFeePerGas: Type.String({ pattern: GWEI, default: "0.001", description: "the least tip offered, gwei" }),
@@ -191,6 +195,7 @@ export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
   idempotencyKeyTtlHours: "IDEMPOTENCY_KEY_TTL_HOURS",
   chainRefreshIntervalMs: "CHAIN_REFRESH_INTERVAL_MS",
   outflowCheckIntervalMs: "OUTFLOW_CHECK_INTERVAL_MS",
+  pauseOnUnexpectedOutflow: "PAUSE_ON_UNEXPECTED_OUTFLOW",
   rebroadcastAfterMs: "REBROADCAST_AFTER_MS",
   feeTipPercentile: "FEE_TIP_PERCENTILE",
   minPriorityFeePerGas: "MIN_PRIORITY_FEE_PER_GAS",
@@ -289,6 +294,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     }
   }
   checkWebhookSettings(raw, problems);
+  if (raw.pauseOnUnexpectedOutflow === "true" && raw.outflowCheckIntervalMs === "0") {
+    problems.push("PAUSE_ON_UNEXPECTED_OUTFLOW: needs the outflow watch, which OUTFLOW_CHECK_INTERVAL_MS=0 turns off");
+  }
   checkGasTopUpSettings(raw, problems);
   checkRetention(raw, problems);
   if (typeof raw.gasLimitMultiplier === "string" && Number(raw.gasLimitMultiplier) < 1) {
@@ -470,6 +478,7 @@ function describeExpectation(field: keyof Config, schemaMessage: string): string
       return `must be one of ${LOG_LEVELS.join(", ")}`;
     case "demoSetup":
     case "authDisabled":
+    case "pauseOnUnexpectedOutflow":
       return "must be true or false";
     case "maxTransferAmount":
     case "transferCapPerDay":

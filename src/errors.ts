@@ -67,6 +67,11 @@ export const ERROR_CODES = {
     statusCode: 503,
     description: "the wallet's remote signer (AWS KMS, an HSM) did not sign: unreachable, throttled or refused; nothing was signed or sent, retry later",
   },
+  SIGNING_PAUSED: {
+    statusCode: 503,
+    description:
+      "the service stopped signing (PAUSE_ON_UNEXPECTED_OUTFLOW): a transaction or token transfer out of its wallet that it never made was seen; nothing was signed or sent and the Idempotency-Key is unused: retry once an admin resumed signing (POST /wallet/resume)",
+  },
   NO_LANE_AVAILABLE: {
     statusCode: 503,
     description:

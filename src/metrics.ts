@@ -129,6 +129,11 @@ export class ServiceMetrics {
     );
   }
 
+  /** Registers the gauge of the signing pause (PAUSE_ON_UNEXPECTED_OUTFLOW): 1 while nothing is signed. */
+  watchSigningPause(paused: () => boolean): void {
+    this.#gauge("wallet_signing_paused", "1 while the service signs nothing after an unexpected outflow (PAUSE_ON_UNEXPECTED_OUTFLOW) until an admin resumes; 0 otherwise", () => (paused() ? 1 : 0));
+  }
+
   /** Registers the webhook backlog gauges, read from the journal at every scrape. */
   watchWebhooks(backlog: () => { pending: number; oldestCreatedAt: number | null }): void {
     this.#gauge("webhook_backlog", "webhook deliveries pending (not yet accepted by their endpoint)", () => backlog().pending);

@@ -22,6 +22,7 @@ const DEFAULTS = {
   feeTipPercentile: 50,
   minPriorityFeePerGas: "0.001",
   outflowCheckIntervalMs: 5000,
+  pauseOnUnexpectedOutflow: false,
   gasLimitMultiplier: "1.0",
   stuckAfterBlocks: 3,
   maxInFlightPerLane: 16,
@@ -96,6 +97,12 @@ describe("loadConfig", () => {
     expect(loadConfig({ OUTFLOW_CHECK_INTERVAL_MS: "0" }).outflowCheckIntervalMs).toBe(0);
     expect(loadConfig({ OUTFLOW_CHECK_INTERVAL_MS: "12000" }).outflowCheckIntervalMs).toBe(12_000);
     expect(() => loadConfig({ OUTFLOW_CHECK_INTERVAL_MS: "-1" })).toThrow(/OUTFLOW_CHECK_INTERVAL_MS/);
+  });
+
+  it("reads PAUSE_ON_UNEXPECTED_OUTFLOW, which needs the outflow watch", () => {
+    expect(loadConfig({ PAUSE_ON_UNEXPECTED_OUTFLOW: "true" }).pauseOnUnexpectedOutflow).toBe(true);
+    expect(() => loadConfig({ PAUSE_ON_UNEXPECTED_OUTFLOW: "yes" })).toThrow(/PAUSE_ON_UNEXPECTED_OUTFLOW: must be true or false/);
+    expect(() => loadConfig({ PAUSE_ON_UNEXPECTED_OUTFLOW: "true", OUTFLOW_CHECK_INTERVAL_MS: "0" })).toThrow(/PAUSE_ON_UNEXPECTED_OUTFLOW: needs the outflow watch/);
   });
 
   it("reads STUCK_AFTER_BLOCKS and refuses zero", () => {

@@ -73,6 +73,8 @@ interface Wallet extends Omit<Lane, "state" | "heldBecause"> {
   networks?: Wallet[];
   jammed: boolean;
   stuckAtFeeCap: { hash: string }[];
+  /** Set while the service signs nothing (PAUSE_ON_UNEXPECTED_OUTFLOW). */
+  signingPaused?: { since: string; reason: string; hash: string | null } | null;
   /** Transactions and token transfers out of the wallets that the service never made, newest first. */
   unexpectedOutflows: { wallet: string; hash: string; nonce: number | null; token: string | null; to: string | null; amount: string | null; detectedAt: string }[];
 }
@@ -379,7 +381,23 @@ class Console {
         element("span", lane.heldBecause ? `held: ${lane.heldBecause}` : lane.state, lane.heldBecause ? "warn" : ""),
       ]);
     }
-    target.replaceChildren(...this.#outflowWarning(wallet), table);
+    target.replaceChildren(...this.#pauseWarning(report), ...this.#outflowWarning(wallet), table);
+  }
+
+  // The service signs nothing: said first, with the one action that ends it.
+  #pauseWarning(report: Wallet): HTMLElement[] {
+    const paused = report.signingPaused;
+    if (!paused) return [];
+    const warning = element("div", undefined, "alert");
+    warning.setAttribute("role", "alert");
+    warning.append(element("strong", `Signing is paused since ${new Date(paused.since).toLocaleString()}: ${paused.reason}. New transfers are refused (503 SIGNING_PAUSED) until an admin resumes.`));
+    const resume = element("button", "Resume signing") as HTMLButtonElement;
+    resume.type = "button";
+    resume.addEventListener("click", () =>
+      void this.#confirmThen("Resume signing? Do so once the outflow is explained or the key is replaced: new transfers are signed and sent again.", "POST", "/wallet/resume"),
+    );
+    warning.append(" ", resume);
+    return [warning];
   }
 
   // Spends the service never made: said first, in words, with each transaction.

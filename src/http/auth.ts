@@ -39,6 +39,7 @@ export const ROUTE_ROLES: Readonly<Record<string, readonly Role[]>> = {
   // Names only, as requests use them: what a client may pay in.
   "GET /networks": ROLES,
   "GET /wallet": ["admin"],
+  "POST /wallet/resume": ["admin"],
   "GET /webhooks/deliveries": ["admin"],
   "POST /webhooks/deliveries/:id/retry": ["admin"],
 };

@@ -45,7 +45,7 @@ export interface DeliveryRow {
   id: number;
   event_id: string;
   type: WebhookEventType;
-  transfer_id: number;
+  transfer_id: number | null;
   endpoint: string;
   state: DeliveryState;
   attempts: number;

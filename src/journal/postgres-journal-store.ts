@@ -51,8 +51,12 @@ const HOT_TRANSFERS = `
     WHERE state IN ('nonce-used', 'replaced', 'cancelled') AND (final_block IS NULL OR (notify = 1 AND reported IS DISTINCT FROM 'transfer.finalized'))
   UNION SELECT id FROM transfers WHERE idempotency_key IS NOT NULL
   UNION SELECT id FROM transfers WHERE created_at >= $1
-  UNION SELECT e.transfer_id FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq WHERE d.state <> 'delivered'
+  UNION SELECT e.transfer_id FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq WHERE d.state <> 'delivered' AND e.transfer_id IS NOT NULL
   UNION (SELECT id FROM transfers ORDER BY id DESC LIMIT 1)`;
+
+/** The events about no transfer (`e`) that some endpoint has not been delivered yet; few, found along webhook_events_transfer. */
+const UNDELIVERED_EVENTS_OF_NO_TRANSFER = `(SELECT * FROM webhook_events
+  WHERE transfer_id IS NULL AND EXISTS (SELECT 1 FROM webhook_deliveries d2 WHERE d2.event_seq = webhook_events.seq AND d2.state <> 'delivered')) AS e`;
 
 /** Client options that read BIGINT columns (ids, nonces, ms timestamps: all below 2^53) as numbers. */
 export function postgresOptions(connectionString: string): pg.ClientConfig {
@@ -168,8 +172,12 @@ export class PostgresJournalStore implements JournalReplica {
       rows: {
         transfers: await read(`SELECT t.* FROM ${BY_IDS} JOIN transfers t ON t.id = held.id`),
         attempts: await read(`SELECT a.* FROM ${BY_IDS} JOIN attempts a ON a.transfer_id = held.id`),
-        webhook_events: await read(`SELECT e.* FROM ${BY_IDS} JOIN webhook_events e ON e.transfer_id = held.id`),
-        webhook_deliveries: await read(`SELECT d.* FROM ${BY_IDS} JOIN webhook_events e ON e.transfer_id = held.id JOIN webhook_deliveries d ON d.event_seq = e.seq`),
+        // With the events of no transfer (wallet.unexpected_outflow) not yet delivered everywhere.
+        webhook_events: await read(`SELECT e.* FROM ${BY_IDS} JOIN webhook_events e ON e.transfer_id = held.id UNION ALL SELECT e.* FROM ${UNDELIVERED_EVENTS_OF_NO_TRANSFER}`),
+        webhook_deliveries: await read(
+          `SELECT d.* FROM ${BY_IDS} JOIN webhook_events e ON e.transfer_id = held.id JOIN webhook_deliveries d ON d.event_seq = e.seq
+           UNION ALL SELECT d.* FROM ${UNDELIVERED_EVENTS_OF_NO_TRANSFER} JOIN webhook_deliveries d ON d.event_seq = e.seq`,
+        ),
         // The ids of the batches it holds; the others are asked for on a miss (payoutItemsHeld).
         payout_items: await read(`SELECT p.* FROM ${BY_IDS} JOIN payout_items p ON p.transfer_id = held.id`),
       },

@@ -170,4 +170,9 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; sql: string }[] = 
     version: 10,
     sql: "CREATE INDEX transfers_lane_nonce ON transfers (lane, chain_id, nonce) WHERE nonce IS NOT NULL;",
   },
+  {
+    // An event about no transfer (wallet.unexpected_outflow) has no transfer id. Only the constraint changes: no rewrite.
+    version: 11,
+    sql: "ALTER TABLE webhook_events ALTER COLUMN transfer_id DROP NOT NULL;",
+  },
 ];

@@ -84,7 +84,8 @@ const SCHEMA = `
   CREATE TABLE IF NOT EXISTS webhook_events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     id TEXT NOT NULL UNIQUE,
-    transfer_id INTEGER NOT NULL REFERENCES transfers (id),
+    -- Null for an event about no transfer (wallet.unexpected_outflow).
+    transfer_id INTEGER REFERENCES transfers (id),
     type TEXT NOT NULL,
     body TEXT NOT NULL,
     created_at INTEGER NOT NULL
@@ -203,6 +204,7 @@ export function openSqliteJournal(path: string, owner: JournalOwner, options: Sq
   db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous}; PRAGMA busy_timeout = 5000;`);
   db.exec(SCHEMA);
   addColumns(db);
+  allowEventsOfNoTransfer(db);
   // A leader's working copy is filled before its indexes are made: one build of each index is quicker
   // than keeping them all up to date through a million inserts.
   if (seed) seedTables(db, seed);
@@ -218,6 +220,38 @@ export function openSqliteJournal(path: string, owner: JournalOwner, options: Sq
     throw error;
   }
   return new SqliteTransferJournal(store, owner.walletAddress, { chain: owner.chainId.toString(), token: owner.tokenAddress });
+}
+
+/**
+ * An earlier version's webhook_events required a transfer id: the table is made again without that
+ * constraint (SQLite cannot drop it in place), once, as SQLite's documented way to change a table goes:
+ * foreign keys off, a new table filled from the old one, the old dropped, the new renamed, in one transaction.
+ */
+function allowEventsOfNoTransfer(db: Database.Database): void {
+  const column = db.prepare("SELECT \"notnull\" FROM pragma_table_info('webhook_events') WHERE name = 'transfer_id'").pluck().get();
+  if (column !== 1) return;
+  db.exec("PRAGMA foreign_keys = OFF");
+  try {
+    db.exec(`BEGIN;
+      CREATE TABLE webhook_events_without_constraint (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        transfer_id INTEGER REFERENCES transfers (id),
+        type TEXT NOT NULL,
+        body TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+      );
+      INSERT INTO webhook_events_without_constraint (seq, id, transfer_id, type, body, created_at) SELECT seq, id, transfer_id, type, body, created_at FROM webhook_events;
+      DROP TABLE webhook_events;
+      ALTER TABLE webhook_events_without_constraint RENAME TO webhook_events;
+      CREATE INDEX webhook_events_transfer ON webhook_events (transfer_id, seq);
+      COMMIT;`);
+  } catch (error) {
+    if (db.inTransaction) db.exec("ROLLBACK");
+    throw error;
+  } finally {
+    db.exec("PRAGMA foreign_keys = ON");
+  }
 }
 
 /** Adds the columns an earlier version's journal lacks (a column that exists already is fine). */
@@ -365,7 +399,7 @@ function prepareStatements(db: Database.Database) {
       `SELECT d.*, e.id AS event_id, e.type, e.transfer_id, e.body FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
        WHERE d.state = 'pending' AND d.next_attempt_at <= @now
          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d2 JOIN webhook_events e2 ON e2.seq = d2.event_seq
-                         WHERE d2.state = 'pending' AND d2.endpoint = d.endpoint AND e2.transfer_id = e.transfer_id AND e2.seq < e.seq)
+                         WHERE d2.state = 'pending' AND d2.endpoint = d.endpoint AND e2.transfer_id IS e.transfer_id AND e2.seq < e.seq)
        ORDER BY d.id LIMIT @limit`,
     ),
     deliveryAttempt: db.prepare(

@@ -186,15 +186,16 @@ export type TransferEventType = "transfer.confirmed" | "transfer.failed" | "tran
 /** The events webhooks report about each item of a payout batch (besides the batch's own, as a transfer). */
 export type PayoutItemEventType = "payout.item.paid" | "payout.item.failed" | "payout.item.reorged" | "payout.item.finalized";
 
-/** Every event webhooks report. */
-export type WebhookEventType = TransferEventType | PayoutItemEventType;
+/** Every event webhooks report; an unexpected outflow belongs to no transfer (its entry id is 0). */
+export type WebhookEventType = TransferEventType | PayoutItemEventType | "wallet.unexpected_outflow";
 
 /** A webhook event as journaled: its body is fixed once, so that every retry sends the same bytes. */
 export interface WebhookEventRecord {
   /** The Standard Webhooks `webhook-id`, the same on every retry. */
   id: string;
   type: WebhookEventType;
-  entryId: number;
+  /** The transfer it is about; null for an event about no transfer (wallet.unexpected_outflow). */
+  entryId: number | null;
   body: string;
 }
 
@@ -205,7 +206,8 @@ export interface WebhookDelivery {
   id: number;
   eventId: string;
   type: WebhookEventType;
-  entryId: number;
+  /** Null for an event about no transfer. */
+  entryId: number | null;
   endpoint: string;
   state: DeliveryState;
   attempts: number;

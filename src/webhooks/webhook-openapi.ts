@@ -1,4 +1,4 @@
-/** The OpenAPI 3.1 `webhooks` of the service: each transfer and payout item event, its payload and an example. */
+/** The OpenAPI 3.1 `webhooks` of the service: each transfer, payout item and wallet event, its payload and an example. */
 import { type TSchema, Type } from "@sinclair/typebox";
 import { AddressSchema, TxHashSchema } from "../domain/formats.js";
 
@@ -21,6 +21,13 @@ const PAYOUT_ITEM_EVENTS = {
   "payout.item.finalized": "The item's outcome reported before (state: paid or failed) is final: no reorganisation undoes it.",
 } as const;
 
+const WALLET_EVENTS = {
+  "wallet.unexpected_outflow":
+    "A transaction of a service wallet, or a token Transfer out of it, that the service never made (its key used elsewhere, or compromised; a spender it approved). " +
+    "Sent once the chain shows it, within a block or so of it being mined (OUTFLOW_CHECK_INTERVAL_MS); a restart may send one again. " +
+    "With PAUSE_ON_UNEXPECTED_OUTFLOW the service stops signing until an admin resumes (POST /wallet/resume).",
+} as const;
+
 const NullableString = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
 // The service's own address and hash formats, with a description of what this one is.
 const Hash = (description: string) => Type.String({ pattern: TxHashSchema.pattern, description });
@@ -33,9 +40,63 @@ export type TransferEventName = keyof typeof TRANSFER_EVENTS;
 /** The name of a payout item event. */
 export type PayoutItemEventName = keyof typeof PAYOUT_ITEM_EVENTS;
 
+/** The name of an event about a wallet rather than a transfer. */
+export type WalletEventName = keyof typeof WALLET_EVENTS;
+
 /** The payload schema of any event. */
-export function eventSchema(type: TransferEventName | PayoutItemEventName): TSchema {
+export function eventSchema(type: TransferEventName | PayoutItemEventName | WalletEventName): TSchema {
+  if (type in WALLET_EVENTS) return unexpectedOutflowEventSchema();
   return type in PAYOUT_ITEM_EVENTS ? payoutItemEventSchema(type as PayoutItemEventName) : transferEventSchema(type as TransferEventName);
+}
+
+/** The payload schema of wallet.unexpected_outflow, with its example. */
+export function unexpectedOutflowEventSchema(): TSchema {
+  return Type.Object(
+    {
+      type: Type.Literal("wallet.unexpected_outflow"),
+      timestamp: Type.String({ description: "when the event was made, ISO 8601" }),
+      data: Type.Object(
+        {
+          network: Type.String({ description: "the network's name in NETWORKS_FILE; without the file, its chain id in decimal" }),
+          chainId: Type.Integer(),
+          wallet: Address("the service's wallet (a lane of the pool) it left"),
+          hash: Hash("the transaction that did it"),
+          blockNumber: Type.Integer(),
+          blockHash: Type.String(),
+          nonce: NullableInteger("a transaction of the wallet: the nonce it used; null for a token transfer another account's transaction made (transferFrom by a spender)"),
+          token: NullableString("a token Transfer out of the wallet: the token's address; null for the wallet's transaction itself"),
+          to: NullableString("the token's recipient, or the transaction's to; null when the node did not return the transaction"),
+          amount: NullableString("base units of the token, or the transaction's value in wei; decimal; null when the node did not return the transaction"),
+          detectedAt: Type.String({ description: "when the service noticed it, ISO 8601" }),
+          signingPaused: Type.Boolean({ description: "true when the service signs nothing until an admin resumes (PAUSE_ON_UNEXPECTED_OUTFLOW)" }),
+        },
+        { additionalProperties: false },
+      ),
+    },
+    {
+      additionalProperties: false,
+      examples: [
+        {
+          type: "wallet.unexpected_outflow",
+          timestamp: "2026-11-27T12:00:00.000Z",
+          data: {
+            network: "base",
+            chainId: 8453,
+            wallet: "0xaF54306D85c3E017287f182cD48b4604a100414D",
+            hash: "0x9a1c4b0f3d1e6a3f6c2b7d8e9f0a1b2c3d4e5f60718293a4b5c6d7e8f9a0b1c2",
+            blockNumber: 1240,
+            blockHash: "0x5404b41df8ec10004ec0c7c7723c00c2008bf2d1f8a9646adf61a8198cb892cb",
+            nonce: null,
+            token: "0xd923D15f86D1D81785106eaA85aa53FDbb3a4721",
+            to: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+            amount: "7000000",
+            detectedAt: "2026-11-27T12:00:00.000Z",
+            signingPaused: true,
+          },
+        },
+      ],
+    },
+  );
 }
 
 /** The payload schema of one payout item event, with its example. */
@@ -165,7 +226,7 @@ export function transferEventSchema(type: TransferEventName): TSchema {
 
 /** OpenAPI 3.1 `webhooks`: one POST per event type, signed per Standard Webhooks. */
 export const WEBHOOKS_OPENAPI = Object.fromEntries(
-  Object.entries({ ...TRANSFER_EVENTS, ...PAYOUT_ITEM_EVENTS }).map(([type, description]) => [
+  Object.entries({ ...TRANSFER_EVENTS, ...PAYOUT_ITEM_EVENTS, ...WALLET_EVENTS }).map(([type, description]) => [
     type,
     {
       post: {
@@ -174,7 +235,7 @@ export const WEBHOOKS_OPENAPI = Object.fromEntries(
           `${description} Sent to every WEBHOOK_URL with the Standard Webhooks headers webhook-id (the same on every retry), ` +
           "webhook-timestamp and webhook-signature (v1, HMAC-SHA256 with each WEBHOOK_SECRET). Answer 2xx to acknowledge; " +
           "410 stops this event for the endpoint; anything else is retried with backoff for 24 h.",
-        requestBody: { required: true, content: { "application/json": { schema: eventSchema(type as TransferEventName | PayoutItemEventName) } } },
+        requestBody: { required: true, content: { "application/json": { schema: eventSchema(type as TransferEventName | PayoutItemEventName | WalletEventName) } } },
         responses: { "200": { description: "acknowledged (any 2xx)" }, "410": { description: "stop delivering this event to this endpoint" } },
       },
     },

@@ -3,10 +3,15 @@
  * token transfer and a plain ETH send), and a spender the wallet approved moving its tokens
  * (transferFrom), are each reported in /wallet, the metrics and the log before the chain's next block; the
  * service's own transfers never are, and they go on being paid once after an outside transaction took a nonce.
+ * With PAUSE_ON_UNEXPECTED_OUTFLOW the report also stops signing until an admin resumes, and a webhook says so.
  */
+import { randomBytes } from "node:crypto";
+import { Value } from "@sinclair/typebox/value";
 import { Contract, Wallet, parseEther, parseUnits } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AUTHORIZATION, type TestService, postJson, startService } from "../helpers/service.js";
+import { eventSchema } from "../../src/webhooks/webhook-openapi.js";
+import { AUTHORIZATION, TEST_API_KEY, type TestService, postJson, startService } from "../helpers/service.js";
+import { type WebhookReceiver, startWebhookReceiver } from "../helpers/webhook-receiver.js";
 import { NODE_KINDS, type TestChain, freshAddress, setEthBalance, startTestChainOn, tokenBalanceOf, waitForReceipt } from "../helpers/test-chain.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
@@ -100,5 +105,91 @@ describe.each(NODE_KINDS)("unexpected outflows on %s", (kind) => {
         expect.objectContaining({ hash: drained.hash, nonce: null, token: chain.demo.tokenAddress, to: spender.address, amount: parseUnits("3", 18).toString() }),
       ]),
     );
+  });
+});
+
+describe.each(NODE_KINDS)("PAUSE_ON_UNEXPECTED_OUTFLOW on %s", (kind) => {
+  const TRANSFER_KEY = "transfer-key-5b8e2d0c41";
+  let chain: TestChain;
+  let service: TestService;
+  let receiver: WebhookReceiver;
+  const wallet = async () => (await service.app.inject({ method: "GET", url: "/wallet?snapshot=true", headers: AUTHORIZATION })).json();
+  const resume = (key: string) => service.app.inject({ method: "POST", url: "/wallet/resume", headers: { authorization: `Bearer ${key}` } });
+  const metric = async (name: string) => (await service.app.inject({ method: "GET", url: "/metrics", headers: AUTHORIZATION })).body.match(new RegExp(`^${name} (\\d+)$`, "m"))?.[1];
+  const outflowEvents = () => receiver.received.map((delivery) => JSON.parse(delivery.body)).filter((event) => event.type === "wallet.unexpected_outflow");
+
+  beforeAll(async () => {
+    chain = await startTestChainOn(kind);
+    receiver = await startWebhookReceiver();
+    service = await startService(chain.target, {
+      API_KEYS: `admin:${TEST_API_KEY},transfer:${TRANSFER_KEY}`,
+      OUTFLOW_CHECK_INTERVAL_MS: "100",
+      PAUSE_ON_UNEXPECTED_OUTFLOW: "true",
+      WEBHOOK_URL: receiver.url,
+      WEBHOOK_SECRET: `whsec_${randomBytes(32).toString("base64")}`,
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await service?.close();
+    await receiver?.close();
+    await chain?.stop();
+  });
+
+  it("stops signing within the block of an outside spend, says so by webhook, refuses new transfers with their key unused, and signs again once an admin resumes", async () => {
+    const earlierRecipient = freshAddress();
+    const earlier = await postJson(service.app, "/transfer", { toAddress: earlierRecipient, amount: "1" }, { "idempotency-key": "before-the-pause" });
+    expect(earlier.statusCode, earlier.raw).toBe(200);
+    await waitForReceipt(chain, earlier.body.result.hash, 10_000);
+    expect((await wallet()).signingPaused).toBeNull();
+    expect(await metric("wallet_signing_paused")).toBe("0");
+
+    const stolen = await chain.token.getFunction("transfer")(freshAddress(), parseUnits("7", 18));
+    const { blockNumber } = await waitForReceipt(chain, stolen.hash, 10_000);
+    await waitUntil(async () => (await wallet()).signingPaused !== null, 10_000, "the pause");
+    expect(await chain.provider.getBlockNumber()).toBe(blockNumber);
+    expect((await wallet()).signingPaused).toEqual({ since: expect.any(String), reason: expect.stringContaining(stolen.hash), hash: stolen.hash });
+    expect(await metric("wallet_signing_paused")).toBe("1");
+
+    // One event for the transaction and one for the tokens it moved, each as its OpenAPI schema says.
+    await waitUntil(async () => outflowEvents().length >= 2, 10_000, "both webhook events");
+    const events = outflowEvents();
+    expect(events).toHaveLength(2);
+    for (const event of events) {
+      expect(Value.Errors(eventSchema("wallet.unexpected_outflow"), event).First()).toBeUndefined();
+      expect(event.data).toMatchObject({ hash: stolen.hash, wallet: chain.demo.walletAddress, blockNumber, signingPaused: true });
+    }
+    expect(events.map((event) => event.data.token).sort()).toEqual([chain.demo.tokenAddress, null].sort());
+
+    // Nothing is signed while paused: a new transfer is a 503 and its key stays unused; a repeat of a key
+    // answered before still gets its first answer.
+    const walletAddress = chain.demo.walletAddress;
+    const noncesBefore = await chain.provider.getTransactionCount(walletAddress, "pending");
+    const recipient = freshAddress();
+    const refused = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "2" }, { "idempotency-key": "during-the-pause" });
+    expect(refused.statusCode, refused.raw).toBe(503);
+    expect(refused.body.code).toBe("SIGNING_PAUSED");
+    const repeat = await postJson(service.app, "/transfer", { toAddress: earlierRecipient, amount: "1" }, { "idempotency-key": "before-the-pause" });
+    expect(repeat.statusCode, repeat.raw).toBe(200);
+    expect(repeat.body.result.hash).toBe(earlier.body.result.hash);
+    expect(await chain.provider.getTransactionCount(walletAddress, "pending")).toBe(noncesBefore);
+
+    // Only an admin resumes.
+    const byTransferKey = await resume(TRANSFER_KEY);
+    expect(byTransferKey.statusCode, byTransferKey.body).toBe(403);
+    expect((await wallet()).signingPaused).not.toBeNull();
+    const byAdmin = await resume(TEST_API_KEY);
+    expect(byAdmin.statusCode, byAdmin.body).toBe(200);
+    expect(byAdmin.json().resumed).toMatchObject({ hash: stolen.hash });
+    expect((await wallet()).signingPaused).toBeNull();
+    expect(await metric("wallet_signing_paused")).toBe("0");
+    expect((await resume(TEST_API_KEY)).json()).toEqual({ resumed: null });
+
+    // The key refused during the pause was left unused: it sends now, and pays once.
+    const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "2" }, { "idempotency-key": "during-the-pause" });
+    expect(sent.statusCode, sent.raw).toBe(200);
+    expect(sent.headers["idempotent-replayed"]).toBeUndefined();
+    await waitForReceipt(chain, sent.body.result.hash, 10_000);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("2", 18));
+    expect(await chain.provider.getTransactionCount(walletAddress, "latest")).toBe(noncesBefore + 1);
   });
 });

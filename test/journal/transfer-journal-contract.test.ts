@@ -473,6 +473,25 @@ describe.each([
     expect(journal.findByHash(SIGNED.hash)?.reported).toBe("transfer.confirmed");
   });
 
+  it("delivers events of no transfer in the order they were seen, never behind a transfer's, across a reopen", async () => {
+    const id = journal.recordSigned(undefined, REQUEST, SIGNED);
+    const endpoint = "https://a.example/hook";
+    journal.recordEvent({ id: "msg_transfer", type: "transfer.confirmed", entryId: id, body: "{}" }, [endpoint], "transfer.confirmed");
+    journal.recordEvent({ id: "msg_outflow_1", type: "wallet.unexpected_outflow", entryId: null, body: '{"n":1}' }, [endpoint]);
+    journal.recordEvent({ id: "msg_outflow_2", type: "wallet.unexpected_outflow", entryId: null, body: '{"n":2}' }, [endpoint]);
+    const due = () => journal.dueDeliveries(steadyWallClockNow() + 1, 10, new Set());
+    expect(due().map((delivery) => [delivery.eventId, delivery.entryId])).toEqual([
+      ["msg_transfer", id],
+      ["msg_outflow_1", null],
+    ]);
+    await reopen();
+    const [, first] = due();
+    expect(first).toMatchObject({ eventId: "msg_outflow_1", type: "wallet.unexpected_outflow", body: '{"n":1}' });
+    journal.recordDeliveryAttempt(first.id, { state: "delivered", lastStatus: "200", nextAttemptAt: 0 });
+    await reopen();
+    expect(due().map((delivery) => delivery.eventId)).toEqual(["msg_transfer", "msg_outflow_2"]);
+  });
+
   it("keeps a commit of thousands of entries (more than one statement's parameters), across a reopen", async () => {
     for (let nonce = 0; nonce < 2_100; nonce++) journal.recordSigned(undefined, REQUEST, { ...SIGNED, nonce, hash: `0x${nonce.toString(16).padStart(64, "0")}` });
     await reopen();
@@ -516,6 +535,9 @@ describe("a one-wallet journal, migrated in place to lanes", () => {
     db.close();
     let journal = openSqliteJournal(path, OWNER);
     await expectMigratedOneWalletJournal(journal);
+    // Its webhook_events required a transfer id: made again without that, an event of no transfer is kept.
+    journal.recordEvent({ id: "msg_wallet", type: "wallet.unexpected_outflow", entryId: null, body: "{}" }, ["https://hooks.example/a"]);
+    await journal.flushed();
     journal.close();
     // The earlier version run again (a rollback) writes a row without a lane: it is its one wallet's,
     // whichever key comes first when this version opens the journal again.
@@ -533,6 +555,14 @@ describe("a one-wallet journal, migrated in place to lanes", () => {
     const migrated = openKeptDatabase(path, { readonly: true });
     expect(migrated.prepare("SELECT DISTINCT chain_id, token FROM transfers").all()).toEqual([{ chain_id: OWNER.chainId.toString(), token: OWNER.tokenAddress }]);
     expect(migrated.prepare("SELECT COUNT(*) AS rows FROM transfers").get()).toEqual({ rows: 5 });
+    // The events kept their sequence, deliveries still reference them, and the table still references transfers.
+    expect(migrated.prepare("SELECT seq, id, transfer_id FROM webhook_events ORDER BY seq").all()).toEqual([
+      { seq: 1, id: "msg_a", transfer_id: 1 },
+      { seq: 2, id: "msg_wallet", transfer_id: null },
+    ]);
+    expect(migrated.prepare("SELECT event_seq FROM webhook_deliveries ORDER BY id").pluck().all()).toEqual([1, 2]);
+    expect(migrated.prepare("PRAGMA foreign_key_check").all()).toEqual([]);
+    expect(migrated.prepare("SELECT sql FROM sqlite_master WHERE name = 'webhook_events'").pluck().get()).toMatch(/transfer_id INTEGER REFERENCES transfers \(id\),/);
     migrated.close();
     rmSync(dir, { recursive: true, force: true });
   });

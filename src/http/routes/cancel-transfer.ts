@@ -3,6 +3,8 @@
  * itself. POST /transactions/:hash/reprice: replaces it with its latest attempt at a price that wins, now
  * (the background does it after STUCK_AFTER_BLOCKS).
  */
+import { SigningPausedError } from "../../signers/signing-pause.js";
+import { SignerUnavailableError } from "../../signers/wallet-signer.js";
 import { actsOnTransferOf } from "../auth.js";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
@@ -102,6 +104,9 @@ async function replaceOrRefuse(replace: () => Promise<unknown> | undefined, code
     await replace();
   } catch (error) {
     if (error instanceof CancelRefusedError) throw new ServiceError(codes[error.reason], error.message);
+    // Nothing was signed: not a fault of the service, a 503 to retry (after an admin's resume, when paused).
+    if (error instanceof SigningPausedError) throw new ServiceError("SIGNING_PAUSED", `${error.message}; nothing was signed or sent`);
+    if (error instanceof SignerUnavailableError) throw new ServiceError("SIGNER_UNAVAILABLE", `${error.message}; nothing was signed or sent. Retry later.`);
     throw error;
   }
 }

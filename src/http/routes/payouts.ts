@@ -28,9 +28,11 @@ export interface PayoutRouteOptions {
   /** The network of a journaled batch (503 while it is not running). */
   networkOfEntry: (entry: JournalEntry) => TransferNetwork;
   journal: Pick<TransferJournal, "findByKey" | "findById" | "payoutItemsHeld" | "history">;
+  /** Throws while the service does not sign (PAUSE_ON_UNEXPECTED_OUTFLOW): a new batch is answered 503, a repeat its first answer. */
+  assertSigning: () => void;
 }
 
-export const payoutRoutes: FastifyPluginAsyncTypebox<PayoutRouteOptions> = async (app, { networkFor, networkOfEntry, journal }) => {
+export const payoutRoutes: FastifyPluginAsyncTypebox<PayoutRouteOptions> = async (app, { networkFor, networkOfEntry, journal, assertSigning }) => {
   // A journaled entry by id, wherever the journal keeps it (a working copy asks the shared database).
   const findEntry = async (id: number): Promise<JournalEntry | undefined> =>
     journal.findById(id) ?? (await journal.history({}, id + 1, 1)).entries.find((entry) => entry.id === id);
@@ -92,7 +94,10 @@ export const payoutRoutes: FastifyPluginAsyncTypebox<PayoutRouteOptions> = async
         throw new ServiceError("PAYOUT_ITEMS_DUPLICATE", `every item's id is held by an earlier batch of this API key (batches ${batches}; GET /payouts/{id}); nothing was sent`);
       }
       const units = paid.reduce((total, item) => total + item.units, 0n);
-      const authorize = () => chosen.policy.authorizePayout(apiKeyId, paid);
+      const authorize = () => {
+        assertSigning();
+        return chosen.policy.authorizePayout(apiKeyId, paid);
+      };
       const { transfer, replayed } = await chosen.transfers.sendTokenTransfer({ recipient: contract, units, apiKeyId, token: chosen.token.address, payout: order }, journalKey, authorize);
       const entry = journal.findByKey(journalKey);
       if (!entry?.payout) throw new Error(`payout ${journalKey} was sent but the journal holds no batch under its key`);

@@ -35,13 +35,15 @@ export interface TransferRouteOptions {
   countOutcome: (outcome: "sent" | "replayed" | "refused", code?: string) => void;
   /** Told the base units of every transfer sent, and on which network, for the transfer_tokens_sent_total metric. */
   countUnitsSent: (units: bigint, network: TransferNetwork) => void;
+  /** Throws while the service does not sign (PAUSE_ON_UNEXPECTED_OUTFLOW): a new transfer is answered 503, a repeat its first answer. */
+  assertSigning: () => void;
 }
 
 const MAX_WAIT_MS = 120_000;
 const DEFAULT_WAIT_MS = 60_000;
 
 export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = async (app, options) => {
-  const { networkFor, countOutcome, countUnitsSent } = options;
+  const { networkFor, countOutcome, countUnitsSent, assertSigning } = options;
   app.post(
     "/transfer",
     {
@@ -51,7 +53,7 @@ export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = as
           "Sends `amount` tokens to `toAddress` (or `to`) and answers at once, before the transaction is mined " +
           "(confirmations 0). Anything that would make the transfer fail is checked first and answered with 417. " +
           "200 means the service signed and journaled the transfer and owns it until it is mined or reported failed " +
-          "(GET /transactions/{hash}); 417 that nothing of it was or will be sent; 503 (NODE_RATE_LIMITED, SIGNER_UNAVAILABLE, " +
+          "(GET /transactions/{hash}); 417 that nothing of it was or will be sent; 503 (NODE_RATE_LIMITED, SIGNER_UNAVAILABLE, SIGNING_PAUSED, " +
           "JOURNAL_UNAVAILABLE) that nothing was done: retry; 503 TRANSFER_OUTCOME_UNKNOWN (several replicas: the shared " +
           "database did not confirm the record) that it is sent if it was recorded: retry with the same key, or look its hash up first. " +
           "A repeat of an Idempotency-Key gets the first answer. " +
@@ -78,7 +80,10 @@ export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = as
       const { apiKeyId } = request;
       // Keys are per API key: two clients choosing the same key never see each other's transfers.
       const journalKey = idempotencyKey === undefined ? undefined : `${apiKeyId}/${idempotencyKey}`;
-      const authorize = () => policy.authorize(apiKeyId, recipient, units);
+      const authorize = () => {
+        assertSigning();
+        return policy.authorize(apiKeyId, recipient, units);
+      };
       const { transfer, replayed } = await transfers.sendTokenTransfer({ recipient, units, apiKeyId, token: chosen.token.address }, journalKey, authorize);
       countOutcome(replayed ? "replayed" : "sent");
       if (!replayed) countUnitsSent(units, chosen);

@@ -10,6 +10,7 @@ import { STUCK_AFTER_SECONDS, isJammed, readUnconfirmedTransfers } from "../../s
 import { feesAsText } from "../../send-path/wallet-transaction.js";
 import { ServiceError } from "../../errors.js";
 import type { UnexpectedOutflows } from "../../outflows/unexpected-outflows.js";
+import type { SigningPause } from "../../signers/signing-pause.js";
 import { errorReplies } from "../schemas.js";
 
 
@@ -25,7 +26,15 @@ export interface WalletRouteOptions {
   replicaId?: string;
   /** Transactions and token transfers out of the wallets that the service never made. */
   outflows: Pick<UnexpectedOutflows, "recent">;
+  /** Whether the service signs; POST /wallet/resume ends a pause. */
+  signing: Pick<SigningPause, "paused" | "resume">;
 }
+
+const SigningPausedSchema = Type.Object({
+  since: Type.String({ description: "when signing stopped (ISO time)" }),
+  reason: Type.String(),
+  hash: Type.Union([Type.String(), Type.Null()], { description: "the unexpected outflow's transaction that stopped it" }),
+});
 
 /** How many unexpected outflows the document lists per network, the newest first. */
 const OUTFLOWS_SHOWN = 20;
@@ -150,6 +159,10 @@ const NetworkWalletSchema = Type.Object({
 const WalletReportSchema = Type.Composite([
   NetworkWalletSchema,
   Type.Object({
+    signingPaused: Type.Union([SigningPausedSchema, Type.Null()], {
+      description:
+        "set while the service signs nothing (PAUSE_ON_UNEXPECTED_OUTFLOW stopped it after an unexpected outflow): new transfers are answered 503 SIGNING_PAUSED until an admin resumes with POST /wallet/resume; null while it signs",
+    }),
     networks: Type.Optional(
       Type.Array(NetworkWalletSchema, {
         description: "several networks running (NETWORKS_FILE) only: every running network's wallet, the default first; the document above is the default's (while the default has not been reached, the first running network's: `network` says which)",
@@ -158,7 +171,31 @@ const WalletReportSchema = Type.Composite([
   }),
 ]);
 
-export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async (app, { networks, defaultChainId, replicaId, outflows }) => {
+export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async (app, { networks, defaultChainId, replicaId, outflows, signing }) => {
+  app.post(
+    "/wallet/resume",
+    {
+      schema: {
+        summary: "Sign again after PAUSE_ON_UNEXPECTED_OUTFLOW stopped the service",
+        description:
+          "Ends the pause an unexpected outflow started (see signingPaused in GET /wallet): new transfers are signed and sent again. " +
+          "Resume once the outflow is explained (another system of yours used the key) or the key is replaced. An outflow seen later pauses again. " +
+          "Answers the pause it ended, or null when signing was not paused.",
+        tags: ["operations"],
+        operationId: "resumeSigning",
+        response: {
+          200: Type.Object({ resumed: Type.Union([SigningPausedSchema, Type.Null()], { description: "the pause this ended; null when the service was signing" }) }),
+          ...errorReplies(401, 403, 429, 500),
+        },
+      },
+    },
+    async (request) => {
+      const resumed = signing.resume() ?? null;
+      if (resumed) request.log.warn({ apiKeyId: request.apiKeyId, pausedSince: resumed.since, hash: resumed.hash }, "signing resumed by an admin after an unexpected outflow");
+      return { resumed };
+    },
+  );
+
   app.get(
     "/wallet",
     {
@@ -184,7 +221,7 @@ export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async 
           ),
         ),
       );
-      return { ...reports[0], ...(reports.length > 1 && { networks: reports }) };
+      return { ...reports[0], signingPaused: signing.paused ?? null, ...(reports.length > 1 && { networks: reports }) };
     },
   );
 };

@@ -1,0 +1,61 @@
+/** The signing pause (PAUSE_ON_UNEXPECTED_OUTFLOW): a wrapped signer signs nothing while paused, and signs again once resumed. */
+import { Wallet, keccak256, recoverAddress, toUtf8Bytes } from "ethers";
+import { describe, expect, it } from "vitest";
+import { SigningPause, SigningPausedError, pausableSigner } from "../../src/signers/signing-pause.js";
+import { localKeySigner } from "../../src/signers/local-key-signer.js";
+import { SignerUnavailableError, type WalletSigner } from "../../src/signers/wallet-signer.js";
+
+const DIGEST = keccak256(toUtf8Bytes("a transfer"));
+
+describe("the signing pause", () => {
+  it("refuses every signature while paused, as a signer that did not sign, and signs again once resumed", async () => {
+    const key = Wallet.createRandom();
+    const pause = new SigningPause();
+    const signer = pausableSigner(localKeySigner(key.privateKey, "private-key"), pause);
+    expect(signer.address).toBe(key.address);
+    expect(recoverAddress(DIGEST, await signer.sign(DIGEST))).toBe(key.address);
+
+    expect(pause.pause("an unexpected outflow, transaction 0xabc", "0xabc", new Date("2026-11-27T03:00:00Z"))).toBe(true);
+    const refused = signer.sign(DIGEST);
+    await expect(refused).rejects.toBeInstanceOf(SigningPausedError);
+    // Whatever treats a signer that did not sign (nothing signed, the nonce given back) treats a pause the same.
+    await expect(refused).rejects.toBeInstanceOf(SignerUnavailableError);
+    await expect(refused).rejects.toThrow("signing is paused since 2026-11-27T03:00:00.000Z: an unexpected outflow, transaction 0xabc; an admin resumes it with POST /wallet/resume");
+
+    expect(pause.resume()).toEqual({ since: "2026-11-27T03:00:00.000Z", reason: "an unexpected outflow, transaction 0xabc", hash: "0xabc" });
+    expect(pause.paused).toBeUndefined();
+    expect(recoverAddress(DIGEST, await signer.sign(DIGEST))).toBe(key.address);
+    expect(pause.resume()).toBeUndefined();
+  });
+
+  it("keeps the first reason while paused: a later outflow is the same alarm", () => {
+    const pause = new SigningPause();
+    expect(pause.pause("first", "0x01")).toBe(true);
+    expect(pause.pause("second", "0x02")).toBe(false);
+    expect(pause.paused).toMatchObject({ reason: "first", hash: "0x01" });
+    expect(() => pause.assertSigning()).toThrow(SigningPausedError);
+  });
+
+  it("never reaches the key while paused, and closes the signer it wraps", async () => {
+    const calls: string[] = [];
+    const inner: WalletSigner = {
+      kind: "aws-kms",
+      address: "0x0000000000000000000000000000000000000001",
+      description: "a remote key",
+      sign: async () => {
+        calls.push("sign");
+        throw new Error("not reached");
+      },
+      close: async () => {
+        calls.push("close");
+      },
+    };
+    const pause = new SigningPause();
+    pause.pause("paused", null);
+    const signer = pausableSigner(inner, pause);
+    expect({ kind: signer.kind, description: signer.description }).toEqual({ kind: "aws-kms", description: "a remote key" });
+    await expect(signer.sign(DIGEST)).rejects.toBeInstanceOf(SigningPausedError);
+    await signer.close();
+    expect(calls).toEqual(["close"]);
+  });
+});
