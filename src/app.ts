@@ -30,6 +30,7 @@ import { transferActivityRoute } from "./http/routes/transfer-activity.js";
 import { transfersRoute } from "./http/routes/transfers.js";
 import { payoutRoutes } from "./http/routes/payouts.js";
 import { ServiceError } from "./errors.js";
+import { describeSigningPause } from "./signers/signing-pause.js";
 import { networksRoute } from "./http/routes/networks.js";
 import { walletRoute } from "./http/routes/wallet.js";
 import { webhookDeliveriesRoute } from "./http/routes/webhook-deliveries.js";
@@ -156,11 +157,16 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
       }
       return made;
     };
+    // A ServiceError of its own: a pool asks before any lane holds the request (see lane-pool.ts).
+    const assertSigning = () => {
+      const paused = services.signing.paused;
+      if (paused) throw new ServiceError("SIGNING_PAUSED", `${describeSigningPause(paused)}; nothing was signed or sent, and the Idempotency-Key is unused`);
+    };
     routes.register(transferRoute, {
       networkFor: (choice) => transferNetworkOf(directory.chosenWithToken(choice)),
       countOutcome: (outcome, code) => metrics.countTransfer(outcome, code),
       countUnitsSent: (units, { network, token, tokenDecimals }) => metrics.countTokensSent(Number(units) / 10 ** tokenDecimals, { network: network.name, token: token.symbol }),
-      assertSigning: () => services.signing.assertSigning(),
+      assertSigning,
     });
     routes.register(payoutRoutes, {
       networkFor: (choice) => transferNetworkOf(directory.chosenWithToken(choice)),
@@ -171,7 +177,7 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
         return transferNetworkOf({ network, token });
       },
       journal: services.journal,
-      assertSigning: () => services.signing.assertSigning(),
+      assertSigning,
     });
     // The network of a transfer of the service, found by any of its hashes: a transfer of a network no
     // longer configured is looked up as any other hash.

@@ -3,6 +3,7 @@
  * what they share), and what works on the journal as a whole: the webhook dispatcher, retention, the
  * working copy's eviction and the activity counts. Each part builds itself; this file only orders them.
  */
+import { steadyWallClockNow } from "./clock.js";
 import { dirname, join } from "node:path";
 import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "./config.js";
@@ -110,14 +111,34 @@ export async function startChainServices(
   const placeOf = (chainId: bigint) => networks.findIndex((network) => servedOf(network).chainId === chainId);
   try {
     refuseUnfollowedNetworks(journal, networks.map((network) => servedOf(network).chainId));
+    // A pause an earlier process began holds before any lane signs (see SigningPause.keepIn).
+    signing.keepIn({
+      current: () => {
+        const kept = journal.signingPause();
+        return kept && { since: new Date(kept.since).toISOString(), reason: kept.reason, hash: kept.hash };
+      },
+      paused: (pause) => journal.recordSigningPaused({ since: Date.parse(pause.since), reason: pause.reason, hash: pause.hash }),
+      resumed: (by) => journal.recordSigningResumed(by, steadyWallClockNow()),
+    });
+    if (signing.paused) log.error({ signingPaused: signing.paused }, "SIGNING PAUSED since an earlier start (PAUSE_ON_UNEXPECTED_OUTFLOW): nothing is signed until an admin resumes with POST /wallet/resume");
     // Whether any lane is still sending a key's entry: a repeat may reach another lane, or another network.
     const several = networks.length > 1 || lanesOf(home).length > 1;
     const isSendingAnywhere = several
       ? (key: string, entry: JournalEntry) => started.some((network) => network.lanes.some((lane) => lane.transfers.isSending(key, entry)))
       : undefined;
     let dispatcher: WebhookDispatcher | undefined;
-    // Journaled like a transfer's events (a restart delivers what it had not); a journal that takes no
-    // writes loses the event, not the report in /wallet, the metric and the log.
+    // A journal that takes no writes cannot tell: the outflow is reported (an alarm twice is better than none).
+    const isNewOutflow = (reported: ReportedOutflow) => {
+      try {
+        const { chainId, hash, logIndex, wallet, block } = reported;
+        return journal.recordOutflow({ chainId: String(chainId), hash, logIndex, wallet, blockNumber: block.number, detectedAt: Date.parse(reported.detectedAt) });
+      } catch (error) {
+        log.error({ err: error, hash: reported.hash }, "could not journal an unexpected outflow; reporting it");
+        return true;
+      }
+    };
+    // Journaled like a transfer's events (a restart delivers what it had not). A journal that fails takes no
+    // more writes at all (the service sends nothing then); the report in /wallet, the metric and the log stand.
     const reportOutflow = (reported: ReportedOutflow) => {
       try {
         journal.recordEvent(outflowEvent(reported, signing.paused !== undefined), endpoints);
@@ -132,6 +153,8 @@ export async function startChainServices(
       const networkLog = networks.length > 1 ? log.child({ network: chain.network.name }) : log;
       const onOutflow = (outflow: UnexpectedOutflow) => {
         const reported = { ...outflow, network: chain.network.name, chainId: Number(chain.chainId), detectedAt: new Date().toISOString() };
+        // Reported once: an earlier process (or leader) that reported it has paged, paused and sent the webhook.
+        if (!isNewOutflow(reported)) return;
         networkLog.error({ outflow: reported }, "UNEXPECTED OUTFLOW: a transaction or token transfer out of the wallet that this service never made (is the key used elsewhere, or compromised?)");
         outflows.record(reported);
         if (config.pauseOnUnexpectedOutflow && signing.pause(`an unexpected outflow, transaction ${outflow.hash} from ${outflow.wallet} on ${chain.network.name}`, outflow.hash)) {

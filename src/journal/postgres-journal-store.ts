@@ -164,7 +164,8 @@ export class PostgresJournalStore implements JournalReplica {
       await this.session.query<Record<JournalTable, number | null>>(
         `SELECT GREATEST((SELECT MAX(id) FROM transfers), (SELECT MAX(id) FROM transfers_archive)) AS transfers, (SELECT MAX(id) FROM attempts) AS attempts,
            (SELECT MAX(seq) FROM webhook_events) AS webhook_events, (SELECT MAX(id) FROM webhook_deliveries) AS webhook_deliveries,
-           (SELECT MAX(id) FROM payout_items) AS payout_items`,
+           (SELECT MAX(id) FROM payout_items) AS payout_items, (SELECT MAX(id) FROM signing_pauses) AS signing_pauses,
+           (SELECT MAX(id) FROM wallet_outflows) AS wallet_outflows`,
       )
     ).rows[0];
     // Joined to the list of ids, each looked up in its index (see BY_IDS).
@@ -180,6 +181,10 @@ export class PostgresJournalStore implements JournalReplica {
         ),
         // The ids of the batches it holds; the others are asked for on a miss (payoutItemsHeld).
         payout_items: await read(`SELECT p.* FROM ${BY_IDS} JOIN payout_items p ON p.transfer_id = held.id`),
+        // A pause no admin has ended (one at most).
+        signing_pauses: (await this.session.query<JournalRow>("SELECT * FROM signing_pauses WHERE resumed_at IS NULL")).rows,
+        // Every outflow reported (a few rows, each one a spend nobody asked for): none is reported twice.
+        wallet_outflows: (await this.session.query<JournalRow>("SELECT * FROM wallet_outflows")).rows,
       },
       highestKeys: highest,
     };

@@ -175,4 +175,29 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; sql: string }[] = 
     version: 11,
     sql: "ALTER TABLE webhook_events ALTER COLUMN transfer_id DROP NOT NULL;",
   },
+  {
+    // Every pause of signing (PAUSE_ON_UNEXPECTED_OUTFLOW) and who ended it: a new leader keeps a pause no admin
+    // ended. Every unexpected outflow reported: a new leader does not report one again.
+    version: 12,
+    sql: `
+      CREATE TABLE signing_pauses (
+        id BIGINT PRIMARY KEY,
+        since BIGINT NOT NULL,
+        reason TEXT NOT NULL,
+        hash TEXT,
+        resumed_at BIGINT,
+        resumed_by TEXT
+      );
+      CREATE TABLE wallet_outflows (
+        id BIGINT PRIMARY KEY,
+        chain_id TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        log_index INTEGER NOT NULL,
+        wallet TEXT NOT NULL,
+        block_number BIGINT NOT NULL,
+        detected_at BIGINT NOT NULL,
+        CONSTRAINT wallet_outflows_once UNIQUE (chain_id, hash, log_index) DEFERRABLE INITIALLY DEFERRED
+      );
+    `,
+  },
 ];

@@ -16,6 +16,8 @@ import {
   type JournalElsewhere,
   type JournalEntry,
   type JournalState,
+  type StoredOutflow,
+  type StoredSigningPause,
   type TransferEventType,
   type WebhookDelivery,
   type WebhookEventRecord,
@@ -116,6 +118,29 @@ const SCHEMA = `
     UNIQUE (api_key, item_id)
   );
   CREATE INDEX IF NOT EXISTS payout_items_transfer ON payout_items (transfer_id);
+  -- Every time signing was paused (PAUSE_ON_UNEXPECTED_OUTFLOW) and who resumed it: a restart or a new
+  -- leader keeps a pause no admin has ended. A row per pause, and one pause at a time: a few rows for good.
+  CREATE TABLE IF NOT EXISTS signing_pauses (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    since INTEGER NOT NULL,
+    reason TEXT NOT NULL,
+    hash TEXT,
+    resumed_at INTEGER,
+    resumed_by TEXT
+  );
+  -- Every unexpected outflow reported (a transaction of a wallet the service never signed, log_index -1; or
+  -- a token Transfer out of one, its log's index), so that a restart or a new leader, finding it again, does
+  -- not report it (webhook, pause) twice. A row per outflow: each one the wallet's key, or a spender, made.
+  CREATE TABLE IF NOT EXISTS wallet_outflows (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    chain_id TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    log_index INTEGER NOT NULL,
+    wallet TEXT NOT NULL,
+    block_number INTEGER NOT NULL,
+    detected_at INTEGER NOT NULL,
+    UNIQUE (chain_id, hash, log_index)
+  );
 `;
 
 // The journal owner's network and token: those of every row made before rows recorded their own.
@@ -301,6 +326,12 @@ function prepareStatements(db: Database.Database) {
       "SELECT DISTINCT nonce FROM transfers WHERE lane = @lane AND chain_id = @chain AND nonce IN (SELECT value FROM json_each(@nonces)) AND state NOT IN ('claimed', 'refused', 'rejected')",
     ).pluck(),
     highestNonce: db.prepare("SELECT MAX(nonce) FROM transfers WHERE lane = @lane AND chain_id = @chain AND nonce IS NOT NULL AND state NOT IN ('claimed', 'refused', 'rejected')").pluck(),
+    insertOutflow: db.prepare(
+      "INSERT INTO wallet_outflows (chain_id, hash, log_index, wallet, block_number, detected_at) VALUES (@chainId, @hash, @logIndex, @wallet, @blockNumber, @detectedAt) ON CONFLICT DO NOTHING",
+    ),
+    signingPause: db.prepare("SELECT since, reason, hash FROM signing_pauses WHERE resumed_at IS NULL ORDER BY id DESC LIMIT 1"),
+    insertSigningPause: db.prepare("INSERT INTO signing_pauses (since, reason, hash) VALUES (@since, @reason, @hash)"),
+    resumeSigning: db.prepare("UPDATE signing_pauses SET resumed_at = @at, resumed_by = @by WHERE resumed_at IS NULL"),
     takePayoutItem: db.prepare("INSERT INTO payout_items (api_key, item_id, transfer_id) VALUES (?, ?, ?)"),
     // A batch refused or rejected paid nothing: its item ids may be paid by another.
     freePayoutItems: db.prepare("DELETE FROM payout_items WHERE transfer_id = ?"),
@@ -398,8 +429,8 @@ function prepareStatements(db: Database.Database) {
     dueDeliveries: db.prepare(
       `SELECT d.*, e.id AS event_id, e.type, e.transfer_id, e.body FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
        WHERE d.state = 'pending' AND d.next_attempt_at <= @now
-         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d2 JOIN webhook_events e2 ON e2.seq = d2.event_seq
-                         WHERE d2.state = 'pending' AND d2.endpoint = d.endpoint AND e2.transfer_id IS e.transfer_id AND e2.seq < e.seq)
+         AND (e.transfer_id IS NULL OR NOT EXISTS (SELECT 1 FROM webhook_deliveries d2 JOIN webhook_events e2 ON e2.seq = d2.event_seq
+                         WHERE d2.state = 'pending' AND d2.endpoint = d.endpoint AND e2.transfer_id = e.transfer_id AND e2.seq < e.seq))
        ORDER BY d.id LIMIT @limit`,
     ),
     deliveryAttempt: db.prepare(
@@ -706,6 +737,23 @@ class SqliteTransferJournal implements TransferJournal {
       throw new PayoutItemsTakenError(taken);
     }
     for (const itemId of paid) this.#store.write(() => statements.takePayoutItem.run(apiKey, itemId, entryId));
+  }
+
+  recordOutflow(outflow: StoredOutflow): boolean {
+    const { changes } = this.#store.write(() => this.#store.statements.insertOutflow.run({ ...outflow, logIndex: outflow.logIndex ?? -1 }));
+    return changes === 1;
+  }
+
+  signingPause(): StoredSigningPause | undefined {
+    return this.#store.statements.signingPause.get() as StoredSigningPause | undefined;
+  }
+
+  recordSigningPaused(pause: StoredSigningPause): void {
+    this.#store.writeOne("recording a signing pause", () => this.#store.statements.insertSigningPause.run(pause));
+  }
+
+  recordSigningResumed(by: string, at: number): void {
+    this.#store.write(() => this.#store.statements.resumeSigning.run({ by, at }));
   }
 
   async payoutItemsHeld(apiKeyId: string, itemIds: readonly string[]): Promise<Map<string, number>> {

@@ -218,6 +218,24 @@ export interface WebhookDelivery {
   createdAt: number;
 }
 
+/** An unexpected outflow as the journal keeps it: which one (chain, transaction, log; null for the transaction itself), where and when seen. */
+export interface StoredOutflow {
+  chainId: string;
+  hash: string;
+  logIndex: number | null;
+  wallet: string;
+  blockNumber: number;
+  /** ms, wall clock. */
+  detectedAt: number;
+}
+
+/** A pause of signing as the journal keeps it: since when (ms, wall clock), why, and the transaction that caused it. */
+export interface StoredSigningPause {
+  since: number;
+  reason: string;
+  hash: string | null;
+}
+
 /** The outcome of claiming an Idempotency-Key: a new entry, or the entry that already holds the key. */
 export type KeyClaim = { outcome: "claimed"; entryId: number } | { outcome: "existing"; entry: JournalEntry };
 
@@ -301,6 +319,17 @@ export interface TransferJournal {
    * ids it does not hold.
    */
   payoutItemsHeld(apiKeyId: string, itemIds: readonly string[]): Promise<Map<string, number>>;
+  /**
+   * Journals an unexpected outflow; false when it was journaled before (a restart, or a new leader, found it
+   * again): it is reported once. A working copy holds every one (see readHot).
+   */
+  recordOutflow(outflow: StoredOutflow): boolean;
+  /** The pause of signing no admin has ended (a new leader's working copy holds it too); undefined while the service signs. */
+  signingPause(): StoredSigningPause | undefined;
+  /** Journals a pause of signing (PAUSE_ON_UNEXPECTED_OUTFLOW), committed with this turn's writes. */
+  recordSigningPaused(pause: StoredSigningPause): void;
+  /** Journals that the admin key `by` ended the pause at `at` (ms, wall clock). */
+  recordSigningResumed(by: string, at: number): void;
   /** Stores the signed transaction, creating the entry when there was no claim. Returns the entry id. */
   recordSigned(entryId: number | undefined, request: TransferRequest, signed: SignedTransfer): number;
   /** A node took the entry's transaction: signed becomes accepted. Whether it changed (only a signed entry does). */

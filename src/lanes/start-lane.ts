@@ -14,6 +14,7 @@ import { WalletTransferLogs } from "../node/wallet-transfer-logs.js";
 import { replaceNotExecutable, startBackgroundResend } from "../send-path/background-resend.js";
 import { createNonceAllocator } from "../send-path/create-nonce-allocator.js";
 import { createSendPath } from "../send-path/create-send-path.js";
+import { unlessSignerRefuses } from "../send-path/signer-refusal.js";
 import { type FeePolicy, offeredFees } from "../send-path/fee-policy.js";
 import { type LaneFigures, type LaneHold, admittedPerLane, laneHold } from "./lane-routing.js";
 import type { NonceAllocator } from "../send-path/nonce-allocator.js";
@@ -198,8 +199,8 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
     async (head) => {
       // Transfers settled since the last round are followed until final from here.
       journal.markSettledAt(head);
-      await verifyUsedNonces(transferLogs, journal, reconciler, head);
-      await replacer.repriceStuck();
+      await unlessSignerRefuses(verifyUsedNonces(transferLogs, journal, reconciler, head), log, "signing a displaced transfer again");
+      await unlessSignerRefuses(replacer.repriceStuck(), log, "re-pricing stuck transfers");
       await watcher?.follow(head);
       // Transfers a reorganisation moved within the chain are pending only until their undone outcome was
       // reported above: their nonce is used, so the next round verifies them again, without waiting for a block.

@@ -1,7 +1,7 @@
 /**
  * The webhook event of an unexpected outflow, `wallet.unexpected_outflow`. It belongs to no transfer (its
- * entry is null): such events are delivered to each endpoint in the order they were seen, and never wait
- * behind a transfer's events.
+ * entry is null): it waits for no other event, so that an endpoint that refuses one alarm does not hold
+ * back the next.
  */
 import { randomUUID } from "node:crypto";
 import { steadyWallClockNow } from "../clock.js";
@@ -19,6 +19,7 @@ export function outflowEvent(outflow: ReportedOutflow, signingPaused: boolean): 
     blockHash: outflow.block.hash,
     nonce: outflow.nonce,
     token: outflow.token,
+    logIndex: outflow.logIndex,
     to: outflow.to,
     amount: outflow.amount,
     detectedAt: outflow.detectedAt,

@@ -28,6 +28,8 @@ export interface UnexpectedOutflow {
   nonce: number | null;
   /** A token Transfer log: the token; null for the transaction itself. */
   token: string | null;
+  /** A token Transfer log: its index in the block (a transaction can move tokens out several times); null for the transaction itself. */
+  logIndex: number | null;
   /** Where it went: the log's recipient, or the transaction's `to` (null when the node did not return it). */
   to: string | null;
   /** Base units of the token, or the transaction's value in wei; null when the node did not return it. */
@@ -104,7 +106,7 @@ export class OutflowWatch {
   async reportDisplacement(wallet: string, nonce: number, by: string, block: BlockRef): Promise<void> {
     const lane = this.#options.lanes.find((candidate) => candidate.address === wallet);
     if (!lane || (await lane.journal.lookUpByHash(by))) return;
-    this.#report({ wallet, hash: by, block, nonce, token: null, ...(await this.#whereTo(by)) }, `${by}:tx`);
+    this.#report({ wallet, hash: by, block, nonce, token: null, logIndex: null, ...(await this.#whereTo(by)) }, `${by}:tx`);
   }
 
   async #checkNonces(lane: { address: string; journal: LaneJournal }, count: number, head: number): Promise<void> {
@@ -132,7 +134,7 @@ export class OutflowWatch {
       }
       // The nonce's own transfer may have moved to another nonce since; its hash is still the service's.
       if (await lane.journal.lookUpByHash(use.by)) continue;
-      this.#report({ wallet: lane.address, hash: use.by, block: use.block, nonce, token: null, ...(await this.#whereTo(use.by)) }, `${use.by}:tx`);
+      this.#report({ wallet: lane.address, hash: use.by, block: use.block, nonce, token: null, logIndex: null, ...(await this.#whereTo(use.by)) }, `${use.by}:tx`);
     }
     this.#checkedNonces.set(lane.address, checkedBelow);
   }
@@ -154,8 +156,10 @@ export class OutflowWatch {
     ])) as { address: string; topics: string[]; data: string; transactionHash: string; blockNumber: string; blockHash: string; logIndex: string; removed?: boolean }[];
     const journal = lanes[0].journal;
     for (const log of logs) {
-      // An ERC-20 Transfer has the two addresses as topics (an ERC-721's has the token id too).
-      if (log.removed || log.topics.length !== 3) continue;
+      // An ERC-20 Transfer has the two addresses as topics (an ERC-721's has the token id too). One of 0
+      // moved nothing: most tokens let anyone "transferFrom" 0 of any wallet (address-poisoning bots do),
+      // so it proves nothing about the key, and must not page anyone or pause signing.
+      if (log.removed || log.topics.length !== 3 || log.data === "0x" || BigInt(log.data) === 0n) continue;
       const hash = log.transactionHash.toLowerCase();
       const key = `${hash}:${Number(log.logIndex)}`;
       if (this.#reported.has(key) || (await journal.lookUpByHash(hash))) continue;
@@ -166,8 +170,9 @@ export class OutflowWatch {
           block: { number: Number(log.blockNumber), hash: log.blockHash },
           nonce: null,
           token: getAddress(log.address),
+          logIndex: Number(log.logIndex),
           to: getAddress(`0x${log.topics[2].slice(26)}`),
-          amount: log.data === "0x" ? "0" : BigInt(log.data).toString(),
+          amount: BigInt(log.data).toString(),
         },
         key,
       );

@@ -4,6 +4,7 @@
  * wallet's next nonce that nothing of ours holds, are filled with a 0-value self-transaction; what no node
  * holds is sent again, and the wallet's next transaction held but not executable is replaced.
  */
+import { unlessSignerRefuses } from "./signer-refusal.js";
 import type { FastifyBaseLogger } from "fastify";
 import { monotonicNow, steadyWallClockNow } from "../clock.js";
 import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
@@ -80,8 +81,9 @@ export function startBackgroundResend(
       // A journal that failed to commit takes no writes: nothing may be sent until the service restarts.
       if (journal.failure) return;
       journal.expireKeys(keyTtlMs);
-      await fillNonceGap();
-      await fillNonceHole();
+      // Filling a nonce signs; sending again what was signed does not, and goes on whatever the signer does.
+      await unlessSignerRefuses(fillNonceGap(), log, "filling a nonce gap");
+      await unlessSignerRefuses(fillNonceHole(), log, "filling a nonce hole");
       const outcomes = await resendUnanswered(reconciler, journal, ledger, {
         isInFlight: (id) => submitter.isInFlight(id),
         hasRoomAtNode,
@@ -107,8 +109,8 @@ export function startBackgroundResend(
  * mined), replaced at the same nonce; told in the log.
  */
 export async function replaceNotExecutable(replacer: TransferReplacer, entry: JournalEntry, log: FastifyBaseLogger): Promise<void> {
-  const outcome = await replacer.replaceNotExecutable(entry.hash as string);
-  if (outcome === "not due") return;
+  const outcome = await unlessSignerRefuses(replacer.replaceNotExecutable(entry.hash as string), log, "replacing a transaction the node holds without counting it");
+  if (outcome === undefined || outcome === "not due") return;
   const held = "the node holds the wallet's next transaction without counting it as pending, so it is not mined";
   if (outcome === "at-cap") log.warn({ nonce: entry.nonce, hash: entry.hash }, `${held}; the fee caps allow no replacement`);
   else log.warn({ nonce: entry.nonce, hash: entry.hash, replacement: outcome.hash, outcome: outcome.outcome }, `${held}: replaced it at the same nonce`);

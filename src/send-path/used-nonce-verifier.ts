@@ -6,19 +6,31 @@
  * receipt lookups of its own, in the reconciler, which signs it again when no attempt of it was mined.
  */
 import type { TransferJournal } from "../journal/transfer-journal.js";
+import { SignerUnavailableError } from "../signers/wallet-signer.js";
 import type { WalletTransferLogs } from "../node/wallet-transfer-logs.js";
 import type { TransferReconciler } from "./transfer-reconciler.js";
 
-/** Verifies every used nonce not verified yet, as of chain head `head`. */
+/** Verifies every used nonce not verified yet, as of chain head `head`; throws a signer's refusal once every other one was. */
 export async function verifyUsedNonces(logs: WalletTransferLogs, journal: TransferJournal, reconciler: TransferReconciler, head: number): Promise<void> {
   const unverified = journal.usedUnverified();
   if (unverified.length === 0) return;
   const fromBlock = Math.min(...unverified.flatMap((entry) => entry.attempts.map((attempt) => attempt.signedAtBlock)));
   const logged = await logs.read(fromBlock, head, unverified.length);
+  let refused: SignerUnavailableError | undefined;
   for (const entry of unverified) {
     const mined = entry.attempts.find((attempt) => logged.has(attempt.hash));
     const log = mined && logged.get(mined.hash);
-    if (mined && log) reconciler.recordMined(entry, mined.hash, { number: log.blockNumber, hash: log.blockHash });
-    else await reconciler.settleUsedNonce(entry);
+    if (mined && log) {
+      reconciler.recordMined(entry, mined.hash, { number: log.blockNumber, hash: log.blockHash });
+      continue;
+    }
+    try {
+      await reconciler.settleUsedNonce(entry);
+    } catch (error) {
+      // A transfer to sign again that the signer would not sign waits for the next round; the others are settled now.
+      if (!(error instanceof SignerUnavailableError)) throw error;
+      refused ??= error;
+    }
   }
+  if (refused) throw refused;
 }

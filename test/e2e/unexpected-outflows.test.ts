@@ -6,13 +6,16 @@
  * With PAUSE_ON_UNEXPECTED_OUTFLOW the report also stops signing until an admin resumes, and a webhook says so.
  */
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Value } from "@sinclair/typebox/value";
 import { Contract, Wallet, parseEther, parseUnits } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventSchema } from "../../src/webhooks/webhook-openapi.js";
 import { AUTHORIZATION, TEST_API_KEY, type TestService, postJson, startService } from "../helpers/service.js";
 import { type WebhookReceiver, startWebhookReceiver } from "../helpers/webhook-receiver.js";
-import { NODE_KINDS, type TestChain, freshAddress, setEthBalance, startTestChainOn, tokenBalanceOf, waitForReceipt } from "../helpers/test-chain.js";
+import { NODE_KINDS, type TestChain, freshAddress, mineBlocks, setEthBalance, startTestChainOn, tokenBalanceOf, waitForReceipt } from "../helpers/test-chain.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
 interface ReportedOutflow {
@@ -81,11 +84,18 @@ describe.each(NODE_KINDS)("unexpected outflows on %s", (kind) => {
     expect(await outflows()).toHaveLength(before);
   });
 
-  it("reports ETH sent with the key, and tokens a spender the wallet approved moves with transferFrom (the spender's transaction, no nonce of the wallet)", async () => {
+  it("reports ETH sent with the key, and tokens a spender the wallet approved moves with transferFrom (the spender's transaction, no nonce of the wallet); not a transferFrom of 0", async () => {
     const before = (await outflows()).length;
     const outside = new Wallet(chain.demo.privateKey, chain.provider);
     const spender = new Wallet(Wallet.createRandom().privateKey, chain.provider);
     await setEthBalance(chain, spender.address, "1");
+    // Address poisoning: anyone may "transferFrom" 0 tokens of any wallet. It moved nothing: not reported.
+    const poisoned = await (new Contract(chain.demo.tokenAddress, ["function transferFrom(address,address,uint256) returns (bool)"], spender).getFunction("transferFrom"))(
+      chain.demo.walletAddress,
+      spender.address,
+      0n,
+    );
+    await waitForReceipt(chain, poisoned.hash, 10_000);
     const sendEth = await outside.sendTransaction({ to: spender.address, value: parseEther("0.5") });
     await waitForReceipt(chain, sendEth.hash, 10_000);
     const approval = await chain.token.getFunction("approve")(spender.address, parseUnits("3", 18));
@@ -97,12 +107,15 @@ describe.each(NODE_KINDS)("unexpected outflows on %s", (kind) => {
     );
     await waitForReceipt(chain, drained.hash, 10_000);
     await waitUntil(async () => (await outflows()).length >= before + 3, 10_000, "three more reports");
+    // A check after the last block has run (every 100 ms): the poisoning would be there by now.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await outflows()).toHaveLength(before + 3);
     const reported = (await outflows()).slice(0, 3);
     expect(reported).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ hash: sendEth.hash, nonce: sendEth.nonce, token: null, to: spender.address, amount: parseEther("0.5").toString() }),
         expect.objectContaining({ hash: approval.hash, nonce: approval.nonce, token: null, to: chain.demo.tokenAddress }),
-        expect.objectContaining({ hash: drained.hash, nonce: null, token: chain.demo.tokenAddress, to: spender.address, amount: parseUnits("3", 18).toString() }),
+        expect.objectContaining({ hash: drained.hash, nonce: null, token: chain.demo.tokenAddress, logIndex: expect.any(Number), to: spender.address, amount: parseUnits("3", 18).toString() }),
       ]),
     );
   });
@@ -113,6 +126,8 @@ describe.each(NODE_KINDS)("PAUSE_ON_UNEXPECTED_OUTFLOW on %s", (kind) => {
   let chain: TestChain;
   let service: TestService;
   let receiver: WebhookReceiver;
+  let journalDir: string;
+  let settings: Record<string, string>;
   const wallet = async () => (await service.app.inject({ method: "GET", url: "/wallet?snapshot=true", headers: AUTHORIZATION })).json();
   const resume = (key: string) => service.app.inject({ method: "POST", url: "/wallet/resume", headers: { authorization: `Bearer ${key}` } });
   const metric = async (name: string) => (await service.app.inject({ method: "GET", url: "/metrics", headers: AUTHORIZATION })).body.match(new RegExp(`^${name} (\\d+)$`, "m"))?.[1];
@@ -121,18 +136,22 @@ describe.each(NODE_KINDS)("PAUSE_ON_UNEXPECTED_OUTFLOW on %s", (kind) => {
   beforeAll(async () => {
     chain = await startTestChainOn(kind);
     receiver = await startWebhookReceiver();
-    service = await startService(chain.target, {
+    journalDir = mkdtempSync(join(tmpdir(), "journal-"));
+    settings = {
       API_KEYS: `admin:${TEST_API_KEY},transfer:${TRANSFER_KEY}`,
+      JOURNAL_PATH: join(journalDir, "transfers.sqlite"),
       OUTFLOW_CHECK_INTERVAL_MS: "100",
       PAUSE_ON_UNEXPECTED_OUTFLOW: "true",
       WEBHOOK_URL: receiver.url,
       WEBHOOK_SECRET: `whsec_${randomBytes(32).toString("base64")}`,
-    });
+    };
+    service = await startService(chain.target, settings);
   }, 60_000);
   afterAll(async () => {
     await service?.close();
     await receiver?.close();
     await chain?.stop();
+    rmSync(journalDir, { recursive: true, force: true });
   });
 
   it("stops signing within the block of an outside spend, says so by webhook, refuses new transfers with their key unused, and signs again once an admin resumes", async () => {
@@ -173,6 +192,14 @@ describe.each(NODE_KINDS)("PAUSE_ON_UNEXPECTED_OUTFLOW on %s", (kind) => {
     expect(repeat.body.result.hash).toBe(earlier.body.result.hash);
     expect(await chain.provider.getTransactionCount(walletAddress, "pending")).toBe(noncesBefore);
 
+    // A restart keeps the pause: the journal's, since the first report (a report found again would be a new one).
+    const pausedBefore = (await wallet()).signingPaused;
+    await service.close();
+    service = await startService(chain.target, settings);
+    expect((await wallet()).signingPaused).toEqual(pausedBefore);
+    const afterRestart = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "2" }, { "idempotency-key": "during-the-pause" });
+    expect([afterRestart.statusCode, afterRestart.body.code]).toEqual([503, "SIGNING_PAUSED"]);
+
     // Only an admin resumes.
     const byTransferKey = await resume(TRANSFER_KEY);
     expect(byTransferKey.statusCode, byTransferKey.body).toBe(403);
@@ -191,5 +218,62 @@ describe.each(NODE_KINDS)("PAUSE_ON_UNEXPECTED_OUTFLOW on %s", (kind) => {
     await waitForReceipt(chain, sent.body.result.hash, 10_000);
     expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("2", 18));
     expect(await chain.provider.getTransactionCount(walletAddress, "latest")).toBe(noncesBefore + 1);
+  });
+
+  it("while paused, a transfer whose nonce the outside sender took is not signed again, yet what was mined is followed and reported; once resumed it is paid once", async () => {
+    const walletAddress = chain.demo.walletAddress;
+    const hasEvent = (type: string, transferHash: string) =>
+      receiver.received.some((delivery) => {
+        const event = JSON.parse(delivery.body);
+        return event.type === type && event.data.transferHash === transferHash;
+      });
+    await chain.provider.send("evm_setAutomine", [false]);
+    try {
+      const [displacedRecipient, minedRecipient] = [freshAddress(), freshAddress()];
+      const displaced = await postJson(service.app, "/transfer", { toAddress: displacedRecipient, amount: "4" }, { "idempotency-key": "displaced-while-paused" });
+      const mined = await postJson(service.app, "/transfer", { toAddress: minedRecipient, amount: "5" });
+      expect([displaced.statusCode, mined.statusCode], displaced.raw + mined.raw).toEqual([200, 200]);
+      const { nonce, maxFeePerGas, maxPriorityFeePerGas } = displaced.body.result;
+      // The other holder of the key outbids the first transfer at its nonce; the second is mined after it.
+      const outside = await chain.hotWallet.sendTransaction({
+        to: walletAddress,
+        value: 0n,
+        nonce,
+        maxFeePerGas: BigInt(maxFeePerGas.hex) * 3n,
+        maxPriorityFeePerGas: BigInt(maxPriorityFeePerGas.hex) * 3n + 1n,
+      });
+      await mineBlocks(chain, 1);
+      expect((await chain.provider.getTransaction(outside.hash))?.blockNumber).not.toBeNull();
+      await waitUntil(async () => (await wallet()).signingPaused !== null, 10_000, "the pause, from the transaction found at the transfer's nonce");
+      expect((await wallet()).signingPaused).toMatchObject({ hash: outside.hash });
+
+      // Past the outside transaction's finality (anvil finalizes 64 blocks below its head): the displaced transfer
+      // is owed again, which would take a signature. The rounds go on all the same: the mined transfer is reported
+      // confirmed and then final.
+      await mineBlocks(chain, kind === "anvil" ? 70 : 2);
+      await waitUntil(async () => {
+        await mineBlocks(chain, 1);
+        return hasEvent("transfer.finalized", mined.body.result.hash);
+      }, 20_000, "the mined transfer reported final while paused");
+      expect(hasEvent("transfer.confirmed", mined.body.result.hash)).toBe(true);
+      expect(await tokenBalanceOf(chain, minedRecipient)).toBe(parseUnits("5", 18));
+      expect(await tokenBalanceOf(chain, displacedRecipient)).toBe(0n);
+      const countWhilePaused = await chain.provider.getTransactionCount(walletAddress, "pending");
+      await mineBlocks(chain, 2);
+      expect(await chain.provider.getTransactionCount(walletAddress, "pending")).toBe(countWhilePaused);
+
+      // Resumed: signed again at a new nonce, paid once; the key answers that transfer.
+      expect((await resume(TEST_API_KEY)).statusCode).toBe(200);
+      await waitUntil(async () => {
+        await mineBlocks(chain, 1);
+        return (await tokenBalanceOf(chain, displacedRecipient)) > 0n;
+      }, 20_000, "the displaced transfer paid after the resume");
+      await mineBlocks(chain, 3);
+      expect(await tokenBalanceOf(chain, displacedRecipient)).toBe(parseUnits("4", 18));
+      const repeat = await postJson(service.app, "/transfer", { toAddress: displacedRecipient, amount: "4" }, { "idempotency-key": "displaced-while-paused" });
+      expect(repeat.body.result.hash).toBe(displaced.body.result.hash);
+    } finally {
+      await chain.provider.send("evm_setAutomine", [true]);
+    }
   });
 });

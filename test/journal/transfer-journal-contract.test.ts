@@ -473,23 +473,54 @@ describe.each([
     expect(journal.findByHash(SIGNED.hash)?.reported).toBe("transfer.confirmed");
   });
 
-  it("delivers events of no transfer in the order they were seen, never behind a transfer's, across a reopen", async () => {
+  it("journals each unexpected outflow once, also across a reopen (a restart, a new leader)", async () => {
+    const outflow = { chainId: "31337", hash: `0x${"ab".repeat(32)}`, logIndex: null, wallet: REQUEST.recipient, blockNumber: 7, detectedAt: 1_000 };
+    expect(journal.recordOutflow(outflow)).toBe(true);
+    expect(journal.recordOutflow({ ...outflow, detectedAt: 2_000 })).toBe(false);
+    // The same transaction's token Transfer is another outflow; so is the same hash on another chain.
+    expect(journal.recordOutflow({ ...outflow, logIndex: 0 })).toBe(true);
+    await reopen();
+    expect(journal.recordOutflow(outflow)).toBe(false);
+    expect(journal.recordOutflow({ ...outflow, logIndex: 0 })).toBe(false);
+    expect(journal.recordOutflow({ ...outflow, chainId: "8453" })).toBe(true);
+    await reopen();
+    expect(journal.recordOutflow({ ...outflow, chainId: "8453" })).toBe(false);
+  });
+
+  it("keeps a pause of signing no admin ended across a reopen, and no longer once it was resumed", async () => {
+    expect(journal.signingPause()).toBeUndefined();
+    journal.recordSigningPaused({ since: 1_000, reason: "an unexpected outflow", hash: "0xab" });
+    await reopen();
+    expect(journal.signingPause()).toEqual({ since: 1_000, reason: "an unexpected outflow", hash: "0xab" });
+    journal.recordSigningResumed("admin-1", 2_000);
+    await reopen();
+    expect(journal.signingPause()).toBeUndefined();
+    journal.recordSigningPaused({ since: 3_000, reason: "another", hash: null });
+    await reopen();
+    expect(journal.signingPause()).toEqual({ since: 3_000, reason: "another", hash: null });
+  });
+
+  it("delivers events of no transfer at once, behind no other event, across a reopen", async () => {
     const id = journal.recordSigned(undefined, REQUEST, SIGNED);
     const endpoint = "https://a.example/hook";
     journal.recordEvent({ id: "msg_transfer", type: "transfer.confirmed", entryId: id, body: "{}" }, [endpoint], "transfer.confirmed");
     journal.recordEvent({ id: "msg_outflow_1", type: "wallet.unexpected_outflow", entryId: null, body: '{"n":1}' }, [endpoint]);
     journal.recordEvent({ id: "msg_outflow_2", type: "wallet.unexpected_outflow", entryId: null, body: '{"n":2}' }, [endpoint]);
     const due = () => journal.dueDeliveries(steadyWallClockNow() + 1, 10, new Set());
+    journal.recordEvent({ id: "msg_transfer_2", type: "transfer.finalized", entryId: id, body: "{}" }, [endpoint]);
+    // A transfer's second event waits for its first; the outflows wait for nothing.
     expect(due().map((delivery) => [delivery.eventId, delivery.entryId])).toEqual([
       ["msg_transfer", id],
       ["msg_outflow_1", null],
+      ["msg_outflow_2", null],
     ]);
     await reopen();
     const [, first] = due();
     expect(first).toMatchObject({ eventId: "msg_outflow_1", type: "wallet.unexpected_outflow", body: '{"n":1}' });
-    journal.recordDeliveryAttempt(first.id, { state: "delivered", lastStatus: "200", nextAttemptAt: 0 });
+    journal.recordDeliveryAttempt(first.id, { state: "failed", lastStatus: "400", nextAttemptAt: 0 });
     await reopen();
     expect(due().map((delivery) => delivery.eventId)).toEqual(["msg_transfer", "msg_outflow_2"]);
+    expect((await journal.deliveries("failed", 10)).map((delivery) => delivery.eventId)).toEqual(["msg_outflow_1"]);
   });
 
   it("keeps a commit of thousands of entries (more than one statement's parameters), across a reopen", async () => {

@@ -94,7 +94,7 @@ describe("the outflow watch", () => {
     chain.transactions.push({ block: 12, ...own[3] });
     chain.head = 12;
     await watch.check();
-    expect(reported).toEqual([{ wallet: WALLET, hash: hashOf(99), block: { number: 11, hash: hashOf(1_011) }, nonce: 3, token: null, to: TOKEN, amount: "0" }]);
+    expect(reported).toEqual([{ wallet: WALLET, hash: hashOf(99), block: { number: 11, hash: hashOf(1_011) }, nonce: 3, token: null, logIndex: null, to: TOKEN, amount: "0" }]);
     chain.head = 13;
     await watch.check();
     expect(reported).toHaveLength(1);
@@ -141,7 +141,7 @@ describe("the outflow watch", () => {
     await watch.check();
     chain.head = 12;
     await watch.check();
-    expect(reported).toEqual([{ wallet: WALLET, hash: hashOf(300), block: { number: 11, hash: hashOf(1_011) }, nonce: null, token: TOKEN, to: THIEF, amount: "40" }]);
+    expect(reported).toEqual([{ wallet: WALLET, hash: hashOf(300), block: { number: 11, hash: hashOf(1_011) }, nonce: null, token: TOKEN, logIndex: 2, to: THIEF, amount: "40" }]);
   });
 
   it("finds a log a lagging index shows late, within the blocks it reads again", async () => {
@@ -176,7 +176,7 @@ describe("the outflow watch", () => {
     await watch.check();
     chain.countsFail = true;
     chain.head = 400;
-    chain.logs.push({ block: 150, hash: hashOf(500), logIndex: 0, to: THIEF, amount: 2n }, { block: 390, hash: hashOf(501), logIndex: 0, to: THIEF, amount: 0n, data: "0x" });
+    chain.logs.push({ block: 150, hash: hashOf(500), logIndex: 0, to: THIEF, amount: 2n }, { block: 390, hash: hashOf(501), logIndex: 0, to: THIEF, amount: 3n });
     // The nonce reads fail at every check; the logs are read all the same, 128 blocks a check.
     await expect(watch.check()).rejects.toThrow(/missing trie node/);
     expect(reported).toEqual([]);
@@ -186,7 +186,21 @@ describe("the outflow watch", () => {
     }
     expect(reported.map((outflow) => [outflow.hash, outflow.amount])).toEqual([
       [hashOf(500), "2"],
-      [hashOf(501), "0"],
+      [hashOf(501), "3"],
     ]);
+  });
+
+  it("does not report a Transfer of 0 out of the wallet: anyone can make one (address poisoning), it moved nothing", async () => {
+    const chain = new ScriptedChain();
+    const { watch, reported } = watchOf(chain, []);
+    await watch.check();
+    chain.logs.push(
+      { block: 11, hash: hashOf(600), logIndex: 0, to: THIEF, amount: 0n },
+      { block: 11, hash: hashOf(601), logIndex: 1, to: THIEF, amount: 0n, data: "0x" },
+      { block: 11, hash: hashOf(602), logIndex: 2, to: THIEF, amount: 1n },
+    );
+    chain.head = 11;
+    await watch.check();
+    expect(reported.map((outflow) => [outflow.hash, outflow.logIndex, outflow.amount])).toEqual([[hashOf(602), 2, "1"]]);
   });
 });

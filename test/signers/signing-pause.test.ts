@@ -1,7 +1,7 @@
 /** The signing pause (PAUSE_ON_UNEXPECTED_OUTFLOW): a wrapped signer signs nothing while paused, and signs again once resumed. */
 import { Wallet, keccak256, recoverAddress, toUtf8Bytes } from "ethers";
 import { describe, expect, it } from "vitest";
-import { SigningPause, SigningPausedError, pausableSigner } from "../../src/signers/signing-pause.js";
+import { SigningPause, type SigningPauseStore, type SigningPaused, SigningPausedError, pausableSigner } from "../../src/signers/signing-pause.js";
 import { localKeySigner } from "../../src/signers/local-key-signer.js";
 import { SignerUnavailableError, type WalletSigner } from "../../src/signers/wallet-signer.js";
 
@@ -22,10 +22,10 @@ describe("the signing pause", () => {
     await expect(refused).rejects.toBeInstanceOf(SignerUnavailableError);
     await expect(refused).rejects.toThrow("signing is paused since 2026-11-27T03:00:00.000Z: an unexpected outflow, transaction 0xabc; an admin resumes it with POST /wallet/resume");
 
-    expect(pause.resume()).toEqual({ since: "2026-11-27T03:00:00.000Z", reason: "an unexpected outflow, transaction 0xabc", hash: "0xabc" });
+    expect(pause.resume("admin-1")).toEqual({ since: "2026-11-27T03:00:00.000Z", reason: "an unexpected outflow, transaction 0xabc", hash: "0xabc" });
     expect(pause.paused).toBeUndefined();
     expect(recoverAddress(DIGEST, await signer.sign(DIGEST))).toBe(key.address);
-    expect(pause.resume()).toBeUndefined();
+    expect(pause.resume("admin-1")).toBeUndefined();
   });
 
   it("keeps the first reason while paused: a later outflow is the same alarm", () => {
@@ -34,6 +34,41 @@ describe("the signing pause", () => {
     expect(pause.pause("second", "0x02")).toBe(false);
     expect(pause.paused).toMatchObject({ reason: "first", hash: "0x01" });
     expect(() => pause.assertSigning()).toThrow(SigningPausedError);
+  });
+
+  it("takes up the pause its store kept (an earlier process's) and keeps every change there; a resume the store cannot keep leaves it paused", () => {
+    const kept: string[] = [];
+    let current: SigningPaused | undefined = { since: "2026-11-26T10:00:00.000Z", reason: "an unexpected outflow before the restart", hash: "0x01" };
+    let storeFails = false;
+    const store: SigningPauseStore = {
+      current: () => current,
+      paused: (paused) => {
+        kept.push(`paused: ${paused.reason}`);
+        current = paused;
+      },
+      resumed: (by) => {
+        if (storeFails) throw new Error("the journal takes no writes");
+        kept.push(`resumed by ${by}`);
+        current = undefined;
+      },
+    };
+    const pause = new SigningPause();
+    pause.keepIn(store);
+    expect(pause.paused).toMatchObject({ reason: "an unexpected outflow before the restart" });
+    expect(() => pause.assertSigning()).toThrow(SigningPausedError);
+
+    storeFails = true;
+    expect(() => pause.resume("admin-1")).toThrow("the journal takes no writes");
+    expect(pause.paused).toBeDefined();
+    storeFails = false;
+    expect(pause.resume("admin-1")).toMatchObject({ hash: "0x01" });
+    expect(pause.pause("another outflow", "0x02")).toBe(true);
+    expect(kept).toEqual(["resumed by admin-1", "paused: another outflow"]);
+
+    // A process that starts after that keeps the new pause.
+    const restarted = new SigningPause();
+    restarted.keepIn(store);
+    expect(restarted.paused).toMatchObject({ reason: "another outflow", hash: "0x02" });
   });
 
   it("never reaches the key while paused, and closes the signer it wraps", async () => {

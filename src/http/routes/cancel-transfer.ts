@@ -3,12 +3,12 @@
  * itself. POST /transactions/:hash/reprice: replaces it with its latest attempt at a price that wins, now
  * (the background does it after STUCK_AFTER_BLOCKS).
  */
-import { SigningPausedError } from "../../signers/signing-pause.js";
-import { SignerUnavailableError } from "../../signers/wallet-signer.js";
 import { actsOnTransferOf } from "../auth.js";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import { type ErrorCode, ServiceError } from "../../errors.js";
+import { SigningPausedError } from "../../signers/signing-pause.js";
+import { SignerUnavailableError } from "../../signers/wallet-signer.js";
 import type { JournalEntry, TransferJournal } from "../../journal/transfer-journal.js";
 import type { TransactionStatusReader } from "../../lookup/transaction-status.js";
 import { type CancelRefusal, CancelRefusedError, type TransferReplacer } from "../../send-path/transfer-replacer.js";

@@ -81,6 +81,7 @@ const UnexpectedOutflowSchema = Type.Object({
   blockHash: Type.String(),
   nonce: Type.Union([Type.Integer(), Type.Null()], { description: "a transaction of the wallet: the nonce it used; null for a token transfer another account's transaction made (a spender the wallet approved)" }),
   token: Type.Union([Type.String(), Type.Null()], { description: "a token Transfer log out of the wallet: the token; null for the transaction itself" }),
+  logIndex: Type.Union([Type.Integer(), Type.Null()], { description: "a token Transfer log: its index in the block; null for the transaction itself" }),
   to: Type.Union([Type.String(), Type.Null()], { description: "the token's recipient, or the transaction's to; null when the node did not return the transaction" }),
   amount: Type.Union([Type.String(), Type.Null()], { description: "base units of the token, or the transaction's value in wei; decimal" }),
   detectedAt: Type.String({ description: "when this service noticed it" }),
@@ -190,7 +191,7 @@ export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async 
       },
     },
     async (request) => {
-      const resumed = signing.resume() ?? null;
+      const resumed = signing.resume(request.apiKeyId) ?? null;
       if (resumed) request.log.warn({ apiKeyId: request.apiKeyId, pausedSince: resumed.since, hash: resumed.hash }, "signing resumed by an admin after an unexpected outflow");
       return { resumed };
     },
@@ -269,7 +270,7 @@ async function walletOf(services: NetworkServices, snapshotOnly: boolean, replic
     jammed: isJammed(unconfirmed, chainLatest),
     unexpectedOutflows: outflows
       .recent(services.network.name, OUTFLOWS_SHOWN)
-      .map(({ wallet: from, hash, block, nonce, token, to, amount, detectedAt }) => ({ wallet: from, hash, blockNumber: block.number, blockHash: block.hash, nonce, token, to, amount, detectedAt })),
+      .map(({ wallet: from, hash, block, nonce, token, logIndex, to, amount, detectedAt }) => ({ wallet: from, hash, blockNumber: block.number, blockHash: block.hash, nonce, token, logIndex, to, amount, detectedAt })),
     replica: replicaId === undefined ? null : { id: replicaId, leads: true },
     rpcEndpoints: chain.endpoints.reports(),
     ...(services.lanes.length > 1 && {
