@@ -115,10 +115,13 @@ export async function startChainServices(
     signing.keepIn({
       current: () => {
         const kept = journal.signingPause();
-        return kept && { since: new Date(kept.since).toISOString(), reason: kept.reason, hash: kept.hash };
+        return kept && { ...kept, since: new Date(kept.since).toISOString() };
       },
-      paused: (pause) => journal.recordSigningPaused({ since: Date.parse(pause.since), reason: pause.reason, hash: pause.hash }),
-      resumed: (by) => journal.recordSigningResumed(by, steadyWallClockNow()),
+      paused: (pause) => journal.recordSigningPaused({ ...pause, since: Date.parse(pause.since) }),
+      resumed: async (by) => {
+        journal.recordSigningResumed(by, steadyWallClockNow());
+        await journal.flushed();
+      },
     });
     if (signing.paused) log.error({ signingPaused: signing.paused }, "SIGNING PAUSED since an earlier start (PAUSE_ON_UNEXPECTED_OUTFLOW): nothing is signed until an admin resumes with POST /wallet/resume");
     // Whether any lane is still sending a key's entry: a repeat may reach another lane, or another network.
@@ -127,6 +130,16 @@ export async function startChainServices(
       ? (key: string, entry: JournalEntry) => started.some((network) => network.lanes.some((lane) => lane.transfers.isSending(key, entry)))
       : undefined;
     let dispatcher: WebhookDispatcher | undefined;
+    // Stops signing (it stays stopped in this process when the journal cannot keep it: that is said, not thrown).
+    const pauseFor = (reported: ReportedOutflow, networkLog: FastifyBaseLogger) => {
+      let begins = true;
+      try {
+        begins = signing.pause(`an unexpected outflow, transaction ${reported.hash} from ${reported.wallet} on ${reported.network}`, reported.hash);
+      } catch (error) {
+        networkLog.error({ err: error }, "could not journal the signing pause: it holds in this process only");
+      }
+      if (begins) networkLog.error({ hash: reported.hash }, "SIGNING PAUSED (PAUSE_ON_UNEXPECTED_OUTFLOW): nothing is signed until an admin resumes with POST /wallet/resume");
+    };
     // A journal that takes no writes cannot tell: the outflow is reported (an alarm twice is better than none).
     const isNewOutflow = (reported: ReportedOutflow) => {
       try {
@@ -157,9 +170,7 @@ export async function startChainServices(
         if (!isNewOutflow(reported)) return;
         networkLog.error({ outflow: reported }, "UNEXPECTED OUTFLOW: a transaction or token transfer out of the wallet that this service never made (is the key used elsewhere, or compromised?)");
         outflows.record(reported);
-        if (config.pauseOnUnexpectedOutflow && signing.pause(`an unexpected outflow, transaction ${outflow.hash} from ${outflow.wallet} on ${chain.network.name}`, outflow.hash)) {
-          networkLog.error({ hash: outflow.hash }, "SIGNING PAUSED (PAUSE_ON_UNEXPECTED_OUTFLOW): nothing is signed until an admin resumes with POST /wallet/resume");
-        }
+        if (config.pauseOnUnexpectedOutflow) pauseFor(reported, networkLog);
         if (endpoints.length > 0) reportOutflow(reported);
       };
       const running = await startNetwork(networkConfig, { chain, journal: view, log: networkLog, endpoints, isSendingAnywhere, onOutflow });

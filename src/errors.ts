@@ -67,6 +67,10 @@ export const ERROR_CODES = {
     statusCode: 503,
     description: "the wallet's remote signer (AWS KMS, an HSM) did not sign: unreachable, throttled or refused; nothing was signed or sent, retry later",
   },
+  PAUSE_CHANGED: {
+    statusCode: 409,
+    description: "POST /wallet/resume named another outflow than the pause's latest (one was reported after you looked): nothing was resumed; look again (GET /wallet) and resume naming it",
+  },
   SIGNING_PAUSED: {
     statusCode: 503,
     description:

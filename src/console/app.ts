@@ -74,7 +74,7 @@ interface Wallet extends Omit<Lane, "state" | "heldBecause"> {
   jammed: boolean;
   stuckAtFeeCap: { hash: string }[];
   /** Set while the service signs nothing (PAUSE_ON_UNEXPECTED_OUTFLOW). */
-  signingPaused?: { since: string; reason: string; hash: string | null } | null;
+  signingPaused?: { since: string; reason: string; hash: string | null; latestHash: string | null; outflows: number } | null;
   /** Transactions and token transfers out of the wallets that the service never made, newest first. */
   unexpectedOutflows: { wallet: string; hash: string; nonce: number | null; token: string | null; to: string | null; amount: string | null; detectedAt: string }[];
 }
@@ -390,11 +390,17 @@ class Console {
     if (!paused) return [];
     const warning = element("div", undefined, "alert");
     warning.setAttribute("role", "alert");
-    warning.append(element("strong", `Signing is paused since ${new Date(paused.since).toLocaleString()}: ${paused.reason}. New transfers are refused (503 SIGNING_PAUSED) until an admin resumes.`));
+    const since = paused.outflows > 1 ? ` ${paused.outflows} outflows reported in all, the latest in transaction ${paused.latestHash}.` : "";
+    warning.append(element("strong", `Signing is paused since ${new Date(paused.since).toLocaleString()}: ${paused.reason}.${since} New transfers are refused (503 SIGNING_PAUSED) until an admin resumes.`));
     const resume = element("button", "Resume signing") as HTMLButtonElement;
     resume.type = "button";
+    // Names the latest outflow shown here: one reported after this page read it makes the resume a 409.
     resume.addEventListener("click", () =>
-      void this.#confirmThen("Resume signing? Do so once the outflow is explained or the key is replaced: new transfers are signed and sent again.", "POST", "/wallet/resume"),
+      void this.#confirmThen(
+        "Resume signing? Do so once the outflow is explained or the key is replaced: new transfers are signed and sent again.",
+        "POST",
+        `/wallet/resume?latestHash=${paused.latestHash ?? "none"}`,
+      ),
     );
     warning.append(" ", resume);
     return [warning];

@@ -185,6 +185,8 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; sql: string }[] = 
         since BIGINT NOT NULL,
         reason TEXT NOT NULL,
         hash TEXT,
+        latest_hash TEXT,
+        outflows INTEGER NOT NULL,
         resumed_at BIGINT,
         resumed_by TEXT
       );

@@ -125,6 +125,8 @@ const SCHEMA = `
     since INTEGER NOT NULL,
     reason TEXT NOT NULL,
     hash TEXT,
+    latest_hash TEXT,
+    outflows INTEGER NOT NULL,
     resumed_at INTEGER,
     resumed_by TEXT
   );
@@ -329,8 +331,9 @@ function prepareStatements(db: Database.Database) {
     insertOutflow: db.prepare(
       "INSERT INTO wallet_outflows (chain_id, hash, log_index, wallet, block_number, detected_at) VALUES (@chainId, @hash, @logIndex, @wallet, @blockNumber, @detectedAt) ON CONFLICT DO NOTHING",
     ),
-    signingPause: db.prepare("SELECT since, reason, hash FROM signing_pauses WHERE resumed_at IS NULL ORDER BY id DESC LIMIT 1"),
-    insertSigningPause: db.prepare("INSERT INTO signing_pauses (since, reason, hash) VALUES (@since, @reason, @hash)"),
+    signingPause: db.prepare("SELECT since, reason, hash, latest_hash AS latestHash, outflows FROM signing_pauses WHERE resumed_at IS NULL ORDER BY id DESC LIMIT 1"),
+    insertSigningPause: db.prepare("INSERT INTO signing_pauses (since, reason, hash, latest_hash, outflows) VALUES (@since, @reason, @hash, @latestHash, @outflows)"),
+    updateSigningPause: db.prepare("UPDATE signing_pauses SET latest_hash = @latestHash, outflows = @outflows WHERE resumed_at IS NULL"),
     resumeSigning: db.prepare("UPDATE signing_pauses SET resumed_at = @at, resumed_by = @by WHERE resumed_at IS NULL"),
     takePayoutItem: db.prepare("INSERT INTO payout_items (api_key, item_id, transfer_id) VALUES (?, ?, ?)"),
     // A batch refused or rejected paid nothing: its item ids may be paid by another.
@@ -749,7 +752,9 @@ class SqliteTransferJournal implements TransferJournal {
   }
 
   recordSigningPaused(pause: StoredSigningPause): void {
-    this.#store.writeOne("recording a signing pause", () => this.#store.statements.insertSigningPause.run(pause));
+    const { statements } = this.#store;
+    if (this.#store.write(() => statements.updateSigningPause.run(pause)).changes > 0) return;
+    this.#store.writeOne("recording a signing pause", () => statements.insertSigningPause.run(pause));
   }
 
   recordSigningResumed(by: string, at: number): void {

@@ -234,6 +234,9 @@ export interface StoredSigningPause {
   since: number;
   reason: string;
   hash: string | null;
+  /** The latest outflow reported during it, and how many. */
+  latestHash: string | null;
+  outflows: number;
 }
 
 /** The outcome of claiming an Idempotency-Key: a new entry, or the entry that already holds the key. */
@@ -326,7 +329,7 @@ export interface TransferJournal {
   recordOutflow(outflow: StoredOutflow): boolean;
   /** The pause of signing no admin has ended (a new leader's working copy holds it too); undefined while the service signs. */
   signingPause(): StoredSigningPause | undefined;
-  /** Journals a pause of signing (PAUSE_ON_UNEXPECTED_OUTFLOW), committed with this turn's writes. */
+  /** Journals a pause of signing (PAUSE_ON_UNEXPECTED_OUTFLOW), or another outflow during the current one, committed with this turn's writes. */
   recordSigningPaused(pause: StoredSigningPause): void;
   /** Journals that the admin key `by` ended the pause at `at` (ms, wall clock). */
   recordSigningResumed(by: string, at: number): void;

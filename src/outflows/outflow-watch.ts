@@ -105,7 +105,8 @@ export class OutflowWatch {
    */
   async reportDisplacement(wallet: string, nonce: number, by: string, block: BlockRef): Promise<void> {
     const lane = this.#options.lanes.find((candidate) => candidate.address === wallet);
-    if (!lane || (await lane.journal.lookUpByHash(by))) return;
+    // Found again at every round while the transfer waits to be signed again: asked about once.
+    if (!lane || this.#reported.has(`${by}:tx`) || (await lane.journal.lookUpByHash(by))) return;
     this.#report({ wallet, hash: by, block, nonce, token: null, logIndex: null, ...(await this.#whereTo(by)) }, `${by}:tx`);
   }
 

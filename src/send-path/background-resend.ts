@@ -84,13 +84,17 @@ export function startBackgroundResend(
       // Filling a nonce signs; sending again what was signed does not, and goes on whatever the signer does.
       await unlessSignerRefuses(fillNonceGap(), log, "filling a nonce gap");
       await unlessSignerRefuses(fillNonceHole(), log, "filling a nonce hole");
-      const outcomes = await resendUnanswered(reconciler, journal, ledger, {
-        isInFlight: (id) => submitter.isInFlight(id),
-        hasRoomAtNode,
-        staleAfterMs: rebroadcastAfterMs,
-        replaceHeld: (entry) => replaceNotExecutable(replacer, entry, log),
-      });
-      if (outcomes.length > 0) log.info({ outcomes }, "checked unanswered or stale transactions, sending again what no node held");
+      const outcomes = await unlessSignerRefuses(
+        resendUnanswered(reconciler, journal, ledger, {
+          isInFlight: (id) => submitter.isInFlight(id),
+          hasRoomAtNode,
+          staleAfterMs: rebroadcastAfterMs,
+          replaceHeld: (entry) => replaceNotExecutable(replacer, entry, log),
+        }),
+        log,
+        "signing a displaced transfer again",
+      );
+      if (outcomes && outcomes.length > 0) log.info({ outcomes }, "checked unanswered or stale transactions, sending again what no node held");
     })()
       .catch((error) => log.warn({ err: error }, "background resend failed; will retry"))
       .finally(() => (round = undefined));

@@ -6,6 +6,7 @@
  * again at a new nonce only when the chain itself shows another transaction at its nonce (the block where
  * the wallet's count passed it, and that transaction in the block's body), and that block is final.
  */
+import { SignerUnavailableError } from "../signers/wallet-signer.js";
 import { toQuantity } from "ethers";
 import { steadyWallClockNow } from "../clock.js";
 import type { ChainConnection } from "../node/connect-chain.js";
@@ -211,7 +212,15 @@ export class TransferReconciler {
       // Its tokens and gas are no longer held at that nonce: it went to another transaction, not back to the pool.
       this.ledger.forgetNonce(entry.nonce as number);
       // None of its attempts can ever be mined: the transfer is still owed, at a new nonce, where that can be done.
-      if (await this.#signAgain(now)) return "signed again";
+      let signed: boolean;
+      try {
+        signed = await this.#signAgain(now);
+      } catch (error) {
+        // Not signed (a pause, a signer down): still displaced, as the status document says, until it is.
+        this.displacements.set(entry.id, displacement);
+        throw error;
+      }
+      if (signed) return "signed again";
       this.journal.recordReplaced(entry.id);
       return "replaced";
     } finally {
@@ -316,6 +325,7 @@ export async function resendUnanswered(
 ): Promise<ResendOutcome[]> {
   const { isInFlight, hasRoomAtNode, staleAfterMs, replaceHeld } = rules;
   const outcomes: ResendOutcome[] = [];
+  let refused: SignerUnavailableError | undefined;
   const minedNonceCount = ledger.snapshot.minedNonceCount;
   for (const listed of journal.unsettled()) {
     // Lowest nonces first (a node that refuses gaps needs them in order), a bounded number per round.
@@ -326,10 +336,19 @@ export async function resendUnanswered(
     const stale = entry.state === "accepted" && entry.nonce >= minedNonceCount && now - entry.createdAt > staleAfterMs;
     if (entry.state !== "signed" && !stale) continue;
     if (entry.state === "signed" && !hasRoomAtNode(entry.nonce)) continue;
-    const outcome = await reconciler.resend(entry, entry.nonce === minedNonceCount);
+    let outcome: ResendOutcome;
+    try {
+      outcome = await reconciler.resend(entry, entry.nonce === minedNonceCount);
+    } catch (error) {
+      // A transfer to sign again that the signer would not sign waits for the next round; the others go out now.
+      if (!(error instanceof SignerUnavailableError)) throw error;
+      refused ??= error;
+      continue;
+    }
     outcomes.push(outcome);
     if (outcome === "held, not executable") await replaceHeld(entry);
   }
   await journal.flushed();
+  if (refused) throw refused;
   return outcomes;
 }

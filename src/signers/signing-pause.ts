@@ -12,6 +12,15 @@ export interface SigningPaused {
   reason: string;
   /** The transaction that made it stop, when one did. */
   hash: string | null;
+  /** The latest outflow reported since (the first, until another): a resume names it, so that it ends no pause over an outflow the admin has not seen. */
+  latestHash: string | null;
+  /** Outflows reported since it began. */
+  outflows: number;
+}
+
+/** A resume named another outflow than the latest: one was reported after the admin looked. Nothing was resumed. */
+export class PauseChangedError extends Error {
+  override name = "PauseChangedError";
 }
 
 /** Nothing was signed: the service is paused. Nothing was sent either. */
@@ -23,9 +32,10 @@ export class SigningPausedError extends SignerUnavailableError {
 export interface SigningPauseStore {
   /** The pause no admin has ended; undefined when none. */
   current(): SigningPaused | undefined;
+  /** Keeps the pause as it is now (begun, or another outflow reported during it). */
   paused(pause: SigningPaused): void;
-  /** `by`: the admin key's id. */
-  resumed(by: string): void;
+  /** Resolves once it is kept that the admin key `by` ended the pause. */
+  resumed(by: string): Promise<void>;
 }
 
 export class SigningPause {
@@ -47,21 +57,31 @@ export class SigningPause {
   }
 
   /**
-   * Stops signing; the first reason stands until a resume (later ones are the same alarm). True when it was
-   * not stopped before. Stopped here first: a store that fails to keep it does not let signing go on.
+   * Stops signing, or while stopped counts another outflow (`hash` becomes the latest; the first reason
+   * stands). True when it was not stopped before. Stopped here first: a store that fails to keep it (it
+   * throws) does not let signing go on.
    */
   pause(reason: string, hash: string | null, now = new Date()): boolean {
-    if (this.#paused) return false;
-    this.#paused = { since: now.toISOString(), reason, hash };
+    const begins = this.#paused === undefined;
+    this.#paused = this.#paused ? { ...this.#paused, latestHash: hash, outflows: this.#paused.outflows + 1 } : { since: now.toISOString(), reason, hash, latestHash: hash, outflows: 1 };
     this.#store?.paused(this.#paused);
-    return true;
+    return begins;
   }
 
-  /** Lets signing go on, once the store has kept who ended the pause; answers the pause it ended, undefined when none. */
-  resume(by: string): SigningPaused | undefined {
+  /**
+   * Lets signing go on once the store has kept who ended the pause (`by`, an admin key's id); `latestHash`
+   * must name the pause's latest outflow, "none" for a pause without one (PauseChangedError otherwise). Answers the pause it ended,
+   * undefined when there was none.
+   */
+  async resume(by: string, latestHash: string): Promise<SigningPaused | undefined> {
     const ended = this.#paused;
     if (!ended) return undefined;
-    this.#store?.resumed(by);
+    if ((ended.latestHash ?? "none").toLowerCase() !== latestHash.toLowerCase()) {
+      throw new PauseChangedError(`the latest outflow of this pause is ${ended.latestHash} (${ended.outflows} since ${ended.since}), not ${latestHash}: look at it (GET /wallet), then resume naming it`);
+    }
+    await this.#store?.resumed(by);
+    // Another outflow while the store kept the resume: that one the admin has not seen.
+    if (this.#paused !== ended) throw new PauseChangedError(`another outflow was reported while resuming (${this.#paused?.latestHash}): look at it, then resume naming it`);
     this.#paused = undefined;
     return ended;
   }

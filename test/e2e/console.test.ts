@@ -2,8 +2,9 @@
  * The operator's console in a real browser (Debian's chromium, headless, driven by playwright-core),
  * against the service on a dev chain that mines only when told: it signs in with the keyboard, lists the
  * transfers, finds one by hash, cancels a stuck one and sees it end cancelled, finds a payout batch by an
- * item's id and shows each item's state. Screenshots at 1280 px (with a transfer in flight, and after) and
- * 390 px are saved to test-artifacts/.
+ * item's id and shows each item's state, shows a spend nobody asked for and the signing pause it caused, and
+ * resumes signing. Screenshots at 1280 px (with a transfer in flight, after, and paused) and 390 px are
+ * saved to test-artifacts/.
  */
 import { execFile } from "node:child_process";
 import { mkdirSync } from "node:fs";
@@ -48,7 +49,12 @@ describe.skipIf(missing)(missing ? `the console in Chromium: NOT RUN, ${missing}
     const deployer = new Wallet(Wallet.createRandom().privateKey, chain.provider);
     await setEthBalance(chain, deployer.address, "1");
     const payoutContract = await deployPayoutContract(deployer);
-    service = await startService(chain.target, { API_KEYS: `admin:${TEST_API_KEY},read:${READ_KEY}`, PAYOUT_CONTRACT: payoutContract });
+    service = await startService(chain.target, {
+      API_KEYS: `admin:${TEST_API_KEY},read:${READ_KEY}`,
+      PAYOUT_CONTRACT: payoutContract,
+      PAUSE_ON_UNEXPECTED_OUTFLOW: "true",
+      OUTFLOW_CHECK_INTERVAL_MS: "200",
+    });
     base = await service.app.listen({ host: "127.0.0.1", port: 0 });
     for (let index = 0; index < 3; index++) {
       const sent = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: `${index + 1}` }, { "idempotency-key": `console-${index}` });
@@ -206,5 +212,24 @@ describe.skipIf(missing)(missing ? `the console in Chromium: NOT RUN, ${missing}
     }
     await page.screenshot({ path: join(ARTIFACTS, "console-payout-1280.png"), fullPage: true });
     await page.getByRole("button", { name: "Close" }).click();
+  });
+
+  it("shows a spend nobody asked for and the signing pause in red, and resumes signing after asking", async () => {
+    // Another program holding the wallet's key moves its tokens.
+    const stolen = await chain.token.getFunction("transfer")(freshAddress(), 1n);
+    await mine();
+    const wallet = page.locator("#wallet");
+    await expect.poll(() => wallet.textContent(), { timeout: 15_000 }).toContain("Signing is paused");
+    expect(await wallet.textContent()).toContain(`in ${stolen.hash}`);
+    expect(await wallet.locator("[role=alert]").count()).toBe(2);
+    await page.screenshot({ path: join(ARTIFACTS, "console-paused-1280.png"), fullPage: true });
+    await page.getByRole("button", { name: "Resume signing" }).click();
+    const dialog = page.locator("dialog#confirm");
+    await dialog.waitFor({ state: "visible" });
+    expect(await dialog.textContent()).toContain("Resume signing?");
+    await dialog.getByRole("button", { name: "Yes" }).click();
+    await expect.poll(() => page.locator("#outcome").textContent()).toBe(`POST /wallet/resume?latestHash=${stolen.hash}: 200`);
+    await expect.poll(() => wallet.textContent()).not.toContain("Signing is paused");
+    expect((await service.app.inject({ method: "GET", url: "/wallet?snapshot=true", headers: AUTHORIZATION })).json().signingPaused).toBeNull();
   });
 });

@@ -129,7 +129,7 @@ describe.each(NODE_KINDS)("PAUSE_ON_UNEXPECTED_OUTFLOW on %s", (kind) => {
   let journalDir: string;
   let settings: Record<string, string>;
   const wallet = async () => (await service.app.inject({ method: "GET", url: "/wallet?snapshot=true", headers: AUTHORIZATION })).json();
-  const resume = (key: string) => service.app.inject({ method: "POST", url: "/wallet/resume", headers: { authorization: `Bearer ${key}` } });
+  const resume = (key: string, latestHash: string) => service.app.inject({ method: "POST", url: `/wallet/resume?latestHash=${latestHash}`, headers: { authorization: `Bearer ${key}` } });
   const metric = async (name: string) => (await service.app.inject({ method: "GET", url: "/metrics", headers: AUTHORIZATION })).body.match(new RegExp(`^${name} (\\d+)$`, "m"))?.[1];
   const outflowEvents = () => receiver.received.map((delivery) => JSON.parse(delivery.body)).filter((event) => event.type === "wallet.unexpected_outflow");
 
@@ -166,7 +166,7 @@ describe.each(NODE_KINDS)("PAUSE_ON_UNEXPECTED_OUTFLOW on %s", (kind) => {
     const { blockNumber } = await waitForReceipt(chain, stolen.hash, 10_000);
     await waitUntil(async () => (await wallet()).signingPaused !== null, 10_000, "the pause");
     expect(await chain.provider.getBlockNumber()).toBe(blockNumber);
-    expect((await wallet()).signingPaused).toEqual({ since: expect.any(String), reason: expect.stringContaining(stolen.hash), hash: stolen.hash });
+    expect((await wallet()).signingPaused).toEqual({ since: expect.any(String), reason: expect.stringContaining(stolen.hash), hash: stolen.hash, latestHash: stolen.hash, outflows: 2 });
     expect(await metric("wallet_signing_paused")).toBe("1");
 
     // One event for the transaction and one for the tokens it moved, each as its OpenAPI schema says.
@@ -201,15 +201,18 @@ describe.each(NODE_KINDS)("PAUSE_ON_UNEXPECTED_OUTFLOW on %s", (kind) => {
     expect([afterRestart.statusCode, afterRestart.body.code]).toEqual([503, "SIGNING_PAUSED"]);
 
     // Only an admin resumes.
-    const byTransferKey = await resume(TRANSFER_KEY);
+    const byTransferKey = await resume(TRANSFER_KEY, stolen.hash);
     expect(byTransferKey.statusCode, byTransferKey.body).toBe(403);
+    // Naming another outflow than the latest resumes nothing.
+    const stale = await resume(TEST_API_KEY, earlier.body.result.hash);
+    expect([stale.statusCode, stale.json().code]).toEqual([409, "PAUSE_CHANGED"]);
     expect((await wallet()).signingPaused).not.toBeNull();
-    const byAdmin = await resume(TEST_API_KEY);
+    const byAdmin = await resume(TEST_API_KEY, stolen.hash);
     expect(byAdmin.statusCode, byAdmin.body).toBe(200);
     expect(byAdmin.json().resumed).toMatchObject({ hash: stolen.hash });
     expect((await wallet()).signingPaused).toBeNull();
     expect(await metric("wallet_signing_paused")).toBe("0");
-    expect((await resume(TEST_API_KEY)).json()).toEqual({ resumed: null });
+    expect((await resume(TEST_API_KEY, stolen.hash)).json()).toEqual({ resumed: null });
 
     // The key refused during the pause was left unused: it sends now, and pays once.
     const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "2" }, { "idempotency-key": "during-the-pause" });
@@ -263,7 +266,7 @@ describe.each(NODE_KINDS)("PAUSE_ON_UNEXPECTED_OUTFLOW on %s", (kind) => {
       expect(await chain.provider.getTransactionCount(walletAddress, "pending")).toBe(countWhilePaused);
 
       // Resumed: signed again at a new nonce, paid once; the key answers that transfer.
-      expect((await resume(TEST_API_KEY)).statusCode).toBe(200);
+      expect((await resume(TEST_API_KEY, outside.hash)).statusCode).toBe(200);
       await waitUntil(async () => {
         await mineBlocks(chain, 1);
         return (await tokenBalanceOf(chain, displacedRecipient)) > 0n;

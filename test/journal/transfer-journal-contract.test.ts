@@ -487,17 +487,22 @@ describe.each([
     expect(journal.recordOutflow({ ...outflow, chainId: "8453" })).toBe(false);
   });
 
-  it("keeps a pause of signing no admin ended across a reopen, and no longer once it was resumed", async () => {
+  it("keeps a pause of signing no admin ended across a reopen, with the outflows reported during it, and no longer once it was resumed", async () => {
     expect(journal.signingPause()).toBeUndefined();
-    journal.recordSigningPaused({ since: 1_000, reason: "an unexpected outflow", hash: "0xab" });
+    const pause = { since: 1_000, reason: "an unexpected outflow", hash: "0xab", latestHash: "0xab", outflows: 1 };
+    journal.recordSigningPaused(pause);
     await reopen();
-    expect(journal.signingPause()).toEqual({ since: 1_000, reason: "an unexpected outflow", hash: "0xab" });
+    expect(journal.signingPause()).toEqual(pause);
+    journal.recordSigningPaused({ ...pause, latestHash: "0xcd", outflows: 2 });
+    await reopen();
+    expect(journal.signingPause()).toEqual({ ...pause, latestHash: "0xcd", outflows: 2 });
     journal.recordSigningResumed("admin-1", 2_000);
     await reopen();
     expect(journal.signingPause()).toBeUndefined();
-    journal.recordSigningPaused({ since: 3_000, reason: "another", hash: null });
+    const next = { since: 3_000, reason: "another", hash: null, latestHash: null, outflows: 1 };
+    journal.recordSigningPaused(next);
     await reopen();
-    expect(journal.signingPause()).toEqual({ since: 3_000, reason: "another", hash: null });
+    expect(journal.signingPause()).toEqual(next);
   });
 
   it("delivers events of no transfer at once, behind no other event, across a reopen", async () => {

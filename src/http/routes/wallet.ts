@@ -10,8 +10,8 @@ import { STUCK_AFTER_SECONDS, isJammed, readUnconfirmedTransfers } from "../../s
 import { feesAsText } from "../../send-path/wallet-transaction.js";
 import { ServiceError } from "../../errors.js";
 import type { UnexpectedOutflows } from "../../outflows/unexpected-outflows.js";
-import type { SigningPause } from "../../signers/signing-pause.js";
-import { errorReplies } from "../schemas.js";
+import { PauseChangedError, type SigningPause } from "../../signers/signing-pause.js";
+import { TxHashSchema, errorReplies } from "../schemas.js";
 
 
 export interface WalletRouteOptions {
@@ -34,6 +34,8 @@ const SigningPausedSchema = Type.Object({
   since: Type.String({ description: "when signing stopped (ISO time)" }),
   reason: Type.String(),
   hash: Type.Union([Type.String(), Type.Null()], { description: "the unexpected outflow's transaction that stopped it" }),
+  latestHash: Type.Union([Type.String(), Type.Null()], { description: "the latest outflow reported since (the first, until another): POST /wallet/resume names it" }),
+  outflows: Type.Integer({ description: "outflows reported since it began" }),
 });
 
 /** How many unexpected outflows the document lists per network, the newest first. */
@@ -180,18 +182,26 @@ export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async 
         summary: "Sign again after PAUSE_ON_UNEXPECTED_OUTFLOW stopped the service",
         description:
           "Ends the pause an unexpected outflow started (see signingPaused in GET /wallet): new transfers are signed and sent again. " +
-          "Resume once the outflow is explained (another system of yours used the key) or the key is replaced. An outflow seen later pauses again. " +
-          "Answers the pause it ended, or null when signing was not paused.",
+          "Resume once the outflow is explained (another system of yours used the key) or the key is replaced. `latestHash` names the " +
+          "pause's latest outflow (signingPaused.latestHash): when another was reported since you looked, 409 PAUSE_CHANGED and nothing is resumed. " +
+          "An outflow reported later pauses again. Answers the pause it ended, or null when signing was not paused.",
         tags: ["operations"],
         operationId: "resumeSigning",
+        querystring: Type.Object({ latestHash: Type.Union([TxHashSchema, Type.Literal("none")], { description: "signingPaused.latestHash from GET /wallet (`none` when it is null)" }) }, { additionalProperties: false }),
         response: {
           200: Type.Object({ resumed: Type.Union([SigningPausedSchema, Type.Null()], { description: "the pause this ended; null when the service was signing" }) }),
-          ...errorReplies(401, 403, 429, 500),
+          ...errorReplies(400, 401, 403, 409, 429, 500, 503),
         },
       },
     },
     async (request) => {
-      const resumed = signing.resume(request.apiKeyId) ?? null;
+      let resumed;
+      try {
+        resumed = (await signing.resume(request.apiKeyId, request.query.latestHash)) ?? null;
+      } catch (error) {
+        if (error instanceof PauseChangedError) throw new ServiceError("PAUSE_CHANGED", error.message);
+        throw error;
+      }
       if (resumed) request.log.warn({ apiKeyId: request.apiKeyId, pausedSince: resumed.since, hash: resumed.hash }, "signing resumed by an admin after an unexpected outflow");
       return { resumed };
     },
