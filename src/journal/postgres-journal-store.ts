@@ -165,7 +165,7 @@ export class PostgresJournalStore implements JournalReplica {
         `SELECT GREATEST((SELECT MAX(id) FROM transfers), (SELECT MAX(id) FROM transfers_archive)) AS transfers, (SELECT MAX(id) FROM attempts) AS attempts,
            (SELECT MAX(seq) FROM webhook_events) AS webhook_events, (SELECT MAX(id) FROM webhook_deliveries) AS webhook_deliveries,
            (SELECT MAX(id) FROM payout_items) AS payout_items, (SELECT MAX(id) FROM signing_pauses) AS signing_pauses,
-           (SELECT MAX(id) FROM wallet_outflows) AS wallet_outflows`,
+           (SELECT MAX(id) FROM wallet_outflows) AS wallet_outflows, NULL AS outflow_watch_starts`,
       )
     ).rows[0];
     // Joined to the list of ids, each looked up in its index (see BY_IDS).
@@ -185,6 +185,7 @@ export class PostgresJournalStore implements JournalReplica {
         signing_pauses: (await this.session.query<JournalRow>("SELECT * FROM signing_pauses WHERE resumed_at IS NULL")).rows,
         // Every outflow reported (a few rows, each one a spend nobody asked for): none is reported twice.
         wallet_outflows: (await this.session.query<JournalRow>("SELECT * FROM wallet_outflows")).rows,
+        outflow_watch_starts: (await this.session.query<JournalRow>("SELECT * FROM outflow_watch_starts")).rows,
       },
       highestKeys: highest,
     };

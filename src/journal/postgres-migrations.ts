@@ -200,6 +200,10 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; sql: string }[] = 
         detected_at BIGINT NOT NULL,
         CONSTRAINT wallet_outflows_once UNIQUE (chain_id, hash, log_index) DEFERRABLE INITIALLY DEFERRED
       );
+      CREATE TABLE outflow_watch_starts (
+        chain_id BIGINT PRIMARY KEY,
+        first_block BIGINT NOT NULL
+      );
     `,
   },
 ];

@@ -143,6 +143,12 @@ const SCHEMA = `
     detected_at INTEGER NOT NULL,
     UNIQUE (chain_id, hash, log_index)
   );
+  -- The head at the outflow watch's first check of each network: what happened before is not the service's
+  -- to judge (the lanes' funding, the key's use before the service), also after a restart.
+  CREATE TABLE IF NOT EXISTS outflow_watch_starts (
+    chain_id INTEGER PRIMARY KEY,
+    first_block INTEGER NOT NULL
+  );
 `;
 
 // The journal owner's network and token: those of every row made before rows recorded their own.
@@ -331,6 +337,8 @@ function prepareStatements(db: Database.Database) {
     insertOutflow: db.prepare(
       "INSERT INTO wallet_outflows (chain_id, hash, log_index, wallet, block_number, detected_at) VALUES (@chainId, @hash, @logIndex, @wallet, @blockNumber, @detectedAt) ON CONFLICT DO NOTHING",
     ),
+    outflowWatchStart: db.prepare("SELECT first_block FROM outflow_watch_starts WHERE chain_id = ?").pluck(),
+    insertOutflowWatchStart: db.prepare("INSERT INTO outflow_watch_starts (chain_id, first_block) VALUES (?, ?) ON CONFLICT DO NOTHING"),
     signingPause: db.prepare("SELECT since, reason, hash, latest_hash AS latestHash, outflows FROM signing_pauses WHERE resumed_at IS NULL ORDER BY id DESC LIMIT 1"),
     insertSigningPause: db.prepare("INSERT INTO signing_pauses (since, reason, hash, latest_hash, outflows) VALUES (@since, @reason, @hash, @latestHash, @outflows)"),
     updateSigningPause: db.prepare("UPDATE signing_pauses SET latest_hash = @latestHash, outflows = @outflows WHERE resumed_at IS NULL"),
@@ -745,6 +753,14 @@ class SqliteTransferJournal implements TransferJournal {
   recordOutflow(outflow: StoredOutflow): boolean {
     const { changes } = this.#store.write(() => this.#store.statements.insertOutflow.run({ ...outflow, logIndex: outflow.logIndex ?? -1 }));
     return changes === 1;
+  }
+
+  outflowWatchStart(): number | undefined {
+    return (this.#store.statements.outflowWatchStart.get(Number(this.#laneOnNetwork.chain)) as number | undefined) ?? undefined;
+  }
+
+  recordOutflowWatchStart(block: number): void {
+    this.#store.write(() => this.#store.statements.insertOutflowWatchStart.run(Number(this.#laneOnNetwork.chain), block));
   }
 
   signingPause(): StoredSigningPause | undefined {

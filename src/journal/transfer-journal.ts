@@ -327,6 +327,10 @@ export interface TransferJournal {
    * again): it is reported once. A working copy holds every one (see readHot).
    */
   recordOutflow(outflow: StoredOutflow): boolean;
+  /** The head of this view's network when the outflow watch first checked it (what came before is not judged); undefined before. */
+  outflowWatchStart(): number | undefined;
+  /** Journals that head, once per network (a second call keeps the first). */
+  recordOutflowWatchStart(block: number): void;
   /** The pause of signing no admin has ended (a new leader's working copy holds it too); undefined while the service signs. */
   signingPause(): StoredSigningPause | undefined;
   /** Journals a pause of signing (PAUSE_ON_UNEXPECTED_OUTFLOW), or another outflow during the current one, committed with this turn's writes. */

@@ -106,6 +106,7 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
       lanes: chain.laneSigners.map((signer) => ({ address: signer.address, journal: signer === chain.signer ? journal : journal.forLane(signer.address) })),
       tokens: (chain.tokens ?? []).filter((token) => !token.native).map((token) => token.address),
       onOutflow,
+      start: { read: () => journal.outflowWatchStart(), record: (block) => journal.recordOutflowWatchStart(block) },
     });
     // A transaction found at a transfer's nonce is an outflow too, unless the service sent it.
     const displacements = new NonceDisplacements((entryId, displacement) => {

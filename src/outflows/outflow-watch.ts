@@ -52,6 +52,8 @@ export interface OutflowWatchOptions {
   /** The network's ERC-20 tokens (the native coin leaves only by a transaction, which the nonces cover). */
   tokens: readonly string[];
   onOutflow: (outflow: UnexpectedOutflow) => void;
+  /** Where the head of the watch's first check on this network is kept (the journal): logs before it are not judged. */
+  start: { read(): number | undefined; record(block: number): void };
 }
 
 /** A check reads the logs of the blocks it read last time again: a log index may lag the head by a few blocks. */
@@ -70,6 +72,8 @@ export class OutflowWatch {
   // The head of the last nonce check, and the last block whose logs were read.
   #checkedBlock: number | undefined;
   #logsReadTo: number | undefined;
+  // The first block whose logs are judged: after the head of the first check ever made on this network.
+  #judgedFrom: number | undefined;
   // Per lane: every nonce below this was checked.
   readonly #checkedNonces = new Map<string, number>();
   readonly #reported = new Set<string>();
@@ -145,8 +149,22 @@ export class OutflowWatch {
     if (tokens.length === 0 || lanes.length === 0) return;
     // Where the last read ended (a few blocks before, for a lagging index); the first goes LOG_LOOKBACK_BLOCKS
     // back. A read covers at most that many blocks: after an outage the watch catches up over several checks.
-    const from = this.#logsReadTo === undefined ? Math.max(0, head - LOG_LOOKBACK_BLOCKS + 1) : Math.max(0, this.#logsReadTo + 1 - LOG_OVERLAP_BLOCKS);
+    // What happened before the watch first looked (the lanes' funding, the key's use before the service) is
+    // not the service's to judge; after a restart, the blocks since are.
+    if (this.#judgedFrom === undefined) {
+      const start = this.#options.start.read();
+      if (start === undefined) this.#options.start.record(head);
+      this.#judgedFrom = (start ?? head) + 1;
+    }
+    const from = Math.max(
+      this.#judgedFrom,
+      this.#logsReadTo === undefined ? Math.max(0, head - LOG_LOOKBACK_BLOCKS + 1) : Math.max(0, this.#logsReadTo + 1 - LOG_OVERLAP_BLOCKS),
+    );
     const to = Math.min(head, from + LOG_LOOKBACK_BLOCKS - 1);
+    if (from > to) {
+      this.#logsReadTo = head;
+      return;
+    }
     const logs = (await node.send("eth_getLogs", [
       {
         fromBlock: toQuantity(from),

@@ -15,7 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventSchema } from "../../src/webhooks/webhook-openapi.js";
 import { AUTHORIZATION, TEST_API_KEY, type TestService, postJson, startService } from "../helpers/service.js";
 import { type WebhookReceiver, startWebhookReceiver } from "../helpers/webhook-receiver.js";
-import { NODE_KINDS, type TestChain, freshAddress, mineBlocks, setEthBalance, startTestChainOn, tokenBalanceOf, waitForReceipt } from "../helpers/test-chain.js";
+import { NODE_KINDS, type PoolWallet, type TestChain, addPoolWallets, freshAddress, mineBlocks, setEthBalance, startTestChainOn, tokenBalanceOf, waitForReceipt } from "../helpers/test-chain.js";
+import { retryWhilePoolBusy } from "../helpers/pool-client.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
 interface ReportedOutflow {
@@ -278,5 +279,51 @@ describe.each(NODE_KINDS)("PAUSE_ON_UNEXPECTED_OUTFLOW on %s", (kind) => {
     } finally {
       await chain.provider.send("evm_setAutomine", [true]);
     }
+  });
+});
+
+describe("PAUSE_ON_UNEXPECTED_OUTFLOW in a wallet pool, on anvil", () => {
+  let chain: TestChain;
+  let service: TestService;
+  let second: PoolWallet;
+
+  beforeAll(async () => {
+    chain = await startTestChainOn("anvil", { supply: 100n });
+    [second] = await addPoolWallets(chain, 1, { tokens: 50n, ether: "10" });
+    service = await startService(chain.target, {
+      PRIVATE_KEY: [chain.demo.privateKey, second.privateKey].join(","),
+      OUTFLOW_CHECK_INTERVAL_MS: "100",
+      PAUSE_ON_UNEXPECTED_OUTFLOW: "true",
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await service?.close();
+    await chain?.stop();
+  });
+
+  it("a spend with any lane's key stops every lane: the pool answers 503 SIGNING_PAUSED with the key unused, until resumed", async () => {
+    const lanes = service.services.networks[0].lanes.map((lane) => lane.address);
+    expect(lanes).toHaveLength(2);
+    const secondKey = new Wallet(second.privateKey, chain.provider);
+    const outside = await secondKey.sendTransaction({ to: freshAddress(), value: parseEther("0.1") });
+    await waitForReceipt(chain, outside.hash, 10_000);
+    const report = async () => (await service.app.inject({ method: "GET", url: "/wallet?snapshot=true", headers: AUTHORIZATION })).json();
+    await waitUntil(async () => (await report()).signingPaused !== null, 10_000, "the pause");
+    expect((await report()).unexpectedOutflows).toEqual([expect.objectContaining({ wallet: secondKey.address, hash: outside.hash })]);
+
+    const recipient = freshAddress();
+    const refused = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "1" }, { "idempotency-key": "pool-paused" });
+    expect([refused.statusCode, refused.body.code], refused.raw).toEqual([503, "SIGNING_PAUSED"]);
+    const counts = async () => Promise.all(lanes.map((lane) => chain.provider.getTransactionCount(lane, "pending")));
+    const before = await counts();
+
+    const resumed = await service.app.inject({ method: "POST", url: `/wallet/resume?latestHash=${outside.hash}`, headers: AUTHORIZATION });
+    expect(resumed.statusCode, resumed.body).toBe(200);
+    const sent = await retryWhilePoolBusy(() => postJson(service.app, "/transfer", { toAddress: recipient, amount: "1" }, { "idempotency-key": "pool-paused" }));
+    expect(sent.statusCode, sent.raw).toBe(200);
+    await waitForReceipt(chain, sent.body.result.hash, 10_000);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("1", 18));
+    const after = await counts();
+    expect(after.reduce((sum, count) => sum + count, 0)).toBe(before.reduce((sum, count) => sum + count, 0) + 1);
   });
 });

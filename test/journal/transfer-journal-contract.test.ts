@@ -473,6 +473,17 @@ describe.each([
     expect(journal.findByHash(SIGNED.hash)?.reported).toBe("transfer.confirmed");
   });
 
+  it("keeps the head of the outflow watch's first check per network, the first one only, across a reopen", async () => {
+    const other = journal.forNetwork(8453n, OWNER.tokenAddress);
+    expect(journal.outflowWatchStart()).toBeUndefined();
+    journal.recordOutflowWatchStart(120);
+    journal.recordOutflowWatchStart(130);
+    other.recordOutflowWatchStart(7);
+    await reopen();
+    expect(journal.outflowWatchStart()).toBe(120);
+    expect(journal.forNetwork(8453n, OWNER.tokenAddress).outflowWatchStart()).toBe(7);
+  });
+
   it("journals each unexpected outflow once, also across a reopen (a restart, a new leader)", async () => {
     const outflow = { chainId: "31337", hash: `0x${"ab".repeat(32)}`, logIndex: null, wallet: REQUEST.recipient, blockNumber: 7, detectedAt: 1_000 };
     expect(journal.recordOutflow(outflow)).toBe(true);

@@ -126,7 +126,7 @@ describe("operations", () => {
     expect(result.errors).toBeUndefined();
     expect(result.valid).toBe(true);
     expect(Object.keys(document.paths).sort()).toEqual(
-      ["/getTransaction", "/health", "/metrics", "/networks", "/payouts", "/payouts/{id}", "/ready", "/transactions/{hash}", "/transactions/{hash}/cancel", "/transactions/{hash}/reprice", "/transfer", "/transfers", "/transfers/activity", "/wallet", "/webhooks/deliveries", "/webhooks/deliveries/{id}/retry"].sort(),
+      ["/getTransaction", "/health", "/metrics", "/networks", "/payouts", "/payouts/{id}", "/ready", "/transactions/{hash}", "/transactions/{hash}/cancel", "/transactions/{hash}/reprice", "/transfer", "/transfers", "/transfers/activity", "/wallet", "/wallet/resume", "/webhooks/deliveries", "/webhooks/deliveries/{id}/retry"].sort(),
     );
     // The history in both forms a client may ask for.
     expect(Object.keys(document.paths["/transfers"].get.responses["200"].content).sort()).toEqual(["application/json", "text/csv"]);
@@ -142,6 +142,7 @@ describe("operations", () => {
       "transfer.finalized",
       "transfer.reorged",
       "transfer.replaced",
+      "wallet.unexpected_outflow",
     ]);
     expect(document.webhooks["transfer.confirmed"].post.requestBody.content["application/json"].schema.properties.data.required).toContain("transferHash");
     const transfer = document.paths["/transfer"].post;

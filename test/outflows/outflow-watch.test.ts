@@ -68,7 +68,16 @@ function journalOf(own: { nonce: number; hash: string }[], hashes: string[] = []
   };
 }
 
-function watchOf(chain: ScriptedChain, own: { nonce: number; hash: string }[], hashes: string[] = []): { watch: OutflowWatch; reported: UnexpectedOutflow[] } {
+/** Where the head of the first check ever is kept (the journal's outflow_watch_starts). */
+class StartBlock {
+  block: number | undefined;
+  read = () => this.block;
+  record = (block: number) => {
+    this.block ??= block;
+  };
+}
+
+function watchOf(chain: ScriptedChain, own: { nonce: number; hash: string }[], hashes: string[] = [], start = new StartBlock()): { watch: OutflowWatch; reported: UnexpectedOutflow[] } {
   const reported: UnexpectedOutflow[] = [];
   const watch = new OutflowWatch({
     node: chain,
@@ -76,6 +85,7 @@ function watchOf(chain: ScriptedChain, own: { nonce: number; hash: string }[], h
     lanes: [{ address: WALLET, journal: journalOf(own, hashes) }],
     tokens: [TOKEN],
     onOutflow: (outflow) => reported.push(outflow),
+    start,
   });
   return { watch, reported };
 }
@@ -188,6 +198,25 @@ describe("the outflow watch", () => {
       [hashOf(500), "2"],
       [hashOf(501), "3"],
     ]);
+  });
+
+  it("judges no token transfer from before its first check ever (the lanes' funding, the key's use before the service); after a restart, the blocks since it", async () => {
+    const chain = new ScriptedChain();
+    const start = new StartBlock();
+    chain.logs.push({ block: 5, hash: hashOf(700), logIndex: 0, to: THIEF, amount: 9n }, { block: 10, hash: hashOf(701), logIndex: 0, to: THIEF, amount: 9n });
+    const first = watchOf(chain, [], [], start);
+    await first.watch.check();
+    expect(start.block).toBe(10);
+    chain.head = 12;
+    await first.watch.check();
+    expect(first.reported).toEqual([]);
+    // Restarted later: what came after the first check is judged, what came before it still is not.
+    chain.logs.push({ block: 15, hash: hashOf(702), logIndex: 3, to: THIEF, amount: 1n });
+    chain.head = 20;
+    const restarted = watchOf(chain, [], [], start);
+    await restarted.watch.check();
+    expect(restarted.reported.map((outflow) => [outflow.hash, outflow.logIndex])).toEqual([[hashOf(702), 3]]);
+    expect(start.block).toBe(10);
   });
 
   it("does not report a Transfer of 0 out of the wallet: anyone can make one (address poisoning), it moved nothing", async () => {
