@@ -3,7 +3,6 @@
  * what they share), and what works on the journal as a whole: the webhook dispatcher, retention, the
  * working copy's eviction and the activity counts. Each part builds itself; this file only orders them.
  */
-import { steadyWallClockNow } from "./clock.js";
 import { dirname, join } from "node:path";
 import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "./config.js";
@@ -15,10 +14,9 @@ import { startWorkingCopyEviction } from "./journal/working-copy-eviction.js";
 import { TransferActivity } from "./lookup/transfer-activity.js";
 import { type NetworkConfig, type NetworkServices, type RunningNetwork, startNetwork } from "./network/network-services.js";
 import { type ChainConnection, closeChain } from "./node/connect-chain.js";
-import type { UnexpectedOutflow } from "./outflows/outflow-watch.js";
 import type { ServedNetwork } from "./network-settings/network-choice.js";
-import { type ReportedOutflow, UnexpectedOutflows } from "./outflows/unexpected-outflows.js";
-import { outflowEvent } from "./outflows/outflow-event.js";
+import { UnexpectedOutflows } from "./outflows/unexpected-outflows.js";
+import { journaledPause, outflowReporter } from "./outflows/outflow-reports.js";
 import type { SigningPause } from "./signers/signing-pause.js";
 import { createWebhookDispatcher } from "./webhooks/create-webhooks.js";
 import type { DeliveryOutcome, WebhookDispatcher } from "./webhooks/webhook-dispatcher.js";
@@ -112,17 +110,7 @@ export async function startChainServices(
   try {
     refuseUnfollowedNetworks(journal, networks.map((network) => servedOf(network).chainId));
     // A pause an earlier process began holds before any lane signs (see SigningPause.keepIn).
-    signing.keepIn({
-      current: () => {
-        const kept = journal.signingPause();
-        return kept && { ...kept, since: new Date(kept.since).toISOString() };
-      },
-      paused: (pause) => journal.recordSigningPaused({ ...pause, since: Date.parse(pause.since) }),
-      resumed: async (by) => {
-        journal.recordSigningResumed(by, steadyWallClockNow());
-        await journal.flushed();
-      },
-    });
+    signing.keepIn(journaledPause(journal));
     if (signing.paused) log.error({ signingPaused: signing.paused }, "SIGNING PAUSED since an earlier start (PAUSE_ON_UNEXPECTED_OUTFLOW): nothing is signed until an admin resumes with POST /wallet/resume");
     // Whether any lane is still sending a key's entry: a repeat may reach another lane, or another network.
     const several = networks.length > 1 || lanesOf(home).length > 1;
@@ -130,49 +118,12 @@ export async function startChainServices(
       ? (key: string, entry: JournalEntry) => started.some((network) => network.lanes.some((lane) => lane.transfers.isSending(key, entry)))
       : undefined;
     let dispatcher: WebhookDispatcher | undefined;
-    // Stops signing (it stays stopped in this process when the journal cannot keep it: that is said, not thrown).
-    const pauseFor = (reported: ReportedOutflow, networkLog: FastifyBaseLogger) => {
-      let begins = true;
-      try {
-        begins = signing.pause(`an unexpected outflow, transaction ${reported.hash} from ${reported.wallet} on ${reported.network}`, reported.hash);
-      } catch (error) {
-        networkLog.error({ err: error }, "could not journal the signing pause: it holds in this process only");
-      }
-      if (begins) networkLog.error({ hash: reported.hash }, "SIGNING PAUSED (PAUSE_ON_UNEXPECTED_OUTFLOW): nothing is signed until an admin resumes with POST /wallet/resume");
-    };
-    // A journal that takes no writes cannot tell: the outflow is reported (an alarm twice is better than none).
-    const isNewOutflow = (reported: ReportedOutflow) => {
-      try {
-        const { chainId, hash, logIndex, wallet, block } = reported;
-        return journal.recordOutflow({ chainId: String(chainId), hash, logIndex, wallet, blockNumber: block.number, detectedAt: Date.parse(reported.detectedAt) });
-      } catch (error) {
-        log.error({ err: error, hash: reported.hash }, "could not journal an unexpected outflow; reporting it");
-        return true;
-      }
-    };
-    // Journaled like a transfer's events (a restart delivers what it had not). A journal that fails takes no
-    // more writes at all (the service sends nothing then); the report in /wallet, the metric and the log stand.
-    const reportOutflow = (reported: ReportedOutflow) => {
-      try {
-        journal.recordEvent(outflowEvent(reported, signing.paused !== undefined), endpoints);
-        dispatcher?.wake();
-      } catch (error) {
-        log.error({ err: error, hash: reported.hash }, "could not journal the wallet.unexpected_outflow webhook event");
-      }
-    };
+    const reports = { journal, signing, outflows, pauseOnOutflow: config.pauseOnUnexpectedOutflow, endpoints, onEvent: () => dispatcher?.wake() };
     const start = async (networkConfig: NetworkConfig, chain: ChainConnection) => {
       const view = chain.chainId === homeChainId ? journal : journal.forNetwork(chain.chainId, chain.tokenAddress);
       // With several networks, every line a network logs names it.
       const networkLog = networks.length > 1 ? log.child({ network: chain.network.name }) : log;
-      const onOutflow = (outflow: UnexpectedOutflow) => {
-        const reported = { ...outflow, network: chain.network.name, chainId: Number(chain.chainId), detectedAt: new Date().toISOString() };
-        // Reported once: an earlier process (or leader) that reported it has paged, paused and sent the webhook.
-        if (!isNewOutflow(reported)) return;
-        networkLog.error({ outflow: reported }, "UNEXPECTED OUTFLOW: a transaction or token transfer out of the wallet that this service never made (is the key used elsewhere, or compromised?)");
-        outflows.record(reported);
-        if (config.pauseOnUnexpectedOutflow) pauseFor(reported, networkLog);
-        if (endpoints.length > 0) reportOutflow(reported);
-      };
+      const onOutflow = outflowReporter(reports, { name: chain.network.name, chainId: Number(chain.chainId) }, networkLog);
       const running = await startNetwork(networkConfig, { chain, journal: view, log: networkLog, endpoints, isSendingAnywhere, onOutflow });
       running.onRoundDone = () => dispatcher?.wake();
       started.push(running);
