@@ -30,7 +30,7 @@ import { transferActivityRoute } from "./http/routes/transfer-activity.js";
 import { transfersRoute } from "./http/routes/transfers.js";
 import { payoutRoutes } from "./http/routes/payouts.js";
 import { ServiceError } from "./errors.js";
-import { describeSigningPause } from "./signers/signing-pause.js";
+import { signerRefusalAnswer } from "./send-path/signer-refusal.js";
 import { networksRoute } from "./http/routes/networks.js";
 import { walletRoute } from "./http/routes/wallet.js";
 import { webhookDeliveriesRoute } from "./http/routes/webhook-deliveries.js";
@@ -159,8 +159,11 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
     };
     // A ServiceError of its own: a pool asks before any lane holds the request (see lane-pool.ts).
     const assertSigning = () => {
-      const paused = services.signing.paused;
-      if (paused) throw new ServiceError("SIGNING_PAUSED", `${describeSigningPause(paused)}; nothing was signed or sent, and the Idempotency-Key is unused`);
+      try {
+        services.signing.assertSigning();
+      } catch (error) {
+        throw signerRefusalAnswer(error) ?? error;
+      }
     };
     routes.register(transferRoute, {
       networkFor: (choice) => transferNetworkOf(directory.chosenWithToken(choice)),

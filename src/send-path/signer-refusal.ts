@@ -5,6 +5,7 @@
  * mined, sending signed bytes again, reporting) must go on, so the refusal ends the step, not the round.
  */
 import type { FastifyBaseLogger } from "fastify";
+import { ServiceError } from "../errors.js";
 import { SigningPausedError } from "../signers/signing-pause.js";
 import { SignerUnavailableError } from "../signers/wallet-signer.js";
 
@@ -20,4 +21,14 @@ export async function unlessSignerRefuses<T>(work: Promise<T>, log: FastifyBaseL
     if (!(error instanceof SigningPausedError)) log.warn({ err: error }, `${what}: the signer did not sign; tried again at the next round`);
     return undefined;
   }
+}
+
+/**
+ * A signer's refusal as the client is answered it (503: nothing was signed or sent, so a transfer's key stays
+ * unused); undefined for any other error. The one place these answers are worded.
+ */
+export function signerRefusalAnswer(error: unknown): ServiceError | undefined {
+  if (error instanceof SigningPausedError) return new ServiceError("SIGNING_PAUSED", `${error.message}; nothing was signed or sent`);
+  if (error instanceof SignerUnavailableError) return new ServiceError("SIGNER_UNAVAILABLE", `${error.message}; nothing was signed or sent. Retry later.`);
+  return undefined;
 }

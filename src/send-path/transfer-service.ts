@@ -15,8 +15,7 @@ import { classifyChainFailure } from "../node/ethers-errors.js";
 import { estimateGasAtLatest } from "../node/gas-estimate.js";
 import { tokenAt } from "../network-settings/network-choice.js";
 import { type ErrorCode, ERROR_CODES, ServiceError } from "../errors.js";
-import { SignerUnavailableError } from "../signers/wallet-signer.js";
-import { SigningPausedError } from "../signers/signing-pause.js";
+import { signerRefusalAnswer } from "./signer-refusal.js";
 import { type JournalEntry, JournalOutcomeUnknownError, JournalUnavailableError, type PayoutOrder, PayoutItemsTakenError, type TransferJournal, type TransferRequest } from "../journal/transfer-journal.js";
 import { approvalCallData, payoutAllowance, payoutCallData, sameItems, withPayoutGasMargin } from "./payout-call.js";
 import { BroadcastRefusedError, type PreparedTransfer, type TransferSubmitter } from "./transfer-submitter.js";
@@ -369,8 +368,8 @@ function asServiceError(error: unknown): unknown {
   if (error instanceof PayoutItemsTakenError) {
     return new ServiceError("PAYOUT_ITEM_IN_FLIGHT", `another request took payout item ids ${error.itemIds.join(", ")} while this one was checked; nothing was sent. Retry with the same Idempotency-Key.`);
   }
-  if (error instanceof SigningPausedError) return new ServiceError("SIGNING_PAUSED", `${error.message}; nothing was signed or sent, and the Idempotency-Key is unused.`);
-  if (error instanceof SignerUnavailableError) return new ServiceError("SIGNER_UNAVAILABLE", `${error.message}; nothing was signed or sent. Retry later.`);
+  const refusal = signerRefusalAnswer(error);
+  if (refusal) return refusal;
   if (error instanceof BroadcastRefusedError) return new ServiceError(asErrorCode(error.refusal.code), error.refusal.message, { cause: error });
   const failure = classifyChainFailure(error);
   return failure ? new ServiceError(failure.code, failure.message) : error;

@@ -89,13 +89,8 @@ export class SigningPause {
   /** Throws SigningPausedError while paused. */
   assertSigning(): void {
     const paused = this.#paused;
-    if (paused) throw new SigningPausedError(describeSigningPause(paused));
+    if (paused) throw new SigningPausedError(`signing is paused since ${paused.since}: ${paused.reason}; an admin resumes it with POST /wallet/resume`);
   }
-}
-
-/** The pause in words, for an answer or a log. */
-export function describeSigningPause(paused: SigningPaused): string {
-  return `signing is paused since ${paused.since}: ${paused.reason}; an admin resumes it with POST /wallet/resume`;
 }
 
 /** `signer`, refusing to sign while `pause` holds. */

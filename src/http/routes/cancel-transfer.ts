@@ -7,8 +7,7 @@ import { actsOnTransferOf } from "../auth.js";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import { type ErrorCode, ServiceError } from "../../errors.js";
-import { SigningPausedError } from "../../signers/signing-pause.js";
-import { SignerUnavailableError } from "../../signers/wallet-signer.js";
+import { signerRefusalAnswer } from "../../send-path/signer-refusal.js";
 import type { JournalEntry, TransferJournal } from "../../journal/transfer-journal.js";
 import type { TransactionStatusReader } from "../../lookup/transaction-status.js";
 import { type CancelRefusal, CancelRefusedError, type TransferReplacer } from "../../send-path/transfer-replacer.js";
@@ -105,8 +104,6 @@ async function replaceOrRefuse(replace: () => Promise<unknown> | undefined, code
   } catch (error) {
     if (error instanceof CancelRefusedError) throw new ServiceError(codes[error.reason], error.message);
     // Nothing was signed: not a fault of the service, a 503 to retry (after an admin's resume, when paused).
-    if (error instanceof SigningPausedError) throw new ServiceError("SIGNING_PAUSED", `${error.message}; nothing was signed or sent`);
-    if (error instanceof SignerUnavailableError) throw new ServiceError("SIGNER_UNAVAILABLE", `${error.message}; nothing was signed or sent. Retry later.`);
-    throw error;
+    throw signerRefusalAnswer(error) ?? error;
   }
 }
