@@ -19,6 +19,8 @@ import { lazyRequestLogger } from "./http/request-logger.js";
 import { ResponsesInFlight } from "./http/responses-in-flight.js";
 import { envelope, handleError } from "./http/error-handler.js";
 import { OPENAPI_DOCUMENT_BASE } from "./http/openapi.js";
+import { approvalRoutes } from "./http/routes/approvals.js";
+import type { JournalEntry } from "./journal/transfer-journal.js";
 import { cancelTransferRoute } from "./http/routes/cancel-transfer.js";
 import { getTransactionRoute } from "./http/routes/get-transaction.js";
 import { type ReadinessCheck, healthRoutes } from "./http/routes/health.js";
@@ -152,6 +154,8 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
           awaitConfirmations: (hash, wanted, timeoutMs) => waitForConfirmations(network.lookup, hash, wanted, timeoutMs, CONFIRMATION_POLL_MS),
           payoutContract: network.chain.payoutContract,
           payouts: network.payouts,
+          journal: network.journal,
+          eventSource: { network: network.network, tokens: network.chain.tokens },
         };
         ofNetwork.set(token.address, made);
       }
@@ -165,23 +169,28 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
         throw signerRefusalAnswer(error) ?? error;
       }
     };
+    // The network and token a journaled transfer was asked for on.
+    const networkOfEntry = (entry: JournalEntry) => {
+      const network = directory.ofEntry(entry);
+      const token = tokenAt(network.network.tokens, entry.token);
+      if (!token) throw new ServiceError("NETWORK_NOT_SERVED", `transfer ${entry.id} paid in token ${entry.token}, which network ${network.network.name} no longer pays in`);
+      return transferNetworkOf({ network, token });
+    };
     routes.register(transferRoute, {
       networkFor: (choice) => transferNetworkOf(directory.chosenWithToken(choice)),
       countOutcome: (outcome, code) => metrics.countTransfer(outcome, code),
       countUnitsSent: (units, { network, token, tokenDecimals }) => metrics.countTokensSent(Number(units) / 10 ** tokenDecimals, { network: network.name, token: token.symbol }),
       assertSigning,
+      approvals: services.approvals,
     });
     routes.register(payoutRoutes, {
       networkFor: (choice) => transferNetworkOf(directory.chosenWithToken(choice)),
-      networkOfEntry: (entry) => {
-        const network = directory.ofEntry(entry);
-        const token = tokenAt(network.network.tokens, entry.token);
-        if (!token) throw new ServiceError("NETWORK_NOT_SERVED", `payout ${entry.id} paid in token ${entry.token}, which network ${network.network.name} no longer pays in`);
-        return transferNetworkOf({ network, token });
-      },
+      networkOfEntry,
       journal: services.journal,
       assertSigning,
+      approvals: services.approvals,
     });
+    routes.register(approvalRoutes, { approvals: services.approvals, networkOfEntry, assertSigning });
     // The network of a transfer of the service, found by any of its hashes: a transfer of a network no
     // longer configured is looked up as any other hash.
     const networkOfHash = async (hash: string) => {

@@ -18,6 +18,7 @@ import type { ServedNetwork } from "./network-settings/network-choice.js";
 import { UnexpectedOutflows } from "./outflows/unexpected-outflows.js";
 import { journaledPause, outflowReporter } from "./outflows/outflow-reports.js";
 import type { SigningPause } from "./signers/signing-pause.js";
+import { ApprovalDesk } from "./approvals/approval-desk.js";
 import { createWebhookDispatcher } from "./webhooks/create-webhooks.js";
 import type { DeliveryOutcome, WebhookDispatcher } from "./webhooks/webhook-dispatcher.js";
 
@@ -41,12 +42,14 @@ export interface ChainServices {
   outflows: UnexpectedOutflows;
   /** Whether the service signs (PAUSE_ON_UNEXPECTED_OUTFLOW stops it), and the admin's resume. */
   signing: SigningPause;
+  /** Transfers above APPROVAL_ABOVE, waiting for a second admin key. */
+  approvals: ApprovalDesk;
   /** Stops background work, waits for it, and closes the journal. Call after the HTTP server closed. */
   close(): Promise<void>;
 }
 
 export type ChainServicesConfig = NetworkConfig &
-  Pick<Config, "journalPath" | "journalSynchronous" | "journalRetentionDays" | "journalArchiveDir" | "webhookUrl" | "webhookSecret" | "webhookRetryInitialMs" | "pauseOnUnexpectedOutflow">;
+  Pick<Config, "journalPath" | "journalSynchronous" | "journalRetentionDays" | "journalArchiveDir" | "webhookUrl" | "webhookSecret" | "webhookRetryInitialMs" | "pauseOnUnexpectedOutflow" | "approvalTtlHours">;
 
 /** Opens the journal of this wallet; `notify`: webhooks report on the transfers made from now on. */
 export type JournalOpener = (owner: JournalOwner, options: { notify: boolean }) => TransferJournal | Promise<TransferJournal>;
@@ -103,6 +106,7 @@ export async function startChainServices(
   const retries: { stop(): Promise<void> }[] = [];
   let retention: { stop(): Promise<void> } | undefined;
   let eviction: { stop(): Promise<void> } | undefined;
+  let approvals: ApprovalDesk | undefined;
   const servedOf = servedOfNetwork;
   const outflows = new UnexpectedOutflows();
   // Where each network goes among the running ones: the configured order, whenever it starts.
@@ -139,6 +143,19 @@ export async function startChainServices(
       retries.push(startWhenReachable(network, (chain) => start(network.config, chain), (reason) => unreachable.set(network.served.chainId, reason), log));
     }
     dispatcher?.start();
+    approvals = new ApprovalDesk(journal, {
+      ttlMs: config.approvalTtlHours * 3_600_000,
+      endpoints,
+      onEvent: () => dispatcher?.wake(),
+      // A network not running is named as configured; its tokens' symbols are then their addresses.
+      eventSourceOf: (chainId) => {
+        const running = byChain.get(BigInt(chainId));
+        if (running) return { network: running.network, tokens: running.chain.tokens };
+        const served = networks.map(servedOf).find((network) => network.chainId === BigInt(chainId));
+        return { network: served ?? { ...servedOf(home), name: String(chainId), chainId: BigInt(chainId) }, tokens: [] };
+      },
+    });
+    approvals.start((error) => log.warn({ err: error }, "could not expire the approvals past APPROVAL_TTL_HOURS; the next pass tries again"));
     retention = config.journalRetentionDays > 0 ? startRetention(config, journal, log) : undefined;
     eviction = startWorkingCopyEviction(journal, {
       forgotten: (count) => log.debug({ count }, "the working copy forgot transfers settled for good; PostgreSQL keeps them"),
@@ -159,8 +176,10 @@ export async function startChainServices(
       activity,
       outflows,
       signing,
+      approvals,
       async close() {
         await Promise.all(retries.map((retry) => retry.stop()));
+        await approvals?.stop();
         await activity.stop();
         await retention?.stop();
         await eviction?.stop();
@@ -173,6 +192,7 @@ export async function startChainServices(
     };
   } catch (error) {
     await Promise.all(retries.map((retry) => retry.stop()));
+    await approvals?.stop();
     await retention?.stop();
     await eviction?.stop();
     await Promise.all(started.map((network) => network.stop()));

@@ -161,11 +161,24 @@ function policyLimitsOf(networkConfig: ChainConfig, chain: ChainConnection, toke
   const own = tokenAt(networkConfig.tokens ?? [], token.address);
   const decimals = tokenAt(chain.tokens, token.address)?.decimals ?? chain.tokenDecimals;
   const place = `NETWORKS_FILE networks "${chain.network.name}" tokens.${token.symbol}`;
-  const names = { max: own?.maxTransferAmount === undefined ? "MAX_TRANSFER_AMOUNT" : `${place}.maxTransferAmount`, cap: own?.transferCapPerDay === undefined ? "TRANSFER_CAP_PER_DAY" : `${place}.transferCapPerDay` };
-  return readPolicyLimits({ ...networkConfig, maxTransferAmount: own?.maxTransferAmount ?? networkConfig.maxTransferAmount, transferCapPerDay: own?.transferCapPerDay ?? networkConfig.transferCapPerDay }, decimals, names);
+  const names = {
+    max: own?.maxTransferAmount === undefined ? "MAX_TRANSFER_AMOUNT" : `${place}.maxTransferAmount`,
+    cap: own?.transferCapPerDay === undefined ? "TRANSFER_CAP_PER_DAY" : `${place}.transferCapPerDay`,
+    approval: own?.approvalAbove === undefined ? "APPROVAL_ABOVE" : `${place}.approvalAbove`,
+  };
+  return readPolicyLimits(
+    {
+      ...networkConfig,
+      maxTransferAmount: own?.maxTransferAmount ?? networkConfig.maxTransferAmount,
+      transferCapPerDay: own?.transferCapPerDay ?? networkConfig.transferCapPerDay,
+      approvalAbove: own?.approvalAbove ?? networkConfig.approvalAbove,
+    },
+    decimals,
+    names,
+  );
 }
 
-function readPolicyLimits(config: ChainConfig, decimals: number, names: { max: string; cap: string }): TransferPolicyLimits {
+function readPolicyLimits(config: ChainConfig, decimals: number, names: { max: string; cap: string; approval: string }): TransferPolicyLimits {
   const inUnits = (variable: string, value: string | undefined) => {
     if (value === undefined) return undefined;
     try {
@@ -179,6 +192,7 @@ function readPolicyLimits(config: ChainConfig, decimals: number, names: { max: s
   return {
     maxUnitsPerTransfer: inUnits(names.max, config.maxTransferAmount),
     capUnitsPerPeriod: inUnits(names.cap, config.transferCapPerDay),
+    approvalAboveUnits: inUnits(names.approval, config.approvalAbove),
     periodMs: DAY_MS,
     allowedRecipients: recipients && new Set(recipients.map((address) => checkedRecipient(address))),
   };

@@ -113,6 +113,10 @@ export const ConfigSchema = Type.Object({
   ),
   maxTransferAmount: Type.Optional(Type.String({ pattern: "^[0-9]+(\\.[0-9]+)?$", description: "largest amount of one transfer, in token units" })),
   transferCapPerDay: Type.Optional(Type.String({ pattern: "^[0-9]+(\\.[0-9]+)?$", description: "most one API key may send in 24 h, in token units" })),
+  approvalAbove: Type.Optional(
+    Type.String({ pattern: "^[0-9]+(\\.[0-9]+)?$", description: "a transfer or payout above this many token units waits (202) until another admin key approves it" }),
+  ),
+  approvalTtlHours: Type.Number({ exclusiveMinimum: 0, maximum: 720, default: 24, description: "how long a transfer waits for its approval before it expires (never sent)" }),
   allowedRecipients: Type.Optional(Type.String({ description: "comma-separated addresses; when set, the only recipients allowed" })),
   webhookUrl: Type.Optional(Type.String({ description: "comma-separated http(s) URLs that receive transfer events" })),
   webhookSecret: Type.Optional(Type.String({ description: "Standard Webhooks secrets (whsec_...), comma-separated; every event is signed with each" })),
@@ -146,6 +150,7 @@ export interface TokenConfig {
   address: string;
   maxTransferAmount?: string;
   transferCapPerDay?: string;
+  approvalAbove?: string;
 }
 
 /** A deployment's networks: the default one, and the others NETWORKS_FILE names, each a chain configuration of its own. */
@@ -222,6 +227,8 @@ export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
   trustProxy: "TRUST_PROXY",
   maxTransferAmount: "MAX_TRANSFER_AMOUNT",
   transferCapPerDay: "TRANSFER_CAP_PER_DAY",
+  approvalAbove: "APPROVAL_ABOVE",
+  approvalTtlHours: "APPROVAL_TTL_HOURS",
   allowedRecipients: "ALLOWED_RECIPIENTS",
   testFaultPoint: "TEST_FAULT_POINT",
 };
@@ -294,6 +301,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     }
   }
   checkWebhookSettings(raw, problems);
+  checkApprovalSettings(raw, problems);
   if (raw.pauseOnUnexpectedOutflow === "true" && raw.outflowCheckIntervalMs === "0") {
     problems.push("PAUSE_ON_UNEXPECTED_OUTFLOW: needs the outflow watch, which OUTFLOW_CHECK_INTERVAL_MS=0 turns off");
   }
@@ -419,6 +427,21 @@ function checkSignerLists(raw: Record<string, unknown>, problems: string[]): voi
   }
 }
 
+/**
+ * APPROVAL_ABOVE needs an admin key to approve with, one that is not the key that asked: without API keys
+ * (AUTH_DISABLED) every request is the same caller, who could never approve its own transfer.
+ */
+function checkApprovalSettings(raw: Record<string, unknown>, problems: string[]): void {
+  if (raw.approvalAbove === undefined) return;
+  if (raw.authDisabled === "true") {
+    problems.push("APPROVAL_ABOVE: needs API keys (with AUTH_DISABLED=true every request is the same caller, who may not approve its own transfer)");
+    return;
+  }
+  if (typeof raw.apiKeys !== "string") return;
+  const admins = raw.apiKeys.split(",").filter((entry) => entry.trim().startsWith("admin:"));
+  if (admins.length === 0) problems.push("APPROVAL_ABOVE: API_KEYS needs an admin key to approve transfers with (admin:<key>; two, for transfers an admin key asks for)");
+}
+
 function checkWebhookSettings(raw: Record<string, unknown>, problems: string[]): void {
   const check = (variable: string, value: unknown, parse: (value: string) => unknown) => {
     if (typeof value !== "string") return;
@@ -482,6 +505,7 @@ function describeExpectation(field: keyof Config, schemaMessage: string): string
       return "must be true or false";
     case "maxTransferAmount":
     case "transferCapPerDay":
+    case "approvalAbove":
       return "must be a plain decimal number of tokens, such as 1000 or 2.5";
     case "minPriorityFeePerGas":
     case "maxFeePerGas":

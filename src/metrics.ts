@@ -49,7 +49,7 @@ export class ServiceMetrics {
   );
   readonly #transfers = new Counter({
     name: "transfers_total",
-    help: "POST /transfer outcomes: sent, replayed (repeated Idempotency-Key) or refused, with the error code",
+    help: "POST /transfer outcomes: sent, awaiting_approval (202, above APPROVAL_ABOVE), replayed (repeated Idempotency-Key) or refused, with the error code",
     labelNames: ["outcome", "code"],
     registers: [this.registry],
   });
@@ -105,7 +105,7 @@ export class ServiceMetrics {
     this.#http.observe(route, method, status, seconds);
   }
 
-  countTransfer(outcome: "sent" | "replayed" | "refused", code = ""): void {
+  countTransfer(outcome: "sent" | "awaiting_approval" | "replayed" | "refused", code = ""): void {
     this.#transfers.inc({ outcome, code });
   }
 

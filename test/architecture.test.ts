@@ -19,7 +19,8 @@ const LAYERS: string[][] = [
   ["node", "journal", "dev"],
   ["send-path", "metrics"],
   ["lookup", "finality", "webhooks", "outflows"],
-  ["wire"],
+  // Two-person approval: journals and sends through the send path, with its webhook events.
+  ["wire", "approvals"],
   ["lanes"],
   // A network is made of lanes, and a lane of its send path.
   ["network"],

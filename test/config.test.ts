@@ -105,6 +105,17 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ PAUSE_ON_UNEXPECTED_OUTFLOW: "true", OUTFLOW_CHECK_INTERVAL_MS: "0" })).toThrow(/PAUSE_ON_UNEXPECTED_OUTFLOW: needs the outflow watch/);
   });
 
+  it("reads APPROVAL_ABOVE and APPROVAL_TTL_HOURS; an approval needs an admin key, and API keys at all", () => {
+    const admins = "admin:an-admin-key-of-sixteen,transfer:a-client-key-of-sixteen";
+    const config = loadConfig({ APPROVAL_ABOVE: "2500.5", APPROVAL_TTL_HOURS: "0.5", API_KEYS: admins });
+    expect([config.approvalAbove, config.approvalTtlHours]).toEqual(["2500.5", 0.5]);
+    expect(loadConfig({}).approvalTtlHours).toBe(24);
+    expect(() => loadConfig({ APPROVAL_ABOVE: "1e6" })).toThrow(/APPROVAL_ABOVE: must be a plain decimal number of tokens/);
+    expect(() => loadConfig({ APPROVAL_TTL_HOURS: "0" })).toThrow(/APPROVAL_TTL_HOURS/);
+    expect(() => loadConfig({ APPROVAL_ABOVE: "10", API_KEYS: "transfer:a-client-key-of-sixteen" })).toThrow(/APPROVAL_ABOVE: API_KEYS needs an admin key/);
+    expect(() => loadConfig({ APPROVAL_ABOVE: "10", AUTH_DISABLED: "true" })).toThrow(/APPROVAL_ABOVE: needs API keys/);
+  });
+
   it("reads STUCK_AFTER_BLOCKS and refuses zero", () => {
     expect(loadConfig({ STUCK_AFTER_BLOCKS: "12" }).stuckAfterBlocks).toBe(12);
     expect(() => loadConfig({ STUCK_AFTER_BLOCKS: "0" })).toThrow(/STUCK_AFTER_BLOCKS/);

@@ -35,8 +35,11 @@ interface HistoryItem {
   refusal: { code: string; message: string } | null;
   attempts: Attempt[];
   createdAt: string;
+  apiKeyId: string | null;
   /** A payout batch's items it pays. */
   items?: { id: string; toAddress: string }[];
+  /** Set for a transfer above APPROVAL_ABOVE: until when it waits for a second admin key. */
+  approval?: { expiresAt: string; decidedBy: string | null; decidedAt: string | null };
 }
 
 /** An item of GET /payouts/:id. */
@@ -350,7 +353,7 @@ class Console {
   async #refresh(): Promise<void> {
     try {
       // A transfer's page is read when opened (its status comes from the node); the lists come from the journal.
-      await Promise.all([this.#showWallet(), this.#showActivity(), this.#showInFlight(), this.#showRecent(), this.#showDeliveries()]);
+      await Promise.all([this.#showWallet(), this.#showApprovals(), this.#showActivity(), this.#showInFlight(), this.#showRecent(), this.#showDeliveries()]);
       byId("updated").textContent = `Updated ${new Date().toLocaleTimeString()}`;
     } catch (error) {
       byId("updated").textContent = `Not updated: ${error instanceof Error ? error.message : String(error)}`;
@@ -420,6 +423,42 @@ class Console {
     }
     warning.append(list);
     return [warning];
+  }
+
+  /**
+   * Transfers above APPROVAL_ABOVE that wait for a second admin key, the soonest to expire first, with both
+   * decisions for an admin (the service refuses the key that asked: the outcome line then says so).
+   */
+  async #showApprovals(): Promise<void> {
+    const { transfers } = await this.#get<{ transfers: HistoryItem[] }>(`/transfers?state=awaiting_approval&limit=100${this.#onNetwork()}`);
+    const target = byId("approvals");
+    if (transfers.length === 0) {
+      target.replaceChildren(element("p", "Nothing awaits approval."));
+      return;
+    }
+    transfers.sort((a, b) => (a.approval?.expiresAt ?? "").localeCompare(b.approval?.expiresAt ?? ""));
+    const table = this.#table(["Id", "To", "Amount", "Asked by", "Key", "Expires", ...(this.#admin ? ["Decide"] : [])]);
+    for (const item of transfers) {
+      const decide = element("span", undefined, "actions");
+      if (this.#admin) decide.append(this.#approvalButton("Approve", item), this.#approvalButton("Reject", item));
+      const expires = item.approval ? new Date(item.approval.expiresAt).toLocaleString() : "—";
+      const row = this.#row(table, [item.id, element("code", item.transfer.to), whatItMoves(item), item.apiKeyId ?? "—", item.idempotencyKey ?? "—", expires, ...(this.#admin ? [decide] : [])]);
+      row.dataset.id = String(item.id);
+    }
+    target.replaceChildren(table);
+  }
+
+  #approvalButton(label: "Approve" | "Reject", item: HistoryItem): HTMLButtonElement {
+    const button = element("button", label) as HTMLButtonElement;
+    button.type = "button";
+    button.setAttribute("aria-label", `${label} transfer ${item.id}`);
+    const what = `${whatItMoves(item)} to ${item.transfer.to}`;
+    const question =
+      label === "Approve"
+        ? `Approve transfer ${item.id} (${what})? It is signed and sent now.`
+        : `Reject transfer ${item.id} (${what})? It is never sent, and its client is told so.`;
+    button.addEventListener("click", () => void this.#confirmThen(question, "POST", `/transfers/${item.id}/${label.toLowerCase()}`));
+    return button;
   }
 
   /** The last 24 hours as two charts: transfers (sent, mined, failed) and gas spent, hour by hour. */

@@ -14,6 +14,8 @@ export interface TransferPolicyLimits {
   periodMs: number;
   /** Checksummed addresses; any recipient when unset. */
   allowedRecipients?: ReadonlySet<string>;
+  /** Base units above which a transfer or payout waits for an admin's approval (APPROVAL_ABOVE); none when unset. */
+  approvalAboveUnits?: bigint;
 }
 
 /** A transfer counted against a key's cap: when, and how much. */
@@ -43,6 +45,12 @@ export class TransferPolicy {
   authorize(apiKeyId: string, recipient: string, units: bigint): () => void {
     this.#checkPayment(recipient, units, "");
     return this.#countAgainstCap(apiKeyId, units);
+  }
+
+  /** Whether a transfer (or a payout batch's total) of `units` waits for a second admin key's approval before it is signed. */
+  needsApproval(units: bigint): boolean {
+    const { approvalAboveUnits } = this.limits;
+    return approvalAboveUnits !== undefined && units > approvalAboveUnits;
   }
 
   /**

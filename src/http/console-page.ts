@@ -39,6 +39,10 @@ export const CONSOLE_HTML = `<!doctype html>
       <h2 id="wallet-title">Wallet</h2>
       <div id="wallet" class="scroll"></div>
     </section>
+    <section aria-labelledby="approvals-title">
+      <h2 id="approvals-title">Awaiting approval</h2>
+      <div id="approvals" class="scroll"></div>
+    </section>
     <section aria-labelledby="activity-title">
       <h2 id="activity-title">Last 24 hours</h2>
       <div id="activity" class="charts"></div>

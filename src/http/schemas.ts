@@ -355,6 +355,31 @@ export const ErrorReplySchema = Type.Object(
 );
 
 /** The error replies a route can send, keyed by status, for its response schema. */
+export const ApprovalParamsSchema = Type.Object({ id: Type.String({ pattern: "^[0-9]{1,15}$", description: "the transfer's id, as the 202 answered it (GET /transfers lists it)" }) });
+
+/** A transfer or payout above APPROVAL_ABOVE, as it waits for (or was refused) a second admin key's approval. */
+export const ApprovalSchema = Type.Object(
+  {
+    id: Type.Integer({ description: "the transfer's id: GET /transfers lists it, POST /transfers/{id}/approve and /reject take it" }),
+    state: Type.Union([Type.Literal("awaiting_approval"), Type.Literal("rejected"), Type.Literal("expired")], {
+      description: "awaiting_approval: nothing signed yet; rejected (by an admin) and expired (APPROVAL_TTL_HOURS): never sent, the key answers 417",
+    }),
+    network: Type.String(),
+    token: Type.String({ description: "the token's symbol (its address for a token the deployment does not name)" }),
+    toAddress: Type.String({ description: "the recipient; for a payout batch, the payout contract" }),
+    amount: Type.String({ description: "whole tokens (a batch: the total of the items it pays)" }),
+    units: Type.String({ description: "base units, decimal" }),
+    payoutItems: Type.Union([Type.Integer(), Type.Null()], { description: "a payout batch: how many items it pays; null for a transfer" }),
+    apiKeyId: Type.Union([Type.String(), Type.Null()], { description: "the API key that asked for it: it may not decide it" }),
+    expiresAt: Type.String({ description: "when it expires undecided (ISO time)" }),
+    decidedBy: Type.Union([Type.String(), Type.Null()], { description: "the admin key that decided it, or expiry; null while it waits" }),
+    decidedAt: Type.Union([Type.String(), Type.Null()], { description: "ISO time; null while it waits" }),
+  },
+  { description: "A transfer that waits for an admin's approval (POST /transfer and POST /payouts answer it with 202); nothing of it is signed until approved" },
+);
+
+export type Approval = Static<typeof ApprovalSchema>;
+
 export function errorReplies(...statusCodes: number[]): Record<number, typeof ErrorReplySchema> {
   return Object.fromEntries(statusCodes.map((statusCode) => [statusCode, ErrorReplySchema]));
 }

@@ -15,7 +15,7 @@ import type { EntryRow } from "./journal-rows.js";
 import type { HistoryFilter, JournalState } from "./transfer-journal.js";
 
 /** Every state a journal row can be in: a read without a state filter walks each. */
-const ALL_STATES: readonly JournalState[] = ["claimed", "refused", "signed", "accepted", "nonce-used", "replaced", "rejected", "cancelled"];
+const ALL_STATES: readonly JournalState[] = ["awaiting-approval", "claimed", "refused", "signed", "accepted", "nonce-used", "replaced", "rejected", "cancelled"];
 
 /** Rows one read may walk beyond its page when a second filter is checked row by row, shared by its states. */
 const SCAN_BUDGET = 4_000;

@@ -38,6 +38,9 @@ export interface EntryRow {
   token: string;
   /** A payout batch's items (payoutAsText), null for any other transfer. */
   payout?: string | null;
+  approval_expires_at?: number | null;
+  approval_decided_by?: string | null;
+  approval_decided_at?: number | null;
   created_at: number;
 }
 
@@ -104,6 +107,7 @@ export function toEntry(row: EntryRow, attempts: JournalAttempt[]): JournalEntry
     settledBlock: row.settled_block ?? null,
     reportedBlockHash: row.reported_block_hash ?? null,
     finalBlock: row.final_block ?? null,
+    approval: row.approval_expires_at == null ? null : { expiresAt: row.approval_expires_at, decidedBy: row.approval_decided_by ?? null, decidedAt: row.approval_decided_at ?? null },
     refusal: row.refusal_code === null ? null : { code: row.refusal_code, message: row.refusal_message ?? "" },
     createdAt: row.created_at,
     ...(row.payout ? { payout: payoutOfText(row.payout) } : {}),

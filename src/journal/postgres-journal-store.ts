@@ -47,6 +47,7 @@ const ARCHIVE_BATCH = 200;
  */
 const HOT_TRANSFERS = `
   SELECT id FROM transfers WHERE state IN ('claimed', 'signed', 'accepted')
+  UNION SELECT id FROM transfers WHERE state = 'awaiting-approval'
   UNION SELECT id FROM transfers
     WHERE state IN ('nonce-used', 'replaced', 'cancelled') AND (final_block IS NULL OR (notify = 1 AND reported IS DISTINCT FROM 'transfer.finalized'))
   UNION SELECT id FROM transfers WHERE idempotency_key IS NOT NULL

@@ -206,4 +206,13 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; sql: string }[] = 
       );
     `,
   },
+  {
+    // Two-person approval (APPROVAL_ABOVE): until when a transfer waits, who decided it and when. Nullable: no rewrite.
+    version: 13,
+    sql: `
+      ALTER TABLE transfers ADD COLUMN approval_expires_at BIGINT;
+      ALTER TABLE transfers ADD COLUMN approval_decided_by TEXT;
+      ALTER TABLE transfers ADD COLUMN approval_decided_at BIGINT;
+    `,
+  },
 ];

@@ -180,7 +180,14 @@ const MIGRATIONS = [
    ${OWNERS_NETWORK_AND_TOKEN}`,
   // A payout batch's items (journal-rows' payoutAsText).
   "ALTER TABLE transfers ADD COLUMN payout TEXT",
+  // Two-person approval (APPROVAL_ABOVE): until when a transfer waits for one (null for a transfer that
+  // needed none), and the admin key that decided it, and when.
+  "ALTER TABLE transfers ADD COLUMN approval_expires_at INTEGER",
+  "ALTER TABLE transfers ADD COLUMN approval_decided_by TEXT",
+  "ALTER TABLE transfers ADD COLUMN approval_decided_at INTEGER",
 ];
+/** Transfers that wait for an admin's approval: few (APPROVALS_AWAITING_MAX), listed and expired along this index. */
+const AWAITING_APPROVAL_INDEX = "CREATE INDEX IF NOT EXISTS transfers_awaiting_approval ON transfers (approval_expires_at, id) WHERE state = 'awaiting-approval'";
 /**
  * The version of the indexes below and HISTORY_INDEXES: a journal whose indexes are of another version has
  * them made again (once). Raise it with any change to an index's definition.
@@ -310,6 +317,7 @@ function makeIndexes(db: Database.Database): void {
     db.exec(`BEGIN; ${UNSETTLED_INDEX} ${HISTORY_INDEXES} INSERT OR REPLACE INTO journal_indexes (id, version) VALUES (1, ${INDEXES_VERSION}); COMMIT`);
   }
   db.exec(NETWORK_HISTORY_INDEXES);
+  db.exec(AWAITING_APPROVAL_INDEX);
   // Rows an old version may still write (a rollback): found through the state index.
   db.exec("UPDATE transfers SET state = 'nonce-used' WHERE state = 'settled'");
 }
@@ -323,8 +331,8 @@ function prepareStatements(db: Database.Database) {
     insertOwner: db.prepare("INSERT INTO journal_owner (id, chain_id, wallet_address, token_address) VALUES (1, @chain_id, @wallet_address, @token_address)"),
     markOwner: db.prepare("UPDATE journal_owner SET chain_id = @chain_id WHERE id = 1"),
     claim: db.prepare(
-      `INSERT INTO transfers (idempotency_key, recipient, units, api_key_id, state, notify, lane, chain_id, token, payout, created_at, updated_at)
-       VALUES (@key, @recipient, @units, @apiKeyId, 'claimed', @notify, @lane, @chain, @token, @payout, ${HISTORY_TIMES_RISE}, @now)
+      `INSERT INTO transfers (idempotency_key, recipient, units, api_key_id, state, notify, lane, chain_id, token, payout, approval_expires_at, created_at, updated_at)
+       VALUES (@key, @recipient, @units, @apiKeyId, @state, @notify, @lane, @chain, @token, @payout, @approvalExpiresAt, ${HISTORY_TIMES_RISE}, @now)
        ON CONFLICT (idempotency_key) DO NOTHING`,
     ),
     byKey: db.prepare("SELECT * FROM transfers WHERE idempotency_key = ?"),
@@ -369,7 +377,20 @@ function prepareStatements(db: Database.Database) {
     setRefusal: db.prepare(
       "UPDATE transfers SET state = @state, refusal_code = @code, refusal_message = @message, updated_at = @now WHERE id = @id AND state = @from",
     ),
-    deleteClaim: db.prepare("DELETE FROM transfers WHERE id = ? AND state = 'claimed'"),
+    // An approved transfer is never deleted: its approval is given back instead (returnToApproval).
+    deleteClaim: db.prepare("DELETE FROM transfers WHERE id = ? AND state IN ('claimed', 'awaiting-approval') AND approval_decided_by IS NULL"),
+    awaitingApproval: db.prepare("SELECT * FROM transfers INDEXED BY transfers_awaiting_approval WHERE state = 'awaiting-approval' ORDER BY approval_expires_at, id LIMIT ?"),
+    awaitingApprovalCount: db.prepare("SELECT COUNT(*) FROM transfers INDEXED BY transfers_awaiting_approval WHERE state = 'awaiting-approval'").pluck(),
+    takeApproved: db.prepare(
+      "UPDATE transfers SET state = 'claimed', lane = @lane, approval_decided_by = @by, approval_decided_at = @at, updated_at = @now WHERE id = @id AND state = 'awaiting-approval' AND chain_id = @chain",
+    ),
+    returnToApproval: db.prepare(
+      "UPDATE transfers SET state = 'awaiting-approval', approval_decided_by = NULL, approval_decided_at = NULL, updated_at = @now WHERE id = @id AND state = 'claimed' AND approval_decided_by IS NOT NULL",
+    ),
+    refuseApproval: db.prepare(
+      `UPDATE transfers SET state = 'refused', refusal_code = @code, refusal_message = @message, approval_decided_by = @by, approval_decided_at = @at, updated_at = @now
+       WHERE id = @id AND state = 'awaiting-approval'`,
+    ),
     markNonceUsed: db.prepare("UPDATE transfers SET state = 'nonce-used', updated_at = @now WHERE lane = @lane AND chain_id = @chain AND state = 'accepted' AND nonce < @count"),
     markUnmined: db.prepare(
       "UPDATE transfers INDEXED BY transfers_unfinal SET state = 'accepted', mined_hash = NULL, settled_block = NULL, final_block = NULL, updated_at = @now WHERE lane = @lane AND chain_id = @chain AND state IN ('nonce-used', 'cancelled', 'replaced') AND nonce >= @count AND final_block IS NULL AND (settled_block IS NULL OR settled_block <= @block)",
@@ -464,7 +485,11 @@ function prepareStatements(db: Database.Database) {
     severalAttemptHashes: db.prepare(
       "SELECT hash FROM attempts WHERE transfer_id IN (SELECT transfer_id FROM attempts GROUP BY transfer_id HAVING COUNT(*) > 1)",
     ),
-    expireKeys: db.prepare("UPDATE transfers SET idempotency_key = NULL WHERE idempotency_key IS NOT NULL AND created_at < ?"),
+    // A key lives its time from its decision when it waited for an approval (and for good while it waits):
+    // a repeat after the approval must find its transfer, never make a second one.
+    expireKeys: db.prepare(
+      "UPDATE transfers SET idempotency_key = NULL WHERE idempotency_key IS NOT NULL AND created_at < @cutoff AND state <> 'awaiting-approval' AND (approval_decided_at IS NULL OR approval_decided_at < @cutoff)",
+    ),
     // What retention may move out: made before the cutoff, its key expired, its outcome final (or refused:
     // never sent), every event of it reported and no delivery of it still pending. The oldest first.
     archivable: db.prepare(
@@ -713,6 +738,15 @@ class SqliteTransferJournal implements TransferJournal {
   }
 
   claimKey(key: string, request: TransferRequest): KeyClaim {
+    return this.#claim(key, request, null);
+  }
+
+  requestApproval(key: string | undefined, request: TransferRequest, expiresAt: number): KeyClaim {
+    return this.#claim(key ?? null, request, expiresAt);
+  }
+
+  // A new entry, claimed (or waiting for its approval until `approvalExpiresAt`), or the one that holds `key`.
+  #claim(key: string | null, request: TransferRequest, approvalExpiresAt: number | null): KeyClaim {
     const now = steadyWallClockNow();
     const { payout } = request;
     const inserted = this.#store.write(() =>
@@ -721,6 +755,8 @@ class SqliteTransferJournal implements TransferJournal {
         recipient: request.recipient,
         units: request.units.toString(),
         apiKeyId: request.apiKeyId ?? null,
+        state: approvalExpiresAt === null ? "claimed" : "awaiting-approval",
+        approvalExpiresAt,
         notify: this.#store.notify,
         ...this.#network,
         token: request.token ?? this.#network.token,
@@ -736,6 +772,31 @@ class SqliteTransferJournal implements TransferJournal {
     }
     const row = this.#store.statements.byKey.get(key) as EntryRow;
     return { outcome: "existing", entry: toEntry(row, this.#store.attemptsOf(row.id)) };
+  }
+
+  awaitingApproval(limit: number): JournalEntry[] {
+    return (this.#store.statements.awaitingApproval.all(limit) as EntryRow[]).map((row) => toEntry(row, []));
+  }
+
+  awaitingApprovalCount(): number {
+    return this.#store.statements.awaitingApprovalCount.get() as number;
+  }
+
+  takeApproved(entryId: number, by: string, at: number): boolean {
+    const { statements } = this.#store;
+    return this.#store.write(() => statements.takeApproved.run({ id: entryId, lane: this.lane, chain: this.#network.chain, by, at, now: steadyWallClockNow() })).changes === 1;
+  }
+
+  returnToApproval(entryId: number): boolean {
+    return this.#store.write(() => this.#store.statements.returnToApproval.run({ id: entryId, now: steadyWallClockNow() })).changes === 1;
+  }
+
+  refuseApproval(entryId: number, by: string, at: number, refusal: RecordedRefusal): boolean {
+    const { statements } = this.#store;
+    const refused = this.#store.write(() => statements.refuseApproval.run({ id: entryId, by, at, ...refusal, now: steadyWallClockNow() })).changes === 1;
+    // Nothing of the batch was sent: its item ids may be paid by another.
+    if (refused) this.#store.write(() => statements.freePayoutItems.run(entryId));
+    return refused;
   }
 
   // In the claim's own write: the ids are the batch's from the moment it exists, or it does not exist.
@@ -1102,7 +1163,7 @@ class SqliteTransferJournal implements TransferJournal {
   }
 
   expireKeys(maxAgeMs: number, now = steadyWallClockNow()): number {
-    return this.#store.write(() => this.#store.statements.expireKeys.run(now - maxAgeMs)).changes;
+    return this.#store.write(() => this.#store.statements.expireKeys.run({ cutoff: now - maxAgeMs })).changes;
   }
 
   close(): void {

@@ -13,8 +13,10 @@
  *   one missing receipt).
  * rejected: the node refused its first broadcast; it is never sent again and the client was told `answer`.
  * cancelled: its cancel attempt (a 0-value transaction to the wallet itself) was mined at its nonce.
+ * awaiting-approval: above APPROVAL_ABOVE, it waits for a second admin key; nothing signed. Approved, it is
+ *   claimed (and sent); rejected or expired, refused.
  */
-export type JournalState = "claimed" | "refused" | "signed" | "accepted" | "nonce-used" | "replaced" | "rejected" | "cancelled";
+export type JournalState = "awaiting-approval" | "claimed" | "refused" | "signed" | "accepted" | "nonce-used" | "replaced" | "rejected" | "cancelled";
 
 /**
  * transfer: the token transfer or payout batch (the first attempt, or a re-priced copy); cancel: a 0-value
@@ -120,7 +122,18 @@ export interface JournalEntry extends TransferRequest {
   settledBlock: number | null;
   /** The finalized block that made it final; null until then. */
   finalBlock: number | null;
+  /** Set for a transfer that needed a second admin key's approval (APPROVAL_ABOVE); null for any other. */
+  approval: EntryApproval | null;
   createdAt: number;
+}
+
+/** A transfer's two-person approval: until when it waits, and who decided it, when (null while undecided). */
+export interface EntryApproval {
+  /** ms, wall clock. */
+  expiresAt: number;
+  /** The admin key's id, or "expiry" for one that expired undecided. */
+  decidedBy: string | null;
+  decidedAt: number | null;
 }
 
 /** Which entries a history read returns: every condition given must hold. */
@@ -186,8 +199,11 @@ export type TransferEventType = "transfer.confirmed" | "transfer.failed" | "tran
 /** The events webhooks report about each item of a payout batch (besides the batch's own, as a transfer). */
 export type PayoutItemEventType = "payout.item.paid" | "payout.item.failed" | "payout.item.reorged" | "payout.item.finalized";
 
-/** Every event webhooks report; an unexpected outflow belongs to no transfer (its entry id is 0). */
-export type WebhookEventType = TransferEventType | PayoutItemEventType | "wallet.unexpected_outflow";
+/** The events of a transfer's two-person approval (APPROVAL_ABOVE): it waits, or it was rejected (or expired) and is never sent. */
+export type ApprovalEventType = "transfer.awaiting_approval" | "transfer.rejected";
+
+/** Every event webhooks report; an unexpected outflow belongs to no transfer (its entry id is null). */
+export type WebhookEventType = TransferEventType | PayoutItemEventType | ApprovalEventType | "wallet.unexpected_outflow";
 
 /** A webhook event as journaled: its body is fixed once, so that every retry sends the same bytes. */
 export interface WebhookEventRecord {
@@ -315,6 +331,24 @@ export interface TransferJournal {
    * throws PayoutItemsTakenError, claiming nothing, when another batch holds one of them.
    */
   claimKey(key: string, request: TransferRequest): KeyClaim;
+  /**
+   * Like claimKey, for a transfer that waits for an admin's approval until `expiresAt` (ms, wall clock)
+   * before anything is signed (state awaiting-approval); without a key, always a new entry.
+   */
+  requestApproval(key: string | undefined, request: TransferRequest, expiresAt: number): KeyClaim;
+  /** Every network's transfers awaiting approval, the soonest to expire first, at most `limit`. */
+  awaitingApproval(limit: number): JournalEntry[];
+  /** How many transfers await approval (every network). */
+  awaitingApprovalCount(): number;
+  /**
+   * The admin key `by` approved the entry at `at`: awaiting-approval becomes claimed, for this view's lane
+   * to sign. Only from awaiting-approval, on this view's network; whether it changed.
+   */
+  takeApproved(entryId: number, by: string, at: number): boolean;
+  /** An approved entry nothing was signed for (a "try again", a restart) awaits its approval again; whether it did. */
+  returnToApproval(entryId: number): boolean;
+  /** The entry was rejected (by an admin key, or "expiry"): refused with `refusal`, nothing ever signed. Only from awaiting-approval; whether it changed. */
+  refuseApproval(entryId: number, by: string, at: number, refusal: RecordedRefusal): boolean;
   /**
    * Which of these payout item ids of the API key a batch holds, with that batch's entry id: a batch holds
    * its items' ids from its claim on, for good (retention too keeps them), unless it was refused, rejected
@@ -508,6 +542,11 @@ export interface TransferJournal {
   /** Forgets keys older than `maxAgeMs` (the entries stay). Returns how many were forgotten. */
   expireKeys(maxAgeMs: number, now?: number): number;
   close(): void;
+}
+
+/** What a journaled transfer asks for, as a client's request does (an approved transfer is sent from it). */
+export function requestOf(entry: JournalEntry): TransferRequest {
+  return { recipient: entry.recipient, units: entry.units, apiKeyId: entry.apiKeyId, token: entry.token, ...(entry.payout ? { payout: entry.payout } : {}) };
 }
 
 /**

@@ -10,16 +10,18 @@ import { type ServedNetwork, servedNetworkOf, tokenAt } from "../network-setting
 import { type AttemptStatus, describeAttempts } from "./transaction-status.js";
 
 /**
- * A transfer's state as the journal knows it. sending: its key is claimed, nothing signed yet. pending:
+ * A transfer's state as the journal knows it. awaiting_approval: above APPROVAL_ABOVE, it waits for a second
+ * admin key, nothing signed. sending: its key is claimed, nothing signed yet. pending:
  * signed, not mined. mined: the chain used its nonce with one of its attempts. replaced: another
  * transaction was mined at its nonce. rejected: refused before or at its first broadcast (417). cancelled:
  * its cancel was mined.
  */
-export type HistoryState = "sending" | "pending" | "mined" | "replaced" | "rejected" | "cancelled";
+export type HistoryState = "awaiting_approval" | "sending" | "pending" | "mined" | "replaced" | "rejected" | "cancelled";
 
-export const HISTORY_STATES: readonly HistoryState[] = ["sending", "pending", "mined", "replaced", "rejected", "cancelled"];
+export const HISTORY_STATES: readonly HistoryState[] = ["awaiting_approval", "sending", "pending", "mined", "replaced", "rejected", "cancelled"];
 
 const JOURNAL_STATES: Record<HistoryState, readonly JournalState[]> = {
+  awaiting_approval: ["awaiting-approval"],
   sending: ["claimed"],
   pending: ["signed", "accepted"],
   mined: ["nonce-used"],
@@ -52,6 +54,15 @@ export interface HistoryItem {
   createdAt: string;
   /** A payout batch's items it pays (not those an earlier batch holds); each item's outcome: GET /payouts/:id. */
   items?: HistoryPayoutItem[];
+  /** Set for a transfer that needed a second admin key's approval (APPROVAL_ABOVE). */
+  approval?: HistoryApproval;
+}
+
+/** A transfer's approval as the history shows it: until when it waits, and who decided it (or "expiry"), when. */
+export interface HistoryApproval {
+  expiresAt: string;
+  decidedBy: string | null;
+  decidedAt: string | null;
 }
 
 /** An item a payout batch pays, as the history lists it. */
@@ -121,6 +132,13 @@ export function historyItem(entry: JournalEntry, token: HistoryToken): HistoryIt
       items: entry.payout.items
         .filter((item) => item.duplicateOf === undefined)
         .map((item) => ({ id: item.id, toAddress: item.recipient, amount: item.units.toString(), amountInTokens: token.decimals === null ? null : formatTokenAmount(item.units, token.decimals) })),
+    }),
+    ...(entry.approval && {
+      approval: {
+        expiresAt: new Date(entry.approval.expiresAt).toISOString(),
+        decidedBy: entry.approval.decidedBy,
+        decidedAt: entry.approval.decidedAt === null ? null : new Date(entry.approval.decidedAt).toISOString(),
+      },
     }),
   };
 }

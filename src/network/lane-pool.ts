@@ -10,11 +10,12 @@
  * is answered 503.
  */
 import { ServiceError } from "../errors.js";
-import type { TransferJournal, TransferRequest } from "../journal/transfer-journal.js";
+import { type TransferJournal, type TransferRequest, requestOf } from "../journal/transfer-journal.js";
 import { type LaneFigures, type PoolRefusal, type Route, chooseLane, laneHold } from "../lanes/lane-routing.js";
 import type { SlotQueue } from "../lanes/slot-queue.js";
 import { NATIVE_TOKEN } from "../network-settings/network-choice.js";
-import type { AuthorizeTransfer, TokenTransferService, TransferOutcome, TransferSender } from "../send-path/transfer-service.js";
+import type { ApprovedTransfer, AuthorizeTransfer, TokenTransferService, TransferOutcome, TransferSender } from "../send-path/transfer-service.js";
+import type { SignedTokenTransfer } from "../send-path/wallet-transaction.js";
 import { sameItems } from "../send-path/payout-call.js";
 
 /** A lane as the pool sees it. */
@@ -100,6 +101,32 @@ export class LanePool implements TransferSender {
     }
   }
 
+  /**
+   * An approved transfer, to the lane routing picks. It is not routed again when that lane is refused: its
+   * refusal is the approval's answer (a "try again" leaves it awaiting its approval).
+   */
+  async sendApproved(approved: ApprovedTransfer, authorize?: AuthorizeTransfer): Promise<SignedTokenTransfer> {
+    const request = requestOf(approved.entry);
+    const key = approved.entry.idempotencyKey ?? undefined;
+    // A repeat of its key meanwhile is answered "in flight", as any transfer's being routed.
+    if (key !== undefined) this.#routingKeys.set(key, request);
+    const revoke = authorize?.();
+    let handedOver = false;
+    try {
+      await Promise.all(this.lanes.map((candidate) => candidate.ensureBalances(this.settings.balancesMaxAgeMs)));
+      const handOver = revoke && (() => ((handedOver = true), revoke));
+      return await this.#sendOnARoute(request, new Set(), {}, {
+        send: (lane, uncount) => lane.transfers.sendApproved(approved, handOver, uncount),
+        refuse: (refusal) => this.lanes[0].transfers.refuseApproved(approved, refusal),
+      });
+    } catch (error) {
+      if (!handedOver) revoke?.();
+      throw error;
+    } finally {
+      if (key !== undefined) this.#routingKeys.delete(key);
+    }
+  }
+
   // A new transfer (or one whose key no lane holds yet), to the lanes that can pay it until one takes it
   // or every one that could has refused.
   async #route(request: TransferRequest, idempotencyKey: string | undefined, authorize: AuthorizeTransfer | undefined): Promise<TransferOutcome> {
@@ -111,7 +138,11 @@ export class LanePool implements TransferSender {
       const route: { lane?: PoolLane } = {};
       try {
         await Promise.all(this.lanes.map((candidate) => candidate.ensureBalances(this.settings.balancesMaxAgeMs)));
-        const outcome = await this.#sendOnARoute(request, idempotencyKey, revoke && (() => ((handedOver = true), revoke)), refusedForGas, route);
+        const handOver = revoke && (() => ((handedOver = true), revoke));
+        const outcome = await this.#sendOnARoute(request, refusedForGas, route, {
+          send: (lane, uncount) => lane.transfers.sendTokenTransfer(request, idempotencyKey, handOver, uncount),
+          refuse: (refusal) => this.lanes[0].transfers.refuse(request, idempotencyKey, refusal),
+        });
         // Another request claimed the key meanwhile: this one is its repeat, which the policy never counts.
         if (outcome.replayed && !handedOver) revoke?.();
         return outcome;
@@ -148,13 +179,7 @@ export class LanePool implements TransferSender {
   }
 
   // A lane for the transfer, waiting for one while every lane that could pay is held; then sent there.
-  async #sendOnARoute(
-    request: TransferRequest,
-    idempotencyKey: string | undefined,
-    authorize: AuthorizeTransfer | undefined,
-    excluded: ReadonlySet<string>,
-    chosen: { lane?: PoolLane },
-  ): Promise<TransferOutcome> {
+  async #sendOnARoute<T>(request: TransferRequest, excluded: ReadonlySet<string>, chosen: { lane?: PoolLane }, routed: RoutedSend<T>): Promise<T> {
     let route = { refusal: "NO_LANE_AVAILABLE" } as Route;
     let figures: LaneFigures[] = [];
     // Synchronous from reading the figures to counting the choice: concurrent requests see each other.
@@ -173,7 +198,7 @@ export class LanePool implements TransferSender {
         request.token === NATIVE_TOKEN && route.refusal === "INSUFFICIENT_TOKEN_BALANCE"
           ? new ServiceError("INSUFFICIENT_FUNDS", `no wallet of the pool can send ${request.units} wei of the native coin and pay its gas after transactions in flight`)
           : new ServiceError(route.refusal, message, { retryAfterSeconds: route.refusal === "NO_LANE_AVAILABLE" ? 1 : undefined });
-      return this.lanes[0].transfers.refuse(request, idempotencyKey, refusal);
+      return routed.refuse(refusal);
     }
     const lane = this.#byAddress.get(route.lane.address) as PoolLane;
     chosen.lane = lane;
@@ -184,7 +209,7 @@ export class LanePool implements TransferSender {
       counted = false;
     };
     try {
-      return await lane.transfers.sendTokenTransfer(request, idempotencyKey, authorize, uncount);
+      return await routed.send(lane, uncount);
     } finally {
       if (counted) {
         uncount();
@@ -210,6 +235,12 @@ export class LanePool implements TransferSender {
     const key = routedTokenKey(token);
     routed.units.set(key, (routed.units.get(key) ?? 0n) + units);
   }
+}
+
+/** How a routed transfer is sent on the lane chosen, and answered when no lane can take it. */
+interface RoutedSend<T> {
+  send: (lane: PoolLane, uncount: () => void) => Promise<T>;
+  refuse: (refusal: ServiceError) => Promise<T>;
 }
 
 function routedTokenKey(token: string | undefined): string {

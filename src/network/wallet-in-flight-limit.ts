@@ -10,7 +10,8 @@
 import { ServiceError } from "../errors.js";
 import type { TransferJournal, TransferRequest } from "../journal/transfer-journal.js";
 import type { SlotQueue } from "../lanes/slot-queue.js";
-import type { AuthorizeTransfer, TokenTransferService, TransferOutcome, TransferSender } from "../send-path/transfer-service.js";
+import type { ApprovedTransfer, AuthorizeTransfer, TokenTransferService, TransferOutcome, TransferSender } from "../send-path/transfer-service.js";
+import type { SignedTokenTransfer } from "../send-path/wallet-transaction.js";
 import type { WalletLedger } from "../send-path/wallet-ledger.js";
 
 export interface InFlightLimitSettings {
@@ -42,13 +43,18 @@ export class WalletInFlightLimit implements TransferSender {
       if (idempotencyKey !== undefined && this.journal.findByKey(idempotencyKey)) return this.wallet.transfers.sendTokenTransfer(request, idempotencyKey, authorize);
       if (!(await this.slots.take(() => this.#admit(), this.settings.maxWaitMs))) throw walletFull(this.wallet.address, this.settings);
     }
+    return this.#sendAdmitted((uncount) => this.wallet.transfers.sendTokenTransfer(request, idempotencyKey, authorize, uncount));
+  }
+
+  // Sends a transfer let in: it counts as admitted until the ledger holds its reservation (`uncount`).
+  async #sendAdmitted<T>(send: (uncount: () => void) => Promise<T>): Promise<T> {
     let counted = true;
     const uncount = () => {
       if (counted) this.#admitted--;
       counted = false;
     };
     try {
-      return await this.wallet.transfers.sendTokenTransfer(request, idempotencyKey, authorize, uncount);
+      return await send(uncount);
     } finally {
       // Refused before it held a reservation: its room is free for the next.
       if (counted) {
@@ -56,6 +62,12 @@ export class WalletInFlightLimit implements TransferSender {
         this.slots.wake();
       }
     }
+  }
+
+  /** An approved transfer: it waits for room as a new one does (see the top). */
+  async sendApproved(approved: ApprovedTransfer, authorize?: AuthorizeTransfer): Promise<SignedTokenTransfer> {
+    if (!(this.slots.size === 0 && this.#admit()) && !(await this.slots.take(() => this.#admit(), this.settings.maxWaitMs))) throw walletFull(this.wallet.address, this.settings);
+    return this.#sendAdmitted((uncount) => this.wallet.transfers.sendApproved(approved, authorize, uncount));
   }
 
   #admit(): boolean {

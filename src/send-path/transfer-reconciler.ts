@@ -98,7 +98,8 @@ export class TransferReconciler {
 
   /**
    * Run once before serving: claims that never got signed are dropped (no answer was given, nothing was
-   * sent: the client's retry runs afresh); every signed or accepted entry is found on chain or sent again.
+   * sent: the client's retry runs afresh) and approved ones await their approval again; every signed or
+   * accepted entry is found on chain or sent again.
    * A settled entry whose nonce the chain no longer counts as mined (a reorganisation while the service was
    * down) is unsettled first: it is sent again, and its nonce, which its signed bytes still hold, is never
    * handed to another transfer.
@@ -108,7 +109,8 @@ export class TransferReconciler {
     this.journal.markUnminedFrom(this.ledger.snapshot.minedNonceCount, this.ledger.snapshot.blockNumber);
     for (const entry of this.journal.unsettled()) {
       if (entry.state === "claimed") {
-        this.journal.releaseKey(entry.id);
+        // An approved transfer is not dropped: it awaits its approval again (nothing was signed).
+        if (!this.journal.returnToApproval(entry.id)) this.journal.releaseKey(entry.id);
         summary.abandonedClaims++;
         continue;
       }

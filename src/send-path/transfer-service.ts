@@ -16,7 +16,8 @@ import { estimateGasAtLatest } from "../node/gas-estimate.js";
 import { tokenAt } from "../network-settings/network-choice.js";
 import { type ErrorCode, ERROR_CODES, ServiceError } from "../errors.js";
 import { signerRefusalAnswer } from "./signer-refusal.js";
-import { type JournalEntry, JournalOutcomeUnknownError, JournalUnavailableError, type PayoutOrder, PayoutItemsTakenError, type TransferJournal, type TransferRequest } from "../journal/transfer-journal.js";
+import { type JournalEntry, JournalOutcomeUnknownError, JournalUnavailableError, type PayoutOrder, PayoutItemsTakenError, type TransferJournal, type TransferRequest, requestOf } from "../journal/transfer-journal.js";
+import { steadyWallClockNow } from "../clock.js";
 import { approvalCallData, payoutAllowance, payoutCallData, sameItems, withPayoutGasMargin } from "./payout-call.js";
 import { BroadcastRefusedError, type PreparedTransfer, type TransferSubmitter } from "./transfer-submitter.js";
 import type { WalletLedger } from "./wallet-ledger.js";
@@ -67,9 +68,26 @@ export interface TokenTransferServiceOptions {
   isSendingAnywhere?: (key: string, entry: JournalEntry) => boolean;
 }
 
+/**
+ * A transfer that waited for a second admin key (APPROVAL_ABOVE), approved now: its journal entry as read
+ * (awaiting approval), the admin key that approved it, and what journals the client's news of a refusal
+ * (the webhook event), called in the same turn as the refusal's write, so that both are one commit.
+ */
+export interface ApprovedTransfer {
+  entry: JournalEntry;
+  approver: string;
+  onRefused: (entryId: number, refusal: ServiceError) => void;
+}
+
 /** What the transfer route asks of the sending side: one wallet's service, or a pool's router. */
 export interface TransferSender {
   sendTokenTransfer(request: TransferRequest, idempotencyKey?: string, authorize?: AuthorizeTransfer): Promise<TransferOutcome>;
+  /**
+   * Signs and sends an approved transfer, with the whole contract of a new one from there on. A 417 refuses
+   * it for good (the key's answer from then on); any other failure leaves it awaiting its approval, nothing
+   * sent. Throws APPROVAL_DECIDED when another decision took it first.
+   */
+  sendApproved(approved: ApprovedTransfer, authorize?: AuthorizeTransfer): Promise<SignedTokenTransfer>;
 }
 
 /** Told once a new transfer holds its tokens and gas in the wallet's ledger (a pool stops counting it as routed). */
@@ -118,6 +136,68 @@ export class TokenTransferService implements TransferSender {
     if (claim.outcome === "existing") return this.#answerRepeat(idempotencyKey, request, claim.entry);
     await this.#settleKey(claim.entryId, refusal);
     throw refusal;
+  }
+
+  async sendApproved(approved: ApprovedTransfer, authorize?: AuthorizeTransfer, onReserved?: OnReserved): Promise<SignedTokenTransfer> {
+    const { entry, approver } = approved;
+    const { journal } = this.#options;
+    let taken: boolean;
+    try {
+      taken = journal.takeApproved(entry.id, approver, steadyWallClockNow());
+    } catch (error) {
+      throw asServiceError(error);
+    }
+    if (!taken) throw new ServiceError("APPROVAL_DECIDED", `transfer ${entry.id} was decided (or expired) meanwhile; nothing more was done`);
+    const key = entry.idempotencyKey ?? undefined;
+    if (key !== undefined) this.#inFlightKeys.add(key);
+    try {
+      return await this.#execute(requestOf(entry), entry.id, authorize, onReserved);
+    } catch (error) {
+      await this.#settleApproved(entry.id, error, approved.onRefused);
+      throw error;
+    } finally {
+      if (key !== undefined) this.#inFlightKeys.delete(key);
+    }
+  }
+
+  /**
+   * Answers an approved transfer a wallet pool could not route to any lane: a 417 refuses it for good (and
+   * journals the client's news of it); a "try again" leaves it awaiting its approval.
+   */
+  async refuseApproved(approved: ApprovedTransfer, refusal: ServiceError): Promise<never> {
+    const { journal } = this.#options;
+    if (refusal.statusCode === 417) {
+      try {
+        if (journal.refuseApproval(approved.entry.id, approved.approver, steadyWallClockNow(), { code: refusal.code, message: refusal.message })) approved.onRefused(approved.entry.id, refusal);
+        await journal.flushed();
+      } catch (error) {
+        throw asServiceError(error);
+      }
+    }
+    throw refusal;
+  }
+
+  // What an approved transfer that was not sent becomes: refused for good on a 417 (the client learns it
+  // from the event), else awaiting its approval again. Bytes signed and refused at their first broadcast are
+  // dead: the entry cannot wait again, and its key is freed instead, so that the client's retry asks anew.
+  async #settleApproved(entryId: number, error: unknown, onRefused: ApprovedTransfer["onRefused"]): Promise<void> {
+    const { journal } = this.#options;
+    const answered = error instanceof ServiceError && error.statusCode === 417;
+    if (journal.failure) {
+      if (answered && !(error.cause instanceof BroadcastRefusedError)) throw asServiceError(journal.failure);
+      return;
+    }
+    try {
+      if (answered) {
+        if (!(error.cause instanceof BroadcastRefusedError)) journal.recordRefused(entryId, { code: error.code, message: error.message });
+        onRefused(entryId, error);
+      } else if (!journal.returnToApproval(entryId) && journal.releaseRefusedKey(entryId) && error instanceof ServiceError) {
+        onRefused(entryId, error);
+      }
+      await journal.flushed();
+    } catch (journalError) {
+      throw asServiceError(journalError);
+    }
   }
 
   /** Whether this service is still sending `entry`, which holds `key`: its first answer is not known yet. */
@@ -170,6 +250,9 @@ export class TokenTransferService implements TransferSender {
       throw new ServiceError("IDEMPOTENCY_KEY_REUSED", `this Idempotency-Key was used for a different ${entry.payout ? "payout" : "transfer"}; use a new key`);
     }
     const isSending = this.#options.isSendingAnywhere ?? ((sentKey, sent) => this.isSending(sentKey, sent));
+    if (entry.state === "awaiting-approval") {
+      throw new ServiceError("TRANSFER_AWAITING_APPROVAL", `this Idempotency-Key's transfer ${entry.id} awaits an admin's approval; nothing was sent`);
+    }
     if (entry.state === "claimed" || isSending(key, entry)) {
       throw new ServiceError("IDEMPOTENCY_KEY_IN_FLIGHT", "a transfer with this Idempotency-Key is still being sent; retry shortly");
     }

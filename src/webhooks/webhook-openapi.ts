@@ -28,6 +28,15 @@ const WALLET_EVENTS = {
     "With PAUSE_ON_UNEXPECTED_OUTFLOW the service stops signing until an admin resumes (POST /wallet/resume).",
 } as const;
 
+const APPROVAL_EVENTS = {
+  "transfer.awaiting_approval":
+    "A transfer or payout batch above APPROVAL_ABOVE was journaled and answered 202: nothing is signed until an admin key other than the one that asked approves it (POST /transfers/{id}/approve). " +
+    "Once approved it is reported as any transfer (transfer.confirmed ...); its Idempotency-Key then answers the record.",
+  "transfer.rejected":
+    "A transfer that awaited approval will never be sent: an admin rejected it (reason.code APPROVAL_REJECTED), no admin approved it within APPROVAL_TTL_HOURS (APPROVAL_EXPIRED), " +
+    "or it was refused when approved (the 417's code: the wallet short of tokens, the call would revert). Its Idempotency-Key answers 417 with that code.",
+} as const;
+
 const NullableString = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
 // The service's own address and hash formats, with a description of what this one is.
 const Hash = (description: string) => Type.String({ pattern: TxHashSchema.pattern, description });
@@ -43,9 +52,16 @@ export type PayoutItemEventName = keyof typeof PAYOUT_ITEM_EVENTS;
 /** The name of an event about a wallet rather than a transfer. */
 export type WalletEventName = keyof typeof WALLET_EVENTS;
 
+/** The name of an event of a transfer's two-person approval. */
+export type ApprovalEventName = keyof typeof APPROVAL_EVENTS;
+
+/** The name of any event. */
+export type EventName = TransferEventName | PayoutItemEventName | WalletEventName | ApprovalEventName;
+
 /** The payload schema of any event. */
-export function eventSchema(type: TransferEventName | PayoutItemEventName | WalletEventName): TSchema {
+export function eventSchema(type: EventName): TSchema {
   if (type in WALLET_EVENTS) return unexpectedOutflowEventSchema();
+  if (type in APPROVAL_EVENTS) return approvalEventSchema(type as ApprovalEventName);
   return type in PAYOUT_ITEM_EVENTS ? payoutItemEventSchema(type as PayoutItemEventName) : transferEventSchema(type as TransferEventName);
 }
 
@@ -94,6 +110,63 @@ export function unexpectedOutflowEventSchema(): TSchema {
             amount: "7000000",
             detectedAt: "2026-11-27T12:00:00.000Z",
             signingPaused: true,
+          },
+        },
+      ],
+    },
+  );
+}
+
+/** The payload schema of an approval event, with its example. */
+export function approvalEventSchema(type: ApprovalEventName): TSchema {
+  const rejected = type === "transfer.rejected";
+  return Type.Object(
+    {
+      type: Type.Literal(type),
+      timestamp: Type.String({ description: "when the event was made, ISO 8601" }),
+      data: Type.Object(
+        {
+          id: Type.Integer({ description: "the transfer's id, as the 202 answered it: GET /transfers lists it, POST /transfers/{id}/approve and /reject take it" }),
+          network: Type.String({ description: "the network's name in NETWORKS_FILE; without the file, its chain id in decimal" }),
+          chainId: Type.Integer(),
+          token: Type.String({ description: "the token contract's address, or \"native\"" }),
+          tokenSymbol: Type.String({ description: "the token's symbol in NETWORKS_FILE; its address without one" }),
+          recipient: Address("the recipient; for a payout batch, the payout contract"),
+          amount: Type.String({ description: "base units, decimal (a batch: the total of the items it pays)" }),
+          amountInTokens: NullableString("whole tokens; null for a token the service no longer pays in"),
+          payoutItems: NullableInteger("a payout batch: how many items it pays; null for a transfer"),
+          apiKeyId: NullableString("the API key that asked for it (its id)"),
+          idempotencyKey: NullableString("the client's Idempotency-Key; null when it sent none"),
+          expiresAt: Type.String({ description: "when it expires undecided (APPROVAL_TTL_HOURS after it was asked for), ISO 8601" }),
+          decidedBy: NullableString("the admin key that decided it, or expiry; null while it waits"),
+          reason: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }, { additionalProperties: false }), Type.Null()], {
+            description: "transfer.rejected: why (APPROVAL_REJECTED, APPROVAL_EXPIRED, or the 417's code when it was refused as it was approved); null for transfer.awaiting_approval",
+          }),
+        },
+        { additionalProperties: false },
+      ),
+    },
+    {
+      additionalProperties: false,
+      examples: [
+        {
+          type,
+          timestamp: "2026-11-27T12:00:00.000Z",
+          data: {
+            id: 4182,
+            network: "base",
+            chainId: 8453,
+            token: "0xd923D15f86D1D81785106eaA85aa53FDbb3a4721",
+            tokenSymbol: "USDC",
+            recipient: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+            amount: "25000000000",
+            amountInTokens: "25000.0",
+            payoutItems: null,
+            apiKeyId: "key_3f1a9c0d2b7e",
+            idempotencyKey: "invoice-8812",
+            expiresAt: "2026-11-28T12:00:00.000Z",
+            decidedBy: rejected ? "key_8b20e4f61c3a" : null,
+            reason: rejected ? { code: "APPROVAL_REJECTED", message: "admin key key_8b20e4f61c3a rejected transfer 4182; nothing of it was or will be sent" } : null,
           },
         },
       ],
@@ -228,7 +301,7 @@ export function transferEventSchema(type: TransferEventName): TSchema {
 
 /** OpenAPI 3.1 `webhooks`: one POST per event type, signed per Standard Webhooks. */
 export const WEBHOOKS_OPENAPI = Object.fromEntries(
-  Object.entries({ ...TRANSFER_EVENTS, ...PAYOUT_ITEM_EVENTS, ...WALLET_EVENTS }).map(([type, description]) => [
+  Object.entries({ ...TRANSFER_EVENTS, ...PAYOUT_ITEM_EVENTS, ...WALLET_EVENTS, ...APPROVAL_EVENTS }).map(([type, description]) => [
     type,
     {
       post: {
@@ -237,7 +310,7 @@ export const WEBHOOKS_OPENAPI = Object.fromEntries(
           `${description} Sent to every WEBHOOK_URL with the Standard Webhooks headers webhook-id (the same on every retry), ` +
           "webhook-timestamp and webhook-signature (v1, HMAC-SHA256 with each WEBHOOK_SECRET). Answer 2xx to acknowledge; " +
           "410 stops this event for the endpoint; anything else is retried with backoff for 24 h.",
-        requestBody: { required: true, content: { "application/json": { schema: eventSchema(type as TransferEventName | PayoutItemEventName | WalletEventName) } } },
+        requestBody: { required: true, content: { "application/json": { schema: eventSchema(type as EventName) } } },
         responses: { "200": { description: "acknowledged (any 2xx)" }, "410": { description: "stop delivering this event to this endpoint" } },
       },
     },

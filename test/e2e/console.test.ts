@@ -22,6 +22,7 @@ const run = promisify(execFile);
 const missing = chromiumMissing();
 const ARTIFACTS = join(import.meta.dirname, "..", "..", "test-artifacts");
 const READ_KEY = "read-key-of-an-operator-0123";
+const SECOND_ADMIN_KEY = "second-admin-key-of-finance-4567";
 
 describe.skipIf(missing)(missing ? `the console in Chromium: NOT RUN, ${missing}` : "the console in Chromium", () => {
   let chain: TestChain;
@@ -50,8 +51,9 @@ describe.skipIf(missing)(missing ? `the console in Chromium: NOT RUN, ${missing}
     await setEthBalance(chain, deployer.address, "1");
     const payoutContract = await deployPayoutContract(deployer);
     service = await startService(chain.target, {
-      API_KEYS: `admin:${TEST_API_KEY},read:${READ_KEY}`,
+      API_KEYS: `admin:${TEST_API_KEY},read:${READ_KEY},admin:${SECOND_ADMIN_KEY}`,
       PAYOUT_CONTRACT: payoutContract,
+      APPROVAL_ABOVE: "100",
       PAUSE_ON_UNEXPECTED_OUTFLOW: "true",
       OUTFLOW_CHECK_INTERVAL_MS: "200",
     });
@@ -231,5 +233,40 @@ describe.skipIf(missing)(missing ? `the console in Chromium: NOT RUN, ${missing}
     await expect.poll(() => page.locator("#outcome").textContent()).toBe(`POST /wallet/resume?latestHash=${stolen.hash}: 200`);
     await expect.poll(() => wallet.textContent()).not.toContain("Signing is paused");
     expect((await service.app.inject({ method: "GET", url: "/wallet?snapshot=true", headers: AUTHORIZATION })).json().signingPaused).toBeNull();
+  });
+
+  it("lists transfers awaiting approval with both decisions: the key that asked is refused, another admin's approval sends it, a rejection drops it", async () => {
+    const secondAdmin = { authorization: `Bearer ${SECOND_ADMIN_KEY}` };
+    const toApprove = freshAddress();
+    const [approvable, rejectable, own] = await Promise.all([
+      postJson(service.app, "/transfer", { toAddress: toApprove, amount: "150" }, { ...secondAdmin, "idempotency-key": "console-large-1" }),
+      postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "250" }, { ...secondAdmin, "idempotency-key": "console-large-2" }),
+      postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "120" }, { "idempotency-key": "console-large-3" }),
+    ]);
+    expect([approvable.statusCode, rejectable.statusCode, own.statusCode], approvable.raw).toEqual([202, 202, 202]);
+    const approvals = page.locator("#approvals");
+    await expect.poll(() => approvals.locator("tbody tr").count(), { timeout: 15_000 }).toBe(3);
+    expect(await approvals.locator(`tr[data-id="${approvable.body.id}"]`).textContent()).toContain(toApprove);
+    await page.screenshot({ path: join(ARTIFACTS, "console-approvals-1280.png"), fullPage: true });
+
+    const decide = async (label: "Approve" | "Reject", id: number) => {
+      await page.getByRole("button", { name: `${label} transfer ${id}` }).click();
+      const dialog = page.locator("dialog#confirm");
+      await dialog.waitFor({ state: "visible" });
+      expect(await dialog.textContent()).toContain(`${label} transfer ${id}`);
+      await dialog.getByRole("button", { name: "Yes" }).click();
+    };
+    // This page signed in with the key that asked for the third: the service refuses, and the page says why.
+    await decide("Approve", own.body.id);
+    await expect.poll(() => page.locator("#outcome").textContent()).toContain(`POST /transfers/${own.body.id}/approve: 403 APPROVER_IS_REQUESTER`);
+    await decide("Reject", rejectable.body.id);
+    await expect.poll(() => page.locator("#outcome").textContent()).toBe(`POST /transfers/${rejectable.body.id}/reject: 200, state rejected`);
+    await decide("Approve", approvable.body.id);
+    await expect.poll(() => page.locator("#outcome").textContent()).toBe(`POST /transfers/${approvable.body.id}/approve: 200`);
+    await expect.poll(() => approvals.locator("tbody tr").count()).toBe(1);
+    await mine();
+    await until(async () => (await chain.token.getFunction("balanceOf")(toApprove)) > 0n, "the approved transfer mined");
+    const repeat = await postJson(service.app, "/transfer", { toAddress: toApprove, amount: "150" }, { ...secondAdmin, "idempotency-key": "console-large-1" });
+    expect(repeat.statusCode, repeat.raw).toBe(200);
   });
 });

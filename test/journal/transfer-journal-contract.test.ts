@@ -239,6 +239,62 @@ describe.each([
     expect(journal.expireKeys(60_000)).toBe(0);
   });
 
+  it("keeps a transfer awaiting approval across a reopen (a new leader holds it), with or without a key; its key lives while it waits", async () => {
+    const expiresAt = steadyWallClockNow() + 3_600_000;
+    const keyed = journal.requestApproval("large", { ...REQUEST, apiKeyId: "key_asker" }, expiresAt);
+    const unkeyed = journal.requestApproval(undefined, REQUEST, expiresAt);
+    if (keyed.outcome !== "claimed" || unkeyed.outcome !== "claimed") throw new Error("expected new entries");
+    expect(journal.requestApproval("large", REQUEST, expiresAt)).toMatchObject({ outcome: "existing", entry: { id: keyed.entryId, state: "awaiting-approval" } });
+    // Nothing to follow on chain, and its key outlives the key lifetime while it waits.
+    expect(journal.unsettled()).toEqual([]);
+    expect(journal.expireKeys(60_000, steadyWallClockNow() + 61_000)).toBe(0);
+    await reopen();
+    expect(journal.awaitingApprovalCount()).toBe(2);
+    expect(journal.awaitingApproval(10).map((entry) => entry.id).sort()).toEqual([keyed.entryId, unkeyed.entryId].sort());
+    expect(journal.findByKey("large")).toMatchObject({ state: "awaiting-approval", apiKeyId: "key_asker", approval: { expiresAt, decidedBy: null, decidedAt: null } });
+  });
+
+  it("decides an approval once: approved becomes a claim of the lane that sends it, or back to awaiting when nothing was signed; rejected is refused for good", async () => {
+    const expiresAt = steadyWallClockNow() + 3_600_000;
+    const [approved, rejected] = ["approved", "rejected"].map((key) => journal.requestApproval(key, REQUEST, expiresAt));
+    if (approved.outcome !== "claimed" || rejected.outcome !== "claimed") throw new Error("expected new entries");
+    const lane = journal.forLane(OTHER_LANE);
+    expect(lane.takeApproved(approved.entryId, "key_admin", 1_000)).toBe(true);
+    // A second decision finds it taken.
+    expect(journal.takeApproved(approved.entryId, "key_other", 1_001)).toBe(false);
+    expect(journal.refuseApproval(approved.entryId, "key_other", 1_001, { code: "APPROVAL_REJECTED", message: "no" })).toBe(false);
+    expect(journal.findById(approved.entryId)).toMatchObject({ state: "claimed", lane: OTHER_LANE, approval: { decidedBy: "key_admin", decidedAt: 1_000 } });
+    // An approved claim is never deleted as an abandoned one: it awaits its approval again.
+    expect(journal.releaseKey(approved.entryId)).toBe(false);
+    expect(journal.returnToApproval(approved.entryId)).toBe(true);
+    expect(journal.findById(approved.entryId)).toMatchObject({ state: "awaiting-approval", approval: { decidedBy: null, decidedAt: null } });
+    // Taken again and signed: it is a transfer like any, and no longer awaits anything.
+    expect(lane.takeApproved(approved.entryId, "key_admin", 2_000)).toBe(true);
+    lane.recordSigned(approved.entryId, REQUEST, SIGNED);
+    expect(journal.returnToApproval(approved.entryId)).toBe(false);
+
+    // Decided two minutes after it was asked for.
+    const decidedAt = steadyWallClockNow() + 120_000;
+    expect(journal.refuseApproval(rejected.entryId, "key_admin", decidedAt, { code: "APPROVAL_REJECTED", message: "no" })).toBe(true);
+    expect(journal.takeApproved(rejected.entryId, "key_other", 3_001)).toBe(false);
+    await reopen();
+    expect(journal.awaitingApprovalCount()).toBe(0);
+    expect(journal.findByKey("rejected")).toMatchObject({ state: "refused", refusal: { code: "APPROVAL_REJECTED" }, approval: { decidedBy: "key_admin", decidedAt } });
+    expect(journal.findByKey("approved")).toMatchObject({ state: "signed", lane: OTHER_LANE, approval: { decidedBy: "key_admin", decidedAt: 2_000 } });
+    // A decided key lives its lifetime from the decision: the rejected one's a minute past it, the other's long gone.
+    expect(journal.expireKeys(60_000, decidedAt + 30_000)).toBe(1);
+    expect(journal.findByKey("rejected")).toBeDefined();
+    expect(journal.expireKeys(60_000, decidedAt + 61_000)).toBe(1);
+    expect(journal.findByKey("rejected")).toBeUndefined();
+  });
+
+  it("takes an awaiting approval only on its own network", () => {
+    const waiting = journal.requestApproval("on-31337", REQUEST, steadyWallClockNow() + 3_600_000);
+    if (waiting.outcome !== "claimed") throw new Error("expected a new entry");
+    expect(journal.forNetwork(137n, POLYGON_TOKEN).takeApproved(waiting.entryId, "key_admin", 1)).toBe(false);
+    expect(journal.takeApproved(waiting.entryId, "key_admin", 1)).toBe(true);
+  });
+
   it("refuses a journal of another token or chain", async () => {
     journal.recordSigned(undefined, REQUEST, SIGNED);
     await expect(reopen({ ...OWNER, tokenAddress: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC" })).rejects.toThrow(/belongs to token 0x5FbDB2315678afecb367f032d93F642f64180aa3 on chain 31337/);

@@ -14,8 +14,10 @@ import { MAX_ITEM_UNITS } from "../../node/payout-batch.js";
 import { toV5TransferRecord } from "../../wire/v5-record.js";
 import { seesTransferOf } from "../auth.js";
 import { readIdempotencyKey } from "../idempotency-key.js";
-import { type PayoutBody, PayoutBodySchema, PayoutHeadersSchema, PayoutParamsSchema, PayoutReplySchema, errorReplies } from "../schemas.js";
+import { ApprovalSchema, type PayoutBody, PayoutBodySchema, PayoutHeadersSchema, PayoutParamsSchema, PayoutReplySchema, errorReplies } from "../schemas.js";
 import type { TransferNetwork } from "./transfer.js";
+import type { ApprovalDesk } from "../../approvals/approval-desk.js";
+import { describeApproval } from "./approvals.js";
 
 /** The most a batch's body may weigh: 200 items of the longest address, amount and id, with room to spare. */
 export const PAYOUT_BODY_LIMIT_BYTES = 64 * 1024;
@@ -30,9 +32,11 @@ export interface PayoutRouteOptions {
   journal: Pick<TransferJournal, "findByKey" | "findById" | "payoutItemsHeld" | "history">;
   /** Throws while the service does not sign (PAUSE_ON_UNEXPECTED_OUTFLOW): a new batch is answered 503, a repeat its first answer. */
   assertSigning: () => void;
+  /** Where a batch above APPROVAL_ABOVE waits for a second admin key. */
+  approvals: Pick<ApprovalDesk, "request">;
 }
 
-export const payoutRoutes: FastifyPluginAsyncTypebox<PayoutRouteOptions> = async (app, { networkFor, networkOfEntry, journal, assertSigning }) => {
+export const payoutRoutes: FastifyPluginAsyncTypebox<PayoutRouteOptions> = async (app, { networkFor, networkOfEntry, journal, assertSigning, approvals }) => {
   // A journaled entry by id, wherever the journal keeps it (a working copy asks the shared database).
   const findEntry = async (id: number): Promise<JournalEntry | undefined> =>
     journal.findById(id) ?? (await journal.history({}, id + 1, 1)).entries.find((entry) => entry.id === id);
@@ -58,12 +62,14 @@ export const payoutRoutes: FastifyPluginAsyncTypebox<PayoutRouteOptions> = async
           "(a recipient the token refuses fails alone, with the token's reason). An item whose id an earlier batch of the same API key holds " +
           "is not paid again: it is answered with that batch's id (duplicateOf). The Idempotency-Key is required; its repeat answers the first batch. " +
           "The batch's transaction has the whole contract of a transfer (journaled before sent, re-sent, re-priced, cancellable, followed to finality). " +
-          "The first payout in a token has the wallet approve the payout contract once: until that is mined, 503 PAYOUT_APPROVAL_PENDING, with the key unused.",
+          "The first payout in a token has the wallet approve the payout contract once: until that is mined, 503 PAYOUT_APPROVAL_PENDING, with the key unused. " +
+          "A batch whose total is above APPROVAL_ABOVE is answered 202 with its id, awaiting_approval, as POST /transfer is: nothing is signed until " +
+          "another admin key approves it (POST /transfers/{id}/approve); its items' ids are held meanwhile.",
         tags: ["payouts"],
         operationId: "payout",
         headers: PayoutHeadersSchema,
         body: PayoutBodySchema,
-        response: { 200: PayoutReplySchema, ...errorReplies(400, 401, 403, 409, 413, 415, 417, 422, 429, 500, 503) },
+        response: { 200: PayoutReplySchema, 202: ApprovalSchema, ...errorReplies(400, 401, 403, 409, 413, 415, 417, 422, 429, 500, 503) },
       },
     },
     async (request, reply) => {
@@ -83,8 +89,13 @@ export const payoutRoutes: FastifyPluginAsyncTypebox<PayoutRouteOptions> = async
       const held = repeat ? new Map<string, number>() : await journal.payoutItemsHeld(apiKeyId, items.map((item) => item.id));
       // A batch not signed yet may still be refused (and pay nothing): whether its items are paid is not known.
       for (const holder of new Set(held.values())) {
-        if ((await findEntry(holder))?.state === "claimed") {
+        const state = (await findEntry(holder))?.state;
+        if (state === "claimed") {
           throw new ServiceError("PAYOUT_ITEM_IN_FLIGHT", `batch ${holder} holds some of these item ids and is still being sent; nothing was sent. Retry with the same Idempotency-Key shortly.`);
+        }
+        // It may yet be rejected (and pay nothing) or approved: whether its items are paid is not known.
+        if (state === "awaiting-approval") {
+          throw new ServiceError("PAYOUT_ITEM_IN_FLIGHT", `batch ${holder} holds some of these item ids and awaits an admin's approval; nothing was sent. Retry with the same Idempotency-Key once it is decided.`);
         }
       }
       const order: PayoutOrder = { contract, items: items.map((item) => (held.has(item.id) ? { ...item, duplicateOf: held.get(item.id) } : item)) };
@@ -98,7 +109,17 @@ export const payoutRoutes: FastifyPluginAsyncTypebox<PayoutRouteOptions> = async
         assertSigning();
         return chosen.policy.authorizePayout(apiKeyId, paid);
       };
-      const { transfer, replayed } = await chosen.transfers.sendTokenTransfer({ recipient: contract, units, apiKeyId, token: chosen.token.address, payout: order }, journalKey, authorize);
+      const batchRequest = { recipient: contract, units, apiKeyId, token: chosen.token.address, payout: order };
+      if (chosen.policy.needsApproval(units)) {
+        // Checked now (403, a pause's 503), counted against the key's cap only when it is approved and sent.
+        const awaiting = await approvals.request(chosen, batchRequest, journalKey, () => authorize()());
+        if (awaiting) {
+          if (awaiting.replayed) reply.header("idempotent-replayed", "true");
+          request.log.info({ payout: awaiting.entry.id, items: order.items.length, paid: paid.length, units: units.toString(), network: chosen.network.name, replayed: awaiting.replayed }, "payout awaits an admin's approval");
+          return reply.code(202).send(describeApproval(awaiting.entry, chosen));
+        }
+      }
+      const { transfer, replayed } = await chosen.transfers.sendTokenTransfer(batchRequest, journalKey, authorize);
       const entry = journal.findByKey(journalKey);
       if (!entry?.payout) throw new Error(`payout ${journalKey} was sent but the journal holds no batch under its key`);
       if (replayed) reply.header("idempotent-replayed", "true");

@@ -1,6 +1,8 @@
 /** POST /transfer: send tokens from the hot wallet; answers the ethers v5 record as soon as the node accepts it. */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { ApprovalDesk, ApprovalNetwork } from "../../approvals/approval-desk.js";
 import type { TransferSender } from "../../send-path/transfer-service.js";
+import { describeApproval } from "./approvals.js";
 import { InvalidAddressError, parseRecipientAddress } from "../../domain/recipient-address.js";
 import { InvalidAmountError, parseTokenAmount } from "../../domain/token-amount.js";
 import type { TransferPolicy } from "../../domain/transfer-policy.js";
@@ -9,10 +11,10 @@ import { ServiceError } from "../../errors.js";
 import { readIdempotencyKey } from "../idempotency-key.js";
 import type { ServedNetwork, ServedToken } from "../../network-settings/network-choice.js";
 import { toV5TransferRecord } from "../../wire/v5-record.js";
-import { type TransferBody, TransferBodySchema, TransferHeadersSchema, TransferQuerySchema, TransferReplySchema, errorReplies } from "../schemas.js";
+import { ApprovalSchema, type TransferBody, TransferBodySchema, TransferHeadersSchema, TransferQuerySchema, TransferReplySchema, errorReplies } from "../schemas.js";
 
-/** A network the service pays on, as this route sends on it. */
-export interface TransferNetwork {
+/** A network the service pays on, as this route sends on it (and journals a transfer that waits for approval). */
+export interface TransferNetwork extends ApprovalNetwork {
   /** What `network` and `token` may name. */
   network: ServedNetwork;
   /** The token the request pays in (named, or the network's first). */
@@ -32,18 +34,20 @@ export interface TransferRouteOptions {
   /** The network a request names (the default when it names none): 400 for one not configured, 503 for one not running. */
   networkFor: (choice: { network?: string | number; token?: string }) => TransferNetwork;
   /** Told how each request ended, for the transfers_total metric. */
-  countOutcome: (outcome: "sent" | "replayed" | "refused", code?: string) => void;
+  countOutcome: (outcome: "sent" | "awaiting_approval" | "replayed" | "refused", code?: string) => void;
   /** Told the base units of every transfer sent, and on which network, for the transfer_tokens_sent_total metric. */
   countUnitsSent: (units: bigint, network: TransferNetwork) => void;
   /** Throws while the service does not sign (PAUSE_ON_UNEXPECTED_OUTFLOW): a new transfer is answered 503, a repeat its first answer. */
   assertSigning: () => void;
+  /** Where a transfer above APPROVAL_ABOVE waits for a second admin key. */
+  approvals: Pick<ApprovalDesk, "request">;
 }
 
 const MAX_WAIT_MS = 120_000;
 const DEFAULT_WAIT_MS = 60_000;
 
 export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = async (app, options) => {
-  const { networkFor, countOutcome, countUnitsSent, assertSigning } = options;
+  const { networkFor, countOutcome, countUnitsSent, assertSigning, approvals } = options;
   app.post(
     "/transfer",
     {
@@ -57,6 +61,8 @@ export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = as
           "JOURNAL_UNAVAILABLE) that nothing was done: retry; 503 TRANSFER_OUTCOME_UNKNOWN (several replicas: the shared " +
           "database did not confirm the record) that it is sent if it was recorded: retry with the same key, or look its hash up first. " +
           "A repeat of an Idempotency-Key gets the first answer. " +
+          "Above APPROVAL_ABOVE: 202 with the transfer's id, awaiting_approval, and nothing signed until another admin key approves it " +
+          "(POST /transfers/{id}/approve); a repeat of its key answers the 202 again while it waits, then the record (or 417 once rejected or expired). " +
           "With ?waitConfirmations=N it answers once the transfer has N confirmations, or when waitTimeoutMs runs out, " +
           "with the record as it stands then.",
         tags: ["transfers"],
@@ -64,7 +70,7 @@ export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = as
         headers: TransferHeadersSchema,
         querystring: TransferQuerySchema,
         body: TransferBodySchema,
-        response: { 200: TransferReplySchema, ...errorReplies(400, 401, 403, 409, 413, 415, 417, 422, 429, 500, 503) },
+        response: { 200: TransferReplySchema, 202: ApprovalSchema, ...errorReplies(400, 401, 403, 409, 413, 415, 417, 422, 429, 500, 503) },
       },
       onError: async (_request, _reply, error) => {
         countOutcome("refused", (error as { code?: string }).code ?? "INTERNAL_ERROR");
@@ -84,7 +90,19 @@ export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = as
         assertSigning();
         return policy.authorize(apiKeyId, recipient, units);
       };
-      const { transfer, replayed } = await transfers.sendTokenTransfer({ recipient, units, apiKeyId, token: chosen.token.address }, journalKey, authorize);
+      const transferRequest = { recipient, units, apiKeyId, token: chosen.token.address };
+      if (policy.needsApproval(units)) {
+        // Checked now (403, a pause's 503), counted against the key's cap only when it is approved and sent.
+        const checkPolicy = () => authorize()();
+        const awaiting = await approvals.request(chosen, transferRequest, journalKey, checkPolicy);
+        if (awaiting) {
+          countOutcome(awaiting.replayed ? "replayed" : "awaiting_approval");
+          if (awaiting.replayed) reply.header("idempotent-replayed", "true");
+          request.log.info({ id: awaiting.entry.id, network: chosen.network.name, token: chosen.token.symbol, recipient, units: units.toString(), idempotencyKey, apiKeyId, replayed: awaiting.replayed }, "transfer awaits an admin's approval");
+          return reply.code(202).send(describeApproval(awaiting.entry, chosen));
+        }
+      }
+      const { transfer, replayed } = await transfers.sendTokenTransfer(transferRequest, journalKey, authorize);
       countOutcome(replayed ? "replayed" : "sent");
       if (!replayed) countUnitsSent(units, chosen);
       const logged = { hash: transfer.hash, network: chosen.network.name, token: chosen.token.symbol, nonce: transfer.transaction.nonce, recipient, units: units.toString(), idempotencyKey, apiKeyId };

@@ -34,8 +34,9 @@ const HistoryItemSchema = Type.Object({
     HISTORY_STATES.map((state) => Type.Literal(state)),
     {
       description:
-        "as the journal knows it: sending (key claimed, nothing signed yet), pending (signed, not mined), mined (the chain used its nonce with one of its attempts; " +
-        "receipt figures: GET /transactions/{hash}), replaced (another transaction took its nonce), rejected (refused before or at its first broadcast: 417), cancelled (its cancel was mined)",
+        "as the journal knows it: awaiting_approval (above APPROVAL_ABOVE: waits for a second admin key, nothing signed), sending (key claimed, nothing signed yet), pending (signed, not mined), mined (the chain used its nonce with one of its attempts; " +
+        "receipt figures: GET /transactions/{hash}), replaced (another transaction took its nonce), rejected (refused before or at its first broadcast: 417; " +
+        "also rejected by an admin or expired while awaiting approval: refusal.code APPROVAL_REJECTED, APPROVAL_EXPIRED), cancelled (its cancel was mined)",
     },
   ),
   kind: Type.Union([Type.Literal("transfer"), Type.Literal("payout"), Type.Literal("gas-top-up"), Type.Literal("payout-approval"), Type.Literal("nonce-filler")], {
@@ -56,6 +57,16 @@ const HistoryItemSchema = Type.Object({
     requestedAmount: Type.String(),
   }),
   carriedBy: Type.Union([Type.String(), Type.Null()], { description: "the attempt that carries it: the mined one once known, else the latest" }),
+  approval: Type.Optional(
+    Type.Object(
+      {
+        expiresAt: Type.String({ description: "when it expires undecided (ISO time)" }),
+        decidedBy: Type.Union([Type.String(), Type.Null()], { description: "the admin key that approved or rejected it, or expiry; null while it waits" }),
+        decidedAt: Type.Union([Type.String(), Type.Null()], { description: "ISO time; null while it waits" }),
+      },
+      { description: "only for a transfer that needed a second admin key's approval (APPROVAL_ABOVE): POST /transfers/{id}/approve or /reject decide it" },
+    ),
+  ),
   items: Type.Optional(
     Type.Array(
       Type.Object({ id: Type.String(), toAddress: Type.String(), amount: Type.String({ description: "base units" }), amountInTokens: Type.Union([Type.String(), Type.Null()]) }),

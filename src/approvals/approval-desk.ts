@@ -1,0 +1,207 @@
+/**
+ * Two-person approval (APPROVAL_ABOVE). A transfer or payout above the threshold is journaled as awaiting
+ * approval and answered 202 with its id; nothing is signed. Another admin key than the one that asked
+ * approves it (then it is signed and sent with the whole contract of a transfer) or rejects it; undecided
+ * for APPROVAL_TTL_HOURS, it expires. Rejected or expired, it is refused for good: its Idempotency-Key
+ * answers 417 from then on, and it is never signed. Every decision is one conditional write on the
+ * awaiting entry, so two admins (or an admin and the expiry) never both decide it.
+ */
+import { steadyWallClockNow } from "../clock.js";
+import { ServiceError } from "../errors.js";
+import { type JournalEntry, PayoutItemsTakenError, type RecordedRefusal, type TransferJournal, type TransferRequest } from "../journal/transfer-journal.js";
+import { sameItems } from "../send-path/payout-call.js";
+import type { AuthorizeTransfer, TransferSender } from "../send-path/transfer-service.js";
+import type { SignedTokenTransfer } from "../send-path/wallet-transaction.js";
+import { approvalEvent } from "../webhooks/approval-events.js";
+import type { EventSource } from "../webhooks/transfer-events.js";
+
+/** The most transfers that may await approval at once: every one is held in memory by a new leader, and listed. */
+export const APPROVALS_AWAITING_MAX = 1_000;
+
+/** How often undecided approvals past their time are expired (and each approve or repeat checks it too). */
+const EXPIRY_SWEEP_MS = 5_000;
+
+/** Expired per pass: the sweep goes on at its next turn. */
+const EXPIRY_BATCH = 100;
+
+/** A network as approvals use it: where a new request is journaled, what sends an approved one, and how events name it. */
+export interface ApprovalNetwork {
+  /** The journal as the network's first lane sees it. */
+  journal: TransferJournal;
+  transfers: TransferSender;
+  eventSource: EventSource;
+}
+
+export interface ApprovalDeskOptions {
+  /** APPROVAL_TTL_HOURS, in ms. */
+  ttlMs: number;
+  /** WEBHOOK_URL's endpoints; none: no events. */
+  endpoints: readonly string[];
+  /** Told after an event was journaled (the dispatcher sends it). */
+  onEvent: () => void;
+  /** How events name the network of a chain id, running or not (an expiry needs no node). */
+  eventSourceOf: (chainId: number) => EventSource;
+  now?: () => number;
+}
+
+/** A transfer awaiting approval as a request is answered: the entry, and whether a repeat of its key found it. */
+export interface AwaitingApproval {
+  entry: JournalEntry;
+  replayed: boolean;
+}
+
+export class ApprovalDesk {
+  readonly #journal: TransferJournal;
+  readonly #options: ApprovalDeskOptions;
+  readonly #now: () => number;
+  #sweep: NodeJS.Timeout | undefined;
+  #sweeping: Promise<void> = Promise.resolve();
+
+  constructor(journal: TransferJournal, options: ApprovalDeskOptions) {
+    this.#journal = journal;
+    this.#options = options;
+    this.#now = options.now ?? steadyWallClockNow;
+  }
+
+  /**
+   * A new transfer above the threshold: journaled awaiting approval (with its event), once durable. A key the
+   * journal holds already is answered as that entry stands: its wait again while it waits (the same
+   * request only: 422 otherwise); undefined once it was decided, for the transfer path to answer as any
+   * repeat (the record, or its 417). `checkPolicy` runs for a new request only (403, a pause's 503).
+   */
+  async request(network: ApprovalNetwork, request: TransferRequest, key: string | undefined, checkPolicy: () => void): Promise<AwaitingApproval | undefined> {
+    const held = key === undefined ? undefined : this.#journal.findByKey(key);
+    if (held) return this.#answerRepeat(held, request, network);
+    checkPolicy();
+    if (this.#journal.awaitingApprovalCount() >= APPROVALS_AWAITING_MAX) {
+      throw new ServiceError("APPROVALS_FULL", `${APPROVALS_AWAITING_MAX} transfers await an approval already; nothing was journaled. Retry once some are decided`, { retryAfterSeconds: 60 });
+    }
+    let claim;
+    try {
+      claim = network.journal.requestApproval(key, request, this.#now() + this.#options.ttlMs);
+    } catch (error) {
+      if (error instanceof PayoutItemsTakenError) {
+        throw new ServiceError("PAYOUT_ITEM_IN_FLIGHT", `another request took payout item ids ${error.itemIds.join(", ")} while this one was checked; nothing was journaled. Retry with the same Idempotency-Key.`);
+      }
+      throw error;
+    }
+    if (claim.outcome === "existing") return this.#answerRepeat(claim.entry, request, network);
+    const entry = this.#journal.findById(claim.entryId) as JournalEntry;
+    this.#report(approvalEvent("transfer.awaiting_approval", entry, network.eventSource), entry);
+    await this.#journal.flushed();
+    return { entry, replayed: false };
+  }
+
+  /**
+   * The admin key `approver` approves the transfer `entryId`: it is signed and sent on its network, and the
+   * record answered. 403 for the key that asked for it, 409 once decided or expired, 404 for an id that never
+   * waited; a refusal of the send as any transfer's (a 417 refuses it for good, a 503 leaves it waiting).
+   */
+  async approve(entryId: number, approver: string, network: (entry: JournalEntry) => ApprovalNetwork, authorize: (entry: JournalEntry) => AuthorizeTransfer): Promise<SignedTokenTransfer> {
+    const entry = await this.#awaiting(entryId, approver);
+    const { transfers, eventSource } = network(entry);
+    const onRefused = (refusedId: number, refusal: ServiceError) => this.#reportRejected(refusedId, eventSource, { code: refusal.code, message: refusal.message });
+    return transfers.sendApproved({ entry, approver, onRefused }, authorize(entry));
+  }
+
+  /** The admin key `by` rejects the transfer: refused for good, never signed. Answers the entry as it now stands. */
+  async reject(entryId: number, by: string): Promise<JournalEntry> {
+    const entry = await this.#awaiting(entryId, by);
+    const refusal = { code: "APPROVAL_REJECTED", message: `admin key ${by} rejected transfer ${entryId}; nothing of it was or will be sent` };
+    this.#decide(entry, by, refusal);
+    await this.#journal.flushed();
+    return this.#journal.findById(entryId) as JournalEntry;
+  }
+
+  /** Expires every undecided approval past its time (a batch per call); how many. */
+  async expireDue(): Promise<number> {
+    const now = this.#now();
+    const due = this.#journal.awaitingApproval(EXPIRY_BATCH).filter((entry) => isExpired(entry, now));
+    for (const entry of due) this.#expire(entry);
+    if (due.length > 0) await this.#journal.flushed();
+    return due.length;
+  }
+
+  /** Expires approvals past their time every few seconds until stop(); `onError` hears of a failed pass. */
+  start(onError: (error: unknown) => void): void {
+    this.#sweep = setInterval(() => {
+      this.#sweeping = this.#sweeping.then(() => this.expireDue().then(() => undefined, onError));
+    }, EXPIRY_SWEEP_MS);
+    this.#sweep.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#sweep);
+    await this.#sweeping;
+  }
+
+  async #answerRepeat(held: JournalEntry, request: TransferRequest, network: ApprovalNetwork): Promise<AwaitingApproval | undefined> {
+    if (held.state !== "awaiting-approval") return undefined;
+    if (BigInt(held.chainId) !== network.eventSource.network.chainId || !sameRequest(held, request)) {
+      throw new ServiceError("IDEMPOTENCY_KEY_REUSED", `this Idempotency-Key was used for a different ${held.payout ? "payout" : "transfer"}; use a new key`);
+    }
+    if (isExpired(held, this.#now())) {
+      this.#expire(held);
+      await this.#journal.flushed();
+      return undefined;
+    }
+    return { entry: held, replayed: true };
+  }
+
+  // The entry `entryId` while it awaits approval, for a decision by the admin key `by`; throws otherwise.
+  async #awaiting(entryId: number, by: string): Promise<JournalEntry> {
+    const entry = this.#journal.findById(entryId) ?? (await this.#journal.history({}, entryId + 1, 1)).entries.find((found) => found.id === entryId);
+    if (!entry?.approval) throw new ServiceError("APPROVAL_NOT_FOUND", `no transfer ${entryId} ever waited for an approval`);
+    if (entry.apiKeyId === by) throw new ServiceError("APPROVER_IS_REQUESTER", `transfer ${entryId} was asked for with this API key: another admin key must decide it`);
+    if (entry.state === "awaiting-approval" && isExpired(entry, this.#now())) {
+      this.#expire(entry);
+      await this.#journal.flushed();
+      throw new ServiceError("APPROVAL_DECIDED", `transfer ${entryId} expired undecided (APPROVAL_TTL_HOURS); nothing of it was or will be sent`);
+    }
+    if (entry.state !== "awaiting-approval") throw new ServiceError("APPROVAL_DECIDED", `transfer ${entryId} was ${decisionOf(entry)} already; nothing more was done`);
+    return entry;
+  }
+
+  #expire(entry: JournalEntry): void {
+    const hours = Math.round((this.#options.ttlMs / 3_600_000) * 1000) / 1000;
+    this.#decide(entry, "expiry", { code: "APPROVAL_EXPIRED", message: `no admin approved transfer ${entry.id} within ${hours} h (APPROVAL_TTL_HOURS); nothing of it was or will be sent` });
+  }
+
+  // Refuses the awaiting entry for good, with the client's event in the same commit; 409 if decided meanwhile.
+  #decide(entry: JournalEntry, by: string, refusal: RecordedRefusal): void {
+    if (!this.#journal.refuseApproval(entry.id, by, this.#now(), refusal)) {
+      throw new ServiceError("APPROVAL_DECIDED", `transfer ${entry.id} was decided meanwhile; nothing more was done`);
+    }
+    this.#reportRejected(entry.id, this.#options.eventSourceOf(entry.chainId), refusal);
+  }
+
+  #reportRejected(entryId: number, source: EventSource, reason: RecordedRefusal): void {
+    const entry = this.#journal.findById(entryId) as JournalEntry;
+    this.#report(approvalEvent("transfer.rejected", entry, source, reason), entry);
+  }
+
+  #report(event: ReturnType<typeof approvalEvent>, entry: JournalEntry): void {
+    const { endpoints, onEvent } = this.#options;
+    if (!entry.notify || endpoints.length === 0) return;
+    this.#journal.recordEvent(event, endpoints);
+    onEvent();
+  }
+}
+
+function isExpired(entry: JournalEntry, now: number): boolean {
+  return entry.approval !== null && entry.approval.expiresAt <= now;
+}
+
+// A repeat is the same request by its network, token and what it pays (a batch by its items).
+function sameRequest(entry: JournalEntry, request: TransferRequest): boolean {
+  if (request.token !== undefined && entry.token.toLowerCase() !== request.token.toLowerCase()) return false;
+  return entry.payout || request.payout ? sameItems(entry.payout, request.payout) : entry.recipient === request.recipient && entry.units === request.units;
+}
+
+/** How a decided approval ended, in words. */
+export function decisionOf(entry: JournalEntry): "approved" | "rejected" | "expired" | "awaiting approval" {
+  if (entry.state === "awaiting-approval") return "awaiting approval";
+  if (entry.refusal?.code === "APPROVAL_EXPIRED") return "expired";
+  if (entry.refusal?.code === "APPROVAL_REJECTED") return "rejected";
+  return "approved";
+}

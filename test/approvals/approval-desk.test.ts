@@ -1,0 +1,126 @@
+/**
+ * The approval desk over a real (in-memory) journal, with a sender that records what it is asked to send:
+ * one decision per transfer whatever the order of approve, reject and expiry; the requester never decides;
+ * what a refused send leaves behind; events journaled in the decision's commit.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ApprovalDesk, type ApprovalNetwork } from "../../src/approvals/approval-desk.js";
+import { ServiceError } from "../../src/errors.js";
+import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
+import type { TransferJournal, TransferRequest } from "../../src/journal/transfer-journal.js";
+import { servedNetworkOf } from "../../src/network-settings/network-choice.js";
+import type { ApprovedTransfer, TransferSender } from "../../src/send-path/transfer-service.js";
+import type { SignedTokenTransfer } from "../../src/send-path/wallet-transaction.js";
+
+const OWNER = { chainId: 31337n, walletAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", tokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3" };
+const REQUEST: TransferRequest = { recipient: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC", units: 150n, apiKeyId: "key_asker", token: OWNER.tokenAddress };
+const HOUR = 3_600_000;
+const ENDPOINT = "https://hooks.example.com/transfers";
+
+describe("the approval desk", () => {
+  let journal: TransferJournal;
+  let now: number;
+  let sent: ApprovedTransfer[];
+  let sendOutcome: (approved: ApprovedTransfer) => Promise<SignedTokenTransfer>;
+  let desk: ApprovalDesk;
+  let network: ApprovalNetwork;
+
+  beforeEach(() => {
+    journal = openSqliteJournal(":memory:", OWNER, { notify: true });
+    now = Date.now();
+    sent = [];
+    sendOutcome = async () => ({ hash: `0x${"ab".repeat(32)}` }) as SignedTokenTransfer;
+    const transfers: TransferSender = {
+      sendTokenTransfer: () => Promise.reject(new Error("not asked of the desk")),
+      sendApproved: async (approved) => {
+        sent.push(approved);
+        return sendOutcome(approved);
+      },
+    };
+    const eventSource = { network: servedNetworkOf(undefined, { chainId: OWNER.chainId, tokenAddress: OWNER.tokenAddress }), tokens: [] };
+    network = { journal, transfers, eventSource };
+    desk = new ApprovalDesk(journal, { ttlMs: HOUR, endpoints: [ENDPOINT], onEvent: () => undefined, eventSourceOf: () => eventSource, now: () => now });
+  });
+  afterEach(() => journal.close());
+
+  // Oldest first: the deliveries of the transfer's events to the one endpoint.
+  const eventsOf = async (id: number) => (await journal.deliveriesOf(id, 100)).map((delivery) => delivery.type).reverse();
+  const ask = async (key?: string) => (await desk.request(network, REQUEST, key, () => undefined))?.entry.id as number;
+  const approve = (id: number, by: string) => desk.approve(id, by, () => network, () => () => () => undefined);
+
+  it("journals a request with its event; a repeat of its key answers it again; the policy is asked of a new request only", async () => {
+    let checks = 0;
+    const first = await desk.request(network, REQUEST, "key_asker/k1", () => void checks++);
+    const repeat = await desk.request(network, REQUEST, "key_asker/k1", () => void checks++);
+    expect(first).toMatchObject({ replayed: false, entry: { state: "awaiting-approval", approval: { expiresAt: now + HOUR } } });
+    expect(repeat).toMatchObject({ replayed: true, entry: { id: first?.entry.id } });
+    expect(checks).toBe(1);
+    expect(await eventsOf(first?.entry.id as number)).toEqual(["transfer.awaiting_approval"]);
+    await expect(desk.request(network, { ...REQUEST, units: 151n }, "key_asker/k1", () => undefined)).rejects.toMatchObject({ code: "IDEMPOTENCY_KEY_REUSED" });
+  });
+
+  it("never lets the requester decide, and decides each transfer once: a second approval, a rejection after it, or an expiry find it decided", async () => {
+    const id = await ask("key_asker/k2");
+    await expect(approve(id, "key_asker")).rejects.toMatchObject({ code: "APPROVER_IS_REQUESTER" });
+    await expect(desk.reject(id, "key_asker")).rejects.toMatchObject({ code: "APPROVER_IS_REQUESTER" });
+    // The sender takes it (as a lane does) when it is asked to send it.
+    sendOutcome = async (approved) => {
+      expect(journal.takeApproved(approved.entry.id, approved.approver, now)).toBe(true);
+      return { hash: `0x${"cd".repeat(32)}` } as SignedTokenTransfer;
+    };
+    await approve(id, "key_admin");
+    expect(sent.map((approved) => [approved.entry.id, approved.approver])).toEqual([[id, "key_admin"]]);
+    await expect(approve(id, "key_other")).rejects.toMatchObject({ code: "APPROVAL_DECIDED" });
+    await expect(desk.reject(id, "key_other")).rejects.toMatchObject({ code: "APPROVAL_DECIDED" });
+    now += 2 * HOUR;
+    expect(await desk.expireDue()).toBe(0);
+    expect(sent).toHaveLength(1);
+  });
+
+  it("a rejection is final: refused with its reason, its event in the same commit, never sent", async () => {
+    const id = await ask("key_asker/k3");
+    const rejected = await desk.reject(id, "key_admin");
+    expect(rejected).toMatchObject({ state: "refused", refusal: { code: "APPROVAL_REJECTED" }, approval: { decidedBy: "key_admin", decidedAt: now } });
+    expect(await eventsOf(id)).toEqual(["transfer.awaiting_approval", "transfer.rejected"]);
+    await expect(approve(id, "key_other")).rejects.toMatchObject({ code: "APPROVAL_DECIDED" });
+    expect(sent).toEqual([]);
+    // Its key's repeat is for the transfer path to answer (417 APPROVAL_REJECTED).
+    expect(await desk.request(network, REQUEST, "key_asker/k3", () => undefined)).toBeUndefined();
+  });
+
+  it("expires what waited past its time, by the sweep or at the next look (approval or repeat); never what is still in time", async () => {
+    const [swept, approvedLate, repeatedLate] = [await ask("key_asker/a"), await ask("key_asker/b"), await ask("key_asker/c")];
+    now += HOUR / 2;
+    const fresh = await ask("key_asker/d");
+    now += HOUR / 2;
+    await expect(approve(approvedLate, "key_admin")).rejects.toMatchObject({ code: "APPROVAL_DECIDED", message: expect.stringContaining("expired") });
+    expect(await desk.request(network, REQUEST, "key_asker/c", () => undefined)).toBeUndefined();
+    expect(await desk.expireDue()).toBe(1);
+    for (const id of [swept, approvedLate, repeatedLate]) {
+      expect(journal.findById(id)).toMatchObject({ state: "refused", refusal: { code: "APPROVAL_EXPIRED" }, approval: { decidedBy: "expiry" } });
+      expect(await eventsOf(id)).toEqual(["transfer.awaiting_approval", "transfer.rejected"]);
+    }
+    expect(journal.findById(fresh)?.state).toBe("awaiting-approval");
+    expect(sent).toEqual([]);
+  });
+
+  it("a refusal of the send reaches the client as transfer.rejected through the sender's callback", async () => {
+    const id = await ask("key_asker/k4");
+    sendOutcome = async (approved) => {
+      journal.takeApproved(approved.entry.id, approved.approver, now);
+      const refusal = new ServiceError("INSUFFICIENT_TOKEN_BALANCE", "short");
+      journal.recordRefused(approved.entry.id, { code: refusal.code, message: refusal.message });
+      approved.onRefused(approved.entry.id, refusal);
+      throw refusal;
+    };
+    await expect(approve(id, "key_admin")).rejects.toMatchObject({ code: "INSUFFICIENT_TOKEN_BALANCE" });
+    expect(await eventsOf(id)).toEqual(["transfer.awaiting_approval", "transfer.rejected"]);
+    expect(journal.findById(id)).toMatchObject({ state: "refused", approval: { decidedBy: "key_admin" } });
+  });
+
+  it("holds at most APPROVALS_AWAITING_MAX waiting transfers: the next is 429 with nothing journaled", async () => {
+    for (let index = 0; index < 1_000; index++) journal.requestApproval(undefined, REQUEST, now + HOUR);
+    await expect(ask("key_asker/over")).rejects.toMatchObject({ code: "APPROVALS_FULL", statusCode: 429 });
+    expect(journal.findByKey("key_asker/over")).toBeUndefined();
+  });
+});
