@@ -11,7 +11,7 @@ import type { NetworkServices } from "./network/network-services.js";
 import { type ChainConnection, NodeUnreachableError, tokensOf, checkNode, closeChain, connectChain, logEndpointState, openSigners } from "./node/connect-chain.js";
 import { NATIVE_TOKEN, type ServedNetwork, type ServedToken, servedNetworkOf, tokenAt } from "./network-settings/network-choice.js";
 import { getAddress } from "ethers";
-import { type ChainConfig, ConfigError, type DeploymentConfig } from "./config.js";
+import { type ChainConfig, ConfigError, type DeploymentConfig, approvalKeysProblem } from "./config.js";
 import { InvalidAddressError, parseRecipientAddress } from "./domain/recipient-address.js";
 import { InvalidAmountError, parseTokenAmount } from "./domain/token-amount.js";
 import { TransferPolicy, type TransferPolicyLimits } from "./domain/transfer-policy.js";
@@ -189,10 +189,14 @@ function readPolicyLimits(config: ChainConfig, decimals: number, names: { max: s
     }
   };
   const recipients = config.allowedRecipients?.split(",").map((entry) => entry.trim()).filter(Boolean);
+  const approvalAboveUnits = inUnits(names.approval, config.approvalAbove);
+  // Also for a token's own approvalAbove in NETWORKS_FILE, which the variables' check does not see.
+  const keysProblem = approvalAboveUnits === undefined ? undefined : approvalKeysProblem({ apiKeys: config.apiKeys, authDisabled: config.authDisabled });
+  if (keysProblem) throw new ConfigError(`${names.approval}: ${keysProblem}`);
   return {
     maxUnitsPerTransfer: inUnits(names.max, config.maxTransferAmount),
     capUnitsPerPeriod: inUnits(names.cap, config.transferCapPerDay),
-    approvalAboveUnits: inUnits(names.approval, config.approvalAbove),
+    approvalAboveUnits,
     periodMs: DAY_MS,
     allowedRecipients: recipients && new Set(recipients.map((address) => checkedRecipient(address))),
   };

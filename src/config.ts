@@ -433,13 +433,16 @@ function checkSignerLists(raw: Record<string, unknown>, problems: string[]): voi
  */
 function checkApprovalSettings(raw: Record<string, unknown>, problems: string[]): void {
   if (raw.approvalAbove === undefined) return;
-  if (raw.authDisabled === "true") {
-    problems.push("APPROVAL_ABOVE: needs API keys (with AUTH_DISABLED=true every request is the same caller, who may not approve its own transfer)");
-    return;
-  }
-  if (typeof raw.apiKeys !== "string") return;
-  const admins = raw.apiKeys.split(",").filter((entry) => entry.trim().startsWith("admin:"));
-  if (admins.length === 0) problems.push("APPROVAL_ABOVE: API_KEYS needs an admin key to approve transfers with (admin:<key>; two, for transfers an admin key asks for)");
+  const problem = approvalKeysProblem({ apiKeys: typeof raw.apiKeys === "string" ? raw.apiKeys : undefined, authDisabled: raw.authDisabled === "true" });
+  if (problem) problems.push(`APPROVAL_ABOVE: ${problem}`);
+}
+
+/** Why no transfer that waits for approval could ever be approved with these keys; undefined when one can (keys generated for a dev run are an admin's). */
+export function approvalKeysProblem(keys: { apiKeys: string | undefined; authDisabled: boolean }): string | undefined {
+  if (keys.authDisabled) return "needs API keys (with AUTH_DISABLED=true every request is the same caller, who may not approve its own transfer)";
+  if (keys.apiKeys === undefined) return undefined;
+  const admins = keys.apiKeys.split(",").filter((entry) => entry.trim().startsWith("admin:"));
+  return admins.length === 0 ? "API_KEYS needs an admin key to approve transfers with (admin:<key>; two, for transfers an admin key asks for)" : undefined;
 }
 
 function checkWebhookSettings(raw: Record<string, unknown>, problems: string[]): void {

@@ -66,9 +66,13 @@ export const ERROR_CODES = {
   UNKNOWN_ERROR: { statusCode: 417, description: "the node refused the request for another reason; the message quotes it" },
   APPROVAL_REJECTED: { statusCode: 417, description: "an admin rejected the transfer, which waited for approval (APPROVAL_ABOVE): nothing of it was or will be sent" },
   APPROVAL_EXPIRED: { statusCode: 417, description: "no admin approved the transfer within APPROVAL_TTL_HOURS: nothing of it was or will be sent" },
+  APPROVAL_NOT_SENT: {
+    statusCode: 417,
+    description: "the transfer was approved, but the node refused its transaction at its first broadcast: nothing of it was or will be sent; ask for it again with a new Idempotency-Key",
+  },
   APPROVALS_FULL: {
     statusCode: 429,
-    description: "as many transfers as the service keeps wait for an approval already (1,000): nothing was journaled and the Idempotency-Key is unused; retry once some are decided",
+    description: "as many transfers as the service keeps wait for an approval already (100 per API key, 1,000 in all): nothing was journaled and the Idempotency-Key is unused; retry once some are decided",
   },
   RATE_LIMITED: { statusCode: 429, description: "too many requests for this API key; see Retry-After" },
   NETWORK_ERROR: { statusCode: 503, description: "the node could not be reached before anything was sent; the Idempotency-Key is left unused, retry" },

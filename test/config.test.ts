@@ -16,6 +16,7 @@ const DEFAULTS = {
   journalSynchronous: "FULL",
   journalRetentionDays: 0,
   idempotencyKeyTtlHours: 24,
+  approvalTtlHours: 24,
   chainRefreshIntervalMs: 1000,
   rebroadcastAfterMs: 15_000,
   headMaxAgeMs: 500,

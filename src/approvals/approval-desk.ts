@@ -8,7 +8,15 @@
  */
 import { steadyWallClockNow } from "../clock.js";
 import { ServiceError } from "../errors.js";
-import { type JournalEntry, PayoutItemsTakenError, type RecordedRefusal, type TransferJournal, type TransferRequest } from "../journal/transfer-journal.js";
+import {
+  type JournalEntry,
+  JournalOutcomeUnknownError,
+  JournalUnavailableError,
+  PayoutItemsTakenError,
+  type RecordedRefusal,
+  type TransferJournal,
+  type TransferRequest,
+} from "../journal/transfer-journal.js";
 import { sameItems } from "../send-path/payout-call.js";
 import type { AuthorizeTransfer, TransferSender } from "../send-path/transfer-service.js";
 import type { SignedTokenTransfer } from "../send-path/wallet-transaction.js";
@@ -17,6 +25,9 @@ import type { EventSource } from "../webhooks/transfer-events.js";
 
 /** The most transfers that may await approval at once: every one is held in memory by a new leader, and listed. */
 export const APPROVALS_AWAITING_MAX = 1_000;
+
+/** The most one API key may have waiting: one client cannot fill the desk for everyone. */
+export const APPROVALS_AWAITING_PER_KEY_MAX = 100;
 
 /** How often undecided approvals past their time are expired (and each approve or repeat checks it too). */
 const EXPIRY_SWEEP_MS = 5_000;
@@ -73,23 +84,28 @@ export class ApprovalDesk {
     const held = key === undefined ? undefined : this.#journal.findByKey(key);
     if (held) return this.#answerRepeat(held, request, network);
     checkPolicy();
-    if (this.#journal.awaitingApprovalCount() >= APPROVALS_AWAITING_MAX) {
-      throw new ServiceError("APPROVALS_FULL", `${APPROVALS_AWAITING_MAX} transfers await an approval already; nothing was journaled. Retry once some are decided`, { retryAfterSeconds: 60 });
+    const waiting = this.#journal.awaitingApprovalCount();
+    const waitingOfKey = request.apiKeyId === undefined ? 0 : this.#journal.awaitingApprovalCount(request.apiKeyId);
+    if (waiting >= APPROVALS_AWAITING_MAX || waitingOfKey >= APPROVALS_AWAITING_PER_KEY_MAX) {
+      const whose = waiting >= APPROVALS_AWAITING_MAX ? `${APPROVALS_AWAITING_MAX} transfers` : `${APPROVALS_AWAITING_PER_KEY_MAX} transfers of this API key`;
+      throw new ServiceError("APPROVALS_FULL", `${whose} await an approval already; nothing was journaled and the key is unused. Retry once some are decided`, { retryAfterSeconds: 60 });
     }
-    let claim;
-    try {
-      claim = network.journal.requestApproval(key, request, this.#now() + this.#options.ttlMs);
-    } catch (error) {
-      if (error instanceof PayoutItemsTakenError) {
-        throw new ServiceError("PAYOUT_ITEM_IN_FLIGHT", `another request took payout item ids ${error.itemIds.join(", ")} while this one was checked; nothing was journaled. Retry with the same Idempotency-Key.`);
+    return journaled(async () => {
+      let claim;
+      try {
+        claim = network.journal.requestApproval(key, request, this.#now() + this.#options.ttlMs);
+      } catch (error) {
+        if (error instanceof PayoutItemsTakenError) {
+          throw new ServiceError("PAYOUT_ITEM_IN_FLIGHT", `another request took payout item ids ${error.itemIds.join(", ")} while this one was checked; nothing was journaled. Retry with the same Idempotency-Key.`);
+        }
+        throw error;
       }
-      throw error;
-    }
-    if (claim.outcome === "existing") return this.#answerRepeat(claim.entry, request, network);
-    const entry = this.#journal.findById(claim.entryId) as JournalEntry;
-    this.#report(approvalEvent("transfer.awaiting_approval", entry, network.eventSource), entry);
-    await this.#journal.flushed();
-    return { entry, replayed: false };
+      if (claim.outcome === "existing") return this.#answerRepeat(claim.entry, request, network);
+      const entry = this.#journal.findById(claim.entryId) as JournalEntry;
+      this.#report(approvalEvent("transfer.awaiting_approval", entry, network.eventSource), entry);
+      await this.#journal.flushed();
+      return { entry, replayed: false };
+    });
   }
 
   /**
@@ -98,19 +114,28 @@ export class ApprovalDesk {
    * waited; a refusal of the send as any transfer's (a 417 refuses it for good, a 503 leaves it waiting).
    */
   async approve(entryId: number, approver: string, network: (entry: JournalEntry) => ApprovalNetwork, authorize: (entry: JournalEntry) => AuthorizeTransfer): Promise<SignedTokenTransfer> {
-    const entry = await this.#awaiting(entryId, approver);
+    const entry = await journaled(() => this.#awaiting(entryId, approver));
     const { transfers, eventSource } = network(entry);
-    const onRefused = (refusedId: number, refusal: ServiceError) => this.#reportRejected(refusedId, eventSource, { code: refusal.code, message: refusal.message });
+    const onRefused = (refusedId: number, refusal: RecordedRefusal) => this.#reportRejected(refusedId, eventSource, refusal);
     return transfers.sendApproved({ entry, approver, onRefused }, authorize(entry));
   }
 
   /** The admin key `by` rejects the transfer: refused for good, never signed. Answers the entry as it now stands. */
   async reject(entryId: number, by: string): Promise<JournalEntry> {
-    const entry = await this.#awaiting(entryId, by);
-    const refusal = { code: "APPROVAL_REJECTED", message: `admin key ${by} rejected transfer ${entryId}; nothing of it was or will be sent` };
-    this.#decide(entry, by, refusal);
-    await this.#journal.flushed();
-    return this.#journal.findById(entryId) as JournalEntry;
+    return journaled(async () => {
+      const entry = await this.#awaiting(entryId, by);
+      const refusal = { code: "APPROVAL_REJECTED", message: `admin key ${by} rejected transfer ${entryId}; nothing of it was or will be sent` };
+      this.#decide(entry, by, refusal);
+      await this.#journal.flushed();
+      return this.#journal.findById(entryId) as JournalEntry;
+    });
+  }
+
+  /** The transfer `entryId` as the journal holds it (a working copy asks the shared database for one it does not hold); 404 for one that never waited for an approval. */
+  async find(entryId: number): Promise<JournalEntry> {
+    const entry = this.#journal.findById(entryId) ?? (await this.#journal.history({}, entryId + 1, 1)).entries.find((found) => found.id === entryId);
+    if (!entry?.approval) throw new ServiceError("APPROVAL_NOT_FOUND", `no transfer ${entryId} ever waited for an approval`);
+    return entry;
   }
 
   /** Expires every undecided approval past its time (a batch per call); how many. */
@@ -150,8 +175,7 @@ export class ApprovalDesk {
 
   // The entry `entryId` while it awaits approval, for a decision by the admin key `by`; throws otherwise.
   async #awaiting(entryId: number, by: string): Promise<JournalEntry> {
-    const entry = this.#journal.findById(entryId) ?? (await this.#journal.history({}, entryId + 1, 1)).entries.find((found) => found.id === entryId);
-    if (!entry?.approval) throw new ServiceError("APPROVAL_NOT_FOUND", `no transfer ${entryId} ever waited for an approval`);
+    const entry = await this.find(entryId);
     if (entry.apiKeyId === by) throw new ServiceError("APPROVER_IS_REQUESTER", `transfer ${entryId} was asked for with this API key: another admin key must decide it`);
     if (entry.state === "awaiting-approval" && isExpired(entry, this.#now())) {
       this.#expire(entry);
@@ -185,6 +209,24 @@ export class ApprovalDesk {
     if (!entry.notify || endpoints.length === 0) return;
     this.#journal.recordEvent(event, endpoints);
     onEvent();
+  }
+}
+
+/**
+ * Runs a step that writes the journal: a journal that takes no writes is "nothing was done, retry" (503),
+ * and a shared database that did not confirm a commit is "look before you ask again", as for a transfer.
+ */
+async function journaled<T>(step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    if (error instanceof JournalUnavailableError) {
+      throw new ServiceError("JOURNAL_UNAVAILABLE", "the transfer journal cannot record (see the service's log); nothing was decided or sent. Retry later.");
+    }
+    if (error instanceof JournalOutcomeUnknownError) {
+      throw new ServiceError("TRANSFER_OUTCOME_UNKNOWN", "the transfer journal's database did not confirm this record: look the transfer up (GET /transfers) before asking again");
+    }
+    throw error;
   }
 }
 

@@ -186,8 +186,12 @@ const MIGRATIONS = [
   "ALTER TABLE transfers ADD COLUMN approval_decided_by TEXT",
   "ALTER TABLE transfers ADD COLUMN approval_decided_at INTEGER",
 ];
-/** Transfers that wait for an admin's approval: few (APPROVALS_AWAITING_MAX), listed and expired along this index. */
-const AWAITING_APPROVAL_INDEX = "CREATE INDEX IF NOT EXISTS transfers_awaiting_approval ON transfers (approval_expires_at, id) WHERE state = 'awaiting-approval'";
+/** Transfers that wait for an admin's approval: few (APPROVALS_AWAITING_MAX), listed and expired along the first index. */
+const AWAITING_APPROVAL_INDEX = `
+  CREATE INDEX IF NOT EXISTS transfers_awaiting_approval ON transfers (approval_expires_at, id) WHERE state = 'awaiting-approval';
+  -- Approved transfers count against the per-key cap from their approval (spentSince).
+  CREATE INDEX IF NOT EXISTS transfers_approval_decided ON transfers (approval_decided_at) WHERE approval_decided_at IS NOT NULL;
+`;
 /**
  * The version of the indexes below and HISTORY_INDEXES: a journal whose indexes are of another version has
  * them made again (once). Raise it with any change to an index's definition.
@@ -360,9 +364,15 @@ function prepareStatements(db: Database.Database) {
     ),
     // A client's transfer moves units; a gas top-up or a nonce filler is an entry of 0 units.
     madeFrom: db.prepare("SELECT id, created_at, state FROM transfers WHERE id >= @from AND units <> '0' ORDER BY id LIMIT @limit"),
+    // An approved transfer counts from its approval, when it was signed (its request may be older than the window).
     spentSince: db.prepare(
-      `SELECT api_key_id, units, created_at FROM transfers INDEXED BY transfers_created
-       WHERE created_at > @since AND api_key_id IS NOT NULL AND state IN ('signed', 'accepted', 'nonce-used') AND chain_id = @chain AND token = @token ORDER BY created_at`,
+      `SELECT api_key_id, units, at FROM (
+         SELECT api_key_id, units, created_at AS at FROM transfers INDEXED BY transfers_created
+         WHERE created_at > @since AND approval_decided_at IS NULL AND api_key_id IS NOT NULL AND state IN ('signed', 'accepted', 'nonce-used') AND chain_id = @chain AND token = @token
+         UNION ALL
+         SELECT api_key_id, units, approval_decided_at AS at FROM transfers INDEXED BY transfers_approval_decided
+         WHERE approval_decided_at > @since AND api_key_id IS NOT NULL AND state IN ('signed', 'accepted', 'nonce-used') AND chain_id = @chain AND token = @token
+       ) ORDER BY at`,
     ),
     updateSigned: db.prepare(
       // Never over a cancel: the client asked for the transfer not to be paid.
@@ -381,8 +391,11 @@ function prepareStatements(db: Database.Database) {
     deleteClaim: db.prepare("DELETE FROM transfers WHERE id = ? AND state IN ('claimed', 'awaiting-approval') AND approval_decided_by IS NULL"),
     awaitingApproval: db.prepare("SELECT * FROM transfers INDEXED BY transfers_awaiting_approval WHERE state = 'awaiting-approval' ORDER BY approval_expires_at, id LIMIT ?"),
     awaitingApprovalCount: db.prepare("SELECT COUNT(*) FROM transfers INDEXED BY transfers_awaiting_approval WHERE state = 'awaiting-approval'").pluck(),
+    // At most APPROVALS_AWAITING_MAX rows walked: the partial index holds only what waits.
+    awaitingApprovalCountOf: db.prepare("SELECT COUNT(*) FROM transfers INDEXED BY transfers_awaiting_approval WHERE state = 'awaiting-approval' AND api_key_id = ?").pluck(),
+    restateRefusal: db.prepare("UPDATE transfers SET refusal_code = @code, refusal_message = @message, updated_at = @now WHERE id = @id AND state IN ('refused', 'rejected')"),
     takeApproved: db.prepare(
-      "UPDATE transfers SET state = 'claimed', lane = @lane, approval_decided_by = @by, approval_decided_at = @at, updated_at = @now WHERE id = @id AND state = 'awaiting-approval' AND chain_id = @chain",
+      "UPDATE transfers SET state = 'claimed', lane = @lane, approval_decided_by = @by, approval_decided_at = @at, updated_at = @now WHERE id = @id AND state = 'awaiting-approval' AND chain_id = @chain AND approval_expires_at > @at",
     ),
     returnToApproval: db.prepare(
       "UPDATE transfers SET state = 'awaiting-approval', approval_decided_by = NULL, approval_decided_at = NULL, updated_at = @now WHERE id = @id AND state = 'claimed' AND approval_decided_by IS NOT NULL",
@@ -778,8 +791,13 @@ class SqliteTransferJournal implements TransferJournal {
     return (this.#store.statements.awaitingApproval.all(limit) as EntryRow[]).map((row) => toEntry(row, []));
   }
 
-  awaitingApprovalCount(): number {
-    return this.#store.statements.awaitingApprovalCount.get() as number;
+  awaitingApprovalCount(apiKeyId?: string): number {
+    const { statements } = this.#store;
+    return (apiKeyId === undefined ? statements.awaitingApprovalCount.get() : statements.awaitingApprovalCountOf.get(apiKeyId)) as number;
+  }
+
+  restateRefusal(entryId: number, refusal: RecordedRefusal): boolean {
+    return this.#store.write(() => this.#store.statements.restateRefusal.run({ id: entryId, ...refusal, now: steadyWallClockNow() })).changes === 1;
   }
 
   takeApproved(entryId: number, by: string, at: number): boolean {
@@ -1090,8 +1108,8 @@ class SqliteTransferJournal implements TransferJournal {
   }
 
   spentSince(since: number): { apiKeyId: string; units: bigint; at: number }[] {
-    const rows = this.#store.statements.spentSince.all({ since, ...this.#network }) as { api_key_id: string; units: string; created_at: number }[];
-    return rows.map((row) => ({ apiKeyId: row.api_key_id, units: BigInt(row.units), at: row.created_at }));
+    const rows = this.#store.statements.spentSince.all({ since, ...this.#network }) as { api_key_id: string; units: string; at: number }[];
+    return rows.map((row) => ({ apiKeyId: row.api_key_id, units: BigInt(row.units), at: row.at }));
   }
 
   madeSince(since: number, afterId: number | undefined, limit: number): { id: number; createdAt: number; state: JournalState }[] {

@@ -338,13 +338,15 @@ export interface TransferJournal {
   requestApproval(key: string | undefined, request: TransferRequest, expiresAt: number): KeyClaim;
   /** Every network's transfers awaiting approval, the soonest to expire first, at most `limit`. */
   awaitingApproval(limit: number): JournalEntry[];
-  /** How many transfers await approval (every network). */
-  awaitingApprovalCount(): number;
+  /** How many transfers await approval (every network); of one API key only, when given. */
+  awaitingApprovalCount(apiKeyId?: string): number;
   /**
    * The admin key `by` approved the entry at `at`: awaiting-approval becomes claimed, for this view's lane
-   * to sign. Only from awaiting-approval, on this view's network; whether it changed.
+   * to sign. Only from awaiting-approval, before it expires, on this view's network; whether it changed.
    */
   takeApproved(entryId: number, by: string, at: number): boolean;
+  /** A refused or rejected entry's key answers `refusal` from now on (an approved transfer whose bytes died); whether it was one. */
+  restateRefusal(entryId: number, refusal: RecordedRefusal): boolean;
   /** An approved entry nothing was signed for (a "try again", a restart) awaits its approval again; whether it did. */
   returnToApproval(entryId: number): boolean;
   /** The entry was rejected (by an admin key, or "expiry"): refused with `refusal`, nothing ever signed. Only from awaiting-approval; whether it changed. */

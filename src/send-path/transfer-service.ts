@@ -16,7 +16,7 @@ import { estimateGasAtLatest } from "../node/gas-estimate.js";
 import { tokenAt } from "../network-settings/network-choice.js";
 import { type ErrorCode, ERROR_CODES, ServiceError } from "../errors.js";
 import { signerRefusalAnswer } from "./signer-refusal.js";
-import { type JournalEntry, JournalOutcomeUnknownError, JournalUnavailableError, type PayoutOrder, PayoutItemsTakenError, type TransferJournal, type TransferRequest, requestOf } from "../journal/transfer-journal.js";
+import { type JournalEntry, JournalOutcomeUnknownError, JournalUnavailableError, type PayoutOrder, PayoutItemsTakenError, type RecordedRefusal, type TransferJournal, type TransferRequest, requestOf } from "../journal/transfer-journal.js";
 import { steadyWallClockNow } from "../clock.js";
 import { approvalCallData, payoutAllowance, payoutCallData, sameItems, withPayoutGasMargin } from "./payout-call.js";
 import { BroadcastRefusedError, type PreparedTransfer, type TransferSubmitter } from "./transfer-submitter.js";
@@ -76,7 +76,7 @@ export interface TokenTransferServiceOptions {
 export interface ApprovedTransfer {
   entry: JournalEntry;
   approver: string;
-  onRefused: (entryId: number, refusal: ServiceError) => void;
+  onRefused: (entryId: number, refusal: RecordedRefusal) => void;
 }
 
 /** What the transfer route asks of the sending side: one wallet's service, or a pool's router. */
@@ -151,7 +151,11 @@ export class TokenTransferService implements TransferSender {
     const key = entry.idempotencyKey ?? undefined;
     if (key !== undefined) this.#inFlightKeys.add(key);
     try {
-      return await this.#execute(requestOf(entry), entry.id, authorize, onReserved);
+      // A refusal at the first broadcast that ends it for good (a 417) is told in the commit that records it.
+      const onRejected = (entryId: number, refusal: RecordedRefusal) => {
+        if (statusOf(refusal.code) === 417) approved.onRefused(entryId, refusal);
+      };
+      return await this.#execute(requestOf(entry), entry.id, authorize, onReserved, onRejected);
     } catch (error) {
       await this.#settleApproved(entry.id, error, approved.onRefused);
       throw error;
@@ -166,20 +170,26 @@ export class TokenTransferService implements TransferSender {
    */
   async refuseApproved(approved: ApprovedTransfer, refusal: ServiceError): Promise<never> {
     const { journal } = this.#options;
-    if (refusal.statusCode === 417) {
-      try {
-        if (journal.refuseApproval(approved.entry.id, approved.approver, steadyWallClockNow(), { code: refusal.code, message: refusal.message })) approved.onRefused(approved.entry.id, refusal);
-        await journal.flushed();
-      } catch (error) {
-        throw asServiceError(error);
-      }
+    if (refusal.statusCode !== 417) throw refusal;
+    let refused: boolean;
+    try {
+      const recorded = { code: refusal.code, message: refusal.message };
+      refused = journal.refuseApproval(approved.entry.id, approved.approver, steadyWallClockNow(), recorded);
+      if (refused) approved.onRefused(approved.entry.id, recorded);
+      await journal.flushed();
+    } catch (error) {
+      throw asServiceError(error);
     }
+    // Another decision took it first (it may be being sent): this approval changed nothing.
+    if (!refused) throw new ServiceError("APPROVAL_DECIDED", `transfer ${approved.entry.id} was decided (or expired) meanwhile; nothing more was done`);
     throw refusal;
   }
 
   // What an approved transfer that was not sent becomes: refused for good on a 417 (the client learns it
-  // from the event), else awaiting its approval again. Bytes signed and refused at their first broadcast are
-  // dead: the entry cannot wait again, and its key is freed instead, so that the client's retry asks anew.
+  // from the event; a refusal at the first broadcast told it in the submitter's commit already), else
+  // awaiting its approval again. Bytes signed and refused at their first broadcast for a reason of the
+  // moment are dead all the same: the entry cannot wait again, so it is refused for good, and the approver
+  // told so (a 417), rather than left answering a "retry" its key could never make good.
   async #settleApproved(entryId: number, error: unknown, onRefused: ApprovedTransfer["onRefused"]): Promise<void> {
     const { journal } = this.#options;
     const answered = error instanceof ServiceError && error.statusCode === 417;
@@ -187,17 +197,26 @@ export class TokenTransferService implements TransferSender {
       if (answered && !(error.cause instanceof BroadcastRefusedError)) throw asServiceError(journal.failure);
       return;
     }
+    let dead: ServiceError | undefined;
     try {
-      if (answered) {
-        if (!(error.cause instanceof BroadcastRefusedError)) journal.recordRefused(entryId, { code: error.code, message: error.message });
-        onRefused(entryId, error);
-      } else if (!journal.returnToApproval(entryId) && journal.releaseRefusedKey(entryId) && error instanceof ServiceError) {
-        onRefused(entryId, error);
+      if (answered && !(error.cause instanceof BroadcastRefusedError)) {
+        const refusal = { code: error.code, message: error.message };
+        journal.recordRefused(entryId, refusal);
+        onRefused(entryId, refusal);
+      } else if (!answered && !journal.returnToApproval(entryId)) {
+        const state = journal.findById(entryId)?.state;
+        if (state === "refused" || state === "rejected") {
+          dead = new ServiceError("APPROVAL_NOT_SENT", `transfer ${entryId} was approved, but the node refused it (${error instanceof Error ? error.message : String(error)}); nothing of it was or will be sent`);
+          const refusal = { code: dead.code, message: dead.message };
+          journal.restateRefusal(entryId, refusal);
+          onRefused(entryId, refusal);
+        }
       }
       await journal.flushed();
     } catch (journalError) {
       throw asServiceError(journalError);
     }
+    if (dead) throw dead;
   }
 
   /** Whether this service is still sending `entry`, which holds `key`: its first answer is not known yet. */
@@ -265,7 +284,13 @@ export class TokenTransferService implements TransferSender {
     return { transfer, replayed: true };
   }
 
-  async #execute(request: TransferRequest, claimedEntryId: number | undefined, authorize: AuthorizeTransfer | undefined, onReserved: OnReserved | undefined): Promise<SignedTokenTransfer> {
+  async #execute(
+    request: TransferRequest,
+    claimedEntryId: number | undefined,
+    authorize: AuthorizeTransfer | undefined,
+    onReserved: OnReserved | undefined,
+    onRejected?: PreparedTransfer["onRejected"],
+  ): Promise<SignedTokenTransfer> {
     const { ledger, submitter } = this.#options;
     const token = this.#tokenOf(request);
     let prepared: PreparedTransfer | undefined;
@@ -283,21 +308,21 @@ export class TokenTransferService implements TransferSender {
         const gasLimit = withPayoutGasMargin(await this.#estimate({ to: contract, data }));
         const reservation = await this.#withBalancesReadAgainOnShortfall(() => ledger.reserve(request.units, gasCost(gasLimit), token.address));
         onReserved?.();
-        prepared = { request, call: { to: contract, data, gasLimit }, kind: "transfer", reservation, entryId: claimedEntryId };
+        prepared = { request, call: { to: contract, data, gasLimit }, kind: "transfer", reservation, entryId: claimedEntryId, onRejected };
       } else if (token.native) {
         // A plain value transfer: the value is spent from the same balance as the gas.
         await this.#withBalancesReadAgainOnShortfall(() => ledger.assertNativeAvailable(request.units));
         const gasLimit = await this.#estimate({ to: request.recipient, value: toQuantity(request.units) });
         const reservation = await this.#withBalancesReadAgainOnShortfall(() => ledger.reserve(0n, gasCost(gasLimit) + request.units, undefined, request.units));
         onReserved?.();
-        prepared = { request, call: { to: request.recipient, data: "0x", gasLimit, value: request.units }, kind: "transfer", reservation, entryId: claimedEntryId };
+        prepared = { request, call: { to: request.recipient, data: "0x", gasLimit, value: request.units }, kind: "transfer", reservation, entryId: claimedEntryId, onRejected };
       } else {
         await this.#withBalancesReadAgainOnShortfall(() => ledger.assertTokensAvailable(request.units, token.address));
         const data = encodeTransfer(request.recipient, request.units);
         const gasLimit = await this.#simulate(token, data);
         const reservation = await this.#withBalancesReadAgainOnShortfall(() => ledger.reserve(request.units, gasCost(gasLimit), token.address));
         onReserved?.();
-        prepared = { request, call: { to: token.address, data, gasLimit }, kind: "transfer", reservation, entryId: claimedEntryId };
+        prepared = { request, call: { to: token.address, data, gasLimit }, kind: "transfer", reservation, entryId: claimedEntryId, onRejected };
       }
       return await submitter.submit(prepared);
     } catch (error) {
@@ -431,6 +456,11 @@ export class TokenTransferService implements TransferSender {
 // No return data is a token like USDT, whose transfer() returns nothing; otherwise the first word is the bool.
 function transferReturnedFalse(returned: string): boolean {
   return returned.length >= 66 && BigInt(returned.slice(0, 66)) === 0n;
+}
+
+// The HTTP status a recorded refusal's code answers with (a code of another version: a 417).
+function statusOf(code: string): number {
+  return ERROR_CODES[asErrorCode(code)].statusCode;
 }
 
 function asErrorCode(code: string): ErrorCode {

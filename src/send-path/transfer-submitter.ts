@@ -32,6 +32,8 @@ export interface PreparedTransfer {
   reservation: Reservation;
   /** The journal entry of its Idempotency-Key claim, if any. */
   entryId: number | undefined;
+  /** Told of a refusal at its first broadcast in the turn that journals it (an approved transfer's event joins that commit). */
+  onRejected?: (entryId: number, refusal: RecordedRefusal) => void;
 }
 
 /** The node surely refused the transfer's first broadcast: nothing of it is or will be on chain. */
@@ -305,6 +307,7 @@ export class TransferSubmitter {
     const { code, message } = describeNodeAnswer(answer);
     const refusal = { code, message: `${message}; transaction ${transfer.hash} was not sent and never will be` };
     journal.recordRejected(prepared.entryId as number, refusal);
+    prepared.onRejected?.(prepared.entryId as number, refusal);
     await journal.flushed();
     return refusal;
   }

@@ -118,9 +118,20 @@ describe("the approval desk", () => {
     expect(journal.findById(id)).toMatchObject({ state: "refused", approval: { decidedBy: "key_admin" } });
   });
 
-  it("holds at most APPROVALS_AWAITING_MAX waiting transfers: the next is 429 with nothing journaled", async () => {
-    for (let index = 0; index < 1_000; index++) journal.requestApproval(undefined, REQUEST, now + HOUR);
-    await expect(ask("key_asker/over")).rejects.toMatchObject({ code: "APPROVALS_FULL", statusCode: 429 });
+  it("holds at most APPROVALS_AWAITING_PER_KEY_MAX waiting transfers per API key, and APPROVALS_AWAITING_MAX in all: the next is 429 with nothing journaled", async () => {
+    for (let index = 0; index < 100; index++) journal.requestApproval(undefined, REQUEST, now + HOUR);
+    await expect(ask("key_asker/over")).rejects.toMatchObject({ code: "APPROVALS_FULL", statusCode: 429, message: expect.stringContaining("of this API key") });
     expect(journal.findByKey("key_asker/over")).toBeUndefined();
+    // Another client is not held back by this one.
+    expect((await desk.request(network, { ...REQUEST, apiKeyId: "key_other" }, "key_other/k", () => undefined))?.replayed).toBe(false);
+    for (let index = 0; index < 899; index++) journal.requestApproval(undefined, { ...REQUEST, apiKeyId: `key_${index}` }, now + HOUR);
+    await expect(desk.request(network, { ...REQUEST, apiKeyId: "key_third" }, "key_third/k", () => undefined)).rejects.toMatchObject({ code: "APPROVALS_FULL", message: expect.stringContaining("1000 transfers") });
+  });
+
+  it("an approval that finds the transfer expired (the sweep not run yet) takes nothing", () => {
+    const waiting = journal.requestApproval(undefined, REQUEST, now + HOUR);
+    if (waiting.outcome !== "claimed") throw new Error("expected a new entry");
+    expect(journal.takeApproved(waiting.entryId, "key_admin", now + HOUR)).toBe(false);
+    expect(journal.takeApproved(waiting.entryId, "key_admin", now + HOUR - 1)).toBe(true);
   });
 });

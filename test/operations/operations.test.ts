@@ -126,7 +126,7 @@ describe("operations", () => {
     expect(result.errors).toBeUndefined();
     expect(result.valid).toBe(true);
     expect(Object.keys(document.paths).sort()).toEqual(
-      ["/getTransaction", "/health", "/metrics", "/networks", "/payouts", "/payouts/{id}", "/ready", "/transactions/{hash}", "/transactions/{hash}/cancel", "/transactions/{hash}/reprice", "/transfer", "/transfers", "/transfers/activity", "/wallet", "/wallet/resume", "/webhooks/deliveries", "/webhooks/deliveries/{id}/retry"].sort(),
+      ["/getTransaction", "/health", "/metrics", "/networks", "/payouts", "/payouts/{id}", "/ready", "/transactions/{hash}", "/transactions/{hash}/cancel", "/transactions/{hash}/reprice", "/transfer", "/transfers", "/transfers/activity", "/transfers/{id}/approve", "/transfers/{id}/reject", "/wallet", "/wallet/resume", "/webhooks/deliveries", "/webhooks/deliveries/{id}/retry"].sort(),
     );
     // The history in both forms a client may ask for.
     expect(Object.keys(document.paths["/transfers"].get.responses["200"].content).sort()).toEqual(["application/json", "text/csv"]);
@@ -136,17 +136,19 @@ describe("operations", () => {
       "payout.item.finalized",
       "payout.item.paid",
       "payout.item.reorged",
+      "transfer.awaiting_approval",
       "transfer.cancelled",
       "transfer.confirmed",
       "transfer.failed",
       "transfer.finalized",
+      "transfer.rejected",
       "transfer.reorged",
       "transfer.replaced",
       "wallet.unexpected_outflow",
     ]);
     expect(document.webhooks["transfer.confirmed"].post.requestBody.content["application/json"].schema.properties.data.required).toContain("transferHash");
     const transfer = document.paths["/transfer"].post;
-    expect(Object.keys(transfer.responses).sort()).toEqual(["200", "400", "401", "403", "409", "413", "415", "417", "422", "429", "500", "503"]);
+    expect(Object.keys(transfer.responses).sort()).toEqual(["200", "202", "400", "401", "403", "409", "413", "415", "417", "422", "429", "500", "503"]);
     expect(transfer.responses["417"].content["application/json"].schema.required).toEqual(["statusCode", "code", "error", "message"]);
     expect(transfer.requestBody.content["application/json"].schema.properties.amount.examples).toBeDefined();
     expect(document.paths["/health"].get.security).toEqual([]);

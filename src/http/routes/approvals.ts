@@ -12,7 +12,7 @@ import { type Approval, ApprovalParamsSchema, ApprovalSchema, TransferReplySchem
 import type { TransferNetwork } from "./transfer.js";
 
 export interface ApprovalRouteOptions {
-  approvals: Pick<ApprovalDesk, "approve" | "reject">;
+  approvals: Pick<ApprovalDesk, "approve" | "reject" | "find">;
   /** The network and token of a journaled transfer (503 while it is not running). */
   networkOfEntry: (entry: JournalEntry) => TransferNetwork;
   /** Throws while the service does not sign (PAUSE_ON_UNEXPECTED_OUTFLOW): an approval is answered 503 and the transfer keeps waiting. */
@@ -73,9 +73,11 @@ export const approvalRoutes: FastifyPluginAsyncTypebox<ApprovalRouteOptions> = a
     },
     async (request) => {
       const id = Number(request.params.id);
+      // Its network first (503 while it is not running): the answer names it, and nothing is decided without one.
+      const network = networkOfEntry(await approvals.find(id));
       const entry = await approvals.reject(id, request.apiKeyId);
       request.log.info({ id, rejectedBy: request.apiKeyId }, "transfer rejected; it is never sent");
-      return describeApproval(entry, networkOfEntry(entry));
+      return describeApproval(entry, network);
     },
   );
 };

@@ -1,0 +1,74 @@
+/**
+ * The audit log's hash chain: each entry carries the SHA-256 of the one before it and of its own fields,
+ * so that changing, removing or reordering any entry breaks every hash after it. Both stores keep the
+ * same columns; these functions seal entries as they are committed and check a chain however it is read.
+ */
+import { createHash } from "node:crypto";
+
+/** The hash the first entry of a journal points back to. */
+export const AUDIT_GENESIS = "0".repeat(64);
+
+/** An audit entry as both stores keep it (prev_hash and hash set once it is sealed, in its own commit). */
+export interface AuditRow {
+  seq: number;
+  /** ms, wall clock. */
+  at: number;
+  /** What happened: `transfer.<state>`, `attempt.<kind>`, `operator.<action>`, `wallet.<event>`, `service.started`. */
+  kind: string;
+  transfer_id: number | null;
+  /** Who did it: an API key's id, "expiry", or null for the service itself. */
+  actor: string | null;
+  /** JSON: the facts of the change. */
+  detail: string;
+  prev_hash: string | null;
+  hash: string | null;
+}
+
+/** The hash of an entry, given the hash of the one before it. */
+export function auditEntryHash(previous: string, row: Pick<AuditRow, "seq" | "at" | "kind" | "transfer_id" | "actor" | "detail">): string {
+  // One JSON array: each field in its place, none can run into the next.
+  const fields = JSON.stringify([previous, row.seq, row.at, row.kind, row.transfer_id, row.actor, row.detail]);
+  return createHash("sha256").update(fields).digest("hex");
+}
+
+/** Where a chain breaks: the entry, and what is wrong with it. */
+export interface AuditBreak {
+  seq: number;
+  reason: string;
+}
+
+/** Checks entries in order as they are read, from `previous` on (the genesis, or the hash of the entry before the first). */
+export class AuditChainCheck {
+  #previous: string;
+  #checked = 0;
+  #last: number | undefined;
+
+  constructor(previous = AUDIT_GENESIS) {
+    this.#previous = previous;
+  }
+
+  /** The first break found in `row`, or undefined when it continues the chain. */
+  check(row: AuditRow): AuditBreak | undefined {
+    if (this.#last !== undefined && row.seq <= this.#last) return { seq: row.seq, reason: `entry ${row.seq} comes after entry ${this.#last}: out of order` };
+    if (row.hash === null || row.prev_hash === null) return { seq: row.seq, reason: `entry ${row.seq} was never sealed (no hash)` };
+    if (row.prev_hash !== this.#previous) {
+      return { seq: row.seq, reason: `entry ${row.seq} points back to ${row.prev_hash}, but the entry before it hashes to ${this.#previous}: an entry before it was changed, removed or added` };
+    }
+    const expected = auditEntryHash(this.#previous, row);
+    if (row.hash !== expected) return { seq: row.seq, reason: `entry ${row.seq} (${row.kind}) was changed: its fields hash to ${expected}, not to its recorded ${row.hash}` };
+    this.#previous = row.hash;
+    this.#last = row.seq;
+    this.#checked++;
+    return undefined;
+  }
+
+  /** How many entries continued the chain. */
+  get checked(): number {
+    return this.#checked;
+  }
+
+  /** The hash of the last entry checked (the start's before any). */
+  get lastHash(): string {
+    return this.#previous;
+  }
+}
