@@ -20,6 +20,7 @@ import { ResponsesInFlight } from "./http/responses-in-flight.js";
 import { envelope, handleError } from "./http/error-handler.js";
 import { OPENAPI_DOCUMENT_BASE } from "./http/openapi.js";
 import { approvalRoutes } from "./http/routes/approvals.js";
+import { auditRoute } from "./http/routes/audit.js";
 import type { JournalEntry } from "./journal/transfer-journal.js";
 import { cancelTransferRoute } from "./http/routes/cancel-transfer.js";
 import { getTransactionRoute } from "./http/routes/get-transaction.js";
@@ -229,6 +230,7 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
     });
     routes.register(walletRoute, { networks: services.networks, defaultChainId: services.configured[0].chainId, replicaId: deps.replicaId, outflows: services.outflows, signing: services.signing });
     routes.register(webhookDeliveriesRoute, { journal: services.journal, dispatcher: services.webhooks?.dispatcher });
+    routes.register(auditRoute, { journal: services.journal });
     routes.register(metricsRoute, { metrics });
     routes.register(consoleRoute);
   });

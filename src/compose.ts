@@ -11,7 +11,7 @@ import type { NetworkServices } from "./network/network-services.js";
 import { type ChainConnection, NodeUnreachableError, tokensOf, checkNode, closeChain, connectChain, logEndpointState, openSigners } from "./node/connect-chain.js";
 import { NATIVE_TOKEN, type ServedNetwork, type ServedToken, servedNetworkOf, tokenAt } from "./network-settings/network-choice.js";
 import { getAddress } from "ethers";
-import { type ChainConfig, ConfigError, type DeploymentConfig, approvalKeysProblem } from "./config.js";
+import { type ChainConfig, ConfigError, type DeploymentConfig, approvalKeysProblem, settingsForAudit } from "./config.js";
 import { InvalidAddressError, parseRecipientAddress } from "./domain/recipient-address.js";
 import { InvalidAmountError, parseTokenAmount } from "./domain/token-amount.js";
 import { TransferPolicy, type TransferPolicyLimits } from "./domain/transfer-policy.js";
@@ -93,6 +93,9 @@ export async function composeService(config: DeploymentConfig, logger: Logger, r
       if ("chain" in network) for (const token of network.chain.tokens) policyLimitsOf(networkConfigs[index], network.chain, token);
     }
     services = await startChainServices(config, networks, logger, signing, (outcome) => metrics.countWebhookDelivery(outcome), replica?.openJournal);
+    // What this process runs with, in the audit log (secrets only as set): a change of settings is on record.
+    services.journal.recordAudit({ kind: "service.started", actor: null, detail: { replica: replica?.id ?? null, settings: settingsForAudit(config) } });
+    await services.journal.flushed();
     if (replica) metrics.watchReplica(replica.id, () => true);
     // Each token's limits are in its own units; the per-key cap counts what was spent in that token there.
     // Made when a network is first used: one that joins later has no decimals before, and a limit its token

@@ -257,6 +257,41 @@ const INTEGER_FIELDS: (keyof Config)[] = [
   "rateLimitWindowMs",
 ];
 
+// Settings that hold a secret: the audit log says only that they are set (API_KEYS: how many keys of each role).
+const SECRET_SETTINGS: ReadonlySet<keyof Config> = new Set(["privateKey", "webhookSecret"]);
+// Settings that are URLs, whose path, query or user part can carry a key: the audit log keeps their hosts.
+const URL_SETTINGS: ReadonlySet<keyof Config> = new Set(["rpcUrl", "webhookUrl", "databaseUrl", "replicaUrl"]);
+
+/**
+ * The settings a process started with, for the audit log, by variable name: secrets only as "set", URLs as
+ * their hosts, API keys as their ids and roles (an id is a hash's first digits: safe to show).
+ */
+export function settingsForAudit(config: Config): Record<string, string | number | boolean> {
+  const settings: Record<string, string | number | boolean> = {};
+  for (const [field, variable] of Object.entries(ENVIRONMENT_VARIABLES) as [keyof Config, string][]) {
+    const value = config[field];
+    if (value === undefined) continue;
+    if (SECRET_SETTINGS.has(field)) settings[variable] = "(set)";
+    else if (URL_SETTINGS.has(field)) settings[variable] = hostsOf(String(value));
+    else if (field === "apiKeys") settings[variable] = ApiKeyRing.parse(String(value)).described.join(", ");
+    else settings[variable] = value as string | number | boolean;
+  }
+  return settings;
+}
+
+function hostsOf(urls: string): string {
+  return urls
+    .split(",")
+    .map((url) => {
+      try {
+        return new URL(url.trim()).host;
+      } catch {
+        return "(not a URL)";
+      }
+    })
+    .join(", ");
+}
+
 /** Raised when the environment does not describe a usable configuration; the message names every bad variable. */
 export class ConfigError extends Error {
   override name = "ConfigError";

@@ -30,7 +30,8 @@ const LAYERS: string[][] = [
   ["app"],
   ["compose"],
   ["replicas"],
-  ["server"],
+  // Entry points: the service, and the audit log's check.
+  ["server", "audit-verify"],
 ];
 const RANK = new Map(LAYERS.flatMap((parts, rank) => parts.map((part) => [part, rank] as const)));
 

@@ -62,6 +62,11 @@ export class ApiKeyRing {
     return this.#keys.map((entry) => entry.key.id);
   }
 
+  /** Each key as "<role> <id>", in the order configured: what the audit log records of them. */
+  get described(): string[] {
+    return this.#keys.map((entry) => `${entry.key.role} ${entry.key.id}`);
+  }
+
   /** A fresh random key (for the local dev chain). */
   static generateKey(): string {
     return `dev_${randomBytes(24).toString("base64url")}`;

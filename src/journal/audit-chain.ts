@@ -24,6 +24,14 @@ export interface AuditRow {
   hash: string | null;
 }
 
+/** An entry to append: what happened, who did it, to which transfer (if one), and its facts. */
+export interface AuditEntry {
+  kind: string;
+  actor: string | null;
+  transferId?: number | null;
+  detail: Record<string, unknown>;
+}
+
 /** The hash of an entry, given the hash of the one before it. */
 export function auditEntryHash(previous: string, row: Pick<AuditRow, "seq" | "at" | "kind" | "transfer_id" | "actor" | "detail">): string {
   // One JSON array: each field in its place, none can run into the next.
@@ -71,4 +79,13 @@ export class AuditChainCheck {
   get lastHash(): string {
     return this.#previous;
   }
+}
+
+/** The first break in `rows` (in seq order), checked with `check`; undefined when they continue its chain. */
+export function findAuditBreak(rows: Iterable<AuditRow>, check: AuditChainCheck = new AuditChainCheck()): AuditBreak | undefined {
+  for (const row of rows) {
+    const broken = check.check(row);
+    if (broken) return broken;
+  }
+  return undefined;
 }

@@ -7,6 +7,7 @@ import type pg from "pg";
 import { type Driver, idBoundsOf, mergeWalks, pageOfKeyed, planWalks, walkOf } from "./history-walks.js";
 import { BY_IDS } from "./postgres-journal-store.js";
 import { type AttemptRow, type DeliveryRow, type EntryRow, toAttempt, toDelivery, toEntry } from "./journal-rows.js";
+import type { AuditRow } from "./audit-chain.js";
 import type { HistoryFilter, HistoryPage, JournalEntry, WebhookDelivery } from "./transfer-journal.js";
 
 export class PostgresJournalReader {
@@ -40,6 +41,11 @@ export class PostgresJournalReader {
   async highestNonce(lane: string, chainId: string): Promise<number | undefined> {
     const { rows } = await this.pool.query<{ nonce: string | null }>("SELECT MAX(nonce) AS nonce FROM transfers WHERE lane = $1 AND chain_id = $2 AND nonce IS NOT NULL AND state NOT IN ('claimed', 'refused', 'rejected')", [lane, chainId]);
     return rows[0]?.nonce == null ? undefined : Number(rows[0].nonce);
+  }
+
+  /** The audit log after entry `afterSeq`, oldest first: along its primary key. */
+  async auditEntries(afterSeq: number, limit: number): Promise<AuditRow[]> {
+    return (await this.pool.query<AuditRow>("SELECT * FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2", [afterSeq, limit])).rows;
   }
 
   /** The deliveries of one transfer's events, newest first. */

@@ -215,4 +215,21 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; sql: string }[] = 
       ALTER TABLE transfers ADD COLUMN approval_decided_at BIGINT;
     `,
   },
+  {
+    // The audit log (audit-chain.ts): each entry sealed with the hash of the one before it by the leader's
+    // working copy, in the commit it ships. Never archived: the chain verifies from its first entry.
+    version: 14,
+    sql: `
+      CREATE TABLE audit_log (
+        seq BIGINT PRIMARY KEY,
+        at BIGINT NOT NULL,
+        kind TEXT NOT NULL,
+        transfer_id BIGINT,
+        actor TEXT,
+        detail TEXT NOT NULL,
+        prev_hash TEXT,
+        hash TEXT
+      );
+    `,
+  },
 ];

@@ -5,6 +5,7 @@ import type Database from "better-sqlite3";
 import { steadyWallClockNow } from "../clock.js";
 import { type AttemptRow, type DeliveryRow, type EntryRow, SETTLED_FOR_GOOD, SEVERAL_NETWORKS_MARK, ownersChainOf, payoutAsText, toAttempt, toDelivery, toEntry } from "./journal-rows.js";
 import { type JournalReplica, type JournalSeed, SqliteChangeLog, seedTables } from "./sqlite-change-log.js";
+import { AUDIT_GENESIS, type AuditEntry, type AuditRow, auditEntryHash } from "./audit-chain.js";
 import { HISTORY_INDEXES, NETWORK_HISTORY_INDEXES, HISTORY_TIMES_RISE, SqliteHistoryReader } from "./sqlite-history.js";
 import { openKeptDatabase } from "./sqlite-keep-alive.js";
 import {
@@ -149,6 +150,43 @@ const SCHEMA = `
     chain_id INTEGER PRIMARY KEY,
     first_block INTEGER NOT NULL
   );
+  -- The audit log: every state change of every transfer, every attempt signed, every operator action and
+  -- the settings each process started with, each entry chained to the one before by its hash (audit-chain.ts),
+  -- sealed in the commit that makes it. Never archived or deleted: the chain verifies from its first entry.
+  CREATE TABLE IF NOT EXISTS audit_log (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    at INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    transfer_id INTEGER,
+    actor TEXT,
+    detail TEXT NOT NULL,
+    prev_hash TEXT,
+    hash TEXT
+  );
+  CREATE INDEX IF NOT EXISTS audit_log_unsealed ON audit_log (seq) WHERE hash IS NULL;
+`;
+
+/**
+ * What the audit log notes by itself, in the transaction of the change: a transfer made or changing state
+ * (with the admin key that approved or rejected it), and every attempt signed for it. Made after a working
+ * copy is seeded, so that seeding notes nothing. The entries are sealed (hashed) before their commit.
+ */
+const AUDIT_TRIGGERS = `
+  CREATE TRIGGER IF NOT EXISTS transfers_audit_made AFTER INSERT ON transfers BEGIN
+    INSERT INTO audit_log (at, kind, transfer_id, actor, detail) VALUES (NEW.updated_at, 'transfer.' || NEW.state, NEW.id, NULL,
+      json_object('state', NEW.state, 'lane', NEW.lane, 'chainId', NEW.chain_id, 'token', NEW.token, 'recipient', NEW.recipient, 'units', NEW.units,
+        'apiKeyId', NEW.api_key_id, 'idempotencyKey', NEW.idempotency_key, 'nonce', NEW.nonce, 'hash', NEW.hash, 'approvalExpiresAt', NEW.approval_expires_at));
+  END;
+  CREATE TRIGGER IF NOT EXISTS transfers_audit_state AFTER UPDATE OF state ON transfers WHEN OLD.state IS NOT NEW.state BEGIN
+    INSERT INTO audit_log (at, kind, transfer_id, actor, detail) VALUES (NEW.updated_at, 'transfer.' || NEW.state, NEW.id,
+      CASE WHEN NEW.approval_decided_by IS NOT OLD.approval_decided_by THEN NEW.approval_decided_by END,
+      json_object('from', OLD.state, 'state', NEW.state, 'lane', NEW.lane, 'nonce', NEW.nonce, 'hash', NEW.hash, 'minedHash', NEW.mined_hash,
+        'refusalCode', NEW.refusal_code, 'approvalDecidedBy', NEW.approval_decided_by));
+  END;
+  CREATE TRIGGER IF NOT EXISTS attempts_audit_signed AFTER INSERT ON attempts BEGIN
+    INSERT INTO audit_log (at, kind, transfer_id, actor, detail) VALUES (NEW.created_at, 'attempt.' || NEW.kind, NEW.transfer_id, NULL,
+      json_object('hash', NEW.hash, 'signedAtBlock', NEW.signed_at_block));
+  END;
 `;
 
 // The journal owner's network and token: those of every row made before rows recorded their own.
@@ -253,6 +291,7 @@ export function openSqliteJournal(path: string, owner: JournalOwner, options: Sq
   // than keeping them all up to date through a million inserts.
   if (seed) seedTables(db, seed);
   makeIndexes(db);
+  db.exec(AUDIT_TRIGGERS);
   const store = new SqliteJournalStore(db, notify, replica && new SqliteChangeLog(db, replica), replica, elsewhere);
   try {
     store.checkOwner(owner);
@@ -393,6 +432,11 @@ function prepareStatements(db: Database.Database) {
     awaitingApprovalCount: db.prepare("SELECT COUNT(*) FROM transfers INDEXED BY transfers_awaiting_approval WHERE state = 'awaiting-approval'").pluck(),
     // At most APPROVALS_AWAITING_MAX rows walked: the partial index holds only what waits.
     awaitingApprovalCountOf: db.prepare("SELECT COUNT(*) FROM transfers INDEXED BY transfers_awaiting_approval WHERE state = 'awaiting-approval' AND api_key_id = ?").pluck(),
+    unsealedAudit: db.prepare("SELECT * FROM audit_log INDEXED BY audit_log_unsealed WHERE hash IS NULL ORDER BY seq"),
+    lastAuditHash: db.prepare("SELECT hash FROM audit_log WHERE hash IS NOT NULL ORDER BY seq DESC LIMIT 1").pluck(),
+    sealAudit: db.prepare("UPDATE audit_log SET prev_hash = @previous, hash = @hash WHERE seq = @seq"),
+    insertAudit: db.prepare("INSERT INTO audit_log (at, kind, transfer_id, actor, detail) VALUES (@at, @kind, @transferId, @actor, @detail)"),
+    auditAfter: db.prepare("SELECT * FROM audit_log WHERE seq > @after ORDER BY seq LIMIT @limit"),
     restateRefusal: db.prepare("UPDATE transfers SET refusal_code = @code, refusal_message = @message, updated_at = @now WHERE id = @id AND state IN ('refused', 'rejected')"),
     takeApproved: db.prepare(
       "UPDATE transfers SET state = 'claimed', lane = @lane, approval_decided_by = @by, approval_decided_at = @at, updated_at = @now WHERE id = @id AND state = 'awaiting-approval' AND chain_id = @chain AND approval_expires_at > @at",
@@ -625,6 +669,7 @@ class SqliteJournalStore {
           if (!this.db.open) return resolve();
           if (this.#failure) return reject(this.#failure);
           try {
+            this.#sealAudit();
             this.db.exec("COMMIT");
             if (!this.#changeLog) return resolve();
             // Taken right after the commit, before any later write: only committed rows leave the process.
@@ -653,6 +698,19 @@ class SqliteJournalStore {
       this.#failure = new JournalUnavailableError(error);
       if (this.db.inTransaction) this.db.exec("ROLLBACK");
       throw this.#failure;
+    }
+  }
+
+  // Chains the audit entries this transaction made (or an older version's process left unsealed) to the
+  // last sealed one, in order, before the commit: an entry is never committed without its hash.
+  #sealAudit(): void {
+    const unsealed = this.statements.unsealedAudit.all() as AuditRow[];
+    if (unsealed.length === 0) return;
+    let previous = (this.statements.lastAuditHash.get() as string | undefined) ?? AUDIT_GENESIS;
+    for (const row of unsealed) {
+      const hash = auditEntryHash(previous, row);
+      this.statements.sealAudit.run({ seq: row.seq, previous, hash });
+      previous = hash;
     }
   }
 
@@ -848,12 +906,28 @@ class SqliteTransferJournal implements TransferJournal {
 
   recordSigningPaused(pause: StoredSigningPause): void {
     const { statements } = this.#store;
+    this.recordAudit({ kind: "wallet.signing_paused", actor: null, detail: { ...pause } });
     if (this.#store.write(() => statements.updateSigningPause.run(pause)).changes > 0) return;
     this.#store.writeOne("recording a signing pause", () => statements.insertSigningPause.run(pause));
   }
 
   recordSigningResumed(by: string, at: number): void {
-    this.#store.write(() => this.#store.statements.resumeSigning.run({ by, at }));
+    if (this.#store.write(() => this.#store.statements.resumeSigning.run({ by, at })).changes > 0) {
+      this.recordAudit({ kind: "operator.resume_signing", actor: by, detail: { at } });
+    }
+  }
+
+  recordAudit(entry: AuditEntry): void {
+    const { kind, actor, transferId = null, detail } = entry;
+    this.#store.write(() => this.#store.statements.insertAudit.run({ at: steadyWallClockNow(), kind, transferId, actor, detail: JSON.stringify(detail) }));
+  }
+
+  async auditEntries(afterSeq: number, limit: number): Promise<AuditRow[]> {
+    const { elsewhere, statements } = this.#store;
+    if (!elsewhere) return statements.auditAfter.all({ after: afterSeq, limit }) as AuditRow[];
+    // The shared database holds the whole log once this copy's commits are shipped there.
+    await this.flushed();
+    return elsewhere.auditEntries(afterSeq, limit);
   }
 
   async payoutItemsHeld(apiKeyId: string, itemIds: readonly string[]): Promise<Map<string, number>> {

@@ -3,6 +3,8 @@
  * networked store can replace the SQLite one; every method is atomic on its own.
  */
 
+import type { AuditEntry, AuditRow } from "./audit-chain.js";
+
 /**
  * claimed: an Idempotency-Key is reserved, nothing signed yet.
  * refused: refused before anything was signed; the client was told `answer`.
@@ -183,6 +185,8 @@ export interface JournalElsewhere {
   deliveriesOf(entryId: number, limit: number): Promise<WebhookDelivery[]>;
   /** Delivered deliveries, oldest first; without a state, every delivery, newest first. */
   deliveries(state: "delivered" | undefined, limit: number): Promise<WebhookDelivery[]>;
+  /** See TransferJournal.auditEntries. */
+  auditEntries(afterSeq: number, limit: number): Promise<AuditRow[]>;
 }
 
 /** A transfer as the archive keeps it: its rows as the journal stored them. */
@@ -373,6 +377,13 @@ export interface TransferJournal {
   recordSigningPaused(pause: StoredSigningPause): void;
   /** Journals that the admin key `by` ended the pause at `at` (ms, wall clock). */
   recordSigningResumed(by: string, at: number): void;
+  /**
+   * Appends an entry to the audit log (an operator's action, the settings a process started with), in this
+   * turn's commit. Transfers' state changes and attempts are entered by the journal itself, in their commit.
+   */
+  recordAudit(entry: AuditEntry): void;
+  /** The audit log after entry `afterSeq`, oldest first, at most `limit` (a working copy reads the shared database's). */
+  auditEntries(afterSeq: number, limit: number): Promise<AuditRow[]>;
   /** Stores the signed transaction, creating the entry when there was no claim. Returns the entry id. */
   recordSigned(entryId: number | undefined, request: TransferRequest, signed: SignedTransfer): number;
   /** A node took the entry's transaction: signed becomes accepted. Whether it changed (only a signed entry does). */

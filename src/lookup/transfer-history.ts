@@ -4,6 +4,7 @@
  * million-row export costs the node nothing; what only the chain knows (confirmations, gas used) is for
  * GET /transactions/:hash.
  */
+import { csvField } from "../domain/csv.js";
 import { formatTokenAmount } from "../domain/token-amount.js";
 import type { HistoryFilter, JournalEntry, JournalState, TransferJournal } from "../journal/transfer-journal.js";
 import { type ServedNetwork, servedNetworkOf, tokenAt } from "../network-settings/network-choice.js";
@@ -238,15 +239,6 @@ export async function* historyCsv(
     below = nextBefore;
     await new Promise((resolve) => setImmediate(resolve));
   }
-}
-
-// A field is quoted when it holds a separator, a quote or a line break; one a spreadsheet would run as a
-// formula (=, +, -, @ first) is prefixed with ' so that opening the export runs nothing.
-function csvField(value: string | number | boolean | null): string {
-  if (value === null) return "";
-  let text = String(value);
-  if (typeof value === "string" && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
 // The Idempotency-Key as its client sent it: the journal keeps it under the API key's id.

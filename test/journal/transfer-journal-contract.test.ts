@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openKeptDatabase } from "../../src/journal/sqlite-keep-alive.js";
+import { AuditChainCheck } from "../../src/journal/audit-chain.js";
 import pg from "pg";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { steadyWallClockNow } from "../../src/clock.js";
@@ -293,6 +294,34 @@ describe.each([
     if (waiting.outcome !== "claimed") throw new Error("expected a new entry");
     expect(journal.forNetwork(137n, POLYGON_TOKEN).takeApproved(waiting.entryId, "key_admin", 1)).toBe(false);
     expect(journal.takeApproved(waiting.entryId, "key_admin", 1)).toBe(true);
+  });
+
+  it("enters every state change and attempt in the audit log, sealed in its commit and chained, across a reopen (a new leader chains on)", async () => {
+    const claim = journal.claimKey("audited", { ...REQUEST, apiKeyId: "key_client" });
+    if (claim.outcome !== "claimed") throw new Error("expected a claim");
+    journal.recordSigned(claim.entryId, REQUEST, SIGNED);
+    journal.recordAccepted(claim.entryId);
+    journal.recordAudit({ kind: "operator.cancel", actor: "key_admin", transferId: claim.entryId, detail: { hash: SIGNED.hash } });
+    await journal.flushed();
+    const before = await journal.auditEntries(0, 100);
+    expect(before.map((row) => [row.kind, row.transfer_id, row.actor])).toEqual([
+      ["transfer.claimed", claim.entryId, null],
+      ["transfer.signed", claim.entryId, null],
+      ["attempt.transfer", claim.entryId, null],
+      ["transfer.accepted", claim.entryId, null],
+      ["operator.cancel", claim.entryId, "key_admin"],
+    ]);
+    expect(JSON.parse(before[1].detail)).toMatchObject({ from: "claimed", state: "signed", nonce: SIGNED.nonce, hash: SIGNED.hash });
+    await reopen();
+    journal.markNonceUsedBelow(SIGNED.nonce + 1);
+    await journal.flushed();
+    const all = await journal.auditEntries(0, 100);
+    expect(all.map((row) => row.kind)).toEqual([...before.map((row) => row.kind), "transfer.nonce-used"]);
+    const check = new AuditChainCheck();
+    for (const row of all) expect(check.check(row)).toBeUndefined();
+    expect(check.checked).toBe(6);
+    // Pages after a cursor.
+    expect((await journal.auditEntries(all[3].seq, 2)).map((row) => row.seq)).toEqual([all[4].seq, all[5].seq]);
   });
 
   it("refuses a journal of another token or chain", async () => {

@@ -20,6 +20,9 @@
  * default network's token, each item checked as a transfer is: paid once or not at all, never after a 417 or
  * a 503, and every item of a batch answered 200 paid or reported failed by GET /payouts/:id.
  *
+ * The audit log's hash chain holds after every run, whatever was killed when (its entries are sealed in the
+ * commit that makes them).
+ *
  * The outflow watch runs throughout (every 300 ms): every unexpected outflow any run of the service logged
  * must be a transaction the outside sender made, never one of the service's own, whatever the faults.
  *
@@ -28,11 +31,13 @@
  * default, some in its native coin), the waves' events (reorganisation, an emptied pool, an outside sender)
  * strike either, and every invariant is checked on each chain and for each token.
  */
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseUnits, toBeHex } from "ethers";
 import { request } from "undici";
+import { type AuditBreak, type AuditRow, findAuditBreak } from "../../src/journal/audit-chain.js";
+import { openKeptDatabase } from "../../src/journal/sqlite-keep-alive.js";
 import { type BehindNode, watchBehindNode } from "../helpers/behind-node.js";
 import { watchLaggingFleet } from "../helpers/lagging-fleet.js";
 import { type RpcProxy, type ScriptedAnswer, startRpcProxy } from "../helpers/rpc-proxy.js";
@@ -63,6 +68,8 @@ export interface SimulationOptions {
   networks?: 1 | 2;
   /** Printed as the run goes, for the command line. */
   log?: (line: string) => void;
+  /** A folder to copy the run's journal into (its SQLite files), once every process of the service is gone. */
+  keepJournalIn?: string;
 }
 
 export const DEFAULT_SIMULATION: Omit<SimulationOptions, "node"> = { transfers: 24, broadcastFaultRate: 0.3, callFaultRate: 0.03 };
@@ -316,6 +323,11 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
   } finally {
     for (const server of servers) server.child.kill("SIGKILL");
     await Promise.all(servers.map((server) => server.exited));
+    const broken = auditChainBreak(join(journalDir, "transfers.sqlite"));
+    if (broken) violations.push(`the audit log's chain breaks at entry ${broken.seq}: ${broken.reason}`);
+    if (options.keepJournalIn) {
+      for (const name of readdirSync(journalDir)) if (name.startsWith("transfers.sqlite")) copyFileSync(join(journalDir, name), join(options.keepJournalIn, name));
+    }
     fleet.stop();
     await proxy.close();
     await second?.proxy.close();
@@ -658,5 +670,16 @@ async function settle(chains: readonly TestChain[], server: ServerProcess, asked
     if (open === 0 && (await unconfirmedOf(server)).length === 0 && gaps === 0) return;
     if (Date.now() > deadline) return;
     await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
+}
+
+/** Where the journal's audit chain breaks, read once the service is gone; undefined when it holds (or no journal was made). */
+function auditChainBreak(path: string): AuditBreak | undefined {
+  if (!existsSync(path)) return undefined;
+  const db = openKeptDatabase(path, { readonly: true });
+  try {
+    return findAuditBreak(db.prepare("SELECT * FROM audit_log ORDER BY seq").iterate() as IterableIterator<AuditRow>);
+  } finally {
+    db.close();
   }
 }

@@ -61,6 +61,7 @@ export const cancelTransferRoute: FastifyPluginAsyncTypebox<CancelTransferRouteO
       // A wallet taken out of the pool: its transfers are settled, or they would have held the start up.
       const replacer = replacerOf(entry);
       await replaceOrRefuse(() => replacer?.cancel(hash), CODE_OF_REFUSAL);
+      await audited(journal, request, "operator.cancel", entry, hash);
       const status = await statusesOf(entry).read(hash);
       if (!replacer && status.state !== "confirmed" && status.state !== "failed") {
         throw new ServiceError("TRANSFER_NOT_PENDING", `transfer ${hash} was sent by ${entry.lane}, a wallet no longer configured; it is settled (${status.state})`);
@@ -93,10 +94,17 @@ export const cancelTransferRoute: FastifyPluginAsyncTypebox<CancelTransferRouteO
       const replacer = replacerOf(entry);
       if (!replacer) throw new ServiceError("TRANSFER_NOT_PENDING", `transfer ${hash} was sent by ${entry.lane}, a wallet no longer configured; it is settled`);
       await replaceOrRefuse(() => replacer.reprice(hash), { ...CODE_OF_REFUSAL, "at-fee-cap": "REPRICE_AT_FEE_CAP" });
+      await audited(journal, request, "operator.reprice", entry, hash);
       return reply.code(202).send(await statusesOf(entry).read(hash));
     },
   );
 };
+
+// The audit log's entry of an operator's cancel or re-pricing (the attempt it signed has its own entry).
+async function audited(journal: TransferJournal, request: FastifyRequest, kind: string, entry: JournalEntry, hash: string): Promise<void> {
+  journal.recordAudit({ kind, actor: request.apiKeyId, transferId: entry.id, detail: { hash } });
+  await journal.flushed();
+}
 
 async function replaceOrRefuse(replace: () => Promise<unknown> | undefined, codes: Record<CancelRefusal, ErrorCode>): Promise<void> {
   try {

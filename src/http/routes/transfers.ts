@@ -9,6 +9,7 @@ import { Type } from "@sinclair/typebox";
 import { getAddress } from "ethers";
 import { ServiceError } from "../../errors.js";
 import type { HistoryFilter, TransferJournal } from "../../journal/transfer-journal.js";
+import { wantsCsv } from "../csv-request.js";
 import { HISTORY_CSV_COLUMNS, HISTORY_STATES, type HistoryNetwork, type HistoryState, historyCsv, historyItem, historyTokenOf, journalStatesOf } from "../../lookup/transfer-history.js";
 import type { ServedNetwork, ServedToken } from "../../network-settings/network-choice.js";
 import { AddressSchema, AttemptStatusSchema, errorReplies } from "../schemas.js";
@@ -192,9 +193,4 @@ function timeOf(value: string | undefined, name: string): number | undefined {
   const time = Date.parse(value);
   if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(time)) throw new ServiceError("INVALID_QUERY", `${name}: not an ISO time such as 2026-11-24T00:00:00Z`);
   return time;
-}
-
-// CSV when the client prefers it to JSON: a browser's or curl's default Accept gets JSON.
-function wantsCsv(accept: string | undefined): boolean {
-  return accept !== undefined && /(^|,)\s*text\/csv\b/i.test(accept) && !/(^|,)\s*application\/json\b/i.test(accept.split("text/csv")[0]);
 }

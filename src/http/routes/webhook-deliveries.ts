@@ -87,6 +87,7 @@ export const webhookDeliveriesRoute: FastifyPluginAsyncTypebox<WebhookDeliveries
     async (request) => {
       const running = configured();
       if (!journal.retryDelivery(Number(request.params.id))) throw new ServiceError("DELIVERY_NOT_FOUND", `no pending or failed delivery ${request.params.id}`);
+      journal.recordAudit({ kind: "operator.delivery_retry", actor: request.apiKeyId, detail: { delivery: Number(request.params.id) } });
       await journal.flushed();
       running.wake();
       return { retrying: true as const };

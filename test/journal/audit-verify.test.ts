@@ -1,0 +1,90 @@
+/**
+ * `npm run audit:verify` on a journal a simulator run made (faults, kills and all): the chain holds; one
+ * byte of one entry changed, or one entry removed, and it fails naming that entry (or the one after the gap).
+ */
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openKeptDatabase } from "../../src/journal/sqlite-keep-alive.js";
+import { DEFAULT_SIMULATION, simulateSeed } from "../simulation/simulator.js";
+
+const run = promisify(execFile);
+
+async function auditVerify(journal: string): Promise<{ code: number; output: string }> {
+  try {
+    const { stdout } = await run("npm", ["run", "--silent", "audit:verify", "--", "--journal", journal], { env: { ...process.env, DATABASE_URL: "" } });
+    return { code: 0, output: stdout };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, output: failed.stdout + failed.stderr };
+  }
+}
+
+describe("npm run audit:verify", () => {
+  let dir: string;
+  let journal: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "audit-"));
+    const report = await simulateSeed(7, { ...DEFAULT_SIMULATION, node: "anvil", transfers: 10, keepJournalIn: dir });
+    expect(report.violations).toEqual([]);
+    journal = join(dir, "transfers.sqlite");
+  }, 300_000);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const entries = () => {
+    const db = openKeptDatabase(journal, { readonly: true });
+    try {
+      return db.prepare("SELECT seq, kind, detail FROM audit_log ORDER BY seq").all() as { seq: number; kind: string; detail: string }[];
+    } finally {
+      db.close();
+    }
+  };
+  const change = (sql: string, ...values: unknown[]) => {
+    const db = openKeptDatabase(journal);
+    try {
+      db.prepare(sql).run(...values);
+    } finally {
+      db.close();
+    }
+  };
+
+  it("holds on the journal of a simulator run: every state change of its transfers is in the chain", async () => {
+    const logged = entries();
+    expect(logged.length).toBeGreaterThan(20);
+    expect(logged.map((entry) => entry.kind)).toEqual(expect.arrayContaining(["service.started", "transfer.claimed", "transfer.signed", "attempt.transfer", "transfer.nonce-used"]));
+    const verified = await auditVerify(journal);
+    expect(verified.code, verified.output).toBe(0);
+    expect(verified.output).toContain(`holds: ${logged.length} entries, ${logged[0].seq} to ${logged[logged.length - 1].seq}`);
+  });
+
+  it("fails naming the entry when one byte of it changed, and the entry after a removed one", async () => {
+    const logged = entries();
+    const target = logged[Math.floor(logged.length / 2)];
+    // One byte: the detail's first digit, one more (or a 1 for a 9).
+    const at = target.detail.search(/[0-9]/);
+    const digit = target.detail[at];
+    const changed = target.detail.slice(0, at) + (digit === "9" ? "1" : String(Number(digit) + 1)) + target.detail.slice(at + 1);
+    change("UPDATE audit_log SET detail = ? WHERE seq = ?", changed, target.seq);
+    const tampered = await auditVerify(journal);
+    expect(tampered.code, tampered.output).toBe(1);
+    expect(tampered.output).toContain(`BROKEN in ${journal} at entry ${target.seq}: entry ${target.seq} (${target.kind}) was changed`);
+
+    change("UPDATE audit_log SET detail = ? WHERE seq = ?", target.detail, target.seq);
+    expect((await auditVerify(journal)).code).toBe(0);
+    const removed = logged[3];
+    change("DELETE FROM audit_log WHERE seq = ?", removed.seq);
+    const gap = await auditVerify(journal);
+    expect(gap.code, gap.output).toBe(1);
+    expect(gap.output).toContain(`at entry ${logged[4].seq}: entry ${logged[4].seq} points back to`);
+  });
+
+  it("says so when there is no journal to read (exit 2)", async () => {
+    const missing = await auditVerify(join(dir, "none.sqlite"));
+    expect(missing.code).toBe(2);
+    expect(missing.output).toContain("no journal at");
+  });
+});
