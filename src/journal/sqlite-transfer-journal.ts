@@ -435,6 +435,7 @@ function prepareStatements(db: Database.Database) {
     unsealedAudit: db.prepare("SELECT * FROM audit_log INDEXED BY audit_log_unsealed WHERE hash IS NULL ORDER BY seq"),
     lastAuditHash: db.prepare("SELECT hash FROM audit_log WHERE hash IS NOT NULL ORDER BY seq DESC LIMIT 1").pluck(),
     sealAudit: db.prepare("UPDATE audit_log SET prev_hash = @previous, hash = @hash WHERE seq = @seq"),
+    forgetShippedAudit: db.prepare("DELETE FROM audit_log WHERE hash IS NOT NULL AND seq < (SELECT MAX(seq) FROM audit_log WHERE hash IS NOT NULL)"),
     insertAudit: db.prepare("INSERT INTO audit_log (at, kind, transfer_id, actor, detail) VALUES (@at, @kind, @transferId, @actor, @detail)"),
     auditAfter: db.prepare("SELECT * FROM audit_log WHERE seq > @after ORDER BY seq LIMIT @limit"),
     restateRefusal: db.prepare("UPDATE transfers SET refusal_code = @code, refusal_message = @message, updated_at = @now WHERE id = @id AND state IN ('refused', 'rejected')"),
@@ -1246,6 +1247,8 @@ class SqliteTransferJournal implements TransferJournal {
         const rows = store.statements.coldFrom.all({ before, limit, afterCreated: createdAt, afterId: id }) as { id: number; created_at: number; cold: number }[];
         const cold = rows.filter((row) => row.cold === 1).map((row) => row.id);
         if (cold.length > 0) store.forget(JSON.stringify(cold));
+        // The audit log is the shared database's once shipped: the copy keeps its last entry to chain on from.
+        store.statements.forgetShippedAudit.run();
         const last = rows.at(-1);
         // Walked to the end: the next walk starts from the oldest again (what was held may be cold by then).
         store.evictionCursor = last && rows.length === limit ? { createdAt: last.created_at, id: last.id } : { createdAt: -1, id: -1 };

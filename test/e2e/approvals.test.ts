@@ -149,6 +149,30 @@ describe.each(NODE_KINDS)("two-person approval on %s", (kind) => {
     await waitForReceipt(chain, approved.json().result.hash, 10_000);
   });
 
+  it("the audit log (GET /audit, admin only) holds each request, decision and state change with who decided, chained; also as CSV", async () => {
+    const byTransferKey = await service.app.inject({ method: "GET", url: "/audit", headers: bearer(TRANSFER_KEY) });
+    expect(byTransferKey.statusCode).toBe(403);
+    const entries: { seq: number; kind: string; transferId: number | null; actor: string | null; detail: Record<string, unknown>; prevHash: string; hash: string }[] = [];
+    for (let after = "0"; ; ) {
+      const page = (await service.app.inject({ method: "GET", url: `/audit?after=${after}&limit=50`, headers: bearer(TEST_API_KEY) })).json();
+      entries.push(...page.entries);
+      if (page.nextAfter === null) break;
+      after = page.nextAfter;
+    }
+    expect(entries[0]).toMatchObject({ kind: "service.started", prevHash: "0".repeat(64) });
+    expect(JSON.stringify(entries[0].detail)).not.toContain(TEST_API_KEY);
+    for (const [index, entry] of entries.entries()) if (index > 0) expect(entry.prevHash).toBe(entries[index - 1].hash);
+    // The first test's transfer: asked for, approved by the second admin key, signed.
+    const asked = (await service.app.inject({ method: "GET", url: "/transfers?state=mined,pending&limit=500", headers: bearer(TEST_API_KEY) })).json().transfers.find((item: { idempotencyKey: string }) => item.idempotencyKey === "large-1");
+    const story = entries.filter((entry) => entry.transferId === asked.id);
+    expect(story.map((entry) => entry.kind).slice(0, 4)).toEqual(["transfer.awaiting-approval", "transfer.claimed", "transfer.signed", "attempt.transfer"]);
+    expect(story[1].actor).toBe(asked.approval.decidedBy);
+    const csv = await service.app.inject({ method: "GET", url: "/audit?limit=5", headers: { ...bearer(TEST_API_KEY), accept: "text/csv" } });
+    expect(csv.headers["content-type"]).toContain("text/csv");
+    expect(csv.body.split("\r\n")[0]).toBe("seq,at,kind,transferId,actor,detail,prevHash,hash");
+    expect(csv.body.split("\r\n").filter(Boolean)).toHaveLength(6);
+  });
+
   it("waiting transfers outlive a restart and are paid once approved after it; one not decided within APPROVAL_TTL_HOURS expires, is never signed, and its key answers 417 APPROVAL_EXPIRED", async () => {
     const kept = freshAddress();
     const waiting = await postJson(service.app, "/transfer", { toAddress: kept, amount: "120" }, { ...bearer(TRANSFER_KEY), "idempotency-key": "large-4" });

@@ -4,6 +4,7 @@
  * whole journal: every read finds settled history, new rows never take an old row's key, and retention
  * archives both kinds once each.
  */
+import { findAuditBreak } from "../../src/journal/audit-chain.js";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { steadyWallClockNow } from "../../src/clock.js";
@@ -243,6 +244,13 @@ describe("a new leader of a PostgreSQL journal", () => {
       await leader.flushed();
       expect(leader.failure).toBeUndefined();
       expect((await db.query("SELECT id FROM transfers")).rowCount).toBe(rowsBefore + 1);
+      // The audit log: the copy kept only its last entry to chain on from; the database holds the whole chain,
+      // unbroken across the forgetting, and every read of it goes there.
+      const audit = await leader.auditEntries(0, 10_000);
+      expect(audit.length).toBeGreaterThan(10);
+      expect(audit.length).toBe((await db.query("SELECT seq FROM audit_log")).rowCount);
+      expect(audit.at(-1)).toMatchObject({ kind: "transfer.signed", transfer_id: made });
+      expect(findAuditBreak(audit)).toBeUndefined();
     } finally {
       await db.close();
     }
