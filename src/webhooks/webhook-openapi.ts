@@ -160,7 +160,7 @@ export function approvalEventSchema(type: ApprovalEventName): TSchema {
             tokenSymbol: "USDC",
             recipient: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
             amount: "25000000000",
-            amountInTokens: "25000.0",
+            amountInTokens: "25000",
             payoutItems: null,
             apiKeyId: "key_3f1a9c0d2b7e",
             idempotencyKey: "invoice-8812",

@@ -249,7 +249,7 @@ describe("a new leader of a PostgreSQL journal", () => {
       const audit = await leader.auditEntries(0, 10_000);
       expect(audit.length).toBeGreaterThan(10);
       expect(audit.length).toBe((await db.query("SELECT seq FROM audit_log")).rowCount);
-      expect(audit.at(-1)).toMatchObject({ kind: "transfer.signed", transfer_id: made });
+      expect(audit.slice(-2).map((row) => [row.kind, row.transfer_id])).toEqual([["transfer.signed", made], ["attempt.transfer", made]]);
       expect(findAuditBreak(audit)).toBeUndefined();
     } finally {
       await db.close();
