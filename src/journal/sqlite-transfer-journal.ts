@@ -183,6 +183,12 @@ const AUDIT_TRIGGERS = `
       json_object('from', OLD.state, 'state', NEW.state, 'lane', NEW.lane, 'nonce', NEW.nonce, 'hash', NEW.hash, 'minedHash', NEW.mined_hash,
         'refusalCode', NEW.refusal_code, 'approvalDecidedBy', NEW.approval_decided_by));
   END;
+  -- A claim nothing was signed for, dropped (its key freed for a retry that runs afresh). Settled transfers
+  -- leave the journal only by retention or a working copy's forgetting: their entries stay, and say enough.
+  CREATE TRIGGER IF NOT EXISTS transfers_audit_released AFTER DELETE ON transfers WHEN OLD.state IN ('claimed', 'awaiting-approval') BEGIN
+    INSERT INTO audit_log (at, kind, transfer_id, actor, detail) VALUES (CAST(unixepoch('subsec') * 1000 AS INTEGER), 'transfer.released', OLD.id, NULL,
+      json_object('state', OLD.state, 'idempotencyKey', OLD.idempotency_key));
+  END;
   CREATE TRIGGER IF NOT EXISTS attempts_audit_signed AFTER INSERT ON attempts BEGIN
     INSERT INTO audit_log (at, kind, transfer_id, actor, detail) VALUES (NEW.created_at, 'attempt.' || NEW.kind, NEW.transfer_id, NULL,
       json_object('hash', NEW.hash, 'signedAtBlock', NEW.signed_at_block));

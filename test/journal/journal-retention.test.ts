@@ -4,6 +4,7 @@
  * SQLite journal, to the shared database's transfers_archive table for PostgreSQL, where a new leader's
  * takeover then reads only what is left.
  */
+import { findAuditBreak } from "../../src/journal/audit-chain.js";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -152,7 +153,12 @@ describe.each([
       const all = await store.archived(second.into);
       expect(all).toHaveLength(3);
       expect(all[2]).toMatchObject({ transfer: { id: reported }, webhookEvents: [{ id: "msg_1", type: "transfer.finalized" }], webhookDeliveries: [{ state: "delivered" }] });
-      expect(await (await store.reopen()).deliveries(undefined, 10)).toEqual([]);
+      const last = await store.reopen();
+      expect(await last.deliveries(undefined, 10)).toEqual([]);
+      // The audit log is not archived: the archived transfers' entries stay, and the chain verifies from its first.
+      const audit = await last.auditEntries(0, 1_000);
+      expect(audit.filter((entry) => entry.transfer_id === finalWithoutKey).map((entry) => entry.kind)).toEqual(["transfer.signed", "attempt.transfer", "transfer.accepted", "transfer.nonce-used"]);
+      expect(findAuditBreak(audit)).toBeUndefined();
       rmSync(settings.archiveDir, { recursive: true, force: true });
     } finally {
       await store.destroy();

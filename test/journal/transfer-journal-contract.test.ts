@@ -314,12 +314,16 @@ describe.each([
     expect(JSON.parse(before[1].detail)).toMatchObject({ from: "claimed", state: "signed", nonce: SIGNED.nonce, hash: SIGNED.hash });
     await reopen();
     journal.markNonceUsedBelow(SIGNED.nonce + 1);
+    // A claim dropped unsigned (its key freed) is entered too.
+    const dropped = journal.claimKey("dropped", REQUEST);
+    if (dropped.outcome !== "claimed") throw new Error("expected a claim");
+    journal.releaseKey(dropped.entryId);
     await journal.flushed();
     const all = await journal.auditEntries(0, 100);
-    expect(all.map((row) => row.kind)).toEqual([...before.map((row) => row.kind), "transfer.nonce-used"]);
+    expect(all.map((row) => row.kind)).toEqual([...before.map((row) => row.kind), "transfer.nonce-used", "transfer.claimed", "transfer.released"]);
     const check = new AuditChainCheck();
     for (const row of all) expect(check.check(row)).toBeUndefined();
-    expect(check.checked).toBe(6);
+    expect(check.checked).toBe(8);
     // Pages after a cursor.
     expect((await journal.auditEntries(all[3].seq, 2)).map((row) => row.seq)).toEqual([all[4].seq, all[5].seq]);
   });
