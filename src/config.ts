@@ -272,16 +272,19 @@ export function settingsForAudit(config: Config): Record<string, string | number
     const value = config[field];
     if (value === undefined) continue;
     if (SECRET_SETTINGS.has(field)) settings[variable] = "(set)";
-    else if (URL_SETTINGS.has(field)) settings[variable] = hostsOf(String(value));
+    else if (URL_SETTINGS.has(field)) settings[variable] = hostsOf(String(value), LISTS_OF_URLS.has(field));
     else if (field === "apiKeys") settings[variable] = ApiKeyRing.parse(String(value)).described.join(", ");
     else settings[variable] = value as string | number | boolean;
   }
   return settings;
 }
 
-function hostsOf(urls: string): string {
-  return urls
-    .split(",")
+// The URL settings that may name several, comma-separated (their patterns keep a comma out of one URL).
+const LISTS_OF_URLS: ReadonlySet<keyof Config> = new Set(["rpcUrl", "webhookUrl"]);
+
+// A single URL is parsed whole: a password may hold a comma.
+function hostsOf(urls: string, several: boolean): string {
+  return (several ? urls.split(",") : [urls])
     .map((url) => {
       try {
         return new URL(url.trim()).host;

@@ -45,19 +45,32 @@ export interface AuditBreak {
   reason: string;
 }
 
-/** Checks entries in order as they are read, from `previous` on (the genesis, or the hash of the entry before the first). */
+/**
+ * Checks entries in order as they are read: numbered without a gap, each pointing back to the one before and
+ * hashing to what it records. What it cannot see from the log alone: entries removed from its end, or a log
+ * rewritten whole (SHA-256 needs no key). A (seq, hash) kept outside the database catches both (`expect`).
+ */
 export class AuditChainCheck {
   #previous: string;
+  readonly #firstSeq: number;
   #checked = 0;
   #last: number | undefined;
 
-  constructor(previous = AUDIT_GENESIS) {
+  /** `previous`: the hash of the entry before `firstSeq` (the genesis before entry 1). */
+  constructor(previous = AUDIT_GENESIS, firstSeq = 1) {
     this.#previous = previous;
+    this.#firstSeq = firstSeq;
   }
 
   /** The first break found in `row`, or undefined when it continues the chain. */
   check(row: AuditRow): AuditBreak | undefined {
-    if (this.#last !== undefined && row.seq <= this.#last) return { seq: row.seq, reason: `entry ${row.seq} comes after entry ${this.#last}: out of order` };
+    // Entries are numbered without a gap from 1 (a rolled-back commit gives its numbers back): a gap is a removal.
+    const expectedSeq = (this.#last ?? this.#firstSeq - 1) + 1;
+    if (row.seq !== expectedSeq) {
+      if (row.seq < expectedSeq) return { seq: row.seq, reason: `entry ${row.seq} comes after entry ${expectedSeq - 1}: out of order` };
+      const missing = row.seq - 1 === expectedSeq ? `entry ${expectedSeq} is` : `entries ${expectedSeq} to ${row.seq - 1} are`;
+      return { seq: row.seq, reason: `${missing} missing before entry ${row.seq}: removed` };
+    }
     if (row.hash === null || row.prev_hash === null) return { seq: row.seq, reason: `entry ${row.seq} was never sealed (no hash)` };
     if (row.prev_hash !== this.#previous) {
       return { seq: row.seq, reason: `entry ${row.seq} points back to ${row.prev_hash}, but the entry before it hashes to ${this.#previous}: an entry before it was changed, removed or added` };
@@ -73,6 +86,11 @@ export class AuditChainCheck {
   /** How many entries continued the chain. */
   get checked(): number {
     return this.#checked;
+  }
+
+  /** The seq of the last entry checked; undefined before any. */
+  get lastSeq(): number | undefined {
+    return this.#last;
   }
 
   /** The hash of the last entry checked (the start's before any). */

@@ -46,13 +46,22 @@ export async function archiveOldTransfers(journal: TransferJournal, settings: Re
     if (batch.length === 0) break;
     if (databaseArchive) await databaseArchive(batch);
     else appendDurably(file, batch.map((transfer) => `${JSON.stringify(transfer)}\n`).join(""));
-    journal.forgetArchived(batch.map((transfer) => transfer.transfer.id as number));
+    const ids = batch.map((transfer) => transfer.transfer.id as number);
+    journal.forgetArchived(ids);
+    // In the commit that deletes them: which transfers left the journal, and where they went.
+    journal.recordAudit({ kind: "journal.archived", actor: null, detail: { transfers: ids, into: databaseArchive ? "transfers_archive" : file } });
     await journal.flushed();
     archived += batch.length;
     // Other work runs between batches: a first pass over a long history does not hold the service up.
     await new Promise((resolve) => setImmediate(resolve));
   }
-  archived += await journal.archiveSettledElsewhere(before);
+  const elsewhere = await journal.archiveSettledElsewhere(before);
+  if (elsewhere > 0) {
+    // Archived within the shared database itself (transfers this working copy never held): how many, and made before when.
+    journal.recordAudit({ kind: "journal.archived", actor: null, detail: { count: elsewhere, madeBefore: new Date(before).toISOString(), into: "transfers_archive" } });
+    await journal.flushed();
+  }
+  archived += elsewhere;
   return { archived, into: archived === 0 ? undefined : databaseArchive ? "the database's transfers_archive table" : file };
 }
 

@@ -175,7 +175,7 @@ const AUDIT_TRIGGERS = `
   CREATE TRIGGER IF NOT EXISTS transfers_audit_made AFTER INSERT ON transfers BEGIN
     INSERT INTO audit_log (at, kind, transfer_id, actor, detail) VALUES (NEW.updated_at, 'transfer.' || NEW.state, NEW.id, NULL,
       json_object('state', NEW.state, 'lane', NEW.lane, 'chainId', NEW.chain_id, 'token', NEW.token, 'recipient', NEW.recipient, 'units', NEW.units,
-        'apiKeyId', NEW.api_key_id, 'idempotencyKey', NEW.idempotency_key, 'nonce', NEW.nonce, 'hash', NEW.hash, 'approvalExpiresAt', NEW.approval_expires_at));
+        'apiKeyId', NEW.api_key_id, 'nonce', NEW.nonce, 'hash', NEW.hash, 'approvalExpiresAt', NEW.approval_expires_at));
   END;
   CREATE TRIGGER IF NOT EXISTS transfers_audit_state AFTER UPDATE OF state ON transfers WHEN OLD.state IS NOT NEW.state BEGIN
     INSERT INTO audit_log (at, kind, transfer_id, actor, detail) VALUES (NEW.updated_at, 'transfer.' || NEW.state, NEW.id,
@@ -187,7 +187,12 @@ const AUDIT_TRIGGERS = `
   -- leave the journal only by retention or a working copy's forgetting: their entries stay, and say enough.
   CREATE TRIGGER IF NOT EXISTS transfers_audit_released AFTER DELETE ON transfers WHEN OLD.state IN ('claimed', 'awaiting-approval') BEGIN
     INSERT INTO audit_log (at, kind, transfer_id, actor, detail) VALUES (CAST(unixepoch('subsec') * 1000 AS INTEGER), 'transfer.released', OLD.id, NULL,
-      json_object('state', OLD.state, 'idempotencyKey', OLD.idempotency_key));
+      json_object('state', OLD.state));
+  END;
+  -- The same signed bytes again belong to the newest transfer (see insertAttempt): entered as its attempt.
+  CREATE TRIGGER IF NOT EXISTS attempts_audit_moved AFTER UPDATE OF transfer_id ON attempts WHEN OLD.transfer_id IS NOT NEW.transfer_id BEGIN
+    INSERT INTO audit_log (at, kind, transfer_id, actor, detail) VALUES (NEW.created_at, 'attempt.' || NEW.kind, NEW.transfer_id, NULL,
+      json_object('hash', NEW.hash, 'signedAtBlock', NEW.signed_at_block, 'movedFrom', OLD.transfer_id));
   END;
   CREATE TRIGGER IF NOT EXISTS attempts_audit_signed AFTER INSERT ON attempts BEGIN
     INSERT INTO audit_log (at, kind, transfer_id, actor, detail) VALUES (NEW.created_at, 'attempt.' || NEW.kind, NEW.transfer_id, NULL,
@@ -304,6 +309,7 @@ export function openSqliteJournal(path: string, owner: JournalOwner, options: Sq
     db.exec(LANES_OF_EARLIER_VERSIONS);
     // Rows an earlier version wrote after this one had run (a rollback, an older leader) lack them too.
     db.exec(OWNERS_NETWORK_AND_TOKEN);
+    store.sealLeftUnsealed();
   } catch (error) {
     db.close();
     throw error;
@@ -753,8 +759,26 @@ class SqliteJournalStore {
 
   close(): void {
     if (!this.db.open) return;
-    if (this.db.inTransaction && !this.#failure) this.db.exec("COMMIT");
+    if (this.db.inTransaction && !this.#failure) {
+      this.#sealAudit();
+      this.db.exec("COMMIT");
+    }
     this.db.close();
+  }
+
+  /**
+   * Seals what was entered outside the service's own commits: at open (an earlier version's upgrade of its
+   * rows, or an older version's process that wrote the file: the triggers live in it), before anything else.
+   */
+  sealLeftUnsealed(): void {
+    this.db.exec("BEGIN IMMEDIATE");
+    try {
+      this.#sealAudit();
+      this.db.exec("COMMIT");
+    } catch (error) {
+      if (this.db.inTransaction) this.db.exec("ROLLBACK");
+      throw error;
+    }
   }
 }
 
@@ -862,7 +886,9 @@ class SqliteTransferJournal implements TransferJournal {
   }
 
   restateRefusal(entryId: number, refusal: RecordedRefusal): boolean {
-    return this.#store.write(() => this.#store.statements.restateRefusal.run({ id: entryId, ...refusal, now: steadyWallClockNow() })).changes === 1;
+    const restated = this.#store.write(() => this.#store.statements.restateRefusal.run({ id: entryId, ...refusal, now: steadyWallClockNow() })).changes === 1;
+    if (restated) this.recordAudit({ kind: "transfer.refusal_restated", actor: null, transferId: entryId, detail: { refusalCode: refusal.code } });
+    return restated;
   }
 
   takeApproved(entryId: number, by: string, at: number): boolean {

@@ -79,7 +79,7 @@ describe("npm run audit:verify", () => {
     change("DELETE FROM audit_log WHERE seq = ?", removed.seq);
     const gap = await auditVerify(journal);
     expect(gap.code, gap.output).toBe(1);
-    expect(gap.output).toContain(`at entry ${logged[4].seq}: entry ${logged[4].seq} points back to`);
+    expect(gap.output).toContain(`at entry ${logged[4].seq}: entry ${removed.seq} is missing before entry ${logged[4].seq}: removed`);
   });
 
   it("says so when there is no journal to read (exit 2)", async () => {

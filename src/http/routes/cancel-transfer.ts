@@ -60,8 +60,8 @@ export const cancelTransferRoute: FastifyPluginAsyncTypebox<CancelTransferRouteO
       const entry = await ownTransfer(request, hash);
       // A wallet taken out of the pool: its transfers are settled, or they would have held the start up.
       const replacer = replacerOf(entry);
-      await replaceOrRefuse(() => replacer?.cancel(hash), CODE_OF_REFUSAL);
       await audited(journal, request, "operator.cancel", entry, hash);
+      await replaceOrRefuse(() => replacer?.cancel(hash), CODE_OF_REFUSAL);
       const status = await statusesOf(entry).read(hash);
       if (!replacer && status.state !== "confirmed" && status.state !== "failed") {
         throw new ServiceError("TRANSFER_NOT_PENDING", `transfer ${hash} was sent by ${entry.lane}, a wallet no longer configured; it is settled (${status.state})`);
@@ -93,14 +93,15 @@ export const cancelTransferRoute: FastifyPluginAsyncTypebox<CancelTransferRouteO
       const entry = await ownTransfer(request, hash);
       const replacer = replacerOf(entry);
       if (!replacer) throw new ServiceError("TRANSFER_NOT_PENDING", `transfer ${hash} was sent by ${entry.lane}, a wallet no longer configured; it is settled`);
-      await replaceOrRefuse(() => replacer.reprice(hash), { ...CODE_OF_REFUSAL, "at-fee-cap": "REPRICE_AT_FEE_CAP" });
       await audited(journal, request, "operator.reprice", entry, hash);
+      await replaceOrRefuse(() => replacer.reprice(hash), { ...CODE_OF_REFUSAL, "at-fee-cap": "REPRICE_AT_FEE_CAP" });
       return reply.code(202).send(await statusesOf(entry).read(hash));
     },
   );
 };
 
-// The audit log's entry of an operator's cancel or re-pricing (the attempt it signed has its own entry).
+// The audit log's entry of an operator's cancel or re-pricing, durable before anything is signed for it: the
+// attempt it signs follows it (its own entry); a refusal (409) leaves the request on record alone.
 async function audited(journal: TransferJournal, request: FastifyRequest, kind: string, entry: JournalEntry, hash: string): Promise<void> {
   journal.recordAudit({ kind, actor: request.apiKeyId, transferId: entry.id, detail: { hash } });
   await journal.flushed();
