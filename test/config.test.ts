@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { ConfigError, ENVIRONMENT_VARIABLES, loadConfig, rpcEndpointUrls, signerSettingsOf } from "../src/config.js";
+import { ConfigError, ENVIRONMENT_VARIABLES, loadConfig, rpcEndpointUrls, settingsForAudit, signerSettingsOf } from "../src/config.js";
 
 const KEY = `0x${"11".repeat(32)}`;
 const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
@@ -115,6 +115,31 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ APPROVAL_TTL_HOURS: "0" })).toThrow(/APPROVAL_TTL_HOURS/);
     expect(() => loadConfig({ APPROVAL_ABOVE: "10", API_KEYS: "transfer:a-client-key-of-sixteen" })).toThrow(/APPROVAL_ABOVE: API_KEYS needs an admin key/);
     expect(() => loadConfig({ APPROVAL_ABOVE: "10", AUTH_DISABLED: "true" })).toThrow(/APPROVAL_ABOVE: needs API keys/);
+  });
+
+  it("gives the audit log the settings without their secrets: keys as roles and ids, URLs as hosts (a password with a comma too)", () => {
+    const config = loadConfig({
+      RPC_URL: "https://eth.example/v3/secret-project-key,https://backup.example/key2",
+      PRIVATE_KEY: KEY,
+      TOKEN_ADDRESS: TOKEN,
+      API_KEYS: "admin:an-admin-key-of-sixteen,a-client-key-of-sixteen",
+      WEBHOOK_URL: "https://hooks.example/t/secret-token",
+      WEBHOOK_SECRET: `whsec_${Buffer.alloc(32, 7).toString("base64")}`,
+      DATABASE_URL: "postgres://svc:88,12pw@db.internal:5432/app",
+      MAX_TRANSFER_AMOUNT: "500",
+    });
+    const settings = settingsForAudit(config);
+    expect(settings).toMatchObject({
+      RPC_URL: "eth.example, backup.example",
+      PRIVATE_KEY: "(set)",
+      WEBHOOK_URL: "hooks.example",
+      WEBHOOK_SECRET: "(set)",
+      DATABASE_URL: "db.internal:5432",
+      MAX_TRANSFER_AMOUNT: "500",
+      API_KEYS: expect.stringMatching(/^admin key_[0-9a-f]{12}, transfer key_[0-9a-f]{12}$/),
+    });
+    const text = JSON.stringify(settings);
+    for (const secret of ["secret-project-key", "key2", "an-admin-key", "a-client-key", "secret-token", "whsec_", KEY.slice(2), "12pw", "svc"]) expect(text).not.toContain(secret);
   });
 
   it("reads STUCK_AFTER_BLOCKS and refuses zero", () => {

@@ -13,9 +13,9 @@ import { DEFAULT_SIMULATION, simulateSeed } from "../simulation/simulator.js";
 
 const run = promisify(execFile);
 
-async function auditVerify(journal: string): Promise<{ code: number; output: string }> {
+async function auditVerify(journal: string, ...extra: string[]): Promise<{ code: number; output: string }> {
   try {
-    const { stdout } = await run("npm", ["run", "--silent", "audit:verify", "--", "--journal", journal], { env: { ...process.env, DATABASE_URL: "" } });
+    const { stdout } = await run("npm", ["run", "--silent", "audit:verify", "--", "--journal", journal, ...extra], { env: { ...process.env, DATABASE_URL: "" } });
     return { code: 0, output: stdout };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };
@@ -39,6 +39,14 @@ describe("npm run audit:verify", () => {
     const db = openKeptDatabase(journal, { readonly: true });
     try {
       return db.prepare("SELECT seq, kind, detail FROM audit_log ORDER BY seq").all() as { seq: number; kind: string; detail: string }[];
+    } finally {
+      db.close();
+    }
+  };
+  const readRow = (seq: number) => {
+    const db = openKeptDatabase(journal, { readonly: true });
+    try {
+      return db.prepare("SELECT seq, at, kind, transfer_id, actor, detail, prev_hash, hash FROM audit_log WHERE seq = ?").get(seq) as Record<string, unknown>;
     } finally {
       db.close();
     }
@@ -76,10 +84,27 @@ describe("npm run audit:verify", () => {
     change("UPDATE audit_log SET detail = ? WHERE seq = ?", target.detail, target.seq);
     expect((await auditVerify(journal)).code).toBe(0);
     const removed = logged[3];
+    const row = readRow(removed.seq);
     change("DELETE FROM audit_log WHERE seq = ?", removed.seq);
     const gap = await auditVerify(journal);
     expect(gap.code, gap.output).toBe(1);
     expect(gap.output).toContain(`at entry ${logged[4].seq}: entry ${removed.seq} is missing before entry ${logged[4].seq}: removed`);
+    change("INSERT INTO audit_log (seq, at, kind, transfer_id, actor, detail, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", ...Object.values(row));
+    expect((await auditVerify(journal)).code).toBe(0);
+  });
+
+  it("catches entries removed from the end only against the last entry kept from an earlier run (--expect)", async () => {
+    const logged = entries();
+    const before = await auditVerify(journal);
+    const keep = /--expect ([0-9]+:[0-9a-f]{64})/.exec(before.output)?.[1] as string;
+    expect(keep).toMatch(new RegExp(`^${logged[logged.length - 1].seq}:`));
+    expect((await auditVerify(journal, "--expect", keep)).code).toBe(0);
+    change("DELETE FROM audit_log WHERE seq >= ?", logged[logged.length - 2].seq);
+    // The log alone still looks whole.
+    expect((await auditVerify(journal)).code).toBe(0);
+    const truncated = await auditVerify(journal, "--expect", keep);
+    expect(truncated.code, truncated.output).toBe(1);
+    expect(truncated.output).toContain(`entry ${logged[logged.length - 1].seq}, kept outside the database, is gone`);
   });
 
   it("says so when there is no journal to read (exit 2)", async () => {
