@@ -18,8 +18,8 @@ describe("a journal whose disk fills up", () => {
   let journal: TransferJournal;
 
   beforeEach(() => {
-    // Room for the schema and a first commit, and little more.
-    ({ mountPoint, unmount } = mountTinyFilesystem(512));
+    // Room for the schema (with the audit log's table, index and triggers) and a first commit, and little more.
+    ({ mountPoint, unmount } = mountTinyFilesystem(1024));
     journal = openSqliteJournal(join(mountPoint, "transfers.sqlite"), OWNER);
   });
   afterEach(() => {
