@@ -14,6 +14,7 @@ import dotenv from "dotenv";
 import pg from "pg";
 import { AuditChainCheck, type AuditRow, findAuditBreak } from "./journal/audit-chain.js";
 import { postgresOptions } from "./journal/postgres-journal-store.js";
+import { sqliteAuditRows } from "./journal/sqlite-audit-rows.js";
 import { openKeptDatabase } from "./journal/sqlite-keep-alive.js";
 
 /** Entries read from PostgreSQL per query. */
@@ -75,7 +76,7 @@ function checkSqlite(path: string) {
   if (!existsSync(path)) throw new Error(`no journal at ${path} (JOURNAL_PATH, or --journal)`);
   const db = openKeptDatabase(path, { readonly: true });
   try {
-    return findAuditBreak(visited(db.prepare("SELECT * FROM audit_log ORDER BY seq").iterate() as IterableIterator<AuditRow>), check);
+    return findAuditBreak(visited(sqliteAuditRows(db)), check);
   } finally {
     db.close();
   }

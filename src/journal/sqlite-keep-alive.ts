@@ -14,7 +14,8 @@ const NEVER_COLLECTED: unknown[] = [];
 /**
  * Opens a better-sqlite3 database that, with every statement it prepares, is never garbage collected (see
  * NEVER_COLLECTED). The only way this project opens one: a guard test refuses `new Database(` elsewhere.
- * (`pragma()` prepares through the native object and is not covered: use exec() for settings.)
+ * (`pragma()` prepares through the native object and is not covered: use exec() for settings. Nor is a
+ * statement's iterate(), whose iterator is a native object of its own: read in pages with all().)
  */
 export function openKeptDatabase(path: string, options?: Database.Options): Database.Database {
   const db = new Database(path, options);

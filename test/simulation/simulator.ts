@@ -36,7 +36,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseUnits, toBeHex } from "ethers";
 import { request } from "undici";
-import { type AuditBreak, type AuditRow, findAuditBreak } from "../../src/journal/audit-chain.js";
+import { type AuditBreak, findAuditBreak } from "../../src/journal/audit-chain.js";
+import { sqliteAuditRows } from "../../src/journal/sqlite-audit-rows.js";
 import { openKeptDatabase } from "../../src/journal/sqlite-keep-alive.js";
 import { type BehindNode, watchBehindNode } from "../helpers/behind-node.js";
 import { watchLaggingFleet } from "../helpers/lagging-fleet.js";
@@ -678,7 +679,7 @@ function auditChainBreak(path: string): AuditBreak | undefined {
   if (!existsSync(path)) return undefined;
   const db = openKeptDatabase(path, { readonly: true });
   try {
-    return findAuditBreak(db.prepare("SELECT * FROM audit_log ORDER BY seq").iterate() as IterableIterator<AuditRow>);
+    return findAuditBreak(sqliteAuditRows(db));
   } finally {
     db.close();
   }
