@@ -17,7 +17,7 @@ import {
   type TransferJournal,
   type TransferRequest,
 } from "../journal/transfer-journal.js";
-import { sameItems } from "../send-path/payout-call.js";
+import { samePayment } from "../send-path/payout-call.js";
 import type { AuthorizeTransfer, TransferSender } from "../send-path/transfer-service.js";
 import type { SignedTokenTransfer } from "../send-path/wallet-transaction.js";
 import { approvalEvent } from "../webhooks/approval-events.js";
@@ -234,10 +234,10 @@ function isExpired(entry: JournalEntry, now: number): boolean {
   return entry.approval !== null && entry.approval.expiresAt <= now;
 }
 
-// A repeat is the same request by its network, token and what it pays (a batch by its items).
+// A repeat is the same request by its token and what it pays (the network is compared by the caller).
 function sameRequest(entry: JournalEntry, request: TransferRequest): boolean {
   if (request.token !== undefined && entry.token.toLowerCase() !== request.token.toLowerCase()) return false;
-  return entry.payout || request.payout ? sameItems(entry.payout, request.payout) : entry.recipient === request.recipient && entry.units === request.units;
+  return samePayment(entry, request);
 }
 
 /** How a decided approval ended, in words. */

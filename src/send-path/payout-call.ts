@@ -4,7 +4,7 @@
  * call only (see contracts/PayoutBatch.sol).
  */
 import { MaxUint256, toBigInt } from "ethers";
-import type { PayoutOrder } from "../journal/transfer-journal.js";
+import type { PayoutOrder, TransferRequest } from "../journal/transfer-journal.js";
 import { ERC20_INTERFACE } from "../node/erc20.js";
 import { encodePay } from "../node/payout-batch.js";
 
@@ -43,6 +43,14 @@ export async function payoutAllowance(node: { send(method: string, params: unkno
   const answer = await node.send("eth_call", [{ to: token, data: ERC20_INTERFACE.encodeFunctionData("allowance", [wallet, contract]) }, "latest"]);
   const units = toBigInt(String(answer));
   return { units, forGood: units >= APPROVED };
+}
+
+/**
+ * Whether a repeat of a key asks for what its journaled entry pays: the same recipient and amount, or a batch
+ * the same by its items (which of them an earlier batch held is the first answer's).
+ */
+export function samePayment(entry: TransferRequest, request: TransferRequest): boolean {
+  return entry.payout || request.payout ? sameItems(entry.payout, request.payout) : entry.recipient === request.recipient && entry.units === request.units;
 }
 
 /** Whether two batches ask for the same items (ids, recipients and amounts, in order); what is paid where may differ. */

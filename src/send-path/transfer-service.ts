@@ -18,7 +18,7 @@ import { type ErrorCode, ERROR_CODES, ServiceError } from "../errors.js";
 import { signerRefusalAnswer } from "./signer-refusal.js";
 import { type JournalEntry, JournalOutcomeUnknownError, JournalUnavailableError, type PayoutOrder, PayoutItemsTakenError, type RecordedRefusal, type TransferJournal, type TransferRequest, requestOf } from "../journal/transfer-journal.js";
 import { steadyWallClockNow } from "../clock.js";
-import { approvalCallData, payoutAllowance, payoutCallData, sameItems, withPayoutGasMargin } from "./payout-call.js";
+import { approvalCallData, payoutAllowance, payoutCallData, samePayment, withPayoutGasMargin } from "./payout-call.js";
 import { BroadcastRefusedError, type PreparedTransfer, type TransferSubmitter } from "./transfer-submitter.js";
 import type { WalletLedger } from "./wallet-ledger.js";
 import { type SignedTokenTransfer, withGasLimitMultiplier } from "./wallet-transaction.js";
@@ -263,9 +263,7 @@ export class TokenTransferService implements TransferSender {
     const { chain } = this.#options;
     // A key is one payment on one network, in one token: the same key for another is another request.
     const elsewhere = BigInt(entry.chainId) !== chain.chainId || entry.token.toLowerCase() !== this.#tokenOf(request).address.toLowerCase();
-    // A batch is the same batch by its items: which of them an earlier batch held is the first answer's.
-    const same = entry.payout || request.payout ? sameItems(entry.payout, request.payout) : entry.recipient === request.recipient && entry.units === request.units;
-    if (elsewhere || !same) {
+    if (elsewhere || !samePayment(entry, request)) {
       throw new ServiceError("IDEMPOTENCY_KEY_REUSED", `this Idempotency-Key was used for a different ${entry.payout ? "payout" : "transfer"}; use a new key`);
     }
     const isSending = this.#options.isSendingAnywhere ?? ((sentKey, sent) => this.isSending(sentKey, sent));
