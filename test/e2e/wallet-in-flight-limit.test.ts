@@ -6,7 +6,7 @@
  * TRANSFER_SLOT_WAIT_MS is answered 503 with Retry-After and its key stays unused.
  *
  * Paid is read from the chain as a client's money: the wallet's mined count and each recipient's balance,
- * not the answered hash's receipt. anvil can hold a transaction it counts as pending without ever mining it
+ * not the answered hash's receipt. anvil can hold a transaction in its pool without ever mining it
  * (foundry-rs/foundry#10122), and the service then replaces it at the same nonce, under another hash.
  */
 import { parseUnits } from "ethers";
