@@ -82,7 +82,7 @@ export class ApprovalDesk {
    */
   async request(network: ApprovalNetwork, request: TransferRequest, key: string | undefined, checkPolicy: () => void): Promise<AwaitingApproval | undefined> {
     const held = key === undefined ? undefined : this.#journal.findByKey(key);
-    if (held) return this.#answerRepeat(held, request, network);
+    if (held) return journaled(() => this.#answerRepeat(held, request, network));
     checkPolicy();
     const waiting = this.#journal.awaitingApprovalCount();
     const waitingOfKey = request.apiKeyId === undefined ? 0 : this.#journal.awaitingApprovalCount(request.apiKeyId);
@@ -170,7 +170,11 @@ export class ApprovalDesk {
       await this.#journal.flushed();
       return undefined;
     }
-    return { entry: held, replayed: true };
+    // The first request's commit may still be under way: its wait is answered once durable (a failed commit
+    // takes the row back, and its id with it), and as it stands then.
+    await this.#journal.flushed();
+    const now = this.#journal.findById(held.id);
+    return now?.state === "awaiting-approval" ? { entry: now, replayed: true } : undefined;
   }
 
   // The entry `entryId` while it awaits approval, for a decision by the admin key `by`; throws otherwise.

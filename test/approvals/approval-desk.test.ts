@@ -7,10 +7,11 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ApprovalDesk, type ApprovalNetwork } from "../../src/approvals/approval-desk.js";
 import { ServiceError } from "../../src/errors.js";
 import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
-import type { TransferJournal, TransferRequest } from "../../src/journal/transfer-journal.js";
+import { JournalUnavailableError, type TransferJournal, type TransferRequest } from "../../src/journal/transfer-journal.js";
 import { servedNetworkOf } from "../../src/network-settings/network-choice.js";
 import type { ApprovedTransfer, TransferSender } from "../../src/send-path/transfer-service.js";
 import type { SignedTokenTransfer } from "../../src/send-path/wallet-transaction.js";
+import { journalWith } from "../helpers/journal-overrides.js";
 
 const OWNER = { chainId: 31337n, walletAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", tokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3" };
 const REQUEST: TransferRequest = { recipient: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC", units: 150n, apiKeyId: "key_asker", token: OWNER.tokenAddress };
@@ -57,6 +58,28 @@ describe("the approval desk", () => {
     expect(checks).toBe(1);
     expect(await eventsOf(first?.entry.id as number)).toEqual(["transfer.awaiting_approval"]);
     await expect(desk.request(network, { ...REQUEST, units: 151n }, "key_asker/k1", () => undefined)).rejects.toMatchObject({ code: "IDEMPOTENCY_KEY_REUSED" });
+  });
+
+  it("answers a repeat's 202 only once the first request's wait is durable: when that commit fails, both are 503, never a wait the journal lost", async () => {
+    let failCommit!: (error: Error) => void;
+    const commit = new Promise<void>((_resolve, reject) => (failCommit = reject));
+    commit.catch(() => undefined);
+    const failing = journalWith(journal, { flushed: () => commit });
+    const eventSource = network.eventSource;
+    desk = new ApprovalDesk(failing, { ttlMs: HOUR, endpoints: [], onEvent: () => undefined, eventSourceOf: () => eventSource, now: () => now });
+    const onFailing = { ...network, journal: failing };
+    const first = desk.request(onFailing, REQUEST, "key_asker/k0", () => undefined);
+    const repeat = desk.request(onFailing, REQUEST, "key_asker/k0", () => undefined);
+    let repeatSettled = false;
+    repeat.then(
+      () => (repeatSettled = true),
+      () => (repeatSettled = true),
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(repeatSettled).toBe(false);
+    failCommit(new JournalUnavailableError(new Error("disk full")));
+    await expect(first).rejects.toMatchObject({ code: "JOURNAL_UNAVAILABLE" });
+    await expect(repeat).rejects.toMatchObject({ code: "JOURNAL_UNAVAILABLE" });
   });
 
   it("never lets the requester decide, and decides each transfer once: a second approval, a rejection after it, or an expiry find it decided", async () => {
