@@ -198,6 +198,18 @@ const AUDIT_TRIGGERS = `
     INSERT INTO audit_log (at, kind, transfer_id, actor, detail) VALUES (NEW.created_at, 'attempt.' || NEW.kind, NEW.transfer_id, NULL,
       json_object('hash', NEW.hash, 'signedAtBlock', NEW.signed_at_block));
   END;
+  -- Bytes a node refused for their nonce, dropped as the transfer is signed again at a fresh one (recordSigned):
+  -- they can never be mined. Retention removes the attempts of settled transfers only, entered as journal.archived.
+  CREATE TRIGGER IF NOT EXISTS attempts_audit_dropped AFTER DELETE ON attempts WHEN (SELECT state FROM transfers WHERE id = OLD.transfer_id) = 'signed' BEGIN
+    INSERT INTO audit_log (at, kind, transfer_id, actor, detail) VALUES (CAST(unixepoch('subsec') * 1000 AS INTEGER), 'attempt.dropped', OLD.transfer_id, NULL,
+      json_object('hash', OLD.hash, 'kind', OLD.kind));
+  END;
+  -- A refused transfer's key freed for a retry that runs afresh (releaseRefusedKey, which dates it; the expiry of
+  -- keys past IDEMPOTENCY_KEY_TTL_HOURS does not). The key itself stays out of the log.
+  CREATE TRIGGER IF NOT EXISTS transfers_audit_key_released AFTER UPDATE OF idempotency_key ON transfers
+    WHEN OLD.idempotency_key IS NOT NULL AND NEW.idempotency_key IS NULL AND NEW.state IN ('refused', 'rejected') AND NEW.updated_at IS NOT OLD.updated_at BEGIN
+    INSERT INTO audit_log (at, kind, transfer_id, actor, detail) VALUES (NEW.updated_at, 'transfer.key-released', NEW.id, NULL, json_object('state', NEW.state));
+  END;
 `;
 
 // The journal owner's network and token: those of every row made before rows recorded their own.

@@ -328,6 +328,36 @@ describe.each([
     expect((await journal.auditEntries(all[3].seq, 2)).map((row) => row.seq)).toEqual([all[4].seq, all[5].seq]);
   });
 
+  it("enters bytes dropped for a fresh nonce and a refused transfer's key freed, not a key's expiry", async () => {
+    const resigned = journal.claimKey("resigned", REQUEST);
+    const refused = journal.claimKey("refused-then-freed", REQUEST);
+    const expired = journal.claimKey("expired-later", REQUEST);
+    if (resigned.outcome !== "claimed" || refused.outcome !== "claimed" || expired.outcome !== "claimed") throw new Error("expected claims");
+    journal.recordSigned(resigned.entryId, REQUEST, SIGNED);
+    const fresh = { ...SIGNED, nonce: SIGNED.nonce + 1, hash: `0x${"cd".repeat(32)}` };
+    journal.recordSigned(resigned.entryId, REQUEST, fresh);
+    journal.recordRefused(refused.entryId, { code: "INSUFFICIENT_FUNDS", message: "no gas" });
+    journal.recordRefused(expired.entryId, { code: "INSUFFICIENT_FUNDS", message: "no gas" });
+    expect(journal.releaseRefusedKey(refused.entryId)).toBe(true);
+    await journal.flushed();
+    const seen = (await journal.auditEntries(0, 100)).length;
+    expect(journal.expireKeys(0, steadyWallClockNow() + 1_000)).toBeGreaterThan(0);
+    await journal.flushed();
+    const entries = await journal.auditEntries(0, 100);
+    expect(entries).toHaveLength(seen);
+    const of = (id: number) => entries.filter((row) => row.transfer_id === id).map((row) => [row.kind, JSON.parse(row.detail)]);
+    expect(of(resigned.entryId)).toEqual([
+      ["transfer.claimed", expect.anything()],
+      ["transfer.signed", expect.anything()],
+      ["attempt.transfer", { hash: SIGNED.hash, signedAtBlock: SIGNED.signedAtBlock }],
+      ["attempt.dropped", { hash: SIGNED.hash, kind: "transfer" }],
+      ["attempt.transfer", { hash: fresh.hash, signedAtBlock: fresh.signedAtBlock }],
+    ]);
+    expect(of(refused.entryId).map(([kind]) => kind)).toEqual(["transfer.claimed", "transfer.refused", "transfer.key-released"]);
+    expect(of(expired.entryId).map(([kind]) => kind)).toEqual(["transfer.claimed", "transfer.refused"]);
+    expect(JSON.stringify(entries)).not.toContain("refused-then-freed");
+  });
+
   it("refuses a journal of another token or chain", async () => {
     journal.recordSigned(undefined, REQUEST, SIGNED);
     await expect(reopen({ ...OWNER, tokenAddress: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC" })).rejects.toThrow(/belongs to token 0x5FbDB2315678afecb367f032d93F642f64180aa3 on chain 31337/);
