@@ -4,17 +4,30 @@
  * manager sends) stops every process it started: replicas, anvil, the embedded PostgreSQL.
  */
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { promisify } from "node:util";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { freeConsecutivePorts } from "../helpers/free-port.js";
 import { commandOf, descendantsOf, isAlive, stopProcessTree } from "../helpers/process-tree.js";
 
 const run = promisify(execFile);
 
+// The temporary folders of each run (its replicas' logs, which the script keeps for the operator), removed after each test.
+const scratch: string[] = [];
+afterEach(() => {
+  for (const folder of scratch.splice(0)) rmSync(folder, { recursive: true, force: true });
+});
+
 /** `npm run dev:replicas` with two replicas from `port`; `output()` is everything it printed. */
 function startDevReplicas(port: number): { npm: ChildProcessWithoutNullStreams; output: () => string; ready: Promise<void> } {
-  const npm = spawn("npm", ["run", "dev:replicas", "--", "--replicas", "2", "--port", String(port)], { stdio: ["pipe", "pipe", "pipe"] });
+  const folder = mkdtempSync(join(tmpdir(), "dev-replicas-test-"));
+  // The embedded PostgreSQL's data goes below it too, and its server runs as another user: it must get through.
+  chmodSync(folder, 0o711);
+  scratch.push(folder);
+  const npm = spawn("npm", ["run", "dev:replicas", "--", "--replicas", "2", "--port", String(port)], { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, TMPDIR: folder } });
   let output = "";
   npm.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
   npm.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));

@@ -20,6 +20,10 @@
  * default network's token, each item checked as a transfer is: paid once or not at all, never after a 417 or
  * a 503, and every item of a batch answered 200 paid or reported failed by GET /payouts/:id.
  *
+ * Transfers and batches of the default token above APPROVAL_ABOVE_TOKENS wait for a second admin key; their
+ * decisions (approve, reject, both, twice, none) are sent among the wave's faults and kill (approvals.ts):
+ * never paid unless approved, paid once when approved, one decision each.
+ *
  * The audit log's hash chain holds after every run, whatever was killed when (its entries are sealed in the
  * commit that makes them).
  *
@@ -46,6 +50,21 @@ import { type ServerProcess, startServerProcess } from "../helpers/server-proces
 import { AUTHORIZATION } from "../helpers/service.js";
 import { type NodeKind, type TestChain, freshAddress, setEthBalance, startTestChain, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
 import { fillFilesystem, mountTinyFilesystem } from "../helpers/tiny-filesystem.js";
+import {
+  APPROVAL_ABOVE_TOKENS,
+  APPROVAL_SETTINGS,
+  type ApprovalPlan,
+  type Waiting,
+  approvalViolations,
+  decideAgain,
+  decideIfWaiting,
+  drawPlan,
+  finishDecisions,
+  listedTransfers,
+  noteAnswer,
+  sentAs,
+  waitedAndSentViolations,
+} from "./approvals.js";
 
 /** A small, fast, well-mixed generator (mulberry32): the same seed gives the same sequence everywhere. */
 export function seededRandom(seed: number): () => number {
@@ -90,6 +109,13 @@ interface Asked {
   body: string;
   /** The status and body of the first answer; status 0 when none came (the service was killed). */
   first: { status: number; body: string } | undefined;
+  /** Above the threshold: it must wait for a second admin's decision (see approvals.ts). */
+  mustWait: boolean;
+  answeredWithoutWaiting?: boolean;
+  /** What is done about it if it waits, drawn when it is made. */
+  planned: ApprovalPlan;
+  /** Answered 202: it waits. */
+  approval?: Waiting;
 }
 
 export interface SimulationReport {
@@ -161,9 +187,10 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
     const rpcUrls = [proxy, ...extraEndpoints.map((extra) => extra.proxy)].map((each) => each.url);
     const networkSettings = second
       ? networksFile(join(journalDir, "networks.json"), chain, rpcUrls, second)
-      : { RPC_URL: rpcUrls.join(","), TOKEN_ADDRESS: chain.demo.tokenAddress, PAYOUT_CONTRACT: chain.demo.payoutContract as string };
+      : { RPC_URL: rpcUrls.join(","), TOKEN_ADDRESS: chain.demo.tokenAddress, PAYOUT_CONTRACT: chain.demo.payoutContract as string, APPROVAL_ABOVE: String(APPROVAL_ABOVE_TOKENS) };
     const env = {
       ...networkSettings,
+      ...APPROVAL_SETTINGS,
       PRIVATE_KEY: chain.demo.privateKey,
       JOURNAL_PATH: join(journalDir, "transfers.sqlite"),
       REBROADCAST_AFTER_MS: "500",
@@ -190,6 +217,8 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
     const waves = Math.ceil(options.transfers / 4);
     // Whether each request is a payout batch: a sequence of its own, so that the transfers' draws stay the seed's.
     const payoutDraws = seededRandom(seed * 104_729 + 7);
+    // And what is done about each if it waits for an approval.
+    const approvalDraws = seededRandom(seed * 15_485_863 + 3);
     for (let wave = 0; wave < waves; wave++) {
       const batch: Asked[] = [];
       for (let index = 0; index < 4 && asked.length + batch.length < options.transfers; index++) {
@@ -202,14 +231,28 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
         const native = second !== undefined && !onSecond && random() < 0.3;
         if (payoutDraws() < 0.2) {
           const number = asked.length + batch.length;
-          const items = Array.from({ length: 2 + Math.floor(payoutDraws() * 3) }, (_, index) => ({ id: `item-${number}-${index}`, recipient: freshAddress(), amount: BigInt(1 + Math.floor(payoutDraws() * 9)) }));
+          // Items of 1 to 3 tokens: batches of 2 never wait for an approval, of 3 or 4 sometimes.
+          const items = Array.from({ length: 2 + Math.floor(payoutDraws() * 3) }, (_, index) => ({ id: `item-${number}-${index}`, recipient: freshAddress(), amount: BigInt(1 + Math.floor(payoutDraws() * 3)) }));
           const payoutBody = JSON.stringify({ items: items.map((item) => ({ toAddress: item.recipient, amount: item.amount.toString(), id: item.id })) });
-          batch.push({ chain, recipient: items[0].recipient, amount: items[0].amount, native: false, key: `sim-${seed}-payout-${number}`, payout: items, body: payoutBody, first: undefined });
+          const total = items.reduce((sum, item) => sum + item.amount, 0n);
+          batch.push({
+            chain,
+            recipient: items[0].recipient,
+            amount: items[0].amount,
+            native: false,
+            key: `sim-${seed}-payout-${number}`,
+            payout: items,
+            body: payoutBody,
+            first: undefined,
+            mustWait: total > APPROVAL_ABOVE_TOKENS,
+            planned: drawPlan(approvalDraws),
+          });
           count("payout batches sent");
           continue;
         }
         const body = JSON.stringify({ toAddress: recipient, ...(native ? { amount: `0.00${amount}`, token: "ETH" } : { amount: amount.toString() }), ...(onSecond && { network: "second" }) });
-        batch.push({ chain: onSecond && second ? second.chain : chain, recipient, amount, native, key, body, first: undefined });
+        const mustWait = !onSecond && !native && amount > APPROVAL_ABOVE_TOKENS;
+        batch.push({ chain: onSecond && second ? second.chain : chain, recipient, amount, native, key, body, first: undefined, mustWait, planned: drawPlan(approvalDraws) });
       }
       asked.push(...batch);
       // The journal's disk fills up before this wave: nothing of it may be sent without its record.
@@ -220,7 +263,14 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
       }
       const killDuring = random() < 0.15;
       const outages = troubleEndpoints(extraEndpoints, chain, scenario, count);
-      const sends = batch.flatMap((item) => [send(server, item), ...(item.key && random() < 0.3 ? [send(server, item)] : [])]);
+      // A transfer answered 202 is decided within the wave, among its faults and its kill; one whose decision
+      // nothing answered in an earlier wave is decided again.
+      const serving = server;
+      const sends = batch.map((item) => {
+        const requests = [send(serving, item), ...(item.key && random() < 0.3 ? [send(serving, item)] : [])];
+        return Promise.all(requests).then(() => decideIfWaiting(serving.baseUrl, item, count));
+      });
+      sends.push(decideAgain(serving.baseUrl, asked.slice(0, asked.length - batch.length), count));
       if (killDuring) {
         await new Promise((resolve) => setTimeout(resolve, Math.floor(random() * 400)));
         count("kill -9");
@@ -269,11 +319,32 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
     faulting = false;
     await Promise.all(extraEndpoints.map((extra) => clearTrouble(extra)));
     if (server.child.exitCode !== null || server.child.signalCode !== null) server = await start(false);
-    for (const item of asked) if (item.key && item.first?.status !== 200 && item.first?.status !== 417) item.first = await askUntilDecided(server, item);
-    await settle(chains, server, asked, 90_000);
+    for (const item of asked) {
+      if (!item.key || item.first?.status === 200 || item.first?.status === 417 || item.first?.status === 202) continue;
+      item.first = await askUntilDecided(server, item);
+      noteAnswer(item, item.first.status);
+    }
+    await finishDecisions(server.baseUrl, asked, count, Date.now() + 30_000);
+    // What a transfer that waited was sent as, if it was: owed as a 200 is.
+    const listedBefore = await listedTransfers(server.baseUrl);
+    const owedAs = (item: Asked) => {
+      const entry = item.approval && listedBefore.get(item.approval.id);
+      return (entry && sentAs(entry)) ?? undefined;
+    };
+    await settle(chains, server, asked, owedAs, 90_000);
+    // Read again once settled: an approval its client gave up on may have been sent since.
+    const listed = await listedTransfers(server.baseUrl);
+    violations.push(...waitedAndSentViolations(listed));
 
     // The invariants.
     for (const item of asked) {
+      if (item.answeredWithoutWaiting) violations.push(`${item.payout ? "payout" : "transfer"} to ${item.recipient} (${item.key ?? "no key"}): above APPROVAL_ABOVE, answered 200 before any approval`);
+      if (item.approval) {
+        const waited = item as Asked & { approval: Waiting };
+        const outcome = await approvalViolations(waited, listed, () => ask(server, item));
+        violations.push(...outcome.violations, ...(await approvedViolations(server, waited, outcome.sentAs)));
+        continue;
+      }
       if (item.payout) {
         violations.push(...(await payoutViolations(server, item)));
         continue;
@@ -449,6 +520,7 @@ async function askUntilDecided(server: ServerProcess, item: Asked): Promise<{ st
 
 async function send(server: ServerProcess, item: Asked): Promise<void> {
   const answer = await ask(server, item);
+  noteAnswer(item, answer.status);
   // The first answer a client got is what every replay must repeat.
   if (!item.first || item.first.status === 0 || (item.first.status === 409 && answer.status !== 409)) item.first = answer;
 }
@@ -577,7 +649,13 @@ function networksFile(path: string, first: TestChain, firstUrls: readonly string
     path,
     JSON.stringify({
       networks: [
-        { name: "first", chainId: 31337, rpcUrls: firstUrls, tokens: { FIRST: first.demo.tokenAddress, ETH: "native" }, payoutContract: first.demo.payoutContract },
+        {
+          name: "first",
+          chainId: 31337,
+          rpcUrls: firstUrls,
+          tokens: { FIRST: { address: first.demo.tokenAddress, approvalAbove: String(APPROVAL_ABOVE_TOKENS) }, ETH: "native" },
+          payoutContract: first.demo.payoutContract,
+        },
         { name: "second", chainId: 31338, rpcUrls: [second.proxy.url], tokens: { SECOND: second.chain.demo.tokenAddress } },
       ],
       default: { network: "first", token: "FIRST" },
@@ -640,6 +718,37 @@ async function payoutViolations(server: ServerProcess, item: Asked): Promise<str
   return violations;
 }
 
+// A transfer or batch that waited for approval, paid as its approval decided: never when it was not sent;
+// when it was, once, or reported failed (a batch: each item).
+async function approvedViolations(server: ServerProcess, item: Asked & { approval: Waiting }, sentAs: string | null): Promise<string[]> {
+  const name = `${item.payout ? "payout" : "transfer"} ${item.approval.id} that waited for approval (${item.key ?? "no key"})`;
+  const violations: string[] = [];
+  const recipients = (item.payout ?? [item]) as { recipient: string; amount: bigint }[];
+  for (const each of recipients) {
+    const paid = item.native ? await paidTo(item) : await tokenBalanceOf(item.chain, each.recipient);
+    const expected = item.payout ? each.amount * 10n ** BigInt(item.chain.decimals) : expectedOf(item);
+    if (paid !== 0n && paid !== expected) violations.push(`${name}: ${each.recipient} holds ${paid}, neither 0 nor the amount once`);
+    if (sentAs === null && paid !== 0n) violations.push(`${name}: never sent, yet ${each.recipient} holds ${paid}`);
+  }
+  if (sentAs === null) return violations;
+  if (item.payout) {
+    for (const [index, state] of (await payoutStates(server, item)).entries()) {
+      const each = item.payout[index];
+      const paid = await tokenBalanceOf(item.chain, each.recipient);
+      const expected = each.amount * 10n ** BigInt(item.chain.decimals);
+      if (state === "paid" && paid !== expected) violations.push(`${name}: item ${each.id} reported paid, its recipient holds ${paid}`);
+      if (state === "failed" && paid !== 0n) violations.push(`${name}: item ${each.id} reported failed, yet its recipient holds ${paid}`);
+      if (state !== "paid" && state !== "failed") violations.push(`${name}: item ${each.id} approved and sent, not paid and not reported failed (state ${state})`);
+    }
+    return violations;
+  }
+  if ((await paidTo(item)) !== expectedOf(item)) {
+    const state = await stateOf(server, sentAs);
+    if (state !== "failed" && state !== "replaced") violations.push(`${name}: approved and sent as ${sentAs}, not paid and not reported failed (state ${state})`);
+  }
+  return violations;
+}
+
 async function stateOf(server: ServerProcess, hash: string): Promise<string> {
   const response = await request(`${server.baseUrl}/transactions/${hash}`, { headers: AUTHORIZATION });
   return ((await response.body.json()) as { state?: string }).state ?? `HTTP ${response.statusCode}`;
@@ -647,7 +756,7 @@ async function stateOf(server: ServerProcess, hash: string): Promise<string> {
 
 // Waits until every transfer answered 200 is paid or reported failed, and the service holds nothing
 // unconfirmed; on a node without a block time, blocks are mined meanwhile.
-async function settle(chains: readonly TestChain[], server: ServerProcess, asked: Asked[], timeoutMs: number): Promise<void> {
+async function settle(chains: readonly TestChain[], server: ServerProcess, asked: Asked[], owedAs: (item: Asked) => string | undefined, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   const wallet = chains[0].demo.walletAddress;
   for (;;) {
@@ -659,13 +768,14 @@ async function settle(chains: readonly TestChain[], server: ServerProcess, asked
     }
     let open = 0;
     for (const item of asked) {
-      if (item.first?.status !== 200) continue;
+      const hash = item.first?.status === 200 ? (item.payout ? "" : JSON.parse(item.first.body).result.hash) : owedAs(item);
+      if (hash === undefined) continue;
       if (item.payout) {
         if (!(await payoutSettled(server, item))) open++;
         continue;
       }
       if ((await paidTo(item)) > 0n) continue;
-      const state = await stateOf(server, JSON.parse(item.first.body).result.hash);
+      const state = await stateOf(server, hash);
       if (state !== "failed" && state !== "replaced") open++;
     }
     if (open === 0 && (await unconfirmedOf(server)).length === 0 && gaps === 0) return;
