@@ -204,12 +204,6 @@ const AUDIT_TRIGGERS = `
     INSERT INTO audit_log (at, kind, transfer_id, actor, detail) VALUES (CAST(unixepoch('subsec') * 1000 AS INTEGER), 'attempt.dropped', OLD.transfer_id, NULL,
       json_object('hash', OLD.hash, 'kind', OLD.kind));
   END;
-  -- A refused transfer's key freed for a retry that runs afresh (releaseRefusedKey, which dates it; the expiry of
-  -- keys past IDEMPOTENCY_KEY_TTL_HOURS does not). The key itself stays out of the log.
-  CREATE TRIGGER IF NOT EXISTS transfers_audit_key_released AFTER UPDATE OF idempotency_key ON transfers
-    WHEN OLD.idempotency_key IS NOT NULL AND NEW.idempotency_key IS NULL AND NEW.state IN ('refused', 'rejected') AND NEW.updated_at IS NOT OLD.updated_at BEGIN
-    INSERT INTO audit_log (at, kind, transfer_id, actor, detail) VALUES (NEW.updated_at, 'transfer.key-released', NEW.id, NULL, json_object('state', NEW.state));
-  END;
 `;
 
 // The journal owner's network and token: those of every row made before rows recorded their own.
@@ -1244,7 +1238,10 @@ class SqliteTransferJournal implements TransferJournal {
   }
 
   releaseRefusedKey(entryId: number): boolean {
-    return this.#store.write(() => this.#store.statements.releaseRefusedKey.run({ id: entryId, now: steadyWallClockNow() })).changes === 1;
+    const released = this.#store.write(() => this.#store.statements.releaseRefusedKey.run({ id: entryId, now: steadyWallClockNow() })).changes === 1;
+    // In the same commit; the key itself stays out of the log (keys expire, the log does not).
+    if (released) this.recordAudit({ kind: "transfer.key-released", actor: null, transferId: entryId, detail: {} });
+    return released;
   }
 
   archivable(before: number, limit: number): ArchivedTransfer[] {
