@@ -1,7 +1,8 @@
 /**
  * Two-person approval in the fault simulation. Transfers and payout batches of the default token above
  * APPROVAL_ABOVE_TOKENS are answered 202 and wait. Every request gets a plan when it is made (approve,
- * reject, both at once, approve twice at once, or nothing: it expires after APPROVAL_TTL_HOURS) and a delay;
+ * reject, both at once, approve twice at once, reject then approve, or nothing until it expired after
+ * APPROVAL_TTL_HOURS, then a late approval) and a delay;
  * once it is answered 202, its decisions go out that much later, in the same wave, among the wave's faults
  * and its kill -9. A decision nothing answered (a kill, a 503) is sent again in each later wave and, once the
  * faults stop, until answered or past the transfer's time; then nothing may still wait.
@@ -33,16 +34,18 @@ export const APPROVAL_SETTINGS = { API_KEYS: `admin:${TEST_API_KEY},admin:${APPR
 /** Room for the expiry sweep (every 5 s) after a transfer's time. */
 const SWEEP_MARGIN_MS = 6_000;
 
-type Plan = "approve" | "reject" | "approve and reject at once" | "approve twice at once" | "none";
+type Plan = "approve" | "reject" | "approve and reject at once" | "approve twice at once" | "reject, then approve" | "none, then approve late";
 type Decision = "approve" | "reject";
 
-// The decisions of a plan, all sent at once.
-const DECISIONS: Record<Plan, readonly Decision[]> = {
-  approve: ["approve"],
-  reject: ["reject"],
-  "approve and reject at once": ["approve", "reject"],
-  "approve twice at once": ["approve", "approve"],
-  none: [],
+// The decisions of a plan, in steps: each step's sent at once, once the step before was answered. A plan
+// "none" is decided only after its time, once the faults stopped (finishDecisions): an approval then is late.
+const DECISIONS: Record<Plan, readonly (readonly Decision[])[]> = {
+  approve: [["approve"]],
+  reject: [["reject"]],
+  "approve and reject at once": [["approve", "reject"]],
+  "approve twice at once": [["approve", "approve"]],
+  "reject, then approve": [["reject"], ["approve"]],
+  "none, then approve late": [],
 };
 
 /** What is done about a request if it waits, drawn when it is made (so a seed draws the same whatever waits). */
@@ -84,7 +87,8 @@ export interface Listed {
 /** A plan and a delay for one request, from the seed's sequence of approvals. */
 export function drawPlan(draws: () => number): ApprovalPlan {
   const roll = draws();
-  const plan: Plan = roll < 0.4 ? "approve" : roll < 0.6 ? "reject" : roll < 0.72 ? "approve and reject at once" : roll < 0.84 ? "approve twice at once" : "none";
+  const plan: Plan =
+    roll < 0.35 ? "approve" : roll < 0.5 ? "reject" : roll < 0.62 ? "approve and reject at once" : roll < 0.74 ? "approve twice at once" : roll < 0.84 ? "reject, then approve" : "none, then approve late";
   return { plan, delayMs: Math.floor(draws() * 400) };
 }
 
@@ -101,7 +105,7 @@ export async function decideIfWaiting(baseUrl: string, item: ApprovalItem, count
   item.approval = waiting;
   count(`approval: ${item.planned.plan}`);
   await new Promise((resolve) => setTimeout(resolve, item.planned.delayMs));
-  await decideAll(baseUrl, waiting, DECISIONS[item.planned.plan]);
+  for (const step of DECISIONS[item.planned.plan]) await decideAll(baseUrl, waiting, step, count);
 }
 
 /**
@@ -113,9 +117,9 @@ export async function decideAgain(baseUrl: string, items: readonly ApprovalItem[
     items.map(async (item) => {
       if (!item.approval) return decideIfWaiting(baseUrl, item, count);
       const waiting = item.approval;
-      if (item.planned.plan === "none" || waiting.answers.some(({ status }) => !unanswered(status)) || Date.now() > waiting.expiresAt) return;
+      if (DECISIONS[item.planned.plan].length === 0 || waiting.answers.some(({ status }) => !unanswered(status)) || Date.now() > waiting.expiresAt) return;
       count("approval: decided again (no answer before)");
-      await decideAll(baseUrl, waiting, [item.planned.plan === "reject" ? "reject" : "approve"]);
+      await decideAll(baseUrl, waiting, [item.planned.plan === "reject" ? "reject" : "approve"], count);
     }),
   );
 }
@@ -127,7 +131,7 @@ export async function decideAgain(baseUrl: string, items: readonly ApprovalItem[
  */
 export async function finishDecisions(baseUrl: string, items: readonly ApprovalItem[], count: (name: string) => void, deadline: number): Promise<void> {
   await Promise.all(items.map((item) => decideIfWaiting(baseUrl, item, count)));
-  const undecided = () => items.filter((item) => item.approval && item.planned.plan !== "none" && !item.approval.answers.some(({ status }) => !unanswered(status)));
+  const undecided = () => items.filter((item) => item.approval && DECISIONS[item.planned.plan].length > 0 && !item.approval.answers.some(({ status }) => !unanswered(status)));
   while (undecided().some((item) => Date.now() <= (item.approval as Waiting).expiresAt) && Date.now() < deadline) {
     await decideAgain(baseUrl, items, count);
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -136,14 +140,23 @@ export async function finishDecisions(baseUrl: string, items: readonly ApprovalI
   while ([...(await listedTransfers(baseUrl)).values()].some(({ state }) => state === "awaiting_approval") && Date.now() < Math.min(latest, deadline)) {
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
+  // Too late: each of these expired, and its approval must change nothing.
+  const late = items.filter((item) => item.approval && item.planned.plan === "none, then approve late" && Date.now() > item.approval.expiresAt + 1_000);
+  await Promise.all(late.map((item) => decideAll(baseUrl, item.approval as Waiting, ["approve"], count)));
 }
 
 // No answer (the connection broke), or one that says nothing was decided yet.
 const unanswered = (status: number) => status === 0 || status === 503 || status === 500;
 
-async function decideAll(baseUrl: string, waiting: Waiting, decisions: readonly Decision[]): Promise<void> {
+async function decideAll(baseUrl: string, waiting: Waiting, decisions: readonly Decision[], count: (name: string) => void): Promise<void> {
   if (decisions.includes("approve")) waiting.approveSent = true;
-  await Promise.all(decisions.map(async (decision) => waiting.answers.push({ decision, ...(await decide(baseUrl, waiting.id, decision)) })));
+  await Promise.all(
+    decisions.map(async (decision) => {
+      const answer = await decide(baseUrl, waiting.id, decision);
+      waiting.answers.push({ decision, ...answer });
+      count(`approval: ${decision} answered ${answer.status}`);
+    }),
+  );
 }
 
 async function decide(baseUrl: string, id: number, decision: Decision): Promise<{ status: number; body: string }> {
@@ -203,6 +216,7 @@ export async function approvalViolations(
   if (approved.length > 1) violations.push(`${name}: approved twice`);
   if (approved.length > 0 && rejected.length > 0) violations.push(`${name}: both approved and rejected`);
   if (sent !== null && !item.approval.approveSent) violations.push(`${name}: sent as ${sent} though no approval was asked for`);
+  if (sent !== null && item.planned.plan === "none, then approve late") violations.push(`${name}: approved after its time, yet sent as ${sent}`);
   if (sent !== null && rejected.length > 0) violations.push(`${name}: rejected, yet sent as ${sent}`);
   const refusedApproval = answers.some(({ decision, status }) => decision === "approve" && status === 417);
   if (sent !== null && refusedApproval && approved.length === 0) violations.push(`${name}: its approval was answered 417, yet it was sent as ${sent}`);
