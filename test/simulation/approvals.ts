@@ -220,13 +220,13 @@ export async function approvalViolations(
   if (sent !== null && rejected.length > 0) violations.push(`${name}: rejected, yet sent as ${sent}`);
   const refusedApproval = answers.some(({ decision, status }) => decision === "approve" && status === 417);
   if (sent !== null && refusedApproval && approved.length === 0) violations.push(`${name}: its approval was answered 417, yet it was sent as ${sent}`);
-  const approvedHash = approved[0] && (JSON.parse(approved[0].body).result.hash as string);
+  const approvedHash = approved[0] && (answeredHash(approved[0].body) ?? undefined);
   if (approvedHash !== undefined && approvedHash !== sent) violations.push(`${name}: the approval answered ${approvedHash}, the history shows ${entry.state} ${entry.hash}`);
   if (item.key) {
     const first = await replay();
     const again = await replay();
     if (again.status !== first.status || again.body !== first.body) violations.push(`${name}: its key answered ${first.status}, then ${again.status} ${again.body.slice(0, 120)}`);
-    if (sent !== null && (first.status !== 200 || hashOf(first.body) !== sent)) violations.push(`${name}: sent as ${sent}, its key answered ${first.status} ${first.body.slice(0, 120)}`);
+    if (sent !== null && (first.status !== 200 || answeredHash(first.body) !== sent)) violations.push(`${name}: sent as ${sent}, its key answered ${first.status} ${first.body.slice(0, 120)}`);
     if (sent === null && first.status !== 417) violations.push(`${name}: never sent, its key answered ${first.status} ${first.body.slice(0, 120)}`);
     // A transfer's key answers exactly what its approval answered (a batch's answers its batch, under the same hash).
     if (approved[0] && !item.payout && first.body !== approved[0].body) violations.push(`${name}: its key answered ${first.body.slice(0, 160)}, the approval ${approved[0].body.slice(0, 160)}`);
@@ -234,8 +234,8 @@ export async function approvalViolations(
   return { sentAs: sent, violations };
 }
 
-// A transfer answers its record as `result`, a batch as `transaction`.
-function hashOf(body: string): string | null {
+/** The hash a 200 answered: a transfer answers its record as `result`, a batch as `transaction`. */
+export function answeredHash(body: string): string | null {
   const parsed = JSON.parse(body) as { result?: { hash?: string }; transaction?: { hash?: string } };
   return parsed.result?.hash ?? parsed.transaction?.hash ?? null;
 }

@@ -55,6 +55,7 @@ import {
   APPROVAL_SETTINGS,
   type ApprovalPlan,
   type Waiting,
+  answeredHash,
   approvalViolations,
   decideAgain,
   decideIfWaiting,
@@ -339,32 +340,28 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
     // The invariants.
     for (const item of asked) {
       if (item.answeredWithoutWaiting) violations.push(`${item.payout ? "payout" : "transfer"} to ${item.recipient} (${item.key ?? "no key"}): above APPROVAL_ABOVE, answered 200 before any approval`);
-      if (item.approval) {
-        const waited = item as Asked & { approval: Waiting };
-        const outcome = await approvalViolations(waited, listed, () => ask(server, item));
-        violations.push(...outcome.violations, ...(await approvedViolations(server, waited, outcome.sentAs)));
-        continue;
-      }
+      // One that waited for an approval is owed as a 200 once sent, and owed nothing when not (its key's
+      // answers are approvalViolations' to check).
+      const waited = item.approval && (await approvalViolations(item as Asked & { approval: Waiting }, listed, () => ask(server, item)));
+      if (waited) violations.push(...waited.violations);
+      const owed = owedOf(item, waited?.sentAs);
       if (item.payout) {
-        violations.push(...(await payoutViolations(server, item)));
+        violations.push(...(await payoutViolations(server, item, owed)));
         continue;
       }
       const paid = await paidTo(item);
       const expected = expectedOf(item);
-      const name = `transfer to ${item.recipient} (${item.key ?? "no key"}, first answer ${item.first?.status ?? "none"})`;
+      const name = `transfer to ${item.recipient} (${item.key ?? "no key"}, first answer ${item.first?.status ?? "none"}${waited ? `, waited for approval ${item.approval?.id}` : ""})`;
       if (paid !== 0n && paid !== expected) violations.push(`${name}: recipient holds ${paid}, neither 0 nor the amount once`);
-      if (item.first?.status === 417 && paid !== 0n) violations.push(`${name}: answered 417 but paid`);
-      // A 503 says nothing was sent (the key, if any, was left unused and the retry above judged on its own).
-      if (item.first?.status === 503 && paid !== 0n) violations.push(`${name}: answered 503 but paid`);
-      if (item.first?.status === 200 && paid !== expected) {
-        const hash = JSON.parse(item.first.body).result.hash as string;
-        const state = await stateOf(server, hash);
+      if (owed.nothingSent && paid !== 0n) violations.push(`${name}: ${owed.nothingSent} but paid`);
+      if (owed.hash !== undefined && paid !== expected) {
+        const state = await stateOf(server, owed.hash);
         if (state !== "failed" && state !== "replaced") {
-          const headline = `${name}: answered 200, not paid and not reported failed (state ${state})`;
-          violations.push(`${headline}\n${await evidenceOf(item.chain, chain.demo.walletAddress, servers, server, hash)}\n  (the evidence of: ${headline})`);
+          const headline = `${name}: ${owed.why}, not paid and not reported failed (state ${state})`;
+          violations.push(`${headline}\n${await evidenceOf(item.chain, chain.demo.walletAddress, servers, server, owed.hash)}\n  (the evidence of: ${headline})`);
         }
       }
-      if (item.key && item.first && item.first.status !== 0) {
+      if (!waited && item.key && item.first && item.first.status !== 0) {
         const replay = await ask(server, item);
         if (replay.status !== item.first.status || replay.body !== item.first.body) {
           violations.push(`${name}: replay answered ${replay.status} ${replay.body.slice(0, 120)}, not the first answer ${item.first.status} ${item.first.body.slice(0, 120)}`);
@@ -691,25 +688,26 @@ async function payoutSettled(server: ServerProcess, item: Asked): Promise<boolea
 // The invariants of a payout batch, per item, as for a transfer: each item's recipient holds its amount once
 // or nothing; nothing after a 417 or a 503; after a 200, each item paid or reported failed, and reported
 // paid only when it was; a replay answers the first answer.
-async function payoutViolations(server: ServerProcess, item: Asked): Promise<string[]> {
+async function payoutViolations(server: ServerProcess, item: Asked, owed: Owed): Promise<string[]> {
   const violations: string[] = [];
-  const name = `payout ${item.key} (first answer ${item.first?.status ?? "none"})`;
+  const name = `payout ${item.key} (first answer ${item.first?.status ?? "none"}${item.approval ? `, waited for approval ${item.approval.id}` : ""})`;
   const paid = await Promise.all((item.payout ?? []).map((each) => tokenBalanceOf(item.chain, each.recipient)));
   const expected = (item.payout ?? []).map((each) => each.amount * 10n ** BigInt(item.chain.decimals));
   for (const [index, each] of (item.payout ?? []).entries()) {
     if (paid[index] !== 0n && paid[index] !== expected[index]) violations.push(`${name}: item ${each.id}'s recipient holds ${paid[index]}, neither 0 nor the amount once`);
-    if ((item.first?.status === 417 || item.first?.status === 503) && paid[index] !== 0n) violations.push(`${name}: answered ${item.first.status} but item ${each.id} paid`);
+    if (owed.nothingSent && paid[index] !== 0n) violations.push(`${name}: ${owed.nothingSent} but item ${each.id} paid`);
   }
-  if (item.first?.status === 200) {
+  if (owed.hash !== undefined) {
     const states = await payoutStates(server, item);
     for (const [index, state] of states.entries()) {
       const id = item.payout?.[index]?.id;
       if (state === "paid" && paid[index] !== expected[index]) violations.push(`${name}: item ${id} reported paid, its recipient holds ${paid[index]}`);
-      if (state !== "paid" && state !== "failed") violations.push(`${name}: item ${id} answered 200, not paid and not reported failed (state ${state})`);
+      if (state !== "paid" && state !== "failed") violations.push(`${name}: item ${id} ${owed.why}, not paid and not reported failed (state ${state})`);
       if (state === "failed" && paid[index] !== 0n) violations.push(`${name}: item ${id} reported failed, yet its recipient holds ${paid[index]}`);
     }
   }
-  if (item.first && item.first.status !== 0) {
+  // A batch that waited: its key's answers are approvalViolations' to check.
+  if (!item.approval && item.first && item.first.status !== 0) {
     const replay = await ask(server, item);
     if (replay.status !== item.first.status || replay.body !== item.first.body) {
       violations.push(`${name}: replay answered ${replay.status} ${replay.body.slice(0, 120)}, not the first answer ${item.first.status} ${item.first.body.slice(0, 120)}`);
@@ -718,35 +716,25 @@ async function payoutViolations(server: ServerProcess, item: Asked): Promise<str
   return violations;
 }
 
-// A transfer or batch that waited for approval, paid as its approval decided: never when it was not sent;
-// when it was, once, or reported failed (a batch: each item).
-async function approvedViolations(server: ServerProcess, item: Asked & { approval: Waiting }, sentAs: string | null): Promise<string[]> {
-  const name = `${item.payout ? "payout" : "transfer"} ${item.approval.id} that waited for approval (${item.key ?? "no key"})`;
-  const violations: string[] = [];
-  const recipients = (item.payout ?? [item]) as { recipient: string; amount: bigint }[];
-  for (const each of recipients) {
-    const paid = item.native ? await paidTo(item) : await tokenBalanceOf(item.chain, each.recipient);
-    const expected = item.payout ? each.amount * 10n ** BigInt(item.chain.decimals) : expectedOf(item);
-    if (paid !== 0n && paid !== expected) violations.push(`${name}: ${each.recipient} holds ${paid}, neither 0 nor the amount once`);
-    if (sentAs === null && paid !== 0n) violations.push(`${name}: never sent, yet ${each.recipient} holds ${paid}`);
-  }
-  if (sentAs === null) return violations;
-  if (item.payout) {
-    for (const [index, state] of (await payoutStates(server, item)).entries()) {
-      const each = item.payout[index];
-      const paid = await tokenBalanceOf(item.chain, each.recipient);
-      const expected = each.amount * 10n ** BigInt(item.chain.decimals);
-      if (state === "paid" && paid !== expected) violations.push(`${name}: item ${each.id} reported paid, its recipient holds ${paid}`);
-      if (state === "failed" && paid !== 0n) violations.push(`${name}: item ${each.id} reported failed, yet its recipient holds ${paid}`);
-      if (state !== "paid" && state !== "failed") violations.push(`${name}: item ${each.id} approved and sent, not paid and not reported failed (state ${state})`);
-    }
-    return violations;
-  }
-  if ((await paidTo(item)) !== expectedOf(item)) {
-    const state = await stateOf(server, sentAs);
-    if (state !== "failed" && state !== "replaced") violations.push(`${name}: approved and sent as ${sentAs}, not paid and not reported failed (state ${state})`);
-  }
-  return violations;
+/**
+ * What the service owes for `item`: `hash`, the transaction it answered (a 200, or an approval that was
+ * sent), then paid once or reported failed; `nothingSent`, why nothing of it may ever be paid (a 417 or a
+ * 503, or a wait that ended unsent: rejected, expired, refused). Neither: its fate is not known to the client.
+ */
+interface Owed {
+  hash?: string;
+  why?: string;
+  nothingSent?: string;
+}
+
+// `waitedSentAs`: for one that waited for an approval, what it was sent as (null: never).
+function owedOf(item: Asked, waitedSentAs: string | null | undefined): Owed {
+  if (item.first?.status === 200) return { hash: answeredHash(item.first.body) ?? undefined, why: "answered 200" };
+  if (waitedSentAs) return { hash: waitedSentAs, why: "approved and sent" };
+  if (waitedSentAs === null) return { nothingSent: "waited for approval and was never sent" };
+  // A 503 says nothing was sent (the key, if any, was left unused and the retry above judged on its own).
+  if (item.first?.status === 417 || item.first?.status === 503) return { nothingSent: `answered ${item.first.status}` };
+  return {};
 }
 
 async function stateOf(server: ServerProcess, hash: string): Promise<string> {
@@ -768,7 +756,7 @@ async function settle(chains: readonly TestChain[], server: ServerProcess, asked
     }
     let open = 0;
     for (const item of asked) {
-      const hash = item.first?.status === 200 ? (item.payout ? "" : JSON.parse(item.first.body).result.hash) : owedAs(item);
+      const { hash } = owedOf(item, owedAs(item));
       if (hash === undefined) continue;
       if (item.payout) {
         if (!(await payoutSettled(server, item))) open++;
