@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { SlowFilesFirst } from "./test/helpers/slow-files-first.js";
 
 export default defineConfig({
   test: {
@@ -9,5 +10,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Each file starts its own anvil; two cores run two files at a time comfortably.
     maxWorkers: 2,
+    sequence: { sequencer: SlowFilesFirst },
   },
 });
