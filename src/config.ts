@@ -97,7 +97,7 @@ export const ConfigSchema = Type.Object({
   gasTopUpFrom: Type.Optional(Type.String({ pattern: HEX_ADDRESS, description: "the pool's wallet that sends ETH for gas to the lanes that run low (GAS_TOPUP_BELOW, GAS_TOPUP_TO)" })),
   gasTopUpBelow: Type.Optional(Type.String({ pattern: ETHER, description: "a lane whose ETH balance falls below this (ether) is topped up" })),
   gasTopUpTo: Type.Optional(Type.String({ pattern: ETHER, description: "to this ETH balance (ether); more than GAS_TOPUP_BELOW" })),
-  stuckAfterBlocks: Type.Integer({ minimum: 1, maximum: 10_000, default: 3, description: "blocks a transfer waits unmined before an underpriced one is re-priced" }),
+  stuckAfterBlocks: Type.Integer({ minimum: 1, maximum: 10_000, default: 3, description: "blocks a transfer waits unmined before it is re-priced: when underpriced, or when it holds up the wallet's next nonce (then also 2 x REBROADCAST_AFTER_MS)" }),
   gasLimitMultiplier: Type.String({ pattern: "^[0-9]+(\\.[0-9]{1,4})?$", default: "1.0", description: "gas limit = eth_estimateGas x this (at least 1)" }),
   headMaxAgeMs: Type.Integer({ minimum: 0, maximum: 60_000, default: 500, description: "oldest chain head a lookup may use" }),
   transactionCacheSize: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 10_000 }),

@@ -5,7 +5,7 @@ import type { ChainConnection } from "../node/connect-chain.js";
 import type { FeePolicy } from "./fee-policy.js";
 import type { NonceAllocator } from "./nonce-allocator.js";
 import type { TransferReconciler } from "./transfer-reconciler.js";
-import { TransferReplacer } from "./transfer-replacer.js";
+import { type ReplacementReason, TransferReplacer } from "./transfer-replacer.js";
 import { type FaultPoint, TransferSubmitter } from "./transfer-submitter.js";
 import type { WalletLedger } from "./wallet-ledger.js";
 import { feesAsText } from "./wallet-transaction.js";
@@ -58,6 +58,8 @@ export function createSendPath(settings: SendPathSettings, parts: SendPathParts)
     ledger,
     policy,
     stuckAfterBlocks: settings.stuckAfterBlocks,
+    // Time for the same bytes to go out again to every endpoint (after REBROADCAST_AFTER_MS) first.
+    nextNonceUnminedMs: 2 * settings.rebroadcastAfterMs,
     notExecutableRetryMs: settings.rebroadcastAfterMs,
     gasLimitMultiplier: settings.gasLimitMultiplier,
     isInFlight: (entryId) => submitter.isInFlight(entryId),
@@ -70,13 +72,22 @@ export function createSendPath(settings: SendPathSettings, parts: SendPathParts)
     onReplaced: ({ fees: offered, ...replacement }) =>
       log.info(
         { ...replacement, fees: feesAsText(offered) },
-        replacement.kind === "cancel" ? "sent a cancel at the transfer's nonce" : "re-priced a stuck transfer: a replacement at the same nonce",
+        replacement.kind === "cancel" ? "sent a cancel at the transfer's nonce" : replacedBecause[replacement.reason],
       ),
     reachFaultPoint: reachFaultPoint && (() => reachFaultPoint("after-replacement-sign")),
     onAttemptJournaled: parts.onAttemptJournaled,
   });
   return { submitter, replacer };
 }
+
+const replacedBecause: Record<ReplacementReason, string> = {
+  underpriced: "re-priced a stuck transfer: a replacement at the same nonce",
+  "refused-at-next-nonce": "re-priced the wallet's next transaction, which no node would take: a replacement at the same nonce",
+  "unmined-at-next-nonce":
+    "re-priced the wallet's next transaction: a node holds it at a fair price, yet the chain made blocks without it (a node that never passed it on?); a replacement at the same nonce",
+  "not-executable": "replaced the wallet's next transaction, which the node holds without counting it as pending",
+  requested: "re-priced a transfer on request: a replacement at the same nonce",
+};
 
 // A test-only switch: at the named point the process announces itself and stops making progress, so a
 // test can kill -9 it exactly there.

@@ -6,7 +6,7 @@
  * any of its attempts could be mined, that would pay twice.
  */
 import { Transaction, toBigInt, toQuantity } from "ethers";
-import { monotonicNow } from "../clock.js";
+import { monotonicNow, steadyWallClockNow } from "../clock.js";
 import type { AttemptKind, JournalAttempt, JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
 import type { ChainConnection } from "../node/connect-chain.js";
 import { estimateGasAtLatest } from "../node/gas-estimate.js";
@@ -41,11 +41,20 @@ export interface StuckAtCap {
   needed: AttemptFees;
 }
 
+/**
+ * Why a transaction was replaced: the market passed its fees; a node refused it at the wallet's next nonce
+ * in words fees may answer; a node holds it at the wallet's next nonce, fairly priced, and the chain still
+ * has not mined it (see TransferReplacerOptions.nextNonceUnminedMs); a node holds it without counting it as
+ * pending; a client or an operator asked.
+ */
+export type ReplacementReason = "underpriced" | "refused-at-next-nonce" | "unmined-at-next-nonce" | "not-executable" | "requested";
+
 /** A replacement that was broadcast, for the log. */
 export interface Replacement {
   entryId: number;
   nonce: number;
   kind: AttemptKind;
+  reason: ReplacementReason;
   hash: string;
   replaces: string;
   fees: AttemptFees;
@@ -75,6 +84,12 @@ export interface TransferReplacerOptions {
   policy: FeePolicy;
   /** How many blocks an attempt waits unmined before it may be re-priced. */
   stuckAfterBlocks: number;
+  /**
+   * How long, besides stuckAfterBlocks blocks, the wallet's next nonce may stay unmined while a node holds
+   * its transaction at a fair price, before that transaction is re-priced anyway (and again after as long
+   * for each replacement): long enough for its same bytes to have gone to every endpoint again first.
+   */
+  nextNonceUnminedMs: number;
   gasLimitMultiplier: string;
   /** How long a transfer replaced for being held but not executable waits before it may be again. */
   notExecutableRetryMs: number;
@@ -110,6 +125,8 @@ export class TransferReplacer {
   readonly #replacedNotExecutableAt = new Map<number, number>();
   // One replacement per transfer at a time: a cancel and a re-pricing round must not sign side by side.
   readonly #working = new Map<number, Promise<unknown>>();
+  // The wallet's next nonce as the rounds last saw it, and the block and moment (monotonic ms) it became so.
+  #nextNonce: { nonce: number; sinceBlock: number; since: number } | undefined;
 
   constructor(options: TransferReplacerOptions) {
     this.#options = options;
@@ -122,28 +139,29 @@ export class TransferReplacer {
 
   /**
    * One round: every transfer whose latest attempt has waited STUCK_AFTER_BLOCKS and is underpriced for the
-   * fee market of the latest snapshot is replaced. All replacements are journaled with one flush, then
-   * broadcast lowest nonce first (nothing after a nonce can be mined before it). Costs no node call but
-   * the broadcasts: the market comes with the snapshot.
+   * fee market of the latest snapshot is replaced, and so is the wallet's next transaction when nodes will
+   * not take it or the chain will not mine it (see #reasonAtNextNonce). All replacements are journaled with
+   * one flush, then broadcast lowest nonce first (nothing after a nonce can be mined before it). Costs no
+   * node call but the broadcasts: the market comes with the snapshot.
    */
   async repriceStuck(): Promise<Replacement[]> {
     const { journal, ledger, policy, stuckAfterBlocks, isInFlight, onAtCap } = this.#options;
     const { blockNumber, minedNonceCount, baseFeePerGas, tip } = ledger.snapshot;
     const market = { baseFeePerGas, tip };
+    const nextNonceWaited = this.#nextNonceWaited(minedNonceCount, blockNumber);
     const atCap = new Map<number, StuckAtCap>();
-    const due: { entry: JournalEntry; latest: JournalAttempt; fees: AttemptFees }[] = [];
+    const due: { entry: JournalEntry; latest: JournalAttempt; fees: AttemptFees; reason: ReplacementReason }[] = [];
     for (const entry of journal.unsettled()) {
       const latest = entry.attempts.at(-1);
       if (!latest || entry.nonce === null || entry.nonce < minedNonceCount || isInFlight(entry.id) || this.#working.has(entry.id)) continue;
       if (blockNumber - latest.signedAtBlock < stuckAfterBlocks) continue;
       const offered = feesOf(Transaction.from(latest.rawTransaction));
-      // The wallet's next transaction, which no node took for all these blocks: every transfer waits behind
-      // it, so it is re-priced whatever the market says, unless the node's words rule out that fees help.
-      const refusedAtHead = entry.state === "signed" && entry.nonce === minedNonceCount && repricingMayHelp(this.#options.lastRefusalOf(entry.id));
-      if (!isUnderpriced(offered, market) && !refusedAtHead) continue;
+      const atNextNonce = entry.nonce === minedNonceCount ? this.#reasonAtNextNonce(entry, latest, nextNonceWaited) : undefined;
+      const reason = isUnderpriced(offered, market) ? "underpriced" : atNextNonce;
+      if (reason === undefined) continue;
       // No node is known to hold it: the same bytes go out again first (the reconciler), unless no node
       // would take them at all with this base fee.
-      if (entry.state === "signed" && !belowBaseFee(offered, market) && !refusedAtHead) continue;
+      if (reason === "underpriced" && entry.state === "signed" && !belowBaseFee(offered, market)) continue;
       const repricing = replacementFees(offered, market, policy);
       if (repricing.outcome === "at-cap") {
         const stuck = { hash: entry.hash as string, carriedBy: latest.hash, nonce: entry.nonce, offered, needed: repricing.needed };
@@ -151,13 +169,13 @@ export class TransferReplacer {
         atCap.set(entry.id, stuck);
         continue;
       }
-      due.push({ entry, latest, fees: repricing.fees });
+      due.push({ entry, latest, fees: repricing.fees, reason });
     }
     this.#atCap = atCap;
     if (due.length === 0) return [];
     const round = (async () => {
       const signed: SignedReplacement[] = [];
-      for (const { entry, latest, fees } of due) signed.push(await this.#journalReplacement(entry, latest, latest.kind, fees));
+      for (const { entry, latest, fees, reason } of due) signed.push(await this.#journalReplacement(entry, latest, latest.kind, fees, reason));
       // Nothing leaves the process before its record is on disk.
       await journal.flushed();
       await this.#options.reachFaultPoint?.();
@@ -171,6 +189,31 @@ export class TransferReplacer {
     } finally {
       for (const { entry } of due) this.#working.delete(entry.id);
     }
+  }
+
+  /**
+   * Why the wallet's next transaction is to be re-priced whatever the market says, if it is: every transfer
+   * waits behind it.
+   * - No node took it for all these blocks, and the node's words do not rule out that fees help.
+   * - A node holds it, the chain made blocks without it for `nextNonceUnminedMs` and more, and its same bytes
+   *   went to every endpoint again meanwhile (the reconciler): a node that never passed it on, or a block
+   *   builder that will not take it. A new transaction at the nonce is passed on and judged afresh, as
+   *   Chainlink's and OpenZeppelin's relayers bump a transaction that waits too long whatever the market.
+   *   Each replacement waits as long again, and the fee caps bound them all (onAtCap tells the operator).
+   */
+  #reasonAtNextNonce(entry: JournalEntry, latest: JournalAttempt, nextNonceWaited: boolean): ReplacementReason | undefined {
+    const refusal = this.#options.lastRefusalOf(entry.id);
+    if (entry.state === "signed") return repricingMayHelp(refusal) ? "refused-at-next-nonce" : undefined;
+    if (entry.state !== "accepted" || (refusal !== undefined && !repricingMayHelp(refusal))) return undefined;
+    const latestWaited = steadyWallClockNow() - latest.createdAt >= this.#options.nextNonceUnminedMs;
+    return nextNonceWaited && latestWaited ? "unmined-at-next-nonce" : undefined;
+  }
+
+  // Whether the wallet's next nonce has stayed the same for stuckAfterBlocks blocks and nextNonceUnminedMs.
+  #nextNonceWaited(minedNonceCount: number, blockNumber: number): boolean {
+    if (this.#nextNonce?.nonce !== minedNonceCount) this.#nextNonce = { nonce: minedNonceCount, sinceBlock: blockNumber, since: monotonicNow() };
+    const { sinceBlock, since } = this.#nextNonce;
+    return blockNumber - sinceBlock >= this.#options.stuckAfterBlocks && monotonicNow() - since >= this.#options.nextNonceUnminedMs;
   }
 
   /**
@@ -193,7 +236,7 @@ export class TransferReplacer {
       this.#replacedNotExecutableAt.set(entry.id, monotonicNow());
       const repricing = this.#repricingOf(latest);
       if (repricing.outcome === "at-cap") return "at-cap";
-      return this.#replace(entry, latest, latest.kind, repricing.fees);
+      return this.#replace(entry, latest, latest.kind, repricing.fees, "not-executable");
     });
   }
 
@@ -247,7 +290,7 @@ export class TransferReplacer {
       if (repricing.outcome === "at-cap") {
         throw new CancelRefusedError("at-fee-cap", `${what} of transfer ${entry.hash} would need fees above MAX_FEE_PER_GAS or MAX_PRIORITY_FEE_PER_GAS to replace it`);
       }
-      const { outcome } = await this.#replace(entry, latest, request === "cancel" ? "cancel" : latest.kind, repricing.fees);
+      const { outcome } = await this.#replace(entry, latest, request === "cancel" ? "cancel" : latest.kind, repricing.fees, "requested");
       if (outcome === "waiting: nonce-too-low") {
         throw new CancelRefusedError("already-mined", `transfer ${entry.hash} was mined before ${what} reached the node`);
       }
@@ -301,7 +344,7 @@ export class TransferReplacer {
   }
 
   // Signs the replacement and journals it (not yet flushed).
-  async #journalReplacement(entry: JournalEntry, latest: JournalAttempt, kind: AttemptKind, fees: AttemptFees): Promise<SignedReplacement> {
+  async #journalReplacement(entry: JournalEntry, latest: JournalAttempt, kind: AttemptKind, fees: AttemptFees, reason: ReplacementReason): Promise<SignedReplacement> {
     const { chain, journal, ledger } = this.#options;
     const nonce = entry.nonce as number;
     let call: WalletCall;
@@ -318,12 +361,12 @@ export class TransferReplacer {
     const signed = await signWalletTransaction(chain, call, fees);
     journal.recordAttempt(entry.id, { hash: signed.hash, rawTransaction: signed.rawTransaction, kind, signedAtBlock: ledger.snapshot.blockNumber });
     this.#options.onAttemptJournaled?.(entry, signed.hash, kind);
-    return { entryId: entry.id, nonce, kind, hash: signed.hash, rawTransaction: signed.rawTransaction, replaces: latest.hash, fees };
+    return { entryId: entry.id, nonce, kind, reason, hash: signed.hash, rawTransaction: signed.rawTransaction, replaces: latest.hash, fees };
   }
 
   // Signs, journals durably, broadcasts: one replacement on its own (a cancel).
-  async #replace(entry: JournalEntry, latest: JournalAttempt, kind: AttemptKind, fees: AttemptFees): Promise<Replacement> {
-    const signed = await this.#journalReplacement(entry, latest, kind, fees);
+  async #replace(entry: JournalEntry, latest: JournalAttempt, kind: AttemptKind, fees: AttemptFees, reason: ReplacementReason): Promise<Replacement> {
+    const signed = await this.#journalReplacement(entry, latest, kind, fees, reason);
     await this.#options.journal.flushed();
     await this.#options.reachFaultPoint?.();
     return this.#broadcast(signed);

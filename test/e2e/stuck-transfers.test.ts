@@ -529,6 +529,56 @@ describe.each(NODE_KINDS)("a node (%s) that holds the wallet's next transaction 
   });
 });
 
+describe.each(NODE_KINDS)("a node (%s) that holds the wallet's next transaction at a fair price, counts it as pending, and never passes it on", (kind) => {
+  let chain: TestChain;
+  let proxied: ProxiedService;
+
+  beforeAll(async () => {
+    chain = await startTestChainOn(kind);
+    await chain.provider.send("evm_setAutomine", [false]);
+    proxied = await startServiceBehindProxy(chain.target, { REBROADCAST_AFTER_MS: "300", STUCK_AFTER_BLOCKS: "2" });
+  });
+  afterAll(async () => {
+    await proxied?.close();
+    await chain?.stop();
+  });
+
+  it("not while the chain makes no blocks; then, after STUCK_AFTER_BLOCKS blocks and twice REBROADCAST_AFTER_MS, re-priced although the market did not move, so it and the transfers behind it are mined, each paid once", async () => {
+    const { service, proxy } = proxied;
+    const fromBlock = await chain.provider.getBlockNumber();
+    const held = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
+    // Every copy of the first bytes is "already known" and counted as pending; the chain never sees them.
+    proxy.fault = { kind: "hold-unmined", nonce: held, countedPending: true };
+    const recipients = [freshAddress(), freshAddress(), freshAddress()];
+    const sent = [];
+    for (const toAddress of recipients) sent.push(await postJson(service.app, "/transfer", { toAddress, amount: "1" }));
+    expect(sent.map((answer) => [answer.statusCode, answer.body.result.nonce])).toEqual([0, 1, 2].map((index) => [200, held + index]));
+    const first = sent[0].body.result.hash as string;
+    expect(first).toBe(proxy.fault.heldHash);
+    // A chain that makes no blocks is not one that leaves the transaction out: however long it waits
+    // (here 3 times 2 x REBROADCAST_AFTER_MS), its fees are not raised.
+    await new Promise((resolve) => setTimeout(resolve, 1_800));
+    expect((await status(service, first)).json().attempts).toHaveLength(1);
+
+    // Blocks at the base fee the transfers were priced for: the market never says they are underpriced.
+    for (let block = 0; block < 20 && (await tokenBalanceOf(chain, recipients[2])) === 0n; block++) await mineAt(chain, GWEI);
+    for (const recipient of recipients) expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("1", 18));
+    const mined = await minedAtNonce(chain, fromBlock + 1);
+    expect([...mined.keys()].sort((a, b) => a - b)).toEqual([held, held + 1, held + 2]);
+
+    const document = (await status(service, first)).json();
+    expect(document).toMatchObject({ state: "confirmed" });
+    expect(mined.get(held)).toBe(document.carriedBy);
+    expect(document.attempts.at(0)).toMatchObject({ hash: first, fate: "replaced" });
+    expect(document.attempts.at(-1)).toMatchObject({ hash: document.carriedBy, fate: "mined" });
+    // Raised by the replacement rule (+12.5%), not by a market that moved.
+    expect(BigInt(document.attempts[1].maxFeePerGas) * 8n).toBeGreaterThanOrEqual(BigInt(document.attempts[0].maxFeePerGas) * 9n);
+    expect(BigInt(document.attempts[1].maxPriorityFeePerGas) * 8n).toBeGreaterThanOrEqual(BigInt(document.attempts[0].maxPriorityFeePerGas) * 9n);
+    expect(service.logs.some((line) => line.includes("yet the chain made blocks without it"))).toBe(true);
+    expect((await postJson(service.app, "/getTransaction", { Tx: first })).body.result).toMatchObject({ hash: document.carriedBy, nonce: held });
+  });
+});
+
 describe.each(NODE_KINDS)("the money path of a stuck transfer on %s", (kind) => {
   let chain: TestChain;
   let service: TestService;

@@ -32,8 +32,10 @@ export type ProxyFault =
    * A node whose pool holds the first transaction at this nonce but never mines it or counts it as
    * pending (anvil can end up so: foundry-rs/foundry#10122): it is not forwarded, it is found by its hash
    * unmined, and the same bytes again are "already known". Another transaction at the nonce is forwarded.
+   * With `countedPending`, the node counts it among its sender's pending transactions too: a node that
+   * took it at a fair price and never passed it on to the block builders.
    */
-  | { kind: "hold-unmined"; nonce: number; heldHash?: string }
+  | { kind: "hold-unmined"; nonce: number; countedPending?: boolean; heldHash?: string; heldFrom?: string }
   /** Forwards, and words the node's errors of these methods as another implementation would. */
   | { kind: "reword-errors"; methods: readonly string[]; message: string }
   /** A node that slows down with load: every call waits this long for each call under way at the proxy. */
@@ -131,6 +133,9 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
         let changed = parsed;
         if (typeof scripted === "object" && "transform" in scripted && "result" in changed) changed = { ...changed, result: scripted.transform(changed.result) };
         if (fault?.kind === "reword-errors" && fault.methods.includes(payload.method) && changed.error) changed = { ...changed, error: { ...changed.error, message: fault.message } };
+        if (fault?.kind === "hold-unmined" && countsHeld(fault, payload) && typeof changed.result === "string") {
+          changed = { ...changed, result: `0x${Math.max(Number(changed.result), fault.nonce + 1).toString(16)}` };
+        }
         return { answer: changed };
       },
     };
@@ -200,6 +205,7 @@ function answerAsHoldingNode(fault: Extract<ProxyFault, { kind: "hold-unmined" }
     if (transaction.nonce !== fault.nonce) return undefined;
     if (fault.heldHash === undefined) {
       fault.heldHash = transaction.hash as string;
+      fault.heldFrom = transaction.from as string;
       return { result: fault.heldHash };
     }
     return transaction.hash === fault.heldHash ? { error: { code: -32000, message: "already known" } } : undefined;
@@ -208,4 +214,11 @@ function answerAsHoldingNode(fault: Extract<ProxyFault, { kind: "hold-unmined" }
     return { result: { hash: fault.heldHash, nonce: `0x${fault.nonce.toString(16)}`, blockHash: null, blockNumber: null, transactionIndex: null } };
   }
   return undefined;
+}
+
+// A pending count of the held transaction's sender, where the node counts what it holds.
+function countsHeld(fault: Extract<ProxyFault, { kind: "hold-unmined" }>, payload: { method: string; params?: unknown }): boolean {
+  if (!fault.countedPending || fault.heldFrom === undefined || payload.method !== "eth_getTransactionCount") return false;
+  const [address, block] = Array.isArray(payload.params) ? payload.params : [];
+  return block === "pending" && typeof address === "string" && address.toLowerCase() === fault.heldFrom.toLowerCase();
 }
