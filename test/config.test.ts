@@ -26,6 +26,7 @@ const DEFAULTS = {
   pauseOnUnexpectedOutflow: false,
   gasLimitMultiplier: "1.0",
   stuckAfterBlocks: 3,
+  repriceUnminedAfterMs: 60_000,
   maxInFlightPerLane: 16,
   transferSlotWaitMs: 10_000,
   webhookConfirmations: 1,
@@ -140,6 +141,11 @@ describe("loadConfig", () => {
     });
     const text = JSON.stringify(settings);
     for (const secret of ["secret-project-key", "key2", "an-admin-key", "a-client-key", "secret-token", "whsec_", KEY.slice(2), "12pw", "svc"]) expect(text).not.toContain(secret);
+  });
+
+  it("reads REPRICE_UNMINED_AFTER_MS and refuses less than 100 ms", () => {
+    expect(loadConfig({ REPRICE_UNMINED_AFTER_MS: "120000" }).repriceUnminedAfterMs).toBe(120_000);
+    expect(() => loadConfig({ REPRICE_UNMINED_AFTER_MS: "50" })).toThrow(/REPRICE_UNMINED_AFTER_MS/);
   });
 
   it("reads STUCK_AFTER_BLOCKS and refuses zero", () => {

@@ -84,6 +84,7 @@ export type LaneConfig = Pick<
   | "maxPriorityFeePerGas"
   | "gasLimitMultiplier"
   | "stuckAfterBlocks"
+  | "repriceUnminedAfterMs"
   | "maxInFlightPerLane"
   | "transferSlotWaitMs"
   | "finalityBlocks"

@@ -14,6 +14,7 @@ export const NETWORK_SETTING_FIELDS = [
   "rpcMaxLagBlocks",
   "finalityBlocks",
   "stuckAfterBlocks",
+  "repriceUnminedAfterMs",
   "feeTipPercentile",
   "minPriorityFeePerGas",
   "maxFeePerGas",

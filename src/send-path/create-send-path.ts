@@ -12,6 +12,7 @@ import { feesAsText } from "./wallet-transaction.js";
 
 export interface SendPathSettings {
   stuckAfterBlocks: number;
+  repriceUnminedAfterMs: number;
   rebroadcastAfterMs: number;
   gasLimitMultiplier: string;
   testFaultPoint?: FaultPoint;
@@ -58,8 +59,13 @@ export function createSendPath(settings: SendPathSettings, parts: SendPathParts)
     ledger,
     policy,
     stuckAfterBlocks: settings.stuckAfterBlocks,
-    // Time for the same bytes to go out again to every endpoint (after REBROADCAST_AFTER_MS) first.
-    nextNonceUnminedMs: 2 * settings.rebroadcastAfterMs,
+    repriceUnminedAfterMs: settings.repriceUnminedAfterMs,
+    heldAtNextNonce: (entryId) => reconciler.heldAtNextNonce(entryId),
+    onUnminedAtBound: (stuck) =>
+      log.warn(
+        stuck,
+        "the wallet's next transaction is still not mined, though a node holds it at a fair price and it was re-priced as far as REPRICE_UNMINED_AFTER_MS allows: it waits, and every later transfer behind it; check the endpoints (do they pass transactions on?), then re-price or cancel it (POST /transactions/:hash/reprice, /cancel)",
+      ),
     notExecutableRetryMs: settings.rebroadcastAfterMs,
     gasLimitMultiplier: settings.gasLimitMultiplier,
     isInFlight: (entryId) => submitter.isInFlight(entryId),

@@ -67,6 +67,8 @@ export class TransferReconciler {
   readonly displacements: NonceDisplacements;
   // Entry id -> what the node said to its last re-send, while it is refused.
   readonly #lastRefusal = new Map<number, NodeAnswerMeaning>();
+  // The wallet's next transaction as a node last said it holds it and counts it as pending: one at a time.
+  #heldAtNextNonce: { entryId: number; hash: string } | undefined;
   #signAgain: SignAgain | undefined;
   /** Told when the chain's newest blocks show a nonce unused that the wallet snapshot counts as used. */
   onSnapshotStale: (() => void) | undefined;
@@ -94,6 +96,14 @@ export class TransferReconciler {
   /** What the node said to the entry's last re-send, while it keeps refusing it; undefined once taken. */
   lastRefusalOf(entryId: number): NodeAnswerMeaning | undefined {
     return this.#lastRefusal.get(entryId);
+  }
+
+  /**
+   * The attempt of the entry that a node, at its last re-send as the wallet's next transaction, said it
+   * holds (found by hash, its bytes "already known") and counted among the wallet's pending transactions.
+   */
+  heldAtNextNonce(entryId: number): string | undefined {
+    return this.#heldAtNextNonce?.entryId === entryId ? this.#heldAtNextNonce.hash : undefined;
   }
 
   /**
@@ -137,6 +147,9 @@ export class TransferReconciler {
     const known = (await provider.send("eth_getTransactionByHash", [latest.hash])) as { blockNumber?: string | null } | null;
     if (known && (known.blockNumber != null || !blocksTheWallet)) return this.#taken(entry);
     let heldAlready = known !== null;
+    // A replacement's record may still be on its way to disk (the replacer flushes, then broadcasts): nothing
+    // leaves the process before it is durable, or a restart would not know the hash that may be mined.
+    await this.journal.flushed();
     // Read again at the moment of sending: while the node was asked, the entry may have been refused (its
     // nonce given back), re-priced or settled, and then these bytes must not go out.
     if (!isStillUnsettled(this.journal.findById(entry.id), latest.hash)) return "settled meanwhile";
@@ -155,7 +168,10 @@ export class TransferReconciler {
       heldAlready = true;
     }
     const outcome = this.#taken(entry);
-    if (blocksTheWallet && heldAlready && !(await this.#countedAsPending(entry.nonce))) return "held, not executable";
+    if (blocksTheWallet && heldAlready) {
+      if (!(await this.#countedAsPending(entry.nonce))) return "held, not executable";
+      this.#heldAtNextNonce = { entryId: entry.id, hash: latest.hash };
+    }
     return outcome;
   }
 

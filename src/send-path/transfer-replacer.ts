@@ -13,7 +13,7 @@ import { estimateGasAtLatest } from "../node/gas-estimate.js";
 import { type NodeAnswerMeaning, readNodeAnswer } from "../node/node-answers.js";
 import type { FeePolicy } from "./fee-policy.js";
 import { withPayoutGasMargin } from "./payout-call.js";
-import { type Repricing, belowBaseFee, isUnderpriced, replacementFees } from "./replacement-fees.js";
+import { type FeeMarket, type Repricing, belowBaseFee, isUnderpriced, replacementFees } from "./replacement-fees.js";
 import type { WalletLedger } from "./wallet-ledger.js";
 import {
   type AttemptFees,
@@ -85,11 +85,15 @@ export interface TransferReplacerOptions {
   /** How many blocks an attempt waits unmined before it may be re-priced. */
   stuckAfterBlocks: number;
   /**
-   * How long, besides stuckAfterBlocks blocks, the wallet's next nonce may stay unmined while a node holds
-   * its transaction at a fair price, before that transaction is re-priced anyway (and again after as long
-   * for each replacement): long enough for its same bytes to have gone to every endpoint again first.
+   * REPRICE_UNMINED_AFTER_MS: how long, besides stuckAfterBlocks blocks, the wallet's next nonce may stay
+   * unmined while a node holds its transaction at a fair price, before that transaction is re-priced anyway
+   * (and again after as long for each replacement, at most UNMINED_REPLACEMENTS_AT_MOST in all).
    */
-  nextNonceUnminedMs: number;
+  repriceUnminedAfterMs: number;
+  /** The attempt a node last said it holds and counts as pending as the wallet's next transaction (the reconciler's). */
+  heldAtNextNonce: (entryId: number) => string | undefined;
+  /** Told once when the wallet's next transaction is still unmined and this rule may raise it no more. */
+  onUnminedAtBound: (stuck: { hash: string; carriedBy: string; nonce: number; attempts: number }) => void;
   gasLimitMultiplier: string;
   /** How long a transfer replaced for being held but not executable waits before it may be again. */
   notExecutableRetryMs: number;
@@ -112,8 +116,30 @@ export interface TransferReplacerOptions {
  */
 function repricingMayHelp(meaning: NodeAnswerMeaning | undefined): boolean {
   if (meaning === undefined) return false;
-  return !["insufficient-funds", "invalid-transaction", "rate-limited", "no-answer", "connection-refused", "method-not-supported", "nonce-too-high", "nonce-too-low"].includes(meaning);
+  return ![
+    "insufficient-funds",
+    "invalid-transaction",
+    "rate-limited",
+    "no-answer",
+    "connection-refused",
+    "method-not-supported",
+    "nonce-too-high",
+    "nonce-too-low",
+    // More fees make these worse, or are not what they are about.
+    "fee-above-node-cap",
+    "exceeds-block-gas-limit",
+    "intrinsic-gas-too-low",
+    "reverted",
+  ].includes(meaning);
 }
+
+/**
+ * The most attempts a transfer may have for the rule that re-prices the wallet's next transaction a node
+ * holds but the chain does not mine: 3 replacements, about 1.42 times the fees, whatever the caps. A new
+ * transaction at the nonce is what gets it passed on again; more fees only help where the market is to
+ * blame, and the market rule covers that. Past this an operator decides (re-price, cancel, the endpoints).
+ */
+const UNMINED_REPLACEMENTS_AT_MOST = 3;
 
 /** The gas of a plain ETH transfer, which a cancel is. */
 const CANCEL_GAS_LIMIT = 21_000n;
@@ -127,6 +153,8 @@ export class TransferReplacer {
   readonly #working = new Map<number, Promise<unknown>>();
   // The wallet's next nonce as the rounds last saw it, and the block and moment (monotonic ms) it became so.
   #nextNonce: { nonce: number; sinceBlock: number; since: number } | undefined;
+  // The entry last told to onUnminedAtBound: once each (only the wallet's next transaction can be).
+  #toldUnminedAtBound: number | undefined;
 
   constructor(options: TransferReplacerOptions) {
     this.#options = options;
@@ -156,13 +184,14 @@ export class TransferReplacer {
       if (!latest || entry.nonce === null || entry.nonce < minedNonceCount || isInFlight(entry.id) || this.#working.has(entry.id)) continue;
       if (blockNumber - latest.signedAtBlock < stuckAfterBlocks) continue;
       const offered = feesOf(Transaction.from(latest.rawTransaction));
-      const atNextNonce = entry.nonce === minedNonceCount ? this.#reasonAtNextNonce(entry, latest, nextNonceWaited) : undefined;
-      const reason = isUnderpriced(offered, market) ? "underpriced" : atNextNonce;
+      const reason = this.#reasonToReplace(entry, latest, offered, market, entry.nonce === minedNonceCount && nextNonceWaited);
       if (reason === undefined) continue;
-      // No node is known to hold it: the same bytes go out again first (the reconciler), unless no node
-      // would take them at all with this base fee.
-      if (reason === "underpriced" && entry.state === "signed" && !belowBaseFee(offered, market)) continue;
       const repricing = replacementFees(offered, market, policy);
+      if (reason === "unmined-at-next-nonce" && (entry.attempts.length > UNMINED_REPLACEMENTS_AT_MOST || repricing.outcome === "at-cap")) {
+        if (this.#toldUnminedAtBound !== entry.id) this.#options.onUnminedAtBound({ hash: entry.hash as string, carriedBy: latest.hash, nonce: entry.nonce, attempts: entry.attempts.length });
+        this.#toldUnminedAtBound = entry.id;
+        continue;
+      }
       if (repricing.outcome === "at-cap") {
         const stuck = { hash: entry.hash as string, carriedBy: latest.hash, nonce: entry.nonce, offered, needed: repricing.needed };
         if (!this.#atCap.has(entry.id)) onAtCap(stuck);
@@ -192,28 +221,34 @@ export class TransferReplacer {
   }
 
   /**
-   * Why the wallet's next transaction is to be re-priced whatever the market says, if it is: every transfer
-   * waits behind it.
-   * - No node took it for all these blocks, and the node's words do not rule out that fees help.
-   * - A node holds it, the chain made blocks without it for `nextNonceUnminedMs` and more, and its same bytes
-   *   went to every endpoint again meanwhile (the reconciler): a node that never passed it on, or a block
-   *   builder that will not take it. A new transaction at the nonce is passed on and judged afresh, as
-   *   Chainlink's and OpenZeppelin's relayers bump a transaction that waits too long whatever the market.
-   *   Each replacement waits as long again, and the fee caps bound them all (onAtCap tells the operator).
+   * Why a transfer whose latest attempt has waited STUCK_AFTER_BLOCKS is to be replaced, if it is.
+   * - The wallet's next transaction, which no node took for all these blocks: every transfer waits behind
+   *   it, so it is re-priced whatever the market says, unless the node's words rule out that fees help.
+   * - Underpriced for the market; when no node is known to hold it, only if no node would take its bytes at
+   *   all with this base fee (otherwise the same bytes go out again first: the reconciler).
+   * - The wallet's next transaction, which a node said it holds and counts as pending at its last re-send
+   *   (the same bytes, to every endpoint), while the wallet's next nonce and this attempt have waited
+   *   `repriceUnminedAfterMs` (`atNextNonceAndWaited`): a node that never passed it on, or block builders
+   *   that will not take it. A new transaction at the nonce is passed on and judged afresh, as Chainlink's
+   *   and OpenZeppelin's relayers bump a transaction that waits too long whatever the market. Bounded apart
+   *   from the fee caps (unset by default): see UNMINED_REPLACEMENTS_AT_MOST.
    */
-  #reasonAtNextNonce(entry: JournalEntry, latest: JournalAttempt, nextNonceWaited: boolean): ReplacementReason | undefined {
+  #reasonToReplace(entry: JournalEntry, latest: JournalAttempt, offered: AttemptFees, market: FeeMarket, atNextNonceAndWaited: boolean): ReplacementReason | undefined {
     const refusal = this.#options.lastRefusalOf(entry.id);
-    if (entry.state === "signed") return repricingMayHelp(refusal) ? "refused-at-next-nonce" : undefined;
-    if (entry.state !== "accepted" || (refusal !== undefined && !repricingMayHelp(refusal))) return undefined;
-    const latestWaited = steadyWallClockNow() - latest.createdAt >= this.#options.nextNonceUnminedMs;
-    return nextNonceWaited && latestWaited ? "unmined-at-next-nonce" : undefined;
+    const atNextNonce = entry.nonce === this.#options.ledger.snapshot.minedNonceCount;
+    if (entry.state === "signed" && atNextNonce && repricingMayHelp(refusal)) return "refused-at-next-nonce";
+    if (isUnderpriced(offered, market)) return entry.state === "signed" && !belowBaseFee(offered, market) ? undefined : "underpriced";
+    const held = refusal === undefined && this.#options.heldAtNextNonce(entry.id) === latest.hash;
+    const latestWaited = steadyWallClockNow() - latest.createdAt >= this.#options.repriceUnminedAfterMs;
+    return atNextNonceAndWaited && held && latestWaited ? "unmined-at-next-nonce" : undefined;
   }
 
-  // Whether the wallet's next nonce has stayed the same for stuckAfterBlocks blocks and nextNonceUnminedMs.
+  // Whether the wallet's next nonce has stayed the same for stuckAfterBlocks blocks and repriceUnminedAfterMs:
+  // the transfer just behind a nonce that was mined is not re-priced before it had its chance.
   #nextNonceWaited(minedNonceCount: number, blockNumber: number): boolean {
     if (this.#nextNonce?.nonce !== minedNonceCount) this.#nextNonce = { nonce: minedNonceCount, sinceBlock: blockNumber, since: monotonicNow() };
     const { sinceBlock, since } = this.#nextNonce;
-    return blockNumber - sinceBlock >= this.#options.stuckAfterBlocks && monotonicNow() - since >= this.#options.nextNonceUnminedMs;
+    return blockNumber - sinceBlock >= this.#options.stuckAfterBlocks && monotonicNow() - since >= this.#options.repriceUnminedAfterMs;
   }
 
   /**

@@ -10,6 +10,7 @@ import { request } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
+import type { ProxyFault } from "../helpers/rpc-proxy.js";
 import { AUTHORIZATION, TEST_API_KEY, type ProxiedService, type TestService, postJson, startService, startServiceBehindProxy } from "../helpers/service.js";
 import { devMethodPrefix } from "../../src/dev/demo-chain.js";
 import { NODE_KINDS, type TestChain, freshAddress, startTestChain, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
@@ -536,32 +537,36 @@ describe.each(NODE_KINDS)("a node (%s) that holds the wallet's next transaction 
   beforeAll(async () => {
     chain = await startTestChainOn(kind);
     await chain.provider.send("evm_setAutomine", [false]);
-    proxied = await startServiceBehindProxy(chain.target, { REBROADCAST_AFTER_MS: "300", STUCK_AFTER_BLOCKS: "2" });
+    proxied = await startServiceBehindProxy(chain.target, { REBROADCAST_AFTER_MS: "300", STUCK_AFTER_BLOCKS: "2", REPRICE_UNMINED_AFTER_MS: "6000" });
   });
   afterAll(async () => {
     await proxied?.close();
     await chain?.stop();
   });
 
-  it("not while the chain makes no blocks; then, after STUCK_AFTER_BLOCKS blocks and twice REBROADCAST_AFTER_MS, re-priced although the market did not move, so it and the transfers behind it are mined, each paid once", async () => {
+  it("not while the chain makes no blocks, nor before REPRICE_UNMINED_AFTER_MS; then re-priced once although the market did not move, so it and the transfers behind it are mined, each paid once", async () => {
     const { service, proxy } = proxied;
     const fromBlock = await chain.provider.getBlockNumber();
     const held = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
     // Every copy of the first bytes is "already known" and counted as pending; the chain never sees them.
-    proxy.fault = { kind: "hold-unmined", nonce: held, countedPending: true };
+    const fault: ProxyFault = { kind: "hold-unmined", nonce: held, countedPending: true };
+    proxy.fault = fault;
     const recipients = [freshAddress(), freshAddress(), freshAddress()];
     const sent = [];
     for (const toAddress of recipients) sent.push(await postJson(service.app, "/transfer", { toAddress, amount: "1" }));
     expect(sent.map((answer) => [answer.statusCode, answer.body.result.nonce])).toEqual([0, 1, 2].map((index) => [200, held + index]));
     const first = sent[0].body.result.hash as string;
-    expect(first).toBe(proxy.fault.heldHash);
-    // A chain that makes no blocks is not one that leaves the transaction out: however long it waits
-    // (here 3 times 2 x REBROADCAST_AFTER_MS), its fees are not raised.
-    await new Promise((resolve) => setTimeout(resolve, 1_800));
-    expect((await status(service, first)).json().attempts).toHaveLength(1);
+    expect(first).toBe(fault.heldHash);
+    const attempts = async () => (await status(service, first)).json().attempts as { hash: string; fate: string; maxFeePerGas: string; maxPriorityFeePerGas: string }[];
+    // A chain that makes no blocks is not one that leaves the transaction out: its fees are not raised.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(await attempts()).toHaveLength(1);
+    // Blocks without it, at the base fee it was priced for (the market never says it is underpriced), but
+    // well before REPRICE_UNMINED_AFTER_MS: not yet.
+    for (let block = 0; block < 3; block++) await mineAt(chain, GWEI);
+    expect(await attempts()).toHaveLength(1);
 
-    // Blocks at the base fee the transfers were priced for: the market never says they are underpriced.
-    for (let block = 0; block < 20 && (await tokenBalanceOf(chain, recipients[2])) === 0n; block++) await mineAt(chain, GWEI);
+    for (let block = 0; block < 30 && (await tokenBalanceOf(chain, recipients[2])) === 0n; block++) await mineAt(chain, GWEI);
     for (const recipient of recipients) expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("1", 18));
     const mined = await minedAtNonce(chain, fromBlock + 1);
     expect([...mined.keys()].sort((a, b) => a - b)).toEqual([held, held + 1, held + 2]);
@@ -569,13 +574,60 @@ describe.each(NODE_KINDS)("a node (%s) that holds the wallet's next transaction 
     const document = (await status(service, first)).json();
     expect(document).toMatchObject({ state: "confirmed" });
     expect(mined.get(held)).toBe(document.carriedBy);
-    expect(document.attempts.at(0)).toMatchObject({ hash: first, fate: "replaced" });
-    expect(document.attempts.at(-1)).toMatchObject({ hash: document.carriedBy, fate: "mined" });
+    // One replacement: the new transaction at the nonce is what got it passed on.
+    expect(document.attempts).toEqual([expect.objectContaining({ hash: first, fate: "replaced" }), expect.objectContaining({ hash: document.carriedBy, fate: "mined" })]);
     // Raised by the replacement rule (+12.5%), not by a market that moved.
     expect(BigInt(document.attempts[1].maxFeePerGas) * 8n).toBeGreaterThanOrEqual(BigInt(document.attempts[0].maxFeePerGas) * 9n);
     expect(BigInt(document.attempts[1].maxPriorityFeePerGas) * 8n).toBeGreaterThanOrEqual(BigInt(document.attempts[0].maxPriorityFeePerGas) * 9n);
     expect(service.logs.some((line) => line.includes("yet the chain made blocks without it"))).toBe(true);
     expect((await postJson(service.app, "/getTransaction", { Tx: first })).body.result).toMatchObject({ hash: document.carriedBy, nonce: held });
+  });
+});
+
+describe.each(NODE_KINDS)("a node (%s) that holds every transaction at the wallet's next nonce and never passes one on", (kind) => {
+  let chain: TestChain;
+  let proxied: ProxiedService;
+
+  beforeAll(async () => {
+    chain = await startTestChainOn(kind);
+    await chain.provider.send("evm_setAutomine", [false]);
+    proxied = await startServiceBehindProxy(chain.target, { REBROADCAST_AFTER_MS: "300", STUCK_AFTER_BLOCKS: "2", REPRICE_UNMINED_AFTER_MS: "700" });
+  });
+  afterAll(async () => {
+    await proxied?.close();
+    await chain?.stop();
+  });
+
+  it("re-prices it 3 times, then no more (one warning) whatever the caps; once an endpoint passes the latest on, it is mined and paid once", async () => {
+    const { service, proxy } = proxied;
+    const held = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
+    const fault: ProxyFault = { kind: "hold-unmined", nonce: held, countedPending: true, every: true };
+    proxy.fault = fault;
+    const recipient = freshAddress();
+    const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "1" });
+    expect(sent.statusCode).toBe(200);
+    const first = sent.body.result.hash as string;
+    const attempts = async () => (await status(service, first)).json().attempts as { hash: string; maxFeePerGas: string }[];
+    for (let block = 0; block < 40 && (await attempts()).length < 4; block++) await mineAt(chain, GWEI);
+    expect(await attempts()).toHaveLength(4);
+    // As long again as the three took: no fourth replacement.
+    for (let block = 0; block < 10; block++) await mineAt(chain, GWEI);
+    const final = await attempts();
+    expect(final).toHaveLength(4);
+    expect([...(fault.held?.keys() ?? [])]).toEqual(final.map((attempt) => attempt.hash));
+    // About 1.42 times the first fees: each +12.5%, the market flat.
+    expect(BigInt(final[3].maxFeePerGas)).toBeLessThan(BigInt(final[0].maxFeePerGas) * 3n / 2n);
+    expect(service.logs.filter((line) => line.includes("re-priced as far as REPRICE_UNMINED_AFTER_MS allows"))).toHaveLength(1);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(0n);
+
+    // The endpoint passes transactions on again: the latest attempt's same bytes reach the chain.
+    proxy.fault = undefined;
+    for (let block = 0; block < 20 && (await tokenBalanceOf(chain, recipient)) === 0n; block++) await mineAt(chain, GWEI);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("1", 18));
+    const document = (await status(service, first)).json();
+    expect(document).toMatchObject({ state: "confirmed", carriedBy: final[3].hash });
+    await mineAt(chain, GWEI);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("1", 18));
   });
 });
 

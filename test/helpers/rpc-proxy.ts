@@ -33,9 +33,10 @@ export type ProxyFault =
    * pending (anvil can end up so: foundry-rs/foundry#10122): it is not forwarded, it is found by its hash
    * unmined, and the same bytes again are "already known". Another transaction at the nonce is forwarded.
    * With `countedPending`, the node counts it among its sender's pending transactions too: a node that
-   * took it at a fair price and never passed it on to the block builders.
+   * took it at a fair price and never passed it on to the block builders; with `every`, it so holds every
+   * transaction at the nonce, not only the first. `held` lists what it holds (hash -> raw), first first.
    */
-  | { kind: "hold-unmined"; nonce: number; countedPending?: boolean; heldHash?: string; heldFrom?: string }
+  | { kind: "hold-unmined"; nonce: number; countedPending?: boolean; every?: boolean; held?: Map<string, string>; heldHash?: string; heldFrom?: string }
   /** Forwards, and words the node's errors of these methods as another implementation would. */
   | { kind: "reword-errors"; methods: readonly string[]; message: string }
   /** A node that slows down with load: every call waits this long for each call under way at the proxy. */
@@ -203,16 +204,17 @@ function answerAsHoldingNode(fault: Extract<ProxyFault, { kind: "hold-unmined" }
   if (payload.method === "eth_sendRawTransaction" && typeof param === "string") {
     const transaction = Transaction.from(param);
     if (transaction.nonce !== fault.nonce) return undefined;
-    if (fault.heldHash === undefined) {
-      fault.heldHash = transaction.hash as string;
-      fault.heldFrom = transaction.from as string;
-      return { result: fault.heldHash };
-    }
-    return transaction.hash === fault.heldHash ? { error: { code: -32000, message: "already known" } } : undefined;
+    fault.held ??= new Map();
+    const hash = transaction.hash as string;
+    if (fault.held.has(hash)) return { error: { code: -32000, message: "already known" } };
+    if (fault.held.size > 0 && !fault.every) return undefined;
+    fault.held.set(hash, param);
+    fault.heldHash ??= hash;
+    fault.heldFrom = transaction.from as string;
+    return { result: hash };
   }
-  if (payload.method === "eth_getTransactionByHash" && param === fault.heldHash) {
-    return { result: { hash: fault.heldHash, nonce: `0x${fault.nonce.toString(16)}`, blockHash: null, blockNumber: null, transactionIndex: null } };
-  }
+  const raw = payload.method === "eth_getTransactionByHash" && typeof param === "string" ? fault.held?.get(param) : undefined;
+  if (raw !== undefined) return { result: pendingTransactionJson(raw) };
   return undefined;
 }
 
@@ -221,4 +223,33 @@ function countsHeld(fault: Extract<ProxyFault, { kind: "hold-unmined" }>, payloa
   if (!fault.countedPending || fault.heldFrom === undefined || payload.method !== "eth_getTransactionCount") return false;
   const [address, block] = Array.isArray(payload.params) ? payload.params : [];
   return block === "pending" && typeof address === "string" && address.toLowerCase() === fault.heldFrom.toLowerCase();
+}
+
+/** A signed transaction as a node answers eth_getTransactionByHash while it waits in its pool. */
+export function pendingTransactionJson(rawTransaction: string): Record<string, unknown> {
+  const transaction = Transaction.from(rawTransaction);
+  const quantity = (value: bigint | number) => `0x${value.toString(16)}`;
+  const signature = transaction.signature;
+  return {
+    type: quantity(transaction.type ?? 0),
+    chainId: quantity(transaction.chainId),
+    nonce: quantity(transaction.nonce),
+    from: transaction.from,
+    to: transaction.to,
+    value: quantity(transaction.value),
+    gas: quantity(transaction.gasLimit),
+    input: transaction.data,
+    ...(transaction.type === 2
+      ? { maxFeePerGas: quantity(transaction.maxFeePerGas ?? 0n), maxPriorityFeePerGas: quantity(transaction.maxPriorityFeePerGas ?? 0n), gasPrice: quantity(transaction.maxFeePerGas ?? 0n), accessList: [] }
+      : { gasPrice: quantity(transaction.gasPrice ?? 0n) }),
+    // EIP-1559: v is the y parity; legacy: EIP-155's v, which carries the chain id.
+    v: quantity(transaction.type === 2 ? (signature?.yParity ?? 0) : (signature?.networkV ?? BigInt(signature?.v ?? 0))),
+    r: signature?.r,
+    s: signature?.s,
+    ...(transaction.type === 2 && { yParity: quantity(signature?.yParity ?? 0) }),
+    hash: transaction.hash,
+    blockHash: null,
+    blockNumber: null,
+    transactionIndex: null,
+  };
 }

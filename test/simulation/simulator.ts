@@ -11,7 +11,8 @@
  * of the service mid-burst, the endpoint as a fleet (receipts, logs and mined lookups lagging the head by
  * 0-30 s per call; a backend stuck at an old head for up to 60 s while others advance), several endpoints
  * (in 40 % of runs two or three, each a proxy of its own; per wave an extra one may die mid-burst, follow the
- * chain 2-11 blocks behind, or be rate-limited), and the journal's
+ * chain 2-11 blocks behind, or be rate-limited), a first endpoint that keeps one broadcast for good, counted as
+ * pending, and never passes it on (half the runs, never-passed-on.ts), and the journal's
  * disk filling up (a real tmpfs, where the process may mount one:
  * root, as in CI; elsewhere that fault is left out and the report says so). The seed fixes which call and which step meet which fault; the operating
  * system's scheduling still varies, so a failing seed is replayed to see it again, not always the same.
@@ -50,6 +51,7 @@ import { type ServerProcess, startServerProcess } from "../helpers/server-proces
 import { AUTHORIZATION } from "../helpers/service.js";
 import { type NodeKind, type TestChain, freshAddress, setEthBalance, startTestChain, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
 import { fillFilesystem, mountTinyFilesystem } from "../helpers/tiny-filesystem.js";
+import { drawNeverPassedOn } from "./never-passed-on.js";
 import {
   APPROVAL_ABOVE_TOKENS,
   APPROVAL_SETTINGS,
@@ -177,9 +179,11 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
   try {
     // Each call's fault is drawn in the order calls arrive: the seed fixes the sequence of faults.
     let faulting = false;
+    const neverPassedOn = drawNeverPassedOn(seededRandom(seed * 32_452_843 + 5), count);
     proxy.fault = {
       kind: "script",
-      answer: (call) => (faulting ? (drawFault(call, random, options, count) ?? fleet.answer(call, lagging ? Math.floor(random() * 30_000) : 0)) : undefined),
+      answer: (call) =>
+        neverPassedOn?.answer(call, faulting) ?? (faulting ? (drawFault(call, random, options, count) ?? fleet.answer(call, lagging ? Math.floor(random() * 30_000) : 0)) : undefined),
     };
     for (const extra of extraEndpoints) {
       extra.proxy.fault = { kind: "script", answer: (call) => (faulting ? answerAsTroubled(extra, call) ?? drawFault(call, random, options, count) : undefined) };
@@ -195,6 +199,8 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
       PRIVATE_KEY: chain.demo.privateKey,
       JOURNAL_PATH: join(journalDir, "transfers.sqlite"),
       REBROADCAST_AFTER_MS: "500",
+      // The first endpoint may hold a broadcast for good (never-passed-on.ts): replaced within the run.
+      REPRICE_UNMINED_AFTER_MS: "2000",
       RPC_TIMEOUT_MS: "1500",
       CHAIN_REFRESH_INTERVAL_MS: "200",
       RATE_LIMIT_MAX: "100000",
