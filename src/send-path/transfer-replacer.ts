@@ -44,7 +44,7 @@ export interface StuckAtCap {
 /**
  * Why a transaction was replaced: the market passed its fees; a node refused it at the wallet's next nonce
  * in words fees may answer; a node holds it at the wallet's next nonce, fairly priced, and the chain still
- * has not mined it (see TransferReplacerOptions.nextNonceUnminedMs); a node holds it without counting it as
+ * has not mined it (see TransferReplacerOptions.repriceUnminedAfterMs); a node holds it without counting it as
  * pending; a client or an operator asked.
  */
 export type ReplacementReason = "underpriced" | "refused-at-next-nonce" | "unmined-at-next-nonce" | "not-executable" | "requested";
@@ -168,7 +168,7 @@ export class TransferReplacer {
   /**
    * One round: every transfer whose latest attempt has waited STUCK_AFTER_BLOCKS and is underpriced for the
    * fee market of the latest snapshot is replaced, and so is the wallet's next transaction when nodes will
-   * not take it or the chain will not mine it (see #reasonAtNextNonce). All replacements are journaled with
+   * not take it or the chain will not mine it (see #reasonToReplace). All replacements are journaled with
    * one flush, then broadcast lowest nonce first (nothing after a nonce can be mined before it). Costs no
    * node call but the broadcasts: the market comes with the snapshot.
    */

@@ -352,7 +352,8 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
       if (waited) violations.push(...waited.violations);
       const owed = owedOf(item, waited?.sentAs);
       if (item.payout) {
-        violations.push(...(await payoutViolations(server, item, owed)));
+        const evidence = (hash: string) => evidenceOf(item.chain, chain.demo.walletAddress, servers, server, hash);
+        violations.push(...(await payoutViolations(server, item, owed, evidence)));
         continue;
       }
       const paid = await paidTo(item);
@@ -694,7 +695,7 @@ async function payoutSettled(server: ServerProcess, item: Asked): Promise<boolea
 // The invariants of a payout batch, per item, as for a transfer: each item's recipient holds its amount once
 // or nothing; nothing after a 417 or a 503; after a 200, each item paid or reported failed, and reported
 // paid only when it was; a replay answers the first answer.
-async function payoutViolations(server: ServerProcess, item: Asked, owed: Owed): Promise<string[]> {
+async function payoutViolations(server: ServerProcess, item: Asked, owed: Owed, evidenceOf: (hash: string) => Promise<string>): Promise<string[]> {
   const violations: string[] = [];
   const name = `payout ${item.key} (first answer ${item.first?.status ?? "none"}${item.approval ? `, waited for approval ${item.approval.id}` : ""})`;
   const paid = await Promise.all((item.payout ?? []).map((each) => tokenBalanceOf(item.chain, each.recipient)));
@@ -711,6 +712,8 @@ async function payoutViolations(server: ServerProcess, item: Asked, owed: Owed):
       if (state !== "paid" && state !== "failed") violations.push(`${name}: item ${id} ${owed.why}, not paid and not reported failed (state ${state})`);
       if (state === "failed" && paid[index] !== 0n) violations.push(`${name}: item ${id} reported failed, yet its recipient holds ${paid[index]}`);
     }
+    // The batch's one transaction carries every item: its evidence once, after the items it left unsettled.
+    if (states.some((state) => state !== "paid" && state !== "failed")) violations.push(`${name}: the evidence\n${await evidenceOf(owed.hash)}`);
   }
   // A batch that waited: its key's answers are approvalViolations' to check.
   if (!item.approval && item.first && item.first.status !== 0) {
