@@ -64,7 +64,7 @@ export function createSendPath(settings: SendPathSettings, parts: SendPathParts)
     onUnminedAtBound: (stuck) =>
       log.warn(
         stuck,
-        "the wallet's next transaction is still not mined, though a node holds it at a fair price and it was re-priced as far as REPRICE_UNMINED_AFTER_MS allows: it waits, and every later transfer behind it; check the endpoints (do they pass transactions on?), then re-price or cancel it (POST /transactions/:hash/reprice, /cancel)",
+        "the wallet's next transaction is still not mined, though a node holds it at a fair price and it was re-priced 3 times for that (the most the service does on its own): it waits, and every later transfer behind it; check the endpoints (do they pass transactions on?), then re-price or cancel it (POST /transactions/:hash/reprice, /cancel)",
       ),
     notExecutableRetryMs: settings.rebroadcastAfterMs,
     gasLimitMultiplier: settings.gasLimitMultiplier,

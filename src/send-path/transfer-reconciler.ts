@@ -141,6 +141,8 @@ export class TransferReconciler {
     // The latest attempt: a re-priced one replaced the ones before it in the pools.
     const latest = entry.attempts.at(-1);
     if (!latest || entry.nonce === null) throw new Error(`journal entry ${entry.id} was never signed`);
+    // What a node said at an earlier re-send is no longer what it says: only this one's answer counts.
+    if (this.#heldAtNextNonce?.entryId === entry.id) this.#heldAtNextNonce = undefined;
     // The chain has used its nonce: sending these bytes again cannot help, whatever a node would say.
     if (entry.nonce < this.ledger.snapshot.minedNonceCount) return this.settleUsedNonce(entry);
     const { provider } = this.chain;

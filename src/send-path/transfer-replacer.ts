@@ -93,7 +93,7 @@ export interface TransferReplacerOptions {
   /** The attempt a node last said it holds and counts as pending as the wallet's next transaction (the reconciler's). */
   heldAtNextNonce: (entryId: number) => string | undefined;
   /** Told once when the wallet's next transaction is still unmined and this rule may raise it no more. */
-  onUnminedAtBound: (stuck: { hash: string; carriedBy: string; nonce: number; attempts: number }) => void;
+  onUnminedAtBound: (stuck: { hash: string; carriedBy: string; nonce: number; replacements: number }) => void;
   gasLimitMultiplier: string;
   /** How long a transfer replaced for being held but not executable waits before it may be again. */
   notExecutableRetryMs: number;
@@ -187,8 +187,10 @@ export class TransferReplacer {
       const reason = this.#reasonToReplace(entry, latest, offered, market, entry.nonce === minedNonceCount && nextNonceWaited);
       if (reason === undefined) continue;
       const repricing = replacementFees(offered, market, policy);
-      if (reason === "unmined-at-next-nonce" && (entry.attempts.length > UNMINED_REPLACEMENTS_AT_MOST || repricing.outcome === "at-cap")) {
-        if (this.#toldUnminedAtBound !== entry.id) this.#options.onUnminedAtBound({ hash: entry.hash as string, carriedBy: latest.hash, nonce: entry.nonce, attempts: entry.attempts.length });
+      // Attempts made at an earlier nonce (before the transfer was signed again there) are no replacements here.
+      const attemptsAtNonce = entry.attempts.filter((attempt) => Transaction.from(attempt.rawTransaction).nonce === entry.nonce).length;
+      if (reason === "unmined-at-next-nonce" && attemptsAtNonce > UNMINED_REPLACEMENTS_AT_MOST) {
+        if (this.#toldUnminedAtBound !== entry.id) this.#options.onUnminedAtBound({ hash: entry.hash as string, carriedBy: latest.hash, nonce: entry.nonce, replacements: attemptsAtNonce - 1 });
         this.#toldUnminedAtBound = entry.id;
         continue;
       }

@@ -617,7 +617,7 @@ describe.each(NODE_KINDS)("a node (%s) that holds every transaction at the walle
     expect([...(fault.held?.keys() ?? [])]).toEqual(final.map((attempt) => attempt.hash));
     // About 1.42 times the first fees: each +12.5%, the market flat.
     expect(BigInt(final[3].maxFeePerGas)).toBeLessThan(BigInt(final[0].maxFeePerGas) * 3n / 2n);
-    expect(service.logs.filter((line) => line.includes("re-priced as far as REPRICE_UNMINED_AFTER_MS allows"))).toHaveLength(1);
+    expect(service.logs.filter((line) => line.includes("re-priced 3 times for that (the most the service does on its own)"))).toHaveLength(1);
     expect(await tokenBalanceOf(chain, recipient)).toBe(0n);
 
     // The endpoint passes transactions on again: the latest attempt's same bytes reach the chain.

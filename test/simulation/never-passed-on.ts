@@ -31,7 +31,9 @@ export function drawNeverPassedOn(draws: () => number, count: (name: string) => 
       }
       const { hash, raw, from, nonce } = held;
       if (method === "eth_sendRawTransaction" && params[0] === raw) return { error: { code: -32000, message: "already known" } };
-      if (method === "eth_getTransactionByHash" && params[0] === hash) return { result: pendingTransactionJson(raw) };
+      // Once the chain has it (another endpoint passed the same bytes on), the node answers what was mined,
+      // as a real one does: its pool drops what a new block holds.
+      if (method === "eth_getTransactionByHash" && params[0] === hash) return { transform: (result) => result ?? pendingTransactionJson(raw) };
       if (method === "eth_getTransactionCount" && params[1] === "pending" && String(params[0]).toLowerCase() === from) {
         return { transform: (result) => `0x${Math.max(Number(result), nonce + 1).toString(16)}` };
       }
