@@ -339,6 +339,10 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
       return (entry && sentAs(entry)) ?? undefined;
     };
     await settle(chains, server, asked, owedAs, 90_000);
+    // Whether the held broadcast was got moving by a replacement at its nonce (one endpoint) or by another
+    // endpoint passing its same bytes on: the report says which path a seed took.
+    const heldRepriced = servers.some((each) => each.output().includes("yet the chain made blocks without it"));
+    if (heldRepriced) count("a held broadcast re-priced at its nonce");
     // Read again once settled: an approval its client gave up on may have been sent since.
     const listed = await listedTransfers(server.baseUrl);
     violations.push(...waitedAndSentViolations(listed));
