@@ -61,10 +61,10 @@ export function createSendPath(settings: SendPathSettings, parts: SendPathParts)
     stuckAfterBlocks: settings.stuckAfterBlocks,
     repriceUnminedAfterMs: settings.repriceUnminedAfterMs,
     heldAtNextNonce: (entryId) => reconciler.heldAtNextNonce(entryId),
-    onUnminedAtBound: (stuck) =>
+    onNextNonceAtBound: ({ reason, ...stuck }) =>
       log.warn(
         stuck,
-        "the wallet's next transaction is still not mined, though a node holds it at a fair price and it was re-priced 3 times for that (the most the service does on its own): it waits, and every later transfer behind it; check the endpoints (do they pass transactions on?), then re-price or cancel it (POST /transactions/:hash/reprice, /cancel)",
+        `the wallet's next transaction is still not mined: ${reason === "refused-at-next-nonce" ? "nodes refuse it" : "a node holds it at a fair price yet never passes it on"}, and it was re-priced 3 times for that (the most the service does on its own, whatever the market): it waits, and every later transfer behind it; check the endpoints, then re-price or cancel it (POST /transactions/:hash/reprice, /cancel)`,
       ),
     notExecutableRetryMs: settings.rebroadcastAfterMs,
     gasLimitMultiplier: settings.gasLimitMultiplier,

@@ -87,13 +87,16 @@ export interface TransferReplacerOptions {
   /**
    * REPRICE_UNMINED_AFTER_MS: how long, besides stuckAfterBlocks blocks, the wallet's next nonce may stay
    * unmined while a node holds its transaction at a fair price, before that transaction is re-priced anyway
-   * (and again after as long for each replacement, at most UNMINED_REPLACEMENTS_AT_MOST in all).
+   * (and again after as long for each replacement, within NEXT_NONCE_REPLACEMENTS_AT_MOST).
    */
   repriceUnminedAfterMs: number;
   /** The attempt a node last said it holds and counts as pending as the wallet's next transaction (the reconciler's). */
   heldAtNextNonce: (entryId: number) => string | undefined;
-  /** Told once when the wallet's next transaction is still unmined and this rule may raise it no more. */
-  onUnminedAtBound: (stuck: { hash: string; carriedBy: string; nonce: number; replacements: number }) => void;
+  /**
+   * Told once when the wallet's next transaction is still unmined, and the rules that raise its fees whatever
+   * the market says (a node refuses it, or holds it without passing it on) may raise them no more.
+   */
+  onNextNonceAtBound: (stuck: { hash: string; carriedBy: string; nonce: number; replacements: number; reason: "refused-at-next-nonce" | "unmined-at-next-nonce" }) => void;
   gasLimitMultiplier: string;
   /** How long a transfer replaced for being held but not executable waits before it may be again. */
   notExecutableRetryMs: number;
@@ -134,12 +137,14 @@ function repricingMayHelp(meaning: NodeAnswerMeaning | undefined): boolean {
 }
 
 /**
- * The most attempts a transfer may have for the rule that re-prices the wallet's next transaction a node
- * holds but the chain does not mine: 3 replacements, about 1.42 times the fees, whatever the caps. A new
- * transaction at the nonce is what gets it passed on again; more fees only help where the market is to
- * blame, and the market rule covers that. Past this an operator decides (re-price, cancel, the endpoints).
+ * The most attempts at its nonce the wallet's next transaction may have for the rules that raise its fees
+ * whatever the market says (a node refuses it in words fees may answer, or holds it and never passes it
+ * on): 3 replacements, about 1.42 times the fees, whatever the caps (unset by default). A new transaction
+ * at the nonce is what gets it passed on or judged afresh; a node that keeps refusing in words no table
+ * knows ("Internal error") would otherwise raise the fees every STUCK_AFTER_BLOCKS blocks for as long as it
+ * lasts. The market rule is not bounded so: the market asked. Past this an operator decides.
  */
-const UNMINED_REPLACEMENTS_AT_MOST = 3;
+const NEXT_NONCE_REPLACEMENTS_AT_MOST = 3;
 
 /** The gas of a plain ETH transfer, which a cancel is. */
 const CANCEL_GAS_LIMIT = 21_000n;
@@ -153,8 +158,8 @@ export class TransferReplacer {
   readonly #working = new Map<number, Promise<unknown>>();
   // The wallet's next nonce as the rounds last saw it, and the block and moment (monotonic ms) it became so.
   #nextNonce: { nonce: number; sinceBlock: number; since: number } | undefined;
-  // The entry last told to onUnminedAtBound: once each (only the wallet's next transaction can be).
-  #toldUnminedAtBound: number | undefined;
+  // The entry last told to onNextNonceAtBound: once each (only the wallet's next transaction can be).
+  #toldAtBound: number | undefined;
 
   constructor(options: TransferReplacerOptions) {
     this.#options = options;
@@ -189,9 +194,9 @@ export class TransferReplacer {
       const repricing = replacementFees(offered, market, policy);
       // Attempts made at an earlier nonce (before the transfer was signed again there) are no replacements here.
       const attemptsAtNonce = entry.attempts.filter((attempt) => Transaction.from(attempt.rawTransaction).nonce === entry.nonce).length;
-      if (reason === "unmined-at-next-nonce" && attemptsAtNonce > UNMINED_REPLACEMENTS_AT_MOST) {
-        if (this.#toldUnminedAtBound !== entry.id) this.#options.onUnminedAtBound({ hash: entry.hash as string, carriedBy: latest.hash, nonce: entry.nonce, replacements: attemptsAtNonce - 1 });
-        this.#toldUnminedAtBound = entry.id;
+      if ((reason === "unmined-at-next-nonce" || reason === "refused-at-next-nonce") && attemptsAtNonce > NEXT_NONCE_REPLACEMENTS_AT_MOST) {
+        if (this.#toldAtBound !== entry.id) this.#options.onNextNonceAtBound({ hash: entry.hash as string, carriedBy: latest.hash, nonce: entry.nonce, replacements: attemptsAtNonce - 1, reason });
+        this.#toldAtBound = entry.id;
         continue;
       }
       if (repricing.outcome === "at-cap") {
@@ -233,7 +238,7 @@ export class TransferReplacer {
    *   `repriceUnminedAfterMs` (`atNextNonceAndWaited`): a node that never passed it on, or block builders
    *   that will not take it. A new transaction at the nonce is passed on and judged afresh, as Chainlink's
    *   and OpenZeppelin's relayers bump a transaction that waits too long whatever the market. Bounded apart
-   *   from the fee caps (unset by default): see UNMINED_REPLACEMENTS_AT_MOST.
+   *   from the fee caps (unset by default): see NEXT_NONCE_REPLACEMENTS_AT_MOST, which bounds the first too.
    */
   #reasonToReplace(entry: JournalEntry, latest: JournalAttempt, offered: AttemptFees, market: FeeMarket, atNextNonceAndWaited: boolean): ReplacementReason | undefined {
     const refusal = this.#options.lastRefusalOf(entry.id);

@@ -617,7 +617,7 @@ describe.each(NODE_KINDS)("a node (%s) that holds every transaction at the walle
     expect([...(fault.held?.keys() ?? [])]).toEqual(final.map((attempt) => attempt.hash));
     // About 1.42 times the first fees: each +12.5%, the market flat.
     expect(BigInt(final[3].maxFeePerGas)).toBeLessThan(BigInt(final[0].maxFeePerGas) * 3n / 2n);
-    expect(service.logs.filter((line) => line.includes("re-priced 3 times for that (the most the service does on its own)"))).toHaveLength(1);
+    expect(service.logs.filter((line) => line.includes("re-priced 3 times for that"))).toHaveLength(1);
     expect(await tokenBalanceOf(chain, recipient)).toBe(0n);
 
     // The endpoint passes transactions on again: the latest attempt's same bytes reach the chain.
@@ -738,6 +738,36 @@ describe.each(NODE_KINDS)("a transfer no node takes while it blocks the wallet (
     expect(document).toMatchObject({ state: "confirmed", attempts: [expect.objectContaining({ hash: first, fate: "replaced" }), expect.objectContaining({ fate: "mined" })] });
     expect(BigInt(document.attempts[1].maxFeePerGas) * 8n).toBeGreaterThanOrEqual(BigInt(document.attempts[0].maxFeePerGas) * 9n);
     expect((await minedAtNonce(chain, 1)).get(nonce)).toBe(document.carriedBy);
+  });
+
+  it("refused in words no table knows, again and again: re-priced 3 times, then no more (one warning) whatever the caps; paid once when a node takes it", async () => {
+    const { service, proxy } = proxied;
+    const nonce = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
+    // Every transaction at the nonce, first bytes and replacements alike: a provider answering "Internal error".
+    proxy.fault = {
+      kind: "script",
+      answer: ({ method, params }) =>
+        method === "eth_sendRawTransaction" && Transaction.from(params[0] as string).nonce === nonce ? { error: { code: -32603, message: "Internal error" } } : undefined,
+    };
+    const recipient = freshAddress();
+    const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "2" });
+    expect(sent.statusCode).toBe(200);
+    const first = sent.body.result.hash as string;
+    const attempts = async () => (await status(service, first)).json().attempts as { hash: string; maxFeePerGas: string }[];
+    for (let block = 0; block < 30 && (await attempts()).length < 4; block++) await mineAt(chain, GWEI);
+    expect(await attempts()).toHaveLength(4);
+    for (let block = 0; block < 8; block++) await mineAt(chain, GWEI);
+    const final = await attempts();
+    expect(final).toHaveLength(4);
+    expect(BigInt(final[3].maxFeePerGas)).toBeLessThan((BigInt(final[0].maxFeePerGas) * 3n) / 2n);
+    expect(service.logs.filter((line) => line.includes("nodes refuse it, and it was re-priced 3 times for that"))).toHaveLength(1);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(0n);
+
+    proxy.fault = undefined;
+    for (let block = 0; block < 10 && (await tokenBalanceOf(chain, recipient)) === 0n; block++) await mineAt(chain, GWEI);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("2", 18));
+    expect((await status(service, first)).json()).toMatchObject({ state: "confirmed", carriedBy: final[3].hash });
+    expect((await minedAtNonce(chain, 1)).get(nonce)).toBe(final[3].hash);
   });
 });
 
