@@ -189,16 +189,18 @@ export class TransferReplacer {
       if (!latest || entry.nonce === null || entry.nonce < minedNonceCount || isInFlight(entry.id) || this.#working.has(entry.id)) continue;
       if (blockNumber - latest.signedAtBlock < stuckAfterBlocks) continue;
       const offered = feesOf(Transaction.from(latest.rawTransaction));
-      const reason = this.#reasonToReplace(entry, latest, offered, market, entry.nonce === minedNonceCount && nextNonceWaited);
+      let reason = this.#reasonToReplace(entry, latest, offered, market, entry.nonce === minedNonceCount && nextNonceWaited);
       if (reason === undefined) continue;
-      const repricing = replacementFees(offered, market, policy);
       // Attempts made at an earlier nonce (before the transfer was signed again there) are no replacements here.
       const attemptsAtNonce = entry.attempts.filter((attempt) => Transaction.from(attempt.rawTransaction).nonce === entry.nonce).length;
       if ((reason === "unmined-at-next-nonce" || reason === "refused-at-next-nonce") && attemptsAtNonce > NEXT_NONCE_REPLACEMENTS_AT_MOST) {
         if (this.#toldAtBound !== entry.id) this.#options.onNextNonceAtBound({ hash: entry.hash as string, carriedBy: latest.hash, nonce: entry.nonce, replacements: attemptsAtNonce - 1, reason });
         this.#toldAtBound = entry.id;
-        continue;
+        // Past the bound, only the market may still ask for more.
+        reason = marketReason(entry, offered, market);
+        if (reason === undefined) continue;
       }
+      const repricing = replacementFees(offered, market, policy);
       if (repricing.outcome === "at-cap") {
         const stuck = { hash: entry.hash as string, carriedBy: latest.hash, nonce: entry.nonce, offered, needed: repricing.needed };
         if (!this.#atCap.has(entry.id)) onAtCap(stuck);
@@ -244,7 +246,7 @@ export class TransferReplacer {
     const refusal = this.#options.lastRefusalOf(entry.id);
     const atNextNonce = entry.nonce === this.#options.ledger.snapshot.minedNonceCount;
     if (entry.state === "signed" && atNextNonce && repricingMayHelp(refusal)) return "refused-at-next-nonce";
-    if (isUnderpriced(offered, market)) return entry.state === "signed" && !belowBaseFee(offered, market) ? undefined : "underpriced";
+    if (isUnderpriced(offered, market)) return marketReason(entry, offered, market);
     const held = refusal === undefined && this.#options.heldAtNextNonce(entry.id) === latest.hash;
     const latestWaited = steadyWallClockNow() - latest.createdAt >= this.#options.repriceUnminedAfterMs;
     return atNextNonceAndWaited && held && latestWaited ? "unmined-at-next-nonce" : undefined;
@@ -450,6 +452,15 @@ export class TransferReplacer {
     const estimate = await estimateGasAtLatest(chain.provider, { from: chain.wallet.address, to, data, ...(value > 0n && { value: toQuantity(value) }) });
     return withGasLimitMultiplier(toBigInt(estimate), gasLimitMultiplier);
   }
+}
+
+/**
+ * "underpriced" when the market has outgrown these fees, and a replacement is what helps: not for a transaction
+ * no node is known to hold whose bytes a node would still take at this base fee (they go out again first).
+ */
+function marketReason(entry: JournalEntry, offered: AttemptFees, market: FeeMarket): "underpriced" | undefined {
+  if (!isUnderpriced(offered, market)) return undefined;
+  return entry.state === "signed" && !belowBaseFee(offered, market) ? undefined : "underpriced";
 }
 
 /** Why a transfer that is no longer pending cannot be cancelled or re-priced; undefined while it is pending. */
