@@ -110,12 +110,11 @@ export function startBackgroundResend(
 
 /**
  * The wallet's next transaction, which the node holds without counting it as pending (so it is never
- * mined), replaced at the same nonce; told in the log.
+ * mined), replaced at the same nonce. A replacement is told by the replacer's own log line; only one the
+ * fee caps forbid is told here.
  */
 export async function replaceNotExecutable(replacer: TransferReplacer, entry: JournalEntry, log: FastifyBaseLogger): Promise<void> {
   const outcome = await unlessSignerRefuses(replacer.replaceNotExecutable(entry.hash as string), log, "replacing a transaction the node holds without counting it");
-  if (outcome === undefined || outcome === "not due") return;
-  const held = "the node holds the wallet's next transaction without counting it as pending, so it is not mined";
-  if (outcome === "at-cap") log.warn({ nonce: entry.nonce, hash: entry.hash }, `${held}; the fee caps allow no replacement`);
-  else log.warn({ nonce: entry.nonce, hash: entry.hash, replacement: outcome.hash, outcome: outcome.outcome }, `${held}: replaced it at the same nonce`);
+  if (outcome !== "at-cap") return;
+  log.warn({ nonce: entry.nonce, hash: entry.hash }, "the node holds the wallet's next transaction without counting it as pending, so it is not mined; the fee caps allow no replacement");
 }

@@ -42,6 +42,19 @@ async function minedAtNonce(chain: TestChain, fromBlock: number): Promise<Map<nu
 
 const status = (service: TestService, hash: string) => service.app.inject({ method: "GET", url: `/transactions/${hash}`, headers: AUTHORIZATION });
 
+/**
+ * The status document of a transfer whose recipient was seen paid: once it is no longer pending. The service
+ * counts confirmations from a head it read (at most TEST_HEAD_MAX_AGE_MS old), which on a busy machine can
+ * predate the block a balance read just saw.
+ */
+async function statusOnceMined(service: TestService, hash: string) {
+  let document = (await status(service, hash)).json();
+  for (const deadline = Date.now() + 5_000; document.state === "pending" && Date.now() < deadline; document = (await status(service, hash)).json()) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return document;
+}
+
 describe("re-pricing stuck transfers on anvil", () => {
   let chain: TestChain;
   let proxied: ProxiedService;
@@ -518,7 +531,7 @@ describe.each(NODE_KINDS)("a node (%s) that holds the wallet's next transaction 
     }
     for (const recipient of recipients) expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("1", 18));
     const first = sent[0].body.result.hash as string;
-    const document = (await status(service, first)).json();
+    const document = await statusOnceMined(service, first);
     expect(document).toMatchObject({ state: "confirmed" });
     expect(document.carriedBy).not.toBe(first);
     expect(document.attempts).toEqual([
@@ -526,7 +539,8 @@ describe.each(NODE_KINDS)("a node (%s) that holds the wallet's next transaction 
       expect.objectContaining({ hash: document.carriedBy, fate: "mined" }),
     ]);
     expect((await postJson(service.app, "/getTransaction", { Tx: first })).body.result).toMatchObject({ hash: document.carriedBy, nonce: held });
-    expect(service.logs.some((line) => line.includes("without counting it as pending"))).toBe(true);
+    // One replacement, told once.
+    expect(service.logs.filter((line) => line.includes("without counting it as pending"))).toHaveLength(1);
   });
 });
 
@@ -571,7 +585,7 @@ describe.each(NODE_KINDS)("a node (%s) that holds the wallet's next transaction 
     const mined = await minedAtNonce(chain, fromBlock + 1);
     expect([...mined.keys()].sort((a, b) => a - b)).toEqual([held, held + 1, held + 2]);
 
-    const document = (await status(service, first)).json();
+    const document = await statusOnceMined(service, first);
     expect(document).toMatchObject({ state: "confirmed" });
     expect(mined.get(held)).toBe(document.carriedBy);
     // One replacement: the new transaction at the nonce is what got it passed on.
@@ -624,7 +638,7 @@ describe.each(NODE_KINDS)("a node (%s) that holds every transaction at the walle
     proxy.fault = undefined;
     for (let block = 0; block < 20 && (await tokenBalanceOf(chain, recipient)) === 0n; block++) await mineAt(chain, GWEI);
     expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("1", 18));
-    const document = (await status(service, first)).json();
+    const document = await statusOnceMined(service, first);
     expect(document).toMatchObject({ state: "confirmed", carriedBy: final[3].hash });
     await mineAt(chain, GWEI);
     expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("1", 18));
@@ -734,7 +748,7 @@ describe.each(NODE_KINDS)("a transfer no node takes while it blocks the wallet (
     for (let block = 0; block < 8 && (await tokenBalanceOf(chain, recipient)) === 0n; block++) await mineAt(chain, GWEI);
     proxy.fault = undefined;
     expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("2", 18));
-    const document = (await status(service, first)).json();
+    const document = await statusOnceMined(service, first);
     expect(document).toMatchObject({ state: "confirmed", attempts: [expect.objectContaining({ hash: first, fate: "replaced" }), expect.objectContaining({ fate: "mined" })] });
     expect(BigInt(document.attempts[1].maxFeePerGas) * 8n).toBeGreaterThanOrEqual(BigInt(document.attempts[0].maxFeePerGas) * 9n);
     expect((await minedAtNonce(chain, 1)).get(nonce)).toBe(document.carriedBy);
@@ -766,7 +780,7 @@ describe.each(NODE_KINDS)("a transfer no node takes while it blocks the wallet (
     proxy.fault = undefined;
     for (let block = 0; block < 10 && (await tokenBalanceOf(chain, recipient)) === 0n; block++) await mineAt(chain, GWEI);
     expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("2", 18));
-    expect((await status(service, first)).json()).toMatchObject({ state: "confirmed", carriedBy: final[3].hash });
+    expect(await statusOnceMined(service, first)).toMatchObject({ state: "confirmed", carriedBy: final[3].hash });
     expect((await minedAtNonce(chain, 1)).get(nonce)).toBe(final[3].hash);
   });
 });
