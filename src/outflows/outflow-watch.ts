@@ -174,13 +174,20 @@ export class OutflowWatch {
       },
     ])) as { address: string; topics: string[]; data: string; transactionHash: string; blockNumber: string; blockHash: string; logIndex: string; removed?: boolean }[];
     const journal = lanes[0].journal;
+    const seenOf = new Map<string, number>();
     for (const log of logs) {
+      if (log.removed) continue;
+      const hash = log.transactionHash.toLowerCase();
+      // Known by its place among its transaction's logs read here, not by its index in the block: a
+      // reorganisation that mines the same transaction in another block moves the latter, and the outflow
+      // is the same one.
+      const place = seenOf.get(hash) ?? 0;
+      seenOf.set(hash, place + 1);
       // An ERC-20 Transfer has the two addresses as topics (an ERC-721's has the token id too). One of 0
       // moved nothing: most tokens let anyone "transferFrom" 0 of any wallet (address-poisoning bots do),
       // so it proves nothing about the key, and must not page anyone or pause signing.
-      if (log.removed || log.topics.length !== 3 || log.data === "0x" || BigInt(log.data) === 0n) continue;
-      const hash = log.transactionHash.toLowerCase();
-      const key = `${hash}:${Number(log.logIndex)}`;
+      if (log.topics.length !== 3 || log.data === "0x" || BigInt(log.data) === 0n) continue;
+      const key = `${hash}:log ${place}`;
       if (this.#reported.has(key) || (await journal.lookUpByHash(hash))) continue;
       this.#report(
         {

@@ -154,6 +154,28 @@ describe("the outflow watch", () => {
     expect(reported).toEqual([{ wallet: WALLET, hash: hashOf(300), block: { number: 11, hash: hashOf(1_011) }, nonce: null, token: TOKEN, logIndex: 2, to: THIEF, amount: "40" }]);
   });
 
+  it("reports a token transfer once when a reorganisation mines its transaction in another block at another log index; two in one transaction, both", async () => {
+    const chain = new ScriptedChain();
+    const { watch, reported } = watchOf(chain, []);
+    await watch.check();
+    chain.logs.push({ block: 11, hash: hashOf(500), logIndex: 3, to: THIEF, amount: 7n }, { block: 11, hash: hashOf(500), logIndex: 4, to: THIEF, amount: 8n });
+    chain.head = 11;
+    await watch.check();
+    expect(reported.map((outflow) => [outflow.hash, outflow.logIndex, outflow.amount])).toEqual([
+      [hashOf(500), 3, "7"],
+      [hashOf(500), 4, "8"],
+    ]);
+    // Block 11 is replaced: the same transaction is mined in block 12, after another one, so its logs come later.
+    chain.logs.splice(0, 2, { block: 12, hash: hashOf(501), logIndex: 0, to: THIEF, amount: 1n }, { block: 12, hash: hashOf(500), logIndex: 5, to: THIEF, amount: 7n }, { block: 12, hash: hashOf(500), logIndex: 6, to: THIEF, amount: 8n });
+    chain.head = 12;
+    await watch.check();
+    expect(reported.map((outflow) => [outflow.hash, outflow.logIndex, outflow.amount])).toEqual([
+      [hashOf(500), 3, "7"],
+      [hashOf(500), 4, "8"],
+      [hashOf(501), 0, "1"],
+    ]);
+  });
+
   it("finds a log a lagging index shows late, within the blocks it reads again", async () => {
     const chain = new ScriptedChain();
     const { watch, reported } = watchOf(chain, []);
