@@ -232,4 +232,13 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; sql: string }[] = 
       );
     `,
   },
+  {
+    // A token outflow is one per transaction and place among its outflow logs, wherever a reorganisation mines
+    // it (its log index moves). Nullable (the transaction itself, rows of earlier versions): no rewrite.
+    version: 15,
+    sql: `
+      ALTER TABLE wallet_outflows ADD COLUMN place INTEGER;
+      ALTER TABLE wallet_outflows ADD CONSTRAINT wallet_outflows_once_by_place UNIQUE (chain_id, hash, place) DEFERRABLE INITIALLY DEFERRED;
+    `,
+  },
 ];

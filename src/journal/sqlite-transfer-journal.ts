@@ -142,6 +142,8 @@ const SCHEMA = `
     wallet TEXT NOT NULL,
     block_number INTEGER NOT NULL,
     detected_at INTEGER NOT NULL,
+    -- A token Transfer's place among its transaction's outflow logs (OUTFLOW_PLACE_INDEX); null otherwise.
+    place INTEGER,
     UNIQUE (chain_id, hash, log_index)
   );
   -- The head at the outflow watch's first check of each network: what happened before is not the service's
@@ -240,7 +242,13 @@ const MIGRATIONS = [
   "ALTER TABLE transfers ADD COLUMN approval_expires_at INTEGER",
   "ALTER TABLE transfers ADD COLUMN approval_decided_by TEXT",
   "ALTER TABLE transfers ADD COLUMN approval_decided_at INTEGER",
+  "ALTER TABLE wallet_outflows ADD COLUMN place INTEGER",
 ];
+/**
+ * A token outflow is reported once per transaction and place, wherever a reorganisation mines it (its log
+ * index moves). Rows without a place (the transaction itself, an earlier version's) are never equal here.
+ */
+const OUTFLOW_PLACE_INDEX = "CREATE UNIQUE INDEX IF NOT EXISTS wallet_outflows_once_by_place ON wallet_outflows (chain_id, hash, place)";
 /** Transfers that wait for an admin's approval: few (APPROVALS_AWAITING_MAX), listed and expired along the first index. */
 const AWAITING_APPROVAL_INDEX = `
   CREATE INDEX IF NOT EXISTS transfers_awaiting_approval ON transfers (approval_expires_at, id) WHERE state = 'awaiting-approval';
@@ -303,6 +311,7 @@ export function openSqliteJournal(path: string, owner: JournalOwner, options: Sq
   db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous}; PRAGMA busy_timeout = 5000;`);
   db.exec(SCHEMA);
   addColumns(db);
+  db.exec(OUTFLOW_PLACE_INDEX);
   allowEventsOfNoTransfer(db);
   // A leader's working copy is filled before its indexes are made: one build of each index is quicker
   // than keeping them all up to date through a million inserts.
@@ -404,7 +413,7 @@ function prepareStatements(db: Database.Database) {
     ).pluck(),
     highestNonce: db.prepare("SELECT MAX(nonce) FROM transfers WHERE lane = @lane AND chain_id = @chain AND nonce IS NOT NULL AND state NOT IN ('claimed', 'refused', 'rejected')").pluck(),
     insertOutflow: db.prepare(
-      "INSERT INTO wallet_outflows (chain_id, hash, log_index, wallet, block_number, detected_at) VALUES (@chainId, @hash, @logIndex, @wallet, @blockNumber, @detectedAt) ON CONFLICT DO NOTHING",
+      "INSERT INTO wallet_outflows (chain_id, hash, log_index, place, wallet, block_number, detected_at) VALUES (@chainId, @hash, @logIndex, @place, @wallet, @blockNumber, @detectedAt) ON CONFLICT DO NOTHING",
     ),
     outflowWatchStart: db.prepare("SELECT first_block FROM outflow_watch_starts WHERE chain_id = ?").pluck(),
     insertOutflowWatchStart: db.prepare("INSERT INTO outflow_watch_starts (chain_id, first_block) VALUES (?, ?) ON CONFLICT DO NOTHING"),

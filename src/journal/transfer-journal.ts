@@ -238,11 +238,18 @@ export interface WebhookDelivery {
   createdAt: number;
 }
 
-/** An unexpected outflow as the journal keeps it: which one (chain, transaction, log; null for the transaction itself), where and when seen. */
+/**
+ * An unexpected outflow as the journal keeps it: which one (chain, transaction, log; null for the transaction
+ * itself), where and when seen. A token outflow is one per chain, transaction and place (its log index moves
+ * when a reorganisation mines the transaction in another block); rows of earlier versions have no place, and
+ * are one per log index.
+ */
 export interface StoredOutflow {
   chainId: string;
   hash: string;
   logIndex: number | null;
+  /** Its place among its transaction's Transfer logs out of the lanes; null for the transaction itself. */
+  place: number | null;
   wallet: string;
   blockNumber: number;
   /** ms, wall clock. */

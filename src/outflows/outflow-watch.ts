@@ -30,6 +30,11 @@ export interface UnexpectedOutflow {
   token: string | null;
   /** A token Transfer log: its index in the block (a transaction can move tokens out several times); null for the transaction itself. */
   logIndex: number | null;
+  /**
+   * A token Transfer log: its place among its transaction's Transfer logs out of the lanes (0, 1, ...), which
+   * stays the same when a reorganisation mines the transaction in another block; null for the transaction itself.
+   */
+  place: number | null;
   /** Where it went: the log's recipient, or the transaction's `to` (null when the node did not return it). */
   to: string | null;
   /** Base units of the token, or the transaction's value in wei; null when the node did not return it. */
@@ -111,7 +116,7 @@ export class OutflowWatch {
     const lane = this.#options.lanes.find((candidate) => candidate.address === wallet);
     // Found again at every round while the transfer waits to be signed again: asked about once.
     if (!lane || this.#reported.has(`${by}:tx`) || (await lane.journal.lookUpByHash(by))) return;
-    this.#report({ wallet, hash: by, block, nonce, token: null, logIndex: null, ...(await this.#whereTo(by)) }, `${by}:tx`);
+    this.#report({ wallet, hash: by, block, nonce, token: null, logIndex: null, place: null, ...(await this.#whereTo(by)) }, `${by}:tx`);
   }
 
   async #checkNonces(lane: { address: string; journal: LaneJournal }, count: number, head: number): Promise<void> {
@@ -139,7 +144,7 @@ export class OutflowWatch {
       }
       // The nonce's own transfer may have moved to another nonce since; its hash is still the service's.
       if (await lane.journal.lookUpByHash(use.by)) continue;
-      this.#report({ wallet: lane.address, hash: use.by, block: use.block, nonce, token: null, logIndex: null, ...(await this.#whereTo(use.by)) }, `${use.by}:tx`);
+      this.#report({ wallet: lane.address, hash: use.by, block: use.block, nonce, token: null, logIndex: null, place: null, ...(await this.#whereTo(use.by)) }, `${use.by}:tx`);
     }
     this.#checkedNonces.set(lane.address, checkedBelow);
   }
@@ -180,7 +185,7 @@ export class OutflowWatch {
       const hash = log.transactionHash.toLowerCase();
       // Known by its place among its transaction's logs read here, not by its index in the block: a
       // reorganisation that mines the same transaction in another block moves the latter, and the outflow
-      // is the same one.
+      // is the same one (the journal keeps the place too, for a restart or a new leader).
       const place = seenOf.get(hash) ?? 0;
       seenOf.set(hash, place + 1);
       // An ERC-20 Transfer has the two addresses as topics (an ERC-721's has the token id too). One of 0
@@ -197,6 +202,7 @@ export class OutflowWatch {
           nonce: null,
           token: getAddress(log.address),
           logIndex: Number(log.logIndex),
+          place,
           to: getAddress(`0x${log.topics[2].slice(26)}`),
           amount: BigInt(log.data).toString(),
         },

@@ -122,6 +122,60 @@ describe.each(NODE_KINDS)("unexpected outflows on %s", (kind) => {
   });
 });
 
+describe("an unexpected outflow whose block a reorganisation replaces (anvil)", () => {
+  let chain: TestChain;
+  let service: TestService;
+  const outflows = async () => (await service.app.inject({ method: "GET", url: "/wallet?snapshot=true", headers: AUTHORIZATION })).json().unexpectedOutflows as (ReportedOutflow & { logIndex: number | null })[];
+
+  beforeAll(async () => {
+    chain = await startTestChainOn("anvil");
+    service = await startService(chain.target, { OUTFLOW_CHECK_INTERVAL_MS: "100" });
+  }, 60_000);
+  afterAll(async () => {
+    await service?.close();
+    await chain?.stop();
+  });
+
+  it("is reported once, though the transaction is mined again in another block at another log index", async () => {
+    const transferFrom = ["function transferFrom(address,address,uint256) returns (bool)", "function transfer(address,uint256) returns (bool)"];
+    const spender = new Wallet(Wallet.createRandom().privateKey, chain.provider);
+    const bystander = new Wallet(Wallet.createRandom().privateKey, chain.provider);
+    await setEthBalance(chain, spender.address, "1");
+    await setEthBalance(chain, bystander.address, "1");
+    const approval = await chain.token.getFunction("approve")(spender.address, parseUnits("3", 18));
+    await waitForReceipt(chain, approval.hash, 10_000);
+    await waitUntil(async () => (await outflows()).length === 1, 10_000, "the approval reported");
+
+    // The spender's transferFrom, signed here so that the same bytes can be mined again after the reorganisation.
+    const token = new Contract(chain.demo.tokenAddress, transferFrom, spender);
+    const drain = await spender.signTransaction(await spender.populateTransaction({ to: chain.demo.tokenAddress, data: token.interface.encodeFunctionData("transferFrom", [chain.demo.walletAddress, spender.address, parseUnits("3", 18)]) }));
+    const hash = await chain.provider.send("eth_sendRawTransaction", [drain]);
+    const firstReceipt = await waitForReceipt(chain, hash, 10_000);
+    await waitUntil(async () => (await outflows()).length === 2, 10_000, "the transferFrom reported");
+    expect((await outflows())[0]).toMatchObject({ hash, token: chain.demo.tokenAddress, logIndex: firstReceipt.logs[0].index, blockNumber: firstReceipt.blockNumber });
+
+    // Its block is replaced by an empty one; the next block holds another Transfer first, then the same bytes.
+    await chain.provider.send("evm_setAutomine", [false]);
+    await chain.provider.send("anvil_reorg", [1, []]);
+    const first = await new Contract(chain.demo.tokenAddress, transferFrom, bystander).getFunction("transfer")(freshAddress(), 0n, { maxPriorityFeePerGas: 5_000_000_000n, maxFeePerGas: 50_000_000_000n });
+    await chain.provider.send("eth_sendRawTransaction", [drain]).catch((error: Error) => {
+      // Still in the node's pool after the reorganisation: the same bytes, held already.
+      if (!/already|known/i.test(error.message)) throw error;
+    });
+    await chain.provider.send("evm_mine", []);
+    const again = await waitForReceipt(chain, hash, 10_000);
+    expect((await waitForReceipt(chain, first.hash, 10_000)).blockNumber).toBe(again.blockNumber);
+    expect(again.logs[0].index).not.toBe(firstReceipt.logs[0].index);
+    expect(await tokenBalanceOf(chain, spender.address)).toBe(parseUnits("3", 18));
+
+    // Checks of the new block have run (every 100 ms): the same outflow, not another.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await outflows()).toHaveLength(2);
+    const metrics = (await service.app.inject({ method: "GET", url: "/metrics", headers: AUTHORIZATION })).body;
+    expect(metrics).toContain(`wallet_unexpected_outflows{network="31337",wallet="${chain.demo.walletAddress}"} 2`);
+  });
+});
+
 describe.each(NODE_KINDS)("PAUSE_ON_UNEXPECTED_OUTFLOW on %s", (kind) => {
   const TRANSFER_KEY = "transfer-key-5b8e2d0c41";
   let chain: TestChain;

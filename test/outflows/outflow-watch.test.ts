@@ -104,7 +104,7 @@ describe("the outflow watch", () => {
     chain.transactions.push({ block: 12, ...own[3] });
     chain.head = 12;
     await watch.check();
-    expect(reported).toEqual([{ wallet: WALLET, hash: hashOf(99), block: { number: 11, hash: hashOf(1_011) }, nonce: 3, token: null, logIndex: null, to: TOKEN, amount: "0" }]);
+    expect(reported).toEqual([{ wallet: WALLET, hash: hashOf(99), block: { number: 11, hash: hashOf(1_011) }, nonce: 3, token: null, logIndex: null, place: null, to: TOKEN, amount: "0" }]);
     chain.head = 13;
     await watch.check();
     expect(reported).toHaveLength(1);
@@ -151,7 +151,7 @@ describe("the outflow watch", () => {
     await watch.check();
     chain.head = 12;
     await watch.check();
-    expect(reported).toEqual([{ wallet: WALLET, hash: hashOf(300), block: { number: 11, hash: hashOf(1_011) }, nonce: null, token: TOKEN, logIndex: 2, to: THIEF, amount: "40" }]);
+    expect(reported).toEqual([{ wallet: WALLET, hash: hashOf(300), block: { number: 11, hash: hashOf(1_011) }, nonce: null, token: TOKEN, logIndex: 2, place: 0, to: THIEF, amount: "40" }]);
   });
 
   it("reports a token transfer once when a reorganisation mines its transaction in another block at another log index; two in one transaction, both", async () => {
