@@ -7,7 +7,7 @@ export const ERROR_CODES = {
   MISSING_RECIPIENT: { statusCode: 400, description: "neither toAddress nor to was sent" },
   UNKNOWN_NETWORK: { statusCode: 400, description: "network names no network this service pays on (a name from NETWORKS_FILE, or a chain id)" },
   UNKNOWN_TOKEN: { statusCode: 400, description: "token names no token of the network (a symbol from NETWORKS_FILE, or the token's address)" },
-  INVALID_QUERY: { statusCode: 400, description: "a query parameter is not of the form the route documents (GET /transfers: since, until)" },
+  INVALID_QUERY: { statusCode: 400, description: "a query parameter is not of the form the route documents (GET /transfers: since, until; GET /audit: a cursor of the other order)" },
   INVALID_IDEMPOTENCY_KEY: { statusCode: 400, description: "the Idempotency-Key header is empty, too long or not printable ASCII" },
   IDEMPOTENCY_KEY_REQUIRED: { statusCode: 400, description: "POST /payouts needs an Idempotency-Key: a batch pays many recipients, and only the key makes a retry safe" },
   INVALID_PAYOUT: {

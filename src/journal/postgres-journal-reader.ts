@@ -8,7 +8,7 @@ import { type Driver, idBoundsOf, mergeWalks, pageOfKeyed, planWalks, walkOf } f
 import { BY_IDS } from "./postgres-journal-store.js";
 import { type AttemptRow, type DeliveryRow, type EntryRow, toAttempt, toDelivery, toEntry } from "./journal-rows.js";
 import type { AuditRow } from "./audit-chain.js";
-import type { HistoryFilter, HistoryPage, JournalEntry, WebhookDelivery } from "./transfer-journal.js";
+import type { AuditCursor, HistoryFilter, HistoryPage, JournalEntry, WebhookDelivery } from "./transfer-journal.js";
 
 export class PostgresJournalReader {
   constructor(private readonly pool: pg.Pool) {}
@@ -43,9 +43,12 @@ export class PostgresJournalReader {
     return rows[0]?.nonce == null ? undefined : Number(rows[0].nonce);
   }
 
-  /** The audit log after entry `afterSeq`, oldest first: along its primary key. */
-  async auditEntries(afterSeq: number, limit: number): Promise<AuditRow[]> {
-    return (await this.pool.query<AuditRow>("SELECT * FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2", [afterSeq, limit])).rows;
+  /** A page of the audit log, after an entry oldest first or before one newest first: along its primary key. */
+  async auditEntries(cursor: AuditCursor, limit: number): Promise<AuditRow[]> {
+    const page = "after" in cursor
+      ? { sql: "SELECT * FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2", seq: cursor.after }
+      : { sql: "SELECT * FROM audit_log WHERE seq < $1 ORDER BY seq DESC LIMIT $2", seq: cursor.before };
+    return (await this.pool.query<AuditRow>(page.sql, [page.seq, limit])).rows;
   }
 
   /** The deliveries of one transfer's events, newest first. */

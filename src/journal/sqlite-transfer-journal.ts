@@ -11,6 +11,7 @@ import { openKeptDatabase } from "./sqlite-keep-alive.js";
 import {
   type DeliveryState,
   type ArchivedTransfer,
+  type AuditCursor,
   type HistoryFilter,
   type HistoryPage,
   type JournalAttempt,
@@ -465,6 +466,7 @@ function prepareStatements(db: Database.Database) {
     forgetShippedAudit: db.prepare("DELETE FROM audit_log WHERE hash IS NOT NULL AND seq < (SELECT MAX(seq) FROM audit_log WHERE hash IS NOT NULL)"),
     insertAudit: db.prepare("INSERT INTO audit_log (at, kind, transfer_id, actor, detail) VALUES (@at, @kind, @transferId, @actor, @detail)"),
     auditAfter: db.prepare("SELECT * FROM audit_log WHERE seq > @after ORDER BY seq LIMIT @limit"),
+    auditBefore: db.prepare("SELECT * FROM audit_log WHERE seq < @before ORDER BY seq DESC LIMIT @limit"),
     restateRefusal: db.prepare("UPDATE transfers SET refusal_code = @code, refusal_message = @message, updated_at = @now WHERE id = @id AND state IN ('refused', 'rejected')"),
     takeApproved: db.prepare(
       "UPDATE transfers SET state = 'claimed', lane = @lane, approval_decided_by = @by, approval_decided_at = @at, updated_at = @now WHERE id = @id AND state = 'awaiting-approval' AND chain_id = @chain AND approval_expires_at > @at",
@@ -970,12 +972,12 @@ class SqliteTransferJournal implements TransferJournal {
     this.#store.write(() => this.#store.statements.insertAudit.run({ at: steadyWallClockNow(), kind, transferId, actor, detail: JSON.stringify(detail) }));
   }
 
-  async auditEntries(afterSeq: number, limit: number): Promise<AuditRow[]> {
+  async auditEntries(cursor: AuditCursor, limit: number): Promise<AuditRow[]> {
     const { elsewhere, statements } = this.#store;
-    if (!elsewhere) return statements.auditAfter.all({ after: afterSeq, limit }) as AuditRow[];
+    if (!elsewhere) return ("after" in cursor ? statements.auditAfter.all({ ...cursor, limit }) : statements.auditBefore.all({ ...cursor, limit })) as AuditRow[];
     // The shared database holds the whole log once this copy's commits are shipped there.
     await this.flushed();
-    return elsewhere.auditEntries(afterSeq, limit);
+    return elsewhere.auditEntries(cursor, limit);
   }
 
   async payoutItemsHeld(apiKeyId: string, itemIds: readonly string[]): Promise<Map<string, number>> {

@@ -186,8 +186,11 @@ export interface JournalElsewhere {
   /** Delivered deliveries, oldest first; without a state, every delivery, newest first. */
   deliveries(state: "delivered" | undefined, limit: number): Promise<WebhookDelivery[]>;
   /** See TransferJournal.auditEntries. */
-  auditEntries(afterSeq: number, limit: number): Promise<AuditRow[]>;
+  auditEntries(cursor: AuditCursor, limit: number): Promise<AuditRow[]>;
 }
+
+/** Where a page of the audit log starts: after an entry, oldest first; or before one, newest first. */
+export type AuditCursor = { after: number } | { before: number };
 
 /** A transfer as the archive keeps it: its rows as the journal stored them. */
 export interface ArchivedTransfer {
@@ -389,8 +392,8 @@ export interface TransferJournal {
    * turn's commit. Transfers' state changes and attempts are entered by the journal itself, in their commit.
    */
   recordAudit(entry: AuditEntry): void;
-  /** The audit log after entry `afterSeq`, oldest first, at most `limit` (a working copy reads the shared database's). */
-  auditEntries(afterSeq: number, limit: number): Promise<AuditRow[]>;
+  /** A page of the audit log from `cursor`, at most `limit` (a working copy reads the shared database's). */
+  auditEntries(cursor: AuditCursor, limit: number): Promise<AuditRow[]>;
   /** Stores the signed transaction, creating the entry when there was no claim. Returns the entry id. */
   recordSigned(entryId: number | undefined, request: TransferRequest, signed: SignedTransfer): number;
   /** A node took the entry's transaction: signed becomes accepted. Whether it changed (only a signed entry does). */

@@ -171,6 +171,26 @@ describe.each(NODE_KINDS)("two-person approval on %s", (kind) => {
     expect(csv.headers["content-type"]).toContain("text/csv");
     expect(csv.body.split("\r\n")[0]).toBe("seq,at,kind,transferId,actor,detail,prevHash,hash");
     expect(csv.body.split("\r\n").filter(Boolean)).toHaveLength(6);
+
+    // Newest first, in pages before a cursor: the same entries the other way round (and any entered since).
+    const newestFirst: typeof entries = [];
+    for (let before = ""; ; ) {
+      const page = (await service.app.inject({ method: "GET", url: `/audit?order=newest&limit=40${before}`, headers: bearer(TEST_API_KEY) })).json();
+      expect(page.nextAfter).toBeNull();
+      newestFirst.push(...page.entries);
+      if (page.nextBefore === null) break;
+      before = `&before=${page.nextBefore}`;
+    }
+    const last = entries[entries.length - 1].seq;
+    expect(newestFirst.filter((entry) => entry.seq <= last)).toEqual([...entries].reverse());
+    const latest = await service.app.inject({ method: "GET", url: "/audit?order=newest&limit=3", headers: { ...bearer(TEST_API_KEY), accept: "text/csv" } });
+    const seqs = latest.body.split("\r\n").filter(Boolean).slice(1).map((line) => Number(line.split(",")[0]));
+    expect(seqs).toEqual([newestFirst[0].seq, newestFirst[0].seq - 1, newestFirst[0].seq - 2]);
+    // A cursor of the other order is refused, not ignored.
+    for (const url of ["/audit?order=newest&after=3", "/audit?before=3"]) {
+      const mixed = await service.app.inject({ method: "GET", url, headers: bearer(TEST_API_KEY) });
+      expect([mixed.statusCode, mixed.json().code]).toEqual([400, "INVALID_QUERY"]);
+    }
   });
 
   it("waiting transfers outlive a restart and are paid once approved after it; one not decided within APPROVAL_TTL_HOURS expires, is never signed, and its key answers 417 APPROVAL_EXPIRED", async () => {

@@ -156,7 +156,7 @@ describe.each([
       const last = await store.reopen();
       expect(await last.deliveries(undefined, 10)).toEqual([]);
       // The audit log is not archived: the archived transfers' entries stay, and the chain verifies from its first.
-      const audit = await last.auditEntries(0, 1_000);
+      const audit = await last.auditEntries({ after: 0 }, 1_000);
       expect(audit.filter((entry) => entry.transfer_id === finalWithoutKey).map((entry) => entry.kind)).toEqual(["transfer.signed", "attempt.transfer", "transfer.accepted", "transfer.nonce-used"]);
       expect(findAuditBreak(audit)).toBeUndefined();
       rmSync(settings.archiveDir, { recursive: true, force: true });

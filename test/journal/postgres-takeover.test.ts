@@ -246,7 +246,7 @@ describe("a new leader of a PostgreSQL journal", () => {
       expect((await db.query("SELECT id FROM transfers")).rowCount).toBe(rowsBefore + 1);
       // The audit log: the copy kept only its last entry to chain on from; the database holds the whole chain,
       // unbroken across the forgetting, and every read of it goes there.
-      const audit = await leader.auditEntries(0, 10_000);
+      const audit = await leader.auditEntries({ after: 0 }, 10_000);
       expect(audit.length).toBeGreaterThan(10);
       expect(audit.length).toBe((await db.query("SELECT seq FROM audit_log")).rowCount);
       expect(audit.slice(-2).map((row) => [row.kind, row.transfer_id])).toEqual([["transfer.signed", made], ["attempt.transfer", made]]);

@@ -303,7 +303,7 @@ describe.each([
     journal.recordAccepted(claim.entryId);
     journal.recordAudit({ kind: "operator.cancel", actor: "key_admin", transferId: claim.entryId, detail: { hash: SIGNED.hash } });
     await journal.flushed();
-    const before = await journal.auditEntries(0, 100);
+    const before = await journal.auditEntries({ after: 0 }, 100);
     expect(before.map((row) => [row.kind, row.transfer_id, row.actor])).toEqual([
       ["transfer.claimed", claim.entryId, null],
       ["transfer.signed", claim.entryId, null],
@@ -319,13 +319,16 @@ describe.each([
     if (dropped.outcome !== "claimed") throw new Error("expected a claim");
     journal.releaseKey(dropped.entryId);
     await journal.flushed();
-    const all = await journal.auditEntries(0, 100);
+    const all = await journal.auditEntries({ after: 0 }, 100);
     expect(all.map((row) => row.kind)).toEqual([...before.map((row) => row.kind), "transfer.nonce-used", "transfer.claimed", "transfer.released"]);
     const check = new AuditChainCheck();
     for (const row of all) expect(check.check(row)).toBeUndefined();
     expect(check.checked).toBe(8);
-    // Pages after a cursor.
-    expect((await journal.auditEntries(all[3].seq, 2)).map((row) => row.seq)).toEqual([all[4].seq, all[5].seq]);
+    // Pages after a cursor, oldest first; before one, newest first.
+    expect((await journal.auditEntries({ after: all[3].seq }, 2)).map((row) => row.seq)).toEqual([all[4].seq, all[5].seq]);
+    expect((await journal.auditEntries({ before: all[3].seq }, 2)).map((row) => row.seq)).toEqual([all[2].seq, all[1].seq]);
+    expect((await journal.auditEntries({ before: Number.MAX_SAFE_INTEGER }, 3)).map((row) => row.seq)).toEqual([all[7].seq, all[6].seq, all[5].seq]);
+    expect(await journal.auditEntries({ before: all[0].seq }, 3)).toEqual([]);
   });
 
   it("enters bytes dropped for a fresh nonce and a refused transfer's key freed, not a key's expiry", async () => {
@@ -340,10 +343,10 @@ describe.each([
     journal.recordRefused(expired.entryId, { code: "INSUFFICIENT_FUNDS", message: "no gas" });
     expect(journal.releaseRefusedKey(refused.entryId)).toBe(true);
     await journal.flushed();
-    const seen = (await journal.auditEntries(0, 100)).length;
+    const seen = (await journal.auditEntries({ after: 0 }, 100)).length;
     expect(journal.expireKeys(0, steadyWallClockNow() + 1_000)).toBeGreaterThan(0);
     await journal.flushed();
-    const entries = await journal.auditEntries(0, 100);
+    const entries = await journal.auditEntries({ after: 0 }, 100);
     expect(entries).toHaveLength(seen);
     const of = (id: number) => entries.filter((row) => row.transfer_id === id).map((row) => [row.kind, JSON.parse(row.detail)]);
     expect(of(resigned.entryId)).toEqual([

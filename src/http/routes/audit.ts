@@ -1,13 +1,15 @@
 /**
- * GET /audit: the tamper-evident audit log (admin), oldest first, in pages after a cursor, or as one CSV
- * export (`Accept: text/csv`) streamed a page at a time. `npm run audit:verify` checks its hash chain.
+ * GET /audit: the tamper-evident audit log (admin), oldest first in pages after a cursor, or newest first
+ * (what an operator looking into what just happened wants) in pages before one; or either as one CSV export
+ * (`Accept: text/csv`) streamed a page at a time. `npm run audit:verify` checks its hash chain.
  */
 import { Readable } from "node:stream";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import { csvLine } from "../../domain/csv.js";
+import { ServiceError } from "../../errors.js";
 import type { AuditRow } from "../../journal/audit-chain.js";
-import type { TransferJournal } from "../../journal/transfer-journal.js";
+import type { AuditCursor, TransferJournal } from "../../journal/transfer-journal.js";
 import { wantsCsv } from "../csv-request.js";
 import { errorReplies } from "../schemas.js";
 
@@ -17,7 +19,7 @@ const MAX_PAGE = 1_000;
 const CSV_PAGE = 500;
 
 const AuditEntrySchema = Type.Object({
-  seq: Type.Integer({ description: "its place in the log; pages continue after the last one (nextAfter)" }),
+  seq: Type.Integer({ description: "its place in the log; pages continue after the last one (nextAfter), or before it newest first (nextBefore)" }),
   at: Type.String({ description: "when it happened (ISO time)" }),
   kind: Type.String({
     description:
@@ -46,12 +48,15 @@ export const auditRoute: FastifyPluginAsyncTypebox<AuditRouteOptions> = async (a
         description:
           "Every state change of every transfer, every transaction signed for one, every operator action and the settings each process started with, " +
           "oldest first, each entry carrying the hash of the one before it (npm run audit:verify checks the chain). Pages continue after nextAfter " +
-          "until it is null. With `Accept: text/csv`, every entry after `after` (or `limit` of them) as one CSV export, streamed.",
+          "until it is null. With order=newest, the latest first, and pages continue before nextBefore. With `Accept: text/csv`, every entry from " +
+          "the cursor on (or `limit` of them), in the same order, as one CSV export, streamed.",
         tags: ["operations"],
         operationId: "getAudit",
         querystring: Type.Object(
           {
-            after: Type.Optional(Type.String({ pattern: "^[0-9]{1,15}$", description: "entries after this seq (nextAfter of the previous page); default: from the first" })),
+            order: Type.Optional(Type.Union([Type.Literal("oldest"), Type.Literal("newest")], { description: "oldest first (the default), or newest first" })),
+            after: Type.Optional(Type.String({ pattern: "^[0-9]{1,15}$", description: "oldest first: entries after this seq (nextAfter of the previous page); default: from the first" })),
+            before: Type.Optional(Type.String({ pattern: "^[0-9]{1,15}$", description: "order=newest: entries before this seq (nextBefore of the previous page); default: from the latest" })),
             limit: Type.Optional(Type.String({ pattern: "^([1-9][0-9]{0,2}|1000)$", description: `at most this many (1 to ${MAX_PAGE}; default ${DEFAULT_PAGE}, a CSV export: all)` })),
           },
           { additionalProperties: false },
@@ -60,7 +65,13 @@ export const auditRoute: FastifyPluginAsyncTypebox<AuditRouteOptions> = async (a
           200: {
             description: "a page of the log, or with Accept: text/csv the CSV export",
             content: {
-              "application/json": { schema: Type.Object({ entries: Type.Array(AuditEntrySchema), nextAfter: Type.Union([Type.String(), Type.Null()]) }) },
+              "application/json": {
+                schema: Type.Object({
+                  entries: Type.Array(AuditEntrySchema),
+                  nextAfter: Type.Union([Type.String(), Type.Null()], { description: "oldest first: the next page's after; null at the end, and newest first" }),
+                  nextBefore: Type.Union([Type.String(), Type.Null()], { description: "order=newest: the next page's before; null at the first entry, and oldest first" }),
+                }),
+              },
               "text/csv": { schema: Type.String({ description: `columns: ${COLUMNS.join(", ")}; detail as JSON` }) },
             },
           },
@@ -69,21 +80,36 @@ export const auditRoute: FastifyPluginAsyncTypebox<AuditRouteOptions> = async (a
       },
     },
     async (request, reply) => {
-      const after = request.query.after === undefined ? 0 : Number(request.query.after);
+      const cursor = cursorOf(request.query);
       const limit = request.query.limit === undefined ? undefined : Number(request.query.limit);
       if (wantsCsv(request.headers.accept)) {
         const stamp = new Date().toISOString().replaceAll(":", "-").slice(0, 19);
         return reply
           .type("text/csv; charset=utf-8")
           .header("content-disposition", `attachment; filename="audit-${stamp}.csv"`)
-          .send(Readable.from(auditCsv(journal, after, limit)) as unknown as string);
+          .send(Readable.from(auditCsv(journal, cursor, limit)) as unknown as string);
       }
-      const rows = await journal.auditEntries(after, limit ?? DEFAULT_PAGE);
-      const full = rows.length === (limit ?? DEFAULT_PAGE);
-      return { entries: rows.map(asListed), nextAfter: full ? String(rows[rows.length - 1].seq) : null };
+      const rows = await journal.auditEntries(cursor, limit ?? DEFAULT_PAGE);
+      const next = rows.length === (limit ?? DEFAULT_PAGE) ? String(rows[rows.length - 1].seq) : null;
+      return { entries: rows.map(asListed), nextAfter: "after" in cursor ? next : null, nextBefore: "before" in cursor ? next : null };
     },
   );
 };
+
+// Where the page starts: a cursor of the other order is refused, not ignored (the page would not be the one asked for).
+function cursorOf(query: { order?: "oldest" | "newest"; after?: string; before?: string }): AuditCursor {
+  if (query.order === "newest") {
+    if (query.after !== undefined) throw new ServiceError("INVALID_QUERY", "after pages oldest first; with order=newest, page with before (nextBefore)");
+    return { before: query.before === undefined ? Number.MAX_SAFE_INTEGER : Number(query.before) };
+  }
+  if (query.before !== undefined) throw new ServiceError("INVALID_QUERY", "before pages newest first: add order=newest");
+  return { after: query.after === undefined ? 0 : Number(query.after) };
+}
+
+// The cursor of the page that follows the one ending at `seq`, in the same order.
+function cursorAfterPage(cursor: AuditCursor, seq: number): AuditCursor {
+  return "after" in cursor ? { after: seq } : { before: seq };
+}
 
 function asListed(row: AuditRow) {
   return {
@@ -98,16 +124,16 @@ function asListed(row: AuditRow) {
   };
 }
 
-async function* auditCsv(journal: AuditRouteOptions["journal"], after: number, limit: number | undefined): AsyncGenerator<string> {
+async function* auditCsv(journal: AuditRouteOptions["journal"], from: AuditCursor, limit: number | undefined): AsyncGenerator<string> {
   yield csvLine(COLUMNS);
   let left = limit ?? Number.POSITIVE_INFINITY;
-  let cursor = after;
+  let cursor = from;
   while (left > 0) {
     const rows = await journal.auditEntries(cursor, Math.min(CSV_PAGE, left));
     if (rows.length === 0) return;
     yield rows.map((row) => csvLine([row.seq, new Date(row.at).toISOString(), row.kind, row.transfer_id, row.actor, row.detail, row.prev_hash, row.hash])).join("");
     left -= rows.length;
-    cursor = rows[rows.length - 1].seq;
+    cursor = cursorAfterPage(cursor, rows[rows.length - 1].seq);
     await new Promise((resolve) => setImmediate(resolve));
   }
 }
