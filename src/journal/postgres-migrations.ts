@@ -233,12 +233,13 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; sql: string }[] = 
     `,
   },
   {
-    // A token outflow is one per transaction and place among its outflow logs, wherever a reorganisation mines
-    // it (its log index moves). Nullable (the transaction itself, rows of earlier versions): no rewrite.
+    // A token outflow is one per transaction and log key (what it says, and how many alike before it), wherever
+    // a reorganisation mines it (its log index moves). Nullable (the transaction itself, rows of earlier
+    // versions): no rewrite. An older version's working copy has no such column: it can no longer take over.
     version: 15,
     sql: `
-      ALTER TABLE wallet_outflows ADD COLUMN place INTEGER;
-      ALTER TABLE wallet_outflows ADD CONSTRAINT wallet_outflows_once_by_place UNIQUE (chain_id, hash, place) DEFERRABLE INITIALLY DEFERRED;
+      ALTER TABLE wallet_outflows ADD COLUMN log_key TEXT;
+      ALTER TABLE wallet_outflows ADD CONSTRAINT wallet_outflows_once_by_log_key UNIQUE (chain_id, hash, log_key) DEFERRABLE INITIALLY DEFERRED;
     `,
   },
 ];

@@ -143,8 +143,8 @@ const SCHEMA = `
     wallet TEXT NOT NULL,
     block_number INTEGER NOT NULL,
     detected_at INTEGER NOT NULL,
-    -- A token Transfer's place among its transaction's outflow logs (OUTFLOW_PLACE_INDEX); null otherwise.
-    place INTEGER,
+    -- A token Transfer: what it says and how many alike its transaction made before it (OUTFLOW_LOG_KEY_INDEX); null otherwise.
+    log_key TEXT,
     UNIQUE (chain_id, hash, log_index)
   );
   -- The head at the outflow watch's first check of each network: what happened before is not the service's
@@ -243,13 +243,13 @@ const MIGRATIONS = [
   "ALTER TABLE transfers ADD COLUMN approval_expires_at INTEGER",
   "ALTER TABLE transfers ADD COLUMN approval_decided_by TEXT",
   "ALTER TABLE transfers ADD COLUMN approval_decided_at INTEGER",
-  "ALTER TABLE wallet_outflows ADD COLUMN place INTEGER",
+  "ALTER TABLE wallet_outflows ADD COLUMN log_key TEXT",
 ];
 /**
- * A token outflow is reported once per transaction and place, wherever a reorganisation mines it (its log
- * index moves). Rows without a place (the transaction itself, an earlier version's) are never equal here.
+ * A token outflow is reported once per transaction and log key, wherever a reorganisation mines it (its log
+ * index moves). Rows without a log key (the transaction itself, an earlier version's) are never equal here.
  */
-const OUTFLOW_PLACE_INDEX = "CREATE UNIQUE INDEX IF NOT EXISTS wallet_outflows_once_by_place ON wallet_outflows (chain_id, hash, place)";
+const OUTFLOW_LOG_KEY_INDEX = "CREATE UNIQUE INDEX IF NOT EXISTS wallet_outflows_once_by_log_key ON wallet_outflows (chain_id, hash, log_key)";
 /** Transfers that wait for an admin's approval: few (APPROVALS_AWAITING_MAX), listed and expired along the first index. */
 const AWAITING_APPROVAL_INDEX = `
   CREATE INDEX IF NOT EXISTS transfers_awaiting_approval ON transfers (approval_expires_at, id) WHERE state = 'awaiting-approval';
@@ -312,7 +312,7 @@ export function openSqliteJournal(path: string, owner: JournalOwner, options: Sq
   db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous}; PRAGMA busy_timeout = 5000;`);
   db.exec(SCHEMA);
   addColumns(db);
-  db.exec(OUTFLOW_PLACE_INDEX);
+  db.exec(OUTFLOW_LOG_KEY_INDEX);
   allowEventsOfNoTransfer(db);
   // A leader's working copy is filled before its indexes are made: one build of each index is quicker
   // than keeping them all up to date through a million inserts.
@@ -414,7 +414,7 @@ function prepareStatements(db: Database.Database) {
     ).pluck(),
     highestNonce: db.prepare("SELECT MAX(nonce) FROM transfers WHERE lane = @lane AND chain_id = @chain AND nonce IS NOT NULL AND state NOT IN ('claimed', 'refused', 'rejected')").pluck(),
     insertOutflow: db.prepare(
-      "INSERT INTO wallet_outflows (chain_id, hash, log_index, place, wallet, block_number, detected_at) VALUES (@chainId, @hash, @logIndex, @place, @wallet, @blockNumber, @detectedAt) ON CONFLICT DO NOTHING",
+      "INSERT INTO wallet_outflows (chain_id, hash, log_index, log_key, wallet, block_number, detected_at) VALUES (@chainId, @hash, @logIndex, @logKey, @wallet, @blockNumber, @detectedAt) ON CONFLICT DO NOTHING",
     ),
     outflowWatchStart: db.prepare("SELECT first_block FROM outflow_watch_starts WHERE chain_id = ?").pluck(),
     insertOutflowWatchStart: db.prepare("INSERT INTO outflow_watch_starts (chain_id, first_block) VALUES (?, ?) ON CONFLICT DO NOTHING"),

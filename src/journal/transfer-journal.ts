@@ -243,16 +243,16 @@ export interface WebhookDelivery {
 
 /**
  * An unexpected outflow as the journal keeps it: which one (chain, transaction, log; null for the transaction
- * itself), where and when seen. A token outflow is one per chain, transaction and place (its log index moves
- * when a reorganisation mines the transaction in another block); rows of earlier versions have no place, and
- * are one per log index.
+ * itself), where and when seen. A token outflow is one per chain, transaction and log key (its log index
+ * moves when a reorganisation mines the transaction in another block); rows of earlier versions have no log
+ * key, and are one per log index.
  */
 export interface StoredOutflow {
   chainId: string;
   hash: string;
   logIndex: number | null;
-  /** Its place among its transaction's Transfer logs out of the lanes; null for the transaction itself. */
-  place: number | null;
+  /** A token Transfer: what it says and how many alike its transaction made before it (UnexpectedOutflow.logKey); null for the transaction itself. */
+  logKey: string | null;
   wallet: string;
   blockNumber: number;
   /** ms, wall clock. */

@@ -31,8 +31,8 @@ export function outflowReporter(parts: OutflowReportParts, network: { name: stri
   // A journal that takes no writes cannot tell: the outflow is reported (an alarm twice is better than none).
   const isNew = (reported: ReportedOutflow) => {
     try {
-      const { hash, logIndex, place, wallet, block } = reported;
-      return journal.recordOutflow({ chainId: String(network.chainId), hash, logIndex, place, wallet, blockNumber: block.number, detectedAt: Date.parse(reported.detectedAt) });
+      const { hash, logIndex, logKey, wallet, block } = reported;
+      return journal.recordOutflow({ chainId: String(network.chainId), hash, logIndex, logKey, wallet, blockNumber: block.number, detectedAt: Date.parse(reported.detectedAt) });
     } catch (error) {
       log.error({ err: error, hash: reported.hash }, "could not journal an unexpected outflow; reporting it");
       return true;

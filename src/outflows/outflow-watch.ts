@@ -31,10 +31,11 @@ export interface UnexpectedOutflow {
   /** A token Transfer log: its index in the block (a transaction can move tokens out several times); null for the transaction itself. */
   logIndex: number | null;
   /**
-   * A token Transfer log: its place among its transaction's Transfer logs out of the lanes (0, 1, ...), which
-   * stays the same when a reorganisation mines the transaction in another block; null for the transaction itself.
+   * A token Transfer log: what it says (token, from, to, amount) and how many alike its transaction made
+   * before it, which stay the same when a reorganisation mines the transaction in another block (its log
+   * index moves), whatever tokens and lanes the watch reads; null for the transaction itself.
    */
-  place: number | null;
+  logKey: string | null;
   /** Where it went: the log's recipient, or the transaction's `to` (null when the node did not return it). */
   to: string | null;
   /** Base units of the token, or the transaction's value in wei; null when the node did not return it. */
@@ -116,7 +117,7 @@ export class OutflowWatch {
     const lane = this.#options.lanes.find((candidate) => candidate.address === wallet);
     // Found again at every round while the transfer waits to be signed again: asked about once.
     if (!lane || this.#reported.has(`${by}:tx`) || (await lane.journal.lookUpByHash(by))) return;
-    this.#report({ wallet, hash: by, block, nonce, token: null, logIndex: null, place: null, ...(await this.#whereTo(by)) }, `${by}:tx`);
+    this.#report({ wallet, hash: by, block, nonce, token: null, logIndex: null, logKey: null, ...(await this.#whereTo(by)) }, `${by}:tx`);
   }
 
   async #checkNonces(lane: { address: string; journal: LaneJournal }, count: number, head: number): Promise<void> {
@@ -144,7 +145,7 @@ export class OutflowWatch {
       }
       // The nonce's own transfer may have moved to another nonce since; its hash is still the service's.
       if (await lane.journal.lookUpByHash(use.by)) continue;
-      this.#report({ wallet: lane.address, hash: use.by, block: use.block, nonce, token: null, logIndex: null, place: null, ...(await this.#whereTo(use.by)) }, `${use.by}:tx`);
+      this.#report({ wallet: lane.address, hash: use.by, block: use.block, nonce, token: null, logIndex: null, logKey: null, ...(await this.#whereTo(use.by)) }, `${use.by}:tx`);
     }
     this.#checkedNonces.set(lane.address, checkedBelow);
   }
@@ -179,35 +180,26 @@ export class OutflowWatch {
       },
     ])) as { address: string; topics: string[]; data: string; transactionHash: string; blockNumber: string; blockHash: string; logIndex: string; removed?: boolean }[];
     const journal = lanes[0].journal;
-    const seenOf = new Map<string, number>();
-    for (const log of logs) {
-      if (log.removed) continue;
-      const hash = log.transactionHash.toLowerCase();
-      // Known by its place among its transaction's logs read here, not by its index in the block: a
-      // reorganisation that mines the same transaction in another block moves the latter, and the outflow
-      // is the same one (the journal keeps the place too, for a restart or a new leader).
-      const place = seenOf.get(hash) ?? 0;
-      seenOf.set(hash, place + 1);
+    // In the chain's order, whatever order the node answers in: it tells which of a transaction's like Transfers is which.
+    const inChainOrder = logs.filter((log) => !log.removed).sort((a, b) => Number(a.blockNumber) - Number(b.blockNumber) || Number(a.logIndex) - Number(b.logIndex));
+    const alikeBefore = new Map<string, number>();
+    for (const log of inChainOrder) {
       // An ERC-20 Transfer has the two addresses as topics (an ERC-721's has the token id too). One of 0
       // moved nothing: most tokens let anyone "transferFrom" 0 of any wallet (address-poisoning bots do),
       // so it proves nothing about the key, and must not page anyone or pause signing.
       if (log.topics.length !== 3 || log.data === "0x" || BigInt(log.data) === 0n) continue;
-      const key = `${hash}:log ${place}`;
+      const hash = log.transactionHash.toLowerCase();
+      const transfer = { token: getAddress(log.address), wallet: getAddress(`0x${log.topics[1].slice(26)}`), to: getAddress(`0x${log.topics[2].slice(26)}`), amount: BigInt(log.data).toString() };
+      // Known by what it says, not by its index in the block: a reorganisation that mines the transaction in
+      // another block moves that, and the outflow is the same one (the journal keeps this key, for a restart
+      // or a new leader).
+      const said = `${transfer.token}:${transfer.wallet}:${transfer.to}:${transfer.amount}`.toLowerCase();
+      const alike = alikeBefore.get(`${hash}:${said}`) ?? 0;
+      alikeBefore.set(`${hash}:${said}`, alike + 1);
+      const logKey = `${said}#${alike}`;
+      const key = `${hash}:${logKey}`;
       if (this.#reported.has(key) || (await journal.lookUpByHash(hash))) continue;
-      this.#report(
-        {
-          wallet: getAddress(`0x${log.topics[1].slice(26)}`),
-          hash,
-          block: { number: Number(log.blockNumber), hash: log.blockHash },
-          nonce: null,
-          token: getAddress(log.address),
-          logIndex: Number(log.logIndex),
-          place,
-          to: getAddress(`0x${log.topics[2].slice(26)}`),
-          amount: BigInt(log.data).toString(),
-        },
-        key,
-      );
+      this.#report({ ...transfer, hash, block: { number: Number(log.blockNumber), hash: log.blockHash }, nonce: null, logIndex: Number(log.logIndex), logKey }, key);
     }
     this.#logsReadTo = to;
   }

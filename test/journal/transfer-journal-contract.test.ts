@@ -607,30 +607,30 @@ describe.each([
   });
 
   it("journals each unexpected outflow once, also across a reopen (a restart, a new leader)", async () => {
-    const outflow = { chainId: "31337", hash: `0x${"ab".repeat(32)}`, logIndex: null, place: null, wallet: REQUEST.recipient, blockNumber: 7, detectedAt: 1_000 };
+    const outflow = { chainId: "31337", hash: `0x${"ab".repeat(32)}`, logIndex: null, logKey: null, wallet: REQUEST.recipient, blockNumber: 7, detectedAt: 1_000 };
     expect(journal.recordOutflow(outflow)).toBe(true);
     expect(journal.recordOutflow({ ...outflow, detectedAt: 2_000 })).toBe(false);
     // The same transaction's token Transfer is another outflow; so is the same hash on another chain.
-    expect(journal.recordOutflow({ ...outflow, logIndex: 0, place: 0 })).toBe(true);
+    expect(journal.recordOutflow({ ...outflow, logIndex: 0, logKey: "0xtoken:0xwallet:0xthief:7#0" })).toBe(true);
     await reopen();
     expect(journal.recordOutflow(outflow)).toBe(false);
-    expect(journal.recordOutflow({ ...outflow, logIndex: 0, place: 0 })).toBe(false);
+    expect(journal.recordOutflow({ ...outflow, logIndex: 0, logKey: "0xtoken:0xwallet:0xthief:7#0" })).toBe(false);
     expect(journal.recordOutflow({ ...outflow, chainId: "8453" })).toBe(true);
     await reopen();
     expect(journal.recordOutflow({ ...outflow, chainId: "8453" })).toBe(false);
   });
 
   it("journals a token outflow once when a reorganisation mines its transaction in another block, at another log index; its second Transfer is another", async () => {
-    const outflow = { chainId: "31337", hash: `0x${"cd".repeat(32)}`, logIndex: 3, place: 0, wallet: REQUEST.recipient, blockNumber: 7, detectedAt: 1_000 };
+    const outflow = { chainId: "31337", hash: `0x${"cd".repeat(32)}`, logIndex: 3, logKey: "0xtoken:0xwallet:0xthief:7#0", wallet: REQUEST.recipient, blockNumber: 7, detectedAt: 1_000 };
     expect(journal.recordOutflow(outflow)).toBe(true);
-    expect(journal.recordOutflow({ ...outflow, logIndex: 4, place: 1 })).toBe(true);
+    expect(journal.recordOutflow({ ...outflow, logIndex: 4, logKey: "0xtoken:0xwallet:0xthief:7#1" })).toBe(true);
     await reopen();
     expect(journal.recordOutflow({ ...outflow, logIndex: 9, blockNumber: 8 })).toBe(false);
-    expect(journal.recordOutflow({ ...outflow, logIndex: 10, place: 1, blockNumber: 8 })).toBe(false);
-    // A row an earlier version kept (no place) still stands for its log index.
-    const earlier = { ...outflow, hash: `0x${"ef".repeat(32)}`, place: null };
+    expect(journal.recordOutflow({ ...outflow, logIndex: 10, logKey: "0xtoken:0xwallet:0xthief:7#1", blockNumber: 8 })).toBe(false);
+    // A row an earlier version kept (no log key) still stands for its log index.
+    const earlier = { ...outflow, hash: `0x${"ef".repeat(32)}`, logKey: null };
     expect(journal.recordOutflow(earlier)).toBe(true);
-    expect(journal.recordOutflow({ ...earlier, place: 0 })).toBe(false);
+    expect(journal.recordOutflow({ ...earlier, logKey: "0xtoken:0xwallet:0xthief:7#0" })).toBe(false);
   });
 
   it("keeps a pause of signing no admin ended across a reopen, with the outflows reported during it, and no longer once it was resumed", async () => {
@@ -802,19 +802,19 @@ describe("the SQLite transfer journal of an earlier version", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("keeps the outflows an earlier version reported (no place), and adds the place of new ones", () => {
+  it("keeps the outflows an earlier version reported (no log key), and adds the log key of new ones", () => {
     const dir = mkdtempSync(join(tmpdir(), "journal-test-"));
     const path = join(dir, "transfers.sqlite");
     openSqliteJournal(path, OWNER).close();
     const db = openKeptDatabase(path);
-    // wallet_outflows as the version before the place made it, with one token outflow reported.
-    db.exec(`DROP INDEX wallet_outflows_once_by_place; DROP TABLE wallet_outflows;
+    // wallet_outflows as the version before the log key made it, with one token outflow reported.
+    db.exec(`DROP INDEX wallet_outflows_once_by_log_key; DROP TABLE wallet_outflows;
       CREATE TABLE wallet_outflows (id INTEGER PRIMARY KEY AUTOINCREMENT, chain_id TEXT NOT NULL, hash TEXT NOT NULL, log_index INTEGER NOT NULL,
         wallet TEXT NOT NULL, block_number INTEGER NOT NULL, detected_at INTEGER NOT NULL, UNIQUE (chain_id, hash, log_index));
       INSERT INTO wallet_outflows (chain_id, hash, log_index, wallet, block_number, detected_at) VALUES ('31337', '0xaa', 3, '0xbb', 7, 1000);`);
     db.close();
     const journal = openSqliteJournal(path, OWNER);
-    const outflow = { chainId: "31337", hash: "0xaa", logIndex: 3, place: 0, wallet: "0xbb", blockNumber: 7, detectedAt: 2_000 };
+    const outflow = { chainId: "31337", hash: "0xaa", logIndex: 3, logKey: "0xtoken:0xwallet:0xthief:7#0", wallet: "0xbb", blockNumber: 7, detectedAt: 2_000 };
     expect(journal.recordOutflow(outflow)).toBe(false);
     expect(journal.recordOutflow({ ...outflow, logIndex: 8, blockNumber: 9 })).toBe(true);
     expect(journal.recordOutflow({ ...outflow, logIndex: 12, blockNumber: 10 })).toBe(false);

@@ -18,7 +18,9 @@ const hashOf = (n: number) => `0x${n.toString(16).padStart(64, "0")}`;
 class ScriptedChain {
   head = 10;
   readonly transactions: { block: number; nonce: number; hash: string }[] = [];
-  readonly logs: { block: number; hash: string; logIndex: number; to: string; amount: bigint; data?: string }[] = [];
+  readonly logs: { block: number; hash: string; logIndex: number; to: string; amount: bigint; data?: string; token?: string }[] = [];
+  /** Whether eth_getLogs answers newest first (nothing says a node must keep the chain's order). */
+  logsNewestFirst = false;
   /** Blocks whose count reads answer nothing (a backend that does not have them yet). */
   readonly blind = new Set<number>();
   /** Whether count reads fail outright (a node fault). */
@@ -41,12 +43,12 @@ class ScriptedChain {
     }
     if (method === "eth_getTransactionByHash") return { to: TOKEN.toLowerCase(), value: "0x0" };
     if (method === "eth_getLogs") {
-      const { fromBlock, toBlock, topics } = params[0] as { fromBlock: string; toBlock: string; topics: [string, string[]] };
+      const { fromBlock, toBlock, topics, address } = params[0] as { fromBlock: string; toBlock: string; topics: [string, string[]]; address: string[] };
       expect(topics).toEqual([TRANSFER_TOPIC, [zeroPadValue(WALLET, 32)]]);
-      return this.logs
-        .filter((log) => log.block >= Number(fromBlock) && log.block <= Number(toBlock))
+      const answered = this.logs
+        .filter((log) => log.block >= Number(fromBlock) && log.block <= Number(toBlock) && address.includes(log.token ?? TOKEN))
         .map((log) => ({
-          address: TOKEN.toLowerCase(),
+          address: (log.token ?? TOKEN).toLowerCase(),
           topics: [TRANSFER_TOPIC, zeroPadValue(WALLET, 32), zeroPadValue(log.to, 32)],
           data: log.data ?? toQuantity(log.amount),
           transactionHash: log.hash,
@@ -54,6 +56,7 @@ class ScriptedChain {
           blockHash: hashOf(1_000 + log.block),
           logIndex: toQuantity(log.logIndex),
         }));
+      return this.logsNewestFirst ? answered.reverse() : answered;
     }
     throw new Error(`unexpected call ${method}`);
   }
@@ -77,13 +80,13 @@ class StartBlock {
   };
 }
 
-function watchOf(chain: ScriptedChain, own: { nonce: number; hash: string }[], hashes: string[] = [], start = new StartBlock()): { watch: OutflowWatch; reported: UnexpectedOutflow[] } {
+function watchOf(chain: ScriptedChain, own: { nonce: number; hash: string }[], hashes: string[] = [], start = new StartBlock(), tokens = [TOKEN]): { watch: OutflowWatch; reported: UnexpectedOutflow[] } {
   const reported: UnexpectedOutflow[] = [];
   const watch = new OutflowWatch({
     node: chain,
     readHead: async () => chain.head,
     lanes: [{ address: WALLET, journal: journalOf(own, hashes) }],
-    tokens: [TOKEN],
+    tokens,
     onOutflow: (outflow) => reported.push(outflow),
     start,
   });
@@ -104,7 +107,7 @@ describe("the outflow watch", () => {
     chain.transactions.push({ block: 12, ...own[3] });
     chain.head = 12;
     await watch.check();
-    expect(reported).toEqual([{ wallet: WALLET, hash: hashOf(99), block: { number: 11, hash: hashOf(1_011) }, nonce: 3, token: null, logIndex: null, place: null, to: TOKEN, amount: "0" }]);
+    expect(reported).toEqual([{ wallet: WALLET, hash: hashOf(99), block: { number: 11, hash: hashOf(1_011) }, nonce: 3, token: null, logIndex: null, logKey: null, to: TOKEN, amount: "0" }]);
     chain.head = 13;
     await watch.check();
     expect(reported).toHaveLength(1);
@@ -151,7 +154,7 @@ describe("the outflow watch", () => {
     await watch.check();
     chain.head = 12;
     await watch.check();
-    expect(reported).toEqual([{ wallet: WALLET, hash: hashOf(300), block: { number: 11, hash: hashOf(1_011) }, nonce: null, token: TOKEN, logIndex: 2, place: 0, to: THIEF, amount: "40" }]);
+    expect(reported).toEqual([{ wallet: WALLET, hash: hashOf(300), block: { number: 11, hash: hashOf(1_011) }, nonce: null, token: TOKEN, logIndex: 2, logKey: `${TOKEN}:${WALLET}:${THIEF}:40#0`.toLowerCase(), to: THIEF, amount: "40" }]);
   });
 
   it("reports a token transfer once when a reorganisation mines its transaction in another block at another log index; two in one transaction, both", async () => {
@@ -165,7 +168,11 @@ describe("the outflow watch", () => {
       [hashOf(500), 3, "7"],
       [hashOf(500), 4, "8"],
     ]);
-    // Block 11 is replaced: the same transaction is mined in block 12, after another one, so its logs come later.
+    const keys = reported.map((outflow) => outflow.logKey);
+    expect(new Set(keys).size).toBe(2);
+    // Block 11 is replaced: the same transaction is mined in block 12, after another one, so its logs come
+    // later; and this node answers newest first.
+    chain.logsNewestFirst = true;
     chain.logs.splice(0, 2, { block: 12, hash: hashOf(501), logIndex: 0, to: THIEF, amount: 1n }, { block: 12, hash: hashOf(500), logIndex: 5, to: THIEF, amount: 7n }, { block: 12, hash: hashOf(500), logIndex: 6, to: THIEF, amount: 8n });
     chain.head = 12;
     await watch.check();
@@ -173,6 +180,34 @@ describe("the outflow watch", () => {
       [hashOf(500), 3, "7"],
       [hashOf(500), 4, "8"],
       [hashOf(501), 0, "1"],
+    ]);
+  });
+
+  it("knows a token Transfer by what it says, whatever other tokens' Transfers it reads beside it (a token added to the network), and tells alike ones of one transaction apart", async () => {
+    const OTHER = "0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0";
+    const chain = new ScriptedChain();
+    const start = new StartBlock();
+    const first = watchOf(chain, [], [], start);
+    await first.watch.check();
+    // One transaction: the other token first, then the watched one twice, alike.
+    chain.logs.push(
+      { block: 11, hash: hashOf(600), logIndex: 3, to: THIEF, amount: 9n, token: OTHER },
+      { block: 11, hash: hashOf(600), logIndex: 5, to: THIEF, amount: 4n },
+      { block: 11, hash: hashOf(600), logIndex: 6, to: THIEF, amount: 4n },
+    );
+    chain.head = 11;
+    await first.watch.check();
+    expect(first.reported.map((outflow) => [outflow.logIndex, outflow.logKey])).toEqual([
+      [5, `${TOKEN}:${WALLET}:${THIEF}:4#0`.toLowerCase()],
+      [6, `${TOKEN}:${WALLET}:${THIEF}:4#1`.toLowerCase()],
+    ]);
+    // After a restart that also watches the other token: the same two keys, and a third of its own.
+    const second = watchOf(chain, [], [], start, [OTHER, TOKEN]);
+    chain.head = 12;
+    await second.watch.check();
+    expect(second.reported.map((outflow) => [outflow.logIndex, outflow.logKey])).toEqual([
+      [3, `${OTHER}:${WALLET}:${THIEF}:9#0`.toLowerCase()],
+      ...first.reported.map((outflow) => [outflow.logIndex, outflow.logKey]),
     ]);
   });
 

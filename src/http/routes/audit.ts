@@ -68,8 +68,8 @@ export const auditRoute: FastifyPluginAsyncTypebox<AuditRouteOptions> = async (a
               "application/json": {
                 schema: Type.Object({
                   entries: Type.Array(AuditEntrySchema),
-                  nextAfter: Type.Union([Type.String(), Type.Null()], { description: "oldest first: the next page's after; null at the end, and newest first" }),
-                  nextBefore: Type.Union([Type.String(), Type.Null()], { description: "order=newest: the next page's before; null at the first entry, and oldest first" }),
+                  nextAfter: Type.Union([Type.String(), Type.Null()], { description: "oldest first: the next page's after; null when this page is not full, and newest first" }),
+                  nextBefore: Type.Union([Type.String(), Type.Null()], { description: "order=newest: the next page's before; null when this page is not full, and oldest first" }),
                 }),
               },
               "text/csv": { schema: Type.String({ description: `columns: ${COLUMNS.join(", ")}; detail as JSON` }) },
