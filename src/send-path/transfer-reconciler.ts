@@ -67,7 +67,7 @@ export class TransferReconciler {
   readonly displacements: NonceDisplacements;
   // Entry id -> what the node said to its last re-send, while it is refused.
   readonly #lastRefusal = new Map<number, NodeAnswerMeaning>();
-  // The wallet's next transaction as a node last said it holds it and counts it as pending: one at a time.
+  // The wallet's next transaction as a node last said it holds it (or took it afresh) and counts it as pending: one at a time.
   #heldAtNextNonce: { entryId: number; hash: string } | undefined;
   #signAgain: SignAgain | undefined;
   /** Told when the chain's newest blocks show a nonce unused that the wallet snapshot counts as used. */
@@ -100,7 +100,8 @@ export class TransferReconciler {
 
   /**
    * The attempt of the entry that a node, at its last re-send as the wallet's next transaction, said it
-   * holds (found by hash, its bytes "already known") and counted among the wallet's pending transactions.
+   * holds (found by hash, its bytes "already known") or took afresh, and counted among the wallet's pending
+   * transactions.
    */
   heldAtNextNonce(entryId: number): string | undefined {
     return this.#heldAtNextNonce?.entryId === entryId ? this.#heldAtNextNonce.hash : undefined;
@@ -170,9 +171,15 @@ export class TransferReconciler {
       heldAlready = true;
     }
     const outcome = this.#taken(entry);
-    if (blocksTheWallet && heldAlready) {
-      if (!(await this.#countedAsPending(entry.nonce))) return "held, not executable";
-      this.#heldAtNextNonce = { entryId: entry.id, hash: latest.hash };
+    if (blocksTheWallet) {
+      // A node that holds these bytes, or took them afresh (it had lost them, or dropped them unseen), and
+      // counts them as pending: the evidence the replacer's "held but unmined" rule needs. Not counted, when
+      // it held them already: it keeps them where they are never mined. Not counted after taking them afresh
+      // proves nothing (the count may come from another backend of a fleet, one that has not seen them yet).
+      // A count the node does not give decides nothing either: these bytes went out, the next round asks again.
+      const counted = await this.#countedAsPending(entry.nonce).catch(() => undefined);
+      if (heldAlready && counted === false) return "held, not executable";
+      if (counted) this.#heldAtNextNonce = { entryId: entry.id, hash: latest.hash };
     }
     return outcome;
   }

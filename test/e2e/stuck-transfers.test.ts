@@ -598,7 +598,8 @@ describe.each(NODE_KINDS)("a node (%s) that holds the wallet's next transaction 
   });
 });
 
-describe.each(NODE_KINDS)("a node (%s) that holds every transaction at the wallet's next nonce and never passes one on", (kind) => {
+// `forgets`: a node that drops what it took unseen (not found by its hash), and takes the same bytes afresh.
+describe.each(NODE_KINDS.flatMap((kind) => [false, true].map((forgets) => ({ kind, forgets }))))("a node ($kind) that holds every transaction at the wallet's next nonce and never passes one on (forgets it between calls: $forgets)", ({ kind, forgets }) => {
   let chain: TestChain;
   let proxied: ProxiedService;
 
@@ -615,7 +616,7 @@ describe.each(NODE_KINDS)("a node (%s) that holds every transaction at the walle
   it("re-prices it 3 times, then no more (one warning) whatever the caps; once an endpoint passes the latest on, it is mined and paid once", async () => {
     const { service, proxy } = proxied;
     const held = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
-    const fault: ProxyFault = { kind: "hold-unmined", nonce: held, countedPending: true, every: true };
+    const fault: ProxyFault = { kind: "hold-unmined", nonce: held, countedPending: true, every: true, forgets };
     proxy.fault = fault;
     const recipient = freshAddress();
     const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "1" });

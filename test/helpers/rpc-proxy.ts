@@ -35,8 +35,10 @@ export type ProxyFault =
    * With `countedPending`, the node counts it among its sender's pending transactions too: a node that
    * took it at a fair price and never passed it on to the block builders; with `every`, it so holds every
    * transaction at the nonce, not only the first. `held` lists what it holds (hash -> raw), first first.
+   * With `forgets`, it loses what it took between calls (a node that drops it unseen): not found by its
+   * hash, and the same bytes again are taken afresh, never "already known".
    */
-  | { kind: "hold-unmined"; nonce: number; countedPending?: boolean; every?: boolean; held?: Map<string, string>; heldHash?: string; heldFrom?: string }
+  | { kind: "hold-unmined"; nonce: number; countedPending?: boolean; every?: boolean; forgets?: boolean; held?: Map<string, string>; heldHash?: string; heldFrom?: string }
   /** Forwards, and words the node's errors of these methods as another implementation would. */
   | { kind: "reword-errors"; methods: readonly string[]; message: string }
   /** A node that slows down with load: every call waits this long for each call under way at the proxy. */
@@ -206,14 +208,14 @@ function answerAsHoldingNode(fault: Extract<ProxyFault, { kind: "hold-unmined" }
     if (transaction.nonce !== fault.nonce) return undefined;
     fault.held ??= new Map();
     const hash = transaction.hash as string;
-    if (fault.held.has(hash)) return { error: { code: -32000, message: "already known" } };
+    if (fault.held.has(hash)) return fault.forgets ? { result: hash } : { error: { code: -32000, message: "already known" } };
     if (fault.held.size > 0 && !fault.every) return undefined;
     fault.held.set(hash, param);
     fault.heldHash ??= hash;
     fault.heldFrom = transaction.from as string;
     return { result: hash };
   }
-  const raw = payload.method === "eth_getTransactionByHash" && typeof param === "string" ? fault.held?.get(param) : undefined;
+  const raw = payload.method === "eth_getTransactionByHash" && typeof param === "string" && !fault.forgets ? fault.held?.get(param) : undefined;
   if (raw !== undefined) return { result: pendingTransactionJson(raw) };
   return undefined;
 }
