@@ -5,7 +5,7 @@ import type { ChainConnection } from "../node/connect-chain.js";
 import type { FeePolicy } from "./fee-policy.js";
 import type { NonceAllocator } from "./nonce-allocator.js";
 import type { TransferReconciler } from "./transfer-reconciler.js";
-import { type ReplacementReason, TransferReplacer } from "./transfer-replacer.js";
+import { type NextNonceReason, type ReplacementReason, TransferReplacer } from "./transfer-replacer.js";
 import { type FaultPoint, TransferSubmitter } from "./transfer-submitter.js";
 import type { WalletLedger } from "./wallet-ledger.js";
 import { feesAsText } from "./wallet-transaction.js";
@@ -64,7 +64,7 @@ export function createSendPath(settings: SendPathSettings, parts: SendPathParts)
     onNextNonceAtBound: ({ reason, ...stuck }) =>
       log.warn(
         stuck,
-        `the wallet's next transaction is still not mined: ${reason === "refused-at-next-nonce" ? "nodes refuse it" : "a node holds it at a fair price yet never passes it on"}, and it was re-priced 3 times for that (the most the service does on its own, whatever the market): it waits, and every later transfer behind it; check the endpoints, then re-price or cancel it (POST /transactions/:hash/reprice, /cancel)`,
+        `the wallet's next transaction is still not mined: ${atBoundBecause[reason]}, and it was re-priced 3 times for that (the most the service does on its own, whatever the market): it waits, and every later transfer behind it; check the endpoints, then re-price or cancel it (POST /transactions/:hash/reprice, /cancel)`,
       ),
     notExecutableRetryMs: settings.rebroadcastAfterMs,
     gasLimitMultiplier: settings.gasLimitMultiplier,
@@ -85,6 +85,12 @@ export function createSendPath(settings: SendPathSettings, parts: SendPathParts)
   });
   return { submitter, replacer };
 }
+
+const atBoundBecause: Record<NextNonceReason, string> = {
+  "refused-at-next-nonce": "nodes refuse it",
+  "unmined-at-next-nonce": "a node holds it at a fair price yet never passes it on",
+  "not-executable": "a node holds it without counting it as pending",
+};
 
 const replacedBecause: Record<ReplacementReason, string> = {
   underpriced: "re-priced a stuck transfer: a replacement at the same nonce",

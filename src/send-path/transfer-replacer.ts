@@ -94,9 +94,10 @@ export interface TransferReplacerOptions {
   heldAtNextNonce: (entryId: number) => string | undefined;
   /**
    * Told once when the wallet's next transaction is still unmined, and the rules that raise its fees whatever
-   * the market says (a node refuses it, or holds it without passing it on) may raise them no more.
+   * the market says (a node refuses it, holds it without passing it on, or holds it without counting it) may
+   * raise them no more.
    */
-  onNextNonceAtBound: (stuck: { hash: string; carriedBy: string; nonce: number; replacements: number; reason: "refused-at-next-nonce" | "unmined-at-next-nonce" }) => void;
+  onNextNonceAtBound: (stuck: { hash: string; carriedBy: string; nonce: number; replacements: number; reason: NextNonceReason }) => void;
   gasLimitMultiplier: string;
   /** How long a transfer replaced for being held but not executable waits before it may be again. */
   notExecutableRetryMs: number;
@@ -138,13 +139,21 @@ function repricingMayHelp(meaning: NodeAnswerMeaning | undefined): boolean {
 
 /**
  * The most attempts at its nonce the wallet's next transaction may have for the rules that raise its fees
- * whatever the market says (a node refuses it in words fees may answer, or holds it and never passes it
- * on): 3 replacements, about 1.42 times the fees, whatever the caps (unset by default). A new transaction
+ * whatever the market says (a node refuses it in words fees may answer, holds it and never passes it on, or
+ * holds it without counting it as pending): 3 replacements, about 1.42 times the fees, whatever the caps (unset by default). A new transaction
  * at the nonce is what gets it passed on or judged afresh; a node that keeps refusing in words no table
  * knows ("Internal error") would otherwise raise the fees every STUCK_AFTER_BLOCKS blocks for as long as it
  * lasts. The market rule is not bounded so: the market asked. Past this an operator decides.
  */
 const NEXT_NONCE_REPLACEMENTS_AT_MOST = 3;
+
+/** The reasons to replace the wallet's next transaction whatever the market says: bounded by NEXT_NONCE_REPLACEMENTS_AT_MOST. */
+export type NextNonceReason = "refused-at-next-nonce" | "unmined-at-next-nonce" | "not-executable";
+
+// How many attempts the entry has at its nonce (those made at an earlier nonce, before it was signed again there, are not its replacements here).
+function attemptsAtNonce(entry: JournalEntry): number {
+  return entry.attempts.filter((attempt) => Transaction.from(attempt.rawTransaction).nonce === entry.nonce).length;
+}
 
 /** The gas of a plain ETH transfer, which a cancel is. */
 const CANCEL_GAS_LIMIT = 21_000n;
@@ -191,11 +200,7 @@ export class TransferReplacer {
       const offered = feesOf(Transaction.from(latest.rawTransaction));
       let reason = this.#reasonToReplace(entry, latest, offered, market, entry.nonce === minedNonceCount && nextNonceWaited);
       if (reason === undefined) continue;
-      // Attempts made at an earlier nonce (before the transfer was signed again there) are no replacements here.
-      const attemptsAtNonce = entry.attempts.filter((attempt) => Transaction.from(attempt.rawTransaction).nonce === entry.nonce).length;
-      if ((reason === "unmined-at-next-nonce" || reason === "refused-at-next-nonce") && attemptsAtNonce > NEXT_NONCE_REPLACEMENTS_AT_MOST) {
-        if (this.#toldAtBound !== entry.id) this.#options.onNextNonceAtBound({ hash: entry.hash as string, carriedBy: latest.hash, nonce: entry.nonce, replacements: attemptsAtNonce - 1, reason });
-        this.#toldAtBound = entry.id;
+      if ((reason === "unmined-at-next-nonce" || reason === "refused-at-next-nonce") && this.#atBound(entry, latest, reason)) {
         // Past the bound, only the market may still ask for more.
         reason = marketReason(entry, offered, market);
         if (reason === undefined) continue;
@@ -252,6 +257,15 @@ export class TransferReplacer {
     return atNextNonceAndWaited && held && latestWaited ? "unmined-at-next-nonce" : undefined;
   }
 
+  // Whether the entry has had NEXT_NONCE_REPLACEMENTS_AT_MOST replacements at its nonce; the first time, told.
+  #atBound(entry: JournalEntry, latest: JournalAttempt, reason: NextNonceReason): boolean {
+    const attempts = attemptsAtNonce(entry);
+    if (attempts <= NEXT_NONCE_REPLACEMENTS_AT_MOST) return false;
+    if (this.#toldAtBound !== entry.id) this.#options.onNextNonceAtBound({ hash: entry.hash as string, carriedBy: latest.hash, nonce: entry.nonce as number, replacements: attempts - 1, reason });
+    this.#toldAtBound = entry.id;
+    return true;
+  }
+
   // Whether the wallet's next nonce has stayed the same for stuckAfterBlocks blocks and repriceUnminedAfterMs:
   // the transfer just behind a nonce that was mined is not re-priced before it had its chance.
   #nextNonceWaited(minedNonceCount: number, blockNumber: number): boolean {
@@ -264,7 +278,8 @@ export class TransferReplacer {
    * Replaces the wallet's next transaction, which the node holds without counting it as pending (so it
    * will not be mined as it is, and its same bytes change nothing), with a copy priced like any
    * re-pricing: a new transaction at the nonce is judged afresh by the node. At most once per
-   * `notExecutableRetryMs` for a transfer, so a node that keeps doing it cannot walk the fees up to the caps.
+   * `notExecutableRetryMs` for a transfer, and within NEXT_NONCE_REPLACEMENTS_AT_MOST: a node that keeps doing
+   * it cannot walk the fees up.
    */
   async replaceNotExecutable(hash: string): Promise<Replacement | "at-cap" | "not due"> {
     const { journal, ledger, notExecutableRetryMs } = this.#options;
@@ -277,6 +292,8 @@ export class TransferReplacer {
       const entry = journal.findByHash(hash) as JournalEntry;
       const latest = entry.attempts.at(-1);
       if (!latest || (entry.state !== "signed" && entry.state !== "accepted") || (entry.nonce as number) < ledger.snapshot.minedNonceCount) return "not due";
+      // A node (or a fleet whose count lags) that keeps doing it would otherwise raise the fees for good.
+      if (this.#atBound(entry, latest, "not-executable")) return "not due";
       this.#replacedNotExecutableAt.set(entry.id, monotonicNow());
       const repricing = this.#repricingOf(latest);
       if (repricing.outcome === "at-cap") return "at-cap";
