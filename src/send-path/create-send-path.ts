@@ -53,6 +53,11 @@ export function createSendPath(settings: SendPathSettings, parts: SendPathParts)
     if (signed) log.warn({ hash: entry.hash, nonce: entry.nonce }, "another transaction used this transfer's nonce; signed it again at a new nonce");
     return signed;
   };
+  reconciler.onPendingCountUnread = (error) =>
+    log.warn(
+      { err: error },
+      "a node did not give the wallet's pending transaction count after a re-send of its next transaction: until one does, a node that holds that transaction without ever mining it is not noticed, and it is not re-priced for that (told once until a count is read again)",
+    );
   const replacer = new TransferReplacer({
     chain,
     journal,

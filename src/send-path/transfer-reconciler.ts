@@ -70,6 +70,13 @@ export class TransferReconciler {
   // The wallet's next transaction as a node last said it holds it (or took it afresh) and counts it as pending: one at a time.
   #heldAtNextNonce: { entryId: number; hash: string } | undefined;
   #signAgain: SignAgain | undefined;
+  /**
+   * Told when a node does not give the wallet's pending count after a re-send of its next transaction,
+   * once until a count is read again: without it, a node that holds that transaction and never mines it
+   * goes unnoticed (the "held but unmined" and "held without being counted" replacements wait for it).
+   */
+  onPendingCountUnread: ((error: unknown) => void) | undefined;
+  #pendingCountUnread = false;
   /** Told when the chain's newest blocks show a nonce unused that the wallet snapshot counts as used. */
   onSnapshotStale: (() => void) | undefined;
   /** Told the block each transfer it settles was seen mined in: finality checks that block stays on the chain. */
@@ -177,7 +184,7 @@ export class TransferReconciler {
       // it held them already: it keeps them where they are never mined. Not counted after taking them afresh
       // proves nothing (the count may come from another backend of a fleet, one that has not seen them yet).
       // A count the node does not give decides nothing either: these bytes went out, the next round asks again.
-      const counted = await this.#countedAsPending(entry.nonce).catch(() => undefined);
+      const counted = await this.#countedAsPending(entry.nonce);
       if (heldAlready && counted === false) return "held, not executable";
       if (counted) this.#heldAtNextNonce = { entryId: entry.id, hash: latest.hash };
     }
@@ -188,10 +195,18 @@ export class TransferReconciler {
     return Number(await this.chain.provider.send("eth_getTransactionCount", [this.chain.wallet.address, "latest"]));
   }
 
-  // Whether the node counts a transaction at this nonce among the wallet's pending ones.
-  async #countedAsPending(nonce: number): Promise<boolean> {
-    const count = await this.chain.provider.send("eth_getTransactionCount", [this.chain.wallet.address, "pending"]);
-    return Number(count) > nonce;
+  // Whether the node counts a transaction at this nonce among the wallet's pending ones; undefined when it
+  // does not say (told once, until it says again).
+  async #countedAsPending(nonce: number): Promise<boolean | undefined> {
+    try {
+      const count = await this.chain.provider.send("eth_getTransactionCount", [this.chain.wallet.address, "pending"]);
+      this.#pendingCountUnread = false;
+      return Number(count) > nonce;
+    } catch (error) {
+      if (!this.#pendingCountUnread) this.onPendingCountUnread?.(error);
+      this.#pendingCountUnread = true;
+      return undefined;
+    }
   }
 
   /**

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
-import type { TransferJournal } from "../../src/journal/transfer-journal.js";
+import type { JournalEntry, TransferJournal } from "../../src/journal/transfer-journal.js";
 import { createNonceAllocator } from "../../src/send-path/create-nonce-allocator.js";
 import { TransferReconciler, resendUnanswered } from "../../src/send-path/transfer-reconciler.js";
 import { WalletLedger } from "../../src/send-path/wallet-ledger.js";
@@ -95,6 +95,38 @@ describe("the background resend", () => {
 
     expect(rawSent(calls)).toEqual([first.raw]);
     expect(journal.findById(second.id)).toMatchObject({ state: "signed" });
+  });
+
+  it("tells once when a node gives no pending count after re-sending the wallet's next transaction, and again only after a count was read: the bytes go out all the same", async () => {
+    let countFails = true;
+    const { chain, calls, reconciler } = setUp(async ({ method, params }) => {
+      if (method === "eth_getTransactionByHash") return null;
+      if (method === "eth_sendRawTransaction") return "0x";
+      if (method === "eth_getTransactionCount" && params[1] === "pending") {
+        if (countFails) throw nodeError("the pending block tag is not supported");
+        return "0x0";
+      }
+      throw new Error(`unexpected ${method}`);
+    });
+    const told: unknown[] = [];
+    reconciler.onPendingCountUnread = (error) => told.push(error);
+    const next = await journalSigned(chain, 0);
+    await journal.flushed();
+    const resendNext = () => reconciler.resend(journal.findById(next.id) as JournalEntry, true);
+
+    expect(await resendNext()).toBe("taken");
+    expect(await resendNext()).toBe("taken");
+    expect(told).toHaveLength(1);
+    expect(String(told[0])).toContain("the pending block tag is not supported");
+    expect(reconciler.heldAtNextNonce(next.id)).toBeUndefined();
+
+    countFails = false;
+    expect(await resendNext()).toBe("taken");
+    expect(told).toHaveLength(1);
+    countFails = true;
+    expect(await resendNext()).toBe("taken");
+    expect(told).toHaveLength(2);
+    expect(rawSent(calls)).toEqual([next.raw, next.raw, next.raw, next.raw]);
   });
 
   /**
