@@ -12,7 +12,8 @@
  * 0-30 s per call; a backend stuck at an old head for up to 60 s while others advance), several endpoints
  * (in 40 % of runs two or three, each a proxy of its own; per wave an extra one may die mid-burst, follow the
  * chain 2-11 blocks behind, or be rate-limited), a first endpoint that keeps one broadcast for good, counted as
- * pending, and never passes it on (half the runs on anvil, never-passed-on.ts), and the journal's
+ * pending, and never passes it on, holding it or taking it afresh at each re-send to drop it unseen (half
+ * the runs on anvil, never-passed-on.ts), and the journal's
  * disk filling up (a real tmpfs, where the process may mount one:
  * root, as in CI; elsewhere that fault is left out and the report says so). The seed fixes which call and which step meet which fault; the operating
  * system's scheduling still varies, so a failing seed is replayed to see it again, not always the same.
