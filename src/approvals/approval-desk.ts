@@ -109,6 +109,17 @@ export class ApprovalDesk {
   }
 
   /**
+   * A request below the threshold whose key's transfer awaits approval (asked for when APPROVAL_ABOVE was
+   * lower, before a restart raised it): that wait again, the key's first answer, as `request` gives it.
+   * Undefined for any other key, which the transfer path answers.
+   */
+  async repeatWhileWaiting(network: ApprovalNetwork, request: TransferRequest, key: string | undefined): Promise<AwaitingApproval | undefined> {
+    const held = key === undefined ? undefined : this.#journal.findByKey(key);
+    if (held?.state !== "awaiting-approval") return undefined;
+    return journaled(() => this.#answerRepeat(held, request, network));
+  }
+
+  /**
    * The admin key `approver` approves the transfer `entryId`: it is signed and sent on its network, and the
    * record answered. 403 for the key that asked for it, 409 once decided or expired, 404 for an id that never
    * waited; a refusal of the send as any transfer's (a 417 refuses it for good, a 503 leaves it waiting).

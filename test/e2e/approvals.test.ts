@@ -1,8 +1,8 @@
 /**
  * Two-person approval (APPROVAL_ABOVE) on anvil and Hardhat Network: a transfer above the threshold waits
  * (202, nothing signed), the key that asked cannot approve it, another admin key can, and it is then paid
- * once; a rejected or expired one is never signed; its Idempotency-Key answers 202 while it waits, then
- * the record (or 417). Waiting transfers outlive a restart. The client hears of each by webhook.
+ * once; a rejected or expired one is never signed; its Idempotency-Key answers 202 while it waits (also
+ * after a restart raised the threshold above it), then the record (or 417). Waiting transfers outlive a restart. The client hears of each by webhook.
  */
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -223,27 +223,60 @@ describe.each(NODE_KINDS)("two-person approval on %s", (kind) => {
     expect(await tokenBalanceOf(chain, expiring)).toBe(0n);
     expect(await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest")).toBe(nonceBefore + 1);
   });
+
+  it("a key still waiting when a restart raised APPROVAL_ABOVE above its amount gets its wait again (202, the first answer), not a refusal; nothing of it is sent until approved", async () => {
+    await service.close();
+    service = await startService(chain.target, settings);
+    const recipient = freshAddress();
+    const asked = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "150" }, { ...bearer(TRANSFER_KEY), "idempotency-key": "large-6" });
+    expect(asked.statusCode, asked.raw).toBe(202);
+    await service.close();
+    service = await startService(chain.target, { ...settings, APPROVAL_ABOVE: "200" });
+    const nonceBefore = await pendingNonce();
+
+    const repeat = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "150" }, { ...bearer(TRANSFER_KEY), "idempotency-key": "large-6" });
+    expect([repeat.statusCode, repeat.headers["idempotent-replayed"]], repeat.raw).toEqual([202, "true"]);
+    expect(repeat.body).toEqual(asked.body);
+    // The same amount under a new key is below the threshold now: sent at once.
+    const fresh = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "150" }, { ...bearer(TRANSFER_KEY), "idempotency-key": "small-6" });
+    expect(fresh.statusCode, fresh.raw).toBe(200);
+    expect(await pendingNonce()).toBe(nonceBefore + 1);
+
+    const approved = await decide(asked.body.id, "approve", TEST_API_KEY);
+    expect(approved.statusCode, approved.body).toBe(200);
+    await waitForReceipt(chain, approved.json().result.hash, 10_000);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("150", 18));
+    const answered = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "150" }, { ...bearer(TRANSFER_KEY), "idempotency-key": "large-6" });
+    expect([answered.statusCode, answered.body.result?.hash]).toEqual([200, approved.json().result.hash]);
+  });
 });
 
 describe("two-person approval of a payout batch on anvil", () => {
   let chain: TestChain;
   let token: Contract;
   let service: TestService;
+  let journalDir: string;
+  let settings: Record<string, string>;
+  const target = async () => ({ ...chain.target, tokenAddress: await token.getAddress() });
 
   beforeAll(async () => {
     chain = await startTestChainOn("anvil");
     const owner = new Wallet(Wallet.createRandom().privateKey, chain.provider);
     await setEthBalance(chain, owner.address, "10");
     token = await deployTestToken(chain, "RestrictedToken", parseUnits("1000000", 6), owner);
-    const payoutContract = await deployPayoutContract(owner);
-    service = await startService(
-      { ...chain.target, tokenAddress: await token.getAddress() },
-      { PAYOUT_CONTRACT: payoutContract, APPROVAL_ABOVE: "100", API_KEYS: `admin:${TEST_API_KEY},admin:${SECOND_ADMIN_KEY}` },
-    );
+    journalDir = mkdtempSync(join(tmpdir(), "journal-"));
+    settings = {
+      PAYOUT_CONTRACT: await deployPayoutContract(owner),
+      APPROVAL_ABOVE: "100",
+      API_KEYS: `admin:${TEST_API_KEY},admin:${SECOND_ADMIN_KEY}`,
+      JOURNAL_PATH: join(journalDir, "transfers.sqlite"),
+    };
+    service = await startService(await target(), settings);
   }, 120_000);
   afterAll(async () => {
     await service?.close();
     await chain?.stop();
+    rmSync(journalDir, { recursive: true, force: true });
   });
 
   it("a batch whose total is above the threshold waits with its item ids held, and is paid once approved", async () => {
@@ -271,5 +304,21 @@ describe("two-person approval of a payout batch on anvil", () => {
     expect(await token.getFunction("balanceOf")(second)).toBe(parseUnits("50", 6));
     const repeat = await postJson(service.app, "/payouts", { items }, { "idempotency-key": "batch-1" });
     expect([repeat.statusCode, repeat.body.transaction?.hash]).toEqual([200, approved.json().result.hash]);
+  });
+
+  it("a batch still waiting when a restart raised APPROVAL_ABOVE above its total gets its wait again (202, the first answer), and nothing of it is sent", async () => {
+    const recipient = freshAddress();
+    const items = [{ toAddress: recipient, amount: "120", id: "raised-1" }];
+    const asked = await postJson(service.app, "/payouts", { items }, { "idempotency-key": "batch-3" });
+    expect(asked.statusCode, asked.raw).toBe(202);
+    await service.close();
+    service = await startService(await target(), { ...settings, APPROVAL_ABOVE: "200" });
+    const nonceBefore = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
+
+    const repeat = await postJson(service.app, "/payouts", { items }, { "idempotency-key": "batch-3" });
+    expect([repeat.statusCode, repeat.headers["idempotent-replayed"]], repeat.raw).toEqual([202, "true"]);
+    expect(repeat.body).toEqual(asked.body);
+    expect(await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending")).toBe(nonceBefore);
+    expect(await token.getFunction("balanceOf")(recipient)).toBe(0n);
   });
 });

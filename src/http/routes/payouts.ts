@@ -33,7 +33,7 @@ export interface PayoutRouteOptions {
   /** Throws while the service does not sign (PAUSE_ON_UNEXPECTED_OUTFLOW): a new batch is answered 503, a repeat its first answer. */
   assertSigning: () => void;
   /** Where a batch above APPROVAL_ABOVE waits for a second admin key. */
-  approvals: Pick<ApprovalDesk, "request">;
+  approvals: Pick<ApprovalDesk, "request" | "repeatWhileWaiting">;
 }
 
 export const payoutRoutes: FastifyPluginAsyncTypebox<PayoutRouteOptions> = async (app, { networkFor, networkOfEntry, journal, assertSigning, approvals }) => {
@@ -110,14 +110,15 @@ export const payoutRoutes: FastifyPluginAsyncTypebox<PayoutRouteOptions> = async
         return chosen.policy.authorizePayout(apiKeyId, paid);
       };
       const batchRequest = { recipient: contract, units, apiKeyId, token: chosen.token.address, payout: order };
-      if (chosen.policy.needsApproval(units)) {
-        // Checked now (403, a pause's 503), counted against the key's cap only when it is approved and sent.
-        const awaiting = await approvals.request(chosen, batchRequest, journalKey, () => authorize()());
-        if (awaiting) {
-          if (awaiting.replayed) reply.header("idempotent-replayed", "true");
-          request.log.info({ payout: awaiting.entry.id, items: order.items.length, paid: paid.length, units: units.toString(), network: chosen.network.name, replayed: awaiting.replayed }, "payout awaits an admin's approval");
-          return reply.code(202).send(describeApproval(awaiting.entry, chosen));
-        }
+      // Checked now (403, a pause's 503), counted against the key's cap only when it is approved and sent.
+      // Below the threshold, a key still waiting from when it was lower gets its wait again.
+      const awaiting = chosen.policy.needsApproval(units)
+        ? await approvals.request(chosen, batchRequest, journalKey, () => authorize()())
+        : await approvals.repeatWhileWaiting(chosen, batchRequest, journalKey);
+      if (awaiting) {
+        if (awaiting.replayed) reply.header("idempotent-replayed", "true");
+        request.log.info({ payout: awaiting.entry.id, items: order.items.length, paid: paid.length, units: units.toString(), network: chosen.network.name, replayed: awaiting.replayed }, "payout awaits an admin's approval");
+        return reply.code(202).send(describeApproval(awaiting.entry, chosen));
       }
       const { transfer, replayed } = await chosen.transfers.sendTokenTransfer(batchRequest, journalKey, authorize);
       const entry = journal.findByKey(journalKey);

@@ -40,7 +40,7 @@ export interface TransferRouteOptions {
   /** Throws while the service does not sign (PAUSE_ON_UNEXPECTED_OUTFLOW): a new transfer is answered 503, a repeat its first answer. */
   assertSigning: () => void;
   /** Where a transfer above APPROVAL_ABOVE waits for a second admin key. */
-  approvals: Pick<ApprovalDesk, "request">;
+  approvals: Pick<ApprovalDesk, "request" | "repeatWhileWaiting">;
 }
 
 const MAX_WAIT_MS = 120_000;
@@ -91,16 +91,16 @@ export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = as
         return policy.authorize(apiKeyId, recipient, units);
       };
       const transferRequest = { recipient, units, apiKeyId, token: chosen.token.address };
-      if (policy.needsApproval(units)) {
-        // Checked now (403, a pause's 503), counted against the key's cap only when it is approved and sent.
-        const checkPolicy = () => authorize()();
-        const awaiting = await approvals.request(chosen, transferRequest, journalKey, checkPolicy);
-        if (awaiting) {
-          countOutcome(awaiting.replayed ? "replayed" : "awaiting_approval");
-          if (awaiting.replayed) reply.header("idempotent-replayed", "true");
-          request.log.info({ id: awaiting.entry.id, network: chosen.network.name, token: chosen.token.symbol, recipient, units: units.toString(), idempotencyKey, apiKeyId, replayed: awaiting.replayed }, "transfer awaits an admin's approval");
-          return reply.code(202).send(describeApproval(awaiting.entry, chosen));
-        }
+      // Checked now (403, a pause's 503), counted against the key's cap only when it is approved and sent.
+      // Below the threshold, a key still waiting from when it was lower gets its wait again.
+      const awaiting = policy.needsApproval(units)
+        ? await approvals.request(chosen, transferRequest, journalKey, () => authorize()())
+        : await approvals.repeatWhileWaiting(chosen, transferRequest, journalKey);
+      if (awaiting) {
+        countOutcome(awaiting.replayed ? "replayed" : "awaiting_approval");
+        if (awaiting.replayed) reply.header("idempotent-replayed", "true");
+        request.log.info({ id: awaiting.entry.id, network: chosen.network.name, token: chosen.token.symbol, recipient, units: units.toString(), idempotencyKey, apiKeyId, replayed: awaiting.replayed }, "transfer awaits an admin's approval");
+        return reply.code(202).send(describeApproval(awaiting.entry, chosen));
       }
       const { transfer, replayed } = await transfers.sendTokenTransfer(transferRequest, journalKey, authorize);
       countOutcome(replayed ? "replayed" : "sent");
