@@ -109,14 +109,21 @@ export class ApprovalDesk {
   }
 
   /**
-   * A request below the threshold whose key's transfer awaits approval (asked for when APPROVAL_ABOVE was
-   * lower, before a restart raised it): that wait again, the key's first answer, as `request` gives it.
-   * Undefined for any other key, which the transfer path answers.
+   * A request below the threshold, sent by `send` (the transfer path). A key whose transfer awaits approval,
+   * asked for when APPROVAL_ABOVE was lower (a restart raised it), is refused there before anything is done
+   * (TRANSFER_AWAITING_APPROVAL); it gets its wait again instead, the key's first answer. Decided meanwhile
+   * (expired, or an approval under way), it is sent again to be answered as the key now stands. Any other
+   * request costs nothing more than `send`.
    */
-  async repeatWhileWaiting(network: ApprovalNetwork, request: TransferRequest, key: string | undefined): Promise<AwaitingApproval | undefined> {
-    const held = key === undefined ? undefined : this.#journal.findByKey(key);
-    if (held?.state !== "awaiting-approval") return undefined;
-    return journaled(() => this.#answerRepeat(held, request, network));
+  async sendUnlessWaiting<T>(network: ApprovalNetwork, request: TransferRequest, key: string | undefined, send: () => Promise<T>): Promise<{ sent: T } | { awaiting: AwaitingApproval }> {
+    try {
+      return { sent: await send() };
+    } catch (error) {
+      const held = error instanceof ServiceError && error.code === "TRANSFER_AWAITING_APPROVAL" && key !== undefined ? this.#journal.findByKey(key) : undefined;
+      if (!held) throw error;
+      const awaiting = await journaled(() => this.#answerRepeat(held, request, network));
+      return awaiting ? { awaiting } : { sent: await send() };
+    }
   }
 
   /**

@@ -1,5 +1,6 @@
 /** Builds the parts that sign and send: the submitter of new transfers and the replacer of stuck ones. */
 import type { FastifyBaseLogger } from "fastify";
+import { atMostEvery } from "./at-most-every.js";
 import type { AttemptKind, JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
 import type { ChainConnection } from "../node/connect-chain.js";
 import type { FeePolicy } from "./fee-policy.js";
@@ -9,6 +10,9 @@ import { type NextNonceReason, type ReplacementReason, TransferReplacer } from "
 import { type FaultPoint, TransferSubmitter } from "./transfer-submitter.js";
 import type { WalletLedger } from "./wallet-ledger.js";
 import { feesAsText } from "./wallet-transaction.js";
+
+/** How often a node's missing pending count is logged at most, per wallet. */
+const PENDING_COUNT_WARNING_EVERY_MS = 600_000;
 
 export interface SendPathSettings {
   stuckAfterBlocks: number;
@@ -53,10 +57,14 @@ export function createSendPath(settings: SendPathSettings, parts: SendPathParts)
     if (signed) log.warn({ hash: entry.hash, nonce: entry.nonce }, "another transaction used this transfer's nonce; signed it again at a new nonce");
     return signed;
   };
-  reconciler.onPendingCountUnread = (error) =>
-    log.warn(
-      { err: error },
-      "a node did not give the wallet's pending transaction count after a re-send of its next transaction: until one does, a node that holds that transaction without ever mining it is not noticed, and it is not re-priced for that (told once until a count is read again)",
+  // A fleet with one backend that refuses the pending tag fails every few rounds for as long as it lasts.
+  const pendingCountWarning = atMostEvery(PENDING_COUNT_WARNING_EVERY_MS);
+  reconciler.onPendingCountUnread = (error, at) =>
+    pendingCountWarning(() =>
+      log.warn(
+        { err: error, ...at },
+        "a node did not give the wallet's pending transaction count after a re-send of its next transaction: while none does, a node that holds that transaction without ever mining it is not noticed, and it is not re-priced for that (told at most once every 10 minutes)",
+      ),
     );
   const replacer = new TransferReplacer({
     chain,

@@ -71,12 +71,11 @@ export class TransferReconciler {
   #heldAtNextNonce: { entryId: number; hash: string } | undefined;
   #signAgain: SignAgain | undefined;
   /**
-   * Told when a node does not give the wallet's pending count after a re-send of its next transaction,
-   * once until a count is read again: without it, a node that holds that transaction and never mines it
-   * goes unnoticed (the "held but unmined" and "held without being counted" replacements wait for it).
+   * Told each time a node does not give the wallet's pending count after a re-send of its next transaction
+   * (`at`): without it, a node that holds that transaction and never mines it goes unnoticed (the "held but
+   * unmined" and "held without being counted" replacements wait for it).
    */
-  onPendingCountUnread: ((error: unknown) => void) | undefined;
-  #pendingCountUnread = false;
+  onPendingCountUnread: ((error: unknown, at: { nonce: number; hash: string }) => void) | undefined;
   /** Told when the chain's newest blocks show a nonce unused that the wallet snapshot counts as used. */
   onSnapshotStale: (() => void) | undefined;
   /** Told the block each transfer it settles was seen mined in: finality checks that block stays on the chain. */
@@ -184,7 +183,10 @@ export class TransferReconciler {
       // it held them already: it keeps them where they are never mined. Not counted after taking them afresh
       // proves nothing (the count may come from another backend of a fleet, one that has not seen them yet).
       // A count the node does not give decides nothing either: these bytes went out, the next round asks again.
-      const counted = await this.#countedAsPending(entry.nonce);
+      const counted = await this.#countedAsPending(entry.nonce).catch((error: unknown) => {
+        this.onPendingCountUnread?.(error, { nonce: entry.nonce as number, hash: latest.hash });
+        return undefined;
+      });
       if (heldAlready && counted === false) return "held, not executable";
       if (counted) this.#heldAtNextNonce = { entryId: entry.id, hash: latest.hash };
     }
@@ -195,18 +197,10 @@ export class TransferReconciler {
     return Number(await this.chain.provider.send("eth_getTransactionCount", [this.chain.wallet.address, "latest"]));
   }
 
-  // Whether the node counts a transaction at this nonce among the wallet's pending ones; undefined when it
-  // does not say (told once, until it says again).
-  async #countedAsPending(nonce: number): Promise<boolean | undefined> {
-    try {
-      const count = await this.chain.provider.send("eth_getTransactionCount", [this.chain.wallet.address, "pending"]);
-      this.#pendingCountUnread = false;
-      return Number(count) > nonce;
-    } catch (error) {
-      if (!this.#pendingCountUnread) this.onPendingCountUnread?.(error);
-      this.#pendingCountUnread = true;
-      return undefined;
-    }
+  // Whether the node counts a transaction at this nonce among the wallet's pending ones.
+  async #countedAsPending(nonce: number): Promise<boolean> {
+    const count = await this.chain.provider.send("eth_getTransactionCount", [this.chain.wallet.address, "pending"]);
+    return Number(count) > nonce;
   }
 
   /**

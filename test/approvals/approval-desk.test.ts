@@ -17,6 +17,8 @@ const OWNER = { chainId: 31337n, walletAddress: "0x70997970C51812dc3A010C7d01b50
 const REQUEST: TransferRequest = { recipient: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC", units: 150n, apiKeyId: "key_asker", token: OWNER.tokenAddress };
 const HOUR = 3_600_000;
 const ENDPOINT = "https://hooks.example.com/transfers";
+// What the transfer path answers a repeat of a key whose transfer awaits approval.
+const TRANSFER_AWAITING = () => Promise.reject(new ServiceError("TRANSFER_AWAITING_APPROVAL", "awaits an admin's approval; nothing was sent"));
 
 describe("the approval desk", () => {
   let journal: TransferJournal;
@@ -58,6 +60,29 @@ describe("the approval desk", () => {
     expect(checks).toBe(1);
     expect(await eventsOf(first?.entry.id as number)).toEqual(["transfer.awaiting_approval"]);
     await expect(desk.request(network, { ...REQUEST, units: 151n }, "key_asker/k1", () => undefined)).rejects.toMatchObject({ code: "IDEMPOTENCY_KEY_REUSED" });
+  });
+
+  it("below the threshold: the transfer path answers, unless it refuses a key still waiting, which gets its wait again; one decided meanwhile is sent again for its answer as it now stands", async () => {
+    const waiting = TRANSFER_AWAITING;
+    const sends: string[] = [];
+    const send = (answers: (() => Promise<string>)[]) => () => {
+      sends.push("send");
+      return (answers.shift() as () => Promise<string>)();
+    };
+    expect(await desk.sendUnlessWaiting(network, REQUEST, "key_asker/k7", send([async () => "record"]))).toEqual({ sent: "record" });
+    await expect(desk.sendUnlessWaiting(network, REQUEST, "key_asker/k7", send([() => Promise.reject(new ServiceError("CALL_EXCEPTION", "reverts"))]))).rejects.toMatchObject({ code: "CALL_EXCEPTION" });
+
+    const id = await ask("key_asker/k8");
+    const again = await desk.sendUnlessWaiting(network, REQUEST, "key_asker/k8", send([waiting]));
+    expect(again).toMatchObject({ awaiting: { replayed: true, entry: { id, state: "awaiting-approval" } } });
+
+    // Past its time: expired as it is asked, then answered by the transfer path (its 417).
+    now += HOUR + 1;
+    const expired = await desk.sendUnlessWaiting(network, REQUEST, "key_asker/k8", send([waiting, async () => "refused for good"]));
+    expect(expired).toEqual({ sent: "refused for good" });
+    expect(journal.findById(id)).toMatchObject({ state: "refused", refusal: { code: "APPROVAL_EXPIRED" } });
+    expect(sends).toHaveLength(5);
+    expect(sent).toEqual([]);
   });
 
   it("answers a repeat's 202 only once the first request's wait is durable: when that commit fails, both are 503, never a wait the journal lost", async () => {

@@ -97,36 +97,38 @@ describe("the background resend", () => {
     expect(journal.findById(second.id)).toMatchObject({ state: "signed" });
   });
 
-  it("tells once when a node gives no pending count after re-sending the wallet's next transaction, and again only after a count was read: the bytes go out all the same", async () => {
+  it("tells each time a node gives no pending count after re-sending the wallet's next transaction, with its nonce and hash; the bytes go out all the same, and nothing is taken as held", async () => {
     let countFails = true;
     const { chain, calls, reconciler } = setUp(async ({ method, params }) => {
       if (method === "eth_getTransactionByHash") return null;
       if (method === "eth_sendRawTransaction") return "0x";
       if (method === "eth_getTransactionCount" && params[1] === "pending") {
         if (countFails) throw nodeError("the pending block tag is not supported");
-        return "0x0";
+        return "0x1";
       }
       throw new Error(`unexpected ${method}`);
     });
-    const told: unknown[] = [];
-    reconciler.onPendingCountUnread = (error) => told.push(error);
+    const told: { error: unknown; at: { nonce: number; hash: string } }[] = [];
+    reconciler.onPendingCountUnread = (error, at) => told.push({ error, at });
     const next = await journalSigned(chain, 0);
     await journal.flushed();
     const resendNext = () => reconciler.resend(journal.findById(next.id) as JournalEntry, true);
 
     expect(await resendNext()).toBe("taken");
     expect(await resendNext()).toBe("taken");
-    expect(told).toHaveLength(1);
-    expect(String(told[0])).toContain("the pending block tag is not supported");
+    expect(told.map(({ at }) => at)).toEqual([
+      { nonce: 0, hash: next.hash },
+      { nonce: 0, hash: next.hash },
+    ]);
+    expect(String(told[0].error)).toContain("the pending block tag is not supported");
     expect(reconciler.heldAtNextNonce(next.id)).toBeUndefined();
 
+    // A count given again: nothing told, and the evidence is taken.
     countFails = false;
     expect(await resendNext()).toBe("taken");
-    expect(told).toHaveLength(1);
-    countFails = true;
-    expect(await resendNext()).toBe("taken");
     expect(told).toHaveLength(2);
-    expect(rawSent(calls)).toEqual([next.raw, next.raw, next.raw, next.raw]);
+    expect(reconciler.heldAtNextNonce(next.id)).toBe(next.hash);
+    expect(rawSent(calls)).toEqual([next.raw, next.raw, next.raw]);
   });
 
   /**

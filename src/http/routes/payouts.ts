@@ -16,7 +16,7 @@ import { seesTransferOf } from "../auth.js";
 import { readIdempotencyKey } from "../idempotency-key.js";
 import { ApprovalSchema, type PayoutBody, PayoutBodySchema, PayoutHeadersSchema, PayoutParamsSchema, PayoutReplySchema, errorReplies } from "../schemas.js";
 import type { TransferNetwork } from "./transfer.js";
-import type { ApprovalDesk } from "../../approvals/approval-desk.js";
+import type { ApprovalDesk, AwaitingApproval } from "../../approvals/approval-desk.js";
 import { describeApproval } from "./approvals.js";
 
 /** The most a batch's body may weigh: 200 items of the longest address, amount and id, with room to spare. */
@@ -33,7 +33,7 @@ export interface PayoutRouteOptions {
   /** Throws while the service does not sign (PAUSE_ON_UNEXPECTED_OUTFLOW): a new batch is answered 503, a repeat its first answer. */
   assertSigning: () => void;
   /** Where a batch above APPROVAL_ABOVE waits for a second admin key. */
-  approvals: Pick<ApprovalDesk, "request" | "repeatWhileWaiting">;
+  approvals: Pick<ApprovalDesk, "request" | "sendUnlessWaiting">;
 }
 
 export const payoutRoutes: FastifyPluginAsyncTypebox<PayoutRouteOptions> = async (app, { networkFor, networkOfEntry, journal, assertSigning, approvals }) => {
@@ -110,17 +110,19 @@ export const payoutRoutes: FastifyPluginAsyncTypebox<PayoutRouteOptions> = async
         return chosen.policy.authorizePayout(apiKeyId, paid);
       };
       const batchRequest = { recipient: contract, units, apiKeyId, token: chosen.token.address, payout: order };
-      // Checked now (403, a pause's 503), counted against the key's cap only when it is approved and sent.
-      // Below the threshold, a key still waiting from when it was lower gets its wait again.
-      const awaiting = chosen.policy.needsApproval(units)
-        ? await approvals.request(chosen, batchRequest, journalKey, () => authorize()())
-        : await approvals.repeatWhileWaiting(chosen, batchRequest, journalKey);
-      if (awaiting) {
+      const answerWaiting = (awaiting: AwaitingApproval) => {
         if (awaiting.replayed) reply.header("idempotent-replayed", "true");
         request.log.info({ payout: awaiting.entry.id, items: order.items.length, paid: paid.length, units: units.toString(), network: chosen.network.name, replayed: awaiting.replayed }, "payout awaits an admin's approval");
         return reply.code(202).send(describeApproval(awaiting.entry, chosen));
+      };
+      if (chosen.policy.needsApproval(units)) {
+        // Checked now (403, a pause's 503), counted against the key's cap only when it is approved and sent.
+        const awaiting = await approvals.request(chosen, batchRequest, journalKey, () => authorize()());
+        if (awaiting) return answerWaiting(awaiting);
       }
-      const { transfer, replayed } = await chosen.transfers.sendTokenTransfer(batchRequest, journalKey, authorize);
+      const outcome = await approvals.sendUnlessWaiting(chosen, batchRequest, journalKey, () => chosen.transfers.sendTokenTransfer(batchRequest, journalKey, authorize));
+      if ("awaiting" in outcome) return answerWaiting(outcome.awaiting);
+      const { transfer, replayed } = outcome.sent;
       const entry = journal.findByKey(journalKey);
       if (!entry?.payout) throw new Error(`payout ${journalKey} was sent but the journal holds no batch under its key`);
       if (replayed) reply.header("idempotent-replayed", "true");

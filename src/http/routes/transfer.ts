@@ -1,6 +1,6 @@
 /** POST /transfer: send tokens from the hot wallet; answers the ethers v5 record as soon as the node accepts it. */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import type { ApprovalDesk, ApprovalNetwork } from "../../approvals/approval-desk.js";
+import type { ApprovalDesk, ApprovalNetwork, AwaitingApproval } from "../../approvals/approval-desk.js";
 import type { TransferSender } from "../../send-path/transfer-service.js";
 import { describeApproval } from "./approvals.js";
 import { InvalidAddressError, parseRecipientAddress } from "../../domain/recipient-address.js";
@@ -40,7 +40,7 @@ export interface TransferRouteOptions {
   /** Throws while the service does not sign (PAUSE_ON_UNEXPECTED_OUTFLOW): a new transfer is answered 503, a repeat its first answer. */
   assertSigning: () => void;
   /** Where a transfer above APPROVAL_ABOVE waits for a second admin key. */
-  approvals: Pick<ApprovalDesk, "request" | "repeatWhileWaiting">;
+  approvals: Pick<ApprovalDesk, "request" | "sendUnlessWaiting">;
 }
 
 const MAX_WAIT_MS = 120_000;
@@ -91,18 +91,20 @@ export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = as
         return policy.authorize(apiKeyId, recipient, units);
       };
       const transferRequest = { recipient, units, apiKeyId, token: chosen.token.address };
-      // Checked now (403, a pause's 503), counted against the key's cap only when it is approved and sent.
-      // Below the threshold, a key still waiting from when it was lower gets its wait again.
-      const awaiting = policy.needsApproval(units)
-        ? await approvals.request(chosen, transferRequest, journalKey, () => authorize()())
-        : await approvals.repeatWhileWaiting(chosen, transferRequest, journalKey);
-      if (awaiting) {
+      const answerWaiting = (awaiting: AwaitingApproval) => {
         countOutcome(awaiting.replayed ? "replayed" : "awaiting_approval");
         if (awaiting.replayed) reply.header("idempotent-replayed", "true");
         request.log.info({ id: awaiting.entry.id, network: chosen.network.name, token: chosen.token.symbol, recipient, units: units.toString(), idempotencyKey, apiKeyId, replayed: awaiting.replayed }, "transfer awaits an admin's approval");
         return reply.code(202).send(describeApproval(awaiting.entry, chosen));
+      };
+      if (policy.needsApproval(units)) {
+        // Checked now (403, a pause's 503), counted against the key's cap only when it is approved and sent.
+        const awaiting = await approvals.request(chosen, transferRequest, journalKey, () => authorize()());
+        if (awaiting) return answerWaiting(awaiting);
       }
-      const { transfer, replayed } = await transfers.sendTokenTransfer(transferRequest, journalKey, authorize);
+      const outcome = await approvals.sendUnlessWaiting(chosen, transferRequest, journalKey, () => transfers.sendTokenTransfer(transferRequest, journalKey, authorize));
+      if ("awaiting" in outcome) return answerWaiting(outcome.awaiting);
+      const { transfer, replayed } = outcome.sent;
       countOutcome(replayed ? "replayed" : "sent");
       if (!replayed) countUnitsSent(units, chosen);
       const logged = { hash: transfer.hash, network: chosen.network.name, token: chosen.token.symbol, nonce: transfer.transaction.nonce, recipient, units: units.toString(), idempotencyKey, apiKeyId };
