@@ -165,11 +165,16 @@ export class ApprovalDesk {
     return due.length;
   }
 
-  /** Expires approvals past their time every few seconds until stop(); `onError` hears of a failed pass. */
+  /**
+   * Expires approvals past their time now (those that passed it while the service was down) and then every
+   * few seconds until stop(); `onError` hears of a failed pass.
+   */
   start(onError: (error: unknown) => void): void {
-    this.#sweep = setInterval(() => {
+    const pass = () => {
       this.#sweeping = this.#sweeping.then(() => this.expireDue().then(() => undefined, onError));
-    }, EXPIRY_SWEEP_MS);
+    };
+    pass();
+    this.#sweep = setInterval(pass, EXPIRY_SWEEP_MS);
     this.#sweep.unref();
   }
 

@@ -85,6 +85,17 @@ describe("the approval desk", () => {
     expect(sent).toEqual([]);
   });
 
+  it("expires at start what passed its time while the service was down, not a sweep later", async () => {
+    const id = await ask("key_asker/k9");
+    now += HOUR + 1;
+    const failures: unknown[] = [];
+    desk.start((error) => failures.push(error));
+    await desk.stop();
+    expect(journal.findById(id)).toMatchObject({ state: "refused", refusal: { code: "APPROVAL_EXPIRED" } });
+    expect(await eventsOf(id)).toEqual(["transfer.awaiting_approval", "transfer.rejected"]);
+    expect(failures).toEqual([]);
+  });
+
   it("answers a repeat's 202 only once the first request's wait is durable: when that commit fails, both are 503, never a wait the journal lost", async () => {
     let failCommit!: (error: Error) => void;
     const commit = new Promise<void>((_resolve, reject) => (failCommit = reject));
