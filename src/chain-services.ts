@@ -257,7 +257,11 @@ function startWhenReachable(
 function startRetention(config: ChainServicesConfig, journal: TransferJournal, log: FastifyBaseLogger): { stop(): Promise<void> } {
   const archiveDir = config.journalArchiveDir ?? join(dirname(config.journalPath), "archive");
   return startJournalRetention(journal, { days: config.journalRetentionDays, archiveDir }, {
-    archived: ({ archived, into }) => log.info({ archived, into, retentionDays: config.journalRetentionDays }, "moved settled transfers older than the retention to the archive"),
+    archived: ({ transfers, auditEntries }) => {
+      const retentionDays = config.journalRetentionDays;
+      if (transfers.archived > 0) log.info({ archived: transfers.archived, into: transfers.into, retentionDays }, "moved settled transfers older than the retention to the archive");
+      if (auditEntries.archived > 0) log.info({ archived: auditEntries.archived, into: auditEntries.into, retentionDays }, "moved audit entries older than the retention to the archive");
+    },
     failed: (error) => log.error({ err: error }, "journal retention failed; nothing was deleted that is not archived, and the next pass tries again"),
   });
 }

@@ -46,28 +46,65 @@ export interface AuditBreak {
 }
 
 /**
+ * Audit entries archived per step by retention (one file append and one commit each): a pass cut off by a
+ * crash between the two archives at most this many twice.
+ */
+export const AUDIT_ARCHIVE_BATCH = 1_000;
+
+/** The entry retention makes in the commit that deletes archived entries: what it archived through, and where. */
+export const AUDIT_ARCHIVED_KIND = "journal.audit_archived";
+
+/** The detail of an AUDIT_ARCHIVED_KIND entry. */
+export interface AuditArchivedDetail {
+  /** The last entry archived: the log now starts after it. */
+  throughSeq: number;
+  /** Its hash: the next entry points back to it. */
+  lastHash: string;
+  /** The archive file, or audit_archive (the shared database's table). */
+  into: string;
+}
+
+/**
  * Checks entries in order as they are read: numbered without a gap, each pointing back to the one before and
  * hashing to what it records. What it cannot see from the log alone: entries removed from its end, or a log
  * rewritten whole (SHA-256 needs no key). A (seq, hash) kept outside the database catches both (`expect`).
+ *
+ * With `afterArchived`, the first entry read may come after entries retention archived and that are not read
+ * (archive files moved elsewhere, or only the journal read): it is taken as the start only when an archiving
+ * entry of the chain says the log was archived through the entry before it, with the hash it points back to;
+ * finish() reports a start that none vouched for. Entries seen again (an archive pass cut off by a crash
+ * appends its batch twice, and the journal may still hold it) are skipped when identical to the ones checked.
  */
 export class AuditChainCheck {
-  #previous: string;
-  readonly #firstSeq: number;
+  #previous = AUDIT_GENESIS;
   #checked = 0;
+  #first: number | undefined;
   #last: number | undefined;
+  readonly #afterArchived: boolean;
+  /** Where a log that begins after archived entries starts, until an archiving entry vouches for it. */
+  #unvouchedStart: { seq: number; prevHash: string } | undefined;
+  /** The hashes of the latest entries checked, by seq, to tell a repeat from a change: at most a batch. */
+  readonly #recent = new Map<number, string>();
 
-  /** `previous`: the hash of the entry before `firstSeq` (the genesis before entry 1). */
-  constructor(previous = AUDIT_GENESIS, firstSeq = 1) {
-    this.#previous = previous;
-    this.#firstSeq = firstSeq;
+  constructor(options: { afterArchived?: boolean } = {}) {
+    this.#afterArchived = options.afterArchived ?? false;
   }
 
-  /** The first break found in `row`, or undefined when it continues the chain. */
+  /** The first break found in `row`, or undefined when it continues the chain (or repeats an entry checked). */
   check(row: AuditRow): AuditBreak | undefined {
-    // Entries are numbered without a gap from 1 (a rolled-back commit gives its numbers back): a gap is a removal.
-    const expectedSeq = (this.#last ?? this.#firstSeq - 1) + 1;
+    if (this.#last !== undefined && row.seq <= this.#last) {
+      const seen = this.#recent.get(row.seq);
+      if (seen !== undefined && seen === row.hash) return undefined;
+      if (seen !== undefined) return { seq: row.seq, reason: `entry ${row.seq} appears twice, the second time changed: it hashes to ${seen}, then records ${row.hash}` };
+      return { seq: row.seq, reason: `entry ${row.seq} comes after entry ${this.#last}: out of order` };
+    }
+    if (this.#last === undefined && row.seq > 1 && this.#afterArchived && row.prev_hash !== null) {
+      this.#previous = row.prev_hash;
+      this.#unvouchedStart = { seq: row.seq, prevHash: row.prev_hash };
+    }
+    // Entries are numbered without a gap (a rolled-back commit gives its numbers back): a gap is a removal.
+    const expectedSeq = this.#last === undefined ? (this.#unvouchedStart?.seq ?? 1) : this.#last + 1;
     if (row.seq !== expectedSeq) {
-      if (row.seq < expectedSeq) return { seq: row.seq, reason: `entry ${row.seq} comes after entry ${expectedSeq - 1}: out of order` };
       const missing = row.seq - 1 === expectedSeq ? `entry ${expectedSeq} is` : `entries ${expectedSeq} to ${row.seq - 1} are`;
       return { seq: row.seq, reason: `${missing} missing before entry ${row.seq}: removed` };
     }
@@ -78,9 +115,21 @@ export class AuditChainCheck {
     const expected = auditEntryHash(this.#previous, row);
     if (row.hash !== expected) return { seq: row.seq, reason: `entry ${row.seq} (${row.kind}) was changed: its fields hash to ${expected}, not to its recorded ${row.hash}` };
     this.#previous = row.hash;
+    this.#first ??= row.seq;
     this.#last = row.seq;
     this.#checked++;
+    this.#recent.set(row.seq, row.hash);
+    if (this.#recent.size > AUDIT_ARCHIVE_BATCH) this.#recent.delete(row.seq - AUDIT_ARCHIVE_BATCH);
+    if (this.#unvouchedStart && row.kind === AUDIT_ARCHIVED_KIND && vouchesFor(row.detail, this.#unvouchedStart)) this.#unvouchedStart = undefined;
     return undefined;
+  }
+
+  /** Once every entry was read: a log that starts after entries no archiving entry accounts for is broken there. */
+  finish(): AuditBreak | undefined {
+    const start = this.#unvouchedStart;
+    if (!start) return undefined;
+    const missing = start.seq === 2 ? "entry 1 is" : `entries 1 to ${start.seq - 1} are`;
+    return { seq: start.seq, reason: `${missing} missing before entry ${start.seq}, and no ${AUDIT_ARCHIVED_KIND} entry says they were archived: removed` };
   }
 
   /** How many entries continued the chain. */
@@ -88,14 +137,29 @@ export class AuditChainCheck {
     return this.#checked;
   }
 
+  /** The seq of the first entry checked; undefined before any. */
+  get firstSeq(): number | undefined {
+    return this.#first;
+  }
+
   /** The seq of the last entry checked; undefined before any. */
   get lastSeq(): number | undefined {
     return this.#last;
   }
 
-  /** The hash of the last entry checked (the start's before any). */
+  /** The hash of the last entry checked (the genesis before any). */
   get lastHash(): string {
     return this.#previous;
+  }
+}
+
+// An archiving entry's detail says the log was archived through the entry just before `start`, which hashed to what `start` points back to.
+function vouchesFor(detail: string, start: { seq: number; prevHash: string }): boolean {
+  try {
+    const archived = JSON.parse(detail) as Partial<AuditArchivedDetail>;
+    return archived.throughSeq === start.seq - 1 && archived.lastHash === start.prevHash;
+  } catch {
+    return false;
   }
 }
 

@@ -6,10 +6,16 @@
  * (several replicas); only then is it deleted. A crash between the two leaves it in both places, and the
  * next pass archives it again: a file may hold a transfer twice (its `transfer.id` tells; the table keeps
  * one), never lose one.
+ *
+ * The audit log's entries older than the retention follow the same way (never the last: the next entry
+ * chains on from its hash), to an audit file of their own or the database's audit_archive table; the
+ * commit that deletes them enters a journal.audit_archived entry naming the last one archived and its hash,
+ * so that the chain verifies from where the log now starts, and from entry 1 with the archive.
  */
 import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { steadyWallClockNow } from "../clock.js";
+import { AUDIT_ARCHIVED_KIND, AUDIT_ARCHIVE_BATCH, type AuditArchivedDetail } from "./audit-chain.js";
 import type { TransferJournal } from "./transfer-journal.js";
 
 const DAY_MS = 86_400_000;
@@ -65,17 +71,59 @@ export async function archiveOldTransfers(journal: TransferJournal, settings: Re
   return { archived, into: archived === 0 ? undefined : databaseArchive ? "the database's transfers_archive table" : file };
 }
 
+/**
+ * One pass over the audit log: its entries entered before the retention, oldest first, into today's audit
+ * file (a journal of its own) or the shared database's audit_archive table, then out of the log.
+ */
+export async function archiveOldAuditEntries(journal: TransferJournal, settings: RetentionSettings, now = steadyWallClockNow()): Promise<ArchivePass> {
+  const before = now - settings.days * DAY_MS;
+  const file = join(settings.archiveDir, `audit-${new Date(now).toISOString().slice(0, 10)}.jsonl`);
+  let archived = 0;
+  for (;;) {
+    const batch = journal.archivableAudit(before, AUDIT_ARCHIVE_BATCH);
+    if (batch.length === 0) break;
+    appendDurably(file, batch.map((entry) => `${JSON.stringify(entry)}\n`).join(""));
+    const last = batch[batch.length - 1];
+    journal.forgetArchivedAudit(last.seq);
+    // In the commit that deletes them: the log now starts after this entry, which hashed to this.
+    journal.recordAudit({ kind: AUDIT_ARCHIVED_KIND, actor: null, detail: { throughSeq: last.seq, lastHash: last.hash as string, into: file } satisfies AuditArchivedDetail });
+    await journal.flushed();
+    archived += batch.length;
+    // A short batch reached the entries still young (or the log's last): the entry just made is one of them.
+    if (batch.length < AUDIT_ARCHIVE_BATCH) break;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  const elsewhere = await journal.archiveAuditElsewhere(before);
+  if (elsewhere) {
+    journal.recordAudit({ kind: AUDIT_ARCHIVED_KIND, actor: null, detail: { throughSeq: elsewhere.last.seq, lastHash: elsewhere.last.hash as string, into: "audit_archive" } satisfies AuditArchivedDetail });
+    await journal.flushed();
+    return { archived: elsewhere.count, into: "the database's audit_archive table" };
+  }
+  return { archived, into: archived === 0 ? undefined : file };
+}
+
+/** What a retention pass moved: transfers, and audit entries. */
+export interface RetentionPass {
+  transfers: ArchivePass;
+  auditEntries: ArchivePass;
+}
+
 /** Runs a pass now and every hour; `report` hears of each pass that archived something, and of failures. */
 export function startJournalRetention(
   journal: TransferJournal,
   settings: RetentionSettings,
-  report: { archived: (pass: ArchivePass) => void; failed: (error: unknown) => void },
+  report: { archived: (pass: RetentionPass) => void; failed: (error: unknown) => void },
 ): { stop(): Promise<void> } {
   let running: Promise<void> | undefined;
+  const retain = async (): Promise<RetentionPass> => {
+    const now = steadyWallClockNow();
+    const transfers = await archiveOldTransfers(journal, settings, now);
+    return { transfers, auditEntries: await archiveOldAuditEntries(journal, settings, now) };
+  };
   const pass = () => {
     if (running || journal.failure) return;
-    running = archiveOldTransfers(journal, settings)
-      .then((done) => (done.archived > 0 ? report.archived(done) : undefined), report.failed)
+    running = retain()
+      .then((done) => (done.transfers.archived > 0 || done.auditEntries.archived > 0 ? report.archived(done) : undefined), report.failed)
       .finally(() => (running = undefined));
   };
   pass();

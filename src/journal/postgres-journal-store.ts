@@ -6,6 +6,7 @@
  */
 import pg from "pg";
 import { steadyWallClockNow } from "../clock.js";
+import { AUDIT_ARCHIVE_BATCH, type AuditRow } from "./audit-chain.js";
 import type { PostgresJournalReader } from "./postgres-journal-reader.js";
 import { SETTLED_FOR_GOOD, SEVERAL_NETWORKS_MARK, ownersChainOf } from "./journal-rows.js";
 import { POSTGRES_MIGRATIONS } from "./postgres-migrations.js";
@@ -242,6 +243,28 @@ export class PostgresJournalStore implements JournalReplica {
       [ids, Date.now()],
     ));
     return rows[0].moved;
+  }
+
+  async archiveAudit(before: number): Promise<{ count: number; last: AuditRow } | undefined> {
+    let moved: { count: number; last: AuditRow } | undefined;
+    for (;;) {
+      // One more than a batch: the last row read is never moved (the log's last entry, or beyond the batch).
+      const { rows } = await this.#onSession(() => this.session.query<AuditRow>("SELECT * FROM audit_log ORDER BY seq LIMIT $1", [AUDIT_ARCHIVE_BATCH + 1]));
+      let end = 0;
+      while (end < rows.length - 1 && rows[end].at < before && rows[end].hash !== null) end++;
+      if (end === 0) return moved;
+      const last = rows[end - 1];
+      // One statement: the entries leave the log and enter the archive together (the session ships meanwhile).
+      await this.#onSession(() => this.session.query(
+        `WITH moved AS (DELETE FROM audit_log WHERE seq <= $1 RETURNING *)
+         INSERT INTO audit_archive (seq, at, kind, transfer_id, actor, detail, prev_hash, hash)
+         SELECT seq, at, kind, transfer_id, actor, detail, prev_hash, hash FROM moved ON CONFLICT (seq) DO NOTHING`,
+        [last.seq],
+      ));
+      moved = { count: (moved?.count ?? 0) + end, last };
+      if (end < AUDIT_ARCHIVE_BATCH) return moved;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   /**

@@ -217,7 +217,7 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; sql: string }[] = 
   },
   {
     // The audit log (audit-chain.ts): each entry sealed with the hash of the one before it by the leader's
-    // working copy, in the commit it ships. Never archived: the chain verifies from its first entry.
+    // working copy, in the commit it ships. Retention moves old entries to audit_archive (version 16).
     version: 14,
     sql: `
       CREATE TABLE audit_log (
@@ -240,6 +240,23 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; sql: string }[] = 
     sql: `
       ALTER TABLE wallet_outflows ADD COLUMN log_key TEXT;
       ALTER TABLE wallet_outflows ADD CONSTRAINT wallet_outflows_once_by_log_key UNIQUE (chain_id, hash, log_key) DEFERRABLE INITIALLY DEFERRED;
+    `,
+  },
+  {
+    // Audit entries retention moved out of audit_log (JOURNAL_RETENTION_DAYS), as they were: audit:verify
+    // checks the chain through both tables, from entry 1.
+    version: 16,
+    sql: `
+      CREATE TABLE audit_archive (
+        seq BIGINT PRIMARY KEY,
+        at BIGINT NOT NULL,
+        kind TEXT NOT NULL,
+        transfer_id BIGINT,
+        actor TEXT,
+        detail TEXT NOT NULL,
+        prev_hash TEXT,
+        hash TEXT
+      );
     `,
   },
 ];

@@ -6,6 +6,7 @@
  * broadcast before its record is in the shared database.
  */
 import type Database from "better-sqlite3";
+import type { AuditRow } from "./audit-chain.js";
 import type { ArchivedTransfer } from "./transfer-journal.js";
 
 /** The tables a journal keeps, with their primary keys. journal_owner is checked by each store itself. */
@@ -51,6 +52,8 @@ export interface JournalReplica {
    * copy archives its own). Returns how many.
    */
   archiveSettled(before: number, held: (ids: readonly number[]) => ReadonlySet<number>): Promise<number>;
+  /** Moves the audit entries entered before `before`, oldest first and never the last, into audit_archive (see TransferJournal.archiveAuditElsewhere). */
+  archiveAudit(before: number): Promise<{ count: number; last: AuditRow } | undefined>;
 }
 
 const TABLE_NAMES = Object.keys(JOURNAL_TABLES) as JournalTable[];

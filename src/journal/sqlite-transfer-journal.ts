@@ -155,7 +155,9 @@ const SCHEMA = `
   );
   -- The audit log: every state change of every transfer, every attempt signed, every operator action and
   -- the settings each process started with, each entry chained to the one before by its hash (audit-chain.ts),
-  -- sealed in the commit that makes it. Never archived or deleted: the chain verifies from its first entry.
+  -- sealed in the commit that makes it. Only retention deletes entries (and a working copy what it shipped):
+  -- old ones, archived first, never the last (journal-retention.ts), so the chain verifies from entry 1 with
+  -- the archive. AUTOINCREMENT: no seq is ever used again.
   CREATE TABLE IF NOT EXISTS audit_log (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     at INTEGER NOT NULL,
@@ -467,6 +469,7 @@ function prepareStatements(db: Database.Database) {
     insertAudit: db.prepare("INSERT INTO audit_log (at, kind, transfer_id, actor, detail) VALUES (@at, @kind, @transferId, @actor, @detail)"),
     auditAfter: db.prepare("SELECT * FROM audit_log WHERE seq > @after ORDER BY seq LIMIT @limit"),
     auditBefore: db.prepare("SELECT * FROM audit_log WHERE seq < @before ORDER BY seq DESC LIMIT @limit"),
+    forgetAuditThrough: db.prepare("DELETE FROM audit_log WHERE seq <= ?"),
     restateRefusal: db.prepare("UPDATE transfers SET refusal_code = @code, refusal_message = @message, updated_at = @now WHERE id = @id AND state IN ('refused', 'rejected')"),
     takeApproved: db.prepare(
       "UPDATE transfers SET state = 'claimed', lane = @lane, approval_decided_by = @by, approval_decided_at = @at, updated_at = @now WHERE id = @id AND state = 'awaiting-approval' AND chain_id = @chain AND approval_expires_at > @at",
@@ -1283,6 +1286,27 @@ class SqliteTransferJournal implements TransferJournal {
     const { replica, statements } = this.#store;
     if (!replica) return 0;
     return replica.archiveSettled(before, (ids) => new Set(statements.heldOf.all(JSON.stringify(ids)) as number[]));
+  }
+
+  archivableAudit(before: number, limit: number): AuditRow[] {
+    const { replica, statements } = this.#store;
+    if (replica) return [];
+    // One more than asked: the last row read is never archived (the log's last entry, or beyond the limit).
+    const rows = statements.auditAfter.all({ after: 0, limit: limit + 1 }) as AuditRow[];
+    const archivable: AuditRow[] = [];
+    for (const row of rows.slice(0, -1)) {
+      if (row.at >= before || row.hash === null) break;
+      archivable.push(row);
+    }
+    return archivable;
+  }
+
+  forgetArchivedAudit(throughSeq: number): void {
+    this.#store.write(() => this.#store.statements.forgetAuditThrough.run(throughSeq));
+  }
+
+  async archiveAuditElsewhere(before: number): Promise<{ count: number; last: AuditRow } | undefined> {
+    return this.#store.replica?.archiveAudit(before);
   }
 
   forgetArchived(entryIds: readonly number[]): void {

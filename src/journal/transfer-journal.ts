@@ -554,6 +554,20 @@ export interface TransferJournal {
   /** Deletes archived transfers and everything of theirs (attempts, webhook events and deliveries). */
   forgetArchived(entryIds: readonly number[]): void;
   /**
+   * Audit entries retention may move out of a journal of its own: the oldest, in order, each entered before
+   * `before` (ms) and sealed, never the last (the next entry chains on from its hash); at most `limit`. None in
+   * a working copy: its entries are the shared database's (archiveAuditElsewhere).
+   */
+  archivableAudit(before: number, limit: number): AuditRow[];
+  /** Deletes the audit entries up to `throughSeq`, archived; enter the archiving entry in the same turn. */
+  forgetArchivedAudit(throughSeq: number): void;
+  /**
+   * Audit retention in the shared database of a working copy: moves its entries entered before `before`
+   * (never the last) into its audit_archive table. Says how many and the last one moved; undefined for none
+   * (and always for a journal of its own).
+   */
+  archiveAuditElsewhere(before: number): Promise<{ count: number; last: AuditRow } | undefined>;
+  /**
    * A leader's working copy forgets, without telling the shared database (which keeps them), the transfers it
    * need not hold among the next `limit` made before `before` (a walk, oldest first, that goes on from where
    * the last call stopped, and starts again from the oldest once it reached the end): settled for good, as

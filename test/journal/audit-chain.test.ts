@@ -1,18 +1,24 @@
 /** The audit log's chain checked entry by entry: what it catches from the log alone, and what it cannot. */
 import { describe, expect, it } from "vitest";
-import { AUDIT_GENESIS, type AuditRow, auditEntryHash, findAuditBreak } from "../../src/journal/audit-chain.js";
+import { AUDIT_ARCHIVED_KIND, AUDIT_GENESIS, AuditChainCheck, type AuditRow, auditEntryHash, findAuditBreak } from "../../src/journal/audit-chain.js";
 
-/** A sealed chain of `count` entries, as a journal seals them. */
-function chainOf(count: number): AuditRow[] {
+/** A sealed chain of `count` entries, as a journal seals them; `entry` says what an entry records (a signing by default). */
+function chainOf(count: number, entry: (seq: number, rows: AuditRow[]) => Pick<AuditRow, "kind" | "detail"> = (seq) => ({ kind: "transfer.signed", detail: JSON.stringify({ nonce: seq }) })): AuditRow[] {
   const rows: AuditRow[] = [];
   let previous = AUDIT_GENESIS;
   for (let seq = 1; seq <= count; seq++) {
-    const row = { seq, at: 1_795_000_000_000 + seq, kind: "transfer.signed", transfer_id: seq, actor: null, detail: JSON.stringify({ nonce: seq }) };
+    const row = { seq, at: 1_795_000_000_000 + seq, transfer_id: seq, actor: null, ...entry(seq, rows) };
     const hash = auditEntryHash(previous, row);
     rows.push({ ...row, prev_hash: previous, hash });
     previous = hash;
   }
   return rows;
+}
+
+/** Checks `rows` as audit:verify does a log that may start after archived entries: the first break, then finish()'s. */
+function checkAfterArchived(rows: AuditRow[]) {
+  const check = new AuditChainCheck({ afterArchived: true });
+  return { broken: findAuditBreak(rows, check) ?? check.finish(), check };
 }
 
 describe("the audit chain", () => {
@@ -46,5 +52,39 @@ describe("the audit chain", () => {
 
   it("cannot tell, from the log alone, entries removed from its end (a kept seq and hash can: see audit:verify --expect)", () => {
     expect(findAuditBreak(chainOf(6).slice(0, 4))).toBeUndefined();
+  });
+
+  describe("after retention archived its head", () => {
+    // Entries 1-4 archived: entry 6 records it (through 4, with 4's hash), as retention does in the commit that deletes them.
+    const archivedThrough = (through: number, hashOf: (rows: AuditRow[]) => string | null = (rows) => rows[through - 1].hash) =>
+      chainOf(8, (seq, rows) => (seq === 6 ? { kind: AUDIT_ARCHIVED_KIND, detail: JSON.stringify({ throughSeq: through, lastHash: hashOf(rows), into: "audit-2026-11-27.jsonl" }) } : { kind: "transfer.signed", detail: JSON.stringify({ nonce: seq }) }));
+
+    it("holds from where the log starts when an archiving entry of the chain vouches for that start, and from entry 1 with the archive", () => {
+      const rows = archivedThrough(4);
+      const withoutArchive = checkAfterArchived(rows.slice(4));
+      expect(withoutArchive.broken).toBeUndefined();
+      expect([withoutArchive.check.firstSeq, withoutArchive.check.lastSeq, withoutArchive.check.checked]).toEqual([5, 8, 4]);
+      expect(checkAfterArchived(rows).broken).toBeUndefined();
+      // The plain check still wants entry 1.
+      expect(findAuditBreak(rows.slice(4))).toEqual({ seq: 5, reason: "entries 1 to 4 are missing before entry 5: removed" });
+    });
+
+    it("breaks where the log starts when no archiving entry accounts for what is missing, or one names another entry or hash", () => {
+      const removedMore = checkAfterArchived(archivedThrough(4).slice(5));
+      expect(removedMore.broken).toEqual({ seq: 6, reason: `entries 1 to 5 are missing before entry 6, and no ${AUDIT_ARCHIVED_KIND} entry says they were archived: removed` });
+      expect(checkAfterArchived(chainOf(8).slice(4)).broken).toEqual({ seq: 5, reason: expect.stringContaining("entries 1 to 4 are missing before entry 5") });
+      expect(checkAfterArchived(archivedThrough(4, () => "f".repeat(64)).slice(4)).broken?.seq).toBe(5);
+      expect(checkAfterArchived(archivedThrough(3).slice(4)).broken?.seq).toBe(5);
+    });
+
+    it("skips entries read twice when identical (a pass cut off between its file and its commit), and names one that changed", () => {
+      const rows = archivedThrough(4);
+      // The archive file holds 1-4 twice, and the log still holds 3 and 4.
+      expect(checkAfterArchived([...rows.slice(0, 4), ...rows.slice(0, 4), ...rows.slice(2)]).broken).toBeUndefined();
+      expect(checkAfterArchived([...rows.slice(0, 4), ...rows.slice(2)]).check.checked).toBe(8);
+      const changed = { ...rows[2], detail: JSON.stringify({ nonce: 99 }) };
+      const changedHash = { ...changed, hash: auditEntryHash(rows[1].hash as string, changed) };
+      expect(checkAfterArchived([...rows.slice(0, 4), changedHash, ...rows.slice(3)]).broken).toEqual({ seq: 3, reason: expect.stringContaining("entry 3 appears twice, the second time changed") });
+    });
   });
 });

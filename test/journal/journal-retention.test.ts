@@ -2,18 +2,23 @@
  * Retention on real journals: only transfers whose story is over leave (final or refused, key expired,
  * every event delivered or given up), each archived first with all its rows: to a synced file for a
  * SQLite journal, to the shared database's transfers_archive table for PostgreSQL, where a new leader's
- * takeover then reads only what is left.
+ * takeover then reads only what is left. The audit log's old entries follow, to an audit file or the
+ * audit_archive table, and its chain still verifies (npm run audit:verify) from entry 1 with the archive and
+ * from where the log starts without it.
  */
-import { findAuditBreak } from "../../src/journal/audit-chain.js";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { steadyWallClockNow } from "../../src/clock.js";
-import { archiveOldTransfers } from "../../src/journal/journal-retention.js";
+import { AUDIT_ARCHIVED_KIND, AuditChainCheck, type AuditRow, findAuditBreak } from "../../src/journal/audit-chain.js";
+import { archiveOldAuditEntries, archiveOldTransfers } from "../../src/journal/journal-retention.js";
 import { PostgresJournalReader } from "../../src/journal/postgres-journal-reader.js";
 import { migrateDatabase, openPostgresJournal, postgresOptions } from "../../src/journal/postgres-journal-store.js";
+import { openKeptDatabase } from "../../src/journal/sqlite-keep-alive.js";
 import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
 import type { ArchivedTransfer, TransferJournal } from "../../src/journal/transfer-journal.js";
 import { type TestPostgres, startTestPostgres, testPool } from "../helpers/postgres.js";
@@ -22,11 +27,29 @@ const OWNER = { chainId: 31337n, walletAddress: "0x70997970C51812dc3A010C7d01b50
 const RECIPIENT = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
 const DAY_MS = 86_400_000;
 const hashOf = (nonce: number) => `0x${nonce.toString(16).padStart(64, "0")}`;
+const run = promisify(execFile);
+
+/** `npm run audit:verify` with these arguments: its exit code and what it printed. */
+async function auditVerify(...args: string[]): Promise<{ code: number; output: string }> {
+  try {
+    const { stdout } = await run("npm", ["run", "--silent", "audit:verify", "--", ...args], { env: { ...process.env, DATABASE_URL: "", JOURNAL_ARCHIVE_DIR: "" } });
+    return { code: 0, output: stdout };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, output: failed.stdout + failed.stderr };
+  }
+}
 
 /** A journal to fill, what its archive holds so far, and the same journal as the next process reads it. */
 interface RetentionStore {
   journal: TransferJournal;
   archived(into: string | undefined): Promise<ArchivedTransfer[]>;
+  /** The audit entries archived so far, in the order archived. */
+  auditArchive(into: string | undefined): Promise<AuditRow[]>;
+  /** audit:verify's arguments for this journal, and its archive (`archiveDir` for a file's). */
+  verifyArgs(archiveDir: string): string[];
+  /** Runs `sql` on the journal's own database, as someone with write access to it could. */
+  tamper(sql: string): Promise<void>;
   reopen(): Promise<TransferJournal>;
   destroy(): Promise<void>;
 }
@@ -37,6 +60,16 @@ function sqliteStore(): RetentionStore {
   const store: RetentionStore = {
     journal: openSqliteJournal(path, OWNER),
     archived: async (into) => (into ? readFileSync(into, "utf8").trimEnd().split("\n").map((line) => JSON.parse(line)) : []),
+    auditArchive: async (into) => (into ? readFileSync(into, "utf8").trimEnd().split("\n").map((line) => JSON.parse(line)) : []),
+    verifyArgs: (archiveDir) => ["--journal", path, "--archive", archiveDir],
+    tamper: async (sql) => {
+      const db = openKeptDatabase(path);
+      try {
+        db.exec(sql);
+      } finally {
+        db.close();
+      }
+    },
     reopen: async () => {
       store.journal.close();
       store.journal = openSqliteJournal(path, OWNER);
@@ -66,6 +99,11 @@ async function postgresStore(): Promise<RetentionStore> {
   const store: RetentionStore = {
     journal: await leader(),
     archived: async () => (await sessions[0].query<{ record: ArchivedTransfer }>("SELECT record FROM transfers_archive ORDER BY archived_at, id")).rows.map((row) => row.record),
+    auditArchive: async () => (await sessions[0].query<AuditRow>("SELECT * FROM audit_archive ORDER BY seq")).rows,
+    verifyArgs: () => ["--database-url", url],
+    tamper: async (sql) => {
+      await sessions[0].query(sql);
+    },
     // A new leader: it reads from the database what is not settled for good.
     reopen: async () => {
       store.journal = await leader();
@@ -155,12 +193,79 @@ describe.each([
       expect(all[2]).toMatchObject({ transfer: { id: reported }, webhookEvents: [{ id: "msg_1", type: "transfer.finalized" }], webhookDeliveries: [{ state: "delivered" }] });
       const last = await store.reopen();
       expect(await last.deliveries(undefined, 10)).toEqual([]);
-      // The audit log is not archived: the archived transfers' entries stay, and the chain verifies from its first.
+      // Transfers' retention leaves the audit log as it is: the archived transfers' entries stay, and the chain verifies from its first.
       const audit = await last.auditEntries({ after: 0 }, 1_000);
       expect(audit.filter((entry) => entry.transfer_id === finalWithoutKey).map((entry) => entry.kind)).toEqual(["transfer.signed", "attempt.transfer", "transfer.accepted", "transfer.nonce-used"]);
       expect(findAuditBreak(audit)).toBeUndefined();
       rmSync(settings.archiveDir, { recursive: true, force: true });
     } finally {
+      await store.destroy();
+    }
+  });
+
+  it("archives audit entries older than the retention, never the last; the chain holds from entry 1 with the archive and from where the log starts without it", async () => {
+    const store = await openStore();
+    const archiveDir = mkdtempSync(join(tmpdir(), "audit-archive-"));
+    try {
+      const { journal } = store;
+      const settings = { days: 90, archiveDir };
+      for (let nonce = 0; nonce < 3; nonce++) {
+        const id = journal.recordSigned(undefined, { recipient: RECIPIENT, units: 1n }, { nonce, hash: hashOf(nonce), rawTransaction: "0x02f8", signedAtBlock: 1 });
+        journal.recordAccepted(id);
+        await journal.flushed();
+      }
+      journal.recordAudit({ kind: "operator.reprice", actor: "key_admin", detail: { nonce: 2 } });
+      await journal.flushed();
+      const before = await journal.auditEntries({ after: 0 }, 1_000);
+      expect(before.length).toBeGreaterThan(6);
+      const farFuture = steadyWallClockNow() + 100 * DAY_MS;
+
+      expect(await archiveOldAuditEntries(journal, { ...settings, days: 200 }, farFuture)).toEqual({ archived: 0, into: undefined });
+      const first = await archiveOldAuditEntries(journal, settings, farFuture);
+      // All but the last, which the next entry chains on from; the archive holds them as they were.
+      expect(first.archived).toBe(before.length - 1);
+      expect(await store.auditArchive(first.into)).toEqual(before.slice(0, -1));
+      const left = await journal.auditEntries({ after: 0 }, 1_000);
+      expect(left.map((entry) => entry.seq)).toEqual([before.at(-1)?.seq, (before.at(-1)?.seq as number) + 1]);
+      expect(left[1]).toMatchObject({ kind: AUDIT_ARCHIVED_KIND, actor: null });
+      expect(JSON.parse(left[1].detail)).toMatchObject({ throughSeq: before.at(-2)?.seq, lastHash: before.at(-2)?.hash });
+
+      // A restart (or a new leader) chains on; a second pass archives what has grown old since, the first pass's entry too.
+      const next = await store.reopen();
+      next.recordAudit({ kind: "operator.resume_signing", actor: "key_admin", detail: {} });
+      await next.flushed();
+      const second = await archiveOldAuditEntries(next, settings, farFuture);
+      expect(second.archived).toBe(2);
+      const archive = await store.auditArchive(second.into);
+      const log = await next.auditEntries({ after: 0 }, 1_000);
+      const withArchive = new AuditChainCheck({ afterArchived: true });
+      expect(findAuditBreak([...archive, ...log], withArchive) ?? withArchive.finish()).toBeUndefined();
+      expect([withArchive.firstSeq, withArchive.lastSeq]).toEqual([1, log.at(-1)?.seq]);
+      const logAlone = new AuditChainCheck({ afterArchived: true });
+      expect(findAuditBreak(log, logAlone) ?? logAlone.finish()).toBeUndefined();
+      expect(logAlone.firstSeq).toBe(archive.length + 1);
+
+      // The command an operator runs: from entry 1 with the archive; from where the log starts without the files.
+      const verified = await auditVerify(...store.verifyArgs(archiveDir));
+      expect(verified.code, verified.output).toBe(0);
+      expect(verified.output).toContain(`holds: ${archive.length + log.length} entries, 1 to ${log.at(-1)?.seq}`);
+      expect(verified.output).toContain(`${archive.length} of them read from the archive`);
+      if (first.into?.endsWith(".jsonl")) {
+        const withoutFiles = await auditVerify(...store.verifyArgs(join(archiveDir, "moved-elsewhere")));
+        expect(withoutFiles.code, withoutFiles.output).toBe(0);
+        expect(withoutFiles.output).toContain(`entries 1 to ${archive.length} were archived by retention`);
+        // A pass cut off between its file and its commit archives its batch again: the repeat is no break.
+        appendFileSync(second.into as string, archive.slice(-2).map((entry) => `${JSON.stringify(entry)}\n`).join(""));
+        expect((await auditVerify(...store.verifyArgs(archiveDir))).code).toBe(0);
+      }
+
+      // Entries removed from the log's head beyond what was archived: no archiving entry accounts for them.
+      await store.tamper(`DELETE FROM audit_log WHERE seq = ${log[0].seq}`);
+      const removed = await auditVerify(...store.verifyArgs(archiveDir));
+      expect(removed.code, removed.output).toBe(1);
+      expect(removed.output).toContain(`entry ${log[0].seq} is missing before entry ${log[1].seq}: removed`);
+    } finally {
+      rmSync(archiveDir, { recursive: true, force: true });
       await store.destroy();
     }
   });

@@ -47,7 +47,7 @@ export const auditRoute: FastifyPluginAsyncTypebox<AuditRouteOptions> = async (a
         summary: "The tamper-evident audit log",
         description:
           "Every state change of every transfer, every transaction signed for one, every operator action and the settings each process started with, " +
-          "oldest first, each entry carrying the hash of the one before it (npm run audit:verify checks the chain). Pages continue after nextAfter " +
+          "oldest first, each entry carrying the hash of the one before it (npm run audit:verify checks the chain); with JOURNAL_RETENTION_DAYS, entries older than that are in the archive. Pages continue after nextAfter " +
           "until it is null. With order=newest, the latest first, and pages continue before nextBefore. With `Accept: text/csv`, every entry from " +
           "the cursor on (or `limit` of them), in the same order, as one CSV export, streamed.",
         tags: ["operations"],
