@@ -1,19 +1,24 @@
 /**
  * npm run audit:verify                  checks the audit log's hash chain in JOURNAL_PATH's journal (or the
- *                                       PostgreSQL journal of DATABASE_URL), from its first entry to its last
+ *                                       PostgreSQL journal of DATABASE_URL), from its first entry to its last,
+ *                                       reading first what retention archived: the audit files in
+ *                                       JOURNAL_ARCHIVE_DIR (default archive/ next to the journal), or the
+ *                                       database's audit_archive table
  * npm run audit:verify -- --journal F   the SQLite journal at F
+ * npm run audit:verify -- --archive D   its archive's audit files are in D
+ * npm run audit:verify -- --log-only    the log alone, from where it starts now: the entries before it must
+ *                                       be accounted for by the chained entry that archived them (they are
+ *                                       not read, so not checked)
  * npm run audit:verify -- --expect 912:5b0c…   also checks that entry 912 still has the hash an earlier run
  *                                       printed (kept outside the database): catches entries removed from
  *                                       the end, and a log rewritten whole
- * npm run audit:verify -- --archive D   the audit files retention archived to D (default: JOURNAL_ARCHIVE_DIR,
- *                                       or archive/ next to the journal), read first; the shared database's
- *                                       audit_archive table always is. Without them the log is checked from
- *                                       where it starts, vouched for by the entry that archived the rest
  * In the image: node dist/src/audit-verify.js. Exits 0 when the chain holds, 1 naming the first entry where it
- * breaks, 2 when the journal cannot be read. Read-only: it never writes the journal.
+ * breaks, 2 when the journal cannot be read. Read-only: it never writes the journal. It reads one snapshot
+ * of the journal (a retention pass meanwhile shows as entries read twice, which are skipped).
  */
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { closeSync, existsSync, openSync, readSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { StringDecoder } from "node:string_decoder";
 import { parseArgs } from "node:util";
 import dotenv from "dotenv";
 import pg from "pg";
@@ -24,43 +29,53 @@ import { openKeptDatabase } from "./journal/sqlite-keep-alive.js";
 
 /** Entries read from PostgreSQL per query. */
 const PAGE = 1_000;
+/** Bytes read from an archive file at a time: a day's file of a first pass over a long history can be gigabytes. */
+const CHUNK = 1 << 20;
 
 dotenv.config({ quiet: true });
-const { values } = parseArgs({ options: { journal: { type: "string" }, "database-url": { type: "string" }, expect: { type: "string" }, archive: { type: "string" } } });
+const { values } = parseArgs({
+  options: { journal: { type: "string" }, "database-url": { type: "string" }, expect: { type: "string" }, archive: { type: "string" }, "log-only": { type: "boolean" } },
+});
 const kept = keptEntry(values.expect);
 const databaseUrl = values["database-url"] ?? (values.journal === undefined ? process.env.DATABASE_URL : undefined);
 const journalPath = values.journal ?? process.env.JOURNAL_PATH ?? "./data/transfers.sqlite";
 const archiveDir = values.archive ?? (process.env.JOURNAL_ARCHIVE_DIR || join(dirname(journalPath), "archive"));
+const logOnly = values["log-only"] ?? false;
 
-const check = new AuditChainCheck({ afterArchived: true });
+const check = new AuditChainCheck({ afterArchived: logOnly });
 let first: number | undefined;
 let last: number | undefined;
-/** Entries read from the archive (files, or the database's audit_archive table). */
+/** Entries of the chain read from the archive (files, or the database's audit_archive table). */
 let fromArchive = 0;
+/** Lines of archive files a power loss left torn (never synced, so never deleted from the log): skipped. */
+let tornLines = 0;
 try {
   const broken = (databaseUrl ? await checkPostgres(databaseUrl) : checkSqlite(journalPath)) ?? check.finish() ?? keptEntryBreak();
   const where = databaseUrl ? `the PostgreSQL journal (${new URL(databaseUrl).host})` : journalPath;
   if (broken) {
     console.log(`audit log BROKEN in ${where} at entry ${broken.seq}: ${broken.reason}`);
     console.log(`${check.checked} entries before it hold (from entry ${first ?? "-"}).`);
+    if (!logOnly && check.checked === 0 && broken.reason.includes("missing before")) {
+      console.log(`if retention archived the entries before it, pass where their files are (--archive), or --log-only to check from where the log starts`);
+    }
     process.exit(1);
   }
-  console.log(`audit log of ${where} holds: ${check.checked} entries${first === undefined ? "" : `, ${first} to ${last}`}, last hash ${check.lastHash}`);
+  const span = check.firstSeq === undefined ? "" : `, ${check.firstSeq} to ${check.lastSeq}`;
+  console.log(`audit log of ${where} holds: ${check.checked} entries${span}, last hash ${check.lastHash}`);
   if (fromArchive > 0) console.log(`${fromArchive} of them read from the archive (${databaseUrl ? "the audit_archive table" : archiveDir})`);
-  const firstChecked = check.firstSeq;
-  if (firstChecked !== undefined && firstChecked > 1) {
-    console.log(`entries 1 to ${firstChecked - 1} were archived by retention (an entry of the chain says so) and were not read: --archive names where their files are`);
+  if (tornLines > 0) console.log(`${tornLines} torn line(s) in the archive files skipped (a power loss before a file was synced; their entries were archived again)`);
+  if (logOnly && check.firstSeq !== undefined && check.firstSeq > 1) {
+    console.log(`entries 1 to ${check.firstSeq - 1} were archived by retention (an entry of the chain says so) and were not read`);
   }
-  if (last !== undefined) console.log(`keep this outside the database, and check against it next time: --expect ${last}:${check.lastHash}`);
+  if (check.lastSeq !== undefined) console.log(`keep this outside the database, and check against it next time: --expect ${check.lastSeq}:${check.lastHash}`);
 } catch (error) {
   console.error(`audit:verify could not read the journal: ${(error as Error).message}`);
   process.exit(2);
 }
 
 // The rows as they are read, noting the first and last seq seen, and the kept entry's hash.
-function* visited(rows: Iterable<AuditRow>, archived = false): Generator<AuditRow> {
+function* visited(rows: Iterable<AuditRow>): Generator<AuditRow> {
   for (const row of rows) {
-    if (archived) fromArchive++;
     first ??= row.seq;
     last = row.seq;
     if (kept && row.seq === kept.seq) kept.found = row.hash;
@@ -81,6 +96,9 @@ function keptEntry(value: string | undefined): { seq: number; hash: string; foun
 // The entry kept outside the database, against the chain that held: gone (removed from the end) or rehashed (rewritten).
 function keptEntryBreak() {
   if (!kept) return undefined;
+  if (kept.found === undefined && check.firstSeq !== undefined && kept.seq < check.firstSeq) {
+    return { seq: kept.seq, reason: `entry ${kept.seq}, kept outside the database, was not read: the log checked starts at entry ${check.firstSeq} (check it with the archive)` };
+  }
   if (kept.found === undefined) return { seq: kept.seq, reason: `entry ${kept.seq}, kept outside the database, is gone: the log ends at entry ${last ?? "none"} (entries removed from its end)` };
   if (kept.found !== kept.hash) return { seq: kept.seq, reason: `entry ${kept.seq} hashes to ${kept.found}, not to the ${kept.hash} kept outside the database: the log was rewritten` };
   return undefined;
@@ -88,22 +106,68 @@ function keptEntryBreak() {
 
 function checkSqlite(path: string) {
   if (!existsSync(path)) throw new Error(`no journal at ${path} (JOURNAL_PATH, or --journal)`);
-  const archived = findAuditBreak(visited(archivedEntries(archiveDir), true), check);
-  if (archived) return archived;
   const db = openKeptDatabase(path, { readonly: true });
   try {
+    // One snapshot, taken before the files are read: what a retention pass moves meanwhile is read twice, not missed.
+    db.exec("BEGIN");
+    db.prepare("SELECT COUNT(*) FROM (SELECT 1 FROM audit_log LIMIT 1)").get();
+    if (!logOnly) {
+      const archived = findAuditBreak(visited(archivedEntries(archiveDir)), check);
+      if (archived) return archived;
+      fromArchive = check.checked;
+    }
     return findAuditBreak(visited(sqliteAuditRows(db)), check);
   } finally {
     db.close();
   }
 }
 
-// The entries of the archive's audit files, oldest file first (each is named for its day), a file at a time.
+// The entries of the archive's audit files, in the order of their first entries (a clock set back across a
+// restart can name a later file for an earlier day), each read a chunk at a time.
 function* archivedEntries(dir: string): Generator<AuditRow> {
   if (!existsSync(dir)) return;
-  const files = readdirSync(dir).filter((name) => /^audit-[0-9]{4}-[0-9]{2}-[0-9]{2}\.jsonl$/.test(name)).sort();
-  for (const file of files) {
-    for (const line of readFileSync(join(dir, file), "utf8").split("\n")) if (line !== "") yield JSON.parse(line) as AuditRow;
+  const files = readdirSync(dir)
+    .filter((name) => /^audit-[0-9]{4}-[0-9]{2}-[0-9]{2}\.jsonl$/.test(name))
+    .map((name) => join(dir, name));
+  const firstSeqOf = (file: string) => {
+    for (const row of entriesOf(file, false)) return row.seq;
+    return Number.POSITIVE_INFINITY;
+  };
+  const ordered = files.map((file) => ({ file, seq: firstSeqOf(file) })).sort((a, b) => a.seq - b.seq);
+  for (const { file } of ordered) yield* entriesOf(file);
+}
+
+// The entries of one archive file, line by line; a line that does not parse is one a power loss tore (counted once: `countTorn`).
+function* entriesOf(file: string, countTorn = true): Generator<AuditRow> {
+  for (const line of linesOf(file)) {
+    if (line === "") continue;
+    let row: AuditRow;
+    try {
+      row = JSON.parse(line) as AuditRow;
+    } catch {
+      if (countTorn) tornLines++;
+      continue;
+    }
+    yield row;
+  }
+}
+
+function* linesOf(file: string): Generator<string> {
+  const descriptor = openSync(file, "r");
+  try {
+    const buffer = Buffer.alloc(CHUNK);
+    const decoder = new StringDecoder("utf8");
+    let pending = "";
+    for (;;) {
+      const read = readSync(descriptor, buffer, 0, CHUNK, null);
+      if (read === 0) break;
+      const lines = (pending + decoder.write(buffer.subarray(0, read))).split("\n");
+      pending = lines.pop() as string;
+      yield* lines;
+    }
+    yield pending + decoder.end();
+  } finally {
+    closeSync(descriptor);
   }
 }
 
@@ -111,17 +175,20 @@ async function checkPostgres(url: string) {
   const client = new pg.Client(postgresOptions(url));
   await client.connect();
   try {
+    // One snapshot of both tables: an entry moved meanwhile is in exactly one of them.
+    await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
     // A database from before audit retention (migration 16) has no audit_archive.
     const hasArchive = (await client.query("SELECT to_regclass('audit_archive') IS NOT NULL AS present")).rows[0].present as boolean;
-    const tables = hasArchive ? ["audit_archive", "audit_log"] : ["audit_log"];
+    const tables = hasArchive && !logOnly ? ["audit_archive", "audit_log"] : ["audit_log"];
     for (const table of tables) {
       for (let after = 0; ; ) {
         const { rows } = await client.query<AuditRow>(`SELECT * FROM ${table} WHERE seq > $1 ORDER BY seq LIMIT $2`, [after, PAGE]);
-        const broken = findAuditBreak(visited(rows, table === "audit_archive"), check);
+        const broken = findAuditBreak(visited(rows), check);
         if (broken) return broken;
         if (rows.length < PAGE) break;
         after = rows[rows.length - 1].seq;
       }
+      if (table === "audit_archive") fromArchive = check.checked;
     }
     return undefined;
   } finally {

@@ -69,11 +69,12 @@ export interface AuditArchivedDetail {
  * hashing to what it records. What it cannot see from the log alone: entries removed from its end, or a log
  * rewritten whole (SHA-256 needs no key). A (seq, hash) kept outside the database catches both (`expect`).
  *
- * With `afterArchived`, the first entry read may come after entries retention archived and that are not read
- * (archive files moved elsewhere, or only the journal read): it is taken as the start only when an archiving
- * entry of the chain says the log was archived through the entry before it, with the hash it points back to;
- * finish() reports a start that none vouched for. Entries seen again (an archive pass cut off by a crash
- * appends its batch twice, and the journal may still hold it) are skipped when identical to the ones checked.
+ * With `afterArchived` (the log read without its archive, audit:verify --log-only), the first entry may come
+ * after entries retention archived: it is taken as the start only when an archiving entry of the chain says
+ * the log was archived through the entry before it, with the hash it points back to; finish() reports a start
+ * that none vouched for. Read with its archive, a log is checked from entry 1. An entry seen again (a pass cut
+ * off by a crash leaves its batch both in the archive and in the log, or twice in a file) is skipped when it
+ * is the same entry as one of the last AUDIT_ARCHIVE_BATCH checked: the same pointer back, fields hashing the same.
  */
 export class AuditChainCheck {
   #previous = AUDIT_GENESIS;
@@ -84,7 +85,7 @@ export class AuditChainCheck {
   /** Where a log that begins after archived entries starts, until an archiving entry vouches for it. */
   #unvouchedStart: { seq: number; prevHash: string } | undefined;
   /** The hashes of the latest entries checked, by seq, to tell a repeat from a change: at most a batch. */
-  readonly #recent = new Map<number, string>();
+  readonly #recent = new Map<number, { prevHash: string; hash: string }>();
 
   constructor(options: { afterArchived?: boolean } = {}) {
     this.#afterArchived = options.afterArchived ?? false;
@@ -94,9 +95,10 @@ export class AuditChainCheck {
   check(row: AuditRow): AuditBreak | undefined {
     if (this.#last !== undefined && row.seq <= this.#last) {
       const seen = this.#recent.get(row.seq);
-      if (seen !== undefined && seen === row.hash) return undefined;
-      if (seen !== undefined) return { seq: row.seq, reason: `entry ${row.seq} appears twice, the second time changed: it hashes to ${seen}, then records ${row.hash}` };
-      return { seq: row.seq, reason: `entry ${row.seq} comes after entry ${this.#last}: out of order` };
+      if (!seen) return { seq: row.seq, reason: `entry ${row.seq} comes after entry ${this.#last}: out of order` };
+      // A repeat is skipped only when it is that entry: the same pointer back, and its fields hashing to the same.
+      if (row.prev_hash === seen.prevHash && row.hash === seen.hash && auditEntryHash(seen.prevHash, row) === seen.hash) return undefined;
+      return { seq: row.seq, reason: `entry ${row.seq} appears twice, the second time changed (a copy that differs from the entry checked)` };
     }
     if (this.#last === undefined && row.seq > 1 && this.#afterArchived && row.prev_hash !== null) {
       this.#previous = row.prev_hash;
@@ -118,7 +120,7 @@ export class AuditChainCheck {
     this.#first ??= row.seq;
     this.#last = row.seq;
     this.#checked++;
-    this.#recent.set(row.seq, row.hash);
+    this.#recent.set(row.seq, { prevHash: row.prev_hash, hash: row.hash });
     if (this.#recent.size > AUDIT_ARCHIVE_BATCH) this.#recent.delete(row.seq - AUDIT_ARCHIVE_BATCH);
     if (this.#unvouchedStart && row.kind === AUDIT_ARCHIVED_KIND && vouchesFor(row.detail, this.#unvouchedStart)) this.#unvouchedStart = undefined;
     return undefined;

@@ -12,8 +12,8 @@
  * commit that deletes them enters a journal.audit_archived entry naming the last one archived and its hash,
  * so that the chain verifies from where the log now starts, and from entry 1 with the archive.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from "node:fs";
-import { join } from "node:path";
+import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { steadyWallClockNow } from "../clock.js";
 import { AUDIT_ARCHIVED_KIND, AUDIT_ARCHIVE_BATCH, type AuditArchivedDetail } from "./audit-chain.js";
 import type { TransferJournal } from "./transfer-journal.js";
@@ -137,11 +137,38 @@ export function startJournalRetention(
   };
 }
 
+/**
+ * Appends `text` to the file at `path` and makes it durable before anything is deleted: every byte written (a
+ * write may take only part of them), a line a power loss left torn ended first (the new lines then parse on
+ * their own), the file synced, and the directory that names it too when it or the file was made here.
+ */
 function appendDurably(path: string, text: string): void {
-  mkdirSync(join(path, ".."), { recursive: true, mode: 0o700 });
-  const descriptor = openSync(path, "a", 0o600);
+  const dir = dirname(path);
+  const madeDirectory = mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const madeFile = !existsSync(path);
+  const descriptor = openSync(path, "a+", 0o600);
   try {
-    writeSync(descriptor, text);
+    let bytes = Buffer.from(text);
+    const { size } = fstatSync(descriptor);
+    if (size > 0) {
+      const lastByte = Buffer.alloc(1);
+      readSync(descriptor, lastByte, 0, 1, size - 1);
+      if (lastByte[0] !== NEWLINE) bytes = Buffer.concat([Buffer.from([NEWLINE]), bytes]);
+    }
+    for (let written = 0; written < bytes.length; ) written += writeSync(descriptor, bytes, written, bytes.length - written);
+    fsyncSync(descriptor);
+  } finally {
+    closeSync(descriptor);
+  }
+  if (madeDirectory !== undefined) syncDirectory(dirname(madeDirectory));
+  if (madeFile) syncDirectory(dir);
+}
+
+const NEWLINE = 0x0a;
+
+function syncDirectory(dir: string): void {
+  const descriptor = openSync(dir, "r");
+  try {
     fsyncSync(descriptor);
   } finally {
     closeSync(descriptor);

@@ -254,11 +254,12 @@ export class PostgresJournalStore implements JournalReplica {
       while (end < rows.length - 1 && rows[end].at < before && rows[end].hash !== null) end++;
       if (end === 0) return moved;
       const last = rows[end - 1];
-      // One statement: the entries leave the log and enter the archive together (the session ships meanwhile).
+      // One statement: the entries leave the log and enter the archive together, or neither (an entry the
+      // archive had already would fail it, as nothing can make one: no entry is ever deleted unarchived).
       await this.#onSession(() => this.session.query(
         `WITH moved AS (DELETE FROM audit_log WHERE seq <= $1 RETURNING *)
          INSERT INTO audit_archive (seq, at, kind, transfer_id, actor, detail, prev_hash, hash)
-         SELECT seq, at, kind, transfer_id, actor, detail, prev_hash, hash FROM moved ON CONFLICT (seq) DO NOTHING`,
+         SELECT seq, at, kind, transfer_id, actor, detail, prev_hash, hash FROM moved`,
         [last.seq],
       ));
       moved = { count: (moved?.count ?? 0) + end, last };

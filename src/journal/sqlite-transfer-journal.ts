@@ -470,6 +470,7 @@ function prepareStatements(db: Database.Database) {
     auditAfter: db.prepare("SELECT * FROM audit_log WHERE seq > @after ORDER BY seq LIMIT @limit"),
     auditBefore: db.prepare("SELECT * FROM audit_log WHERE seq < @before ORDER BY seq DESC LIMIT @limit"),
     forgetAuditThrough: db.prepare("DELETE FROM audit_log WHERE seq <= ?"),
+    lastSealedAuditSeq: db.prepare("SELECT seq FROM audit_log WHERE hash IS NOT NULL ORDER BY seq DESC LIMIT 1").pluck(),
     restateRefusal: db.prepare("UPDATE transfers SET refusal_code = @code, refusal_message = @message, updated_at = @now WHERE id = @id AND state IN ('refused', 'rejected')"),
     takeApproved: db.prepare(
       "UPDATE transfers SET state = 'claimed', lane = @lane, approval_decided_by = @by, approval_decided_at = @at, updated_at = @now WHERE id = @id AND state = 'awaiting-approval' AND chain_id = @chain AND approval_expires_at > @at",
@@ -1291,11 +1292,13 @@ class SqliteTransferJournal implements TransferJournal {
   archivableAudit(before: number, limit: number): AuditRow[] {
     const { replica, statements } = this.#store;
     if (replica) return [];
-    // One more than asked: the last row read is never archived (the log's last entry, or beyond the limit).
-    const rows = statements.auditAfter.all({ after: 0, limit: limit + 1 }) as AuditRow[];
+    // Never the last sealed entry: the next commit seals its entries from its hash (this turn's entries,
+    // entered but not yet committed, are unsealed and do not count).
+    const lastSealed = statements.lastSealedAuditSeq.get() as number | undefined;
+    if (lastSealed === undefined) return [];
     const archivable: AuditRow[] = [];
-    for (const row of rows.slice(0, -1)) {
-      if (row.at >= before || row.hash === null) break;
+    for (const row of statements.auditAfter.all({ after: 0, limit }) as AuditRow[]) {
+      if (row.seq >= lastSealed || row.at >= before || row.hash === null) break;
       archivable.push(row);
     }
     return archivable;

@@ -555,7 +555,8 @@ export interface TransferJournal {
   forgetArchived(entryIds: readonly number[]): void;
   /**
    * Audit entries retention may move out of a journal of its own: the oldest, in order, each entered before
-   * `before` (ms) and sealed, never the last (the next entry chains on from its hash); at most `limit`. None in
+   * `before` (ms) and sealed, never the last sealed one (the next commit seals its entries from its hash,
+   * whatever this turn has entered meanwhile); at most `limit`. None in
    * a working copy: its entries are the shared database's (archiveAuditElsewhere).
    */
   archivableAudit(before: number, limit: number): AuditRow[];

@@ -85,6 +85,9 @@ describe("the audit chain", () => {
       const changed = { ...rows[2], detail: JSON.stringify({ nonce: 99 }) };
       const changedHash = { ...changed, hash: auditEntryHash(rows[1].hash as string, changed) };
       expect(checkAfterArchived([...rows.slice(0, 4), changedHash, ...rows.slice(3)]).broken).toEqual({ seq: 3, reason: expect.stringContaining("entry 3 appears twice, the second time changed") });
+      // A copy changed with its recorded hashes kept is no repeat either.
+      const sameHashes = { ...rows[2], actor: "key_forger" };
+      expect(checkAfterArchived([...rows.slice(0, 4), sameHashes, ...rows.slice(3)]).broken).toEqual({ seq: 3, reason: expect.stringContaining("entry 3 appears twice, the second time changed") });
     });
   });
 });

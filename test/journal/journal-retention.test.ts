@@ -7,7 +7,7 @@
  * from where the log starts without it.
  */
 import { execFile } from "node:child_process";
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -221,21 +221,28 @@ describe.each([
       const farFuture = steadyWallClockNow() + 100 * DAY_MS;
 
       expect(await archiveOldAuditEntries(journal, { ...settings, days: 200 }, farFuture)).toEqual({ archived: 0, into: undefined });
+      // An entry of this turn, entered and not yet committed (the pass runs beside the service's writes).
+      journal.recordAudit({ kind: "operator.delivery_retry", actor: "key_admin", detail: { delivery: 1 } });
       const first = await archiveOldAuditEntries(journal, settings, farFuture);
-      // All but the last, which the next entry chains on from; the archive holds them as they were.
+      // All but the last sealed one, which the entries of the next commit chain on from; the archive holds them as they were.
       expect(first.archived).toBe(before.length - 1);
       expect(await store.auditArchive(first.into)).toEqual(before.slice(0, -1));
       const left = await journal.auditEntries({ after: 0 }, 1_000);
-      expect(left.map((entry) => entry.seq)).toEqual([before.at(-1)?.seq, (before.at(-1)?.seq as number) + 1]);
-      expect(left[1]).toMatchObject({ kind: AUDIT_ARCHIVED_KIND, actor: null });
-      expect(JSON.parse(left[1].detail)).toMatchObject({ throughSeq: before.at(-2)?.seq, lastHash: before.at(-2)?.hash });
+      const lastBefore = before.at(-1)?.seq as number;
+      expect(left.map((entry) => [entry.seq, entry.kind])).toEqual([
+        [lastBefore, before.at(-1)?.kind],
+        [lastBefore + 1, "operator.delivery_retry"],
+        [lastBefore + 2, AUDIT_ARCHIVED_KIND],
+      ]);
+      expect(JSON.parse(left[2].detail)).toMatchObject({ throughSeq: before.at(-2)?.seq, lastHash: before.at(-2)?.hash });
+      expect(left[1].prev_hash).toBe(before.at(-1)?.hash);
 
       // A restart (or a new leader) chains on; a second pass archives what has grown old since, the first pass's entry too.
       const next = await store.reopen();
       next.recordAudit({ kind: "operator.resume_signing", actor: "key_admin", detail: {} });
       await next.flushed();
       const second = await archiveOldAuditEntries(next, settings, farFuture);
-      expect(second.archived).toBe(2);
+      expect(second.archived).toBe(3);
       const archive = await store.auditArchive(second.into);
       const log = await next.auditEntries({ after: 0 }, 1_000);
       const withArchive = new AuditChainCheck({ afterArchived: true });
@@ -250,20 +257,82 @@ describe.each([
       expect(verified.code, verified.output).toBe(0);
       expect(verified.output).toContain(`holds: ${archive.length + log.length} entries, 1 to ${log.at(-1)?.seq}`);
       expect(verified.output).toContain(`${archive.length} of them read from the archive`);
+      // Without the archive the log's head is missing: named, unless the log alone is asked for, from where it starts.
+      const withoutArchive = first.into?.endsWith(".jsonl") ? store.verifyArgs(join(archiveDir, "moved-elsewhere")) : [...store.verifyArgs(archiveDir), "--log-only"];
+      const missing = await auditVerify(...withoutArchive.filter((arg) => arg !== "--log-only"));
       if (first.into?.endsWith(".jsonl")) {
-        const withoutFiles = await auditVerify(...store.verifyArgs(join(archiveDir, "moved-elsewhere")));
-        expect(withoutFiles.code, withoutFiles.output).toBe(0);
-        expect(withoutFiles.output).toContain(`entries 1 to ${archive.length} were archived by retention`);
-        // A pass cut off between its file and its commit archives its batch again: the repeat is no break.
-        appendFileSync(second.into as string, archive.slice(-2).map((entry) => `${JSON.stringify(entry)}\n`).join(""));
-        expect((await auditVerify(...store.verifyArgs(archiveDir))).code).toBe(0);
+        expect(missing.code, missing.output).toBe(1);
+        expect(missing.output).toContain(`entries 1 to ${archive.length} are missing before entry ${archive.length + 1}: removed`);
+        expect(missing.output).toContain("--log-only");
+      }
+      const logOnly = await auditVerify(...withoutArchive.filter((arg) => arg !== "--log-only"), "--log-only");
+      expect(logOnly.code, logOnly.output).toBe(0);
+      expect(logOnly.output).toContain(`holds: ${log.length} entries, ${archive.length + 1} to ${log.at(-1)?.seq}`);
+      expect(logOnly.output).toContain(`entries 1 to ${archive.length} were archived by retention`);
+      if (first.into?.endsWith(".jsonl")) {
+        // A power loss tore the file's last line: skipped, and the next pass's lines start on a line of their own.
+        appendFileSync(second.into as string, JSON.stringify(log[0]).slice(0, 40));
+        const torn = await auditVerify(...store.verifyArgs(archiveDir));
+        expect(torn.code, torn.output).toBe(0);
+        expect(torn.output).toContain("1 torn line(s)");
+        next.recordAudit({ kind: "operator.reprice", actor: "key_admin", detail: { nonce: 3 } });
+        await next.flushed();
+        expect((await archiveOldAuditEntries(next, settings, farFuture)).archived).toBe(2);
+        const afterTorn = await auditVerify(...store.verifyArgs(archiveDir));
+        expect(afterTorn.code, afterTorn.output).toBe(0);
+        expect(afterTorn.output).toContain(`${archive.length + 2} of them read from the archive`);
+      } else {
+        // The database's archive is always read: its head removed is named, whatever entry vouched for the start.
+        await store.tamper(`DELETE FROM audit_archive WHERE seq <= 2`);
+        const headless = await auditVerify(...store.verifyArgs(archiveDir));
+        expect(headless.code, headless.output).toBe(1);
+        expect(headless.output).toContain("entries 1 to 2 are missing before entry 3: removed");
+        await store.tamper(`INSERT INTO audit_archive SELECT * FROM json_populate_recordset(NULL::audit_archive, '${JSON.stringify(archive.slice(0, 2))}')`);
       }
 
       // Entries removed from the log's head beyond what was archived: no archiving entry accounts for them.
-      await store.tamper(`DELETE FROM audit_log WHERE seq = ${log[0].seq}`);
+      const current = await next.auditEntries({ after: 0 }, 1_000);
+      await store.tamper(`DELETE FROM audit_log WHERE seq = ${current[0].seq}`);
       const removed = await auditVerify(...store.verifyArgs(archiveDir));
       expect(removed.code, removed.output).toBe(1);
-      expect(removed.output).toContain(`entry ${log[0].seq} is missing before entry ${log[1].seq}: removed`);
+      expect(removed.output).toContain(`entry ${current[0].seq} is missing before entry ${current[1].seq}: removed`);
+      const removedLogOnly = await auditVerify(...store.verifyArgs(archiveDir), "--log-only");
+      expect(removedLogOnly.code, removedLogOnly.output).toBe(1);
+      expect(removedLogOnly.output).toContain(`no ${AUDIT_ARCHIVED_KIND} entry says they were archived`);
+    } finally {
+      rmSync(archiveDir, { recursive: true, force: true });
+      await store.destroy();
+    }
+  });
+
+  it("archives a long audit log a batch at a time, each batch's archiving entry chained; a batch archived twice (a crash between file and commit) is no break", async () => {
+    const store = await openStore();
+    const archiveDir = mkdtempSync(join(tmpdir(), "audit-archive-"));
+    try {
+      const { journal } = store;
+      for (let i = 0; i < 2_100; i++) journal.recordAudit({ kind: "operator.reprice", actor: "key_admin", detail: { i } });
+      await journal.flushed();
+      const entered = (await journal.auditEntries({ before: Number.MAX_SAFE_INTEGER }, 1))[0].seq;
+      const pass = await archiveOldAuditEntries(journal, { days: 90, archiveDir }, steadyWallClockNow() + 100 * DAY_MS);
+      const archive = await store.auditArchive(pass.into);
+      const log = await journal.auditEntries({ after: 0 }, 1_000);
+      // Everything old (here, the batches' own archiving entries too) but the last sealed entry, in order, once.
+      expect(archive.length).toBe(pass.archived);
+      expect(archive.map((entry) => entry.seq)).toEqual(Array.from({ length: pass.archived }, (_, i) => i + 1));
+      expect(pass.archived).toBeGreaterThanOrEqual(entered - 1);
+      expect(log[0].seq).toBe(pass.archived + 1);
+      // A file gets an archiving entry per batch, the last naming where the log now starts; the database's table one per pass.
+      const archivings = [...archive, ...log].filter((entry) => entry.kind === AUDIT_ARCHIVED_KIND).map((entry) => JSON.parse(entry.detail).throughSeq);
+      expect(archivings).toEqual(pass.into?.endsWith(".jsonl") ? [1_000, 2_000, pass.archived] : [pass.archived]);
+      expect((await auditVerify(...store.verifyArgs(archiveDir))).code).toBe(0);
+      if (pass.into?.endsWith(".jsonl")) {
+        // The second batch written again right after itself, as the pass after a crash between its append and its commit writes it.
+        const lines = readFileSync(pass.into, "utf8").trimEnd().split("\n");
+        writeFileSync(pass.into, [...lines.slice(0, 2_000), ...lines.slice(1_000, 2_000), ...lines.slice(2_000)].map((line) => `${line}\n`).join(""));
+        const repeated = await auditVerify(...store.verifyArgs(archiveDir));
+        expect(repeated.code, repeated.output).toBe(0);
+        expect(repeated.output).toContain(`${pass.archived} of them read from the archive`);
+      }
     } finally {
       rmSync(archiveDir, { recursive: true, force: true });
       await store.destroy();
