@@ -14,9 +14,10 @@
  *                                       the end, and a log rewritten whole
  * In the image: node dist/src/audit-verify.js. Exits 0 when the chain holds, 1 naming the first entry where it
  * breaks, 2 when the journal cannot be read. Read-only: it never writes the journal. It reads one snapshot
- * of the journal (a retention pass meanwhile shows as entries read twice, which are skipped).
+ * of the log, and of the archive only what is older than it (so a retention pass meanwhile changes nothing;
+ * a SQLite journal's write-ahead log grows meanwhile, as under any long read).
  */
-import { closeSync, existsSync, openSync, readSync, readdirSync } from "node:fs";
+import { closeSync, existsSync, openSync, readSync, readdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import { parseArgs } from "node:util";
@@ -63,10 +64,11 @@ try {
   const span = check.firstSeq === undefined ? "" : `, ${check.firstSeq} to ${check.lastSeq}`;
   console.log(`audit log of ${where} holds: ${check.checked} entries${span}, last hash ${check.lastHash}`);
   if (fromArchive > 0) console.log(`${fromArchive} of them read from the archive (${databaseUrl ? "the audit_archive table" : archiveDir})`);
-  if (tornLines > 0) console.log(`${tornLines} torn line(s) in the archive files skipped (a power loss before a file was synced; their entries were archived again)`);
+  if (tornLines > 0) console.log(`${tornLines} torn line(s) in the archive files skipped (a power loss before a file was synced, its entries archived again; or a line a pass was writing)`);
   if (logOnly && check.firstSeq !== undefined && check.firstSeq > 1) {
     console.log(`entries 1 to ${check.firstSeq - 1} were archived by retention (an entry of the chain says so) and were not read`);
   }
+  if (kept && kept.found === undefined) console.log(`entry ${kept.seq}, kept outside the database, was archived and not read here: check it with the archive`);
   if (check.lastSeq !== undefined) console.log(`keep this outside the database, and check against it next time: --expect ${check.lastSeq}:${check.lastHash}`);
 } catch (error) {
   console.error(`audit:verify could not read the journal: ${(error as Error).message}`);
@@ -96,9 +98,8 @@ function keptEntry(value: string | undefined): { seq: number; hash: string; foun
 // The entry kept outside the database, against the chain that held: gone (removed from the end) or rehashed (rewritten).
 function keptEntryBreak() {
   if (!kept) return undefined;
-  if (kept.found === undefined && check.firstSeq !== undefined && kept.seq < check.firstSeq) {
-    return { seq: kept.seq, reason: `entry ${kept.seq}, kept outside the database, was not read: the log checked starts at entry ${check.firstSeq} (check it with the archive)` };
-  }
+  // Archived, and not read (--log-only): told, not a break.
+  if (kept.found === undefined && check.firstSeq !== undefined && kept.seq < check.firstSeq) return undefined;
   if (kept.found === undefined) return { seq: kept.seq, reason: `entry ${kept.seq}, kept outside the database, is gone: the log ends at entry ${last ?? "none"} (entries removed from its end)` };
   if (kept.found !== kept.hash) return { seq: kept.seq, reason: `entry ${kept.seq} hashes to ${kept.found}, not to the ${kept.hash} kept outside the database: the log was rewritten` };
   return undefined;
@@ -108,11 +109,12 @@ function checkSqlite(path: string) {
   if (!existsSync(path)) throw new Error(`no journal at ${path} (JOURNAL_PATH, or --journal)`);
   const db = openKeptDatabase(path, { readonly: true });
   try {
-    // One snapshot, taken before the files are read: what a retention pass moves meanwhile is read twice, not missed.
+    // One snapshot of the log, taken before the files are read: what a retention pass archives meanwhile is
+    // in it, and is read from it rather than from the files.
     db.exec("BEGIN");
-    db.prepare("SELECT COUNT(*) FROM (SELECT 1 FROM audit_log LIMIT 1)").get();
+    const logStart = db.prepare("SELECT seq FROM audit_log ORDER BY seq LIMIT 1").pluck().get() as number | undefined;
     if (!logOnly) {
-      const archived = findAuditBreak(visited(archivedEntries(archiveDir)), check);
+      const archived = findAuditBreak(visited(before(archivedEntries(archiveDir), logStart)), check);
       if (archived) return archived;
       fromArchive = check.checked;
     }
@@ -120,6 +122,11 @@ function checkSqlite(path: string) {
   } finally {
     db.close();
   }
+}
+
+// The entries before `seq` (all without one).
+function* before(rows: Iterable<AuditRow>, seq: number | undefined): Generator<AuditRow> {
+  for (const row of rows) if (seq === undefined || row.seq < seq) yield row;
 }
 
 // The entries of the archive's audit files, in the order of their first entries (a clock set back across a
@@ -133,7 +140,9 @@ function* archivedEntries(dir: string): Generator<AuditRow> {
     for (const row of entriesOf(file, false)) return row.seq;
     return Number.POSITIVE_INFINITY;
   };
-  const ordered = files.map((file) => ({ file, seq: firstSeqOf(file) })).sort((a, b) => a.seq - b.seq);
+  // Two files starting alike: a pass cut off in its first batch of one, its batch written again in the other;
+  // the shorter first, so that its entries are the ones read again within the batch remembered.
+  const ordered = files.map((file) => ({ file, seq: firstSeqOf(file), size: statSync(file).size })).sort((a, b) => a.seq - b.seq || a.size - b.size);
   for (const { file } of ordered) yield* entriesOf(file);
 }
 

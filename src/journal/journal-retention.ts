@@ -12,7 +12,7 @@
  * commit that deletes them enters a journal.audit_archived entry naming the last one archived and its hash,
  * so that the chain verifies from where the log now starts, and from entry 1 with the archive.
  */
-import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { steadyWallClockNow } from "../clock.js";
 import { AUDIT_ARCHIVED_KIND, AUDIT_ARCHIVE_BATCH, type AuditArchivedDetail } from "./audit-chain.js";
@@ -140,12 +140,11 @@ export function startJournalRetention(
 /**
  * Appends `text` to the file at `path` and makes it durable before anything is deleted: every byte written (a
  * write may take only part of them), a line a power loss left torn ended first (the new lines then parse on
- * their own), the file synced, and the directory that names it too when it or the file was made here.
+ * their own), the file synced, and the directories that name it and any directory made here.
  */
 function appendDurably(path: string, text: string): void {
   const dir = dirname(path);
   const madeDirectory = mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const madeFile = !existsSync(path);
   const descriptor = openSync(path, "a+", 0o600);
   try {
     let bytes = Buffer.from(text);
@@ -160,8 +159,15 @@ function appendDurably(path: string, text: string): void {
   } finally {
     closeSync(descriptor);
   }
-  if (madeDirectory !== undefined) syncDirectory(dirname(madeDirectory));
-  if (madeFile) syncDirectory(dir);
+  // Every directory made here, from the top, is named in its parent; the file in its own (always: one made by
+  // a pass cut off before this point exists now, and one more sync a batch costs little).
+  if (madeDirectory !== undefined) {
+    for (let made = dir; ; made = dirname(made)) {
+      syncDirectory(dirname(made));
+      if (made === madeDirectory || dirname(made) === made) break;
+    }
+  }
+  syncDirectory(dir);
 }
 
 const NEWLINE = 0x0a;

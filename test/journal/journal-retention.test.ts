@@ -313,6 +313,17 @@ describe.each([
       for (let i = 0; i < 2_100; i++) journal.recordAudit({ kind: "operator.reprice", actor: "key_admin", detail: { i } });
       await journal.flushed();
       const entered = (await journal.auditEntries({ before: Number.MAX_SAFE_INTEGER }, 1))[0].seq;
+      if (store.verifyArgs(archiveDir).includes("--journal")) {
+        // As audit:verify finds it when a pass archives 2,000 entries after its snapshot of the log was taken and
+        // before it reads the files: in the files, and still in that snapshot. Read once, from the snapshot.
+        const early = join(archiveDir, "audit-2000-01-01.jsonl");
+        const entries = [...(await journal.auditEntries({ after: 0 }, 1_000)), ...(await journal.auditEntries({ after: 1_000 }, 1_000))];
+        writeFileSync(early, entries.map((entry) => `${JSON.stringify(entry)}\n`).join(""));
+        const meanwhile = await auditVerify(...store.verifyArgs(archiveDir));
+        expect(meanwhile.code, meanwhile.output).toBe(0);
+        expect(meanwhile.output).toContain(`holds: ${entered} entries, 1 to ${entered}`);
+        rmSync(early);
+      }
       const pass = await archiveOldAuditEntries(journal, { days: 90, archiveDir }, steadyWallClockNow() + 100 * DAY_MS);
       const archive = await store.auditArchive(pass.into);
       const log = await journal.auditEntries({ after: 0 }, 1_000);
