@@ -10,7 +10,7 @@ import { broadcastOutcomeToReport } from "../../src/node/broadcast-answers.js";
 import { blockNumberReadAt, headIn, readsHead } from "../../src/node/call-blocks.js";
 import { PROBE_AFTER_MS } from "../../src/node/endpoint-health.js";
 import { EndpointSet } from "../../src/node/endpoint-set.js";
-import { type CallOutcome, RpcEndpoint } from "../../src/node/rpc-endpoint.js";
+import { type CallOutcome, RpcEndpoint, faultOf } from "../../src/node/rpc-endpoint.js";
 
 function endpointSet(count: number, ask: ConstructorParameters<typeof EndpointSet>[3] = async () => undefined, clock = { now: 0 }) {
   const endpoints = Array.from(
@@ -179,5 +179,49 @@ describe("what a broadcast no endpoint took reports", () => {
   it("a node's refusal in words over a connection nobody took", () => {
     expect(broadcastOutcomeToReport([refused, answer("insufficient funds for gas * price + value")])).toEqual(answer("insufficient funds for gas * price + value"));
     expect(broadcastOutcomeToReport([refused])).toBe(refused);
+  });
+});
+
+describe("what an endpoint's HTTP 200 carries", () => {
+  // One answer per request, in order: a body and the bytes the request carried are kept.
+  async function answering(bodies: (string | Buffer)[], run: (endpoint: RpcEndpoint, received: Buffer[]) => Promise<void>): Promise<void> {
+    const received: Buffer[] = [];
+    const server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on("data", (chunk: Buffer) => chunks.push(chunk));
+      request.on("end", () => {
+        received.push(Buffer.concat(chunks));
+        response.writeHead(200, { "content-type": "application/json" }).end(bodies.shift());
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      await run(new RpcEndpoint(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, "e1", { timeoutMs: 5_000, maxInFlight: 4, alone: false }), received);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }
+
+  it("is read as UTF-8 JSON, several bytes a character too, and the request goes as the JSON of its payload", async () => {
+    const message = "exécution annulée: 送金 🚫";
+    const answer = Buffer.from(JSON.stringify({ jsonrpc: "2.0", id: 7, error: { code: 3, message } }));
+    await answering([answer], async (endpoint, received) => {
+      const payload = { jsonrpc: "2.0" as const, id: 7, method: "eth_call", params: [{ data: "0x" }, "latest"] };
+      const outcome = await endpoint.call(payload);
+      expect(outcome).toEqual({ results: [{ jsonrpc: "2.0", id: 7, error: { code: 3, message } }] });
+      expect(JSON.parse(received[0].toString("utf8"))).toEqual(payload);
+    });
+  });
+
+  it("is no answer when it is not JSON (a gateway's page) or not JSON-RPC (a bare value): the endpoint's fault", async () => {
+    await answering(["<html><body>502 Bad Gateway</body></html>", "42"], async (endpoint) => {
+      const payload = { jsonrpc: "2.0" as const, id: 1, method: "eth_blockNumber", params: [] };
+      for (const expected of ["not valid JSON", "not a JSON-RPC answer"]) {
+        const outcome = await endpoint.call(payload);
+        expect("thrown" in outcome && String((outcome.thrown as Error).message)).toContain(expected);
+        expect(faultOf(outcome)).toBe("no-answer");
+      }
+    });
   });
 });
