@@ -5,23 +5,45 @@
  * process-wide, so it is made once, at connection time, and the result is the same bytes.
  */
 import { createRequire } from "node:module";
+import { dirname } from "node:path";
 import { keccak256 } from "ethers";
 
-/** The part of the `keccak` package's native binding used here. */
-type CreateKeccak = (algorithm: "keccak256") => { update(data: Buffer): { digest(): Buffer } };
+/** The `keccak` package's native sponge (its addon's KeccakState), used here without the package's stream around it. */
+interface KeccakState {
+  initialize(rate: number, capacity: number): void;
+  absorb(data: Buffer): void;
+  squeeze(length: number): Buffer;
+}
+
+/** Makes one sponge; undefined where the addon does not load. */
+type LoadKeccakState = () => (new () => KeccakState) | undefined;
+
+/** Keccak-256's rate and capacity in bits (the package's "keccak256": no SHA-3 suffix). */
+const RATE = 1088;
+const CAPACITY = 512;
 
 /** Registers the native keccak-256 with ethers when its binding loads; says which one ethers now uses. */
-export function useNativeKeccak(loadNative = loadNativeKeccak): "native" | "ethers" {
-  const createKeccak = loadNative();
-  if (!createKeccak) return "ethers";
-  keccak256.register((data) => createKeccak("keccak256").update(Buffer.from(data.buffer, data.byteOffset, data.byteLength)).digest());
+export function useNativeKeccak(loadNative: LoadKeccakState = loadKeccakState): "native" | "ethers" {
+  const KeccakState = loadNative();
+  if (!KeccakState) return "ethers";
+  // One sponge, initialized afresh for each hash: the package's createKeccak built a stream (and a native
+  // object) per hash, which took 3 % of the service's thread at concurrency 50. Hashing is synchronous.
+  const sponge = new KeccakState();
+  keccak256.register((data) => {
+    sponge.initialize(RATE, CAPACITY);
+    sponge.absorb(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+    return sponge.squeeze(32);
+  });
   return "native";
 }
 
-function loadNativeKeccak(): CreateKeccak | undefined {
+function loadKeccakState(): (new () => KeccakState) | undefined {
   try {
-    // The binding only: the package's fallback is another JavaScript keccak, no better than ethers' own.
-    return createRequire(import.meta.url)("keccak/bindings") as CreateKeccak;
+    // The addon only, as the package's bindings.js loads it: its fallback is another JavaScript keccak, no
+    // better than ethers' own.
+    const keccakPackage = createRequire(import.meta.url).resolve("keccak/package.json");
+    const addon = createRequire(keccakPackage)("node-gyp-build")(dirname(keccakPackage)) as unknown;
+    return typeof addon === "function" ? (addon as new () => KeccakState) : undefined;
   } catch {
     return undefined;
   }
