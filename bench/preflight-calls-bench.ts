@@ -1,8 +1,8 @@
 /**
- * What the node's pre-flight of a token transfer costs, asked three ways, against a fresh anvil (#31 item 6,
- * docs/speed.md): one `eth_estimateGas` per request (what the service does), ten of them in one JSON-RPC
- * batch, and ten transfers in one `eth_simulateV1` (one call for ten, each seeing the state the ones before
- * it left). Each at concurrency 50 over 3,000 transfers to fresh recipients, in alternating rounds; prints
+ * What the node's pre-flight of a token transfer costs, asked four ways, against a fresh anvil (#31 item 6,
+ * docs/speed.md): one `eth_estimateGas` per request (what the service does), one `eth_call` at a fixed gas
+ * limit (one execution where an estimate searches for the limit), ten estimates in one JSON-RPC batch, and
+ * ten transfers in one `eth_simulateV1` (one call for ten, each seeing the state the ones before it left). Each at concurrency 50 over 3,000 transfers to fresh recipients, in alternating rounds; prints
  * transfers pre-flighted a second and calls per transfer, each against the same round's single estimates.
  *
  * npx tsx bench/preflight-calls-bench.ts          (ROUNDS=3 by default)
@@ -37,6 +37,7 @@ try {
   }
   const ways: Record<string, Way> = {
     "eth_estimateGas, one a request": { perRequest: 1, callsPerRequest: 1, body: estimate },
+    "eth_call at a fixed gas limit": { perRequest: 1, callsPerRequest: 1, body: () => ({ jsonrpc: "2.0", id: ++id, method: "eth_call", params: [{ ...transferCall(), gas: "0x186a0" }, "latest"] }) },
     [`eth_estimateGas, ${PER_REQUEST} in a JSON-RPC batch`]: { perRequest: PER_REQUEST, callsPerRequest: PER_REQUEST, body: () => Array.from({ length: PER_REQUEST }, estimate) },
     [`eth_simulateV1, ${PER_REQUEST} transfers a call`]: {
       perRequest: PER_REQUEST,
