@@ -243,20 +243,9 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; sql: string }[] = 
     `,
   },
   {
-    // Audit entries retention moved out of audit_log (JOURNAL_RETENTION_DAYS), as they were: audit:verify
-    // checks the chain through both tables, from entry 1.
+    // Audit entries retention moved out of audit_log (JOURNAL_RETENTION_DAYS), as they were, in a table of the
+    // same columns and key: audit:verify checks the chain through both tables, from entry 1.
     version: 16,
-    sql: `
-      CREATE TABLE audit_archive (
-        seq BIGINT PRIMARY KEY,
-        at BIGINT NOT NULL,
-        kind TEXT NOT NULL,
-        transfer_id BIGINT,
-        actor TEXT,
-        detail TEXT NOT NULL,
-        prev_hash TEXT,
-        hash TEXT
-      );
-    `,
+    sql: "CREATE TABLE audit_archive (LIKE audit_log INCLUDING ALL)",
   },
 ];

@@ -203,10 +203,20 @@ describe.each([
     }
   });
 
-  it("archives audit entries older than the retention, never the last; the chain holds from entry 1 with the archive and from where the log starts without it", async () => {
+  /** Runs `test` on a fresh store of this kind and an archive directory of its own, both removed after. */
+  const withStore = async (test: (store: RetentionStore, archiveDir: string) => Promise<void>) => {
     const store = await openStore();
     const archiveDir = mkdtempSync(join(tmpdir(), "audit-archive-"));
     try {
+      await test(store, archiveDir);
+    } finally {
+      rmSync(archiveDir, { recursive: true, force: true });
+      await store.destroy();
+    }
+  };
+
+  it("archives audit entries older than the retention, never the last; the chain holds from entry 1 with the archive and from where the log starts without it", () =>
+    withStore(async (store, archiveDir) => {
       const { journal } = store;
       const settings = { days: 90, archiveDir };
       for (let nonce = 0; nonce < 3; nonce++) {
@@ -299,16 +309,10 @@ describe.each([
       const removedLogOnly = await auditVerify(...store.verifyArgs(archiveDir), "--log-only");
       expect(removedLogOnly.code, removedLogOnly.output).toBe(1);
       expect(removedLogOnly.output).toContain(`no ${AUDIT_ARCHIVED_KIND} entry says they were archived`);
-    } finally {
-      rmSync(archiveDir, { recursive: true, force: true });
-      await store.destroy();
-    }
-  });
+    }));
 
-  it("archives a long audit log a batch at a time, each batch's archiving entry chained; a batch archived twice (a crash between file and commit) is no break", async () => {
-    const store = await openStore();
-    const archiveDir = mkdtempSync(join(tmpdir(), "audit-archive-"));
-    try {
+  it("archives a long audit log a batch at a time, each batch's archiving entry chained; a batch archived twice (a crash between file and commit) is no break", () =>
+    withStore(async (store, archiveDir) => {
       const { journal } = store;
       for (let i = 0; i < 2_100; i++) journal.recordAudit({ kind: "operator.reprice", actor: "key_admin", detail: { i } });
       await journal.flushed();
@@ -344,9 +348,5 @@ describe.each([
         expect(repeated.code, repeated.output).toBe(0);
         expect(repeated.output).toContain(`${pass.archived} of them read from the archive`);
       }
-    } finally {
-      rmSync(archiveDir, { recursive: true, force: true });
-      await store.destroy();
-    }
-  });
+    }));
 });
