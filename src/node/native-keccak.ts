@@ -29,12 +29,30 @@ export function useNativeKeccak(loadNative: LoadKeccakState = loadKeccakState): 
   // One sponge, initialized afresh for each hash: the package's createKeccak built a stream (and a native
   // object) per hash, which took 3 % of the service's thread at concurrency 50. Hashing is synchronous.
   const sponge = new KeccakState();
-  keccak256.register((data) => {
+  const hash = (data: Uint8Array): Uint8Array => {
     sponge.initialize(RATE, CAPACITY);
     sponge.absorb(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
     return sponge.squeeze(32);
-  });
+  };
+  // The addon's sponge is the package's inside, not its API: a version that changed it must not hash
+  // transactions differently. Checked against ethers' own keccak around the rate before it is used.
+  if (!sameAsEthers(hash)) return "ethers";
+  keccak256.register(hash);
   return "native";
+}
+
+/** Lengths around Keccak-256's 136-byte rate, and none. */
+const KNOWN_ANSWER_LENGTHS = [0, 1, 32, 135, 136, 137, 271, 272, 300];
+
+function sameAsEthers(hash: (data: Uint8Array) => Uint8Array): boolean {
+  try {
+    return KNOWN_ANSWER_LENGTHS.every((length) => {
+      const data = Uint8Array.from({ length }, (_, index) => (index * 31 + length) & 0xff);
+      return Buffer.from(hash(data)).equals(Buffer.from(keccak256._(data)));
+    });
+  } catch {
+    return false;
+  }
 }
 
 function loadKeccakState(): (new () => KeccakState) | undefined {
