@@ -3,6 +3,7 @@
  * most a bounded number of requests at once, a bounded request time, and its health. `call` sends one
  * request and says what came of it without throwing, so that callers can weigh several endpoints' answers.
  */
+import { isUtf8 } from "node:buffer";
 import { FetchRequest, type JsonRpcPayload, type JsonRpcResult, makeError } from "ethers";
 import { CallGate } from "./call-gate.js";
 import { type EndpointFault, EndpointHealth, type EndpointState } from "./endpoint-health.js";
@@ -100,9 +101,12 @@ export class RpcEndpoint {
   }
 }
 
-// The reply's body as JSON, as ethers' bodyJson reads it (and fails: not JSON is no answer).
+// The reply's body as JSON, as ethers' bodyJson reads it (and fails: not UTF-8, or not JSON, is no answer;
+// Buffer's decoding alone would put U+FFFD for bad bytes, and a node's words then read as they were not sent).
 function jsonOf(body: Uint8Array | null): unknown {
-  const text = body === null ? "" : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8");
+  const bytes = body === null ? Buffer.alloc(0) : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  if (!isUtf8(bytes)) throw makeError("response body is not valid UTF-8", "UNSUPPORTED_OPERATION", { operation: "bodyText" });
+  const text = bytes.toString("utf8");
   try {
     return JSON.parse(text);
   } catch {

@@ -184,13 +184,13 @@ describe("what a broadcast no endpoint took reports", () => {
 
 describe("what an endpoint's HTTP 200 carries", () => {
   // One answer per request, in order: a body and the bytes the request carried are kept.
-  async function answering(bodies: (string | Buffer)[], run: (endpoint: RpcEndpoint, received: Buffer[]) => Promise<void>): Promise<void> {
-    const received: Buffer[] = [];
+  async function answering(bodies: (string | Buffer)[], run: (endpoint: RpcEndpoint, received: { body: Buffer; contentType?: string }[]) => Promise<void>): Promise<void> {
+    const received: { body: Buffer; contentType?: string }[] = [];
     const server = createServer((request, response) => {
       const chunks: Buffer[] = [];
       request.on("data", (chunk: Buffer) => chunks.push(chunk));
       request.on("end", () => {
-        received.push(Buffer.concat(chunks));
+        received.push({ body: Buffer.concat(chunks), contentType: request.headers["content-type"] });
         response.writeHead(200, { "content-type": "application/json" }).end(bodies.shift());
       });
     });
@@ -210,14 +210,17 @@ describe("what an endpoint's HTTP 200 carries", () => {
       const payload = { jsonrpc: "2.0" as const, id: 7, method: "eth_call", params: [{ data: "0x" }, "latest"] };
       const outcome = await endpoint.call(payload);
       expect(outcome).toEqual({ results: [{ jsonrpc: "2.0", id: 7, error: { code: 3, message } }] });
-      expect(JSON.parse(received[0].toString("utf8"))).toEqual(payload);
+      expect(JSON.parse(received[0].body.toString("utf8"))).toEqual(payload);
+      expect(received[0].contentType).toBe("application/json");
     });
   });
 
-  it("is no answer when it is not JSON (a gateway's page) or not JSON-RPC (a bare value): the endpoint's fault", async () => {
-    await answering(["<html><body>502 Bad Gateway</body></html>", "42"], async (endpoint) => {
+  it("is no answer when it is not UTF-8, not JSON (a gateway's page) or not JSON-RPC (a bare value): the endpoint's fault", async () => {
+    // A node's refusal in words, with one byte that is no UTF-8: not read as the node's words.
+    const badByte = Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"nonce too low'), Buffer.from([0xff]), Buffer.from('"}}')]);
+    await answering([badByte, "<html><body>502 Bad Gateway</body></html>", "42"], async (endpoint) => {
       const payload = { jsonrpc: "2.0" as const, id: 1, method: "eth_blockNumber", params: [] };
-      for (const expected of ["not valid JSON", "not a JSON-RPC answer"]) {
+      for (const expected of ["not valid UTF-8", "not valid JSON", "not a JSON-RPC answer"]) {
         const outcome = await endpoint.call(payload);
         expect("thrown" in outcome && String((outcome.thrown as Error).message)).toContain(expected);
         expect(faultOf(outcome)).toBe("no-answer");
