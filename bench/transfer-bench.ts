@@ -3,7 +3,8 @@
  * at the same concurrency: a bare loop that signs the same token transfers with ethers and sends them with
  * eth_sendRawTransaction straight to the node. Each measurement gets a fresh chain.
  *
- * The machine's speed drifts, so baseline and service alternate over ROUNDS rounds and the median is shown.
+ * The machine's speed drifts, so baseline and service alternate over ROUNDS rounds and the median is shown,
+ * with how busy the service's event loop was (it runs on this thread; the load comes from a worker's).
  *
  * Then what a node that bills per call is charged (bench/rpc-cost.ts): calls per second while idle, and
  * calls per transfer over 200 transfers at concurrency 10, everything the process sends counted by a proxy.
@@ -14,6 +15,7 @@
  *                                      CONCURRENCIES=1,10,50; SKIP_POSTGRES=true leaves the PostgreSQL runs out,
  *                                      SKIP_RPC_COST=true the calls counted through a proxy)
  */
+import { performance } from "node:perf_hooks";
 import { JsonRpcProvider, Transaction, Wallet, toBigInt } from "ethers";
 import { Pool } from "undici";
 import { encodeTransfer } from "../src/node/erc20.js";
@@ -92,15 +94,23 @@ async function measureBaseline(count: number, concurrency: number, estimate = fa
   });
 }
 
+/** How busy the service's event loop was over a round: the share of the time, and the busy time per transfer. */
+interface LoopUse {
+  busy: number;
+  msPerTransfer: number;
+}
+
 /**
  * The service as deployed (journal on disk, FULL sync), driven over HTTP by a load generator in a worker
  * thread, as clients are other processes; the baseline is its own client.
  */
-async function measureService(count: number, concurrency: number): Promise<{ result: RunResult; rpcPerTransfer: number; byMethod: Record<string, number> }> {
+async function measureService(count: number, concurrency: number): Promise<{ result: RunResult; rpcPerTransfer: number; byMethod: Record<string, number>; loop: LoopUse }> {
   return withFreshChain(async (rpcUrl, demo) => {
     const { baseUrl, chain, close } = await startBenchService(rpcUrl, demo, { JOURNAL_SYNCHRONOUS: process.env.JOURNAL_SYNCHRONOUS ?? "FULL" });
     const rpc = await countRpcCalls(chain.provider);
     try {
+      // The service runs on this thread (the load on a worker's): how busy its event loop was meanwhile.
+      const loopBefore = performance.eventLoopUtilization();
       const result = await loadFromWorker({
         url: baseUrl,
         path: "/transfer",
@@ -110,7 +120,8 @@ async function measureService(count: number, concurrency: number): Promise<{ res
         warmupCount: WARMUP,
         expectBodyIncludes: '"hash"',
       });
-      return { result, rpcPerTransfer: rpc.total() / (count + WARMUP), byMethod: rpc.byMethod() };
+      const loop = performance.eventLoopUtilization(loopBefore);
+      return { result, rpcPerTransfer: rpc.total() / (count + WARMUP), byMethod: rpc.byMethod(), loop: { busy: loop.utilization, msPerTransfer: loop.active / (count + WARMUP) } };
     } finally {
       await close();
     }
@@ -140,6 +151,7 @@ for (const concurrency of CONCURRENCIES) {
   console.log(`  baseline  ${formatRate(baseline)}`);
   console.log(`  service   ${formatRate(service.result)}`);
   console.log(`  ratio     ${(service.result.perSecond / baseline.perSecond).toFixed(2)} of the baseline's rate (rounds: ${rounds.map((round) => round.ratio.toFixed(2)).join(", ")}); failures in all rounds: ${failures}`);
+  console.log(`            the service's event loop busy ${Math.round(service.loop.busy * 100)} % of the round, ${service.loop.msPerTransfer.toFixed(2)} ms a transfer (warm-up included)`);
   if (estimating) {
     const estimateRatio = (round: (typeof rounds)[number]) => (round.withEstimate as RunResult).perSecond / round.baseline.perSecond;
     const median = medianRound(rounds, estimateRatio);
