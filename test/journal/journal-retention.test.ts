@@ -297,6 +297,7 @@ describe.each([
         const headless = await auditVerify(...store.verifyArgs(archiveDir));
         expect(headless.code, headless.output).toBe(1);
         expect(headless.output).toContain("entries 1 to 2 are missing before entry 3: removed");
+        expect(headless.output).not.toContain("--archive");
         await store.tamper(`INSERT INTO audit_archive SELECT * FROM json_populate_recordset(NULL::audit_archive, '${JSON.stringify(archive.slice(0, 2))}')`);
       }
 
