@@ -44,8 +44,6 @@ const archiveDir = values.archive ?? (process.env.JOURNAL_ARCHIVE_DIR || join(di
 const logOnly = values["log-only"] ?? false;
 
 const check = new AuditChainCheck({ afterArchived: logOnly });
-let first: number | undefined;
-let last: number | undefined;
 /** Entries of the chain read from the archive (files, or the database's audit_archive table). */
 let fromArchive = 0;
 /** Lines of archive files a power loss left torn (never synced, so never deleted from the log): skipped. */
@@ -55,7 +53,7 @@ try {
   const where = databaseUrl ? `the PostgreSQL journal (${new URL(databaseUrl).host})` : journalPath;
   if (broken) {
     console.log(`audit log BROKEN in ${where} at entry ${broken.seq}: ${broken.reason}`);
-    console.log(`${check.checked} entries before it hold (from entry ${first ?? "-"}).`);
+    console.log(`${check.checked} entries before it hold (from entry ${check.firstSeq ?? "-"}).`);
     // A database's archive table is always read: a head missing there was removed, not moved elsewhere.
     if (!logOnly && !databaseUrl && check.checked === 0 && broken.reason.includes("missing before")) {
       console.log(`if retention archived the entries before it, pass where their files are (--archive), or --log-only to check from where the log starts`);
@@ -76,11 +74,9 @@ try {
   process.exit(2);
 }
 
-// The rows as they are read, noting the first and last seq seen, and the kept entry's hash.
+// The rows as they are read, noting the kept entry's hash.
 function* visited(rows: Iterable<AuditRow>): Generator<AuditRow> {
   for (const row of rows) {
-    first ??= row.seq;
-    last = row.seq;
     if (kept && row.seq === kept.seq) kept.found = row.hash;
     yield row;
   }
@@ -101,7 +97,7 @@ function keptEntryBreak() {
   if (!kept) return undefined;
   // Archived, and not read (--log-only): told, not a break.
   if (kept.found === undefined && check.firstSeq !== undefined && kept.seq < check.firstSeq) return undefined;
-  if (kept.found === undefined) return { seq: kept.seq, reason: `entry ${kept.seq}, kept outside the database, is gone: the log ends at entry ${last ?? "none"} (entries removed from its end)` };
+  if (kept.found === undefined) return { seq: kept.seq, reason: `entry ${kept.seq}, kept outside the database, is gone: the log ends at entry ${check.lastSeq ?? "none"} (entries removed from its end)` };
   if (kept.found !== kept.hash) return { seq: kept.seq, reason: `entry ${kept.seq} hashes to ${kept.found}, not to the ${kept.hash} kept outside the database: the log was rewritten` };
   return undefined;
 }

@@ -15,7 +15,7 @@
 import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { steadyWallClockNow } from "../clock.js";
-import { AUDIT_ARCHIVED_KIND, AUDIT_ARCHIVE_BATCH, type AuditArchivedDetail } from "./audit-chain.js";
+import { AUDIT_ARCHIVED_KIND, AUDIT_ARCHIVE_BATCH, type AuditArchivedDetail, type AuditRow } from "./audit-chain.js";
 import type { TransferJournal } from "./transfer-journal.js";
 
 const DAY_MS = 86_400_000;
@@ -85,8 +85,8 @@ export async function archiveOldAuditEntries(journal: TransferJournal, settings:
     appendDurably(file, batch.map((entry) => `${JSON.stringify(entry)}\n`).join(""));
     const last = batch[batch.length - 1];
     journal.forgetArchivedAudit(last.seq);
-    // In the commit that deletes them: the log now starts after this entry, which hashed to this.
-    journal.recordAudit({ kind: AUDIT_ARCHIVED_KIND, actor: null, detail: { throughSeq: last.seq, lastHash: last.hash as string, into: file } satisfies AuditArchivedDetail });
+    // In the commit that deletes them.
+    recordArchivedThrough(journal, last, file);
     await journal.flushed();
     archived += batch.length;
     // A short batch reached the entries still young (or the log's last): the entry just made is one of them.
@@ -95,11 +95,17 @@ export async function archiveOldAuditEntries(journal: TransferJournal, settings:
   }
   const elsewhere = await journal.archiveAuditElsewhere(before);
   if (elsewhere) {
-    journal.recordAudit({ kind: AUDIT_ARCHIVED_KIND, actor: null, detail: { throughSeq: elsewhere.last.seq, lastHash: elsewhere.last.hash as string, into: "audit_archive" } satisfies AuditArchivedDetail });
+    recordArchivedThrough(journal, elsewhere.last, "audit_archive");
     await journal.flushed();
     return { archived: elsewhere.count, into: "the database's audit_archive table" };
   }
   return { archived, into: archived === 0 ? undefined : file };
+}
+
+/** Enters that the audit log now starts after `last` (archived `into`), which hashed to what the next entry points back to. */
+function recordArchivedThrough(journal: TransferJournal, last: AuditRow, into: string): void {
+  const detail: AuditArchivedDetail = { throughSeq: last.seq, lastHash: last.hash as string, into };
+  journal.recordAudit({ kind: AUDIT_ARCHIVED_KIND, actor: null, detail: { ...detail } });
 }
 
 /** What a retention pass moved: transfers, and audit entries. */

@@ -556,8 +556,8 @@ export interface TransferJournal {
   /**
    * Audit entries retention may move out of a journal of its own: the oldest, in order, each entered before
    * `before` (ms) and sealed, never the last sealed one (the next commit seals its entries from its hash,
-   * whatever this turn has entered meanwhile); at most `limit`. None in
-   * a working copy: its entries are the shared database's (archiveAuditElsewhere).
+   * whatever this turn has entered meanwhile); at most `limit`. None in a working copy: its entries are the
+   * shared database's (archiveAuditElsewhere).
    */
   archivableAudit(before: number, limit: number): AuditRow[];
   /** Deletes the audit entries up to `throughSeq`, archived; enter the archiving entry in the same turn. */

@@ -267,19 +267,20 @@ describe.each([
       expect(verified.code, verified.output).toBe(0);
       expect(verified.output).toContain(`holds: ${archive.length + log.length} entries, 1 to ${log.at(-1)?.seq}`);
       expect(verified.output).toContain(`${archive.length} of them read from the archive`);
-      // Without the archive the log's head is missing: named, unless the log alone is asked for, from where it starts.
-      const withoutArchive = first.into?.endsWith(".jsonl") ? store.verifyArgs(join(archiveDir, "moved-elsewhere")) : [...store.verifyArgs(archiveDir), "--log-only"];
-      const missing = await auditVerify(...withoutArchive.filter((arg) => arg !== "--log-only"));
-      if (first.into?.endsWith(".jsonl")) {
+      // Without the archive files the log's head is missing: named, unless the log alone is asked for, from where it starts.
+      const inFiles = first.into?.endsWith(".jsonl") ?? false;
+      const filesElsewhere = store.verifyArgs(inFiles ? join(archiveDir, "moved-elsewhere") : archiveDir);
+      if (inFiles) {
+        const missing = await auditVerify(...filesElsewhere);
         expect(missing.code, missing.output).toBe(1);
         expect(missing.output).toContain(`entries 1 to ${archive.length} are missing before entry ${archive.length + 1}: removed`);
         expect(missing.output).toContain("--log-only");
       }
-      const logOnly = await auditVerify(...withoutArchive.filter((arg) => arg !== "--log-only"), "--log-only");
+      const logOnly = await auditVerify(...filesElsewhere, "--log-only");
       expect(logOnly.code, logOnly.output).toBe(0);
       expect(logOnly.output).toContain(`holds: ${log.length} entries, ${archive.length + 1} to ${log.at(-1)?.seq}`);
       expect(logOnly.output).toContain(`entries 1 to ${archive.length} were archived by retention`);
-      if (first.into?.endsWith(".jsonl")) {
+      if (inFiles) {
         // A power loss tore the file's last line: skipped, and the next pass's lines start on a line of their own.
         appendFileSync(second.into as string, JSON.stringify(log[0]).slice(0, 40));
         const torn = await auditVerify(...store.verifyArgs(archiveDir));
@@ -335,16 +336,18 @@ describe.each([
       // Everything old (here, the batches' own archiving entries too) but the last sealed entry, in order, once.
       expect(archive.length).toBe(pass.archived);
       expect(archive.map((entry) => entry.seq)).toEqual(Array.from({ length: pass.archived }, (_, i) => i + 1));
-      expect(pass.archived).toBeGreaterThanOrEqual(entered - 1);
+      const inFiles = pass.into?.endsWith(".jsonl") ?? false;
+      // A file's batches each enter their archiving entry (2,101 and 2,102 after the first two), old enough here to
+      // go in the third batch too; the database's table moves the 2,099 before its last entry, and enters one after.
+      expect(pass.archived).toBe(inFiles ? entered + 1 : entered - 1);
       expect(log[0].seq).toBe(pass.archived + 1);
-      // A file gets an archiving entry per batch, the last naming where the log now starts; the database's table one per pass.
       const archivings = [...archive, ...log].filter((entry) => entry.kind === AUDIT_ARCHIVED_KIND).map((entry) => JSON.parse(entry.detail).throughSeq);
-      expect(archivings).toEqual(pass.into?.endsWith(".jsonl") ? [1_000, 2_000, pass.archived] : [pass.archived]);
+      expect(archivings).toEqual(inFiles ? [1_000, 2_000, pass.archived] : [pass.archived]);
       expect((await auditVerify(...store.verifyArgs(archiveDir))).code).toBe(0);
-      if (pass.into?.endsWith(".jsonl")) {
+      if (inFiles) {
         // The second batch written again right after itself, as the pass after a crash between its append and its commit writes it.
-        const lines = readFileSync(pass.into, "utf8").trimEnd().split("\n");
-        writeFileSync(pass.into, [...lines.slice(0, 2_000), ...lines.slice(1_000, 2_000), ...lines.slice(2_000)].map((line) => `${line}\n`).join(""));
+        const lines = readFileSync(pass.into as string, "utf8").trimEnd().split("\n");
+        writeFileSync(pass.into as string, [...lines.slice(0, 2_000), ...lines.slice(1_000, 2_000), ...lines.slice(2_000)].map((line) => `${line}\n`).join(""));
         const repeated = await auditVerify(...store.verifyArgs(archiveDir));
         expect(repeated.code, repeated.output).toBe(0);
         expect(repeated.output).toContain(`${pass.archived} of them read from the archive`);
