@@ -8,6 +8,7 @@ import { NATIVE_TOKEN } from "../network-settings/network-choice.js";
 import type { JournalEntry } from "../journal/transfer-journal.js";
 import type { ChainConnection } from "../node/connect-chain.js";
 import type { Reservation } from "./wallet-ledger.js";
+import { signedTransactionBytes, unsignedTransactionBytes } from "./transaction-bytes.js";
 import type { WalletSnapshot } from "./wallet-snapshot.js";
 
 /** What one attempt offers to pay per gas. */
@@ -44,9 +45,11 @@ export async function signWalletTransaction(chain: Pick<ChainConnection, "chainI
     fees.type === 0
       ? Transaction.from({ ...common, type: 0, gasPrice: fees.gasPrice })
       : Transaction.from({ ...common, type: 2, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas, accessList: [] });
-  transaction.signature = await chain.signer.sign(transaction.unsignedHash);
-  const rawTransaction = transaction.serialized;
-  return { transaction, rawTransaction, hash: keccak256(rawTransaction), from: chain.wallet.address };
+  // The bytes come from transaction-bytes, not from ethers' getters, which re-encode through hex strings.
+  const signature = await chain.signer.sign(keccak256(unsignedTransactionBytes(transaction)));
+  transaction.signature = signature;
+  const raw = signedTransactionBytes(transaction, signature);
+  return { transaction, rawTransaction: `0x${raw.toString("hex")}`, hash: keccak256(raw), from: chain.wallet.address };
 }
 
 /**
