@@ -8,7 +8,6 @@ import { type JournalReplica, type JournalSeed, SqliteChangeLog, seedTables } fr
 import { AUDIT_GENESIS, type AuditEntry, type AuditRow, auditEntryHash } from "./audit-chain.js";
 import { HISTORY_INDEXES, NETWORK_HISTORY_INDEXES, HISTORY_TIMES_RISE, SqliteHistoryReader } from "./sqlite-history.js";
 import { openKeptDatabase } from "./sqlite-keep-alive.js";
-import { WalSync } from "./wal-sync.js";
 import {
   type DeliveryState,
   type ArchivedTransfer,
@@ -311,9 +310,8 @@ export function openSqliteJournal(path: string, owner: JournalOwner, options: Sq
   const { synchronous = "FULL", notify = false, seed, replica, elsewhere } = options;
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const db = openKeptDatabase(path);
-  // FULL survives power loss; NORMAL survives a crashed process only, but skips an fsync per commit. FULL's
-  // fsync of the WAL at each commit is made by WalSync, off the event loop, so SQLite itself runs NORMAL.
-  db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;");
+  // FULL survives power loss; NORMAL survives a crashed process only, but skips an fsync per commit.
+  db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous}; PRAGMA busy_timeout = 5000;`);
   db.exec(SCHEMA);
   addColumns(db);
   db.exec(OUTFLOW_LOG_KEY_INDEX);
@@ -323,19 +321,15 @@ export function openSqliteJournal(path: string, owner: JournalOwner, options: Sq
   if (seed) seedTables(db, seed);
   makeIndexes(db);
   db.exec(AUDIT_TRIGGERS);
-  const walSync = synchronous === "FULL" && path !== ":memory:" ? new WalSync(`${path}-wal`) : undefined;
-  const store = new SqliteJournalStore(db, notify, walSync, replica && new SqliteChangeLog(db, replica), replica, elsewhere);
+  const store = new SqliteJournalStore(db, notify, replica && new SqliteChangeLog(db, replica), replica, elsewhere);
   try {
     store.checkOwner(owner);
     db.exec(LANES_OF_EARLIER_VERSIONS);
     // Rows an earlier version wrote after this one had run (a rollback, an older leader) lack them too.
     db.exec(OWNERS_NETWORK_AND_TOKEN);
     store.sealLeftUnsealed();
-    // What opening wrote (upgrades, seals) is on disk before anything acts on it.
-    walSync?.syncNow();
   } catch (error) {
     db.close();
-    walSync?.close();
     throw error;
   }
   return new SqliteTransferJournal(store, owner.walletAddress, { chain: owner.chainId.toString(), token: owner.tokenAddress });
@@ -631,17 +625,10 @@ class SqliteJournalStore {
   readonly statements: ReturnType<typeof prepareStatements>;
   // Group commit: writes of one event-loop turn share a transaction and so a single fsync.
   #pendingCommit: Promise<void> | undefined;
-  // The last commit made: resolves once it is on disk and, with a shared database, shipped there.
-  #lastCommitDurable: Promise<void> | undefined;
   #failure: JournalUnavailableError | undefined;
   // The commit itself succeeded and only shipping it to the shared database failed: what the database
   // holds then is a fact to look up, not a loss to assume.
   #shippingFailed = false;
-  // The commit succeeded and its sync to disk failed: it is in the database, and may or may not be found
-  // there after a restart.
-  #syncFailed = false;
-  // Syncs each commit to disk (JOURNAL_SYNCHRONOUS=FULL); none with NORMAL or in memory.
-  readonly #walSync: WalSync | undefined;
   // Every hash of the transfers that have several attempts: few, and asked about by every lookup.
   readonly severalAttemptHashes = new Set<string>();
   /** Where the working copy's walk for transfers it need not hold goes on from (see forgetSettledForGood). */
@@ -655,7 +642,6 @@ class SqliteJournalStore {
   constructor(
     db: Database.Database,
     notify: boolean,
-    walSync: WalSync | undefined,
     changeLog: SqliteChangeLog | undefined,
     /** The shared database this journal is the working copy of, if any: retention archives there. */
     readonly replica?: JournalReplica,
@@ -664,7 +650,6 @@ class SqliteJournalStore {
   ) {
     this.db = db;
     this.notify = notify ? 1 : 0;
-    this.#walSync = walSync;
     this.#changeLog = changeLog;
     this.statements = prepareStatements(db);
     this.history = new SqliteHistoryReader(db);
@@ -694,8 +679,6 @@ class SqliteJournalStore {
 
   async wasRecorded(hash: string): Promise<boolean | undefined> {
     if (!this.#failure) return this.statements.attemptByHash.get(hash.toLowerCase()) !== undefined;
-    // Committed but not known to be on disk: a restart may find it and send it, or not.
-    if (this.#syncFailed && this.statements.attemptByHash.get(hash.toLowerCase()) !== undefined) return undefined;
     // A failed local commit was rolled back: nothing of it is anywhere.
     if (!this.#shippingFailed || !this.#changeLog) return false;
     // Of this transfer: the same bytes may be an older transfer's attempt in the database (see insertAttempt).
@@ -705,8 +688,8 @@ class SqliteJournalStore {
 
   flushed(): Promise<void> {
     if (this.#failure) return Promise.reject(this.#failure);
-    // A commit made is durable only once synced and, when there is a shared database, shipped.
-    return this.#pendingCommit ?? this.#lastCommitDurable ?? Promise.resolve();
+    // A commit made is durable only once shipped, when there is a shared database.
+    return this.#pendingCommit ?? this.#changeLog?.lastShipment ?? Promise.resolve();
   }
 
   // Opens the shared transaction on the first write of a turn and commits it once the turn is over.
@@ -722,8 +705,13 @@ class SqliteJournalStore {
           try {
             this.#sealAudit();
             this.db.exec("COMMIT");
-            this.#lastCommitDurable = this.#makeDurable();
-            this.#lastCommitDurable.then(resolve, reject);
+            if (!this.#changeLog) return resolve();
+            // Taken right after the commit, before any later write: only committed rows leave the process.
+            this.#changeLog.shipCommitted().then(resolve, (error: unknown) => {
+              if (!this.#failure) this.#shippingFailed = true;
+              this.#failure ??= new JournalUnavailableError(error);
+              reject(this.#failure);
+            });
           } catch (error) {
             if (this.db.inTransaction) this.db.exec("ROLLBACK");
             // Whatever this turn wrote is gone, and the service may already have acted on it in memory:
@@ -745,31 +733,6 @@ class SqliteJournalStore {
       if (this.db.inTransaction) this.db.exec("ROLLBACK");
       throw this.#failure;
     }
-  }
-
-  // Called right after a COMMIT, before any later write. Once a sync or a shipment failed, every later
-  // commit fails too: nothing is written from then on, and what was is looked up (wasRecorded).
-  #makeDurable(): Promise<void> {
-    // Taken at once: only committed rows leave the process.
-    const shipped = this.#changeLog?.shipCommitted().catch((error: unknown) => {
-      if (!this.#failure) this.#shippingFailed = true;
-      throw error;
-    });
-    const synced = this.#walSync?.synced().catch((error: unknown) => {
-      this.#syncFailed = true;
-      throw error;
-    });
-    const durable = Promise.all([synced, shipped]).then(
-      () => {
-        if (this.#failure) throw this.#failure;
-      },
-      (error: unknown) => {
-        this.#failure ??= new JournalUnavailableError(error);
-        throw this.#failure;
-      },
-    );
-    durable.catch(() => undefined);
-    return durable;
   }
 
   // Chains the audit entries this transaction made (or an older version's process left unsealed) to the
@@ -820,10 +783,8 @@ class SqliteJournalStore {
     if (this.db.inTransaction && !this.#failure) {
       this.#sealAudit();
       this.db.exec("COMMIT");
-      this.#walSync?.syncNow();
     }
     this.db.close();
-    this.#walSync?.close();
   }
 
   /**
