@@ -629,6 +629,8 @@ class SqliteJournalStore {
   // The commit itself succeeded and only shipping it to the shared database failed: what the database
   // holds then is a fact to look up, not a loss to assume.
   #shippingFailed = false;
+  // A COMMIT failed after it may have written its transaction to the WAL (see #commit).
+  #commitMayBeOnDisk = false;
   // Every hash of the transfers that have several attempts: few, and asked about by every lookup.
   readonly severalAttemptHashes = new Set<string>();
   /** Where the working copy's walk for transfers it need not hold goes on from (see forgetSettledForGood). */
@@ -679,6 +681,8 @@ class SqliteJournalStore {
 
   async wasRecorded(hash: string): Promise<boolean | undefined> {
     if (!this.#failure) return this.statements.attemptByHash.get(hash.toLowerCase()) !== undefined;
+    // Rolled back here, maybe committed on disk: a restart may find it and send it, or not.
+    if (this.#commitMayBeOnDisk && !this.#changeLog) return undefined;
     // A failed local commit was rolled back: nothing of it is anywhere.
     if (!this.#shippingFailed || !this.#changeLog) return false;
     // Of this transfer: the same bytes may be an older transfer's attempt in the database (see insertAttempt).
@@ -704,7 +708,7 @@ class SqliteJournalStore {
           if (this.#failure) return reject(this.#failure);
           try {
             this.#sealAudit();
-            this.db.exec("COMMIT");
+            this.#commit();
             if (!this.#changeLog) return resolve();
             // Taken right after the commit, before any later write: only committed rows leave the process.
             this.#changeLog.shipCommitted().then(resolve, (error: unknown) => {
@@ -713,7 +717,7 @@ class SqliteJournalStore {
               reject(this.#failure);
             });
           } catch (error) {
-            if (this.db.inTransaction) this.db.exec("ROLLBACK");
+            this.#rollBack();
             // Whatever this turn wrote is gone, and the service may already have acted on it in memory:
             // from now on nothing is written, so nothing can be broadcast without its record.
             this.#failure = new JournalUnavailableError(error);
@@ -730,8 +734,30 @@ class SqliteJournalStore {
       // A statement that fails (SQLITE_FULL, I/O) fails the whole shared transaction.
       if (error instanceof JournalWriteError) throw error;
       this.#failure = new JournalUnavailableError(error);
-      if (this.db.inTransaction) this.db.exec("ROLLBACK");
+      this.#rollBack();
       throw this.#failure;
+    }
+  }
+
+  // SQLite rolls a COMMIT that failed at the disk back in memory only. A full disk stops it before its
+  // commit frame reaches the WAL; any other failure (a failed sync above all) may have left the frames whole
+  // there, and a restart's recovery then finds the transaction committed.
+  #commit(): void {
+    try {
+      this.db.exec("COMMIT");
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== "SQLITE_FULL") this.#commitMayBeOnDisk = true;
+      throw error;
+    }
+  }
+
+  // A rollback that fails too must not escape the commit's callback and stop the process: the journal is
+  // failed already, and takes no more writes.
+  #rollBack(): void {
+    try {
+      if (this.db.inTransaction) this.db.exec("ROLLBACK");
+    } catch {
+      // Nothing more to undo from here; the failure is reported through flushed().
     }
   }
 

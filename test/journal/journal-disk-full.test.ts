@@ -43,6 +43,16 @@ describe("a journal whose disk fills up", () => {
     );
     await expect(journal.flushed()).rejects.toBeInstanceOf(JournalUnavailableError);
   });
+
+  it("a signed transfer whose commit found the disk full was surely not recorded: its bytes may never be sent", async () => {
+    journal.claimKey("before", REQUEST);
+    await journal.flushed();
+    fillFilesystem(mountPoint);
+    const hash = `0x${"cd".repeat(32)}`;
+    journal.recordSigned(undefined, REQUEST, { nonce: 1, hash, rawTransaction: `0x02${"ef".repeat(200)}`, signedAtBlock: 1 });
+    await expect(journal.flushed()).rejects.toMatchObject({ cause: { code: "SQLITE_FULL" } });
+    expect(await journal.wasRecorded(hash)).toBe(false);
+  });
 });
 
 // Keep the helper honest: the tiny filesystem really is tiny.
