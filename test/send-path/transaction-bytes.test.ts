@@ -2,6 +2,7 @@ import { SigningKey, Transaction, Wallet, getAddress, hexlify, keccak256 } from 
 import { describe, expect, it } from "vitest";
 import { signedTransactionBytes, unsignedTransactionBytes } from "../../src/send-path/transaction-bytes.js";
 import { signWalletTransaction } from "../../src/send-path/wallet-transaction.js";
+import { toV5TransferRecord } from "../../src/wire/v5-record.js";
 
 const key = new SigningKey(keccak256("0x01"));
 const wallet = new Wallet(key);
@@ -95,16 +96,30 @@ describe("the bytes of the wallet's transactions", () => {
     expect(() => unsignedTransactionBytes(accessListType)).toThrow(/type 2 or 0, not 1/);
   });
 
-  it("signWalletTransaction answers the bytes and hash ethers gives for the same transaction, which recover the wallet", async () => {
+  it("signWalletTransaction: ethers' bytes and hash, fields that recover the wallet, and the v5 record of ethers' own Transaction, byte for byte", async () => {
     const chain = { chainId: 31337n, wallet: { address: wallet.address }, signer: { sign: async (digest: string) => key.sign(digest) } };
-    const call = { nonce: 7, to: "0x5FbDB2315678afecb367f032d93F642f64180aa3", data: "0xa9059cbb" + "00".repeat(64), gasLimit: 51_234n };
-    for (const fees of [{ type: 2, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 1n } as const, { type: 0, gasPrice: 1_000_000_000n } as const]) {
+    // As a caller may hand them: an address in lower case, data in upper case.
+    const token = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
+    const call = { nonce: 7, to: token.toLowerCase(), data: `0xA9059CBB${"00".repeat(12)}${"AB".repeat(20)}${"00".repeat(31)}01`, gasLimit: 51_234n };
+    const feeChoices = [{ type: 2, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 1n } as const, { type: 0, gasPrice: 1_000_000_000n } as const];
+    for (const fees of feeChoices) {
       const signed = await signWalletTransaction(chain as never, call, fees);
-      expect(signed.rawTransaction).toBe(signed.transaction.serialized);
       const parsed = Transaction.from(signed.rawTransaction);
       expect(signed.hash).toBe(parsed.hash);
       expect(parsed.from).toBe(wallet.address);
-      expect([parsed.type, parsed.nonce, parsed.gasLimit, parsed.to, parsed.data]).toEqual([fees.type, 7, 51_234n, call.to, call.data]);
+      const { type, chainId, nonce, gasLimit, gasPrice, maxFeePerGas, maxPriorityFeePerGas, to, value, data, accessList } = parsed;
+      expect({ ...signed.transaction, signature: null }).toEqual({ type, chainId, nonce, gasLimit, gasPrice, maxFeePerGas, maxPriorityFeePerGas, to, value, data, accessList, signature: null });
+      expect(signed.transaction.to).toBe(token);
+      const ours = JSON.stringify(toV5TransferRecord(signed));
+      expect(ours).toBe(JSON.stringify(toV5TransferRecord({ transaction: parsed, hash: parsed.hash as string, from: wallet.address })));
     }
+  });
+
+  it("signWalletTransaction refuses what ethers refused: a priority fee above the fee cap, a nonce that is not a whole number", async () => {
+    const chain = { chainId: 1n, wallet: { address: wallet.address }, signer: { sign: async (digest: string) => key.sign(digest) } };
+    const call = { nonce: 0, to: wallet.address, data: "0x", gasLimit: 21_000n };
+    await expect(signWalletTransaction(chain as never, call, { type: 2, maxFeePerGas: 1n, maxPriorityFeePerGas: 2n })).rejects.toThrow(/priorityFee cannot be more than maxFee/);
+    await expect(signWalletTransaction(chain as never, { ...call, nonce: 1.5 }, { type: 0, gasPrice: 1n })).rejects.toThrow(/invalid nonce/);
+    await expect(signWalletTransaction(chain as never, { ...call, to: "0xnot-an-address" }, { type: 0, gasPrice: 1n })).rejects.toThrow(/invalid address/);
   });
 });
