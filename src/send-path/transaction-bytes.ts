@@ -75,6 +75,8 @@ function encodeLegacy(transaction: EncodableTransaction, signature: Pick<Signatu
 
 /** A non-negative integer as RLP wants it: big-endian, no leading zero bytes, zero as no bytes at all. */
 function integer(value: bigint): Buffer {
+  // A JavaScript number would be encoded with a leading zero byte (0 as 0x00): invalid RLP, another hash.
+  if (typeof value !== "bigint") throw new TypeError(`a transaction field must be a bigint, not ${typeof value}`);
   if (value < 0n) throw new RangeError("a transaction field cannot be negative");
   if (value === 0n) return EMPTY;
   const hex = value.toString(16);

@@ -89,11 +89,13 @@ describe("the bytes of the wallet's transactions", () => {
     expect(found).toBe(2);
   });
 
-  it("refuses what the wallet never signs instead of encoding it wrongly: an access list, another type", () => {
+  it("refuses what the wallet never signs instead of encoding it wrongly: an access list, another type, a number where a bigint belongs", () => {
     const withAccessList = Transaction.from({ type: 2, chainId: 1n, nonce: 0, gasLimit: 1n, to: wallet.address, accessList: [{ address: wallet.address, storageKeys: [] }] });
     expect(() => unsignedTransactionBytes(withAccessList)).toThrow(/no access list/);
     const accessListType = Transaction.from({ type: 1, chainId: 1n, nonce: 0, gasLimit: 1n, to: wallet.address });
     expect(() => unsignedTransactionBytes(accessListType)).toThrow(/type 2 or 0, not 1/);
+    const numberValue = { type: 0, chainId: 1n, nonce: 0, gasLimit: 21_000n, gasPrice: 1n, maxFeePerGas: null, maxPriorityFeePerGas: null, to: wallet.address, value: 0, data: "0x", accessList: null };
+    expect(() => unsignedTransactionBytes(numberValue as never)).toThrow(/must be a bigint, not number/);
   });
 
   it("signWalletTransaction: ethers' bytes and hash, fields that recover the wallet, and the v5 record of ethers' own Transaction, byte for byte", async () => {
