@@ -1,7 +1,7 @@
 /**
- * The bytes the wallet signs and sends, RLP-encoded here from the fields of an ethers `Transaction`. ethers
- * builds them through hex strings on every read of `unsignedHash` or `serialized`: about 0.1 ms of the event
- * loop per transfer at concurrency 50, a tenth of what the whole transfer may take (#31 item 6). Byte for byte
+ * The bytes the wallet signs and sends, RLP-encoded here from a transaction's fields (plain values, or an
+ * ethers `Transaction`'s). ethers builds them through hex strings on every read of `unsignedHash` or
+ * `serialized`: about 0.1 ms of the event loop per transfer at concurrency 50 (#31 item 6). Byte for byte
  * what ethers encodes for the two types the wallet signs, type 2 with an empty access list and legacy; the
  * tests hold both to that.
  */

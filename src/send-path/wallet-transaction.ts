@@ -29,7 +29,8 @@ export interface WalletCall {
 
 /**
  * A signed transaction's fields, as ethers' `Transaction` holds them (one satisfies this type), but plain
- * values: building a `Transaction` validates, checksums and converts each field through its setters.
+ * values: building a `Transaction` validates, checksums and converts each field through its setters. What
+ * a transfer's v5 record is made of.
  */
 export interface SignedTransactionFields extends EncodableTransaction {
   signature: Pick<Signature, "r" | "s" | "yParity"> | null;
@@ -91,7 +92,7 @@ export function snapshotFees({ baseFeePerGas, maxFeePerGas, maxPriorityFeePerGas
 }
 
 /** The fees a signed transaction offers. */
-export function feesOf(transaction: Pick<Transaction, "type" | "maxFeePerGas" | "maxPriorityFeePerGas" | "gasPrice">): AttemptFees {
+export function feesOf(transaction: Transaction): AttemptFees {
   return transaction.type === 2
     ? { type: 2, maxFeePerGas: transaction.maxFeePerGas ?? 0n, maxPriorityFeePerGas: transaction.maxPriorityFeePerGas ?? 0n }
     : { type: 0, gasPrice: transaction.gasPrice ?? 0n };
@@ -131,6 +132,6 @@ export function reservationOf(entry: JournalEntry, l1DataFee: bigint): Reservati
 }
 
 /** The call a signed attempt makes, at another nonce: a replacement or a re-signed copy calls the same. */
-export function sameCallAt(signed: Pick<Transaction, "to" | "data" | "gasLimit" | "value">, nonce: number, gasLimit = signed.gasLimit): WalletCall {
+export function sameCallAt(signed: Transaction, nonce: number, gasLimit = signed.gasLimit): WalletCall {
   return { nonce, to: signed.to as string, data: signed.data, gasLimit, value: signed.value };
 }

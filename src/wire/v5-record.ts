@@ -2,8 +2,9 @@
  * The ethers v5 wire format: turns ethers v6 values and raw node answers into the exact JSON that ethers
  * v5.7.2 produced for `contract.transfer(...)` and `provider.getTransaction(hash)`, key order included.
  */
-import { type Signature, type Transaction, getAddress, getCreateAddress } from "ethers";
+import { getAddress, getCreateAddress } from "ethers";
 import { type RpcTransaction, countConfirmations } from "../lookup/transaction-lookup.js";
+import type { SignedTransactionFields } from "../send-path/wallet-transaction.js";
 
 /** How ethers v5's BigNumber serialises itself. */
 export interface V5BigNumber {
@@ -91,19 +92,10 @@ export function toV5BigNumber(value: bigint | string): V5BigNumber {
 }
 
 /**
- * What a transfer record is made of: the fields of a signed transaction, which an ethers `Transaction`
- * has, and which the send path keeps as plain values.
- */
-export type SignedTransactionRecordFields = Pick<
-  Transaction,
-  "type" | "chainId" | "nonce" | "gasLimit" | "gasPrice" | "maxFeePerGas" | "maxPriorityFeePerGas" | "to" | "value" | "data" | "accessList"
-> & { signature: Pick<Signature, "r" | "s" | "yParity"> | null };
-
-/**
  * The record v5 returned from `contract.transfer(...)` for this signed type-2 transaction. `hash` and
  * `from` come from the caller, who knows them, because ethers would recompute them on every access.
  */
-export function toV5TransferRecord({ transaction, hash, from }: { transaction: SignedTransactionRecordFields; hash: string; from: string }): V5TransferRecord | V5LegacyTransferRecord {
+export function toV5TransferRecord({ transaction, hash, from }: { transaction: SignedTransactionFields; hash: string; from: string }): V5TransferRecord | V5LegacyTransferRecord {
   if (transaction.type === 0) return toV5LegacyTransferRecord(transaction, hash, from);
   const { signature, maxFeePerGas, maxPriorityFeePerGas, to } = transaction;
   if (transaction.type !== 2 || !signature || maxFeePerGas === null || maxPriorityFeePerGas === null || !to) {
@@ -131,7 +123,7 @@ export function toV5TransferRecord({ transaction, hash, from }: { transaction: S
   };
 }
 
-function toV5LegacyTransferRecord(transaction: SignedTransactionRecordFields, hash: string, from: string): V5LegacyTransferRecord {
+function toV5LegacyTransferRecord(transaction: SignedTransactionFields, hash: string, from: string): V5LegacyTransferRecord {
   const { signature, gasPrice, to } = transaction;
   if (!signature || gasPrice === null || !to) throw new Error("a transfer record needs a signed transaction with a recipient");
   return {
