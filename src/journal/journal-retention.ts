@@ -104,8 +104,7 @@ export async function archiveOldAuditEntries(journal: TransferJournal, settings:
 
 /** Enters that the audit log now starts after `last` (archived `into`), which hashed to what the next entry points back to. */
 function recordArchivedThrough(journal: TransferJournal, last: AuditRow, into: string): void {
-  const detail: AuditArchivedDetail = { throughSeq: last.seq, lastHash: last.hash as string, into };
-  journal.recordAudit({ kind: AUDIT_ARCHIVED_KIND, actor: null, detail: { ...detail } });
+  journal.recordAudit({ kind: AUDIT_ARCHIVED_KIND, actor: null, detail: { throughSeq: last.seq, lastHash: last.hash as string, into } satisfies AuditArchivedDetail });
 }
 
 /** What a retention pass moved: transfers, and audit entries. */
