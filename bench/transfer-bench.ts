@@ -15,6 +15,7 @@
  *                                      CONCURRENCIES=1,10,50; SKIP_POSTGRES=true leaves the PostgreSQL runs out,
  *                                      SKIP_RPC_COST=true the calls counted through a proxy)
  */
+import { existsSync, readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { JsonRpcProvider, Transaction, Wallet, toBigInt } from "ethers";
 import { Pool } from "undici";
@@ -94,10 +95,21 @@ async function measureBaseline(count: number, concurrency: number, estimate = fa
   });
 }
 
-/** How busy the service's event loop was over a round: the share of the time, and the busy time per transfer. */
+/**
+ * How busy the service's event loop was over a round: the share of the time, and the busy time per transfer;
+ * and the process's write calls per transfer (the journal's, the answers' and the load's), where Linux tells.
+ */
 interface LoopUse {
   busy: number;
   msPerTransfer: number;
+  writeCallsPerTransfer: number | undefined;
+}
+
+// The process's write calls so far (/proc/self/io's syscw); undefined where there is no such file.
+function writeCalls(): number | undefined {
+  if (!existsSync("/proc/self/io")) return undefined;
+  const line = readFileSync("/proc/self/io", "utf8").split("\n").find((entry) => entry.startsWith("syscw:"));
+  return line === undefined ? undefined : Number(line.slice("syscw:".length));
 }
 
 /**
@@ -111,6 +123,7 @@ async function measureService(count: number, concurrency: number): Promise<{ res
     try {
       // The service runs on this thread (the load on a worker's): how busy its event loop was meanwhile.
       const loopBefore = performance.eventLoopUtilization();
+      const writesBefore = writeCalls();
       const result = await loadFromWorker({
         url: baseUrl,
         path: "/transfer",
@@ -121,7 +134,9 @@ async function measureService(count: number, concurrency: number): Promise<{ res
         expectBodyIncludes: '"hash"',
       });
       const loop = performance.eventLoopUtilization(loopBefore);
-      return { result, rpcPerTransfer: rpc.total() / (count + WARMUP), byMethod: rpc.byMethod(), loop: { busy: loop.utilization, msPerTransfer: loop.active / (count + WARMUP) } };
+      const writesAfter = writeCalls();
+      const writeCallsPerTransfer = writesBefore === undefined || writesAfter === undefined ? undefined : (writesAfter - writesBefore) / (count + WARMUP);
+      return { result, rpcPerTransfer: rpc.total() / (count + WARMUP), byMethod: rpc.byMethod(), loop: { busy: loop.utilization, msPerTransfer: loop.active / (count + WARMUP), writeCallsPerTransfer } };
     } finally {
       await close();
     }
@@ -152,6 +167,7 @@ for (const concurrency of CONCURRENCIES) {
   console.log(`  service   ${formatRate(service.result)}`);
   console.log(`  ratio     ${(service.result.perSecond / baseline.perSecond).toFixed(2)} of the baseline's rate (rounds: ${rounds.map((round) => round.ratio.toFixed(2)).join(", ")}); failures in all rounds: ${failures}`);
   console.log(`            the service's event loop busy ${Math.round(service.loop.busy * 100)} % of the round, ${service.loop.msPerTransfer.toFixed(2)} ms a transfer (warm-up included)`);
+  if (service.loop.writeCallsPerTransfer !== undefined) console.log(`            ${service.loop.writeCallsPerTransfer.toFixed(1)} write calls a transfer in the process (journal, answers, load)`);
   if (estimating) {
     const estimateRatio = (round: (typeof rounds)[number]) => (round.withEstimate as RunResult).perSecond / round.baseline.perSecond;
     const median = medianRound(rounds, estimateRatio);

@@ -311,7 +311,10 @@ export function openSqliteJournal(path: string, owner: JournalOwner, options: Sq
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const db = openKeptDatabase(path);
   // FULL survives power loss; NORMAL survives a crashed process only, but skips an fsync per commit.
-  db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous}; PRAGMA busy_timeout = 5000;`);
+  // Temporary data in memory: a group commit's statement journal (what undoes one failed statement of the
+  // shared transaction) otherwise spills to a temp file, which then takes every later statement's pages.
+  // It holds only what one statement changes, and the journal's sorts are of short lists (unsettled, by id).
+  db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous}; PRAGMA busy_timeout = 5000; PRAGMA temp_store = MEMORY;`);
   db.exec(SCHEMA);
   addColumns(db);
   db.exec(OUTFLOW_LOG_KEY_INDEX);
