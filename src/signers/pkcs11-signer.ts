@@ -34,7 +34,9 @@ export async function openPkcs11Signer(settings: Pkcs11Settings): Promise<Wallet
     throw new SignerStartupError(`PKCS11_MODULE: cannot load ${modulePath} (${(error as Error).message})`);
   }
   try {
-    module.C_Initialize();
+    // Signatures run side by side on libuv's threads (C_SignAsync): the module must lock for itself. Called
+    // without arguments, C_Initialize promises a single thread, and SoftHSM then takes no locks at all.
+    module.C_Initialize({ flags: pkcs11js.CKF_OS_LOCKING_OK });
     const slot = module.C_GetSlotList(true).find((candidate) => module.C_GetTokenInfo(candidate).label.trim() === tokenLabel);
     if (slot === undefined) throw new SignerStartupError(`PKCS11_TOKEN_LABEL: no token labelled "${tokenLabel}" in ${modulePath}`);
     const sessions = Array.from({ length: SIGNING_SESSIONS }, () => module.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION));
