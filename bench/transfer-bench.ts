@@ -4,7 +4,9 @@
  * eth_sendRawTransaction straight to the node. Each measurement gets a fresh chain.
  *
  * The machine's speed drifts, so baseline and service alternate over ROUNDS rounds and the median is shown,
- * with how busy the service's event loop was (it runs on this thread; the load comes from a worker's).
+ * with how busy the service's event loop was (it runs on this thread; the load comes from a worker's), and
+ * the CPU time each side and the node spent per transfer: where the cores are shared and all busy, the
+ * ratio of the rates follows the ratio of those CPU times.
  *
  * Then what a node that bills per call is charged (bench/rpc-cost.ts): calls per second while idle, and
  * calls per transfer over 200 transfers at concurrency 10, everything the process sends counted by a proxy.
@@ -33,13 +35,46 @@ const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const WARMUP = 100;
 const recipients = Array.from({ length: 64 }, () => Wallet.createRandom().address);
 
-async function withFreshChain<T>(run: (rpcUrl: string, demo: Awaited<ReturnType<typeof setUpDemoChain>>) => Promise<T>): Promise<T> {
+type DemoChain = Awaited<ReturnType<typeof setUpDemoChain>>;
+
+async function withFreshChain<T>(run: (rpcUrl: string, demo: DemoChain, nodeCpuMs: () => number | undefined) => Promise<T>): Promise<T> {
   const node = await startAnvil();
   try {
-    return await run(node.rpcUrl, await setUpDemoChain(node.rpcUrl));
+    return await run(node.rpcUrl, await setUpDemoChain(node.rpcUrl), () => processCpuMs(node.pid));
   } finally {
     await node.stop();
   }
+}
+
+/**
+ * CPU time per transfer while the load ran: this process's (every thread: for the baseline its signing and
+ * sending, for the service the service with its load generator and garbage collector), and the node's.
+ * On a machine whose cores the three share, these figures move less with its load than the rates do.
+ */
+interface CpuUse {
+  processMs: number;
+  nodeMs: number | undefined;
+}
+
+// A process's user and system CPU time so far in ms (/proc/<pid>/stat, in clock ticks of 10 ms); undefined where Linux does not tell.
+function processCpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined || !existsSync(`/proc/${pid}/stat`)) return undefined;
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+async function measuringCpu<T>(transfers: number, nodeCpuMs: () => number | undefined, load: () => Promise<T>): Promise<{ value: T; cpu: CpuUse }> {
+  const processBefore = process.cpuUsage();
+  const nodeBefore = nodeCpuMs();
+  const value = await load();
+  const used = process.cpuUsage(processBefore);
+  const nodeAfter = nodeCpuMs();
+  const nodeMs = nodeBefore === undefined || nodeAfter === undefined ? undefined : (nodeAfter - nodeBefore) / transfers;
+  return { value, cpu: { processMs: (used.user + used.system) / 1000 / transfers, nodeMs } };
+}
+
+function formatCpu(cpu: CpuUse): string {
+  return `CPU a transfer ${cpu.processMs.toFixed(2)} ms in this process${cpu.nodeMs === undefined ? "" : `, ${cpu.nodeMs.toFixed(2)} ms in the node`}`;
 }
 
 /**
@@ -48,8 +83,8 @@ async function withFreshChain<T>(run: (rpcUrl: string, demo: Awaited<ReturnType<
  * pre-flight does so that a transfer the token would refuse is answered 417 and never sent: what that
  * one call costs the node, apart from everything else the service does.
  */
-async function measureBaseline(count: number, concurrency: number, estimate = false): Promise<RunResult> {
-  return withFreshChain(async (rpcUrl, demo) => {
+async function measureBaseline(count: number, concurrency: number, estimate = false): Promise<RunResult & { cpu: CpuUse }> {
+  return withFreshChain(async (rpcUrl, demo, nodeCpuMs) => {
     const provider = new JsonRpcProvider(rpcUrl, undefined, { staticNetwork: true, batchMaxCount: 1 });
     const wallet = new Wallet(demo.privateKey);
     const data = encodeTransfer(recipients[0], 1n);
@@ -58,7 +93,7 @@ async function measureBaseline(count: number, concurrency: number, estimate = fa
     provider.destroy();
     const pool = new Pool(rpcUrl, { connections: concurrency });
     try {
-      return await runAtConcurrency(count, concurrency, async (index) => {
+      const { value, cpu } = await measuringCpu(count + WARMUP, nodeCpuMs, () => runAtConcurrency(count, concurrency, async (index) => {
         const to = recipients[index % recipients.length];
         if (estimate) {
           const estimated = await pool.request({
@@ -88,7 +123,8 @@ async function measureBaseline(count: number, concurrency: number, estimate = fa
         });
         const reply = (await response.body.json()) as { result?: string };
         return typeof reply.result === "string";
-      }, WARMUP);
+      }, WARMUP));
+      return { ...value, cpu };
     } finally {
       await pool.close();
     }
@@ -116,27 +152,29 @@ function writeCalls(): number | undefined {
  * The service as deployed (journal on disk, FULL sync), driven over HTTP by a load generator in a worker
  * thread, as clients are other processes; the baseline is its own client.
  */
-async function measureService(count: number, concurrency: number): Promise<{ result: RunResult; rpcPerTransfer: number; byMethod: Record<string, number>; loop: LoopUse }> {
-  return withFreshChain(async (rpcUrl, demo) => {
+async function measureService(count: number, concurrency: number): Promise<{ result: RunResult; rpcPerTransfer: number; byMethod: Record<string, number>; loop: LoopUse; cpu: CpuUse }> {
+  return withFreshChain(async (rpcUrl, demo, nodeCpuMs) => {
     const { baseUrl, chain, close } = await startBenchService(rpcUrl, demo, { JOURNAL_SYNCHRONOUS: process.env.JOURNAL_SYNCHRONOUS ?? "FULL" });
     const rpc = await countRpcCalls(chain.provider);
     try {
       // The service runs on this thread (the load on a worker's): how busy its event loop was meanwhile.
       const loopBefore = performance.eventLoopUtilization();
       const writesBefore = writeCalls();
-      const result = await loadFromWorker({
-        url: baseUrl,
-        path: "/transfer",
-        body: { toAddress: recipients[0], amount: "0.000001" },
-        connections: concurrency,
-        count,
-        warmupCount: WARMUP,
-        expectBodyIncludes: '"hash"',
-      });
+      const { value: result, cpu } = await measuringCpu(count + WARMUP, nodeCpuMs, () =>
+        loadFromWorker({
+          url: baseUrl,
+          path: "/transfer",
+          body: { toAddress: recipients[0], amount: "0.000001" },
+          connections: concurrency,
+          count,
+          warmupCount: WARMUP,
+          expectBodyIncludes: '"hash"',
+        }),
+      );
       const loop = performance.eventLoopUtilization(loopBefore);
       const writesAfter = writeCalls();
       const writeCallsPerTransfer = writesBefore === undefined || writesAfter === undefined ? undefined : (writesAfter - writesBefore) / (count + WARMUP);
-      return { result, rpcPerTransfer: rpc.total() / (count + WARMUP), byMethod: rpc.byMethod(), loop: { busy: loop.utilization, msPerTransfer: loop.active / (count + WARMUP), writeCallsPerTransfer } };
+      return { result, rpcPerTransfer: rpc.total() / (count + WARMUP), byMethod: rpc.byMethod(), loop: { busy: loop.utilization, msPerTransfer: loop.active / (count + WARMUP), writeCallsPerTransfer }, cpu };
     } finally {
       await close();
     }
@@ -153,7 +191,7 @@ for (const concurrency of CONCURRENCIES) {
   const count = concurrency === 1 ? Math.min(200, TRANSFERS) : TRANSFERS;
   // At the highest concurrency, each round also runs the bare loop with the node's estimate per transfer.
   const estimating = concurrency === CONCURRENCIES.at(-1);
-  const rounds: { baseline: RunResult; service: Awaited<ReturnType<typeof measureService>>; ratio: number; withEstimate?: RunResult }[] = [];
+  const rounds: { baseline: Awaited<ReturnType<typeof measureBaseline>>; service: Awaited<ReturnType<typeof measureService>>; ratio: number; withEstimate?: Awaited<ReturnType<typeof measureBaseline>> }[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const baseline = await measureBaseline(count, concurrency);
     const service = await measureService(count, concurrency);
@@ -164,14 +202,18 @@ for (const concurrency of CONCURRENCIES) {
   const failures = rounds.reduce((sum, round) => sum + round.baseline.failures + round.service.result.failures, 0);
   console.log(`concurrency ${concurrency}`);
   console.log(`  baseline  ${formatRate(baseline)}`);
+  console.log(`            ${formatCpu(baseline.cpu)}`);
   console.log(`  service   ${formatRate(service.result)}`);
+  console.log(`            ${formatCpu(service.cpu)} (the service with its load generator)`);
   console.log(`  ratio     ${(service.result.perSecond / baseline.perSecond).toFixed(2)} of the baseline's rate (rounds: ${rounds.map((round) => round.ratio.toFixed(2)).join(", ")}); failures in all rounds: ${failures}`);
   console.log(`            the service's event loop busy ${Math.round(service.loop.busy * 100)} % of the round, ${service.loop.msPerTransfer.toFixed(2)} ms a transfer (warm-up included)`);
   if (service.loop.writeCallsPerTransfer !== undefined) console.log(`            ${service.loop.writeCallsPerTransfer.toFixed(1)} write calls a transfer in the process (journal, answers, load)`);
   if (estimating) {
     const estimateRatio = (round: (typeof rounds)[number]) => (round.withEstimate as RunResult).perSecond / round.baseline.perSecond;
     const median = medianRound(rounds, estimateRatio);
-    console.log(`  baseline with an eth_estimateGas per transfer (the service's pre-flight, nothing else), median round: ${formatRate(median.withEstimate as RunResult)}`);
+    const withEstimate = median.withEstimate as Awaited<ReturnType<typeof measureBaseline>>;
+    console.log(`  baseline with an eth_estimateGas per transfer (the service's pre-flight, nothing else), median round: ${formatRate(withEstimate)}`);
+    console.log(`            ${formatCpu(withEstimate.cpu)}`);
     console.log(`            ${estimateRatio(median).toFixed(2)} of the same round's bare baseline (rounds: ${rounds.map((round) => estimateRatio(round).toFixed(2)).join(", ")})`);
   }
   const hotPath = ((service.byMethod.eth_estimateGas ?? 0) + (service.byMethod.eth_sendRawTransaction ?? 0)) / (count + WARMUP);

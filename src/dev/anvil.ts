@@ -8,6 +8,8 @@ import { stopProcess, waitForPrinted } from "./node-process.js";
 /** A running anvil process. */
 export interface AnvilNode {
   rpcUrl: string;
+  /** The process's id: the benchmarks read the CPU time it spent. */
+  pid: number | undefined;
   /** Stops the process and waits until it has exited. */
   stop(): Promise<void>;
 }
@@ -38,7 +40,7 @@ export async function startAnvil(extraArgs: string[] = [], port = 0): Promise<An
   const [, address] = await waitForPrinted(child, /Listening on ([0-9.]+:[0-9]+)/, "anvil", 20_000).catch((error: Error) => {
     throw /cannot run/.test(error.message) ? new Error(`${error.message}; install it or set ANVIL_BIN`) : error;
   });
-  return { rpcUrl: `http://${address}`, stop: () => stopProcess(child) };
+  return { rpcUrl: `http://${address}`, pid: child.pid, stop: () => stopProcess(child) };
 }
 
 /**

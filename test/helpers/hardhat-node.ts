@@ -19,5 +19,5 @@ export async function startHardhatNode(): Promise<AnvilNode> {
     stdio: ["ignore", "pipe", "pipe"],
   });
   await waitForPrinted(child, /Started HTTP and WebSocket JSON-RPC server at/, "hardhat node", 60_000);
-  return { rpcUrl: `http://127.0.0.1:${port}`, stop: () => stopProcess(child) };
+  return { rpcUrl: `http://127.0.0.1:${port}`, pid: child.pid, stop: () => stopProcess(child) };
 }
