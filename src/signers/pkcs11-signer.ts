@@ -22,26 +22,29 @@ const SIGNING_SESSIONS = 4;
 /** DER of the secp256k1 curve's object identifier (1.3.132.0.10), as CKA_EC_PARAMS holds it. */
 const SECP256K1_PARAMS = "0x06052b8104000a";
 
+/**
+ * A library loaded and initialised once in the process (PKCS#11 is initialised once per process), shared
+ * by the signers that use it (a pool's lanes on one HSM) and finalised when the last of them closes.
+ */
+interface SharedLibrary {
+  module: Pkcs11.PKCS11;
+  users: number;
+}
+const librariesByPath = new Map<string, SharedLibrary>();
+
 /** Opens the module, logs in to the token and finds the key pair; SignerStartupError names the variable. */
 export async function openPkcs11Signer(settings: Pkcs11Settings): Promise<WalletSigner> {
   const { modulePath, tokenLabel, keyLabel, pinFile } = settings;
   const pin = await readPin(pinFile);
   const pkcs11js = await loadBinding();
-  const module = new pkcs11js.PKCS11();
+  const module = acquireLibrary(pkcs11js, modulePath);
+  const sessions: Pkcs11.Handle[] = [];
   try {
-    module.load(modulePath);
-  } catch (error) {
-    throw new SignerStartupError(`PKCS11_MODULE: cannot load ${modulePath} (${(error as Error).message})`);
-  }
-  try {
-    // Signatures run side by side on libuv's threads (C_SignAsync): the module must lock for itself. Called
-    // without arguments, C_Initialize promises a single thread, and SoftHSM then takes no locks at all.
-    module.C_Initialize({ flags: pkcs11js.CKF_OS_LOCKING_OK });
     const slot = module.C_GetSlotList(true).find((candidate) => module.C_GetTokenInfo(candidate).label.trim() === tokenLabel);
     if (slot === undefined) throw new SignerStartupError(`PKCS11_TOKEN_LABEL: no token labelled "${tokenLabel}" in ${modulePath}`);
-    const sessions = Array.from({ length: SIGNING_SESSIONS }, () => module.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION));
+    for (let opened = 0; opened < SIGNING_SESSIONS; opened++) sessions.push(module.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION));
     try {
-      // One login serves every session of the application.
+      // One login serves every session of the application on the token, another signer's too.
       module.C_Login(sessions[0], pkcs11js.CKU_USER, pin);
     } catch (error) {
       const code = (error as { code?: number }).code;
@@ -49,7 +52,7 @@ export async function openPkcs11Signer(settings: Pkcs11Settings): Promise<Wallet
         throw new SignerStartupError(`PKCS11_PIN_FILE: the PIN does not open token "${tokenLabel}"`);
       }
       if (code === pkcs11js.CKR_PIN_LOCKED) throw new SignerStartupError(`PKCS11_PIN_FILE: token "${tokenLabel}" has locked its PIN`);
-      throw error;
+      if (code !== pkcs11js.CKR_USER_ALREADY_LOGGED_IN) throw error;
     }
     const privateKey = findObject(module, pkcs11js, sessions[0], pkcs11js.CKO_PRIVATE_KEY, keyLabel);
     const publicKey = findObject(module, pkcs11js, sessions[0], pkcs11js.CKO_PUBLIC_KEY, keyLabel);
@@ -88,20 +91,66 @@ export async function openPkcs11Signer(settings: Pkcs11Settings): Promise<Wallet
         return ethereumSignature(toBigInt(raw.subarray(0, half)), toBigInt(raw.subarray(half)), digest, address);
       },
       async close() {
-        module.C_CloseAllSessions(slot);
-        module.C_Finalize();
-        module.close();
+        // Its own sessions only: other signers may hold sessions on the same token.
+        closeSessions(module, sessions);
+        releaseLibrary(modulePath);
       },
     };
   } catch (error) {
-    try {
-      module.C_Finalize();
-      module.close();
-    } catch {
-      // Already torn down, or never initialised: the startup error below is what matters.
-    }
+    closeSessions(module, sessions);
+    releaseLibrary(modulePath);
     if (error instanceof SignerStartupError) throw error;
     throw new SignerStartupError(`PKCS11_MODULE: ${modulePath} failed: ${(error as Error).message}`);
+  }
+}
+
+// Signatures run side by side on libuv's threads (C_SignAsync), of one signer and of several: the library
+// must lock for itself. Initialised without arguments, it may assume a single thread (SoftHSM then takes
+// no locks at all, and crashed or hung the process under concurrent signatures).
+function acquireLibrary(pkcs11js: typeof Pkcs11, modulePath: string): Pkcs11.PKCS11 {
+  const shared = librariesByPath.get(modulePath);
+  if (shared) {
+    shared.users++;
+    return shared.module;
+  }
+  const module = new pkcs11js.PKCS11();
+  try {
+    module.load(modulePath);
+  } catch (error) {
+    throw new SignerStartupError(`PKCS11_MODULE: cannot load ${modulePath} (${(error as Error).message})`);
+  }
+  try {
+    module.C_Initialize({ flags: pkcs11js.CKF_OS_LOCKING_OK });
+  } catch (error) {
+    module.close();
+    if ((error as { code?: number }).code === pkcs11js.CKR_CANT_LOCK) {
+      throw new SignerStartupError(`PKCS11_MODULE: ${modulePath} cannot lock for callers on several threads (CKR_CANT_LOCK), which concurrent signatures need`);
+    }
+    throw new SignerStartupError(`PKCS11_MODULE: ${modulePath} failed: ${(error as Error).message}`);
+  }
+  librariesByPath.set(modulePath, { module, users: 1 });
+  return module;
+}
+
+function releaseLibrary(modulePath: string): void {
+  const shared = librariesByPath.get(modulePath);
+  if (!shared || --shared.users > 0) return;
+  librariesByPath.delete(modulePath);
+  try {
+    shared.module.C_Finalize();
+  } finally {
+    shared.module.close();
+  }
+}
+
+// Best effort: a session the token already dropped needs no closing.
+function closeSessions(module: Pkcs11.PKCS11, sessions: readonly Pkcs11.Handle[]): void {
+  for (const session of sessions) {
+    try {
+      module.C_CloseSession(session);
+    } catch {
+      // Closed already (the token was removed or logged out): nothing left to free.
+    }
   }
 }
 

@@ -67,6 +67,57 @@ describe("the service with a key outside the environment", () => {
     expect(server.output()).not.toContain("receiver-token-123");
   });
 
+  // A pool of two HSM keys (PKCS11_KEY_LABEL=hot-1,hot-2): one library in the process, opened once for both
+  // lanes; each lane's transfers are signed by its own key.
+  const hsmMissingForPool = softHsmMissing();
+  it.skipIf(hsmMissingForPool)(hsmMissingForPool ? `a pool of PKCS#11 keys: NOT RUN, ${hsmMissingForPool}` : "a pool of PKCS#11 keys on one HSM", async () => {
+    const hsm: TestHsm = createTestHsm();
+    try {
+      const { pinFile } = hsm.createToken("pool", "564738");
+      const addresses: string[] = [];
+      for (const keyLabel of ["hot-1", "hot-2"]) {
+        hsm.generateKey("pool", "564738", keyLabel);
+        const probe = await openPkcs11Signer({ modulePath: hsm.modulePath, tokenLabel: "pool", keyLabel, pinFile });
+        addresses.push(probe.address);
+        await probe.close();
+        await fund(probe.address);
+      }
+      const server = await startServerProcess({
+        RPC_URL: chain.rpcUrl,
+        TOKEN_ADDRESS: chain.demo.tokenAddress,
+        JOURNAL_PATH: join(dir, "pkcs11-pool.sqlite"),
+        ...hsm.env,
+        PKCS11_MODULE: hsm.modulePath,
+        PKCS11_TOKEN_LABEL: "pool",
+        PKCS11_KEY_LABEL: "hot-1,hot-2",
+        PKCS11_PIN_FILE: pinFile,
+      });
+      running.push(server);
+      const recipients = Array.from({ length: 6 }, () => freshAddress());
+      const answers = await Promise.all(
+        recipients.map(async (recipient) => {
+          const response = await request(`${server.baseUrl}/transfer`, {
+            method: "POST",
+            headers: { "content-type": "application/json", ...AUTHORIZATION },
+            body: JSON.stringify({ toAddress: recipient, amount: "1" }),
+          });
+          return { statusCode: response.statusCode, body: (await response.body.json()) as { result: { hash: string; from: string } } };
+        }),
+      );
+      expect(answers.map((answer) => answer.statusCode)).toEqual(recipients.map(() => 200));
+      for (const [index, { body }] of answers.entries()) {
+        await waitForReceipt(chain, body.result.hash, 10_000);
+        expect(addresses).toContain((await chain.provider.getTransaction(body.result.hash))?.from);
+        expect(await tokenBalanceOf(chain, recipients[index])).toBe(parseUnits("1", chain.decimals));
+      }
+      // Routed to the lane with the fewest unmined transactions: both keys signed.
+      expect(new Set(answers.map(({ body }) => body.result.from))).toEqual(new Set(addresses));
+      expect(server.output()).not.toContain("564738");
+    } finally {
+      hsm.remove();
+    }
+  }, 60_000);
+
   const hsmMissing = softHsmMissing();
   it.skipIf(hsmMissing)(hsmMissing ? `a PKCS#11 HSM: NOT RUN, ${hsmMissing}` : "a PKCS#11 HSM (SoftHSM2)", async () => {
     const hsm: TestHsm = createTestHsm();
