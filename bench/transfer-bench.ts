@@ -5,8 +5,8 @@
  *
  * The machine's speed drifts, so baseline and service alternate over ROUNDS rounds and the median is shown,
  * with how busy the service's event loop was (it runs on this thread; the load comes from a worker's), and
- * the CPU time each side and the node spent per transfer: where the cores are shared and all busy, the
- * ratio of the rates follows the ratio of those CPU times.
+ * the CPU time each side and the node spent per transfer: where both sides keep the shared cores equally
+ * busy, the ratio of the rates follows the ratio of those CPU times.
  *
  * Then what a node that bills per call is charged (bench/rpc-cost.ts): calls per second while idle, and
  * calls per transfer over 200 transfers at concurrency 10, everything the process sends counted by a proxy.
@@ -56,10 +56,12 @@ interface CpuUse {
   nodeMs: number | undefined;
 }
 
-// A process's user and system CPU time so far in ms (/proc/<pid>/stat, in clock ticks of 10 ms); undefined where Linux does not tell.
+// A process's user and system CPU time so far in ms (/proc/<pid>/stat, in clock ticks: USER_HZ, 100 on
+// every mainstream Linux); undefined where Linux does not tell. The name in parentheses may hold spaces.
 function processCpuMs(pid: number | undefined): number | undefined {
   if (pid === undefined || !existsSync(`/proc/${pid}/stat`)) return undefined;
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 

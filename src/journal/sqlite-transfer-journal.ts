@@ -311,10 +311,7 @@ export function openSqliteJournal(path: string, owner: JournalOwner, options: Sq
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const db = openKeptDatabase(path);
   // FULL survives power loss; NORMAL survives a crashed process only, but skips an fsync per commit.
-  // Temporary data in memory: a group commit's statement journal (what undoes one failed statement of the
-  // shared transaction) otherwise spills to a temp file, which then takes every later statement's pages.
-  // It holds only what one statement changes, and the journal's sorts are of short lists (unsettled, by id).
-  db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous}; PRAGMA busy_timeout = 5000; PRAGMA temp_store = MEMORY;`);
+  db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous}; PRAGMA busy_timeout = 5000;`);
   db.exec(SCHEMA);
   addColumns(db);
   db.exec(OUTFLOW_LOG_KEY_INDEX);
@@ -331,6 +328,12 @@ export function openSqliteJournal(path: string, owner: JournalOwner, options: Sq
     // Rows an earlier version wrote after this one had run (a rollback, an older leader) lack them too.
     db.exec(OWNERS_NETWORK_AND_TOKEN);
     store.sealLeftUnsealed();
+    // Temporary data in memory from here on, once the set-up's index builds (whose sorts may spill to disk)
+    // are done: a group commit's statement journal (what undoes one failed statement of the shared
+    // transaction) otherwise spilled to a temp file at almost every commit, and then took every later
+    // statement's pages. Each holds what one statement changes, and every statement of the running service
+    // changes a bounded set (expireKeys goes in batches).
+    db.exec("PRAGMA temp_store = MEMORY");
   } catch (error) {
     db.close();
     throw error;
@@ -581,8 +584,13 @@ function prepareStatements(db: Database.Database) {
     ),
     // A key lives its time from its decision when it waited for an approval (and for good while it waits):
     // a repeat after the approval must find its transfer, never make a second one.
+    // At most @limit a call, along the key-age index: one statement over a long backlog (after a long stop)
+    // held the event loop and, with temporary data in memory, an undo journal of every row it changed.
     expireKeys: db.prepare(
-      "UPDATE transfers SET idempotency_key = NULL WHERE idempotency_key IS NOT NULL AND created_at < @cutoff AND state <> 'awaiting-approval' AND (approval_decided_at IS NULL OR approval_decided_at < @cutoff)",
+      `UPDATE transfers SET idempotency_key = NULL WHERE id IN (
+         SELECT id FROM transfers INDEXED BY transfers_key_age
+         WHERE idempotency_key IS NOT NULL AND created_at < @cutoff AND state <> 'awaiting-approval' AND (approval_decided_at IS NULL OR approval_decided_at < @cutoff)
+         LIMIT @limit)`,
     ),
     // What retention may move out: made before the cutoff, its key expired, its outcome final (or refused:
     // never sent), every event of it reported and no delivery of it still pending. The oldest first.
@@ -618,6 +626,9 @@ function prepareStatements(db: Database.Database) {
     ),
   };
 }
+
+/** Idempotency keys forgotten per call of expireKeys: a backlog goes in later rounds (a key may outlive its lifetime, never the reverse). */
+export const KEYS_EXPIRED_PER_CALL = 2_000;
 
 /**
  * The database under every lane's journal object: one connection, one group commit, one failure. Lanes
@@ -1366,7 +1377,7 @@ class SqliteTransferJournal implements TransferJournal {
   }
 
   expireKeys(maxAgeMs: number, now = steadyWallClockNow()): number {
-    return this.#store.write(() => this.#store.statements.expireKeys.run({ cutoff: now - maxAgeMs })).changes;
+    return this.#store.write(() => this.#store.statements.expireKeys.run({ cutoff: now - maxAgeMs, limit: KEYS_EXPIRED_PER_CALL })).changes;
   }
 
   close(): void {

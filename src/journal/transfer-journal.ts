@@ -577,7 +577,10 @@ export interface TransferJournal {
    * nothing, while a change of the same turn waits to be shipped.
    */
   forgetSettledForGood(before: number, limit: number): { examined: number; forgotten: number } | undefined;
-  /** Forgets keys older than `maxAgeMs` (the entries stay). Returns how many were forgotten. */
+  /**
+   * Forgets keys older than `maxAgeMs` (the entries stay), up to a bound per call (a backlog goes in later
+   * calls, so a key may live a little longer than `maxAgeMs`). Returns how many were forgotten.
+   */
   expireKeys(maxAgeMs: number, now?: number): number;
   close(): void;
 }

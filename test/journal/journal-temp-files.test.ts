@@ -2,8 +2,8 @@
  * The journal keeps SQLite's temporary data (the statement journal that lets one statement of a group
  * commit be undone alone, and the sorts of small lists) in memory. On disk, a turn's shared transaction
  * spilled that statement journal to a file in the temp directory and then wrote every later statement's
- * pages to it too: about three in four of the service's write calls under load, and a file made and
- * deleted at almost every commit.
+ * pages to it too: about four in five of the service's write calls under load, and a file made and
+ * deleted at almost every commit. (The journal's set-up, which builds indexes, keeps SQLite's default.)
  */
 import { existsSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -13,7 +13,7 @@ import { steadyWallClockNow } from "../../src/clock.js";
 import { PostgresJournalReader } from "../../src/journal/postgres-journal-reader.js";
 import { migrateDatabase, openPostgresJournal, postgresOptions } from "../../src/journal/postgres-journal-store.js";
 import { POSTGRES_MIGRATIONS } from "../../src/journal/postgres-migrations.js";
-import { type JournalOwner, JournalWriteError, openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
+import { type JournalOwner, JournalWriteError, KEYS_EXPIRED_PER_CALL, openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
 import { JournalOwnerMismatchError, PayoutItemsTakenError, type TransferJournal, refuseUnfollowedLanes, refuseUnfollowedNetworks } from "../../src/journal/transfer-journal.js";
 import { type TestPostgres, startTestPostgres, testPool } from "../helpers/postgres.js";
 
@@ -238,6 +238,15 @@ describe.each([
     expect(journal.expireKeys(60_000, steadyWallClockNow() + 61_000)).toBe(1);
     expect(journal.claimKey("old", REQUEST).outcome).toBe("claimed");
     expect(journal.expireKeys(60_000)).toBe(0);
+  });
+
+  it("forgets a backlog of keys a bounded number at a time, the rest in later calls", () => {
+    for (let index = 0; index < KEYS_EXPIRED_PER_CALL + 5; index++) journal.claimKey(`backlog-${index}`, REQUEST);
+    const later = steadyWallClockNow() + 61_000;
+    expect(journal.expireKeys(60_000, later)).toBe(KEYS_EXPIRED_PER_CALL);
+    expect(journal.expireKeys(60_000, later)).toBe(5);
+    expect(journal.expireKeys(60_000, later)).toBe(0);
+    expect(journal.claimKey(`backlog-${KEYS_EXPIRED_PER_CALL + 4}`, REQUEST).outcome).toBe("claimed");
   });
 
   it("keeps a transfer awaiting approval across a reopen (a new leader holds it), with or without a key; its key lives while it waits", async () => {
