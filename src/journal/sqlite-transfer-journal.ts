@@ -627,7 +627,7 @@ function prepareStatements(db: Database.Database) {
   };
 }
 
-/** Idempotency keys forgotten per call of expireKeys: a backlog goes in later rounds (a key may outlive its lifetime, never the reverse). */
+/** Idempotency keys forgotten per call of expireKeys: a backlog goes in later calls (a key may outlive its lifetime, never the reverse). */
 export const KEYS_EXPIRED_PER_CALL = 2_000;
 
 /**

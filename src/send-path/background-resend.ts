@@ -9,6 +9,7 @@ import type { FastifyBaseLogger } from "fastify";
 import { monotonicNow, steadyWallClockNow } from "../clock.js";
 import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
 import type { ChainConnection } from "../node/connect-chain.js";
+import { expireKeyBacklog } from "./key-expiry.js";
 import { findNonceHole, journalShowsHole } from "./nonce-hole.js";
 import type { NonceAllocator } from "./nonce-allocator.js";
 import { type TransferReconciler, resendUnanswered } from "./transfer-reconciler.js";
@@ -80,7 +81,7 @@ export function startBackgroundResend(
     round ??= (async () => {
       // A journal that failed to commit takes no writes: nothing may be sent until the service restarts.
       if (journal.failure) return;
-      journal.expireKeys(keyTtlMs);
+      await expireKeyBacklog(journal, keyTtlMs);
       // Filling a nonce signs; sending again what was signed does not, and goes on whatever the signer does.
       await unlessSignerRefuses(fillNonceGap(), log, "filling a nonce gap");
       await unlessSignerRefuses(fillNonceHole(), log, "filling a nonce hole");

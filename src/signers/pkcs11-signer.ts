@@ -7,6 +7,7 @@ import { readFile } from "node:fs/promises";
 import { hexlify, toBigInt } from "ethers";
 import type * as Pkcs11 from "pkcs11js";
 import { addressOfPublicKey, ethereumSignature } from "./ecdsa-signature.js";
+import { SigningSessions } from "./signing-sessions.js";
 import { SignerStartupError, SignerUnavailableError, type WalletSigner } from "./wallet-signer.js";
 
 export interface Pkcs11Settings {
@@ -17,7 +18,10 @@ export interface Pkcs11Settings {
   pinFile: string;
 }
 
-/** Sessions opened for signing: enough for a burst, few enough for any HSM's session limit. */
+/**
+ * Sessions opened for signing, per key: enough for a burst, few enough for an HSM's session limit (YubiHSM 2
+ * allows 16 in all, so four keys of a pool on one).
+ */
 const SIGNING_SESSIONS = 4;
 /** DER of the secp256k1 curve's object identifier (1.3.132.0.10), as CKA_EC_PARAMS holds it. */
 const SECP256K1_PARAMS = "0x06052b8104000a";
@@ -64,19 +68,14 @@ export async function openPkcs11Signer(settings: Pkcs11Settings): Promise<Wallet
       throw new SignerStartupError(`PKCS11_KEY_LABEL: key "${keyLabel}" is not a secp256k1 key; an Ethereum wallet key must be`);
     }
     const address = addressOfPublicKey(uncompressedPoint(point.value as Buffer));
-    const idle = [...sessions];
-    const waiting: ((session: Pkcs11.Handle) => void)[] = [];
-    const release = (session: Pkcs11.Handle) => {
-      const next = waiting.shift();
-      if (next) next(session);
-      else idle.push(session);
-    };
+    const signingSessions = new SigningSessions(sessions);
+    let closed: Promise<void> | undefined;
     return {
       kind: "pkcs11",
       address,
       description: `pkcs11 key "${keyLabel}" on token "${tokenLabel}" (${modulePath})`,
       async sign(digest) {
-        const session = idle.pop() ?? (await new Promise<Pkcs11.Handle>((resolve) => waiting.push(resolve)));
+        const session = await signingSessions.take();
         let raw: Buffer;
         try {
           module.C_SignInit(session, { mechanism: pkcs11js.CKM_ECDSA }, privateKey);
@@ -84,21 +83,29 @@ export async function openPkcs11Signer(settings: Pkcs11Settings): Promise<Wallet
         } catch (error) {
           throw new SignerUnavailableError(`the HSM did not sign: ${(error as Error).message}`);
         } finally {
-          release(session);
+          signingSessions.give(session);
         }
         // CKM_ECDSA answers r and s side by side, each as long as the curve's order.
         const half = raw.length / 2;
         return ethereumSignature(toBigInt(raw.subarray(0, half)), toBigInt(raw.subarray(half)), digest, address);
       },
-      async close() {
-        // Its own sessions only: other signers may hold sessions on the same token.
-        closeSessions(module, sessions);
-        releaseLibrary(modulePath);
+      close() {
+        closed ??= (async () => {
+          await signingSessions.close();
+          // Its own sessions only: other signers may hold sessions on the same token.
+          closeSessions(module, sessions);
+          releaseLibrary(modulePath);
+        })();
+        return closed;
       },
     };
   } catch (error) {
     closeSessions(module, sessions);
-    releaseLibrary(modulePath);
+    try {
+      releaseLibrary(modulePath);
+    } catch {
+      // The startup error below says what went wrong; a library that will not finalise adds nothing to it.
+    }
     if (error instanceof SignerStartupError) throw error;
     throw new SignerStartupError(`PKCS11_MODULE: ${modulePath} failed: ${(error as Error).message}`);
   }

@@ -5,7 +5,7 @@ import pkcs11js from "pkcs11js";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { SECP256K1_ORDER } from "../../src/signers/ecdsa-signature.js";
 import { openPkcs11Signer } from "../../src/signers/pkcs11-signer.js";
-import { SignerStartupError, type WalletSigner } from "../../src/signers/wallet-signer.js";
+import { SignerStartupError, SignerUnavailableError, type WalletSigner } from "../../src/signers/wallet-signer.js";
 import { P256_PARAMS, type TestHsm, createTestHsm, softHsmMissing } from "../helpers/softhsm.js";
 
 const missing = softHsmMissing();
@@ -70,6 +70,8 @@ describe.skipIf(missing)(missing ? `PKCS#11 signer: NOT RUN, ${missing}` : "PKCS
   // A pool's lanes (PKCS11_KEY_LABEL=hot,hot-2) share one library in the process: PKCS#11 is initialised once
   // per process, and a lane that closes must not finalise it under the others.
   it("opens several keys of one library side by side, and closing one leaves the others signing", async () => {
+    const initialize = vi.spyOn(pkcs11js.PKCS11.prototype, "C_Initialize");
+    const finalize = vi.spyOn(pkcs11js.PKCS11.prototype, "C_Finalize");
     const first = await open();
     const second = await openPkcs11Signer({ modulePath: hsm.modulePath, tokenLabel: "wallet", keyLabel: "hot-2", pinFile });
     try {
@@ -81,13 +83,44 @@ describe.skipIf(missing)(missing ? `PKCS#11 signer: NOT RUN, ${missing}` : "PKCS
       // A refused opening in between lets go of nothing the open signers use.
       await expect(openPkcs11Signer({ modulePath: hsm.modulePath, tokenLabel: "wallet", keyLabel: "nope", pinFile })).rejects.toThrow(/^PKCS11_KEY_LABEL/);
       await first.close();
+      await first.close();
       opened = undefined;
       expect(recoverAddress(digest, await second.sign(digest))).toBe(second.address);
+      // Initialised once for all, not finalised while a signer is open (a second close counts once).
+      expect(initialize).toHaveBeenCalledTimes(1);
+      expect(finalize).not.toHaveBeenCalled();
+      await second.close();
+      expect(finalize).toHaveBeenCalledTimes(1);
     } finally {
       await second.close();
+      initialize.mockRestore();
+      finalize.mockRestore();
     }
     // And the library opens again once every signer has closed.
     expect((await open()).address).toBe(first.address);
+  });
+
+  // A session closed or a library finalised under a signature on libuv's thread crashed the process.
+  it("closes only once the signatures under way are done, refusing those still queued", async () => {
+    const signer = await open();
+    const other = await openPkcs11Signer({ modulePath: hsm.modulePath, tokenLabel: "wallet", keyLabel: "hot-2", pinFile });
+    try {
+      for (const closing of [signer, other]) {
+        const digests = Array.from({ length: 12 }, () => keccak256(randomBytes(32)));
+        const signing = Promise.allSettled(digests.map((digest) => closing.sign(digest)));
+        await closing.close();
+        const outcomes = await signing;
+        // The first four had their sessions: signed. The rest were refused, nothing half done.
+        outcomes.forEach((outcome, index) => {
+          if (outcome.status === "fulfilled") expect(recoverAddress(digests[index], outcome.value)).toBe(closing.address);
+          else expect(outcome.reason).toBeInstanceOf(SignerUnavailableError);
+        });
+        expect(outcomes.filter((outcome) => outcome.status === "fulfilled")).toHaveLength(4);
+        await expect(closing.sign(digests[0])).rejects.toBeInstanceOf(SignerUnavailableError);
+      }
+    } finally {
+      opened = undefined;
+    }
   });
 
   it("refuses a wrong PIN, naming the PIN file and not the PIN", async () => {
