@@ -19,10 +19,12 @@ export interface Pkcs11Settings {
 }
 
 /**
- * Sessions opened for signing, per key: enough for a burst, few enough for an HSM's session limit (YubiHSM 2
- * allows 16 in all, so four keys of a pool on one).
+ * Sessions opened for signing, per key: enough for a burst, few enough for an HSM whose library counts
+ * PKCS#11 sessions against a limit (a pool of keys holds four each).
  */
 const SIGNING_SESSIONS = 4;
+/** How long a closing signer waits for its signatures under way: an HSM that never answers must not hold shutdown. */
+const CLOSE_WAIT_MS = 10_000;
 /** DER of the secp256k1 curve's object identifier (1.3.132.0.10), as CKA_EC_PARAMS holds it. */
 const SECP256K1_PARAMS = "0x06052b8104000a";
 
@@ -91,7 +93,9 @@ export async function openPkcs11Signer(settings: Pkcs11Settings): Promise<Wallet
       },
       close() {
         closed ??= (async () => {
-          await signingSessions.close();
+          // A signature the HSM never finishes keeps its session and the library: closing either under it
+          // could crash the process, which is shutting down anyway.
+          if (!(await settlesWithin(signingSessions.close(), CLOSE_WAIT_MS))) return;
           // Its own sessions only: other signers may hold sessions on the same token.
           closeSessions(module, sessions);
           releaseLibrary(modulePath);
@@ -147,6 +151,20 @@ function releaseLibrary(modulePath: string): void {
     shared.module.C_Finalize();
   } finally {
     shared.module.close();
+  }
+}
+
+// Whether `promise` settled within `ms`; the timer does not keep the process alive.
+async function settlesWithin(promise: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([promise.then(() => true), timedOut]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

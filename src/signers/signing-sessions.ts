@@ -8,8 +8,8 @@ import { SignerUnavailableError } from "./wallet-signer.js";
 export class SigningSessions<Session> {
   readonly #idle: Session[];
   readonly #waiting: { resolve: (session: Session) => void; reject: (error: Error) => void }[] = [];
-  // Sessions lent out, counting one handed straight from a returning signature to a waiting one.
-  #lent = 0;
+  // Sessions lent out, one handed straight from a returning signature to a waiting one among them.
+  readonly #lent = new Set<Session>();
   #closed: Promise<void> | undefined;
   #allReturned: (() => void) | undefined;
 
@@ -22,28 +22,30 @@ export class SigningSessions<Session> {
     if (this.#closed) throw new SignerUnavailableError("the HSM signer is closed");
     const idle = this.#idle.pop();
     if (idle !== undefined) {
-      this.#lent++;
+      this.#lent.add(idle);
       return idle;
     }
     return new Promise<Session>((resolve, reject) => this.#waiting.push({ resolve, reject }));
   }
 
+  /** Gives a session back; one not lent out (given back twice) is ignored, never lent to two signatures. */
   give(session: Session): void {
+    if (!this.#lent.has(session)) return;
     const next = this.#waiting.shift();
     if (next) {
       next.resolve(session);
       return;
     }
+    this.#lent.delete(session);
     this.#idle.push(session);
-    this.#lent--;
-    if (this.#lent === 0) this.#allReturned?.();
+    if (this.#lent.size === 0) this.#allReturned?.();
   }
 
   /** Refuses what waits for a session, and resolves once every session lent out is back. Once only. */
   close(): Promise<void> {
     this.#closed ??= new Promise<void>((resolve) => {
       for (const waiter of this.#waiting.splice(0)) waiter.reject(new SignerUnavailableError("the HSM signer closed before this signature's turn"));
-      if (this.#lent === 0) resolve();
+      if (this.#lent.size === 0) resolve();
       else this.#allReturned = resolve;
     });
     return this.#closed;

@@ -119,6 +119,8 @@ describe.skipIf(missing)(missing ? `PKCS#11 signer: NOT RUN, ${missing}` : "PKCS
         await expect(closing.sign(digests[0])).rejects.toBeInstanceOf(SignerUnavailableError);
       }
     } finally {
+      // Closing is once only: these do nothing more after the closes above, and free the library after a failure.
+      await Promise.all([signer.close(), other.close()]);
       opened = undefined;
     }
   });

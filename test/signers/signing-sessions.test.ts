@@ -65,4 +65,22 @@ describe("an HSM signer's sessions", () => {
     sessions.give(handedOver);
     await closing;
   });
+
+  it("ignores a session given back twice: it is never lent to two signatures, and close still waits", async () => {
+    const sessions = new SigningSessions(["a", "b"]);
+    const first = await sessions.take();
+    const second = await sessions.take();
+    sessions.give(first);
+    sessions.give(first);
+    const again = await sessions.take();
+    expect(again).toBe(first);
+    const waiting = sessions.take();
+    expect(await settled(waiting)).toBe(false);
+    const closing = sessions.close();
+    await expect(waiting).rejects.toBeInstanceOf(SignerUnavailableError);
+    sessions.give(second);
+    expect(await settled(closing)).toBe(false);
+    sessions.give(again);
+    await closing;
+  });
 });
