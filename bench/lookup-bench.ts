@@ -15,12 +15,13 @@
  */
 import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
 import { promisify } from "node:util";
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Wallet } from "ethers";
 import { startAnvil } from "../src/dev/anvil.js";
 import { freePort } from "../test/helpers/free-port.js";
+import { processCpuMicros } from "./process-cpu.js";
 
 const run = promisify(execFile);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 50);
@@ -38,19 +39,11 @@ interface LoadResult {
   cpuMicrosPerAnswer?: number;
 }
 
-/** CPU time used so far by process `pid`, in µs (Linux /proc; undefined elsewhere). */
-function cpuMicros(pid: number | undefined): number | undefined {
-  if (pid === undefined || !existsSync(`/proc/${pid}/stat`)) return undefined;
-  // Fields after the command name: utime and stime are the 12th and 13th, in clock ticks (100 a second).
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
-
 /** autocannon against `url`, with the CPU time process `pid` spent answering it. */
 async function measured(pid: number | undefined, url: string, body: string, headers: Record<string, string>, seconds: number): Promise<LoadResult> {
-  const before = cpuMicros(pid);
+  const before = processCpuMicros(pid);
   const result = await autocannon(url, body, headers, seconds);
-  const after = cpuMicros(pid);
+  const after = processCpuMicros(pid);
   return before === undefined || after === undefined ? result : { ...result, cpuMicrosPerAnswer: (after - before) / Math.max(1, result.total) };
 }
 

@@ -24,9 +24,10 @@ import { Pool } from "undici";
 import { encodeTransfer } from "../src/node/erc20.js";
 import { useNativeKeccak } from "../src/node/native-keccak.js";
 import { startAnvil } from "../src/dev/anvil.js";
-import { setUpDemoChain } from "../src/dev/demo-chain.js";
+import { type DemoChain, setUpDemoChain } from "../src/dev/demo-chain.js";
 import { type TestPostgres, startTestPostgres } from "../test/helpers/postgres.js";
 import { type RunResult, countRpcCalls, formatRate, loadFromWorker, medianRound, runAtConcurrency, startBenchReplica, startBenchService } from "./measure.js";
+import { processCpuMicros } from "./process-cpu.js";
 import { measureRpcCost } from "./rpc-cost.js";
 
 const CONCURRENCIES = (process.env.CONCURRENCIES ?? "1,10,50").split(",").map(Number);
@@ -35,12 +36,10 @@ const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const WARMUP = 100;
 const recipients = Array.from({ length: 64 }, () => Wallet.createRandom().address);
 
-type DemoChain = Awaited<ReturnType<typeof setUpDemoChain>>;
-
-async function withFreshChain<T>(run: (rpcUrl: string, demo: DemoChain, nodeCpuMs: () => number | undefined) => Promise<T>): Promise<T> {
+async function withFreshChain<T>(run: (rpcUrl: string, demo: DemoChain, nodeCpuMicros: () => number | undefined) => Promise<T>): Promise<T> {
   const node = await startAnvil();
   try {
-    return await run(node.rpcUrl, await setUpDemoChain(node.rpcUrl), () => processCpuMs(node.pid));
+    return await run(node.rpcUrl, await setUpDemoChain(node.rpcUrl), () => processCpuMicros(node.pid));
   } finally {
     await node.stop();
   }
@@ -56,24 +55,18 @@ interface CpuUse {
   nodeMs: number | undefined;
 }
 
-// A process's user and system CPU time so far in ms (/proc/<pid>/stat, in clock ticks: USER_HZ, 100 on
-// every mainstream Linux); undefined where Linux does not tell. The name in parentheses may hold spaces.
-function processCpuMs(pid: number | undefined): number | undefined {
-  if (pid === undefined || !existsSync(`/proc/${pid}/stat`)) return undefined;
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-async function measuringCpu<T>(transfers: number, nodeCpuMs: () => number | undefined, load: () => Promise<T>): Promise<{ value: T; cpu: CpuUse }> {
+async function measuringCpu<T>(transfers: number, nodeCpuMicros: () => number | undefined, load: () => Promise<T>): Promise<{ value: T; cpu: CpuUse }> {
   const processBefore = process.cpuUsage();
-  const nodeBefore = nodeCpuMs();
+  const nodeBefore = nodeCpuMicros();
   const value = await load();
   const used = process.cpuUsage(processBefore);
-  const nodeAfter = nodeCpuMs();
-  const nodeMs = nodeBefore === undefined || nodeAfter === undefined ? undefined : (nodeAfter - nodeBefore) / transfers;
+  const nodeAfter = nodeCpuMicros();
+  const nodeMs = nodeBefore === undefined || nodeAfter === undefined ? undefined : (nodeAfter - nodeBefore) / 1000 / transfers;
   return { value, cpu: { processMs: (used.user + used.system) / 1000 / transfers, nodeMs } };
 }
+
+/** A baseline round: its rate and latencies, and the CPU it took. */
+type MeasuredBaseline = RunResult & { cpu: CpuUse };
 
 function formatCpu(cpu: CpuUse): string {
   return `CPU a transfer ${cpu.processMs.toFixed(2)} ms in this process${cpu.nodeMs === undefined ? "" : `, ${cpu.nodeMs.toFixed(2)} ms in the node`}`;
@@ -85,8 +78,8 @@ function formatCpu(cpu: CpuUse): string {
  * pre-flight does so that a transfer the token would refuse is answered 417 and never sent: what that
  * one call costs the node, apart from everything else the service does.
  */
-async function measureBaseline(count: number, concurrency: number, estimate = false): Promise<RunResult & { cpu: CpuUse }> {
-  return withFreshChain(async (rpcUrl, demo, nodeCpuMs) => {
+async function measureBaseline(count: number, concurrency: number, estimate = false): Promise<MeasuredBaseline> {
+  return withFreshChain(async (rpcUrl, demo, nodeCpuMicros) => {
     const provider = new JsonRpcProvider(rpcUrl, undefined, { staticNetwork: true, batchMaxCount: 1 });
     const wallet = new Wallet(demo.privateKey);
     const data = encodeTransfer(recipients[0], 1n);
@@ -95,7 +88,7 @@ async function measureBaseline(count: number, concurrency: number, estimate = fa
     provider.destroy();
     const pool = new Pool(rpcUrl, { connections: concurrency });
     try {
-      const { value, cpu } = await measuringCpu(count + WARMUP, nodeCpuMs, () => runAtConcurrency(count, concurrency, async (index) => {
+      const { value, cpu } = await measuringCpu(count + WARMUP, nodeCpuMicros, () => runAtConcurrency(count, concurrency, async (index) => {
         const to = recipients[index % recipients.length];
         if (estimate) {
           const estimated = await pool.request({
@@ -155,14 +148,14 @@ function writeCalls(): number | undefined {
  * thread, as clients are other processes; the baseline is its own client.
  */
 async function measureService(count: number, concurrency: number): Promise<{ result: RunResult; rpcPerTransfer: number; byMethod: Record<string, number>; loop: LoopUse; cpu: CpuUse }> {
-  return withFreshChain(async (rpcUrl, demo, nodeCpuMs) => {
+  return withFreshChain(async (rpcUrl, demo, nodeCpuMicros) => {
     const { baseUrl, chain, close } = await startBenchService(rpcUrl, demo, { JOURNAL_SYNCHRONOUS: process.env.JOURNAL_SYNCHRONOUS ?? "FULL" });
     const rpc = await countRpcCalls(chain.provider);
     try {
       // The service runs on this thread (the load on a worker's): how busy its event loop was meanwhile.
       const loopBefore = performance.eventLoopUtilization();
       const writesBefore = writeCalls();
-      const { value: result, cpu } = await measuringCpu(count + WARMUP, nodeCpuMs, () =>
+      const { value: result, cpu } = await measuringCpu(count + WARMUP, nodeCpuMicros, () =>
         loadFromWorker({
           url: baseUrl,
           path: "/transfer",
@@ -193,7 +186,7 @@ for (const concurrency of CONCURRENCIES) {
   const count = concurrency === 1 ? Math.min(200, TRANSFERS) : TRANSFERS;
   // At the highest concurrency, each round also runs the bare loop with the node's estimate per transfer.
   const estimating = concurrency === CONCURRENCIES.at(-1);
-  const rounds: { baseline: Awaited<ReturnType<typeof measureBaseline>>; service: Awaited<ReturnType<typeof measureService>>; ratio: number; withEstimate?: Awaited<ReturnType<typeof measureBaseline>> }[] = [];
+  const rounds: { baseline: MeasuredBaseline; service: Awaited<ReturnType<typeof measureService>>; ratio: number; withEstimate?: MeasuredBaseline }[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const baseline = await measureBaseline(count, concurrency);
     const service = await measureService(count, concurrency);
@@ -211,9 +204,9 @@ for (const concurrency of CONCURRENCIES) {
   console.log(`            the service's event loop busy ${Math.round(service.loop.busy * 100)} % of the round, ${service.loop.msPerTransfer.toFixed(2)} ms a transfer (warm-up included)`);
   if (service.loop.writeCallsPerTransfer !== undefined) console.log(`            ${service.loop.writeCallsPerTransfer.toFixed(1)} write calls a transfer in the process (journal, answers, load)`);
   if (estimating) {
-    const estimateRatio = (round: (typeof rounds)[number]) => (round.withEstimate as RunResult).perSecond / round.baseline.perSecond;
+    const estimateRatio = (round: (typeof rounds)[number]) => (round.withEstimate as MeasuredBaseline).perSecond / round.baseline.perSecond;
     const median = medianRound(rounds, estimateRatio);
-    const withEstimate = median.withEstimate as Awaited<ReturnType<typeof measureBaseline>>;
+    const withEstimate = median.withEstimate as MeasuredBaseline;
     console.log(`  baseline with an eth_estimateGas per transfer (the service's pre-flight, nothing else), median round: ${formatRate(withEstimate)}`);
     console.log(`            ${formatCpu(withEstimate.cpu)}`);
     console.log(`            ${estimateRatio(median).toFixed(2)} of the same round's bare baseline (rounds: ${rounds.map((round) => estimateRatio(round).toFixed(2)).join(", ")})`);
