@@ -8,7 +8,7 @@ import { type App, buildApp } from "./app.js";
 import { ApiKeyRing } from "./auth/api-keys.js";
 import { type ChainServices, type JournalOpener, type NetworkToStart, startChainServices } from "./chain-services.js";
 import type { NetworkServices } from "./network/network-services.js";
-import { type ChainConnection, NodeUnreachableError, tokensOf, checkNode, closeChain, connectChain, logEndpointState, openSigners } from "./node/connect-chain.js";
+import { type ChainConnection, NodeUnreachableError, tokensOf, checkNode, closeChain, connectChain, openSigners, rpcWatchers } from "./node/connect-chain.js";
 import { NATIVE_TOKEN, type ServedNetwork, type ServedToken, servedNetworkOf, tokenAt } from "./network-settings/network-choice.js";
 import { getAddress } from "ethers";
 import { type ChainConfig, ConfigError, type DeploymentConfig, approvalKeysProblem, settingsForAudit } from "./config.js";
@@ -51,7 +51,7 @@ export interface RunningService {
  */
 export async function composeService(config: DeploymentConfig, logger: Logger, replica?: LeadingReplica): Promise<RunningService> {
   const metrics = new ServiceMetrics();
-  const watchers = { observe: metrics.observeRpc, onEndpointState: logEndpointState(logger) };
+  const watchers = rpcWatchers(logger, metrics.observeRpc);
   const networkConfigs = [config, ...(config.otherNetworks ?? [])];
   // Every signature goes through the pause: an unexpected outflow can stop them all (PAUSE_ON_UNEXPECTED_OUTFLOW).
   const signing = new SigningPause();

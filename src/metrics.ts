@@ -55,13 +55,13 @@ export class ServiceMetrics {
   });
   readonly #rpcRequests = new Counter({
     name: "rpc_requests_total",
-    help: "JSON-RPC requests to the node by method and outcome",
+    help: "JSON-RPC calls to the node by method and outcome (each call of a batch counts)",
     labelNames: ["method", "outcome"],
     registers: [this.registry],
   });
   readonly #endpointRequests = new Counter({
     name: "rpc_endpoint_requests_total",
-    help: "JSON-RPC requests by endpoint (protocol and host of each RPC_URL endpoint) and outcome: what each provider bills",
+    help: "JSON-RPC calls by endpoint (protocol and host of each RPC_URL endpoint) and outcome, each call of a batch counted: what each provider bills",
     labelNames: ["endpoint", "outcome"],
     registers: [this.registry],
   });

@@ -11,6 +11,7 @@ const DEFAULTS = {
   logLevel: "info",
   rpcTimeoutMs: 10_000,
   rpcMaxInFlight: 32,
+  rpcBatchMaxCalls: 20,
   demoSetup: false,
   journalPath: "./data/transfers.sqlite",
   journalSynchronous: "FULL",

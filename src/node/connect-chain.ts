@@ -115,6 +115,8 @@ const PROBE_RECIPIENT = "0x000000000000000000000000000000000000dEaD";
 export interface RpcWatchers {
   observe?: RpcObserver;
   onEndpointState?: (endpoint: string, state: EndpointState, reason: string | null) => void;
+  /** The node's endpoints did not take batches of estimates: each is sent alone from then on. */
+  onBatchesRefused?: (reason: string) => void;
 }
 
 /**
@@ -131,11 +133,18 @@ export async function checkNode(endpoints: EndpointSet, head: { current(): Promi
   return undefined;
 }
 
-/** Logs every endpoint left out (warn) or back in rotation (info), by host only. */
-export function logEndpointState(logger: Logger): NonNullable<RpcWatchers["onEndpointState"]> {
-  return (endpoint, state, reason) => {
-    if (state === "in") logger.info({ endpoint }, "RPC endpoint back in rotation");
-    else logger.warn({ endpoint, state, reason }, "RPC endpoint left out of rotation");
+/**
+ * What the service hears from its node connection: every request, for the metrics; a log line for every
+ * endpoint left out (warn) or back in rotation (info), by host only; and a warning when batches are given up.
+ */
+export function rpcWatchers(logger: Logger, observe: RpcObserver): RpcWatchers {
+  return {
+    observe,
+    onEndpointState: (endpoint, state, reason) => {
+      if (state === "in") logger.info({ endpoint }, "RPC endpoint back in rotation");
+      else logger.warn({ endpoint, state, reason }, "RPC endpoint left out of rotation");
+    },
+    onBatchesRefused: (reason) => logger.warn({ reason }, "the node does not take batches of estimates: each is sent alone from now on (RPC_BATCH_MAX_CALLS)"),
   };
 }
 
@@ -230,7 +239,7 @@ async function openEndpoints(config: ChainConfig, watchers: RpcWatchers): Promis
 async function connectWithSigners(config: ChainConfig, [signer, ...otherSigners]: WalletSigner[], watchers: RpcWatchers): Promise<ChainConnection> {
   const { endpoints, firstUrl } = await openEndpoints(config, watchers);
   const chainId = endpoints.chainId;
-  const provider = createRpcProvider(endpoints, firstUrl);
+  const provider = createRpcProvider(endpoints, firstUrl, { maxCalls: config.rpcBatchMaxCalls, onRefused: (reason) => watchers.onBatchesRefused?.(reason) });
   const names = settingNamesOf(config);
   const wallet = { address: signer.address };
   try {

@@ -4,7 +4,7 @@
  * (some hosted plans) answers a single error, or fewer answers than calls: that is `BatchRefused`, and the
  * caller reads call by call instead.
  */
-import type { JsonRpcApiProvider, JsonRpcPayload } from "ethers";
+import type { JsonRpcApiProvider, JsonRpcError, JsonRpcPayload, JsonRpcResult } from "ethers";
 import { readNodeAnswer } from "./node-answers.js";
 
 /** One call of a batch. */
@@ -18,6 +18,23 @@ export class BatchRefused extends Error {
   override name = "BatchRefused";
 }
 
+/** How an endpoint answered a batch: an answer for every call (by id), one error for the whole batch that
+ * says the endpoint is busy or slow (that, not a refusal of batches), or not call by call (`refused` says how). */
+export type BatchAnswers = { byId: Map<number, RpcAnswer> } | { busy: JsonRpcError } | { refused: string };
+
+/** What an endpoint answers one call. */
+export type RpcAnswer = JsonRpcResult | JsonRpcError;
+
+/** Reads `answers` to the batch `payloads` (endpoints answer a batch's calls in any order). */
+export function readBatchAnswers(payloads: readonly JsonRpcPayload[], answers: readonly RpcAnswer[]): BatchAnswers {
+  const byId = new Map(answers.map((answer) => [answer.id, answer]));
+  if (payloads.every((payload) => byId.has(payload.id))) return { byId };
+  const [only] = answers;
+  if (answers.length === 1 && only && "error" in only && ["rate-limited", "no-answer"].includes(readNodeAnswer({ error: only.error }).meaning)) return { busy: only };
+  const words = only && "error" in only ? `: ${String((only.error as { message?: unknown }).message)}` : "";
+  return { refused: `the endpoint answered ${answers.length} of a batch of ${payloads.length} calls${words}` };
+}
+
 /**
  * What became of every call, in the order given: its result, or the error the node answered it with, as
  * ethers would have thrown it for the call alone (so that readNodeAnswer reads it the same way). Throws
@@ -27,17 +44,11 @@ export async function sendBatch(provider: JsonRpcApiProvider, calls: readonly Rp
   const payloads: JsonRpcPayload[] = calls.map((call, index) => ({ jsonrpc: "2.0", id: index + 1, method: call.method, params: call.params }));
   // As ethers tells of the calls it sends itself (what counts a process's calls listens to this).
   void provider.emit("debug", { action: "sendRpcPayload", payload: payloads });
-  const answers = await provider._send(payloads);
-  const byId = new Map(answers.map((answer) => [answer.id, answer]));
-  if (payloads.some((payload) => !byId.has(payload.id))) {
-    const [only] = answers;
-    // One error for the whole batch that says the endpoint is busy or slow is that, not a refusal of batches.
-    if (only && "error" in only && ["rate-limited", "no-answer"].includes(readNodeAnswer({ error: only.error }).meaning)) throw provider.getRpcError(payloads[0], only);
-    const words = only && "error" in only ? `: ${String((only.error as { message?: unknown }).message)}` : "";
-    throw new BatchRefused(`the endpoint answered ${answers.length} of a batch of ${payloads.length} calls${words}`);
-  }
+  const read = readBatchAnswers(payloads, await provider._send(payloads));
+  if ("busy" in read) throw provider.getRpcError(payloads[0], read.busy);
+  if ("refused" in read) throw new BatchRefused(read.refused);
   return payloads.map((payload) => {
-    const answer = byId.get(payload.id) as (typeof answers)[number];
+    const answer = read.byId.get(payload.id) as RpcAnswer;
     return "error" in answer ? { status: "rejected", reason: provider.getRpcError(payload, answer) } : { status: "fulfilled", value: answer.result };
   });
 }

@@ -72,7 +72,6 @@ export class RpcEndpoint {
   }
 
   async #send(payload: JsonRpcPayload | JsonRpcPayload[]): Promise<CallOutcome> {
-    const method = Array.isArray(payload) ? "batch" : payload.method;
     const started = performance.now();
     let outcome: CallOutcome;
     try {
@@ -95,9 +94,19 @@ export class RpcEndpoint {
     const fault = faultOf(outcome);
     if (fault) this.health.recordFault(fault, elapsedMs);
     else this.health.recordAnswer(elapsedMs);
-    const observed = "thrown" in outcome ? "transport_error" : outcome.results.some((result) => "error" in result) ? "rpc_error" : "ok";
-    this.#observe?.(method, observed, elapsedMs / 1000, this.label);
+    this.#observeEach(payload, outcome, elapsedMs / 1000);
     return outcome;
+  }
+
+  // Every call of a batch is told as one request of its method (hosted endpoints bill per call), with the
+  // batch's time; a call the batch's answer left out is told as an error.
+  #observeEach(payload: JsonRpcPayload | JsonRpcPayload[], outcome: CallOutcome, seconds: number): void {
+    const observe = this.#observe;
+    if (!observe) return;
+    for (const call of Array.isArray(payload) ? payload : [payload]) {
+      const answer = "thrown" in outcome ? undefined : Array.isArray(payload) ? outcome.results.find((result) => result.id === call.id) : outcome.results[0];
+      observe(call.method, "thrown" in outcome ? "transport_error" : answer === undefined || "error" in answer ? "rpc_error" : "ok", seconds, this.label);
+    }
   }
 }
 

@@ -8,6 +8,7 @@ import { broadcastOutcomeToReport, tookIt } from "./broadcast-answers.js";
 import { blockNumberReadAt, headIn, hexQuantity, readsHead } from "./call-blocks.js";
 import type { EndpointState } from "./endpoint-health.js";
 import { EndpointSet } from "./endpoint-set.js";
+import { TurnBatch } from "./turn-batch.js";
 import { type CallOutcome, RpcEndpoint, type RpcObserver, deliver, errorIn, faultOf, lacksBlock } from "./rpc-endpoint.js";
 
 export type { RpcObserver } from "./rpc-endpoint.js";
@@ -46,22 +47,41 @@ export function endpointSetOf(endpoints: readonly RpcEndpoint[], chainId: bigint
   return new EndpointSet(endpoints, maxLagBlocks, chainId, askEndpoint);
 }
 
+/** How the provider batches: at most `maxCalls` calls in one request; `onRefused` hears once that batches were given up. */
+export interface BatchOptions {
+  maxCalls: number;
+  onRefused: (reason: string) => void;
+}
+
+// The pre-flight of a transfer, made by many transfers at once under load: sent together when made in one turn.
+const BATCHED_IN_TURN = new Set(["eth_estimateGas", "eth_call"]);
+
 /**
- * A JsonRpcProvider over an endpoint set: bound to a known chain (it never re-detects the network), each call
- * sent on its own (no batching, whose stall would add latency to every request).
+ * A JsonRpcProvider over an endpoint set: bound to a known chain (it never re-detects the network). ethers'
+ * own batching is off (its stall would add latency to every request); estimates and calls at the latest
+ * block made in the same turn go together (turn-batch.ts), everything else on its own.
  */
 class EndpointSetProvider extends JsonRpcProvider {
+  readonly #turn: TurnBatch;
+
   constructor(
     readonly endpoints: EndpointSet,
     firstUrl: string,
+    batches: BatchOptions,
   ) {
     super(new FetchRequest(firstUrl), endpoints.chainId, { staticNetwork: true, batchMaxCount: 1 });
+    this.#turn = new TurnBatch((payload) => this.#sendNow(payload), batches.maxCalls, batches.onRefused);
   }
 
-  override async _send(payload: JsonRpcPayload | JsonRpcPayload[]): Promise<JsonRpcResult[]> {
+  override _send(payload: JsonRpcPayload | JsonRpcPayload[]): Promise<JsonRpcResult[]> {
+    if (!Array.isArray(payload) && BATCHED_IN_TURN.has(payload.method) && blockNumberReadAt(payload.method, paramsOf(payload)) === undefined) return this.#turn.call(payload);
+    return this.#sendNow(payload);
+  }
+
+  async #sendNow(payload: JsonRpcPayload | JsonRpcPayload[]): Promise<JsonRpcResult[]> {
     // A batch reads at its highest block (the reads of one block go together): an endpoint that reached it first.
     if (Array.isArray(payload)) return deliver(await this.#read(this.endpoints.readOrder(highestBlockReadAt(payload)), payload));
-    const params = Array.isArray(payload.params) ? (payload.params as unknown[]) : [];
+    const params = paramsOf(payload);
     if (payload.method === "eth_sendRawTransaction") return deliver(await this.#broadcast(payload));
     if (readsHead(payload.method, params)) return deliver(await this.#read(this.endpoints.headReadOrder(), payload));
     return deliver(await this.#read(this.endpoints.readOrder(blockNumberReadAt(payload.method, params)), payload));
@@ -109,8 +129,12 @@ class EndpointSetProvider extends JsonRpcProvider {
   }
 }
 
+function paramsOf(payload: JsonRpcPayload): unknown[] {
+  return Array.isArray(payload.params) ? (payload.params as unknown[]) : [];
+}
+
 function highestBlockReadAt(payloads: readonly JsonRpcPayload[]): number | undefined {
-  const blocks = payloads.map((payload) => blockNumberReadAt(payload.method, Array.isArray(payload.params) ? (payload.params as unknown[]) : [])).filter((block) => block !== undefined);
+  const blocks = payloads.map((payload) => blockNumberReadAt(payload.method, paramsOf(payload))).filter((block) => block !== undefined);
   return blocks.length === 0 ? undefined : Math.max(...blocks);
 }
 
@@ -152,8 +176,8 @@ function sendToAll(endpoints: readonly RpcEndpoint[], payload: JsonRpcPayload): 
 }
 
 /** A provider over `endpoints`, which serve chain `endpoints.chainId`. */
-export function createRpcProvider(endpoints: EndpointSet, firstUrl: string): JsonRpcProvider & { endpoints: EndpointSet } {
-  return new EndpointSetProvider(endpoints, firstUrl);
+export function createRpcProvider(endpoints: EndpointSet, firstUrl: string, batches: BatchOptions): JsonRpcProvider & { endpoints: EndpointSet } {
+  return new EndpointSetProvider(endpoints, firstUrl, batches);
 }
 
 /** The node's host for logs and messages; the path, query and credentials can hold API keys and are left out. */

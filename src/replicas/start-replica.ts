@@ -18,7 +18,7 @@ import { migrateDatabase, openPostgresJournal, postgresOptions } from "../journa
 import { ChainHeadTracker, readLatestBlock } from "../lookup/chain-head.js";
 import { TransactionLookup } from "../lookup/transaction-lookup.js";
 import { ServiceMetrics } from "../metrics.js";
-import { checkNode, closeChain, connectChain, logEndpointState } from "../node/connect-chain.js";
+import { checkNode, closeChain, connectChain, rpcWatchers } from "../node/connect-chain.js";
 import { buildFollowerApp } from "./follower-app.js";
 import { namesNetwork } from "../network-settings/network-choice.js";
 import { type LeaderRecord, type LeaderSession, readLeader, waitToLead } from "./leadership.js";
@@ -58,7 +58,7 @@ export async function startReplica(config: DeploymentConfig & { databaseUrl: str
   }
 
   const metrics = new ServiceMetrics();
-  const chain = await connectChain(config, { observe: metrics.observeRpc, onEndpointState: logEndpointState(logger) });
+  const chain = await connectChain(config, rpcWatchers(logger, metrics.observeRpc));
   let leading: { service: RunningService; lead: LeaderSession } | undefined;
   metrics.watchReplica(replicaId, () => leading !== undefined);
   metrics.watchEndpoints(() => [{ network: chain.network.name, reports: chain.endpoints.reports() }]);

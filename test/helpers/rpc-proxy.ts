@@ -72,6 +72,8 @@ export interface RpcProxy {
   calls: Map<string, number>;
   /** HTTP requests received: a batch of calls is one. */
   requests: number;
+  /** The methods of each HTTP request received, in order (a batch's calls in one entry). */
+  requestMethods: string[][];
   fault: ProxyFault | undefined;
   /**
    * Refuses batches as endpoints whose plan does not take them do: with one JSON-RPC error for the whole
@@ -91,6 +93,7 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
     url: "",
     calls: new Map(),
     requests: 0,
+    requestMethods: [],
     fault: undefined,
     refuseBatches: false,
     goDown: () => closeServer(server, hanging),
@@ -150,6 +153,7 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const payload = JSON.parse(Buffer.concat(chunks).toString()) as Payload | Payload[];
     proxy.requests++;
+    proxy.requestMethods.push((Array.isArray(payload) ? payload : [payload]).map((call) => call.method));
     if (Array.isArray(payload) && proxy.refuseBatches) {
       const refusal = JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "batch requests are not supported on this plan" } });
       res.writeHead(proxy.refuseBatches === "http-400" ? 400 : 200, { "content-type": "application/json" }).end(refusal);

@@ -21,7 +21,7 @@ function poolConnection(chain: TestChain, proxy: RpcProxy, lanes: readonly strin
   const endpoints = createEndpoints({ rpcUrls: [proxy.url], timeoutMs: 5_000, maxInFlight: 16 });
   const set = endpointSetOf(endpoints, 31337n, 1);
   for (const endpoint of endpoints) set.markOnTheChain(endpoint);
-  const provider = createRpcProvider(set, proxy.url);
+  const provider = createRpcProvider(set, proxy.url, { maxCalls: 20, onRefused: () => undefined });
   const laneSigners = lanes.map((address) => ({ address })) as unknown as ChainConnection["laneSigners"];
   return { provider, endpoints: set, wallet: { address: lanes[0] }, laneSigners, tokenAddress: chain.demo.tokenAddress, opStack: false, chainId: 31337n } as unknown as ChainConnection;
 }

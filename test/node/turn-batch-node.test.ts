@@ -1,0 +1,85 @@
+/**
+ * Estimates made at the same moment go to the node as one JSON-RPC batch (turn-batch.ts), on both node
+ * implementations, through the service's own provider and a proxy that counts requests and can refuse
+ * batches as some hosted plans do: each estimate gets what it would have got alone, and transfers made side
+ * by side are all sent and paid whether or not the endpoint takes batches.
+ */
+import { Interface, parseUnits } from "ethers";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { estimateGasAtLatest } from "../../src/node/gas-estimate.js";
+import { type ProxiedService, postJson, startServiceBehindProxy } from "../helpers/service.js";
+import { NODE_KINDS, type TestChain, freshAddress, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
+import { waitUntil } from "../helpers/wait-until.js";
+
+const ERC20 = new Interface(["function transfer(address to, uint256 amount) returns (bool)"]);
+
+describe.each(NODE_KINDS)("estimates made at the same moment on %s", (kind) => {
+  let chain: TestChain;
+  let proxied: ProxiedService;
+
+  beforeAll(async () => {
+    chain = await startTestChainOn(kind);
+    proxied = await startServiceBehindProxy(chain.target);
+  });
+  afterAll(async () => {
+    await proxied?.close();
+    await chain?.stop();
+  });
+
+  const transferCall = (units: bigint) => ({ from: chain.demo.walletAddress, to: chain.demo.tokenAddress, data: ERC20.encodeFunctionData("transfer", [freshAddress(), units]) });
+
+  it("go in one request, and each gets the node's own answer to it: an estimate, or the revert of the one that cannot be made", async () => {
+    const { proxy, service } = proxied;
+    const balance = await tokenBalanceOf(chain, chain.demo.walletAddress);
+    const calls = [...Array.from({ length: 7 }, (_, index) => transferCall(BigInt(index + 1))), transferCall(balance + 1n)];
+    const alone = await Promise.allSettled(calls.map((call) => estimateGasAtLatest(chain.provider, call)));
+    expect(alone.map((each) => each.status)).toEqual([...Array(7).fill("fulfilled"), "rejected"]);
+
+    const seen = proxy.requestMethods.length;
+    const batched = await Promise.allSettled(calls.map((call) => estimateGasAtLatest(service.chain.provider, call)));
+    expect(proxy.requestMethods.slice(seen).filter((methods) => methods.includes("eth_estimateGas"))).toEqual([Array(8).fill("eth_estimateGas")]);
+    expect(batched.slice(0, 7)).toEqual(alone.slice(0, 7));
+    const revert = batched[7] as PromiseRejectedResult;
+    expect(revert.reason).toMatchObject({ code: "CALL_EXCEPTION" });
+    expect(String(revert.reason.message)).toMatch(/exceeds balance|reverted/i);
+  });
+
+  it("are counted in the metrics one call each, by method, not as one batch", async () => {
+    const { service } = proxied;
+    const count = async () => Number((await service.metrics.registry.metrics()).match(/rpc_requests_total\{method="eth_estimateGas",outcome="ok"\} (\d+)/)?.[1] ?? 0);
+    const before = await count();
+    await Promise.all(Array.from({ length: 5 }, (_, index) => estimateGasAtLatest(service.chain.provider, transferCall(BigInt(index + 1)))));
+    expect((await count()) - before).toBe(5);
+    expect(await service.metrics.registry.metrics()).not.toMatch(/rpc_requests_total\{method="batch"/);
+  });
+
+  for (const refusal of ["one-error", "http-400"] as const) {
+    it(`let transfers side by side all be sent and paid when the endpoint refuses batches (${refusal}), and each goes alone from then on`, async () => {
+      const fresh = await startServiceBehindProxy(chain.target);
+      try {
+        const { proxy, service } = fresh;
+        proxy.refuseBatches = refusal;
+        const recipients = Array.from({ length: 12 }, () => freshAddress());
+        const answers = await Promise.all(recipients.map((toAddress) => postJson(service.app, "/transfer", { toAddress, amount: "1" })));
+        expect(answers.map((answer) => answer.statusCode)).toEqual(recipients.map(() => 200));
+        await waitUntil(
+          async () => (await Promise.all(recipients.map((recipient) => tokenBalanceOf(chain, recipient)))).every((units) => units === parseUnits("1", chain.decimals)),
+          20_000,
+          "every transfer paid",
+        );
+        // Whatever the transfers' estimates met: three turns more of two estimates each, every one answered.
+        for (let turn = 0; turn < 3; turn++) {
+          const estimates = await Promise.all([1n, 2n].map((units) => estimateGasAtLatest(service.chain.provider, transferCall(units))));
+          expect(estimates.every((estimate) => BigInt(estimate) > 21_000n)).toBe(true);
+        }
+        // A plain refusal ends batching at once; HTTP 400s where the calls alone are answered, after three in a row.
+        expect(service.logs.filter((line) => line.includes("does not take batches of estimates"))).toHaveLength(1);
+        const seen = proxy.requestMethods.length;
+        await Promise.all([1n, 2n, 3n, 4n].map((units) => estimateGasAtLatest(service.chain.provider, transferCall(units))));
+        expect(proxy.requestMethods.slice(seen).filter((methods) => methods.includes("eth_estimateGas"))).toEqual(Array(4).fill(["eth_estimateGas"]));
+      } finally {
+        await fresh.close();
+      }
+    });
+  }
+});
