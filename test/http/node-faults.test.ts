@@ -96,6 +96,27 @@ describe.each(NODE_KINDS)("node faults, through a proxy in front of %s", (kind) 
     expect(await tokenBalanceOf(chain, recipient)).toBe(10n ** 18n);
   });
 
+  it("transfer?waitConfirmations: a node that fails every read once the transfer is sent: 200 with the record (nothing to retry), paid once", async () => {
+    const recipient = freshAddress();
+    let broadcast = false;
+    proxy.fault = {
+      kind: "script",
+      answer: ({ method }) => {
+        if (method === "eth_sendRawTransaction") broadcast = true;
+        else if (broadcast) return "hang";
+        return undefined;
+      },
+    };
+    const started = Date.now();
+    const waited = await postJson(service.app, "/transfer?waitConfirmations=1&waitTimeoutMs=1500", { toAddress: recipient, amount: "1" });
+    proxy.fault = undefined;
+    expect(waited.statusCode, waited.raw).toBe(200);
+    expect(waited.body.result.confirmations).toBe(0);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    await waitForReceipt(chain, waited.body.result.hash, 10_000);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(10n ** 18n);
+  });
+
   it("transfer: an endpoint rate limiting the simulation answers 503 NODE_RATE_LIMITED (not a failed transfer), and nothing is sent", async () => {
     const before = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
     proxy.fault = { kind: "http-429", methods: ["eth_estimateGas"] };
