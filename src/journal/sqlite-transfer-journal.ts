@@ -910,6 +910,12 @@ class SqliteTransferJournal implements TransferJournal {
 
   // A new entry, claimed (or waiting for its approval until `approvalExpiresAt`), or the one that holds `key`.
   #claim(key: string | null, request: TransferRequest, approvalExpiresAt: number | null): KeyClaim {
+    // A journal that takes no writes still knows its keys: a repeat gets its first answer, not a 503 that
+    // says nothing was done (the claim's write would throw).
+    if (key !== null && this.#store.failure) {
+      const held = this.#store.statements.byKey.get(key) as EntryRow | undefined;
+      if (held) return { outcome: "existing", entry: toEntry(held, this.#store.attemptsOf(held.id)) };
+    }
     const now = steadyWallClockNow();
     const { payout } = request;
     const inserted = this.#store.write(() =>

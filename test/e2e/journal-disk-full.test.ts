@@ -46,6 +46,10 @@ describe("a journal disk that fills up while the service runs", () => {
     const alsoRefused = await transfer(unkeyed);
     expect(alsoRefused.statusCode).toBe(503);
     expect(alsoRefused.body.code).toBe("JOURNAL_UNAVAILABLE");
+    // A repeat of a key the journal holds gets its first answer, though the journal takes no writes.
+    const repeated = await transfer(firstBody, { "idempotency-key": "before-full" });
+    expect(repeated.statusCode, repeated.raw).toBe(200);
+    expect(repeated.raw).toBe(first.raw);
     await new Promise((resolve) => setTimeout(resolve, READINESS_CACHE_MS + 50));
     const ready = await service.app.inject({ method: "GET", url: "/ready" });
     expect(ready.statusCode).toBe(503);
