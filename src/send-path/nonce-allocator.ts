@@ -72,25 +72,22 @@ export class NonceAllocator {
   }
 
   /**
-   * The node refused `refusedNonce` as already used. New nonces start past every nonce the chain counts
-   * (mined or pending). Given-back nonces are dropped only below the mined count, which is a fact: some
-   * nodes count transactions queued behind a gap as pending, and dropping the gap there would jam the
-   * wallet for good (a given-back nonce some pool does hold costs one refusal, or the gap filler finds it
-   * used). If the chain does not count `refusedNonce` after all, nothing holds it and it is given back.
+   * A node called a nonce used (its transaction stays held at it: the chain decides its fate). New nonces
+   * start past every nonce the chain counts (mined or pending). Given-back nonces are dropped only below the
+   * mined count, which is a fact: some nodes count transactions queued behind a gap as pending, and dropping
+   * the gap there would jam the wallet for good (a given-back nonce some pool does hold costs one refusal, or
+   * the gap filler finds it used). When the counts cannot be read, nothing changes.
    */
-  async catchUpWithChain(refusedNonce: number): Promise<void> {
+  async catchUpWithChain(): Promise<void> {
     let pending: number;
     let mined: number;
     try {
       [pending, mined] = await Promise.all([this.readPendingNonce(), this.readMinedNonce()]);
     } catch {
-      // Cannot tell: giving it back risks one more refusal, keeping it risks a gap that jams the wallet.
-      this.release(refusedNonce);
       return;
     }
     this.#next = Math.max(this.#next ?? pending, pending);
-    this.#released = this.#released.filter((nonce) => nonce >= mined && nonce !== refusedNonce);
-    for (const nonce of this.#releasedAt.keys()) if (nonce < mined || nonce === refusedNonce) this.#releasedAt.delete(nonce);
-    if (refusedNonce >= pending) this.release(refusedNonce);
+    this.#released = this.#released.filter((nonce) => nonce >= mined);
+    for (const nonce of this.#releasedAt.keys()) if (nonce < mined) this.#releasedAt.delete(nonce);
   }
 }

@@ -19,7 +19,7 @@ import { signerRefusalAnswer } from "./signer-refusal.js";
 import { type JournalEntry, JournalOutcomeUnknownError, JournalUnavailableError, type PayoutOrder, PayoutItemsTakenError, type RecordedRefusal, type TransferJournal, type TransferRequest, requestOf } from "../journal/transfer-journal.js";
 import { steadyWallClockNow } from "../clock.js";
 import { approvalCallData, payoutAllowance, payoutCallData, samePayment, withPayoutGasMargin } from "./payout-call.js";
-import { BroadcastRefusedError, type PreparedTransfer, type TransferSubmitter } from "./transfer-submitter.js";
+import { BroadcastRefusedError, type PreparedTransfer, RefusalUnrecordedError, type TransferSubmitter } from "./transfer-submitter.js";
 import type { WalletLedger } from "./wallet-ledger.js";
 import { type SignedTokenTransfer, withGasLimitMultiplier } from "./wallet-transaction.js";
 
@@ -474,6 +474,12 @@ function asServiceError(error: unknown): unknown {
     return new ServiceError(
       "TRANSFER_OUTCOME_UNKNOWN",
       `the transfer journal's database did not confirm the record of transaction ${error.hash}: if it was recorded, it is sent. Retry with the same Idempotency-Key, or look ${error.hash} up (GET /transactions/${error.hash}) before sending it again.`,
+    );
+  }
+  if (error instanceof RefusalUnrecordedError) {
+    return new ServiceError(
+      "TRANSFER_OUTCOME_UNKNOWN",
+      `the node refused transaction ${error.hash}, but the transfer journal could not record the refusal (see the service's log): its signed bytes stay on record and are sent again once the service restarts, then mined or reported failed. Retry with the same Idempotency-Key after the restart, or look ${error.hash} up (GET /transactions/${error.hash}) before sending it again.`,
     );
   }
   if (error instanceof PayoutItemsTakenError) {

@@ -36,6 +36,22 @@ export interface PreparedTransfer {
   onRejected?: (entryId: number, refusal: RecordedRefusal) => void;
 }
 
+/**
+ * The node surely refused the transfer's first broadcast, but the journal failed before the refusal was on
+ * record: the signed bytes are, so they are sent again once the service restarts (and then refused again
+ * or taken). The client cannot be told "nothing was sent" or "never will be".
+ */
+export class RefusalUnrecordedError extends Error {
+  override name = "RefusalUnrecordedError";
+
+  constructor(
+    readonly hash: string,
+    override readonly cause: JournalUnavailableError,
+  ) {
+    super(`the node refused transaction ${hash}, but the journal could not record the refusal`);
+  }
+}
+
 /** The node surely refused the transfer's first broadcast: nothing of it is or will be on chain. */
 export class BroadcastRefusedError extends Error {
   override name = "BroadcastRefusedError";
@@ -49,8 +65,6 @@ export class BroadcastRefusedError extends Error {
   }
 }
 
-/** How often a transfer whose nonce the node calls used is signed again with a fresh nonce. */
-const FRESH_NONCE_ATTEMPTS = 3;
 /** How often a broadcast refused for a nonce gap is sent again once its predecessor went out. */
 const IN_ORDER_ATTEMPTS = 8;
 const POOL_FULL_ATTEMPTS = 3;
@@ -103,36 +117,26 @@ export class TransferSubmitter {
 
   /**
    * Signs and broadcasts. Resolves once the transfer is durably journaled and either taken by the node or
-   * held for sending again (the node's answer was lost or unclear): from then on the service owns it.
-   * Throws BroadcastRefusedError when the node surely refused it (journaled as rejected, nonce given
-   * back), JournalUnavailableError when it could not be journaled (nothing was sent).
+   * held for sending again (the node's answer was lost or unclear, or it called the nonce used): from then
+   * on the service owns it. Throws BroadcastRefusedError when the node surely refused it (journaled as
+   * rejected, nonce given back), JournalUnavailableError when it could not be journaled (nothing was sent),
+   * RefusalUnrecordedError when the refusal could not be journaled (the signed bytes stay on record).
    */
   async submit(prepared: PreparedTransfer): Promise<SignedTokenTransfer> {
-    // In flight from the first signature to the answer, so background work (a re-send, a cancel) never acts
-    // on the entry between two of its attempts.
+    // In flight from the signature to the answer, so background work (a re-send, a cancel) never acts on
+    // the entry before its first broadcast is decided.
     const inFlight = new Set<number>();
-    let refused: { transfer: SignedTokenTransfer; answer: NodeAnswer } | undefined;
     try {
-      for (let attempt = 1; ; attempt++) {
-        let signed: { transfer: SignedTokenTransfer; answer?: NodeAnswer };
-        try {
-          signed = await this.#signAndBroadcast(prepared, inFlight);
-        } catch (error) {
-          // A fresh attempt failed before anything of it was sent (a signer down, a failed commit): the entry
-          // still holds the refused bytes, which must stay dead rather than be sent in the background.
-          if (refused && !this.#options.journal.failure) await this.#recordRefusal(prepared, refused.transfer, refused.answer);
-          throw error;
-        }
-        const { transfer, answer } = signed;
-        if (!answer) return transfer;
-        // The nonce was used by another sender of this key, or another transaction of it waits at that nonce:
-        // these bytes are dead, and the transfer may be signed again with a fresh nonce.
-        const nonceTaken = answer.meaning === "nonce-too-low" || answer.meaning === "replacement-underpriced";
-        if (!nonceTaken || attempt >= FRESH_NONCE_ATTEMPTS) {
-          throw new BroadcastRefusedError(answer, await this.#recordRefusal(prepared, transfer, answer));
-        }
-        refused = { transfer, answer };
+      const { transfer, answer } = await this.#signAndBroadcast(prepared, inFlight);
+      if (!answer) return transfer;
+      let refusal: RecordedRefusal;
+      try {
+        refusal = await this.#recordRefusal(prepared, transfer, answer);
+      } catch (error) {
+        if (error instanceof JournalUnavailableError) throw new RefusalUnrecordedError(transfer.hash, error);
+        throw error;
       }
+      throw new BroadcastRefusedError(answer, refusal);
     } finally {
       for (const entryId of inFlight) this.#inFlightEntries.delete(entryId);
     }
@@ -259,12 +263,14 @@ export class TransferSubmitter {
     }
     if ("held" in answer) {
       this.#options.onHeld(transfer.hash, nonce, answer.held);
+      // The words say another transaction has the nonce: the next transfers start past the chain's count
+      // (a fast path on words; this one keeps its nonce, and the chain decides its fate).
+      if (callsNonceTaken(answer.held)) await nonces.catchUpWithChain();
       return undefined;
     }
     ledger.release(prepared.reservation, nonce);
     ledger.reserveAgain(prepared.reservation);
-    if (answer.meaning === "nonce-too-low" || answer.meaning === "replacement-underpriced") await nonces.catchUpWithChain(nonce);
-    else nonces.release(nonce);
+    nonces.release(nonce);
     return answer;
   }
 
@@ -297,6 +303,10 @@ export class TransferSubmitter {
       }
       // ethers has already retried a rate limit with backoff; the bytes are journaled and go out later.
       if (answer.meaning === "rate-limited") return { held: answer };
+      // Words, no proof: through a gateway that retried it on another backend, "nonce too low" can be
+      // these very bytes, taken and mined meanwhile. Signing again at a new nonce could pay twice, so they
+      // stay journaled; the reconciler signs again only once another transaction at the nonce is final.
+      if (callsNonceTaken(answer)) return { held: answer };
       return provesNotTaken(answer.meaning) ? answer : { held: answer };
     }
   }
@@ -324,4 +334,9 @@ export class TransferSubmitter {
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+// A node's words for a nonce another transaction has: used on chain, or held in its pool.
+function callsNonceTaken(answer: NodeAnswer): boolean {
+  return answer.meaning === "nonce-too-low" || answer.meaning === "replacement-underpriced";
 }

@@ -100,6 +100,34 @@ describe.each(NODE_KINDS)("facts over words on %s", (kind) => {
     await waitUntil(() => service.services.journal.unsettled().length === 0, 5_000, "the re-signed transfers settled in the journal");
   });
 
+  it("a gateway that took the transfer's bytes and then answered \"nonce too low\" (a retry on another backend after they were mined): 200, paid once, never signed again", async () => {
+    const wallet = chain.demo.walletAddress;
+    const next = await chain.provider.getTransactionCount(wallet, "pending");
+    // The first broadcast reaches the node, which mines it; the client of the gateway hears the words.
+    let lied = false;
+    proxied.proxy.fault = {
+      kind: "script",
+      answer: ({ method }) => {
+        if (method !== "eth_sendRawTransaction" || lied) return undefined;
+        lied = true;
+        return { errorAfterForward: { code: -32000, message: "nonce too low" } };
+      },
+    };
+    const recipient = freshAddress();
+    const reply = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "4" });
+    expect(reply.statusCode, reply.raw).toBe(200);
+    expect(reply.body.result.nonce).toBe(next);
+    await waitForReceipt(chain, reply.body.result.hash, 5_000);
+    // Past finality on both nodes, and background rounds enough to have signed it again, had words decided.
+    await mineBlocks(chain, 70);
+    await waitUntil(() => service.services.journal.findByHash(reply.body.result.hash)?.state === "nonce-used", 10_000, "the transfer settled as mined");
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    proxied.proxy.fault = undefined;
+    expect(await tokenBalanceOf(chain, recipient)).toBe(4n * 10n ** 18n);
+    expect(await chain.provider.getTransactionCount(wallet, "pending")).toBe(next + 1);
+    expect((await status(service, reply.body.result.hash)).json()).toMatchObject({ state: "confirmed", carriedBy: reply.body.result.hash });
+  });
+
   it("200 concurrent transfers against a node that slows down under load: every one 200, none timed out", async () => {
     const wallet = chain.demo.walletAddress;
     const before = await chain.provider.getTransactionCount(wallet, "pending");

@@ -62,6 +62,8 @@ export type ScriptedAnswer =
   | { params: unknown[] }
   | { error: { code: number; message: string } }
   | { transform: (result: unknown) => unknown }
+  /** Forwarded to the node, which acts on it; the caller gets this error instead of its answer (a gateway that retried on another backend). */
+  | { errorAfterForward: { code: number; message: string } }
   | "hang"
   | "lost-reply"
   | undefined;
@@ -137,6 +139,7 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
       after: (parsed) => {
         if (scripted === "lost-reply" || (fault?.kind === "swallow-reply" && fault.methods.includes(payload.method))) return { request: "lost-reply" };
         let changed = parsed;
+        if (typeof scripted === "object" && "errorAfterForward" in scripted) return answer({ error: scripted.errorAfterForward });
         if (typeof scripted === "object" && "transform" in scripted && "result" in changed) changed = { ...changed, result: scripted.transform(changed.result) };
         if (fault?.kind === "reword-errors" && fault.methods.includes(payload.method) && changed.error) changed = { ...changed, error: { ...changed.error, message: fault.message } };
         if (fault?.kind === "hold-unmined" && countsHeld(fault, payload) && typeof changed.result === "string") {

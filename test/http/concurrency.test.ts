@@ -2,7 +2,7 @@
 import { isError, parseUnits } from "ethers";
 import { afterEach, describe, expect, it } from "vitest";
 import { type TestService, postJson, startService, startServiceBehindProxy } from "../helpers/service.js";
-import { NODE_KINDS, type TestChain, freshAddress, startTestChain, startTestChainOn, tokenBalanceOf, waitForMinedCount } from "../helpers/test-chain.js";
+import { NODE_KINDS, type TestChain, freshAddress, mineBlocks, startTestChain, startTestChainOn, tokenBalanceOf, waitForMinedCount } from "../helpers/test-chain.js";
 
 let chain: TestChain | undefined;
 let service: TestService | undefined;
@@ -86,7 +86,7 @@ async function sendAsOperator(testChain: TestChain): Promise<void> {
 }
 
 describe("an outside transaction whose nonce the node calls used in words ethers does not know (Nethermind's)", () => {
-  it("is read as 'nonce too low': the transfer takes a fresh nonce, and nothing jams after it", async () => {
+  it("is read as 'nonce too low': that transfer is held at its nonce (200), the next ones start past the chain's count, nothing jams, and it is paid once the other transaction is final", async () => {
     chain = await startTestChain();
     const proxied = await startServiceBehindProxy(chain.target);
     try {
@@ -95,12 +95,21 @@ describe("an outside transaction whose nonce the node calls used in words ethers
       expect(first.statusCode).toBe(200);
       // The operator takes the nonce the service would use next, straight at the node.
       await sendAsOperator(chain);
+      const recipients = Array.from({ length: 5 }, () => freshAddress());
       const replies = [];
-      for (let index = 0; index < 5; index++) replies.push(await postJson(proxied.service.app, "/transfer", { toAddress: freshAddress(), amount: "1" }));
+      for (const toAddress of recipients) replies.push(await postJson(proxied.service.app, "/transfer", { toAddress, amount: "1" }));
       for (const reply of replies) expect(reply.statusCode, JSON.stringify(reply.body)).toBe(200);
+      // The node's words are no proof that the first one's own bytes did not use the nonce: it keeps it.
       const nonces = replies.map((reply) => reply.body.result.nonce as number);
-      expect(nonces).toEqual([first.body.result.nonce + 2, first.body.result.nonce + 3, first.body.result.nonce + 4, first.body.result.nonce + 5, first.body.result.nonce + 6]);
+      expect(nonces).toEqual([1, 2, 3, 4, 5].map((step) => first.body.result.nonce + step));
       await waitForMinedCount(chain, nonces[4] + 1, 40_000);
+      // Once the operator's transaction is final (anvil: 64 blocks below the head), the held transfer is
+      // signed again at a new nonce; every recipient is paid exactly once.
+      await mineBlocks(chain, 70);
+      const paid = async () => Promise.all(recipients.map((recipient) => tokenBalanceOf(chain as TestChain, recipient)));
+      const deadline = Date.now() + 30_000;
+      while ((await paid()).some((units) => units === 0n) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await paid()).toEqual(recipients.map(() => parseUnits("1", chain?.decimals)));
     } finally {
       await proxied.close();
     }

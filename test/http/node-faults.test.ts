@@ -48,15 +48,7 @@ describe.each(NODE_KINDS)("node faults, through a proxy in front of %s", (kind) 
   });
 
   const cases: [string, () => void, string][] = [
-    ["a node that keeps refusing the nonce", () => (proxy.fault = { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "nonce too low" }), "NONCE_EXPIRED"],
-    [
-      "a node that keeps refusing the fee",
-      () => (proxy.fault = { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "replacement transaction underpriced" }),
-      "REPLACEMENT_UNDERPRICED",
-    ],
     ["a node refusing the fee", () => (proxy.fault = { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "max fee per gas less than block base fee" }), "FEE_REFUSED"],
-    // Nethermind's words for a used nonce, which ethers does not know: still refused for sure, never a jam.
-    ["a node calling the nonce used in its own words", () => (proxy.fault = { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "OldNonce, Current nonce: 7, nonce of rejected tx: 5" }), "NONCE_EXPIRED"],
     ["a node whose pool is full", () => (proxy.fault = { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "txpool is full" }), "NODE_POOL_FULL"],
     // ethers calls any error answer to a simulation a call exception; the node's own fault is no revert.
     ["a node failing the simulation in words no table knows", () => (proxy.fault = { kind: "rpc-error", methods: ["eth_estimateGas"], message: "Internal error" }), "UNKNOWN_ERROR"],
@@ -81,6 +73,11 @@ describe.each(NODE_KINDS)("node faults, through a proxy in front of %s", (kind) 
     ["an error no table knows (Besu's -32603, a gateway's body)", { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "Internal error" } as const],
     ["a lost answer", { kind: "swallow-reply", methods: ["eth_sendRawTransaction"] } as const],
     ["an endpoint rate limiting the broadcast (HTTP 429, after ethers' own retries)", { kind: "http-429", methods: ["eth_sendRawTransaction"] } as const],
+    // Words for a used nonce prove nothing about these bytes (a gateway may have retried them elsewhere, and
+    // they may be what used it); the chain's count did not move here, so the bytes go out again and are mined.
+    ["a node calling the nonce used (\"nonce too low\")", { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "nonce too low" } as const],
+    ["a node calling the nonce used in Nethermind's words", { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "OldNonce, Current nonce: 7, nonce of rejected tx: 5" } as const],
+    ["a node calling the nonce taken by another pending transaction", { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "replacement transaction underpriced" } as const],
   ])("transfer: %s is no refusal: 200, the bytes stay journaled and are sent until a node holds them, mined once", async (_label, fault) => {
     const recipient = freshAddress();
     proxy.fault = fault;

@@ -8,7 +8,7 @@ import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js"
 import { JournalOutcomeUnknownError, JournalUnavailableError, type TransferJournal } from "../../src/journal/transfer-journal.js";
 import { encodeTransfer } from "../../src/node/erc20.js";
 import { NonceAllocator } from "../../src/send-path/nonce-allocator.js";
-import { TransferSubmitter } from "../../src/send-path/transfer-submitter.js";
+import { RefusalUnrecordedError, TransferSubmitter } from "../../src/send-path/transfer-submitter.js";
 import { WalletLedger } from "../../src/send-path/wallet-ledger.js";
 import { SignerUnavailableError } from "../../src/signers/wallet-signer.js";
 import { FAKE_TOKEN, fakeChain, snapshotAt } from "../helpers/fake-chain.js";
@@ -122,33 +122,57 @@ describe("TransferSubmitter", () => {
     expect(calls).toEqual([]);
   });
 
-  it("a fresh nonce's signature that fails after the node refused the first as used: the refused bytes are recorded dead, never sent in the background", async () => {
+  it.each(["nonce too low", "replacement transaction underpriced"])("a first broadcast the node refuses with %s: held and answered as sent (words are no proof), signed once, its nonce kept; the next transfer starts past the chain's count", async (words) => {
     const { chain, calls } = fakeChain(async ({ method }) => {
-      // Another sender used nonce 0: the node says so.
-      if (method === "eth_sendRawTransaction") throw Object.assign(new Error("nonce too low"), { error: { code: -32000, message: "nonce too low" } });
+      if (method === "eth_sendRawTransaction") throw Object.assign(new Error(words), { error: { code: -32000, message: words } });
       throw new Error(`unexpected ${method}`);
     });
-    const local = chain.signer;
-    let signatures = 0;
-    chain.signer = {
-      ...local,
-      async sign(digest) {
-        if (++signatures === 2) throw new SignerUnavailableError("throttled");
-        return local.sign(digest);
-      },
-    };
     dir = mkdtempSync(join(tmpdir(), "submitter-"));
     journal = openSqliteJournal(join(dir, "transfers.sqlite"), { chainId: 31337n, walletAddress: chain.wallet.address, tokenAddress: FAKE_TOKEN });
     const ledger = new WalletLedger(snapshotAt(100, 0));
     let chainCount = 0;
-    const submitter = new TransferSubmitter({ chain, journal, ledger, nonces: new NonceAllocator(async () => chainCount), onHeld: () => undefined });
-    chainCount = 1;
+    const nonces = new NonceAllocator(async () => chainCount);
+    const held: { hash: string; nonce: number; meaning: string }[] = [];
+    const submitter = new TransferSubmitter({ chain, journal, ledger, nonces, onHeld: (hash, nonce, answer) => held.push({ hash, nonce, meaning: answer.meaning }) });
+    await nonces.ready();
+    // Another sender of the key used nonces 0 to 2 meanwhile.
+    chainCount = 3;
+    const prepared = () => ({ request: { recipient: RECIPIENT, units: 1n }, call: { to: FAKE_TOKEN, data: encodeTransfer(RECIPIENT, 1n), gasLimit: 60_000n }, kind: "transfer" as const, reservation: ledger.reserve(1n, 1n), entryId: undefined });
+
+    const sent = await submitter.submit(prepared());
+
+    expect(sent.transaction.nonce).toBe(0);
+    expect(calls.filter((call) => call.method === "eth_sendRawTransaction")).toHaveLength(1);
+    expect(held).toEqual([{ hash: sent.hash, nonce: 0, meaning: words === "nonce too low" ? "nonce-too-low" : "replacement-underpriced" }]);
+    // Owned: on record as signed, sent again by the background, settled by what the chain shows at nonce 0.
+    expect(journal.findByHash(sent.hash)).toMatchObject({ state: "signed", nonce: 0 });
+    expect(nonces.isGivenBack(0)).toBe(false);
+    const next = await submitter.submit(prepared());
+    expect(next.transaction.nonce).toBe(3);
+  });
+
+  it("a refusal the journal fails to record: RefusalUnrecordedError naming the hash (not \"nothing was sent\"); the signed record stays, for the restart to send again", async () => {
+    const { chain } = fakeChain(async ({ method }) => {
+      if (method === "eth_sendRawTransaction") throw Object.assign(new Error("insufficient funds for gas * price + value"), { error: { code: -32000, message: "insufficient funds for gas * price + value" } });
+      throw new Error(`unexpected ${method}`);
+    });
+    dir = mkdtempSync(join(tmpdir(), "submitter-"));
+    const real = openSqliteJournal(join(dir, "transfers.sqlite"), { chainId: 31337n, walletAddress: chain.wallet.address, tokenAddress: FAKE_TOKEN });
+    journal = real;
+    const failingRefusal = journalWith(real, {
+      recordRejected: () => {
+        throw new JournalUnavailableError(new Error("database or disk is full"));
+      },
+    });
+    const ledger = new WalletLedger(snapshotAt(100, 0));
+    const submitter = new TransferSubmitter({ chain, journal: failingRefusal, ledger, nonces: new NonceAllocator(async () => 0), onHeld: () => undefined });
+
     const submitting = submitter.submit({ request: { recipient: RECIPIENT, units: 1n }, call: { to: FAKE_TOKEN, data: encodeTransfer(RECIPIENT, 1n), gasLimit: 60_000n }, kind: "transfer", reservation: ledger.reserve(1n, 1n), entryId: undefined });
 
-    await expect(submitting).rejects.toBeInstanceOf(SignerUnavailableError);
-    const [first] = calls.filter((call) => call.method === "eth_sendRawTransaction").map((call) => Transaction.from(call.params[0] as string).hash);
-    expect(journal.findByHash(first as string)).toMatchObject({ state: "rejected", refusal: { code: "NONCE_EXPIRED" } });
-    expect(journal.unsettled()).toEqual([]);
+    const error = await submitting.catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(RefusalUnrecordedError);
+    const { hash } = error as RefusalUnrecordedError;
+    expect(real.findByHash(hash)).toMatchObject({ state: "signed", nonce: 0 });
   });
 
   it("signs concurrently with a slow remote signer, each nonce once, journaled before sent; a signature that fails gives its nonce to the next transfer", async () => {

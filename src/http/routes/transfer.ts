@@ -58,8 +58,8 @@ export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = as
           "(confirmations 0). Anything that would make the transfer fail is checked first and answered with 417. " +
           "200 means the service signed and journaled the transfer and owns it until it is mined or reported failed " +
           "(GET /transactions/{hash}); 417 that nothing of it was or will be sent; 503 (NODE_RATE_LIMITED, SIGNER_UNAVAILABLE, SIGNING_PAUSED, " +
-          "JOURNAL_UNAVAILABLE) that nothing was done: retry; 503 TRANSFER_OUTCOME_UNKNOWN (several replicas: the shared " +
-          "database did not confirm the record) that it is sent if it was recorded: retry with the same key, or look its hash up first. " +
+          "JOURNAL_UNAVAILABLE) that nothing was done: retry; 503 TRANSFER_OUTCOME_UNKNOWN (the shared database did not confirm " +
+          "the record, or the journal could not record the node's refusal) that it may still be sent: retry with the same key, or look its hash up first. " +
           "A repeat of an Idempotency-Key gets the first answer. " +
           "Above APPROVAL_ABOVE: 202 with the transfer's id, awaiting_approval, and nothing signed until another admin key approves it " +
           "(POST /transfers/{id}/approve); a repeat of its key answers the 202 again while it waits, then the record (or 417 once rejected or expired). " +
