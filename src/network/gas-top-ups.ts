@@ -154,7 +154,7 @@ export class GasTopUps {
       this.log.info({ ...figures, hash: sent.hash }, "sent a gas top-up to a lane that ran low");
     } catch (error) {
       this.#retryAt.set(lane.address, monotonicNow() + RETRY_AFTER_MS);
-      this.log.warn({ ...figures, err: error }, "could not send a gas top-up; nothing of it was sent, it is tried again shortly");
+      this.log.warn({ ...figures, err: error }, "could not send a gas top-up (err says whether anything of it may still go out); it is tried again shortly");
     }
   }
 }

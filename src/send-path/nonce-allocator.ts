@@ -5,12 +5,22 @@ import { monotonicNow } from "../clock.js";
  * skipped. Taking a nonce is synchronous, so transfers can be broadcast concurrently while their nonces
  * stay unique; a nonce the node surely refused is given back and reused first, so no gap remains.
  */
+/**
+ * After this long without a read of the chain's counts or a nonce handed out, the counts are read again
+ * before the next nonce: another sender of the key may have used nonces meanwhile, and a transfer signed at a
+ * used nonce is held until that use is found on the chain and final, which needs the state of the blocks
+ * since (a node keeps 128 blocks of it: about half a minute on Arbitrum). Costs one read when work resumes.
+ */
+export const RESYNC_AFTER_IDLE_MS = 20_000;
+
 export class NonceAllocator {
   #next: number | undefined;
   #released: number[] = [];
   // When each given-back nonce was given back (monotonic ms).
   readonly #releasedAt = new Map<number, number>();
   #reading: Promise<void> | undefined;
+  // When the chain's counts were last read or a nonce last handed out (monotonic ms).
+  #activeAt = 0;
 
   /**
    * `readPendingNonce`: the chain's count of the wallet's transactions, mined or pending; `readMinedNonce`:
@@ -21,20 +31,40 @@ export class NonceAllocator {
     private readonly readMinedNonce: () => Promise<number> = readPendingNonce,
   ) {}
 
-  /** Reads the sequence from the chain the first time (and after a reset); concurrent callers share the read. */
+  /**
+   * Reads the sequence from the chain the first time (and after a reset), and catches up with the chain's
+   * counts after RESYNC_AFTER_IDLE_MS without work; concurrent callers share the read.
+   */
   async ready(): Promise<void> {
-    if (this.#next !== undefined) return;
-    this.#reading ??= this.readPendingNonce()
-      .then((pending) => {
-        this.#next ??= pending;
-      })
-      .finally(() => (this.#reading = undefined));
+    if (this.#next !== undefined && monotonicNow() - this.#activeAt <= RESYNC_AFTER_IDLE_MS) return;
+    this.#reading ??= (
+      this.#next === undefined
+        ? this.readPendingNonce().then((pending) => {
+            this.#next ??= pending;
+            this.#activeAt = monotonicNow();
+          })
+        : this.catchUpWithChain()
+    ).finally(() => (this.#reading = undefined));
     await this.#reading;
+  }
+
+  /**
+   * The wallet's mined count at a block (a fact, from the wallet snapshot): new nonces start at it or
+   * above, and given-back nonces below it are dropped (something else was mined there).
+   */
+  passMined(minedCount: number): void {
+    if (this.#next === undefined) return;
+    this.#next = Math.max(this.#next, minedCount);
+    // Sorted: most calls find nothing below the count, and change nothing.
+    if ((this.#released[0] ?? Infinity) >= minedCount) return;
+    this.#released = this.#released.filter((nonce) => nonce >= minedCount);
+    for (const nonce of this.#releasedAt.keys()) if (nonce < minedCount) this.#releasedAt.delete(nonce);
   }
 
   /** The lowest given-back nonce, else the next new one. Call after ready(). */
   take(): number {
     if (this.#next === undefined) throw new Error("NonceAllocator.take() before ready()");
+    this.#activeAt = monotonicNow();
     const released = this.#released.shift();
     if (released === undefined) return this.#next++;
     this.#releasedAt.delete(released);
@@ -86,6 +116,7 @@ export class NonceAllocator {
     } catch {
       return;
     }
+    this.#activeAt = monotonicNow();
     this.#next = Math.max(this.#next ?? pending, pending);
     this.#released = this.#released.filter((nonce) => nonce >= mined);
     for (const nonce of this.#releasedAt.keys()) if (nonce < mined) this.#releasedAt.delete(nonce);

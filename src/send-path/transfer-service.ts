@@ -423,7 +423,8 @@ export class TokenTransferService implements TransferSender {
     } catch (error) {
       ledger.release(reservation);
       const refused = asServiceError(error);
-      if (!(refused instanceof ServiceError)) throw refused;
+      // Not a refusal: whether the approval goes out is not known yet, and its message says so.
+      if (!(refused instanceof ServiceError) || refused.code === "TRANSFER_OUTCOME_UNKNOWN") throw refused;
       // The payout's own refusal, recorded for its key like any (the approval's refusal is the approval's).
       throw new ServiceError(refused.code, `the wallet's approval of the payout contract ${contract} was not sent: ${refused.message}`, { retryAfterSeconds: refused.retryAfterSeconds });
     }
@@ -479,7 +480,7 @@ function asServiceError(error: unknown): unknown {
   if (error instanceof RefusalUnrecordedError) {
     return new ServiceError(
       "TRANSFER_OUTCOME_UNKNOWN",
-      `the node refused transaction ${error.hash}, but the transfer journal could not record the refusal (see the service's log): its signed bytes stay on record and are sent again once the service restarts, then mined or reported failed. Retry with the same Idempotency-Key after the restart, or look ${error.hash} up (GET /transactions/${error.hash}) before sending it again.`,
+      `the node refused transaction ${error.hash}, but the transfer journal did not confirm the refusal's record (see the service's log): its signed bytes may be on record, and then the restarted service (or the next leader) sends them again. Retry with the same Idempotency-Key after the restart, or look ${error.hash} up (GET /transactions/${error.hash}) before sending it again.`,
     );
   }
   if (error instanceof PayoutItemsTakenError) {

@@ -46,9 +46,9 @@ export class RefusalUnrecordedError extends Error {
 
   constructor(
     readonly hash: string,
-    override readonly cause: JournalUnavailableError,
+    override readonly cause: JournalUnavailableError | JournalOutcomeUnknownError,
   ) {
-    super(`the node refused transaction ${hash}, but the journal could not record the refusal`);
+    super(`the node refused transaction ${hash}, but the journal did not confirm the refusal's record`);
   }
 }
 
@@ -133,7 +133,7 @@ export class TransferSubmitter {
       try {
         refusal = await this.#recordRefusal(prepared, transfer, answer);
       } catch (error) {
-        if (error instanceof JournalUnavailableError) throw new RefusalUnrecordedError(transfer.hash, error);
+        if (error instanceof JournalUnavailableError || error instanceof JournalOutcomeUnknownError) throw new RefusalUnrecordedError(transfer.hash, error);
         throw error;
       }
       throw new BroadcastRefusedError(answer, refusal);
@@ -157,6 +157,7 @@ export class TransferSubmitter {
     this.#inFlightEntries.add(entry.id);
     try {
       await nonces.ready();
+      nonces.passMined(ledger.snapshot.minedNonceCount);
       const nonce = nonces.take();
       let transfer: SignedTokenTransfer;
       this.#beingSigned.add(nonce);
@@ -187,6 +188,8 @@ export class TransferSubmitter {
   async #signAndBroadcast(prepared: PreparedTransfer, inFlight: Set<number>): Promise<{ transfer: SignedTokenTransfer; answer?: NodeAnswer }> {
     const { journal, ledger, nonces } = this.#options;
     await nonces.ready();
+    // Nonces the chain shows used are not signed at: such a transfer would wait until that use is final.
+    nonces.passMined(ledger.snapshot.minedNonceCount);
     const nonce = nonces.take();
     // A successor refused for the nonce gap waits for this nonce's broadcast from the moment it is taken.
     let ourTurnIsOver!: () => void;

@@ -916,21 +916,23 @@ describe.each(NODE_KINDS)("a transfer a node took, whose nonce another sender's 
 });
 
 /**
- * Another sender uses the wallet's next nonce, the service sends a transfer (5 tokens) at the nonce after
- * it, and then the block that held the other sender's transaction is replaced by an empty one: that nonce
- * is free, a hole below the transfer.
+ * Another sender uses the wallet's next nonce, the service (started then, so that it counts that nonce used:
+ * a transfer that met it would be held until that transaction is final) sends a transfer (5 tokens) at the
+ * nonce after it, and then the block that held the other sender's transaction is replaced by an empty one:
+ * that nonce is free, a hole below the transfer.
  */
-async function leaveHoleBelowATransfer(chain: TestChain, service: TestService): Promise<{ hole: number; recipient: string }> {
+async function leaveHoleBelowATransfer(chain: TestChain, startService: () => Promise<TestService>): Promise<{ hole: number; recipient: string; service: TestService }> {
   const hole = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
   await chain.hotWallet.sendTransaction({ to: freshAddress(), value: 1n, nonce: hole });
   await mineAt(chain, GWEI);
+  const service = await startService();
   const recipient = freshAddress();
   const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "5" });
   expect(sent.statusCode).toBe(200);
   expect(sent.body.result.nonce).toBe(hole + 1);
   await chain.provider.send("anvil_reorg", [1, []]);
   expect(await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest")).toBe(hole);
-  return { hole, recipient };
+  return { hole, recipient, service };
 }
 
 // Hardhat Network cannot replace a block (no anvil_reorg): this case is shown on anvil only.
@@ -941,7 +943,6 @@ describe("a reorganisation that drops another sender's transaction, leaving a ho
   beforeAll(async () => {
     chain = await startTestChain(["--no-mining"]);
     await chain.provider.send("anvil_mine", [toBeHex(5)]);
-    service = await startService(chain.target, { REBROADCAST_AFTER_MS: "300" });
   });
   afterAll(async () => {
     await service?.close();
@@ -949,7 +950,7 @@ describe("a reorganisation that drops another sender's transaction, leaving a ho
   });
 
   it("fills the hole with a 0-value transaction to the wallet itself, so the transfer waiting behind it is mined, once", async () => {
-    const { hole, recipient } = await leaveHoleBelowATransfer(chain, service);
+    const { hole, recipient } = await leaveHoleBelowATransfer(chain, async () => (service = await startService(chain.target, { REBROADCAST_AFTER_MS: "300" })));
 
     for (let block = 0; block < 20 && (await tokenBalanceOf(chain, recipient)) === 0n; block++) {
       await new Promise((resolve) => setTimeout(resolve, 300));
@@ -972,7 +973,6 @@ describe("a hole below the service's transfers, behind a node whose pending coun
   beforeAll(async () => {
     chain = await startTestChain(["--no-mining"]);
     await chain.provider.send("anvil_mine", [toBeHex(5)]);
-    proxied = await startServiceBehindProxy(chain.target, { REBROADCAST_AFTER_MS: "300" });
   });
   afterAll(async () => {
     await proxied?.close();
@@ -980,8 +980,11 @@ describe("a hole below the service's transfers, behind a node whose pending coun
   });
 
   it("is filled once it has lasted, although the node's pending count says a transaction is there; the transfer behind it is mined once", async () => {
-    const { service, proxy } = proxied;
-    const { hole, recipient } = await leaveHoleBelowATransfer(chain, service);
+    const { hole, recipient } = await leaveHoleBelowATransfer(chain, async () => {
+      proxied = await startServiceBehindProxy(chain.target, { REBROADCAST_AFTER_MS: "300" });
+      return proxied.service;
+    });
+    const { proxy } = proxied;
     // From here the node counts the queued transfer: pending is hole + 2, as Besu answers.
     proxy.fault = {
       kind: "script",

@@ -101,7 +101,7 @@ describe("POST /getTransaction", () => {
     });
   });
 
-  it("sends anyway when an operator's pending transaction took its nonce with a higher fee", async () => {
+  it("holds a transfer whose nonce an operator's pending transaction took with a higher fee; signs it again once that one is mined and final: paid once", async () => {
     const nonce = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
     // Let the service learn the nonce, then an operator takes it with a generous fee before the service uses it.
     expect((await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" })).statusCode).toBe(200);
@@ -112,12 +112,22 @@ describe("POST /getTransaction", () => {
       maxFeePerGas: parseUnits("100", "gwei"),
       maxPriorityFeePerGas: parseUnits("50", "gwei"),
     });
-    // The node refuses the stale nonce as an underpriced replacement; the service re-reads the pending
-    // nonce and sends with the next one.
-    const reply = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
+    // The node refuses it as an underpriced replacement: words, no proof (through a gateway, its own bytes
+    // may be in another pool), so it keeps its nonce until the chain shows what used it.
+    const recipient = freshAddress();
+    const reply = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "1" });
     expect(reply.statusCode).toBe(200);
-    expect(reply.body.result.nonce).toBe(nonce + 2);
+    expect(reply.body.result.nonce).toBe(nonce + 1);
     await mineBlocks(chain, 1);
+    expect(await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest")).toBe(nonce + 2);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(0n);
+    // anvil's finalized block is 64 below its head.
+    await mineBlocks(chain, 70);
+    for (let block = 0; block < 40 && (await tokenBalanceOf(chain, recipient)) === 0n; block++) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      await mineBlocks(chain, 1);
+    }
+    expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("1", 18));
     expect(await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest")).toBe(nonce + 3);
   });
 });

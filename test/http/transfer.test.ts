@@ -3,7 +3,8 @@ import { Wallet, parseUnits } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BODY_LIMIT_BYTES } from "../../src/app.js";
 import { AUTHORIZATION, type TestService, postJson, startService } from "../helpers/service.js";
-import { type TestChain, freshAddress, setEthBalance, startTestChain, tokenBalanceOf, waitForMinedCount, waitForReceipt } from "../helpers/test-chain.js";
+import { type TestChain, freshAddress, mineBlocks, setEthBalance, startTestChain, tokenBalanceOf, waitForMinedCount, waitForReceipt } from "../helpers/test-chain.js";
+import { waitUntil } from "../helpers/wait-until.js";
 
 describe("POST /transfer on an 18-decimal token", () => {
   let chain: TestChain;
@@ -220,16 +221,25 @@ describe("POST /transfer on an 18-decimal token", () => {
 
   });
 
-  it("notices another sender using the wallet's next nonce, resynchronises and sends anyway", async () => {
+  it("notices another sender using the wallet's next nonce: that transfer keeps its nonce (200) and is paid once the other transaction is final; the next starts past the chain's count", async () => {
     expect((await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" })).statusCode).toBe(200);
     // An operator sends a transaction with the same key, outside the service: its nonce is now stale.
     await (await chain.hotWallet.sendTransaction({ to: freshAddress(), value: 1n })).wait();
-    const recipient = freshAddress();
-    const { statusCode, body } = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "1" });
-    expect(statusCode).toBe(200);
-    await waitForReceipt(chain, body.result.hash, 5000);
-    expect(body.result.nonce).toBe((await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest")) - 1);
-    expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("1", 18));
+    const operatorNonce = (await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest")) - 1;
+    const [held, next] = [freshAddress(), freshAddress()];
+    const heldReply = await postJson(service.app, "/transfer", { toAddress: held, amount: "1" });
+    expect(heldReply.statusCode).toBe(200);
+    // "nonce too low" is no proof that its own bytes did not use the nonce: the chain decides.
+    expect(heldReply.body.result.nonce).toBe(operatorNonce);
+    const nextReply = await postJson(service.app, "/transfer", { toAddress: next, amount: "1" });
+    expect(nextReply.statusCode).toBe(200);
+    expect(nextReply.body.result.nonce).toBe(operatorNonce + 1);
+    await waitForReceipt(chain, nextReply.body.result.hash, 5000);
+    // anvil's finalized block is 64 below its head: once the operator's transaction is final, the held
+    // transfer is signed again at a new nonce.
+    await mineBlocks(chain, 70);
+    await waitUntil(async () => (await tokenBalanceOf(chain, held)) > 0n, 20_000, "the held transfer paid");
+    expect([await tokenBalanceOf(chain, held), await tokenBalanceOf(chain, next)]).toEqual([parseUnits("1", 18), parseUnits("1", 18)]);
   });
 });
 

@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
-import { NonceAllocator } from "../../src/send-path/nonce-allocator.js";
+import { describe, expect, it, vi } from "vitest";
+import { NonceAllocator, RESYNC_AFTER_IDLE_MS } from "../../src/send-path/nonce-allocator.js";
 
 describe("NonceAllocator", () => {
   it("reads the chain once, then hands out consecutive nonces synchronously", async () => {
@@ -72,6 +72,44 @@ describe("NonceAllocator", () => {
     readable = false;
     await allocator.catchUpWithChain();
     expect([allocator.take(), allocator.take()]).toEqual([4, 5]);
+  });
+
+  it("starts new nonces at the mined count the wallet snapshot shows, dropping given-back nonces below it", async () => {
+    const allocator = new NonceAllocator(async () => 0);
+    await allocator.ready();
+    for (let nonce = 0; nonce < 4; nonce++) allocator.take();
+    allocator.release(2);
+    allocator.passMined(3);
+    allocator.passMined(1);
+    expect([allocator.take(), allocator.take()]).toEqual([4, 5]);
+    allocator.passMined(9);
+    expect(allocator.take()).toBe(9);
+  });
+
+  it("reads the chain's counts again before a nonce after RESYNC_AFTER_IDLE_MS without work, once for concurrent callers; not while busy", async () => {
+    vi.useFakeTimers({ toFake: ["performance"] });
+    try {
+      let reads = 0;
+      let chainPending = 0;
+      const allocator = new NonceAllocator(async () => {
+        reads++;
+        return chainPending;
+      });
+      await allocator.ready();
+      allocator.take();
+      // Another sender of the key uses nonces 1 to 4 while the service idles.
+      chainPending = 5;
+      vi.advanceTimersByTime(RESYNC_AFTER_IDLE_MS - 1);
+      await allocator.ready();
+      expect(reads).toBe(1);
+      vi.advanceTimersByTime(RESYNC_AFTER_IDLE_MS);
+      await Promise.all([allocator.ready(), allocator.ready()]);
+      // One catch-up: the pending and the mined count (the same reader here).
+      expect(reads).toBe(3);
+      expect(allocator.take()).toBe(5);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("hands a given-back nonce to the gap filler only once it has waited long enough, and then to nobody else", async () => {
