@@ -32,19 +32,24 @@ export class NonceAllocator {
   ) {}
 
   /**
-   * Reads the sequence from the chain the first time (and after a reset), and catches up with the chain's
-   * counts after RESYNC_AFTER_IDLE_MS without work; concurrent callers share the read.
+   * Reads the sequence from the chain the first time (and after a reset), and the chain's pending count
+   * again after RESYNC_AFTER_IDLE_MS without work; concurrent callers share the read.
    */
   async ready(): Promise<void> {
     if (this.#next !== undefined && monotonicNow() - this.#activeAt <= RESYNC_AFTER_IDLE_MS) return;
-    this.#reading ??= (
-      this.#next === undefined
-        ? this.readPendingNonce().then((pending) => {
-            this.#next ??= pending;
-            this.#activeAt = monotonicNow();
-          })
-        : this.catchUpWithChain()
-    ).finally(() => (this.#reading = undefined));
+    // After a pause, one read: new nonces start past the chain's pending count (given-back ones stay: see
+    // catchUpWithChain). A read that fails changes nothing; the next nonce is taken as before.
+    this.#reading ??= this.readPendingNonce()
+      .then(
+        (pending) => {
+          this.#next = Math.max(this.#next ?? pending, pending);
+          this.#activeAt = monotonicNow();
+        },
+        (error: unknown) => {
+          if (this.#next === undefined) throw error;
+        },
+      )
+      .finally(() => (this.#reading = undefined));
     await this.#reading;
   }
 
