@@ -40,6 +40,8 @@ export function startBackgroundResend(
   const { rebroadcastAfterMs, keyTtlMs, hasRoomAtNode } = settings;
 
   const fillNonceGap = async () => {
+    // A given-back nonce the chain shows used (another sender's) needs no filling.
+    nonces.passMined(ledger.snapshot.minedNonceCount);
     const gap = nonces.takeGivenBackBefore(monotonicNow() - rebroadcastAfterMs);
     if (gap === undefined) return;
     if (!journal.unsettled().some((entry) => entry.nonce !== null && entry.nonce > gap)) {

@@ -1,18 +1,19 @@
 import { monotonicNow } from "../clock.js";
 
 /**
- * Hands out the hot wallet's nonces in the process: every nonce to exactly one transaction, and none
- * skipped. Taking a nonce is synchronous, so transfers can be broadcast concurrently while their nonces
- * stay unique; a nonce the node surely refused is given back and reused first, so no gap remains.
- */
-/**
- * After this long without a read of the chain's counts or a nonce handed out, the counts are read again
+ * After this long without a read of the chain's count or a nonce handed out, the pending count is read again
  * before the next nonce: another sender of the key may have used nonces meanwhile, and a transfer signed at a
  * used nonce is held until that use is found on the chain and final, which needs the state of the blocks
  * since (a node keeps 128 blocks of it: about half a minute on Arbitrum). Costs one read when work resumes.
  */
 export const RESYNC_AFTER_IDLE_MS = 20_000;
 
+/**
+ * Hands out the hot wallet's nonces in the process: every nonce to exactly one transaction, and none
+ * skipped but those the chain shows another sender of the key used. Taking a nonce is synchronous, so
+ * transfers can be broadcast concurrently while their nonces stay unique; a nonce the node surely refused is
+ * given back and reused first, so no gap remains.
+ */
 export class NonceAllocator {
   #next: number | undefined;
   #released: number[] = [];
@@ -32,7 +33,7 @@ export class NonceAllocator {
   ) {}
 
   /**
-   * Reads the sequence from the chain the first time (and after a reset), and the chain's pending count
+   * Reads the sequence from the chain the first time, and the chain's pending count
    * again after RESYNC_AFTER_IDLE_MS without work; concurrent callers share the read.
    */
   async ready(): Promise<void> {
