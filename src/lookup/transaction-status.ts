@@ -122,7 +122,7 @@ export class TransactionStatusReader {
       status.transfer = { ...requested, amount: "0", amountInTokens: requested.amountInTokens === null ? null : "0" };
       if (status.state === "confirmed") status.state = "cancelled";
     }
-    const displaced = carrying.mined ? undefined : this.displacements?.of(entry.id);
+    const displaced = carrying.mined ? undefined : this.displacements?.of(entry.id, entry.nonce);
     return {
       ...status,
       hash,

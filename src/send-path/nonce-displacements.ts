@@ -12,6 +12,8 @@ export interface Displacement {
   /** Its hash, lowercase. */
   by: string;
   block: BlockRef;
+  /** The transfer's nonce it used: a transfer signed again since is at another nonce, and this says nothing of it. */
+  nonce: number;
 }
 
 export class NonceDisplacements {
@@ -20,9 +22,10 @@ export class NonceDisplacements {
   /** `onFound`: told of each displacement when first found (the outflow watch checks whether the service sent it). */
   constructor(private readonly onFound: (entryId: number, displacement: Displacement) => void = () => undefined) {}
 
-  /** The displacement of a journal entry, while it waits for that block to be final. */
-  of(entryId: number): Displacement | undefined {
-    return this.#byEntry.get(entryId);
+  /** The displacement of a journal entry at `nonce`, while it waits for that block to be final. */
+  of(entryId: number, nonce: number | null): Displacement | undefined {
+    const known = this.#byEntry.get(entryId);
+    return known?.nonce === nonce ? known : undefined;
   }
 
   set(entryId: number, displacement: Displacement): void {

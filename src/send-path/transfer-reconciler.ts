@@ -276,14 +276,16 @@ export class TransferReconciler {
   // read back that far (a node that keeps no state of older blocks: the transfer then waits, and is never
   // paid twice).
   async #findDisplacement(entry: JournalEntry): Promise<Displacement | "ours" | "unused" | undefined> {
-    let found = this.displacements.of(entry.id);
+    // A displacement found for the nonce the entry had before it was signed again (a round that read it
+    // earlier put it back) says nothing about the nonce it has now.
+    let found = this.displacements.of(entry.id, entry.nonce);
     if (!found) {
       const head = Math.max(this.#head, this.ledger.snapshot.blockNumber);
       const below = Math.min(...entry.attempts.map((attempt) => attempt.signedAtBlock));
       const use = await findNonceUse(this.chain.provider, this.chain.wallet.address, entry.nonce as number, head, below).catch(() => undefined);
       if (use?.kind === "unused") return entry.settledBlock === null || head >= entry.settledBlock ? "unused" : undefined;
       if (use?.kind !== "used") return undefined;
-      found = { by: use.by, block: use.block };
+      found = { by: use.by, block: use.block, nonce: entry.nonce as number };
     }
     const ours = entry.attempts.find((attempt) => attempt.hash.toLowerCase() === found.by);
     if (!ours) return found;

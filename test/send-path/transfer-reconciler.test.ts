@@ -203,14 +203,14 @@ describe("the background resend", () => {
     const signedAgain = recordSigningAgain(reconciler);
 
     for (let round = 0; round < 3; round++) expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("waiting: displaced, not final");
-    expect(reconciler.displacements.of(entry.id)).toEqual({ by: OUTSIDE, block: { number: 95, hash: `0x${(95).toString(16).padStart(64, "b")}` } });
+    expect(reconciler.displacements.of(entry.id, 0)).toEqual({ by: OUTSIDE, block: { number: 95, hash: `0x${(95).toString(16).padStart(64, "b")}` }, nonce: 0 });
     expect(signedAgain).toEqual([]);
     expect(journal.findById(entry.id)?.state).toBe("signed");
 
     state.finalized = 95;
     expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("signed again");
     expect(signedAgain).toEqual([entry.id]);
-    expect(reconciler.displacements.of(entry.id)).toBeUndefined();
+    expect(reconciler.displacements.of(entry.id, 0)).toBeUndefined();
   });
 
   it("signs nothing when the displacing transaction's block leaves the chain before it is final: the transfer's own bytes may yet be mined", async () => {
@@ -230,7 +230,7 @@ describe("the background resend", () => {
     state.usedAt = 1_000;
     state.finalized = 99;
     expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("waiting: nonce used, checking again");
-    expect(reconciler.displacements.of(entry.id)).toBeUndefined();
+    expect(reconciler.displacements.of(entry.id, 0)).toBeUndefined();
     // The chain's newest blocks show its nonce unused (as an idle service's snapshot, never read again, would
     // not): the snapshot is asked to be read again, from which the transfer is pending again and its own
     // bytes go out.
