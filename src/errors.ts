@@ -125,14 +125,17 @@ export class ServiceError extends Error {
 
   /** When to try again, sent as Retry-After: for a refusal that only says "not now". */
   readonly retryAfterSeconds: number | undefined;
+  /** Logged with the refusal, never answered: words of a third party (a signer's SDK) that may name accounts or hosts. */
+  readonly logDetail: string | undefined;
 
   constructor(
     readonly code: ErrorCode,
     message: string,
-    options?: ErrorOptions & { retryAfterSeconds?: number },
+    options?: ErrorOptions & { retryAfterSeconds?: number; logDetail?: string },
   ) {
     super(message, options);
     this.statusCode = ERROR_CODES[code].statusCode;
     this.retryAfterSeconds = options?.retryAfterSeconds;
+    this.logDetail = options?.logDetail;
   }
 }

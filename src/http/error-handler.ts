@@ -19,7 +19,7 @@ export function handleError(error: FastifyError | ServiceError, request: Fastify
   const body = toErrorReply(error);
   if (error instanceof ServiceError) {
     // Expected outcomes (refusals, node outages): one line with the code, no stack.
-    request.log.warn({ code: body.code, reason: body.message }, "request refused");
+    request.log.warn({ code: body.code, reason: body.message, ...(error.logDetail !== undefined && { detail: error.logDetail }) }, "request refused");
     if (error.retryAfterSeconds !== undefined) reply.header("retry-after", String(error.retryAfterSeconds));
   } else if (body.statusCode >= 500) {
     request.log.error({ err: error }, "request failed inside the service");

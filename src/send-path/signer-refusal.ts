@@ -29,6 +29,6 @@ export async function unlessSignerRefuses<T>(work: Promise<T>, log: FastifyBaseL
  */
 export function signerRefusalAnswer(error: unknown): ServiceError | undefined {
   if (error instanceof SigningPausedError) return new ServiceError("SIGNING_PAUSED", `${error.message}; nothing was signed or sent`);
-  if (error instanceof SignerUnavailableError) return new ServiceError("SIGNER_UNAVAILABLE", `${error.message}; nothing was signed or sent. Retry later.`);
+  if (error instanceof SignerUnavailableError) return new ServiceError("SIGNER_UNAVAILABLE", `${error.message}; nothing was signed or sent. Retry later.`, { logDetail: error.detail });
   return undefined;
 }

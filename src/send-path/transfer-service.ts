@@ -206,7 +206,13 @@ export class TokenTransferService implements TransferSender {
       } else if (!answered && !journal.returnToApproval(entryId)) {
         const state = journal.findById(entryId)?.state;
         if (state === "refused" || state === "rejected") {
-          dead = new ServiceError("APPROVAL_NOT_SENT", `transfer ${entryId} was approved, but the node refused it (${error instanceof Error ? error.message : String(error)}); nothing of it was or will be sent`);
+          // A ServiceError's words are a client's to read; anything else is a fault inside, told only in the log.
+          const inside = !(error instanceof ServiceError);
+          const why = inside ? "see the service's log" : error.message;
+          dead = new ServiceError("APPROVAL_NOT_SENT", `transfer ${entryId} was approved, but the node refused it (${why}); nothing of it was or will be sent`, {
+            cause: error,
+            logDetail: inside ? String(error instanceof Error ? error.message : error) : undefined,
+          });
           const refusal = { code: dead.code, message: dead.message };
           journal.restateRefusal(entryId, refusal);
           onRefused(entryId, refusal);

@@ -113,7 +113,7 @@ async function signDigest(client: KmsClient, keyId: string, address: string, dig
   try {
     signed = await signDer(client, keyId, digest);
   } catch (error) {
-    throw new SignerUnavailableError(`AWS KMS did not sign: ${(error as Error).message}`);
+    throw new SignerUnavailableError("AWS KMS did not sign (the service's log says why)", (error as Error).message);
   }
   return ethereumSignature(signed.r, signed.s, digest, address);
 }

@@ -83,7 +83,7 @@ export async function openPkcs11Signer(settings: Pkcs11Settings): Promise<Wallet
           module.C_SignInit(session, { mechanism: pkcs11js.CKM_ECDSA }, privateKey);
           raw = await module.C_SignAsync(session, Buffer.from(digest.slice(2), "hex"), Buffer.alloc(72));
         } catch (error) {
-          throw new SignerUnavailableError(`the HSM did not sign: ${(error as Error).message}`);
+          throw new SignerUnavailableError("the HSM did not sign (the service's log says why)", (error as Error).message);
         } finally {
           signingSessions.give(session);
         }

@@ -24,7 +24,18 @@ export class SignerStartupError extends Error {
   override name = "SignerStartupError";
 }
 
-/** A remote signer did not sign (unreachable, throttled, timed out): nothing was signed, nothing sent. */
+/**
+ * A remote signer did not sign (unreachable, throttled, timed out): nothing was signed, nothing sent. The
+ * message is fit for a client; `detail` holds the signer's own words (its SDK's or library's), which can name
+ * accounts, roles, keys and hosts: for the service's log only.
+ */
 export class SignerUnavailableError extends Error {
   override name = "SignerUnavailableError";
+
+  constructor(
+    message: string,
+    readonly detail?: string,
+  ) {
+    super(message);
+  }
 }

@@ -120,8 +120,12 @@ describe.skipIf(missing).each(NODE_KINDS)(missing ? `AWS KMS as the only key: NO
     const refused = await transfer(cutOff, { toAddress: freshAddress(), amount: "1" }, "kms-outage");
     expect(refused.status).toBe(503);
     expect(JSON.parse(refused.body)).toMatchObject({ code: "SIGNER_UNAVAILABLE" });
+    // The SDK's words (the endpoint, an account or a key's ARN) are for the log, not for a client.
+    expect(refused.body).not.toContain(new URL(kms.env.AWS_ENDPOINT_URL_KMS).host);
+    expect(refused.body).not.toMatch(/ECONNREFUSED|arn:aws/);
     expect(await chain.provider.getTransactionCount(kmsAddress, "pending")).toBe(nonce);
     await cutOff.waitForOutput("SIGNER_UNAVAILABLE", 5_000);
+    expect(cutOff.output()).toMatch(/"detail":"[^"]*ECONNREFUSED/);
     for (const each of running) expect(each.output()).not.toContain(kms.env.AWS_SECRET_ACCESS_KEY);
   }, 60_000);
 });
