@@ -43,7 +43,8 @@ const ARCHIVE_BATCH = 200;
 
 
 /**
- * The ids of the transfers a new leader holds (the complement of SETTLED_FOR_GOOD, plus the window $1 and
+ * The ids of the transfers a new leader holds (the complement of SETTLED_FOR_GOOD, plus the window $1, by
+ * request or by approval: an approved transfer counts against its key's daily cap from its approval, and
  * the newest transfer, whose time the next one's must not fall below), each branch along its own index.
  */
 const HOT_TRANSFERS = `
@@ -53,6 +54,7 @@ const HOT_TRANSFERS = `
     WHERE state IN ('nonce-used', 'replaced', 'cancelled') AND (final_block IS NULL OR (notify = 1 AND reported IS DISTINCT FROM 'transfer.finalized'))
   UNION SELECT id FROM transfers WHERE idempotency_key IS NOT NULL
   UNION SELECT id FROM transfers WHERE created_at >= $1
+  UNION SELECT id FROM transfers WHERE approval_decided_at >= $1
   UNION SELECT e.transfer_id FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq WHERE d.state <> 'delivered' AND e.transfer_id IS NOT NULL
   UNION (SELECT id FROM transfers ORDER BY id DESC LIMIT 1)`;
 

@@ -248,4 +248,10 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; sql: string }[] = 
     version: 16,
     sql: "CREATE TABLE audit_archive (LIKE audit_log INCLUDING ALL)",
   },
+  {
+    // A new leader holds the transfers approved within the daily caps' window, however old their request
+    // (HOT_TRANSFERS): they count against their key's cap from the approval.
+    version: 17,
+    sql: "CREATE INDEX transfers_approval_decided ON transfers (approval_decided_at) WHERE approval_decided_at IS NOT NULL",
+  },
 ];

@@ -154,6 +154,30 @@ describe("a new leader of a PostgreSQL journal", () => {
     }
   });
 
+  it("holds a transfer requested long ago and approved within the day: it counts against its key's daily cap from its approval", async () => {
+    const db = await database();
+    try {
+      const first = await db.lead(false);
+      const approved = send(first, 0);
+      const old = send(first, 1);
+      // The newest transfer is held whatever it is.
+      send(first, 2);
+      settleAndFinalize(first, 3);
+      await first.flushed();
+      await db.query("UPDATE transfers SET created_at = created_at - $1, api_key_id = 'key-a'", [30 * DAY_MS]);
+      await db.query("UPDATE transfers SET approval_decided_at = $1, approval_decided_by = 'key-admin' WHERE id = $2", [steadyWallClockNow() - 3_600_000, approved]);
+
+      const leader = await db.lead(false);
+      expect(leader.findById(approved)).toBeDefined();
+      expect(leader.findById(old)).toBeUndefined();
+      expect(leader.spentSince(steadyWallClockNow() - DAY_MS)).toEqual([
+        { apiKeyId: "key-a", units: 1n, at: expect.any(Number) },
+      ]);
+    } finally {
+      await db.close();
+    }
+  });
+
   it("retention archives what the database keeps settled and what the working copy holds, each once, and new keys stay above the archived", async () => {
     const db = await database();
     try {
