@@ -33,7 +33,8 @@ export function createLogger(level: string, secrets: LoggerSecrets, target?: Des
     {
       level,
       redact: { paths: ["req.headers.authorization", "headers.authorization", "authorization"], censor: "[redacted]" },
-      serializers: { err: (error: Error) => scrub(stdSerializers.err(error)) },
+      // `detail`: a third party's words logged with a refusal (ServiceError.logDetail), scrubbed as errors are.
+      serializers: { err: (error: Error) => scrub(stdSerializers.err(error)), detail: (detail: unknown) => scrub(detail) },
     },
     target ?? prettyInTerminal() ?? bufferedLogDestination(1),
   );

@@ -693,6 +693,15 @@ class SqliteJournalStore {
     return this.#failure;
   }
 
+  /**
+   * Whether its rows are what a restart (or the next leader) finds: alone on its disk, a commit that failed
+   * was rolled back. A working copy's commit may have failed to ship, and its rows then say more than the
+   * shared database knows.
+   */
+  get rowsAreTheRecord(): boolean {
+    return !this.#changeLog;
+  }
+
   async wasRecorded(hash: string): Promise<boolean | undefined> {
     if (!this.#failure) return this.statements.attemptByHash.get(hash.toLowerCase()) !== undefined;
     // Rolled back here, maybe committed on disk: a restart may find it and send it, or not.
@@ -911,8 +920,8 @@ class SqliteTransferJournal implements TransferJournal {
   // A new entry, claimed (or waiting for its approval until `approvalExpiresAt`), or the one that holds `key`.
   #claim(key: string | null, request: TransferRequest, approvalExpiresAt: number | null): KeyClaim {
     // A journal that takes no writes still knows its keys: a repeat gets its first answer, not a 503 that
-    // says nothing was done (the claim's write would throw).
-    if (key !== null && this.#store.failure) {
+    // says nothing was done (the claim's write would throw). Not a working copy's: see rowsAreTheRecord.
+    if (key !== null && this.#store.failure && this.#store.rowsAreTheRecord) {
       const held = this.#store.statements.byKey.get(key) as EntryRow | undefined;
       if (held) return { outcome: "existing", entry: toEntry(held, this.#store.attemptsOf(held.id)) };
     }

@@ -7,6 +7,14 @@
 import type { JsonRpcApiProvider, JsonRpcError, JsonRpcPayload, JsonRpcResult } from "ethers";
 import { readNodeAnswer } from "./node-answers.js";
 
+// A whole batch refused for what it is: "batch size exceed limit 500", "Number of requests exceeds max batch size".
+const BATCH_REFUSAL = /batch/i;
+
+/** Whether an endpoint's answer is one error about batches as such (too large, not taken), whatever its code. */
+export function refusesBatches(answer: RpcAnswer): boolean {
+  return "error" in answer && BATCH_REFUSAL.test(String((answer.error as { message?: unknown }).message));
+}
+
 /** One call of a batch. */
 export interface RpcCall {
   method: string;
@@ -30,7 +38,9 @@ export function readBatchAnswers(payloads: readonly JsonRpcPayload[], answers: r
   const byId = new Map(answers.map((answer) => [answer.id, answer]));
   if (payloads.every((payload) => byId.has(payload.id))) return { byId };
   const [only] = answers;
-  if (answers.length === 1 && only && "error" in only && ["rate-limited", "no-answer"].includes(readNodeAnswer({ error: only.error }).meaning)) return { busy: only };
+  // Besu and some gateways refuse an oversized batch in the words and code of a rate limit (-32005): a
+  // refusal of batches, not a busy endpoint.
+  if (answers.length === 1 && only && "error" in only && !refusesBatches(only) && ["rate-limited", "no-answer"].includes(readNodeAnswer({ error: only.error }).meaning)) return { busy: only };
   const words = only && "error" in only ? `: ${String((only.error as { message?: unknown }).message)}` : "";
   return { refused: `the endpoint answered ${answers.length} of a batch of ${payloads.length} calls${words}` };
 }

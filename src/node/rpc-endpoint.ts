@@ -7,6 +7,7 @@ import { isUtf8 } from "node:buffer";
 import { FetchRequest, type JsonRpcPayload, type JsonRpcResult, makeError } from "ethers";
 import { CallGate } from "./call-gate.js";
 import { type EndpointFault, EndpointHealth, type EndpointState } from "./endpoint-health.js";
+import { refusesBatches } from "./json-rpc-batch.js";
 import { readNodeAnswer } from "./node-answers.js";
 
 /** Told about every request to an endpoint: its method, how it ended, how long it took, and which endpoint (host only). */
@@ -91,7 +92,8 @@ export class RpcEndpoint {
       outcome = { thrown: error };
     }
     const elapsedMs = performance.now() - started;
-    const fault = faultOf(outcome);
+    // A batch refused for what it is says nothing of how the endpoint serves calls alone.
+    const fault = Array.isArray(payload) && refusedAsBatch(outcome) ? undefined : faultOf(outcome);
     if (fault) this.health.recordFault(fault, elapsedMs);
     else this.health.recordAnswer(elapsedMs);
     this.#observeEach(payload, outcome, elapsedMs / 1000);
@@ -125,6 +127,19 @@ function jsonOf(body: Uint8Array | null): unknown {
 
 function isJsonRpcAnswer(value: unknown): boolean {
   return typeof value === "object" && value !== null && ("result" in value || "error" in value);
+}
+
+/**
+ * Whether a batch's outcome refuses it for what it is (too large, or batches not taken on this plan): an HTTP
+ * 4xx other than 408 and 429, or one error for the whole batch about batches. The endpoint answered.
+ */
+export function refusedAsBatch(outcome: CallOutcome): boolean {
+  if ("thrown" in outcome) {
+    const status = (outcome.thrown as { response?: { statusCode?: unknown } } | null)?.response?.statusCode;
+    return typeof status === "number" && status >= 400 && status < 500 && status !== 408 && status !== 429;
+  }
+  const [only] = outcome.results;
+  return outcome.results.length === 1 && only !== undefined && refusesBatches(only);
 }
 
 /** The fault an outcome shows about its endpoint, if any: no answer, a rate limit, or a time-out in words. */

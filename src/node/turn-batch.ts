@@ -5,15 +5,15 @@
  * for a timer: the calls of one turn go at the end of it, and a call alone goes alone, as before.
  *
  * An endpoint that does not answer a batch call by call (some hosted plans refuse batches, or cap their
- * size) gets each call of that batch again alone, and no batch from then on. So does one that fails batches
- * where the same calls alone are answered (an HTTP error, a reply that is not JSON-RPC), three batches in a
- * row. A batch that met a time-out, a refused connection or a rate limit is not sent again call by call: each
+ * size: one error for all of it, fewer answers than calls, an HTTP 4xx) gets each call of that batch again
+ * alone, and no batch from then on. So does one that fails batches where the same calls alone are answered
+ * (an HTTP 5xx, a reply that is not JSON-RPC), three batches in a row. A batch that met a time-out, a refused connection or a rate limit is not sent again call by call: each
  * call gets what the batch got, as it would have alone. One error for the whole batch that says the endpoint
  * is busy or slow is the endpoint's answer to each of its calls.
  */
 import type { JsonRpcPayload, JsonRpcResult } from "ethers";
 import { type BatchAnswers, type RpcAnswer, readBatchAnswers } from "./json-rpc-batch.js";
-import { faultOf } from "./rpc-endpoint.js";
+import { faultOf, refusedAsBatch } from "./rpc-endpoint.js";
 
 /** Batches failed in a row where their calls alone were answered, before batches are given up. */
 const FAILED_BATCHES_BEFORE_ALONE = 3;
@@ -66,6 +66,13 @@ export class TurnBatch {
     try {
       read = readBatchAnswers(payloads, await this.#send(payloads));
     } catch (error) {
+      if (refusedAsBatch({ thrown: error })) {
+        // Its status only: ethers' message carries the request's URL, which can hold a provider's key.
+        const status = (error as { response?: { statusCode?: unknown } }).response?.statusCode;
+        this.#giveUp(`the endpoint refused a batch of ${group.length} calls with HTTP ${String(status)}`);
+        await this.#sendEachAlone(group);
+        return;
+      }
       const fault = faultOf({ thrown: error });
       if (fault !== "no-answer") {
         for (const call of group) call.reject(error);

@@ -10,7 +10,7 @@ import { broadcastOutcomeToReport } from "../../src/node/broadcast-answers.js";
 import { blockNumberReadAt, headIn, readsHead } from "../../src/node/call-blocks.js";
 import { PROBE_AFTER_MS } from "../../src/node/endpoint-health.js";
 import { EndpointSet } from "../../src/node/endpoint-set.js";
-import { type CallOutcome, RpcEndpoint, faultOf } from "../../src/node/rpc-endpoint.js";
+import { type CallOutcome, RpcEndpoint, faultOf, refusedAsBatch } from "../../src/node/rpc-endpoint.js";
 
 function endpointSet(count: number, ask: ConstructorParameters<typeof EndpointSet>[3] = async () => undefined, clock = { now: 0 }) {
   const endpoints = Array.from(
@@ -226,5 +226,33 @@ describe("what an endpoint's HTTP 200 carries", () => {
         expect(faultOf(outcome)).toBe("no-answer");
       }
     });
+  });
+});
+
+describe("a batch an endpoint refuses for what it is", () => {
+  it("(HTTP 413, or one error about batches in a rate limit's code) is no fault of the endpoint: it stays in rotation; an HTTP 500 is one", async () => {
+    const answers: [number, string][] = [];
+    const server = createServer((request, response) => {
+      request.resume();
+      request.on("end", () => {
+        const [status, body] = answers.shift() as [number, string];
+        response.writeHead(status, { "content-type": "application/json" }).end(body);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const endpoint = new RpcEndpoint(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, "e1", { timeoutMs: 5_000, maxInFlight: 4, alone: false });
+      const batch = [1, 2].map((id) => ({ jsonrpc: "2.0" as const, id, method: "eth_estimateGas", params: [{}, "latest"] }));
+      const tooLarge = JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32005, message: "Number of requests exceeds max batch size" } });
+      for (let round = 0; round < 3; round++) answers.push([413, "request entity too large"], [200, tooLarge]);
+      for (let call = 0; call < 6; call++) expect(refusedAsBatch(await endpoint.call(batch))).toBe(true);
+      expect(endpoint.health.state).toBe("in");
+      for (let round = 0; round < 3; round++) answers.push([500, "internal error"]);
+      for (let call = 0; call < 3; call++) expect(refusedAsBatch(await endpoint.call(batch))).toBe(false);
+      expect(endpoint.health.state).not.toBe("in");
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

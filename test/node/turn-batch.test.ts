@@ -100,6 +100,14 @@ describe("an endpoint that does not answer a batch call by call", () => {
     expect(refusals).toEqual(["the endpoint answered 1 of a batch of 3 calls"]);
   });
 
+  it("that refuses its size in a rate limit's code (Besu's -32005) refuses batches: each call alone, and no batch from then on", async () => {
+    const endpoint = fakeEndpoint();
+    endpoint.answerBatchesWith(() => [{ id: null as unknown as number, error: { code: -32005, message: "Number of requests exceeds max batch size" } }]);
+    const { turn, refusals } = batchOf(endpoint);
+    expect(await Promise.all([1, 2].map((id) => turn.call(estimate(id))))).toEqual([[{ id: 1, result: "0x1" }], [{ id: 2, result: "0x2" }]]);
+    expect(refusals).toEqual(["the endpoint answered 1 of a batch of 2 calls: Number of requests exceeds max batch size"]);
+  });
+
   it("that says it is busy gives that answer to every call of the batch, asks nothing again, and keeps batching", async () => {
     const endpoint = fakeEndpoint();
     endpoint.answerBatchesWith(() => [{ id: null as unknown as number, error: { code: -32005, message: "daily request count exceeded, request rate limited" } }]);
@@ -127,10 +135,22 @@ describe("a batch that got no answer", () => {
     }
   });
 
-  it("after an HTTP error: its calls alone are asked; batches are given up after three in a row failed where their calls did not", async () => {
+  it("after an HTTP 4xx (a batch too large, or none taken on this plan): its calls alone are asked, and no batch from then on", async () => {
+    for (const status of [400, 413]) {
+      const endpoint = fakeEndpoint();
+      const { turn, refusals } = batchOf(endpoint);
+      endpoint.answerBatchesWith(() => httpError(status));
+      expect(await Promise.all([1, 2].map((id) => turn.call(estimate(id))))).toEqual([[{ id: 1, result: "0x1" }], [{ id: 2, result: "0x2" }]]);
+      await Promise.all([3, 4].map((id) => turn.call(estimate(id))));
+      expect(endpoint.requests.map(ids)).toEqual([[1, 2], 1, 2, 3, 4]);
+      expect(refusals).toEqual([`the endpoint refused a batch of 2 calls with HTTP ${status}`]);
+    }
+  });
+
+  it("after an HTTP 5xx: its calls alone are asked; batches are given up after three in a row failed where their calls did not", async () => {
     const endpoint = fakeEndpoint();
     const { turn, refusals } = batchOf(endpoint);
-    endpoint.answerBatchesWith(() => httpError(400));
+    endpoint.answerBatchesWith(() => httpError(500));
     // Settles once the calls are answered and the batch's failure is counted (just after the last answer).
     const turnOfTwo = async (first: number) => {
       const answers = await Promise.all([first, first + 1].map((id) => turn.call(estimate(id))));
@@ -142,7 +162,7 @@ describe("a batch that got no answer", () => {
     // A batch answered in between starts the count again.
     endpoint.answerBatchesWith(undefined);
     await turnOfTwo(5);
-    endpoint.answerBatchesWith(() => httpError(400));
+    endpoint.answerBatchesWith(() => httpError(500));
     await turnOfTwo(7);
     await turnOfTwo(9);
     expect(refusals).toEqual([]);
