@@ -106,6 +106,9 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
       lanes: chain.laneSigners.map((signer) => ({ address: signer.address, journal: signer === chain.signer ? journal : journal.forLane(signer.address) })),
       tokens: (chain.tokens ?? []).filter((token) => !token.native).map((token) => token.address),
       onOutflow,
+      // Nonces another sender of a lane's key used are not signed at: a transfer that met one would be held
+      // until the chain shows that use final.
+      onMinedCount: (wallet, count) => lanes.find((lane) => lane.address === wallet)?.nonces.passMined(count),
       start: { read: () => journal.outflowWatchStart(), record: (block) => journal.recordOutflowWatchStart(block) },
     });
     // A transaction found at a transfer's nonce is an outflow too, unless the service sent it.

@@ -14,6 +14,7 @@
  */
 import { getAddress, toQuantity, zeroPadValue } from "ethers";
 import type { JournalEntry } from "../journal/transfer-journal.js";
+import { hexQuantity } from "../node/call-blocks.js";
 import { TRANSFER_TOPIC } from "../node/erc20.js";
 import { type BlockRef, type NonceUseNode, findNonceUse } from "../node/wallet-nonce-use.js";
 
@@ -58,6 +59,8 @@ export interface OutflowWatchOptions {
   /** The network's ERC-20 tokens (the native coin leaves only by a transaction, which the nonces cover). */
   tokens: readonly string[];
   onOutflow: (outflow: UnexpectedOutflow) => void;
+  /** Told each lane's nonce count at the head of every check (a fact: the lane's sequence starts past it). */
+  onMinedCount?: (wallet: string, count: number) => void;
   /** Where the head of the watch's first check on this network is kept (the journal): logs before it are not judged. */
   start: { read(): number | undefined; record(block: number): void };
 }
@@ -98,8 +101,12 @@ export class OutflowWatch {
     if (this.#checkedBlock !== undefined && head <= this.#checkedBlock) return;
     const faults: unknown[] = [];
     try {
-      const counts = await Promise.all(lanes.map(async (lane) => Number(await node.send("eth_getTransactionCount", [lane.address, toQuantity(head)]))));
-      for (const [index, lane] of lanes.entries()) await this.#checkNonces(lane, counts[index], head).catch((error: unknown) => faults.push(error));
+      // A count that is no quantity (a backend without the block answers null) settles nothing: NaN.
+      const counts = await Promise.all(lanes.map(async (lane) => quantityOrNaN(await node.send("eth_getTransactionCount", [lane.address, toQuantity(head)]))));
+      for (const [index, lane] of lanes.entries()) {
+        if (Number.isInteger(counts[index])) this.#options.onMinedCount?.(lane.address, counts[index]);
+        await this.#checkNonces(lane, counts[index], head).catch((error: unknown) => faults.push(error));
+      }
     } catch (error) {
       faults.push(error);
     }
@@ -216,4 +223,9 @@ export class OutflowWatch {
     if (this.#reported.size > REMEMBERED) this.#reported.delete(this.#reported.values().next().value as string);
     this.#options.onOutflow(outflow);
   }
+}
+
+function quantityOrNaN(value: unknown): number {
+  const quantity = hexQuantity(value);
+  return quantity === undefined ? Number.NaN : Number(quantity);
 }

@@ -184,9 +184,16 @@ describe("webhooks for reverted, re-priced, cancelled and reorganised transfers"
   let receiver: WebhookReceiver;
   let proxied: ProxiedService;
   let service: TestService;
+  // Owns the token from before the service starts: its ownership transfer uses a nonce of the wallet, which a
+  // service started later counts (a transfer that met it would be held until the chain shows it final).
+  let admin: ReturnType<typeof Wallet.createRandom>;
 
   beforeAll(async () => {
     chain = await startTestChain(["--no-mining"]);
+    admin = Wallet.createRandom().connect(chain.provider);
+    await setEthBalance(chain, admin.address, "10");
+    await chain.token.getFunction("transferOwnership")(admin.address);
+    await mineBlocks(chain, 1);
     receiver = await startWebhookReceiver();
     // 20 transfers wait for one block: more than MAX_IN_FLIGHT_PER_LANE's default, which anvil (any number
     // pending per sender) does not need.
@@ -253,10 +260,6 @@ describe("webhooks for reverted, re-priced, cancelled and reorganised transfers"
 
   it("a transfer that reverts on chain -> transfer.failed, with its receipt figures", async () => {
     // Another owner freezes the token in the block that mines the transfer, ahead of it (a higher tip).
-    const admin = Wallet.createRandom().connect(chain.provider);
-    await setEthBalance(chain, admin.address, "10");
-    await chain.token.getFunction("transferOwnership")(admin.address);
-    await mineBlocks(chain, 1);
     const sent = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
     const hash = sent.body.result.hash as string;
     const token = chain.token.connect(admin) as typeof chain.token;

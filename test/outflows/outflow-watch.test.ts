@@ -113,6 +113,27 @@ describe("the outflow watch", () => {
     expect(reported).toHaveLength(1);
   });
 
+  it("tells each lane's nonce count at the head of every check (the lane's sequence starts past it), none when the count is no number", async () => {
+    const chain = new ScriptedChain();
+    chain.transactions.push({ block: 3, nonce: 0, hash: hashOf(1) }, { block: 4, nonce: 1, hash: hashOf(2) });
+    chain.head = 5;
+    const told: [string, number][] = [];
+    const watch = new OutflowWatch({
+      node: chain,
+      readHead: async () => chain.head,
+      lanes: [{ address: WALLET, journal: journalOf([]) }],
+      tokens: [TOKEN],
+      onOutflow: () => undefined,
+      onMinedCount: (wallet, count) => told.push([wallet, count]),
+      start: new StartBlock(),
+    });
+    await watch.check();
+    chain.head = 6;
+    chain.blind.add(6);
+    await watch.check().catch(() => undefined);
+    expect(told).toEqual([[WALLET, 2]]);
+  });
+
   it("asks again about a nonce the node's answers do not settle (a backend without the block), and reports it once they do", async () => {
     const chain = new ScriptedChain();
     const own = [{ nonce: 0, hash: hashOf(1) }];
