@@ -7,9 +7,10 @@
  * An endpoint that does not answer a batch call by call (some hosted plans refuse batches, or cap their
  * size: one error for all of it, fewer answers than calls, an HTTP 4xx) gets each call of that batch again
  * alone, and no batch from then on. So does one that fails batches where the same calls alone are answered
- * (an HTTP 5xx, a reply that is not JSON-RPC), three batches in a row. A batch that met a time-out, a refused connection or a rate limit is not sent again call by call: each
- * call gets what the batch got, as it would have alone. One error for the whole batch that says the endpoint
- * is busy or slow is the endpoint's answer to each of its calls.
+ * (an HTTP 5xx, a reply that is not JSON-RPC), three batches in a row. A batch that met a time-out, a refused
+ * connection or a rate limit is not sent again call by call: each call gets what the batch got, as it would
+ * have alone. One error for the whole batch that says the endpoint is busy or slow is the endpoint's answer
+ * to each of its calls.
  */
 import type { JsonRpcPayload, JsonRpcResult } from "ethers";
 import { type BatchAnswers, type RpcAnswer, readBatchAnswers } from "./json-rpc-batch.js";

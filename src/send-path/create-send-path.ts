@@ -47,7 +47,7 @@ export function createSendPath(settings: SendPathSettings, parts: SendPathParts)
     ledger,
     nonces,
     onHeld: (hash, nonce, { meaning, nodeMessage }) =>
-      log.warn({ hash, nonce, meaning, nodeMessage }, "broadcast not known to be taken; the signed transaction stays journaled and is sent again"),
+      log.warn({ hash, nonce, meaning, nodeMessage }, "broadcast not known to be taken; the signed transaction stays journaled, and the chain decides (it is sent again until a node holds it or its nonce is found used)"),
     reachFaultPoint,
     awaitRoomAtNode: parts.awaitRoomAtNode,
   });

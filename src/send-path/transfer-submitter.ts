@@ -37,9 +37,9 @@ export interface PreparedTransfer {
 }
 
 /**
- * The node surely refused the transfer's first broadcast, but the journal failed before the refusal was on
- * record: the signed bytes are, so they are sent again once the service restarts (and then refused again
- * or taken). The client cannot be told "nothing was sent" or "never will be".
+ * The node surely refused the transfer's first broadcast, but the journal did not confirm the refusal's
+ * record: the signed bytes are on record (with a shared database, may be), and a restart sends them again.
+ * The client cannot be told "nothing was sent" or "never will be".
  */
 export class RefusalUnrecordedError extends Error {
   override name = "RefusalUnrecordedError";
