@@ -51,7 +51,7 @@ export const ERROR_CODES = {
     description: "every item of the batch has an id an earlier batch of this API key holds (paid, or being paid): nothing was sent; the message names the batches",
   },
   PAYOUT_ITEM_IN_FLIGHT: { statusCode: 409, description: "another request took one of the batch's item ids while this one was checked; nothing was sent, the Idempotency-Key is unused: retry" },
-  TRANSFER_BEING_SENT: { statusCode: 409, description: "the transfer's first broadcast is under way: ask again in a moment (a cancel now could be outrun by a new nonce)" },
+  TRANSFER_BEING_SENT: { statusCode: 409, description: "the transfer's first broadcast is under way: ask again in a moment (until the node answers it, it may yet be refused for good)" },
   REPRICE_AT_FEE_CAP: { statusCode: 409, description: "a re-pricing would need fees above MAX_FEE_PER_GAS or MAX_PRIORITY_FEE_PER_GAS to replace the transfer's latest attempt" },
   CANCEL_AT_FEE_CAP: { statusCode: 409, description: "a cancel would need fees above MAX_FEE_PER_GAS or MAX_PRIORITY_FEE_PER_GAS to replace the transfer" },
   IDEMPOTENCY_KEY_REUSED: { statusCode: 422, description: "this Idempotency-Key was used with a different request body" },

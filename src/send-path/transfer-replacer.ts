@@ -338,8 +338,8 @@ export class TransferReplacer {
     return this.#exclusively(found.id, async () => {
       const entry = journal.findByHash(hash) as JournalEntry;
       if (request === "cancel" && entry.attempts.some((attempt) => attempt.kind === "cancel")) return entry;
-      // Its first broadcast may yet be refused for its nonce and signed again at another, where a
-      // replacement at this one would not reach it.
+      // Its first broadcast's answer is not in: a sure refusal would record it refused (the client told 417)
+      // and give its nonce back, and a replacement sent meanwhile at that nonce could still pay it.
       if (this.#options.isInFlight(entry.id)) {
         throw new CancelRefusedError("being-sent", `transfer ${entry.hash} is being sent right now; ask again in a moment`);
       }

@@ -808,10 +808,10 @@ describe.each(NODE_KINDS)("a cancel asked for while the transfer's first broadca
     await chain?.stop();
   });
 
-  it("is refused with 409 TRANSFER_BEING_SENT (the transfer may yet move to another nonce); asked again once answered, it wins", async () => {
+  it("is refused with 409 TRANSFER_BEING_SENT (its first broadcast's answer is not in yet); asked again once answered, it wins", async () => {
     const { service, proxy } = proxied;
     const nonce = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
-    // The node's answer comes late, and says the nonce is used: the transfer will be signed again.
+    // The node's answer comes late, and says the nonce is used: words only, so the transfer is held at it.
     proxy.fault = { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "nonce too low", onlyNonce: nonce, once: true, delayMs: 1_000 };
     const recipient = freshAddress();
     const sending = postJson(service.app, "/transfer", { toAddress: recipient, amount: "3" });
