@@ -144,13 +144,19 @@ export function readNodeAnswer(error: unknown): NodeAnswer {
   const byEthersCode = typeof ethersCode === "string" ? ETHERS_CODE_MEANINGS.get(ethersCode) : undefined;
   if (byEthersCode) return { meaning: byEthersCode };
   if (ethersCode === "SERVER_ERROR") {
-    const status = (error as { response?: { statusCode?: unknown } }).response?.statusCode;
+    const status = httpStatusOf(error);
     // ethers itself retries 429 with backoff; what reaches here is its last refusal.
     return { meaning: status === 429 || /maximum retry limit/.test(String((error as Error).message)) ? "rate-limited" : "no-answer" };
   }
   if (typeof ethersCode === "string" && UNREACHABLE_SOCKET_CODES.has(ethersCode)) return { meaning: "connection-refused" };
   if (typeof ethersCode === "string" && NO_ANSWER_SOCKET_CODES.has(ethersCode)) return { meaning: "no-answer" };
   return { meaning: "unrecognised" };
+}
+
+/** The HTTP status of the reply an ethers request error carries (SERVER_ERROR), if any. */
+export function httpStatusOf(error: unknown): number | undefined {
+  const status = (error as { response?: { statusCode?: unknown } } | null)?.response?.statusCode;
+  return typeof status === "number" ? status : undefined;
 }
 
 /** Whether the node refused the request's parameters as such (JSON-RPC -32602): not an answer about the chain. */

@@ -8,7 +8,7 @@ import { FetchRequest, type JsonRpcPayload, type JsonRpcResult, makeError } from
 import { CallGate } from "./call-gate.js";
 import { type EndpointFault, EndpointHealth, type EndpointState } from "./endpoint-health.js";
 import { refusesBatches } from "./json-rpc-batch.js";
-import { readNodeAnswer } from "./node-answers.js";
+import { httpStatusOf, readNodeAnswer } from "./node-answers.js";
 
 /** Told about every request to an endpoint: its method, how it ended, how long it took, and which endpoint (host only). */
 export type RpcObserver = (method: string, outcome: "ok" | "rpc_error" | "transport_error", seconds: number, endpoint: string) => void;
@@ -135,8 +135,8 @@ function isJsonRpcAnswer(value: unknown): boolean {
  */
 export function refusedAsBatch(outcome: CallOutcome): boolean {
   if ("thrown" in outcome) {
-    const status = (outcome.thrown as { response?: { statusCode?: unknown } } | null)?.response?.statusCode;
-    return typeof status === "number" && status >= 400 && status < 500 && status !== 408 && status !== 429;
+    const status = httpStatusOf(outcome.thrown);
+    return status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
   }
   const [only] = outcome.results;
   return outcome.results.length === 1 && only !== undefined && refusesBatches(only);

@@ -14,6 +14,7 @@
  */
 import type { JsonRpcPayload, JsonRpcResult } from "ethers";
 import { type BatchAnswers, type RpcAnswer, readBatchAnswers } from "./json-rpc-batch.js";
+import { httpStatusOf } from "./node-answers.js";
 import { faultOf, refusedAsBatch } from "./rpc-endpoint.js";
 
 /** Batches failed in a row where their calls alone were answered, before batches are given up. */
@@ -69,8 +70,7 @@ export class TurnBatch {
     } catch (error) {
       if (refusedAsBatch({ thrown: error })) {
         // Its status only: ethers' message carries the request's URL, which can hold a provider's key.
-        const status = (error as { response?: { statusCode?: unknown } }).response?.statusCode;
-        this.#giveUp(`the endpoint refused a batch of ${group.length} calls with HTTP ${String(status)}`);
+        this.#giveUp(`the endpoint refused a batch of ${group.length} calls with HTTP ${String(httpStatusOf(error))}`);
         await this.#sendEachAlone(group);
         return;
       }
