@@ -3,7 +3,7 @@
  * comma-separated). A read goes to one endpoint and, when it gets no answer there, to the next; a raw
  * transaction goes to every endpoint in rotation at once. One endpoint behaves as a single RPC_URL always did.
  */
-import { FetchRequest, JsonRpcProvider, type JsonRpcPayload, type JsonRpcResult } from "ethers";
+import { FetchRequest, type JsonRpcError, JsonRpcProvider, type JsonRpcPayload, type JsonRpcResult, makeError } from "ethers";
 import { broadcastOutcomeToReport, tookIt } from "./broadcast-answers.js";
 import { blockNumberReadAt, headIn, hexQuantity, readsHead } from "./call-blocks.js";
 import type { EndpointState } from "./endpoint-health.js";
@@ -57,12 +57,14 @@ export interface BatchOptions {
 const BATCHED_IN_TURN = new Set(["eth_estimateGas", "eth_call"]);
 
 /**
- * A JsonRpcProvider over an endpoint set: bound to a known chain (it never re-detects the network). ethers'
- * own batching is off (its stall would add latency to every request); estimates and calls at the latest
- * block made in the same turn go together (turn-batch.ts), everything else on its own.
+ * A JsonRpcProvider over an endpoint set: bound to a known chain (it never re-detects the network). Every
+ * call leaves at once: ethers' own queue waits for a timer (at least a millisecond) before each, which put
+ * two milliseconds into every transfer. Estimates and calls at the latest block made in the same turn of
+ * the event loop go together (turn-batch.ts), everything else on its own.
  */
 class EndpointSetProvider extends JsonRpcProvider {
   readonly #turn: TurnBatch;
+  #nextId = 1;
 
   constructor(
     readonly endpoints: EndpointSet,
@@ -71,6 +73,27 @@ class EndpointSetProvider extends JsonRpcProvider {
   ) {
     super(new FetchRequest(firstUrl), endpoints.chainId, { staticNetwork: true, batchMaxCount: 1 });
     this.#turn = new TurnBatch((payload) => this.#sendNow(payload), batches.maxCalls, batches.onRefused);
+  }
+
+  /** As ethers' own send answers a call (the node's error as ethers reads it, its debug events), without its queue. */
+  override async send(method: string, params: unknown[] | Record<string, unknown>): Promise<unknown> {
+    if (this.destroyed) return super.send(method, params);
+    this._start();
+    const payload: JsonRpcPayload = { method, params, id: this.#nextId++, jsonrpc: "2.0" };
+    void this.emit("debug", { action: "sendRpcPayload", payload });
+    let results: JsonRpcResult[];
+    try {
+      results = await this._send(payload);
+    } catch (error) {
+      void this.emit("debug", { action: "receiveRpcError", error });
+      throw error;
+    }
+    void this.emit("debug", { action: "receiveRpcResult", result: results });
+    if (this.destroyed) throw makeError("provider destroyed; cancelled request", "UNSUPPORTED_OPERATION", { operation: method });
+    const answer = results.find((result) => result.id === payload.id);
+    if (!answer) throw makeError("missing response for request", "BAD_DATA", { value: results, info: { payload } });
+    if ("error" in answer) throw this.getRpcError(payload, answer as unknown as JsonRpcError);
+    return answer.result;
   }
 
   override _send(payload: JsonRpcPayload | JsonRpcPayload[]): Promise<JsonRpcResult[]> {

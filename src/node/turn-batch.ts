@@ -48,7 +48,8 @@ export class TurnBatch {
   call(payload: JsonRpcPayload): Promise<JsonRpcResult[]> {
     if (this.#refused || this.#maxCalls === 1) return this.#send(payload);
     return new Promise((resolve, reject) => {
-      if (this.#waiting.push({ payload, resolve, reject }) === 1) queueMicrotask(() => this.#sendWaiting());
+      // At the end of the loop's turn: the calls of every request read from the sockets in it go together.
+      if (this.#waiting.push({ payload, resolve, reject }) === 1) setImmediate(() => this.#sendWaiting());
     });
   }
 

@@ -55,6 +55,17 @@ describe("calls made in one turn", () => {
     expect(endpoint.requests.map(ids)).toEqual([1, [2, 3]]);
   });
 
+  it("go together also when made after awaits within the turn, as the requests read from the sockets in one turn are", async () => {
+    const endpoint = fakeEndpoint();
+    const { turn } = batchOf(endpoint);
+    const first = turn.call(estimate(1));
+    await Promise.resolve();
+    await Promise.resolve();
+    const second = turn.call(estimate(2));
+    await Promise.all([first, second]);
+    expect(endpoint.requests.map(ids)).toEqual([[1, 2]]);
+  });
+
   it("go in batches of at most RPC_BATCH_MAX_CALLS, and each alone when it is 1", async () => {
     const endpoint = fakeEndpoint();
     const { turn: inTwos } = batchOf(endpoint, 2);
