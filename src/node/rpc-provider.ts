@@ -60,11 +60,13 @@ const BATCHED_IN_TURN = new Set(["eth_estimateGas", "eth_call"]);
  * A JsonRpcProvider over an endpoint set: bound to a known chain (it never re-detects the network). Every
  * call leaves at once: ethers' own queue waits for a timer (at least a millisecond) before each, which put
  * two milliseconds into every transfer. Estimates and calls at the latest block made in the same turn of
- * the event loop go together (turn-batch.ts), everything else on its own.
+ * the event loop while other requests are under way go together (turn-batch.ts); everything else on its own.
  */
 class EndpointSetProvider extends JsonRpcProvider {
   readonly #turn: TurnBatch;
   #nextId = 1;
+  // Requests to the endpoints sent and not answered yet.
+  #underWay = 0;
 
   constructor(
     readonly endpoints: EndpointSet,
@@ -72,7 +74,7 @@ class EndpointSetProvider extends JsonRpcProvider {
     batches: BatchOptions,
   ) {
     super(new FetchRequest(firstUrl), endpoints.chainId, { staticNetwork: true, batchMaxCount: 1 });
-    this.#turn = new TurnBatch((payload) => this.#sendNow(payload), batches.maxCalls, batches.onRefused);
+    this.#turn = new TurnBatch((payload) => this.#sendNow(payload), batches.maxCalls, batches.onRefused, () => this.#underWay === 0);
   }
 
   /** As ethers' own send answers a call (the node's error as ethers reads it, its debug events), without its queue. */
@@ -102,6 +104,15 @@ class EndpointSetProvider extends JsonRpcProvider {
   }
 
   async #sendNow(payload: JsonRpcPayload | JsonRpcPayload[]): Promise<JsonRpcResult[]> {
+    this.#underWay++;
+    try {
+      return await this.#sendToEndpoints(payload);
+    } finally {
+      this.#underWay--;
+    }
+  }
+
+  async #sendToEndpoints(payload: JsonRpcPayload | JsonRpcPayload[]): Promise<JsonRpcResult[]> {
     // A batch reads at its highest block (the reads of one block go together): an endpoint that reached it first.
     if (Array.isArray(payload)) return deliver(await this.#read(this.endpoints.readOrder(highestBlockReadAt(payload)), payload));
     const params = paramsOf(payload);

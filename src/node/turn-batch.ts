@@ -33,20 +33,28 @@ export class TurnBatch {
   readonly #send: SendCalls;
   readonly #maxCalls: number;
   readonly #onRefused: (reason: string) => void;
+  readonly #idle: () => boolean;
   #waiting: WaitingCall[] = [];
   #refused = false;
   #failedInARow = 0;
 
-  /** `maxCalls` (RPC_BATCH_MAX_CALLS): at most this many calls in one batch; 1 sends every call alone. */
-  constructor(send: SendCalls, maxCalls: number, onRefused: (reason: string) => void) {
+  /**
+   * `maxCalls` (RPC_BATCH_MAX_CALLS): at most this many calls in one batch; 1 sends every call alone.
+   * `idle`: whether no request to the endpoint is under way; a call made then goes at once, alone.
+   */
+  constructor(send: SendCalls, maxCalls: number, onRefused: (reason: string) => void, idle: () => boolean = () => false) {
     this.#send = send;
     this.#maxCalls = maxCalls;
     this.#onRefused = onRefused;
+    this.#idle = idle;
   }
 
   /** Sends `payload` with the other calls of this turn; answers as `send` would for it alone. */
   call(payload: JsonRpcPayload): Promise<JsonRpcResult[]> {
     if (this.#refused || this.#maxCalls === 1) return this.#send(payload);
+    // No load to share a request with: the call leaves now, before the rest of the turn (a journal
+    // commit's fsync above all) holds the thread.
+    if (this.#waiting.length === 0 && this.#idle()) return this.#send(payload);
     return new Promise((resolve, reject) => {
       // At the end of the loop's turn: the calls of every request read from the sockets in it go together.
       if (this.#waiting.push({ payload, resolve, reject }) === 1) setImmediate(() => this.#sendWaiting());

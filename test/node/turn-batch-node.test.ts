@@ -28,7 +28,7 @@ describe.each(NODE_KINDS)("estimates made at the same moment on %s", (kind) => {
 
   const transferCall = (units: bigint) => ({ from: chain.demo.walletAddress, to: chain.demo.tokenAddress, data: ERC20.encodeFunctionData("transfer", [freshAddress(), units]) });
 
-  it("go in one request, and each gets the node's own answer to it: an estimate, or the revert of the one that cannot be made", async () => {
+  it("go in one request (but the first, made while nothing was under way), and each gets the node's own answer to it: an estimate, or the revert of the one that cannot be made", async () => {
     const { proxy, service } = proxied;
     const balance = await tokenBalanceOf(chain, chain.demo.walletAddress);
     const calls = [...Array.from({ length: 7 }, (_, index) => transferCall(BigInt(index + 1))), transferCall(balance + 1n)];
@@ -37,7 +37,10 @@ describe.each(NODE_KINDS)("estimates made at the same moment on %s", (kind) => {
 
     const seen = proxy.requestMethods.length;
     const batched = await Promise.allSettled(calls.map((call) => estimateGasAtLatest(service.chain.provider, call)));
-    expect(proxy.requestMethods.slice(seen).filter((methods) => methods.includes("eth_estimateGas"))).toEqual([Array(8).fill("eth_estimateGas")]);
+    const requests = proxy.requestMethods.slice(seen).filter((methods) => methods.includes("eth_estimateGas"));
+    expect(requests.flat()).toEqual(Array(8).fill("eth_estimateGas"));
+    // All in one when a background read of the service happened to be under way.
+    expect([[1, 7], [8]]).toContainEqual(requests.map((methods) => methods.length));
     expect(batched.slice(0, 7)).toEqual(alone.slice(0, 7));
     const revert = batched[7] as PromiseRejectedResult;
     expect(revert.reason).toMatchObject({ code: "CALL_EXCEPTION" });

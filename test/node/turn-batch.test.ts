@@ -66,6 +66,27 @@ describe("calls made in one turn", () => {
     expect(endpoint.requests.map(ids)).toEqual([[1, 2]]);
   });
 
+  it("leave at once, alone, while no request to the endpoint is under way; those made meanwhile go together", async () => {
+    const endpoint = fakeEndpoint();
+    let underWay = 0;
+    const counted: SendCalls = async (payload) => {
+      underWay++;
+      try {
+        return await endpoint.send(payload);
+      } finally {
+        underWay--;
+      }
+    };
+    const turn = new TurnBatch(counted, 20, () => undefined, () => underWay === 0);
+    const first = turn.call(estimate(1));
+    // Sent before this turn goes on (a commit's fsync later in the turn does not hold it back).
+    expect(endpoint.requests.map(ids)).toEqual([1]);
+    await Promise.all([first, turn.call(estimate(2)), turn.call(estimate(3))]);
+    expect(endpoint.requests.map(ids)).toEqual([1, [2, 3]]);
+    await turn.call(estimate(4));
+    expect(endpoint.requests.map(ids)).toEqual([1, [2, 3], 4]);
+  });
+
   it("go in batches of at most RPC_BATCH_MAX_CALLS, and each alone when it is 1", async () => {
     const endpoint = fakeEndpoint();
     const { turn: inTwos } = batchOf(endpoint, 2);
