@@ -93,7 +93,11 @@ class EndpointSetProvider extends JsonRpcProvider {
     void this.emit("debug", { action: "receiveRpcResult", result: results });
     if (this.destroyed) throw makeError("provider destroyed; cancelled request", "UNSUPPORTED_OPERATION", { operation: method });
     const answer = results.find((result) => result.id === payload.id);
-    if (!answer) throw makeError("missing response for request", "BAD_DATA", { value: results, info: { payload } });
+    if (!answer) {
+      const error = makeError("missing response for request", "BAD_DATA", { value: results, info: { payload } });
+      void this.emit("error", error);
+      throw error;
+    }
     if ("error" in answer) throw this.getRpcError(payload, answer as unknown as JsonRpcError);
     return answer.result;
   }
