@@ -40,7 +40,7 @@ export const ERROR_CODES = {
   TRANSFER_OUTCOME_UNKNOWN: {
     statusCode: 503,
     description:
-      "the service cannot tell yet whether the transfer will be sent: the journal's shared database did not confirm its record (if it was recorded, it is sent), or the node refused it and the journal could not record the refusal (its signed bytes are sent again after a restart); retry with the same Idempotency-Key, or look the hash in the message up, before sending it again",
+      "the service cannot tell yet whether the transfer will be sent: the journal's shared database did not confirm its record (if it was recorded, it is sent), or the node refused it and the journal could not record the refusal (its signed bytes are sent again after a restart), or (several replicas) the leader got a transfer without an Idempotency-Key and stopped answering; retry with the same Idempotency-Key, or look the transfer up, before sending it again",
   },
   NETWORK_NOT_SERVED: {
     statusCode: 409,

@@ -88,6 +88,20 @@ export async function forwardToLeader(
         continue;
       }
       // Whether the leader received it is unknown: a retry with the same Idempotency-Key is safe either way.
+      // Without a key, a transfer's retry is a new transfer: the client is told what a lone service tells it
+      // when it cannot say whether it sent one.
+      if (leader && isKeylessTransfer(req)) {
+        const { statusCode } = ERROR_CODES.TRANSFER_OUTCOME_UNKNOWN;
+        return reply
+          .status(statusCode)
+          .send(
+            envelope(
+              statusCode,
+              "TRANSFER_OUTCOME_UNKNOWN",
+              `the leading replica ${leader.replicaId} got this transfer and stopped answering: whether it sent it is not known. The request has no Idempotency-Key, so sending it again may pay twice: look it up first (GET /transfers?recipient=...)`,
+            ),
+          );
+      }
       const { statusCode, description } = ERROR_CODES.LEADER_UNAVAILABLE;
       return reply.status(statusCode).send(envelope(statusCode, "LEADER_UNAVAILABLE", leader ? `the leading replica ${leader.replicaId} did not answer; ${description.split("; ").at(-1)}` : description));
     }
@@ -103,4 +117,9 @@ export async function forwardToLeader(
     }
     return reply.status(answer.statusCode).send(rewrite && answer.statusCode === 200 ? rewrite(body) : body);
   }
+}
+
+// POST /transfer without an Idempotency-Key (every other route that sends money requires one).
+function isKeylessTransfer(req: FastifyRequest): boolean {
+  return req.method === "POST" && req.url.split("?")[0] === "/transfer" && req.headers["idempotency-key"] === undefined;
 }

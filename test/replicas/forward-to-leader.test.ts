@@ -98,6 +98,41 @@ describe("forwarding to the leader during a takeover", () => {
   });
 });
 
+describe("a leader that got the request and died on it", () => {
+  /** A leader that reads each request whole and then drops the connection unanswered. */
+  async function startDyingLeader(): Promise<{ url: string; received: string[] }> {
+    const received: string[] = [];
+    const server: Server = createServer(async (req) => {
+      let body = "";
+      for await (const chunk of req) body += chunk;
+      received.push(`${req.method} ${req.url}`);
+      req.socket.destroy();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    closers.push(() => new Promise((resolve) => server.close(resolve)));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received };
+  }
+
+  it("answers a transfer without an Idempotency-Key as a lone service would: its outcome is unknown, and a retry may pay twice", async () => {
+    const leader = await startDyingLeader();
+    const record = { replicaId: "dying", url: leader.url, epoch: 1 };
+    const follower = await startFollower({ current: async () => record, forget: () => undefined });
+    const send = async (path: string, headers: Record<string, string> = {}) => {
+      const response = await request(`${follower}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: '{"toAddress":"0x70997970C51812dc3A010C7d01b50e0d17dc79C8","amount":"1"}' });
+      return { statusCode: response.statusCode, ...((await response.body.json()) as { code: string; message: string }) };
+    };
+
+    const keyless = await send("/transfer?waitConfirmations=1");
+    expect(keyless).toMatchObject({ statusCode: 503, code: "TRANSFER_OUTCOME_UNKNOWN" });
+    expect(keyless.message).toMatch(/dying got this transfer.*no Idempotency-Key, so sending it again may pay twice/);
+    // With a key, the retry answers what was done: the leader is only unavailable.
+    expect(await send("/transfer", { "idempotency-key": "order-1" })).toMatchObject({ statusCode: 503, code: "LEADER_UNAVAILABLE" });
+    // A route that sends no new money (a cancel is one per transfer) is not a transfer of unknown outcome.
+    expect(await send("/transactions/0x1234/cancel")).toMatchObject({ statusCode: 503, code: "LEADER_UNAVAILABLE" });
+    expect(leader.received).toEqual(["POST /transfer?waitConfirmations=1", "POST /transfer", "POST /transactions/0x1234/cancel"]);
+  });
+});
+
 describe("a follower rate-limits like the leader", () => {
   it("answers 429 RATE_LIMITED past RATE_LIMIT_MAX, and forwards none of what it refused", async () => {
     const leader = await startLeader();
