@@ -108,6 +108,8 @@ class EndpointSetProvider extends JsonRpcProvider {
   }
 
   async #sendNow(payload: JsonRpcPayload | JsonRpcPayload[]): Promise<JsonRpcResult[]> {
+    // A batch gathered before the provider was destroyed (at close) does not leave after it.
+    if (this.destroyed) throw makeError("provider destroyed; cancelled request", "UNSUPPORTED_OPERATION", { operation: Array.isArray(payload) ? "batch" : payload.method });
     this.#underWay++;
     try {
       return await this.#sendToEndpoints(payload);

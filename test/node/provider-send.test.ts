@@ -72,9 +72,17 @@ describe("a call through the service's provider", () => {
     expect(sent).toEqual(["eth_blockNumber", "eth_chainId"]);
   });
 
-  it("refuses calls once destroyed, as ethers does", async () => {
+  it("refuses calls once destroyed, as ethers does, also those gathered for a batch before", async () => {
+    const received: string[] = [];
+    answer = (call) => (received.push(call.method), { jsonrpc: "2.0", id: call.id, result: "0x1" });
     const rpc = provider();
+    // Under way, so that the estimates below wait for the turn's end to go as a batch.
+    const underWay = rpc.send("eth_blockNumber", []);
+    const gathered = [1, 2].map(() => rpc.send("eth_estimateGas", [{ to: "0x" + "11".repeat(20) }, "latest"]).catch((thrown: unknown) => thrown));
     rpc.destroy();
+    for (const error of await Promise.all(gathered)) expect(isError(error, "UNSUPPORTED_OPERATION")).toBe(true);
+    await underWay.catch(() => undefined);
+    expect(received).not.toContain("eth_estimateGas");
     const error = await rpc.send("eth_blockNumber", []).catch((thrown: unknown) => thrown);
     expect(isError(error, "UNSUPPORTED_OPERATION")).toBe(true);
   });
