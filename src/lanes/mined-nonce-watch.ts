@@ -74,6 +74,9 @@ export class MinedNonceWatch {
   async #watch(): Promise<void> {
     let pauseMs = FAST_MS;
     this.#progressAt = monotonicNow();
+    // The chain's pace is learnt while transfers wait: a rise across a pause with nobody waiting (a second
+    // between bursts) is no gap of the chain's, and would hold the stall check near the slowest pace.
+    this.#countRoseAt = undefined;
     const { signal } = this.#stopping;
     while (!signal.aborted && this.#options.isWanted()) {
       try {

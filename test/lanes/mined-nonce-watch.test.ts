@@ -111,6 +111,31 @@ describe("MinedNonceWatch", () => {
     expect(stalls).toEqual([stuckAt]);
   });
 
+  it("learns the chain's pace only while transfers wait: a pause between bursts is not a gap of the chain's", async () => {
+    vi.useFakeTimers({ now: 0 });
+    const state = { wanted: true, count: 5, sent: 100 };
+    const { stalls } = watchOf(state);
+    // Bursts of an automining node's blocks, each ended by a second with nobody waiting (blocks mined meanwhile).
+    for (let burst = 0; burst < 8; burst++) {
+      state.wanted = true;
+      watch?.wake();
+      for (let step = 0; step < 5; step++) {
+        await vi.advanceTimersByTimeAsync(FAST_MS);
+        state.count++;
+      }
+      state.wanted = false;
+      await vi.advanceTimersByTimeAsync(1_000);
+      state.count += 3;
+    }
+    state.wanted = true;
+    watch?.wake();
+    await vi.advanceTimersByTimeAsync(FAST_MS);
+    const stuckAt = state.count;
+    // Well before the slowest pace (1 s), where it would stand had the pauses counted as gaps.
+    await vi.advanceTimersByTimeAsync(800);
+    expect(stalls).toEqual([stuckAt]);
+  });
+
   it("does not tell a lane whose count stands still for less than the slowest pace before it has seen the chain mine", async () => {
     vi.useFakeTimers({ now: 0 });
     const state = { wanted: true, count: 5, sent: 20 };
