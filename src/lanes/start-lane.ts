@@ -174,7 +174,11 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
     onCount: (count) => ledger.noteMinedNonceCount(count),
     isWanted: () => slots.size > 0 || nodeRoom.size > 0,
     onError: (error) => log.warn({ err: error }, "could not read the mined nonce count while transfers wait for room; the next snapshot tells it"),
-    onStalled: (nonce) => void resendNextNonce(nonce).catch((error: unknown) => log.warn({ err: error }, "could not send the wallet's next transaction again; the background tries")),
+    onStalled: (nonce) =>
+      resendNextNonce(nonce).catch((error: unknown) => {
+        log.warn({ err: error }, "could not send the wallet's next transaction again; the background tries");
+        return false;
+      }),
     slowestMs: config.chainRefreshIntervalMs,
   });
   slots.onWaiting(() => minedNonces.wake());
@@ -182,12 +186,16 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
   // The background's resend of the wallet's next transaction, without waiting REBROADCAST_AFTER_MS: the
   // same bytes again, and a replacement at the same nonce only when the node holds them without counting
   // them as pending (its own count says so).
-  const resendNextNonce = async (nonce: number) => {
+  // True when a replacement went out (the node held the bytes without counting them pending, and mines the
+  // replacement): the count is worth reading again at once.
+  const resendNextNonce = async (nonce: number): Promise<boolean> => {
     const entry = journal.unsettled().find((unsettled) => unsettled.nonce === nonce);
-    if (!entry || submitter.isInFlight(entry.id)) return;
+    if (!entry || submitter.isInFlight(entry.id)) return false;
     const outcome = await reconciler.resend(entry, true);
     log.info({ nonce, outcome }, "nothing mined for a while with transfers waiting for room: sent the wallet's next transaction again");
-    if (outcome === "held, not executable") await replaceNotExecutable(replacer, entry, log);
+    if (outcome !== "held, not executable") return false;
+    await replaceNotExecutable(replacer, entry, log);
+    return true;
   };
 
   // What routing passes a lane over for, read with each snapshot (from the journal, so not per request).

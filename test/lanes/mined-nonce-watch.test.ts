@@ -22,7 +22,7 @@ describe("MinedNonceWatch", () => {
       onCount: (count) => counts.push(count),
       isWanted: () => state.wanted,
       onError: () => {},
-      onStalled: (count) => stalls.push(count),
+      onStalled: async (count) => (stalls.push(count), false),
       slowestMs: 1_000,
     });
     return { reads, counts, stalls };
@@ -57,11 +57,12 @@ describe("MinedNonceWatch", () => {
     }
     expect(reads.length).toBeGreaterThanOrEqual(5);
     expect(counts.at(-1)).toBeGreaterThanOrEqual(9);
-    // Nothing more mined for 5 s: 20, 40, ... then one read a second.
+    // Nothing more mined for 5 s: 20, 40, ... (and one read when the stall is due, not up to twice as late),
+    // then one read a second.
     const before = reads.length;
     await vi.advanceTimersByTimeAsync(5_000);
     const gaps = reads.slice(before).map((at, index, all) => (index === 0 ? 0 : at - all[index - 1]));
-    expect(reads.length - before).toBeLessThanOrEqual(11);
+    expect(reads.length - before).toBeLessThanOrEqual(12);
     expect(Math.max(...gaps)).toBeLessThanOrEqual(1_000);
     expect(gaps.slice(-2)).toEqual([1_000, 1_000]);
   });
@@ -109,6 +110,33 @@ describe("MinedNonceWatch", () => {
     const stuckAt = state.count;
     await vi.advanceTimersByTimeAsync(STALLED_AFTER_MS + 200);
     expect(stalls).toEqual([stuckAt]);
+  });
+
+  it("tells a stall when it is due, not at the next read of its backing off; reads again soon once the lane has sent a replacement", async () => {
+    vi.useFakeTimers({ now: 0 });
+    const state = { wanted: true, count: 5, sent: 100 };
+    const reads: number[] = [];
+    const stalls: number[] = [];
+    watch = new MinedNonceWatch({
+      readMinedNonceCount: async () => (reads.push(Date.now()), state.count),
+      highestNonceSent: () => state.sent,
+      onCount: () => undefined,
+      isWanted: () => state.wanted,
+      onError: () => undefined,
+      // The lane replaced the held transaction: the node mines it at once.
+      onStalled: async (count) => {
+        stalls.push(Date.now());
+        state.count = count + 1;
+        return true;
+      },
+      slowestMs: 1_000,
+    });
+    watch.wake();
+    // Not seen the chain mine: the stall is due after the slowest pace, 1 s (reads at 10, 30, ... 630 ms).
+    await vi.advanceTimersByTimeAsync(1_100);
+    expect(stalls).toEqual([1_000]);
+    // Read again FAST_MS after the replacement, where backing off would have waited 740 ms.
+    expect(reads.filter((at) => at > 1_000 && at <= 1_000 + FAST_MS)).toHaveLength(1);
   });
 
   it("learns the chain's pace only while transfers wait: a pause between bursts is not a gap of the chain's", async () => {
