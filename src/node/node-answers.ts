@@ -119,8 +119,20 @@ const ETHERS_CODE_MEANINGS = new Map<string, NodeAnswerMeaning>([
   ["NETWORK_ERROR", "no-answer"],
 ]);
 
-// Node's socket errors arrive untranslated from ethers' fetch layer.
-const NO_ANSWER_SOCKET_CODES = new Set(["ECONNRESET", "EPIPE", "ETIMEDOUT", "UND_ERR_SOCKET", "ECONNABORTED"]);
+// Node's socket errors, and undici's, arrive untranslated from the transport (rpc-transport.ts): a reply cut
+// short or garbled (its length, llhttp's HPE_ parse errors), a request aborted or its connection closed
+// under it: the node may have got the request.
+const NO_ANSWER_SOCKET_CODES = new Set([
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "ECONNABORTED",
+  "UND_ERR_SOCKET",
+  "UND_ERR_RES_CONTENT_LENGTH_MISMATCH",
+  "UND_ERR_ABORTED",
+  "UND_ERR_CLOSED",
+  "UND_ERR_DESTROYED",
+]);
 const UNREACHABLE_SOCKET_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
 
 /** The JSON-RPC error object a node answered with, wherever ethers put it. */
@@ -145,15 +157,15 @@ export function readNodeAnswer(error: unknown): NodeAnswer {
   if (byEthersCode) return { meaning: byEthersCode };
   if (ethersCode === "SERVER_ERROR") {
     const status = httpStatusOf(error);
-    // ethers itself retries 429 with backoff; what reaches here is its last refusal.
-    return { meaning: status === 429 || /maximum retry limit/.test(String((error as Error).message)) ? "rate-limited" : "no-answer" };
+    // A lone endpoint's 429 was asked again already (rpc-transport.ts): what reaches here is its last refusal.
+    return { meaning: status === 429 ? "rate-limited" : "no-answer" };
   }
   if (typeof ethersCode === "string" && UNREACHABLE_SOCKET_CODES.has(ethersCode)) return { meaning: "connection-refused" };
-  if (typeof ethersCode === "string" && NO_ANSWER_SOCKET_CODES.has(ethersCode)) return { meaning: "no-answer" };
+  if (typeof ethersCode === "string" && isNoAnswerCode(ethersCode)) return { meaning: "no-answer" };
   return { meaning: "unrecognised" };
 }
 
-/** The HTTP status of the reply an ethers request error carries (SERVER_ERROR), if any. */
+/** The HTTP status of the reply a request error carries (SERVER_ERROR), if any. */
 export function httpStatusOf(error: unknown): number | undefined {
   const status = (error as { response?: { statusCode?: unknown } } | null)?.response?.statusCode;
   return typeof status === "number" ? status : undefined;
@@ -169,7 +181,11 @@ export function isNodeError(error: unknown): boolean {
   if (rpcErrorOf(error)) return true;
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code !== "string") return false;
-  return ETHERS_CODE_MEANINGS.has(code) || ["SERVER_ERROR", "BAD_DATA", "UNKNOWN_ERROR", "UNSUPPORTED_OPERATION"].includes(code) || UNREACHABLE_SOCKET_CODES.has(code) || NO_ANSWER_SOCKET_CODES.has(code);
+  return ETHERS_CODE_MEANINGS.has(code) || ["SERVER_ERROR", "BAD_DATA", "UNKNOWN_ERROR", "UNSUPPORTED_OPERATION"].includes(code) || UNREACHABLE_SOCKET_CODES.has(code) || isNoAnswerCode(code);
+}
+
+function isNoAnswerCode(code: string): boolean {
+  return NO_ANSWER_SOCKET_CODES.has(code) || code.startsWith("HPE_");
 }
 
 /**
@@ -200,7 +216,7 @@ export function provesNotTaken(meaning: NodeAnswerMeaning): boolean {
   }
 }
 
-// The node's own words are short and contain no URL (that lives only in ethers' wrapper around them).
+// The node's own words are short and contain no URL.
 function printable(text: string): string | undefined {
   const cleaned = text.replace(/[^\x20-\x7e]/g, "").trim().slice(0, 200);
   return cleaned || undefined;

@@ -4,11 +4,12 @@
  * request and says what came of it without throwing, so that callers can weigh several endpoints' answers.
  */
 import { isUtf8 } from "node:buffer";
-import { FetchRequest, type JsonRpcPayload, type JsonRpcResult, makeError } from "ethers";
+import { type JsonRpcPayload, type JsonRpcResult, makeError } from "ethers";
 import { CallGate } from "./call-gate.js";
 import { type EndpointFault, EndpointHealth, type EndpointState } from "./endpoint-health.js";
 import { refusesBatches } from "./json-rpc-batch.js";
 import { httpStatusOf, readNodeAnswer } from "./node-answers.js";
+import { RpcTransport } from "./rpc-transport.js";
 
 /** Told about every request to an endpoint: its method, how it ended, how long it took, and which endpoint (host only). */
 export type RpcObserver = (method: string, outcome: "ok" | "rpc_error" | "transport_error", seconds: number, endpoint: string) => void;
@@ -32,10 +33,7 @@ export interface EndpointOptions {
   onStateChange?: (endpoint: string, state: EndpointState, reason: string | null) => void;
 }
 
-/**
- * ethers retries an HTTP 429 itself, with exponential backoff and jitter; four tries in about a second
- * and a half, rather than its twelve over minutes, so a client is not held that long.
- */
+/** A lone endpoint's HTTP 429 is asked again: four tries in about a second and a half, so a client is not held long. */
 const RATE_LIMIT_RETRY = { maxAttempts: 4, slotInterval: 100 };
 
 // Words of an endpoint that has not reached the block a call reads at (geth, Erigon, Nethermind, Besu,
@@ -45,19 +43,22 @@ const LACKS_BLOCK = /header not found|unknown block|block not found|missing trie
 export class RpcEndpoint {
   readonly label: string;
   readonly health: EndpointHealth;
-  readonly #request: FetchRequest;
+  readonly #transport: RpcTransport;
   readonly #gate: CallGate;
   readonly #observe: RpcObserver | undefined;
 
   constructor(url: string, label: string, options: EndpointOptions) {
     this.label = label;
     this.health = new EndpointHealth(label, options.onStateChange, options.now, !options.alone);
-    this.#request = new FetchRequest(url);
-    this.#request.timeout = options.timeoutMs;
-    this.#request.setThrottleParams(RATE_LIMIT_RETRY);
-    if (!options.alone) this.#request.retryFunc = async () => false;
+    // One of several moves on to the next endpoint at once on a 429, instead of asking again.
+    this.#transport = new RpcTransport(url, options.timeoutMs, options.maxInFlight, options.alone ? RATE_LIMIT_RETRY : undefined);
     this.#gate = new CallGate(options.maxInFlight);
     this.#observe = options.observe;
+  }
+
+  /** Closes its connections (the provider is destroyed). */
+  close(): Promise<void> {
+    return this.#transport.close();
   }
 
   /**
@@ -76,14 +77,7 @@ export class RpcEndpoint {
     const started = performance.now();
     let outcome: CallOutcome;
     try {
-      const request = this.#request.clone();
-      // Bytes made and read by Node's own UTF-8 code: ethers' (toUtf8Bytes, bodyJson) is JavaScript, and
-      // took about 3 % of the service's thread at concurrency 50 (two calls a transfer).
-      request.body = Buffer.from(JSON.stringify(payload));
-      request.setHeader("content-type", "application/json");
-      const response = await request.send();
-      response.assertOk();
-      const body = jsonOf(response.body);
+      const body = jsonOf(await this.#transport.post(JSON.stringify(payload)));
       const results = Array.isArray(body) ? body : [body];
       // An HTTP 200 whose body is not JSON-RPC (a gateway's page, a bare value) is no answer.
       if (results.length === 0 || !results.every(isJsonRpcAnswer)) throw makeError("the endpoint's reply is not a JSON-RPC answer", "BAD_DATA", { value: body });
@@ -112,10 +106,9 @@ export class RpcEndpoint {
   }
 }
 
-// The reply's body as JSON, as ethers' bodyJson reads it (and fails: not UTF-8, or not JSON, is no answer;
+// The reply's body as JSON, as ethers' bodyJson read it (and fails: not UTF-8, or not JSON, is no answer;
 // Buffer's decoding alone would put U+FFFD for bad bytes, and a node's words then read as they were not sent).
-function jsonOf(body: Uint8Array | null): unknown {
-  const bytes = body === null ? Buffer.alloc(0) : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+function jsonOf(bytes: Buffer): unknown {
   if (!isUtf8(bytes)) throw makeError("response body is not valid UTF-8", "UNSUPPORTED_OPERATION", { operation: "bodyText" });
   const text = bytes.toString("utf8");
   try {

@@ -77,6 +77,11 @@ class EndpointSetProvider extends JsonRpcProvider {
     this.#turn = new TurnBatch((payload) => this.#sendNow(payload), batches.maxCalls, batches.onRefused, () => this.#underWay === 0);
   }
 
+  override destroy(): void {
+    super.destroy();
+    for (const endpoint of this.endpoints.endpoints) void endpoint.close().catch(() => undefined);
+  }
+
   /** As ethers' own send answers a call (the node's error as ethers reads it, its debug events), without its queue. */
   override async send(method: string, params: unknown[] | Record<string, unknown>): Promise<unknown> {
     if (this.destroyed) return super.send(method, params);

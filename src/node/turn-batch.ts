@@ -78,7 +78,7 @@ export class TurnBatch {
       read = readBatchAnswers(payloads, await this.#send(payloads));
     } catch (error) {
       if (refusedAsBatch({ thrown: error })) {
-        // Its status only: ethers' message carries the request's URL, which can hold a provider's key.
+        // Its status only: an error's words may quote the reply, and a reply can echo the request's URL (a provider's key).
         this.#giveUp(`the endpoint refused a batch of ${group.length} calls with HTTP ${String(httpStatusOf(error))}`);
         await this.#sendEachAlone(group);
         return;

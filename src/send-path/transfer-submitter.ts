@@ -304,7 +304,7 @@ export class TransferSubmitter {
         await delay(250 * 2 ** attempt);
         continue;
       }
-      // ethers has already retried a rate limit with backoff; the bytes are journaled and go out later.
+      // A lone endpoint's rate limit was asked again with backoff already; the bytes are journaled and go out later.
       if (answer.meaning === "rate-limited") return { held: answer };
       // Words, no proof: through a gateway that retried it on another backend, "nonce too low" can be
       // these very bytes, taken and mined meanwhile. Signing again at a new nonce could pay twice, so they

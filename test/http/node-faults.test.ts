@@ -72,7 +72,7 @@ describe.each(NODE_KINDS)("node faults, through a proxy in front of %s", (kind) 
   it.each([
     ["an error no table knows (Besu's -32603, a gateway's body)", { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "Internal error" } as const],
     ["a lost answer", { kind: "swallow-reply", methods: ["eth_sendRawTransaction"] } as const],
-    ["an endpoint rate limiting the broadcast (HTTP 429, after ethers' own retries)", { kind: "http-429", methods: ["eth_sendRawTransaction"] } as const],
+    ["an endpoint rate limiting the broadcast (HTTP 429, after the transport's own retries)", { kind: "http-429", methods: ["eth_sendRawTransaction"] } as const],
     // Words for a used nonce prove nothing about these bytes (a gateway may have retried them elsewhere, and
     // they may be what used it); the chain's count did not move here, so the bytes go out again and are mined.
     ["a node calling the nonce used (\"nonce too low\")", { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "nonce too low" } as const],

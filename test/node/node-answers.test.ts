@@ -5,7 +5,7 @@
  */
 import { AbiCoder, makeError } from "ethers";
 import { describe, expect, it } from "vitest";
-import { type NodeAnswerMeaning, provesNotTaken, readNodeAnswer } from "../../src/node/node-answers.js";
+import { type NodeAnswerMeaning, isNodeError, provesNotTaken, readNodeAnswer } from "../../src/node/node-answers.js";
 
 // What ethers' JsonRpcProvider throws for a JSON-RPC error of eth_sendRawTransaction it cannot classify,
 // and for one it can (the RPC error then sits in info.error).
@@ -117,9 +117,17 @@ describe("readNodeAnswer: one meaning for every implementation's wording", () =>
     expect(provesNotTaken("connection-refused")).toBe(true);
   });
 
-  it("HTTP 429 that outlasted ethers' own retries is a rate limit", () => {
-    const error = makeError("exceeded maximum retry limit", "SERVER_ERROR", { request: {} as never, response: { statusCode: 429 } as never });
+  it("HTTP 429 that outlasted the transport's own retries is a rate limit", () => {
+    const error = makeError("server response 429", "SERVER_ERROR", { request: {} as never, response: { statusCode: 429 } as never });
     expect(readNodeAnswer(error).meaning).toBe("rate-limited");
+  });
+
+  it("a reply cut short or garbled, or a request closed under way, is no answer (the node may have got it)", () => {
+    for (const code of ["UND_ERR_RES_CONTENT_LENGTH_MISMATCH", "UND_ERR_SOCKET", "UND_ERR_CLOSED", "HPE_INVALID_EOF_STATE", "ECONNRESET"]) {
+      const error = Object.assign(new Error("cut"), { code });
+      expect(readNodeAnswer(error).meaning).toBe("no-answer");
+      expect(isNodeError(error)).toBe(true);
+    }
   });
 
   it("a revert in simulation", () => {
