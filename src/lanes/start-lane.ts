@@ -9,6 +9,7 @@ import type { Config } from "../config.js";
 import { createFinality } from "../finality/create-finality.js";
 import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
 import type { ChainConnection } from "../node/connect-chain.js";
+import { hexQuantity } from "../node/call-blocks.js";
 import { FinalizedBlockReader, defaultFinalityBlocks } from "../node/finalized-block.js";
 import { WalletTransferLogs } from "../node/wallet-transfer-logs.js";
 import { replaceNotExecutable, startBackgroundResend } from "../send-path/background-resend.js";
@@ -169,7 +170,12 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
   // While transfers wait for room, the mined nonce count is read on its own, and a wallet whose next
   // transaction the node holds without mining it is helped at once (see MinedNonceWatch).
   const minedNonces = new MinedNonceWatch({
-    readMinedNonceCount: async () => Number(await chain.provider.send("eth_getTransactionCount", [chain.wallet.address, "latest"])),
+    readMinedNonceCount: async () => {
+      // A count that is no quantity is no count: a NaN would never equal itself as the stalled count, nor pass in the ledger.
+      const count = hexQuantity(await chain.provider.send("eth_getTransactionCount", [chain.wallet.address, "latest"]));
+      if (count === undefined) throw new Error("the node answered eth_getTransactionCount with no quantity");
+      return Number(count);
+    },
     highestNonceSent: () => ledger.highestNonceSent,
     onCount: (count) => ledger.noteMinedNonceCount(count),
     isWanted: () => slots.size > 0 || nodeRoom.size > 0,

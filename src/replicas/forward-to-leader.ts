@@ -71,6 +71,7 @@ export async function forwardToLeader(
   for (;;) {
     const leader = await leaders.current().catch(() => undefined);
     let answer;
+    let body: string;
     try {
       if (!leader) throw Object.assign(new Error("no leader recorded"), { code: "ECONNREFUSED" });
       answer = await request(leaderTarget(leader.url, req.url), {
@@ -80,6 +81,8 @@ export async function forwardToLeader(
         headersTimeout: FORWARD_TIMEOUT_MS,
         bodyTimeout: FORWARD_TIMEOUT_MS,
       });
+      // Read here: a leader that dies after its headers leaves the outcome as unknown as one that never answered.
+      body = await answer.body.text();
     } catch (error) {
       // A refused connection (a dead leader's port) never carried the request: wait for the next leader.
       if ((error as { code?: string }).code === "ECONNREFUSED" && Date.now() < deadline) {
@@ -90,7 +93,7 @@ export async function forwardToLeader(
       // Whether the leader received it is unknown: a retry with the same Idempotency-Key is safe either way.
       // Without a key, a transfer's retry is a new transfer: the client is told what a lone service tells it
       // when it cannot say whether it sent one.
-      if (leader && isKeylessTransfer(req)) {
+      if (leader && !neverDelivered(error) && isKeylessTransfer(req, leader.url)) {
         const { statusCode } = ERROR_CODES.TRANSFER_OUTCOME_UNKNOWN;
         return reply
           .status(statusCode)
@@ -105,7 +108,6 @@ export async function forwardToLeader(
       const { statusCode, description } = ERROR_CODES.LEADER_UNAVAILABLE;
       return reply.status(statusCode).send(envelope(statusCode, "LEADER_UNAVAILABLE", leader ? `the leading replica ${leader.replicaId} did not answer; ${description.split("; ").at(-1)}` : description));
     }
-    const body = await answer.body.text();
     // The recorded leader is a follower now (it restarted at the same address): it did nothing with it.
     if (answer.statusCode === MISDIRECTED && answer.headers[FORWARDED_MARK] && Date.now() < deadline) {
       leaders.forget();
@@ -119,7 +121,21 @@ export async function forwardToLeader(
   }
 }
 
-// POST /transfer without an Idempotency-Key (every other route that sends money requires one).
-function isKeylessTransfer(req: FastifyRequest): boolean {
-  return req.method === "POST" && req.url.split("?")[0] === "/transfer" && req.headers["idempotency-key"] === undefined;
+// Failures to connect: the request never left this replica.
+const NOT_DELIVERED = new Set(["ECONNREFUSED", "UND_ERR_CONNECT_TIMEOUT", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
+
+function neverDelivered(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && NOT_DELIVERED.has(code);
+}
+
+// POST /transfer without an Idempotency-Key (every other route that sends money requires one), by the path
+// the leader routes: leading slashes folded, dot segments resolved, escapes decoded. Unreadable: taken for one.
+function isKeylessTransfer(req: FastifyRequest, leaderUrl: string): boolean {
+  if (req.method !== "POST" || req.headers["idempotency-key"] !== undefined) return false;
+  try {
+    return decodeURIComponent(leaderTarget(leaderUrl, req.url).pathname) === "/transfer";
+  } catch {
+    return true;
+  }
 }

@@ -99,13 +99,14 @@ describe("forwarding to the leader during a takeover", () => {
 });
 
 describe("a leader that got the request and died on it", () => {
-  /** A leader that reads each request whole and then drops the connection unanswered. */
-  async function startDyingLeader(): Promise<{ url: string; received: string[] }> {
+  /** A leader that reads each request whole and then drops the connection unanswered (after its headers, with `midway`). */
+  async function startDyingLeader(midway = false): Promise<{ url: string; received: string[] }> {
     const received: string[] = [];
-    const server: Server = createServer(async (req) => {
+    const server: Server = createServer(async (req, res) => {
       let body = "";
       for await (const chunk of req) body += chunk;
       received.push(`${req.method} ${req.url}`);
+      if (midway) res.writeHead(200, { "content-length": "1000" }).write('{"result":');
       req.socket.destroy();
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -130,6 +131,18 @@ describe("a leader that got the request and died on it", () => {
     // A route that sends no new money (a cancel is one per transfer) is not a transfer of unknown outcome.
     expect(await send("/transactions/0x1234/cancel")).toMatchObject({ statusCode: 503, code: "LEADER_UNAVAILABLE" });
     expect(leader.received).toEqual(["POST /transfer?waitConfirmations=1", "POST /transfer", "POST /transactions/0x1234/cancel"]);
+  });
+
+  it("knows a transfer by the path the leader routes (slashes folded, dot segments, escapes), and a leader dying after its headers as one that never answered", async () => {
+    for (const midway of [false, true]) {
+      const leader = await startDyingLeader(midway);
+      const record = { replicaId: "dying", url: leader.url, epoch: 1 };
+      const follower = await startFollower({ current: async () => record, forget: () => undefined });
+      for (const path of ["//transfer", "/a/../transfer", "/%74ransfer"]) {
+        const response = await request(`${follower}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"toAddress":"0x70997970C51812dc3A010C7d01b50e0d17dc79C8","amount":"1"}' });
+        expect({ path, midway, statusCode: response.statusCode, code: ((await response.body.json()) as { code: string }).code }).toEqual({ path, midway, statusCode: 503, code: "TRANSFER_OUTCOME_UNKNOWN" });
+      }
+    }
   });
 });
 
