@@ -6,7 +6,7 @@
  * provider's key. ethers' FetchRequest over `node:http` took about twice the CPU a call.
  */
 import { type FetchResponse, makeError } from "ethers";
-import { Pool, request } from "undici";
+import { type Dispatcher, Pool, request } from "undici";
 
 /**
  * How a rate-limited request (HTTP 429) is tried again, when it is: a random wait below a bound that
@@ -32,6 +32,7 @@ export class RpcTransport {
   readonly #retry: RateLimitRetry | undefined;
   readonly #timeoutMs: number;
   readonly #secure: boolean;
+  readonly #origin: string;
 
   /** `retry`: a 429 is asked again (a lone endpoint); without it, a 429 is answered at once (another endpoint is asked). */
   constructor(url: string, timeoutMs: number, connections: number, retry?: RateLimitRetry) {
@@ -47,53 +48,49 @@ export class RpcTransport {
     this.#retry = retry;
     this.#timeoutMs = timeoutMs;
     this.#secure = parsed.protocol === "https:";
+    this.#origin = parsed.origin;
   }
 
   /** The reply's body to `body`, once its status is 2xx; throws as described above. */
   async post(body: string): Promise<Buffer> {
     for (let attempt = 0; ; attempt++) {
-      const { statusCode, body: reply, headers } = await this.#request(body);
-      if (REDIRECTS.has(statusCode) && typeof headers.location === "string") {
-        await bodyOf(reply);
-        return this.#redirected(headers.location, body, 1);
-      }
-      const bytes = await bodyOf(reply);
-      if (statusCode >= 200 && statusCode < 300) return bytes;
+      const response = await this.#request(body);
       const retry = this.#retry;
-      if (statusCode === 429 && retry && attempt + 1 < retry.maxAttempts) {
+      if (response.statusCode === 429 && retry && attempt + 1 < retry.maxAttempts) {
+        await bodyOf(response.body);
         await new Promise((resolve) => setTimeout(resolve, retry.slotInterval * Math.trunc(Math.random() * 2 ** attempt)));
         continue;
       }
-      throw serverError(statusCode);
+      return this.#settle(response, body, this.#origin, 0);
     }
   }
 
-  // Absolute http(s) locations only, never from https down to http; the URL's credentials stay with its host.
-  async #redirected(location: string, body: string, hops: number): Promise<Buffer> {
-    const target = URL.canParse(location) ? new URL(location) : undefined;
-    if (!target || !["http:", "https:"].includes(target.protocol) || (this.#secure && target.protocol === "http:") || hops > MAX_REDIRECTS) {
+  // The reply's bytes when 2xx; a redirect followed (the same POST, as ethers did); else SERVER_ERROR.
+  async #settle(response: Dispatcher.ResponseData, body: string, from: string, hops: number): Promise<Buffer> {
+    const { statusCode, headers } = response;
+    const bytes = await bodyOf(response.body);
+    if (statusCode >= 200 && statusCode < 300) return bytes;
+    if (!REDIRECTS.has(statusCode) || typeof headers.location !== "string") throw serverError(statusCode);
+    // Absolute or relative http(s) locations, never from https down to http, at most MAX_REDIRECTS in a row;
+    // the URL's credentials are not sent on.
+    const target = URL.canParse(headers.location, from) ? new URL(headers.location, from) : undefined;
+    if (!target || !["http:", "https:"].includes(target.protocol) || (this.#secure && target.protocol === "http:") || hops >= MAX_REDIRECTS) {
       throw makeError("unsupported redirect", "UNSUPPORTED_OPERATION", { operation: "redirect" });
     }
-    let answer;
+    let redirected: Dispatcher.ResponseData;
     try {
-      answer = await request(target, { method: "POST", headers: { "content-type": "application/json" }, body, headersTimeout: this.#timeoutMs, bodyTimeout: this.#timeoutMs });
+      redirected = await request(target, { method: "POST", headers: { "content-type": "application/json" }, body, headersTimeout: this.#timeoutMs, bodyTimeout: this.#timeoutMs });
     } catch (error) {
       throw timedOutOr(error);
     }
-    if (REDIRECTS.has(answer.statusCode) && typeof answer.headers.location === "string") {
-      await bodyOf(answer.body);
-      return this.#redirected(new URL(answer.headers.location, target).href, body, hops + 1);
-    }
-    const bytes = await bodyOf(answer.body);
-    if (answer.statusCode >= 200 && answer.statusCode < 300) return bytes;
-    throw serverError(answer.statusCode);
+    return this.#settle(redirected, body, target.href, hops + 1);
   }
 
   close(): Promise<void> {
     return this.#pool.close();
   }
 
-  async #request(body: string) {
+  async #request(body: string): Promise<Dispatcher.ResponseData> {
     try {
       return await this.#pool.request({ path: this.#path, method: "POST", headers: this.#headers, body });
     } catch (error) {

@@ -8,6 +8,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { request } from "undici";
 import { ERROR_CODES } from "../errors.js";
 import { envelope } from "../http/error-handler.js";
+import { readNodeAnswer } from "../node/node-answers.js";
 import type { LeaderRecord } from "./leadership.js";
 
 // Hop-by-hop headers, and those undici sets itself.
@@ -121,12 +122,10 @@ export async function forwardToLeader(
   }
 }
 
-// Failures to connect: the request never left this replica.
-const NOT_DELIVERED = new Set(["ECONNREFUSED", "UND_ERR_CONNECT_TIMEOUT", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
-
+// Failures to connect (the table that reads a node's answers, and undici's connect time-out): the request
+// never left this replica.
 function neverDelivered(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === "string" && NOT_DELIVERED.has(code);
+  return readNodeAnswer(error).meaning === "connection-refused" || (error as { code?: unknown } | null)?.code === "UND_ERR_CONNECT_TIMEOUT";
 }
 
 // POST /transfer without an Idempotency-Key (every other route that sends money requires one), by the path
