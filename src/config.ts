@@ -48,7 +48,7 @@ export const ConfigSchema = Type.Object({
   logLevel: Type.Union(LOG_LEVELS.map((level) => Type.Literal(level)), { default: "info" }),
   rpcTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000 }),
   rpcMaxInFlight: Type.Integer({ minimum: 1, maximum: 10_000, default: 32, description: "most requests to the node at once; the rest wait their turn" }),
-  rpcBatchMaxCalls: Type.Integer({ minimum: 1, maximum: 1000, default: 20, description: "most gas estimates made at the same moment sent in one JSON-RPC batch; 1: each alone" }),
+  rpcBatchMaxCalls: Type.Integer({ minimum: 1, maximum: 1000, default: 20, description: "most gas estimates, or raw transactions to one endpoint, made at the same moment sent in one JSON-RPC batch; 1: each alone" }),
   demoSetup: Type.Boolean({ default: false, description: "create a funded wallet and a demo token on an anvil node" }),
   devBlockTime: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600, description: "local dev chain only: seconds between blocks (unset: a block per transaction)" })),
   journalPath: Type.String({ minLength: 1, default: "./data/transfers.sqlite", description: "SQLite journal of every transfer" }),

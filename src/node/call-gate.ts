@@ -14,6 +14,11 @@ export class CallGate {
     return this.#waiting.length;
   }
 
+  /** Calls sent or waiting for a turn, not answered yet. */
+  get underWay(): number {
+    return this.#inFlight + this.#waiting.length;
+  }
+
   /** Runs `call` once fewer than `limit` calls are under way. */
   async run<T>(call: () => Promise<T>): Promise<T> {
     if (this.#inFlight >= this.limit) await new Promise<void>((resolve) => this.#waiting.push(resolve));

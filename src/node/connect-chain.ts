@@ -9,7 +9,7 @@ import { useNativeKeccak } from "./native-keccak.js";
 import { type ChainConfig, type ChainSettingNames, rpcEndpointUrls } from "../config.js";
 import type { EndpointSet } from "./endpoint-set.js";
 import type { EndpointState } from "./endpoint-health.js";
-import { type RpcObserver, askEndpoint, createEndpoints, createRpcProvider, endpointSetOf } from "./rpc-provider.js";
+import { type BatchOptions, type RpcObserver, askEndpoint, createEndpoints, createRpcProvider, endpointSetOf } from "./rpc-provider.js";
 import { OP_GAS_PRICE_ORACLE } from "./op-stack.js";
 import { payoutRuntimeCode } from "./payout-batch.js";
 import { NATIVE_TOKEN, type ServedNetwork, type ServedToken, servedNetworkOf } from "../network-settings/network-choice.js";
@@ -115,8 +115,8 @@ const PROBE_RECIPIENT = "0x000000000000000000000000000000000000dEaD";
 export interface RpcWatchers {
   observe?: RpcObserver;
   onEndpointState?: (endpoint: string, state: EndpointState, reason: string | null) => void;
-  /** The node's endpoints did not take batches of estimates: each is sent alone from then on. */
-  onBatchesRefused?: (reason: string) => void;
+  /** The node's endpoints did not take batches of estimates, or one did not take batches of broadcasts: each is sent alone from then on. */
+  onBatchesRefused?: BatchOptions["onRefused"];
 }
 
 /**
@@ -144,7 +144,10 @@ export function rpcWatchers(logger: Logger, observe: RpcObserver): RpcWatchers {
       if (state === "in") logger.info({ endpoint }, "RPC endpoint back in rotation");
       else logger.warn({ endpoint, state, reason }, "RPC endpoint left out of rotation");
     },
-    onBatchesRefused: (reason) => logger.warn({ reason }, "the node does not take batches of estimates: each is sent alone from now on (RPC_BATCH_MAX_CALLS)"),
+    onBatchesRefused: (reason, calls) =>
+      calls.kind === "estimates"
+        ? logger.warn({ reason }, "the node does not take batches of estimates: each is sent alone from now on (RPC_BATCH_MAX_CALLS)")
+        : logger.warn({ reason, endpoint: calls.endpoint }, "the endpoint does not take batches of raw transactions: each is sent to it alone from now on (RPC_BATCH_MAX_CALLS)"),
   };
 }
 
@@ -239,7 +242,7 @@ async function openEndpoints(config: ChainConfig, watchers: RpcWatchers): Promis
 async function connectWithSigners(config: ChainConfig, [signer, ...otherSigners]: WalletSigner[], watchers: RpcWatchers): Promise<ChainConnection> {
   const { endpoints, firstUrl } = await openEndpoints(config, watchers);
   const chainId = endpoints.chainId;
-  const provider = createRpcProvider(endpoints, firstUrl, { maxCalls: config.rpcBatchMaxCalls, onRefused: (reason) => watchers.onBatchesRefused?.(reason) });
+  const provider = createRpcProvider(endpoints, firstUrl, { maxCalls: config.rpcBatchMaxCalls, onRefused: (reason, calls) => watchers.onBatchesRefused?.(reason, calls) });
   const names = settingNamesOf(config);
   const wallet = { address: signer.address };
   try {

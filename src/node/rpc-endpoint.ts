@@ -56,6 +56,11 @@ export class RpcEndpoint {
     this.#observe = options.observe;
   }
 
+  /** Requests to it sent (or waiting for a turn) and not answered yet. */
+  get underWay(): number {
+    return this.#gate.underWay;
+  }
+
   /** Closes its connections (the provider is destroyed). */
   close(): Promise<void> {
     return this.#transport.close();

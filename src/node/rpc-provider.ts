@@ -47,10 +47,14 @@ export function endpointSetOf(endpoints: readonly RpcEndpoint[], chainId: bigint
   return new EndpointSet(endpoints, maxLagBlocks, chainId, askEndpoint);
 }
 
-/** How the provider batches: at most `maxCalls` calls in one request; `onRefused` hears once that batches were given up. */
+/**
+ * How the provider batches: at most `maxCalls` calls in one request; `onRefused` hears once that batches
+ * were given up, of estimates (one batcher for every endpoint) or of broadcasts to one endpoint (`endpoint`,
+ * its label).
+ */
 export interface BatchOptions {
   maxCalls: number;
-  onRefused: (reason: string) => void;
+  onRefused: (reason: string, calls: { kind: "estimates" } | { kind: "broadcasts"; endpoint: string }) => void;
 }
 
 // The pre-flight of a transfer, made by many transfers at once under load: sent together when made in one turn.
@@ -60,10 +64,14 @@ const BATCHED_IN_TURN = new Set(["eth_estimateGas", "eth_call"]);
  * A JsonRpcProvider over an endpoint set: bound to a known chain (it never re-detects the network). Every
  * call leaves at once: ethers' own queue waits for a timer (at least a millisecond) before each, which put
  * two milliseconds into every transfer. Estimates and calls at the latest block made in the same turn of
- * the event loop while other requests are under way go together (turn-batch.ts); everything else on its own.
+ * the event loop while other requests are under way go together (turn-batch.ts), to the endpoint that
+ * serves the read; so do raw transactions, to each endpoint they are broadcast to (one batch per endpoint,
+ * each call weighed across the endpoints as alone); everything else on its own.
  */
 class EndpointSetProvider extends JsonRpcProvider {
   readonly #turn: TurnBatch;
+  // The broadcasts of one turn, per endpoint: a batch to each while requests to it are under way.
+  readonly #broadcastTurns: Map<RpcEndpoint, TurnBatch>;
   #nextId = 1;
   // Requests to the endpoints sent and not answered yet.
   #underWay = 0;
@@ -74,7 +82,18 @@ class EndpointSetProvider extends JsonRpcProvider {
     batches: BatchOptions,
   ) {
     super(new FetchRequest(firstUrl), endpoints.chainId, { staticNetwork: true, batchMaxCount: 1 });
-    this.#turn = new TurnBatch((payload) => this.#sendNow(payload), batches.maxCalls, batches.onRefused, () => this.#underWay === 0);
+    this.#turn = new TurnBatch((payload) => this.#sendNow(payload), batches.maxCalls, (reason) => batches.onRefused(reason, { kind: "estimates" }), () => this.#underWay === 0);
+    this.#broadcastTurns = new Map(
+      endpoints.endpoints.map((endpoint) => [
+        endpoint,
+        new TurnBatch(
+          async (payload) => deliver(await endpoint.call(payload)),
+          batches.maxCalls,
+          (reason) => batches.onRefused(reason, { kind: "broadcasts", endpoint: endpoint.label }),
+          () => endpoint.underWay === 0,
+        ),
+      ]),
+    );
   }
 
   override destroy(): void {
@@ -165,12 +184,21 @@ class EndpointSetProvider extends JsonRpcProvider {
    */
   async #broadcast(payload: JsonRpcPayload): Promise<CallOutcome> {
     const targets = this.endpoints.broadcastTargets();
-    const first = await sendToAll(targets, payload);
+    const first = await sendToAll(targets, (endpoint) => this.#broadcastTo(endpoint, payload));
     if (first.taken) return first.taken;
     const others = this.endpoints.otherThan(targets);
     if (others.length === 0 || first.outcomes.some((outcome) => faultOf(outcome) === undefined)) return broadcastOutcomeToReport(first.outcomes);
-    const second = await sendToAll(others, payload);
+    const second = await sendToAll(others, (endpoint) => this.#broadcastTo(endpoint, payload));
     return second.taken ?? broadcastOutcomeToReport([...first.outcomes, ...second.outcomes]);
+  }
+
+  // One endpoint's answer to one raw transaction, sent with the others of this turn to it.
+  #broadcastTo(endpoint: RpcEndpoint, payload: JsonRpcPayload): Promise<CallOutcome> {
+    const turn = this.#broadcastTurns.get(endpoint) as TurnBatch;
+    return turn.call(payload).then(
+      (results): CallOutcome => ({ results }),
+      (thrown: unknown): CallOutcome => ({ thrown }),
+    );
   }
 }
 
@@ -190,10 +218,10 @@ function isMissingBlock(payload: JsonRpcPayload, outcome: CallOutcome): boolean 
 }
 
 /**
- * Sends to every endpoint at once; settles with the first that took it, or with every outcome (in the
- * endpoints' order, so that what is reported does not depend on who answered first) when none did.
+ * Sends to every endpoint at once (`send`); settles with the first that took it, or with every outcome (in
+ * the endpoints' order, so that what is reported does not depend on who answered first) when none did.
  */
-function sendToAll(endpoints: readonly RpcEndpoint[], payload: JsonRpcPayload): Promise<{ taken?: CallOutcome; outcomes: CallOutcome[] }> {
+function sendToAll(endpoints: readonly RpcEndpoint[], send: (endpoint: RpcEndpoint) => Promise<CallOutcome>): Promise<{ taken?: CallOutcome; outcomes: CallOutcome[] }> {
   if (endpoints.length === 0) throw new Error("no RPC endpoint on the chain to send to");
   return new Promise((resolve) => {
     const outcomes: (CallOutcome | undefined)[] = endpoints.map(() => undefined);
@@ -201,8 +229,7 @@ function sendToAll(endpoints: readonly RpcEndpoint[], payload: JsonRpcPayload): 
     let settled = false;
     endpoints.forEach((endpoint, index) => {
       // The endpoints still under way when one took it finish in the background.
-      void endpoint
-        .call(payload)
+      void send(endpoint)
         .catch((error: unknown): CallOutcome => ({ thrown: error }))
         .then((outcome) => {
           outcomes[index] = outcome;

@@ -1,7 +1,8 @@
 /**
  * Calls made in the same turn of the event loop, sent together as one JSON-RPC batch. Under load many
  * transfers run their pre-flight at once; one request for all of their estimates spares the process and the
- * node an HTTP request each (at concurrency 50, about a tenth of the service's CPU a transfer). Nothing waits
+ * node an HTTP request each (at concurrency 50, about a tenth of the service's CPU a transfer). The broadcasts
+ * of one journal commit likewise leave in one turn: one batch per endpoint (rpc-provider.ts). Nothing waits
  * for a timer: the calls of one turn go at the end of it, and a call alone goes alone, as before.
  *
  * An endpoint that does not answer a batch call by call (some hosted plans refuse batches, or cap their

@@ -1,14 +1,17 @@
 /**
- * Estimates made at the same moment go to the node as one JSON-RPC batch (turn-batch.ts), on both node
- * implementations, through the service's own provider and a proxy that counts requests and can refuse
- * batches as some hosted plans do: each estimate gets what it would have got alone, and transfers made side
- * by side are all sent and paid whether or not the endpoint takes batches.
+ * Estimates made at the same moment go to the node as one JSON-RPC batch (turn-batch.ts), and so do raw
+ * transactions broadcast at the same moment, on both node implementations, through the service's own
+ * provider and a proxy that counts requests and can refuse batches as some hosted plans do: each call gets
+ * what it would have got alone, and transfers made side by side are all sent and paid, once, whether or not
+ * the endpoint takes batches.
  */
-import { Interface, parseUnits } from "ethers";
+import { Interface, Wallet, parseUnits } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { estimateGasAtLatest } from "../../src/node/gas-estimate.js";
 import { type ProxiedService, postJson, startServiceBehindProxy } from "../helpers/service.js";
-import { NODE_KINDS, type TestChain, freshAddress, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
+import { readNodeAnswer } from "../../src/node/node-answers.js";
+import type { RpcEndpoint } from "../../src/node/rpc-endpoint.js";
+import { NODE_KINDS, type TestChain, freshAddress, setEthBalance, startTestChainOn, tokenBalanceOf, waitForReceipt } from "../helpers/test-chain.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
 const ERC20 = new Interface(["function transfer(address to, uint256 amount) returns (bool)"]);
@@ -54,6 +57,56 @@ describe.each(NODE_KINDS)("estimates made at the same moment on %s", (kind) => {
     await Promise.all(Array.from({ length: 5 }, (_, index) => estimateGasAtLatest(service.chain.provider, transferCall(BigInt(index + 1)))));
     expect((await count()) - before).toBe(5);
     expect(await service.metrics.registry.metrics()).not.toMatch(/rpc_requests_total\{method="batch"/);
+  });
+
+  it("broadcast at the same moment, raw transactions go in one request, and each gets the node's own answer: taken, or refused for its used nonce", async () => {
+    const { proxy, service } = proxied;
+    const sender = Wallet.createRandom();
+    await setEthBalance(chain, sender.address, "1");
+    const sign = (nonce: number, value: bigint) =>
+      sender.signTransaction({ type: 2, chainId: 31337n, nonce, to: freshAddress(), value, gasLimit: 21_000n, maxFeePerGas: 100_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n });
+    await waitForReceipt(chain, (await chain.provider.broadcastTransaction(await sign(0, 1n))).hash, 10_000);
+    const [next, reused, after] = await Promise.all([sign(1, 1n), sign(0, 2n), sign(2, 1n)]);
+
+    // A slow call under way at the endpoint, so that the three wait for the turn's end and go together.
+    proxy.fault = { kind: "script", answer: async ({ method }) => (method === "eth_chainId" ? (await new Promise((resolve) => setTimeout(resolve, 200)), undefined) : undefined) };
+    const [endpoint] = (service.chain.provider as unknown as { endpoints: { endpoints: RpcEndpoint[] } }).endpoints.endpoints;
+    const seen = proxy.requestMethods.length;
+    const underWay = endpoint.call({ jsonrpc: "2.0", id: 0, method: "eth_chainId", params: [] });
+    const outcomes = await Promise.allSettled([next, reused, after].map((raw) => service.chain.provider.send("eth_sendRawTransaction", [raw])));
+    await underWay;
+    proxy.fault = undefined;
+
+    expect(proxy.requestMethods.slice(seen).filter((methods) => methods.includes("eth_sendRawTransaction"))).toEqual([Array(3).fill("eth_sendRawTransaction")]);
+    expect(outcomes[1].status).toBe("rejected");
+    expect(readNodeAnswer((outcomes[1] as PromiseRejectedResult).reason).meaning).toBe("nonce-too-low");
+    for (const index of [0, 2]) {
+      expect(outcomes[index].status).toBe("fulfilled");
+      expect((await waitForReceipt(chain, (outcomes[index] as PromiseFulfilledResult<string>).value, 10_000)).status).toBe(1);
+    }
+    expect(await chain.provider.getTransactionCount(sender.address, "latest")).toBe(3);
+  });
+
+  it("sent side by side, transfers have their broadcasts go in batches, and each is paid once", async () => {
+    const { proxy, service } = proxied;
+    const recipients = Array.from({ length: 12 }, () => freshAddress());
+    const seen = proxy.requestMethods.length;
+    const answers = await Promise.all(recipients.map((toAddress) => postJson(service.app, "/transfer", { toAddress, amount: "1" })));
+    expect(answers.map((answer) => answer.statusCode)).toEqual(recipients.map(() => 200));
+    await waitUntil(
+      async () => (await Promise.all(recipients.map((recipient) => tokenBalanceOf(chain, recipient)))).every((units) => units === parseUnits("1", chain.decimals)),
+      20_000,
+      "every transfer paid",
+    );
+    const broadcasts = proxy.requestMethods.slice(seen).filter((methods) => methods.includes("eth_sendRawTransaction"));
+    // The first may go alone (nothing was under way); the rest leave together.
+    expect(broadcasts.some((methods) => methods.length >= 10)).toBe(true);
+    // anvil queues a nonce above its pending count; Hardhat refuses it until the one before arrives (the
+    // first, sent alone, may still be on its way), and the submitter sends such a one again after it.
+    if (kind === "anvil") expect(broadcasts.flat()).toHaveLength(12);
+    const hashes = answers.map((answer) => (answer.body as { result: { hash: string } }).result.hash);
+    expect(new Set(hashes).size).toBe(12);
+    for (const hash of hashes) expect((await waitForReceipt(chain, hash, 10_000)).status).toBe(1);
   });
 
   for (const refusal of ["one-error", "http-400"] as const) {
