@@ -473,8 +473,10 @@ function prepareStatements(db: Database.Database) {
     sealAudit: db.prepare("UPDATE audit_log SET prev_hash = @previous, hash = @hash WHERE seq = @seq"),
     forgetShippedAudit: db.prepare("DELETE FROM audit_log WHERE hash IS NOT NULL AND seq < (SELECT MAX(seq) FROM audit_log WHERE hash IS NOT NULL)"),
     insertAudit: db.prepare("INSERT INTO audit_log (at, kind, transfer_id, actor, detail) VALUES (@at, @kind, @transferId, @actor, @detail)"),
-    auditAfter: db.prepare("SELECT * FROM audit_log WHERE seq > @after ORDER BY seq LIMIT @limit"),
-    auditBefore: db.prepare("SELECT * FROM audit_log WHERE seq < @before ORDER BY seq DESC LIMIT @limit"),
+    // Sealed entries only: an entry is sealed in the commit that makes it, so these are the committed ones
+    // (the open transaction's, which this connection sees, may yet be undone).
+    auditAfter: db.prepare("SELECT * FROM audit_log WHERE seq > @after AND hash IS NOT NULL ORDER BY seq LIMIT @limit"),
+    auditBefore: db.prepare("SELECT * FROM audit_log WHERE seq < @before AND hash IS NOT NULL ORDER BY seq DESC LIMIT @limit"),
     forgetAuditThrough: db.prepare("DELETE FROM audit_log WHERE seq <= ?"),
     lastSealedAuditSeq: db.prepare("SELECT seq FROM audit_log WHERE hash IS NOT NULL ORDER BY seq DESC LIMIT 1").pluck(),
     restateRefusal: db.prepare("UPDATE transfers SET refusal_code = @code, refusal_message = @message, updated_at = @now WHERE id = @id AND state IN ('refused', 'rejected')"),

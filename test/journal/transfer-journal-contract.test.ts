@@ -340,6 +340,25 @@ describe.each([
     expect(await journal.auditEntries({ before: all[0].seq }, 3)).toEqual([]);
   });
 
+  it("reads only committed audit entries: not those of the transaction still open, which may yet be undone", async () => {
+    const claim = journal.claimKey("audit-open", REQUEST);
+    if (claim.outcome !== "claimed") throw new Error("expected a claim");
+    await journal.flushed();
+    const committed = await journal.auditEntries({ after: 0 }, 100);
+    journal.recordSigned(claim.entryId, REQUEST, SIGNED);
+    // Asked in the same turn as the write, before its commit (and seal): what is read is committed, sealed.
+    const whileOpen = await Promise.all([journal.auditEntries({ after: 0 }, 100), journal.auditEntries({ before: Number.MAX_SAFE_INTEGER }, 100)]);
+    await journal.flushed();
+    const after = await journal.auditEntries({ after: 0 }, 100);
+    expect(after.slice(committed.length).map((row) => row.kind)).toEqual(["transfer.signed", "attempt.transfer"]);
+    for (const [index, rows] of whileOpen.entries()) {
+      expect(rows.every((row) => row.hash !== null)).toBe(true);
+      expect(rows.length).toBeGreaterThanOrEqual(committed.length);
+      expect(index === 0 ? rows : [...rows].reverse()).toEqual(after.slice(0, rows.length));
+    }
+    expect(after.every((row) => row.hash !== null)).toBe(true);
+  });
+
   it("enters bytes dropped for a fresh nonce and a refused transfer's key freed, not a key's expiry", async () => {
     const resigned = journal.claimKey("resigned", REQUEST);
     const refused = journal.claimKey("refused-then-freed", REQUEST);
