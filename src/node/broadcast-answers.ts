@@ -4,8 +4,9 @@
  * whose answer leaves it possibly taken (no answer, words we do not know), and a refusal that proves it was
  * not taken only when every endpoint refused; a refusal in the node's words before one by the gateway.
  */
-import { provesNotTaken, readNodeAnswer } from "./node-answers.js";
-import { type CallOutcome, errorIn } from "./rpc-endpoint.js";
+import { type JsonRpcResult, makeError } from "ethers";
+import { type NodeAnswerMeaning, provesNotTaken, readNodeAnswer } from "./node-answers.js";
+import { type CallOutcome, deliver, errorIn } from "./rpc-endpoint.js";
 
 /** True when the endpoint took the transaction (answered its hash). */
 export function tookIt(outcome: CallOutcome): boolean {
@@ -17,9 +18,31 @@ export function broadcastOutcomeToReport(outcomes: readonly CallOutcome[]): Call
   return outcomes.reduce((best, outcome) => (rank(outcome) < rank(best) ? outcome : best));
 }
 
+/**
+ * A raw transaction sent again alone after its batch got no answer call by call (no reply, a reply cut
+ * short or with answers missing, an HTTP error): the endpoint may have taken the batch all the same, so no
+ * answer to the resend proves it was not taken (a node that went down meanwhile refuses the connection, one
+ * that mined it meanwhile may word it as anything). Taken when the resend says so; otherwise unknown, and
+ * the caller holds it for the chain to decide.
+ */
+export async function unprovenResend(alone: Promise<JsonRpcResult[]>): Promise<JsonRpcResult[]> {
+  let outcome: CallOutcome;
+  try {
+    outcome = { results: await alone };
+  } catch (thrown) {
+    outcome = { thrown };
+  }
+  if (tookIt(outcome) || !provesNotTaken(meaningOf(outcome))) return deliver(outcome);
+  throw makeError("the raw transaction's batch got no answer call by call, and the endpoint refused it sent again alone: what it made of the batch is not known", "NETWORK_ERROR");
+}
+
+function meaningOf(outcome: CallOutcome): NodeAnswerMeaning {
+  return ("thrown" in outcome ? readNodeAnswer(outcome.thrown) : readNodeAnswer({ error: errorIn(outcome) })).meaning;
+}
+
 function rank(outcome: CallOutcome): number {
   if (tookIt(outcome)) return 0;
-  const { meaning } = "thrown" in outcome ? readNodeAnswer(outcome.thrown) : readNodeAnswer({ error: errorIn(outcome) });
+  const meaning = meaningOf(outcome);
   if (meaning === "already-known") return 1;
   if (!provesNotTaken(meaning)) return 2;
   // Nothing reached the node: the weakest refusal, reported only when no node refused in words.

@@ -4,7 +4,7 @@
  * transaction goes to every endpoint in rotation at once. One endpoint behaves as a single RPC_URL always did.
  */
 import { FetchRequest, type JsonRpcError, JsonRpcProvider, type JsonRpcPayload, type JsonRpcResult, makeError } from "ethers";
-import { broadcastOutcomeToReport, tookIt } from "./broadcast-answers.js";
+import { broadcastOutcomeToReport, tookIt, unprovenResend } from "./broadcast-answers.js";
 import { blockNumberReadAt, headIn, hexQuantity, readsHead } from "./call-blocks.js";
 import type { EndpointState } from "./endpoint-health.js";
 import { EndpointSet } from "./endpoint-set.js";
@@ -87,10 +87,15 @@ class EndpointSetProvider extends JsonRpcProvider {
       endpoints.endpoints.map((endpoint) => [
         endpoint,
         new TurnBatch(
-          async (payload) => deliver(await endpoint.call(payload)),
+          async (payload) => {
+            // A batch gathered before the provider was destroyed (at close) does not leave after it.
+            if (this.destroyed) throw makeError("provider destroyed; cancelled request", "UNSUPPORTED_OPERATION", { operation: "eth_sendRawTransaction" });
+            return deliver(await endpoint.call(payload));
+          },
           batches.maxCalls,
           (reason) => batches.onRefused(reason, { kind: "broadcasts", endpoint: endpoint.label }),
           () => endpoint.underWay === 0,
+          unprovenResend,
         ),
       ]),
     );

@@ -24,6 +24,9 @@ const FAILED_BATCHES_BEFORE_ALONE = 3;
 /** Sends a call, or several as a batch, and answers what the endpoint said to each (in any order, by id). */
 export type SendCalls = (payload: JsonRpcPayload | JsonRpcPayload[]) => Promise<JsonRpcResult[]>;
 
+/** What the answer to a call sent again alone, after its batch got no answer call by call, is taken for. */
+export type ResentAfterBatch = (alone: Promise<JsonRpcResult[]>) => Promise<JsonRpcResult[]>;
+
 interface WaitingCall {
   payload: JsonRpcPayload;
   resolve: (answers: JsonRpcResult[]) => void;
@@ -35,6 +38,7 @@ export class TurnBatch {
   readonly #maxCalls: number;
   readonly #onRefused: (reason: string) => void;
   readonly #idle: () => boolean;
+  readonly #resentAfterBatch: ResentAfterBatch;
   #waiting: WaitingCall[] = [];
   #refused = false;
   #failedInARow = 0;
@@ -42,12 +46,15 @@ export class TurnBatch {
   /**
    * `maxCalls` (RPC_BATCH_MAX_CALLS): at most this many calls in one batch; 1 sends every call alone.
    * `idle`: whether no request to the endpoint is under way; a call made then goes at once, alone.
+   * `resentAfterBatch`: what a call's answer stands for when it was sent alone after its batch got no
+   * answer call by call (the endpoint may have acted on the batch all the same): by default, the answer.
    */
-  constructor(send: SendCalls, maxCalls: number, onRefused: (reason: string) => void, idle: () => boolean = () => false) {
+  constructor(send: SendCalls, maxCalls: number, onRefused: (reason: string) => void, idle: () => boolean = () => false, resentAfterBatch: ResentAfterBatch = (answer) => answer) {
     this.#send = send;
     this.#maxCalls = maxCalls;
     this.#onRefused = onRefused;
     this.#idle = idle;
+    this.#resentAfterBatch = resentAfterBatch;
   }
 
   /** Sends `payload` with the other calls of this turn; answers as `send` would for it alone. */
@@ -70,7 +77,7 @@ export class TurnBatch {
 
   async #sendGroup(group: WaitingCall[]): Promise<void> {
     if (group.length === 1 || this.#refused) {
-      await this.#sendEachAlone(group);
+      await this.#sendEachAlone(group, false);
       return;
     }
     const payloads = group.map((call) => call.payload);
@@ -81,7 +88,7 @@ export class TurnBatch {
       if (refusedAsBatch({ thrown: error })) {
         // Its status only: an error's words may quote the reply, and a reply can echo the request's URL (a provider's key).
         this.#giveUp(`the endpoint refused a batch of ${group.length} calls with HTTP ${String(httpStatusOf(error))}`);
-        await this.#sendEachAlone(group);
+        await this.#sendEachAlone(group, true);
         return;
       }
       const fault = faultOf({ thrown: error });
@@ -89,13 +96,13 @@ export class TurnBatch {
         for (const call of group) call.reject(error);
         return;
       }
-      const answeredAlone = await this.#sendEachAlone(group);
+      const answeredAlone = await this.#sendEachAlone(group, true);
       if (answeredAlone && ++this.#failedInARow >= FAILED_BATCHES_BEFORE_ALONE) this.#giveUp(`${FAILED_BATCHES_BEFORE_ALONE} batches in a row got no answer where their calls alone did`);
       return;
     }
     if ("refused" in read) {
       this.#giveUp(read.refused);
-      await this.#sendEachAlone(group);
+      await this.#sendEachAlone(group, true);
       return;
     }
     this.#failedInARow = 0;
@@ -108,15 +115,17 @@ export class TurnBatch {
     this.#onRefused(reason);
   }
 
-  // True when every call got an answer alone.
-  async #sendEachAlone(group: WaitingCall[]): Promise<boolean> {
+  // True when every call got an answer alone. `afterBatch`: the group was sent as a batch first.
+  async #sendEachAlone(group: WaitingCall[], afterBatch: boolean): Promise<boolean> {
     const answered = await Promise.all(
-      group.map((call) =>
-        this.#send(call.payload).then(
-          (answers) => (call.resolve(answers), true),
-          (error: unknown) => (call.reject(error), false),
-        ),
-      ),
+      group.map(async (call) => {
+        const alone = this.#send(call.payload);
+        (afterBatch ? this.#resentAfterBatch(alone) : alone).then(call.resolve, call.reject);
+        return alone.then(
+          () => true,
+          () => false,
+        );
+      }),
     );
     return answered.every(Boolean);
   }

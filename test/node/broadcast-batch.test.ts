@@ -186,6 +186,67 @@ describe("raw transactions broadcast at the same moment", () => {
     for (const outcome of outcomes) expect(readNodeAnswer((outcome as PromiseRejectedResult).reason).meaning).toBe("already-known");
   });
 
+  it("are never taken for refused on what a resend alone meets after their batch got no answer: a node that took the batch and went down refuses the connection", async () => {
+    const transactions = await rawTransactions(2);
+    let downAfterBatch: (() => void) | undefined;
+    const endpoint = await fakeEndpoint(async (payload) => {
+      if (!Array.isArray(payload)) return callByCall(() => ({ result: "0x10" }), 100)(payload);
+      // The node takes the batch and dies before it answers: the reply is cut off, the port then closed.
+      downAfterBatch?.();
+      return "hang";
+    });
+    const server = servers.at(-1) as Server;
+    downAfterBatch = () => {
+      server.close();
+      server.closeAllConnections();
+    };
+    const rpc = providerOver([endpoint.url]);
+    const underWay = rpc.endpoints.map((each) => each.call({ jsonrpc: "2.0", id: 0, method: "eth_blockNumber", params: [] }));
+    // The slow read is answered before the batch brings the node down.
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    await Promise.all(underWay);
+    const sideBySide = rpc.endpoints.map((each) => each.call({ jsonrpc: "2.0", id: 0, method: "eth_blockNumber", params: [] }));
+    const outcomes = await Promise.allSettled(transactions.map((each) => rpc.provider.send("eth_sendRawTransaction", [each.raw])));
+    await Promise.allSettled(sideBySide);
+
+    expect(sentRequests(endpoint)).toEqual([{ batch: true, methods: ["eth_sendRawTransaction", "eth_sendRawTransaction"] }]);
+    for (const outcome of outcomes) {
+      expect(outcome.status).toBe("rejected");
+      const { meaning } = readNodeAnswer((outcome as PromiseRejectedResult).reason);
+      expect(meaning).toBe("no-answer");
+      expect(provesNotTaken(meaning)).toBe(false);
+    }
+  });
+
+  it("sent alone again after a batch answered for only some of them, are taken when the node says so, and a refusal in words is no proof then", async () => {
+    const transactions = await rawTransactions(3);
+    const endpoint = await fakeEndpoint(async (payload) => {
+      if (Array.isArray(payload)) {
+        const [first] = payload;
+        return { body: [{ jsonrpc: "2.0", id: first.id, result: transactions[0].hash }] };
+      }
+      return callByCall((call) => {
+        if (call.method === "eth_blockNumber") return { result: "0x10" };
+        if (call.params[0] === transactions[0].raw) return { error: { code: -32000, message: "already known" } };
+        if (call.params[0] === transactions[1].raw) return { result: transactions[1].hash };
+        return { error: { code: -32000, message: "insufficient funds for gas * price + value" } };
+      }, 100)(payload);
+    });
+    const rpc = providerOver([endpoint.url]);
+    const [first, second, third] = await broadcastTogether(
+      rpc,
+      transactions.map((each) => each.raw),
+    );
+    expect(sentRequests(endpoint).map((request) => request.batch)).toEqual([true, false, false, false]);
+    expect(readNodeAnswer((first as PromiseRejectedResult).reason).meaning).toBe("already-known");
+    expect(second).toEqual({ status: "fulfilled", value: transactions[1].hash });
+    // Alone, these words prove it was not taken; after a batch the endpoint half answered, they do not.
+    const alone = await rpc.provider.send("eth_sendRawTransaction", [transactions[2].raw]).catch((error: unknown) => error);
+    expect(provesNotTaken(readNodeAnswer(alone).meaning)).toBe(true);
+    expect(readNodeAnswer((third as PromiseRejectedResult).reason).meaning).toBe("no-answer");
+    expect(rpc.refusals).toEqual([{ reason: "the endpoint answered 1 of a batch of 3 calls", calls: { kind: "broadcasts", endpoint: rpc.labels[0] } }]);
+  });
+
   it("each stay unknown, never refused, when their batch times out, and are not sent again from here (the caller holds them)", async () => {
     const transactions = await rawTransactions(2);
     const endpoint = await fakeEndpoint(async (payload) => (Array.isArray(payload) ? "hang" : callByCall(() => ({ result: "0x10" }), 100)(payload)));
