@@ -40,7 +40,10 @@ export function readBatchAnswers(payloads: readonly JsonRpcPayload[], answers: r
   const [only] = answers;
   // Besu and some gateways refuse an oversized batch in the words and code of a rate limit (-32005): a
   // refusal of batches, not a busy endpoint.
-  if (answers.length === 1 && only && "error" in only && !refusesBatches(only) && ["rate-limited", "no-answer"].includes(readNodeAnswer({ error: only.error }).meaning)) return { busy: only };
+  // Busy: one error for the batch as such, under no call's id (an error that answers one call is that call's,
+  // and the others were left unanswered: not call by call).
+  const forTheBatch = only !== undefined && !payloads.some((payload) => payload.id === only.id);
+  if (answers.length === 1 && forTheBatch && "error" in only && !refusesBatches(only) && ["rate-limited", "no-answer"].includes(readNodeAnswer({ error: only.error }).meaning)) return { busy: only };
   const words = only && "error" in only ? `: ${String((only.error as { message?: unknown }).message)}` : "";
   return { refused: `the endpoint answered ${answers.length} of a batch of ${payloads.length} calls${words}` };
 }

@@ -247,6 +247,22 @@ describe("raw transactions broadcast at the same moment", () => {
     expect(rpc.refusals).toEqual([{ reason: "the endpoint answered 1 of a batch of 3 calls", calls: { kind: "broadcasts", endpoint: rpc.labels[0] } }]);
   });
 
+  it("are not all given one call's rate-limit error when the endpoint answered only that call: the others were left unanswered", async () => {
+    const transactions = await rawTransactions(2);
+    const endpoint = await fakeEndpoint(async (payload) => {
+      if (Array.isArray(payload)) return { body: [{ jsonrpc: "2.0", id: payload[0].id, error: { code: -32005, message: "rate limit exceeded" } }] };
+      return callByCall((call) => (call.method === "eth_blockNumber" ? { result: "0x10" } : { error: { code: -32000, message: "insufficient funds for gas * price + value" } }), 100)(payload);
+    });
+    const rpc = providerOver([endpoint.url]);
+    const outcomes = await broadcastTogether(
+      rpc,
+      transactions.map((each) => each.raw),
+    );
+    // Not call by call: each is sent again alone, and what the resend meets is no proof.
+    expect(sentRequests(endpoint).map((request) => request.batch)).toEqual([true, false, false]);
+    for (const outcome of outcomes) expect(readNodeAnswer((outcome as PromiseRejectedResult).reason).meaning).toBe("no-answer");
+  });
+
   it("each stay unknown, never refused, when their batch times out, and are not sent again from here (the caller holds them)", async () => {
     const transactions = await rawTransactions(2);
     const endpoint = await fakeEndpoint(async (payload) => (Array.isArray(payload) ? "hang" : callByCall(() => ({ result: "0x10" }), 100)(payload)));
