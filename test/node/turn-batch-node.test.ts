@@ -29,6 +29,19 @@ describe.each(NODE_KINDS)("estimates made at the same moment on %s", (kind) => {
     await chain?.stop();
   });
 
+  // Twelve transfers sent side by side, each answered 200 and paid 1 token: their answers.
+  async function twelvePaidSideBySide(service: ProxiedService["service"]) {
+    const recipients = Array.from({ length: 12 }, () => freshAddress());
+    const answers = await Promise.all(recipients.map((toAddress) => postJson(service.app, "/transfer", { toAddress, amount: "1" })));
+    expect(answers.map((answer) => answer.statusCode)).toEqual(recipients.map(() => 200));
+    await waitUntil(
+      async () => (await Promise.all(recipients.map((recipient) => tokenBalanceOf(chain, recipient)))).every((units) => units === parseUnits("1", chain.decimals)),
+      20_000,
+      "every transfer paid",
+    );
+    return answers;
+  }
+
   const transferCall = (units: bigint) => ({ from: chain.demo.walletAddress, to: chain.demo.tokenAddress, data: ERC20.encodeFunctionData("transfer", [freshAddress(), units]) });
 
   it("go in one request (but the first, made while nothing was under way), and each gets the node's own answer to it: an estimate, or the revert of the one that cannot be made", async () => {
@@ -66,38 +79,31 @@ describe.each(NODE_KINDS)("estimates made at the same moment on %s", (kind) => {
     const sign = (nonce: number, value: bigint) =>
       sender.signTransaction({ type: 2, chainId: 31337n, nonce, to: freshAddress(), value, gasLimit: 21_000n, maxFeePerGas: 100_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n });
     await waitForReceipt(chain, (await chain.provider.broadcastTransaction(await sign(0, 1n))).hash, 10_000);
-    const [next, reused, after] = await Promise.all([sign(1, 1n), sign(0, 2n), sign(2, 1n)]);
+    // The next nonce, and the used one signed again (consecutive nonces in one batch are not both taken on
+    // Hardhat, which may run a batch's calls side by side and refuses a nonce above its pending count).
+    const [next, reused] = await Promise.all([sign(1, 1n), sign(0, 2n)]);
 
-    // A slow call under way at the endpoint, so that the three wait for the turn's end and go together.
+    // A slow call under way at the endpoint, so that both wait for the turn's end and go together.
     proxy.fault = { kind: "script", answer: async ({ method }) => (method === "eth_chainId" ? (await new Promise((resolve) => setTimeout(resolve, 200)), undefined) : undefined) };
     const [endpoint] = (service.chain.provider as unknown as { endpoints: { endpoints: RpcEndpoint[] } }).endpoints.endpoints;
     const seen = proxy.requestMethods.length;
     const underWay = endpoint.call({ jsonrpc: "2.0", id: 0, method: "eth_chainId", params: [] });
-    const outcomes = await Promise.allSettled([next, reused, after].map((raw) => service.chain.provider.send("eth_sendRawTransaction", [raw])));
+    const [taken, refused] = await Promise.allSettled([next, reused].map((raw) => service.chain.provider.send("eth_sendRawTransaction", [raw])));
     await underWay;
     proxy.fault = undefined;
 
-    expect(proxy.requestMethods.slice(seen).filter((methods) => methods.includes("eth_sendRawTransaction"))).toEqual([Array(3).fill("eth_sendRawTransaction")]);
-    expect(outcomes[1].status).toBe("rejected");
-    expect(readNodeAnswer((outcomes[1] as PromiseRejectedResult).reason).meaning).toBe("nonce-too-low");
-    for (const index of [0, 2]) {
-      expect(outcomes[index].status).toBe("fulfilled");
-      expect((await waitForReceipt(chain, (outcomes[index] as PromiseFulfilledResult<string>).value, 10_000)).status).toBe(1);
-    }
-    expect(await chain.provider.getTransactionCount(sender.address, "latest")).toBe(3);
+    expect(proxy.requestMethods.slice(seen).filter((methods) => methods.includes("eth_sendRawTransaction"))).toEqual([["eth_sendRawTransaction", "eth_sendRawTransaction"]]);
+    expect(refused.status).toBe("rejected");
+    expect(readNodeAnswer((refused as PromiseRejectedResult).reason).meaning).toBe("nonce-too-low");
+    expect(taken.status).toBe("fulfilled");
+    expect((await waitForReceipt(chain, (taken as PromiseFulfilledResult<string>).value, 10_000)).status).toBe(1);
+    expect(await chain.provider.getTransactionCount(sender.address, "latest")).toBe(2);
   });
 
   it("sent side by side, transfers have their broadcasts go in batches, and each is paid once", async () => {
     const { proxy, service } = proxied;
-    const recipients = Array.from({ length: 12 }, () => freshAddress());
     const seen = proxy.requestMethods.length;
-    const answers = await Promise.all(recipients.map((toAddress) => postJson(service.app, "/transfer", { toAddress, amount: "1" })));
-    expect(answers.map((answer) => answer.statusCode)).toEqual(recipients.map(() => 200));
-    await waitUntil(
-      async () => (await Promise.all(recipients.map((recipient) => tokenBalanceOf(chain, recipient)))).every((units) => units === parseUnits("1", chain.decimals)),
-      20_000,
-      "every transfer paid",
-    );
+    const answers = await twelvePaidSideBySide(service);
     const broadcasts = proxy.requestMethods.slice(seen).filter((methods) => methods.includes("eth_sendRawTransaction"));
     // The first may go alone (nothing was under way); the rest leave together.
     expect(broadcasts.some((methods) => methods.length >= 10)).toBe(true);
@@ -115,14 +121,7 @@ describe.each(NODE_KINDS)("estimates made at the same moment on %s", (kind) => {
       try {
         const { proxy, service } = fresh;
         proxy.refuseBatches = refusal;
-        const recipients = Array.from({ length: 12 }, () => freshAddress());
-        const answers = await Promise.all(recipients.map((toAddress) => postJson(service.app, "/transfer", { toAddress, amount: "1" })));
-        expect(answers.map((answer) => answer.statusCode)).toEqual(recipients.map(() => 200));
-        await waitUntil(
-          async () => (await Promise.all(recipients.map((recipient) => tokenBalanceOf(chain, recipient)))).every((units) => units === parseUnits("1", chain.decimals)),
-          20_000,
-          "every transfer paid",
-        );
+        await twelvePaidSideBySide(service);
         // Whatever the transfers' estimates met: three turns more of two estimates each, every one answered.
         for (let turn = 0; turn < 3; turn++) {
           const estimates = await Promise.all([1n, 2n].map((units) => estimateGasAtLatest(service.chain.provider, transferCall(units))));
