@@ -38,10 +38,9 @@ export function readBatchAnswers(payloads: readonly JsonRpcPayload[], answers: r
   const byId = new Map(answers.map((answer) => [answer.id, answer]));
   if (payloads.every((payload) => byId.has(payload.id))) return { byId };
   const [only] = answers;
-  // Besu and some gateways refuse an oversized batch in the words and code of a rate limit (-32005): a
-  // refusal of batches, not a busy endpoint.
   // Busy: one error for the batch as such, under no call's id (an error that answers one call is that call's,
-  // and the others were left unanswered: not call by call).
+  // and the others were left unanswered: not call by call). Besu and some gateways refuse an oversized batch
+  // in the words and code of a rate limit (-32005): a refusal of batches, not a busy endpoint.
   const forTheBatch = only !== undefined && !payloads.some((payload) => payload.id === only.id);
   if (answers.length === 1 && forTheBatch && "error" in only && !refusesBatches(only) && ["rate-limited", "no-answer"].includes(readNodeAnswer({ error: only.error }).meaning)) return { busy: only };
   const words = only && "error" in only ? `: ${String((only.error as { message?: unknown }).message)}` : "";

@@ -118,7 +118,7 @@ export class TurnBatch {
   // True when every call got an answer alone. `afterBatch`: the group was sent as a batch first.
   async #sendEachAlone(group: WaitingCall[], afterBatch: boolean): Promise<boolean> {
     const answered = await Promise.all(
-      group.map(async (call) => {
+      group.map((call) => {
         const alone = this.#send(call.payload);
         (afterBatch ? this.#resentAfterBatch(alone) : alone).then(call.resolve, call.reject);
         return alone.then(
