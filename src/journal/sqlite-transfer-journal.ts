@@ -541,7 +541,7 @@ function prepareStatements(db: Database.Database) {
     setMined: db.prepare(
       `UPDATE transfers SET mined_hash = @hash, updated_at = @now,
          state = CASE WHEN (SELECT kind FROM attempts WHERE hash = @hash) = 'cancel' THEN 'cancelled' ELSE 'nonce-used' END
-       WHERE id = @id AND state IN ('signed', 'accepted', 'nonce-used')
+       WHERE id = @id AND state IN ('signed', 'accepted', 'nonce-used', 'rejected')
          AND EXISTS (SELECT 1 FROM attempts WHERE hash = @hash AND transfer_id = @id)`,
     ),
     userVersion: db.prepare("PRAGMA user_version"),

@@ -106,6 +106,18 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
       lanes: chain.laneSigners.map((signer) => ({ address: signer.address, journal: signer === chain.signer ? journal : journal.forLane(signer.address) })),
       tokens: (chain.tokens ?? []).filter((token) => !token.native).map((token) => token.address),
       onOutflow,
+      onRefusedMined: (entry, hash, block) => {
+        log.error(
+          { entryId: entry.id, hash, block, refusal: entry.refusal },
+          "A TRANSFER ANSWERED 417 WAS MINED: its broadcast was refused in words that said it was not taken; the journal now shows it mined (the client may have paid it again another way)",
+        );
+        try {
+          journal.recordMined(entry.id, hash);
+        } catch (error) {
+          log.error({ err: error, entryId: entry.id }, "could not journal the refused transfer as mined");
+        }
+        onOutflow({ wallet: entry.lane, hash, block, nonce: entry.nonce, token: null, logIndex: null, logKey: null, to: null, amount: null });
+      },
       // Nonces another sender of a lane's key used are not signed at: a transfer that met one would be held
       // until the chain shows that use final.
       onMinedCount: (wallet, count) => lanes.find((lane) => lane.address === wallet)?.nonces.passMined(count),

@@ -1,8 +1,11 @@
 /**
  * A raw transaction goes to every endpoint in rotation at once. When one takes it, that is the answer. When
- * none does, the answer reported is the one that promises least: an endpoint that already holds it, then one
- * whose answer leaves it possibly taken (no answer, words we do not know), and a refusal that proves it was
- * not taken only when every endpoint refused; a refusal in the node's words before one by the gateway.
+ * none does, the answer reported is the one that promises least: an endpoint that already holds it, or whose
+ * words could mean that it (or a backend of its fleet) holds or mined it ("nonce too low", "replacement
+ * underpriced": a gateway that retried it on a backend that had mined it says so); then one whose answer
+ * leaves it possibly taken (no answer, words we do not know); and a refusal that proves it was not taken only
+ * when every endpoint refused so; a refusal in the node's words before one by the gateway. Ranked by what an
+ * answer could mean for money, never by which endpoint came first.
  */
 import { type JsonRpcResult, makeError } from "ethers";
 import { type NodeAnswerMeaning, provesNotTaken, readNodeAnswer } from "./node-answers.js";
@@ -44,8 +47,17 @@ function rank(outcome: CallOutcome): number {
   if (tookIt(outcome)) return 0;
   const meaning = meaningOf(outcome);
   if (meaning === "already-known") return 1;
-  if (!provesNotTaken(meaning)) return 2;
+  if (mayHoldIt(meaning)) return 2;
+  if (!provesNotTaken(meaning)) return 3;
   // Nothing reached the node: the weakest refusal, reported only when no node refused in words.
-  if (meaning === "rate-limited" || meaning === "connection-refused") return 4;
-  return 3;
+  if (meaning === "rate-limited" || meaning === "connection-refused") return 5;
+  return 4;
+}
+
+/**
+ * Words a node says of a transaction it, or a backend of its fleet, may already hold or have mined: never a
+ * refusal, whatever another endpoint said; the chain decides (the transfer is held and followed).
+ */
+export function mayHoldIt(meaning: NodeAnswerMeaning): boolean {
+  return meaning === "already-known" || meaning === "nonce-too-low" || meaning === "replacement-underpriced";
 }

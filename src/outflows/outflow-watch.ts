@@ -61,6 +61,12 @@ export interface OutflowWatchOptions {
   onOutflow: (outflow: UnexpectedOutflow) => void;
   /** Told each lane's nonce count at the head of every check (a fact: the lane's sequence starts past it). */
   onMinedCount?: (wallet: string, count: number) => void;
+  /**
+   * Told of a transaction of the service's own that the chain shows mined although its transfer was answered
+   * 417 (rejected: its broadcast was refused in words that said it was not taken): an incident, whatever the
+   * words were; the entry is to become what the chain shows.
+   */
+  onRefusedMined?: (entry: JournalEntry, hash: string, block: BlockRef) => void;
   /** Where the head of the watch's first check on this network is kept (the journal): logs before it are not judged. */
   start: { read(): number | undefined; record(block: number): void };
 }
@@ -123,7 +129,9 @@ export class OutflowWatch {
   async reportDisplacement(wallet: string, nonce: number, by: string, block: BlockRef): Promise<void> {
     const lane = this.#options.lanes.find((candidate) => candidate.address === wallet);
     // Found again at every round while the transfer waits to be signed again: asked about once.
-    if (!lane || this.#reported.has(`${by}:tx`) || (await lane.journal.lookUpByHash(by))) return;
+    if (!lane || this.#reported.has(`${by}:tx`)) return;
+    const own = await lane.journal.lookUpByHash(by);
+    if (own) return this.#ownMined(own, by, block);
     this.#report({ wallet, hash: by, block, nonce, token: null, logIndex: null, logKey: null, ...(await this.#whereTo(by)) }, `${by}:tx`);
   }
 
@@ -151,7 +159,11 @@ export class OutflowWatch {
         break;
       }
       // The nonce's own transfer may have moved to another nonce since; its hash is still the service's.
-      if (await lane.journal.lookUpByHash(use.by)) continue;
+      const own = await lane.journal.lookUpByHash(use.by);
+      if (own) {
+        this.#ownMined(own, use.by, use.block);
+        continue;
+      }
       this.#report({ wallet: lane.address, hash: use.by, block: use.block, nonce, token: null, logIndex: null, logKey: null, ...(await this.#whereTo(use.by)) }, `${use.by}:tx`);
     }
     this.#checkedNonces.set(lane.address, checkedBelow);
@@ -205,10 +217,23 @@ export class OutflowWatch {
       alikeBefore.set(`${hash}:${said}`, alike + 1);
       const logKey = `${said}#${alike}`;
       const key = `${hash}:${logKey}`;
-      if (this.#reported.has(key) || (await journal.lookUpByHash(hash))) continue;
-      this.#report({ ...transfer, hash, block: { number: Number(log.blockNumber), hash: log.blockHash }, nonce: null, logIndex: Number(log.logIndex), logKey }, key);
+      if (this.#reported.has(key)) continue;
+      const block = { number: Number(log.blockNumber), hash: log.blockHash };
+      const own = await journal.lookUpByHash(hash);
+      if (own) {
+        this.#ownMined(own, hash, block);
+        continue;
+      }
+      this.#report({ ...transfer, hash, block, nonce: null, logIndex: Number(log.logIndex), logKey }, key);
     }
     this.#logsReadTo = to;
+  }
+
+  // One of the service's own transactions, mined: an incident when its transfer was answered 417 (told once).
+  #ownMined(entry: JournalEntry, hash: string, block: BlockRef): void {
+    if (entry.state !== "rejected" || this.#reported.has(`${hash}:refused`)) return;
+    this.#remember(`${hash}:refused`);
+    this.#options.onRefusedMined?.(entry, hash, block);
   }
 
   // Where a transaction of the wallet went, as far as the node tells now (its index may lag: then unknown).
@@ -219,9 +244,13 @@ export class OutflowWatch {
 
   #report(outflow: UnexpectedOutflow, key: string): void {
     if (this.#reported.has(key)) return;
+    this.#remember(key);
+    this.#options.onOutflow(outflow);
+  }
+
+  #remember(key: string): void {
     this.#reported.add(key);
     if (this.#reported.size > REMEMBERED) this.#reported.delete(this.#reported.values().next().value as string);
-    this.#options.onOutflow(outflow);
   }
 }
 

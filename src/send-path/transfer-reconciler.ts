@@ -241,6 +241,13 @@ export class TransferReconciler {
     // other round signing it again meanwhile.
     const now = this.journal.findById(entry.id);
     if (!now || !isOwedAt(now, entry) || this.#signingAgain.has(entry.id)) return "waiting: nonce used, checking again";
+    // Answered 417 once, then found mined after all (an incident), and now displaced: its client was told it
+    // was never sent, and may have paid it another way. Never signed again.
+    if (now.refusal !== null) {
+      this.displacements.delete(entry.id);
+      this.journal.recordReplaced(entry.id);
+      return "replaced";
+    }
     this.#signingAgain.add(entry.id);
     try {
       this.displacements.delete(entry.id);

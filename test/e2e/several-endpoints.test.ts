@@ -117,6 +117,23 @@ describe("endpoints that fail, lag or trail (anvil, a block a second)", () => {
     );
   }, 120_000);
 
+  it("one refusing every broadcast as 'insufficient funds', the other taking it and answering 'nonce too low': no 417, every transfer paid once", async () => {
+    chain = await startChainMiningEverySecond("anvil");
+    proxied = await startServiceBehindProxies(chain.target, 2, { REBROADCAST_AFTER_MS: "2000" });
+    const [stale, gateway] = proxied.proxies;
+    // An endpoint whose backend has a stale balance, listed first (a tie would go to it), and a gateway that
+    // passed the transaction on and answers as the backend it retried on, which had mined it.
+    stale.fault = { kind: "script", answer: (call) => (call.method === "eth_sendRawTransaction" ? { error: { code: -32000, message: "insufficient funds for gas * price + value" } } : undefined) };
+    gateway.fault = { kind: "script", answer: (call) => (call.method === "eth_sendRawTransaction" ? { errorAfterForward: { code: -32000, message: "nonce too low" } } : undefined) };
+    const spentBefore = await tokenBalanceOf(chain, chain.demo.walletAddress);
+    const nonceBefore = await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest");
+    const { asked, statuses } = await sendBurst(proxied, 16, 8);
+    expect(statuses.filter(({ status }) => status !== 200)).toEqual([]);
+    stale.fault = undefined;
+    gateway.fault = undefined;
+    await expectPaidExactlyOnce(chain, proxied, asked, spentBefore, nonceBefore);
+  }, 120_000);
+
   it("one 10 blocks behind: no lookup answers fewer confirmations than the chain shows minus one, and no money decision reads it", async () => {
     chain = await startChainMiningEverySecond("anvil");
     await chain.provider.send("anvil_mine", ["0x14"]);

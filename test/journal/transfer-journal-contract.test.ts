@@ -536,6 +536,16 @@ describe.each([
     expect(journal.findById(id)).toMatchObject({ state: "rejected", refusal: { code: "NONCE_EXPIRED" } });
   });
 
+  it("makes a rejected entry whose own transaction the chain shows mined what the chain shows, its refusal kept (an incident, never signed again)", async () => {
+    const id = journal.recordSigned(undefined, REQUEST, SIGNED);
+    journal.recordRejected(id, { code: "INSUFFICIENT_FUNDS", message: "no gas" });
+    expect(() => journal.recordMined(id, `0x${"cd".repeat(32)}`)).toThrow(/changed 0 entries/);
+    expect(journal.findById(id)).toMatchObject({ state: "rejected" });
+    journal.recordMined(id, SIGNED.hash);
+    await reopen();
+    expect(journal.findById(id)).toMatchObject({ state: "nonce-used", minedHash: SIGNED.hash, refusal: { code: "INSUFFICIENT_FUNDS" } });
+  });
+
   it("reports a reorganisation of any outcome: confirmed, failed and cancelled transfers that are pending again", async () => {
     journal.close();
     journal = await store.open(OWNER, { notify: true });

@@ -171,8 +171,14 @@ describe("what a broadcast no endpoint took reports", () => {
     expect(broadcastOutcomeToReport([answer("nonce too low"), timeOut, answer("already known")])).toEqual(answer("already known"));
   });
 
+  it("words that may mean a backend holds or mined it, over any refusal, whichever endpoint came first", () => {
+    expect(broadcastOutcomeToReport([answer("insufficient funds for gas * price + value"), answer("nonce too low")])).toEqual(answer("nonce too low"));
+    expect(broadcastOutcomeToReport([answer("max fee per gas less than block base fee"), answer("replacement transaction underpriced")])).toEqual(answer("replacement transaction underpriced"));
+    expect(broadcastOutcomeToReport([refused, timeOut, answer("nonce too low")])).toEqual(answer("nonce too low"));
+  });
+
   it("no answer over a refusal: the transaction may have been taken", () => {
-    expect(broadcastOutcomeToReport([answer("nonce too low"), timeOut])).toBe(timeOut);
+    expect(broadcastOutcomeToReport([answer("insufficient funds for gas * price + value"), timeOut])).toBe(timeOut);
     expect(broadcastOutcomeToReport([answer("insufficient funds for gas * price + value"), answer("some words we do not know")])).toEqual(answer("some words we do not know"));
   });
 

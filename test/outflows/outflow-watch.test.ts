@@ -258,6 +258,36 @@ describe("the outflow watch", () => {
     expect(reported).toEqual([]);
   });
 
+  it("tells a transaction of a transfer answered 417 (rejected) that the chain shows mined as an incident, once, at its nonce, its log, or a displacement", async () => {
+    const chain = new ScriptedChain();
+    const own = [{ nonce: 0, hash: hashOf(1) }];
+    chain.transactions.push({ block: 2, ...own[0] });
+    const rejected = { id: 7, state: "rejected" } as JournalEntry;
+    const incidents: { entryId: number; hash: string; block: number }[] = [];
+    const reported: UnexpectedOutflow[] = [];
+    const journal = journalOf(own);
+    const watch = new OutflowWatch({
+      node: chain,
+      readHead: async () => chain.head,
+      lanes: [{ address: WALLET, journal: { ...journal, lookUpByHash: async (hash) => (hash === hashOf(60) ? rejected : journal.lookUpByHash(hash)) } }],
+      tokens: [TOKEN],
+      onOutflow: (outflow) => reported.push(outflow),
+      onRefusedMined: (entry, hash, block) => incidents.push({ entryId: entry.id, hash, block: block.number }),
+      start: new StartBlock(),
+    });
+    await watch.check();
+    // Its nonce was given back after the 417; nothing took it again, and the chain shows the refused bytes mined there.
+    chain.transactions.push({ block: 11, nonce: 1, hash: hashOf(60) });
+    chain.logs.push({ block: 11, hash: hashOf(60), logIndex: 0, to: THIEF, amount: 5n });
+    chain.head = 11;
+    await watch.check();
+    await watch.reportDisplacement(WALLET, 1, hashOf(60), { number: 11, hash: hashOf(1_011) });
+    chain.head = 12;
+    await watch.check();
+    expect(incidents).toEqual([{ entryId: 7, hash: hashOf(60), block: 11 }]);
+    expect(reported).toEqual([]);
+  });
+
   it("reads the logs when the nonce reads fail, and catches up block by block after a long gap, without losing a block", async () => {
     const chain = new ScriptedChain();
     const { watch, reported } = watchOf(chain, []);
