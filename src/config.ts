@@ -81,7 +81,7 @@ export const ConfigSchema = Type.Object({
   maxFeePerGas: Type.Optional(Type.String({ pattern: GWEI, description: "cap on maxFeePerGas, gwei" })),
   maxPriorityFeePerGas: Type.Optional(Type.String({ pattern: GWEI, description: "cap on maxPriorityFeePerGas, gwei" })),
   finalityBlocks: Type.Optional(
-    Type.Integer({ minimum: 1, maximum: 100_000, description: "blocks below the head at which a transfer is final, where the node has no finalized block; default by chain id" }),
+    Type.Integer({ minimum: 1, maximum: 100_000, description: "blocks below the head at which a transfer is final, where the node has no finalized tag (only on chains finalized-block.ts does not name, and only once the node said so repeatedly); default 64" }),
   ),
   maxInFlightPerLane: Type.Integer({
     minimum: 1,

@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { TransferJournal } from "../journal/transfer-journal.js";
 import type { MinedIn } from "../send-path/transfer-reconciler.js";
 import type { FeeBlock } from "../send-path/wallet-snapshot.js";
-import { defaultFinalityBlocks } from "../node/finalized-block.js";
+import { DEFAULT_FINALITY_BLOCKS } from "../node/finalized-block.js";
 import { type FinalityNode, FinalityTracker, type FinalityTrackerOptions } from "./finality-tracker.js";
 
 export interface FinalityParts {
@@ -30,7 +30,8 @@ export function createFinality(
   const tracker = new FinalityTracker({
     node: parts.node,
     journal,
-    finalityBlocks: settings.finalityBlocks ?? defaultFinalityBlocks(parts.chainId),
+    finalityBlocks: settings.finalityBlocks ?? DEFAULT_FINALITY_BLOCKS,
+    chainId: parts.chainId,
     onReorg: async (at) => {
       log.warn({ blockNumber: at.number, blockHash: at.hash }, "the chain reorganised under transfers not final yet; checking each against the new chain");
       await parts.onReorg();

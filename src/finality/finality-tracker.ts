@@ -26,6 +26,8 @@ export interface FinalityTrackerOptions {
   journal: TransferJournal;
   /** How deep a block must be to count as final where the node has no `finalized` block. */
   finalityBlocks: number;
+  /** The chain's id: how its finality is known (finalized-block.ts); a chain not given is one its table does not name. */
+  chainId?: bigint;
   /** A reorganisation was seen: read the wallet afresh now (its mined nonce count may have gone back). */
   onReorg: (at: FeeBlock) => Promise<void>;
   /**
@@ -81,7 +83,7 @@ export class FinalityTracker {
   constructor(options: FinalityTrackerOptions) {
     this.#options = options;
     this.#finalityLag = options.finalityBlocks;
-    this.#finalized = new FinalizedBlockReader(options.node, options.finalityBlocks);
+    this.#finalized = new FinalizedBlockReader(options.node, options.finalityBlocks, options.chainId);
   }
 
   /** A transfer was settled from `block`: the next block reads check that block is still on the chain. */

@@ -10,7 +10,7 @@ import { createFinality } from "../finality/create-finality.js";
 import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
 import type { ChainConnection } from "../node/connect-chain.js";
 import { hexQuantity } from "../node/call-blocks.js";
-import { FinalizedBlockReader, defaultFinalityBlocks } from "../node/finalized-block.js";
+import { DEFAULT_FINALITY_BLOCKS, FinalizedBlockReader } from "../node/finalized-block.js";
 import { WalletTransferLogs } from "../node/wallet-transfer-logs.js";
 import { replaceNotExecutable, startBackgroundResend } from "../send-path/background-resend.js";
 import { createNonceAllocator } from "../send-path/create-nonce-allocator.js";
@@ -144,7 +144,7 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
     });
   const hasRoomAtNode = (nonce: number) => nonce < ledger.minedNonceCountKnown + config.maxInFlightPerLane;
   const awaitRoomAtNode = (nonce: number) => nodeRoom.take(() => hasRoomAtNode(nonce), config.transferSlotWaitMs);
-  const finalized = new FinalizedBlockReader(chain.provider, config.finalityBlocks ?? defaultFinalityBlocks(chain.chainId));
+  const finalized = new FinalizedBlockReader(chain.provider, config.finalityBlocks ?? DEFAULT_FINALITY_BLOCKS, chain.chainId);
   const reconciler = new TransferReconciler(chain, journal, ledger, { finalized, displacements });
   const summary = await reconciler.reconcileAtStartup();
   log.info({ ...summary }, "journal reconciled with the chain");

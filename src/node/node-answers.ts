@@ -171,6 +171,17 @@ export function httpStatusOf(error: unknown): number | undefined {
   return typeof status === "number" ? status : undefined;
 }
 
+/**
+ * The node's own words: the code and message of the JSON-RPC error object it answered with, never the text
+ * ethers formats around it (which quotes the request's parameters); undefined when no node answered (a
+ * time-out, a connection or HTTP failure).
+ */
+export function nodeWordsOf(error: unknown): { code: number | undefined; message: string } | undefined {
+  const rpc = rpcErrorOf(error);
+  if (!rpc) return undefined;
+  return { code: typeof rpc.code === "number" ? rpc.code : undefined, message: typeof rpc.message === "string" ? rpc.message : "" };
+}
+
 /** Whether the node refused the request's parameters as such (JSON-RPC -32602): not an answer about the chain. */
 export function isInvalidParams(error: unknown): boolean {
   return rpcErrorOf(error)?.code === -32602;

@@ -10,7 +10,7 @@ import { SignerUnavailableError } from "../signers/wallet-signer.js";
 import { toQuantity } from "ethers";
 import { steadyWallClockNow } from "../clock.js";
 import type { ChainConnection } from "../node/connect-chain.js";
-import { FinalizedBlockReader, defaultFinalityBlocks } from "../node/finalized-block.js";
+import { DEFAULT_FINALITY_BLOCKS, FinalizedBlockReader } from "../node/finalized-block.js";
 import { type NodeAnswerMeaning, readNodeAnswer } from "../node/node-answers.js";
 import { type BlockRef, findNonceUse } from "../node/wallet-nonce-use.js";
 import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
@@ -87,7 +87,7 @@ export class TransferReconciler {
     private readonly ledger: WalletLedger,
     finality: ReconcilerFinality = {},
   ) {
-    this.#finalized = finality.finalized ?? new FinalizedBlockReader(chain.provider, defaultFinalityBlocks(chain.chainId));
+    this.#finalized = finality.finalized ?? new FinalizedBlockReader(chain.provider, DEFAULT_FINALITY_BLOCKS, chain.chainId);
     this.displacements = finality.displacements ?? new NonceDisplacements();
   }
 
