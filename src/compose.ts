@@ -288,5 +288,6 @@ function laneReadingsOf(network: NetworkServices): LaneReadings[] {
     hold: lane.hold,
     gasSpentWei: lane.gasSpentWei,
     gasTopUps: () => network.topUps?.sentTo(lane.address) ?? 0,
+    unexplainedNonces: () => lane.unexplainedNonces.count,
   }));
 }

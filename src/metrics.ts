@@ -36,6 +36,8 @@ export interface LaneReadings {
   gasSpentWei: () => bigint;
   /** Gas top-ups sent to the lane since the service started (GAS_TOPUP_*). */
   gasTopUps: () => number;
+  /** Nonces the chain counts used whose user no block body where it could be holds, since the service started. */
+  unexplainedNonces: () => number;
 }
 
 /** The reasons a lane can be held for, each a series of lane_held. */
@@ -177,6 +179,11 @@ export class ServiceMetrics {
     perLane("lane_eth_balance_wei", "a lane's ETH balance, wei, as of its latest snapshot", (lane) => Number(lane.ethBalanceWei()));
     perLane("lane_token_balance", "a lane's token balance, whole token units, as of its latest snapshot", (lane) => Number(lane.tokenBalanceUnits()) / 10 ** lane.tokenDecimals);
     perLane("lane_transfers_in_flight", "transfers a lane signed that are not yet mined", (lane) => lane.transfersInFlight());
+    perLane(
+      "lane_nonces_unexplained",
+      "nonces the chain counts used for a lane whose transaction the service could not find in the blocks where it could be (an EIP-7702 authorization, the key used elsewhere); a transfer there waits, never signed again without proof",
+      (lane) => lane.unexplainedNonces(),
+    );
     perLane("lane_nonce_jammed", "1 while a lane's oldest unconfirmed transfer is stuck and its nonce not mined", (lane) => (lane.jammed() ? 1 : 0));
     new Gauge({
       name: "lane_held",

@@ -19,6 +19,8 @@ export interface FinalityParts {
   transferLogs: FinalityTrackerOptions["transferLogs"];
   /** Transfers became final or pending again: report it without waiting for another block. */
   onChange: () => void;
+  /** The wallet's searches for what used a nonce, shared with the lane's reconciler. */
+  nonceSearches: FinalityTrackerOptions["nonceSearches"];
 }
 
 /** Follows finality from the block reads; `follow` skips a block read while a round runs (the next read covers it). */
@@ -32,6 +34,7 @@ export function createFinality(
     journal,
     finalityBlocks: settings.finalityBlocks ?? DEFAULT_FINALITY_BLOCKS,
     chainId: parts.chainId,
+    nonceSearches: parts.nonceSearches,
     onReorg: async (at) => {
       log.warn({ blockNumber: at.number, blockHash: at.hash }, "the chain reorganised under transfers not final yet; checking each against the new chain");
       await parts.onReorg();

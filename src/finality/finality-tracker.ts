@@ -11,7 +11,7 @@
 import { toQuantity } from "ethers";
 import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
 import { FinalizedBlockReader } from "../node/finalized-block.js";
-import { findNonceUse } from "../node/wallet-nonce-use.js";
+import { NonceSearches, findNonceUse } from "../node/wallet-nonce-use.js";
 import type { LoggedTransfer, WalletTransferLogs } from "../node/wallet-transfer-logs.js";
 import type { MinedIn } from "../send-path/transfer-reconciler.js";
 import { type FeeBlock, sameChain } from "../send-path/wallet-snapshot.js";
@@ -28,6 +28,8 @@ export interface FinalityTrackerOptions {
   finalityBlocks: number;
   /** The chain's id: how its finality is known (finalized-block.ts); a chain not given is one its table does not name. */
   chainId?: bigint;
+  /** The wallet's searches for what used a nonce, shared with the lane's reconciler (resumed from read to read). */
+  nonceSearches?: NonceSearches;
   /** A reorganisation was seen: read the wallet afresh now (its mined nonce count may have gone back). */
   onReorg: (at: FeeBlock) => Promise<void>;
   /**
@@ -66,6 +68,7 @@ export class FinalityTracker {
   #anchor: FeeBlock | undefined;
   #checkedAt = -Infinity;
   readonly #finalized: FinalizedBlockReader;
+  readonly #nonceSearches: NonceSearches;
   #finalizedAtHead = -1;
   // How far the finalized block is below the head (FINALITY_BLOCKS until the node's was read): until a
   // transfer is that deep, the finalized block cannot have reached it, and is not read.
@@ -84,6 +87,7 @@ export class FinalityTracker {
     this.#options = options;
     this.#finalityLag = options.finalityBlocks;
     this.#finalized = new FinalizedBlockReader(options.node, options.finalityBlocks, options.chainId);
+    this.#nonceSearches = options.nonceSearches ?? new NonceSearches();
   }
 
   /** A transfer was settled from `block`: the next block reads check that block is still on the chain. */
@@ -247,8 +251,8 @@ export class FinalityTracker {
   async #chainShows(entry: JournalEntry, candidates: readonly string[], head: number): Promise<string | null | undefined> {
     if (entry.nonce === null) return undefined;
     const below = Math.min(...entry.attempts.map((attempt) => attempt.signedAtBlock));
-    const use = await findNonceUse(this.#options.node, this.#options.journal.lane, entry.nonce, head, below).catch(() => undefined);
-    if (use === undefined) return undefined;
+    const use = await findNonceUse(this.#options.node, this.#options.journal.lane, entry.nonce, head, below, this.#nonceSearches).catch(() => undefined);
+    if (use === undefined || use.kind === "unfindable") return undefined;
     // Unused at a block below the head it was seen settled at is a backend behind the others, no fact.
     if (use.kind === "unused") return entry.settledBlock !== null && head < entry.settledBlock ? undefined : null;
     return candidates.some((hash) => hash.toLowerCase() === use.by) ? use.block.hash : null;

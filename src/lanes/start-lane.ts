@@ -38,6 +38,8 @@ import type { PoolWalletReads } from "./pool-wallet-reads.js";
 import { createTransferWatcher } from "../webhooks/create-webhooks.js";
 import { GasRunway } from "./gas-runway.js";
 import type { TransferWatcher } from "../webhooks/transfer-watcher.js";
+import { UnexplainedNonces } from "./unexplained-nonces.js";
+import { NonceSearches } from "../node/wallet-nonce-use.js";
 
 /**
  * With nothing in flight the latest block is read this often, and nothing else: an idle service costs a
@@ -70,6 +72,8 @@ export interface LaneServices {
   ensureSnapshot(maxAgeMs: number): Promise<void>;
   /** The same, without waking the lane's poller to the busy pace (see SnapshotPoller.ensureFreshQuietly). */
   ensureBalances(maxAgeMs: number): Promise<void>;
+  /** Nonces the chain counts used whose user no block body where it could be holds (reported once each). */
+  unexplainedNonces: UnexplainedNonces;
 }
 
 /** What a lane reads of the configuration. */
@@ -145,7 +149,12 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
   const hasRoomAtNode = (nonce: number) => nonce < ledger.minedNonceCountKnown + config.maxInFlightPerLane;
   const awaitRoomAtNode = (nonce: number) => nodeRoom.take(() => hasRoomAtNode(nonce), config.transferSlotWaitMs);
   const finalized = new FinalizedBlockReader(chain.provider, config.finalityBlocks ?? DEFAULT_FINALITY_BLOCKS, chain.chainId);
-  const reconciler = new TransferReconciler(chain, journal, ledger, { finalized, displacements });
+  // What used a nonce, searched in the chain's blocks: the lane's count reads are its hints.
+  const nonceSearches = new NonceSearches();
+  nonceSearches.noteCount(initialSnapshot.blockNumber, initialSnapshot.minedNonceCount);
+  const unexplainedNonces = new UnexplainedNonces(chain.wallet.address, log);
+  const reconciler = new TransferReconciler(chain, journal, ledger, { finalized, displacements, nonceSearches });
+  reconciler.onUnfindable = (entry, searched) => unexplainedNonces.report(entry.nonce as number, searched, entry.id);
   const summary = await reconciler.reconcileAtStartup();
   log.info({ ...summary }, "journal reconciled with the chain");
   const nonces = await createNonceAllocator(chain, journal);
@@ -239,6 +248,7 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
     onUnfollowedJump: () => transferLogs.forget(),
     transferLogs,
     onChange: () => rounds.run(latestHead),
+    nonceSearches,
   });
   reconciler.onMinedIn = (entryId, block) => finality.expectMinedIn(entryId, block);
   reconciler.onSnapshotStale = () => void poller.ensureFresh(0).catch(() => undefined);
@@ -252,6 +262,7 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
       ledger.applySnapshot(snapshot);
       // An older block (a lagging backend) tells nothing new.
       if (ledger.snapshot !== snapshot) return;
+      nonceSearches.noteCount(snapshot.blockNumber, snapshot.minedNonceCount);
       // A top-up raises the balance: only what went down is spent, less what native transfers paid out.
       const wentDown = before - snapshot.ethBalance - ledger.takeValueMined();
       if (wentDown > 0n) gasSpentWei += wentDown;
@@ -329,6 +340,7 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
     gasRunwayHours: () => runway.hours(ledger.snapshot.ethBalance),
     ensureSnapshot: (maxAgeMs) => poller.ensureFresh(maxAgeMs),
     ensureBalances: (maxAgeMs) => poller.ensureFreshQuietly(maxAgeMs),
+    unexplainedNonces,
     onRoundDone: () => undefined,
     async stopBackground() {
       await minedNonces.stop();

@@ -118,6 +118,7 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
         }
         onOutflow({ wallet: entry.lane, hash, block, nonce: entry.nonce, token: null, logIndex: null, logKey: null, to: null, amount: null });
       },
+      onUnexplainedNonce: (wallet, nonce, searched) => lanes.find((lane) => lane.address === wallet)?.unexplainedNonces.report(nonce, searched),
       // Nonces another sender of a lane's key used are not signed at: a transfer that met one would be held
       // until the chain shows that use final.
       onMinedCount: (wallet, count) => lanes.find((lane) => lane.address === wallet)?.nonces.passMined(count),

@@ -16,7 +16,7 @@ import { getAddress, toQuantity, zeroPadValue } from "ethers";
 import type { JournalEntry } from "../journal/transfer-journal.js";
 import { hexQuantity } from "../node/call-blocks.js";
 import { TRANSFER_TOPIC } from "../node/erc20.js";
-import { type BlockRef, type NonceUseNode, findNonceUse } from "../node/wallet-nonce-use.js";
+import { type BlockRef, NonceSearches, type NonceUseNode, findNonceUse } from "../node/wallet-nonce-use.js";
 
 /** A transaction or token transfer out of a wallet of the service that it never signed. */
 export interface UnexpectedOutflow {
@@ -67,6 +67,11 @@ export interface OutflowWatchOptions {
    * words were; the entry is to become what the chain shows.
    */
   onRefusedMined?: (entry: JournalEntry, hash: string, block: BlockRef) => void;
+  /**
+   * Told of a nonce the chain counts used whose user no block body where it could be holds (an EIP-7702
+   * authorization it cannot read, a search past its bound): reported, and the watch moves on past it.
+   */
+  onUnexplainedNonce?: (wallet: string, nonce: number, searched: { from: number; to: number }) => void;
   /** Where the head of the watch's first check on this network is kept (the journal): logs before it are not judged. */
   start: { read(): number | undefined; record(block: number): void };
 }
@@ -92,6 +97,8 @@ export class OutflowWatch {
   // Per lane: every nonce below this was checked.
   readonly #checkedNonces = new Map<string, number>();
   readonly #reported = new Set<string>();
+  // Per lane: its searches for what used a nonce (a long one resumes at the next check), hinted by the counts read.
+  readonly #nonceSearches = new Map<string, NonceSearches>();
 
   constructor(options: OutflowWatchOptions) {
     this.#options = options;
@@ -110,7 +117,10 @@ export class OutflowWatch {
       // A count that is no quantity (a backend without the block answers null) settles nothing: NaN.
       const counts = await Promise.all(lanes.map(async (lane) => quantityOrNaN(await node.send("eth_getTransactionCount", [lane.address, toQuantity(head)]))));
       for (const [index, lane] of lanes.entries()) {
-        if (Number.isInteger(counts[index])) this.#options.onMinedCount?.(lane.address, counts[index]);
+        if (Number.isInteger(counts[index])) {
+          this.#options.onMinedCount?.(lane.address, counts[index]);
+          this.#searchesOf(lane.address).noteCount(head, counts[index]);
+        }
         await this.#checkNonces(lane, counts[index], head).catch((error: unknown) => faults.push(error));
       }
     } catch (error) {
@@ -152,7 +162,11 @@ export class OutflowWatch {
         checkedBelow = nonce;
         break;
       }
-      const use = await findNonceUse(this.#options.node, lane.address, nonce, head, Math.max(0, (this.#checkedBlock ?? head - LOG_LOOKBACK_BLOCKS) - 1));
+      const use = await findNonceUse(this.#options.node, lane.address, nonce, head, Math.max(0, (this.#checkedBlock ?? head - LOG_LOOKBACK_BLOCKS) - 1), this.#searchesOf(lane.address));
+      if (use?.kind === "unfindable") {
+        this.#options.onUnexplainedNonce?.(lane.address, nonce, use.searched);
+        continue;
+      }
       if (use?.kind !== "used") {
         // Not settled by the node's answers (or counted, then not: a reorganisation): asked again next time.
         checkedBelow = nonce;
@@ -227,6 +241,12 @@ export class OutflowWatch {
       this.#report({ ...transfer, hash, block, nonce: null, logIndex: Number(log.logIndex), logKey }, key);
     }
     this.#logsReadTo = to;
+  }
+
+  #searchesOf(wallet: string): NonceSearches {
+    let searches = this.#nonceSearches.get(wallet);
+    if (!searches) this.#nonceSearches.set(wallet, (searches = new NonceSearches()));
+    return searches;
   }
 
   // One of the service's own transactions, mined: an incident when its transfer was answered 417 (told once).

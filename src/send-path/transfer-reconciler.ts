@@ -12,7 +12,7 @@ import { steadyWallClockNow } from "../clock.js";
 import type { ChainConnection } from "../node/connect-chain.js";
 import { DEFAULT_FINALITY_BLOCKS, FinalizedBlockReader } from "../node/finalized-block.js";
 import { type NodeAnswerMeaning, readNodeAnswer } from "../node/node-answers.js";
-import { type BlockRef, findNonceUse } from "../node/wallet-nonce-use.js";
+import { type BlockRef, NonceSearches, findNonceUse } from "../node/wallet-nonce-use.js";
 import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
 import { type Displacement, NonceDisplacements } from "./nonce-displacements.js";
 import type { WalletLedger } from "./wallet-ledger.js";
@@ -56,6 +56,8 @@ export type SignAgain = (entry: JournalEntry) => Promise<boolean>;
 export interface ReconcilerFinality {
   finalized?: FinalizedBlockReader;
   displacements?: NonceDisplacements;
+  /** The wallet's searches for what used a nonce (resumed from round to round), and the counts noted as hints. */
+  nonceSearches?: NonceSearches;
 }
 
 export class TransferReconciler {
@@ -80,6 +82,9 @@ export class TransferReconciler {
   onSnapshotStale: (() => void) | undefined;
   /** Told the block each transfer it settles was seen mined in: finality checks that block stays on the chain. */
   onMinedIn: ((entryId: number, block: MinedIn) => void) | undefined;
+  /** Told of a transfer's nonce the chain counts used whose user no block body where it could be holds (it waits). */
+  onUnfindable: ((entry: JournalEntry, searched: { from: number; to: number }) => void) | undefined;
+  readonly #nonceSearches: NonceSearches;
 
   constructor(
     private readonly chain: ChainConnection,
@@ -89,6 +94,7 @@ export class TransferReconciler {
   ) {
     this.#finalized = finality.finalized ?? new FinalizedBlockReader(chain.provider, DEFAULT_FINALITY_BLOCKS, chain.chainId);
     this.displacements = finality.displacements ?? new NonceDisplacements();
+    this.#nonceSearches = finality.nonceSearches ?? new NonceSearches();
   }
 
   /**
@@ -289,8 +295,9 @@ export class TransferReconciler {
     if (!found) {
       const head = Math.max(this.#head, this.ledger.snapshot.blockNumber);
       const below = Math.min(...entry.attempts.map((attempt) => attempt.signedAtBlock));
-      const use = await findNonceUse(this.chain.provider, this.chain.wallet.address, entry.nonce as number, head, below).catch(() => undefined);
+      const use = await findNonceUse(this.chain.provider, this.chain.wallet.address, entry.nonce as number, head, below, this.#nonceSearches).catch(() => undefined);
       if (use?.kind === "unused") return entry.settledBlock === null || head >= entry.settledBlock ? "unused" : undefined;
+      if (use?.kind === "unfindable") this.onUnfindable?.(entry, use.searched);
       if (use?.kind !== "used") return undefined;
       found = { by: use.by, block: use.block, nonce: entry.nonce as number };
     }
