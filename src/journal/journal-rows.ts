@@ -2,7 +2,7 @@
  * The journal's rows as both stores keep them (SQLite, and PostgreSQL for several replicas: the same
  * columns), and how they read as journal entries.
  */
-import type { DeliveryState, JournalAttempt, JournalEntry, PayoutOrder, TransferEventType, WebhookDelivery, WebhookEventType } from "./transfer-journal.js";
+import type { DeliveryState, JournalAttempt, JournalEntry, PayoutOrder, StoredDisplacement, TransferEventType, WebhookDelivery, WebhookEventType } from "./transfer-journal.js";
 
 /**
  * A transfer (`t`) settled for good, in SQL both stores read: nothing will change it (its outcome is final
@@ -41,6 +41,8 @@ export interface EntryRow {
   approval_expires_at?: number | null;
   approval_decided_by?: string | null;
   approval_decided_at?: number | null;
+  /** What displaced it (a StoredDisplacement as JSON), null for none. */
+  displacement?: string | null;
   created_at: number;
 }
 
@@ -109,6 +111,7 @@ export function toEntry(row: EntryRow, attempts: JournalAttempt[]): JournalEntry
     finalBlock: row.final_block ?? null,
     approval: row.approval_expires_at == null ? null : { expiresAt: row.approval_expires_at, decidedBy: row.approval_decided_by ?? null, decidedAt: row.approval_decided_at ?? null },
     refusal: row.refusal_code === null ? null : { code: row.refusal_code, message: row.refusal_message ?? "" },
+    displacement: row.displacement ? (JSON.parse(row.displacement) as StoredDisplacement) : null,
     createdAt: row.created_at,
     ...(row.payout ? { payout: payoutOfText(row.payout) } : {}),
   };

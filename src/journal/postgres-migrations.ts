@@ -254,4 +254,9 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; sql: string }[] = 
     version: 17,
     sql: "CREATE INDEX transfers_approval_decided ON transfers (approval_decided_at) WHERE approval_decided_at IS NOT NULL",
   },
+  {
+    // What displaced a transfer (a StoredDisplacement as JSON): a new leader goes on from it. Nullable: no rewrite.
+    version: 18,
+    sql: "ALTER TABLE transfers ADD COLUMN displacement TEXT",
+  },
 ];

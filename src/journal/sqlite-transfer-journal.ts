@@ -18,6 +18,7 @@ import {
   type JournalElsewhere,
   type JournalEntry,
   type JournalState,
+  type StoredDisplacement,
   type StoredOutflow,
   type StoredSigningPause,
   type TransferEventType,
@@ -245,6 +246,8 @@ const MIGRATIONS = [
   "ALTER TABLE transfers ADD COLUMN approval_decided_by TEXT",
   "ALTER TABLE transfers ADD COLUMN approval_decided_at INTEGER",
   "ALTER TABLE wallet_outflows ADD COLUMN log_key TEXT",
+  // What displaced a transfer (a StoredDisplacement as JSON): a restart goes on from it.
+  "ALTER TABLE transfers ADD COLUMN displacement TEXT",
 ];
 /**
  * A token outflow is reported once per transaction and log key, wherever a reorganisation mines it (its log
@@ -460,6 +463,7 @@ function prepareStatements(db: Database.Database) {
     setStateFrom: db.prepare("UPDATE transfers SET state = @state, updated_at = @now WHERE id = @id AND state IN (SELECT value FROM json_each(@from))"),
     // A transfer whose nonce another transaction used, signed again at a new nonce: its earlier attempts stay
     // journaled (their hashes are still the transfer's), and the new one is the latest.
+    setDisplacement: db.prepare("UPDATE transfers SET displacement = @displacement, updated_at = @now WHERE id = @id"),
     setNewNonce: db.prepare("UPDATE transfers SET state = 'signed', nonce = @nonce, mined_hash = NULL, updated_at = @now WHERE id = @id AND state IN ('signed', 'accepted', 'nonce-used')"),
     setRefusal: db.prepare(
       "UPDATE transfers SET state = @state, refusal_code = @code, refusal_message = @message, updated_at = @now WHERE id = @id AND state = @from",
@@ -1102,6 +1106,11 @@ class SqliteTransferJournal implements TransferJournal {
 
   recordReplaced(entryId: number): boolean {
     return this.#setStateFrom(entryId, "replaced", ["signed", "accepted", "nonce-used"]);
+  }
+
+  recordDisplacement(entryId: number, displacement: StoredDisplacement | null): void {
+    const text = displacement && JSON.stringify({ by: displacement.by, block: { number: displacement.block.number, hash: displacement.block.hash }, nonce: displacement.nonce });
+    this.#store.writeOne(`recording what displaced entry ${entryId}`, () => this.#store.statements.setDisplacement.run({ id: entryId, displacement: text, now: steadyWallClockNow() }));
   }
 
   recordSignedAgain(entryId: number, signed: SignedTransfer): void {

@@ -91,6 +91,13 @@ export interface SignedTransfer {
 }
 
 /** The refusal a client was given, kept so that a repeat of its Idempotency-Key gets the same answer. */
+/** A transaction found mined at a transfer's nonce, and the block it was found in. */
+export interface StoredDisplacement {
+  by: string;
+  block: { number: number; hash: string };
+  nonce: number;
+}
+
 export interface RecordedRefusal {
   code: string;
   message: string;
@@ -115,6 +122,12 @@ export interface JournalEntry extends TransferRequest {
   minedHash: string | null;
   /** Set for refused and rejected entries. */
   refusal: RecordedRefusal | null;
+  /**
+   * Another transaction found mined at the entry's nonce (by hash, lowercase, and the block it was found in),
+   * recorded when found, so that a restart or a new leader goes on from it while that block becomes final;
+   * it speaks of `nonce` only (an entry signed again since is at another).
+   */
+  displacement: StoredDisplacement | null;
   /** Whether webhooks report on this transfer (they were configured when it was made), and the last event reported. */
   notify: boolean;
   reported: TransferEventType | null;
@@ -407,6 +420,8 @@ export interface TransferJournal {
    * signed again. Only from signed, accepted or nonce-used; whether it changed.
    */
   recordReplaced(entryId: number): boolean;
+  /** Another transaction was found mined at the entry's nonce (null: the one found left the chain). */
+  recordDisplacement(entryId: number, displacement: StoredDisplacement | null): void;
   /**
    * Another transaction used the entry's nonce (proven): it is signed again at `signed.nonce`, as a new
    * attempt of the same transfer (to be flushed before it is broadcast). Its earlier attempts stay its own.

@@ -235,10 +235,15 @@ export class TransferReconciler {
     }
     if (displacement === "ours" || displacement === undefined) return displacement === "ours" ? "taken" : "waiting: nonce used, checking again";
     this.displacements.set(entry.id, displacement);
+    // Journaled once found: a restart or a new leader goes on from it (its block may be long past the state kept).
+    if (entry.displacement?.by !== displacement.by || entry.displacement.nonce !== displacement.nonce) this.journal.recordDisplacement(entry.id, displacement);
     const finality = await this.#finalityOf(displacement.block);
     if (finality !== "final") {
       // Gone: the entry is looked at afresh (its own bytes may yet be mined at its nonce).
-      if (finality === "left the chain") this.displacements.delete(entry.id);
+      if (finality === "left the chain") {
+        this.displacements.delete(entry.id);
+        this.journal.recordDisplacement(entry.id, null);
+      }
       return finality === "left the chain" ? "waiting: nonce used, checking again" : "waiting: displaced, not final";
     }
     // Not before the send path is wired (at startup): the next round signs it again.
@@ -291,7 +296,7 @@ export class TransferReconciler {
   async #findDisplacement(entry: JournalEntry): Promise<Displacement | "ours" | "unused" | undefined> {
     // A displacement found for the nonce the entry had before it was signed again (a round that read it
     // earlier put it back) says nothing about the nonce it has now.
-    let found = this.displacements.of(entry.id, entry.nonce);
+    let found = this.displacements.of(entry.id, entry.nonce) ?? (entry.displacement?.nonce === entry.nonce ? entry.displacement : undefined);
     if (!found) {
       const head = Math.max(this.#head, this.ledger.snapshot.blockNumber);
       const below = Math.min(...entry.attempts.map((attempt) => attempt.signedAtBlock));

@@ -536,6 +536,17 @@ describe.each([
     expect(journal.findById(id)).toMatchObject({ state: "rejected", refusal: { code: "NONCE_EXPIRED" } });
   });
 
+  it("keeps what displaced a transfer (the transaction and its block) across a reopen or a new leader, until it is cleared", async () => {
+    const id = journal.recordSigned(undefined, REQUEST, SIGNED);
+    const displacement = { by: `0x${"ef".repeat(32)}`, block: { number: 95, hash: `0x${"95".repeat(32)}` }, nonce: SIGNED.nonce };
+    journal.recordDisplacement(id, displacement);
+    await reopen();
+    expect(journal.findById(id)?.displacement).toEqual(displacement);
+    journal.recordDisplacement(id, null);
+    await reopen();
+    expect(journal.findById(id)?.displacement).toBeNull();
+  });
+
   it("makes a rejected entry whose own transaction the chain shows mined what the chain shows, its refusal kept (an incident, never signed again)", async () => {
     const id = journal.recordSigned(undefined, REQUEST, SIGNED);
     journal.recordRejected(id, { code: "INSUFFICIENT_FUNDS", message: "no gas" });

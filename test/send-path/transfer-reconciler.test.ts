@@ -214,6 +214,36 @@ describe("the background resend", () => {
     expect(reconciler.displacements.of(entry.id, 0)).toBeUndefined();
   });
 
+  it("journals the displacement it found, so that after a restart, with the displacing block long past the state a node keeps, it goes on from it and signs again once final", async () => {
+    let wallet = "";
+    const state = { usedAt: 95, user: () => OUTSIDE, finalized: 90 };
+    let pruned = false;
+    const first = setUp(chainWith(() => wallet, state, ({ method, params }) => {
+      if (method === "eth_sendRawTransaction") throw nodeError("nonce too low");
+      // After the restart the head is far on: state below it is pruned, and the old bodies are no longer searched for.
+      if (pruned && method === "eth_getTransactionCount" && params[1] !== "latest" && Number(params[1]) < 10_000) throw nodeError("missing trie node: state is not available");
+      if (pruned && method === "eth_getBlockByNumber" && params[1] === true) throw new Error("no body should be read: the displacement is journaled");
+      return undefined;
+    }), 1);
+    wallet = first.chain.wallet.address;
+    const entry = await journalSigned(first.chain, 0);
+    await journal.flushed();
+    expect(await first.reconciler.resend(journal.findById(entry.id)!)).toBe("waiting: displaced, not final");
+    await journal.flushed();
+    expect(journal.findById(entry.id)?.displacement).toEqual({ by: OUTSIDE, block: { number: 95, hash: `0x${(95).toString(16).padStart(64, "b")}` }, nonce: 0 });
+
+    // A restart: a new reconciler over the journal reopened; the chain has moved 10,000 blocks on.
+    journal.close();
+    pruned = true;
+    state.finalized = 9_000;
+    journal = openSqliteJournal(join(dir, "transfers.sqlite"), { chainId: 31337n, walletAddress: first.chain.wallet.address, tokenAddress: FAKE_TOKEN });
+    const restarted = new TransferReconciler(first.chain, journal, new WalletLedger(snapshotAt(10_050, 1)));
+    restarted.noteHead(10_050);
+    const signedAgain = recordSigningAgain(restarted);
+    expect(await restarted.resend(journal.findById(entry.id)!)).toBe("signed again");
+    expect(signedAgain).toEqual([entry.id]);
+  });
+
   it("signs nothing when the displacing transaction's block leaves the chain before it is final: the transfer's own bytes may yet be mined", async () => {
     let wallet = "";
     let reorganised = false;
