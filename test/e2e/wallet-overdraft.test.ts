@@ -1,0 +1,51 @@
+/**
+ * The wallet ledger never lets more in flight than the balance covers: 15 concurrent transfers of one token
+ * from a wallet that holds 10, twenty times over on each node implementation (a race shows in some runs
+ * only): exactly 10 answered 200 and 5 answered 417 INSUFFICIENT_TOKEN_BALANCE each time, and no transfer
+ * answered 200 reverts on chain.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { type TestService, postJson, startService } from "../helpers/service.js";
+import { NODE_KINDS, type TestChain, freshAddress, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
+import { waitUntil } from "../helpers/wait-until.js";
+
+const RUNS = 20;
+
+let chain: TestChain | undefined;
+let service: TestService | undefined;
+afterEach(async () => {
+  await service?.close();
+  await chain?.stop();
+  service = undefined;
+  chain = undefined;
+});
+
+describe.each(NODE_KINDS)("15 concurrent 1-token transfers from a wallet holding 10 (%s)", (kind) => {
+  it(`exactly 10 answered 200 in each of ${RUNS} runs, and none of them reverts`, async () => {
+    chain = await startTestChainOn(kind);
+    const token = 10n ** BigInt(chain.decimals);
+    // Another holder tops the wallet up to 10 tokens before each run: incoming, never an outflow.
+    const bank = await chain.provider.getSigner(0);
+    const walletTokens = await tokenBalanceOf(chain, chain.demo.walletAddress);
+    await (await chain.token.getFunction("transfer")(await bank.getAddress(), walletTokens - 10n * token)).wait();
+    service = await startService(chain.target);
+    const bankToken = chain.token.connect(bank);
+    const outcomes: string[] = [];
+    const answered: string[] = [];
+    for (let run = 0; run < RUNS; run++) {
+      if (run > 0) {
+        await waitUntil(() => service!.services.journal.unsettled().length === 0, 30_000, "the last run's transfers mined");
+        await (await bankToken.getFunction("transfer")(chain.demo.walletAddress, 10n * token)).wait();
+      }
+      expect(await tokenBalanceOf(chain, chain.demo.walletAddress)).toBe(10n * token);
+      const replies = await Promise.all(Array.from({ length: 15 }, () => postJson(service!.app, "/transfer", { toAddress: freshAddress(), amount: "1" })));
+      const codes = replies.map((reply) => (reply.statusCode === 200 ? "200" : `${reply.statusCode} ${reply.body.code}`)).sort();
+      outcomes.push(`run ${run}: ${codes.filter((code) => code === "200").length} x 200, ${codes.filter((code) => code !== "200").join(", ")}`);
+      for (const reply of replies) if (reply.statusCode === 200) answered.push(reply.body.result.hash);
+    }
+    await waitUntil(() => service!.services.journal.unsettled().length === 0, 30_000, "every transfer mined");
+    const receipts = await Promise.all(answered.map((hash) => chain!.provider.getTransactionReceipt(hash)));
+    expect(receipts.filter((receipt) => receipt?.status !== 1).length, "transfers answered 200 that reverted or were never mined").toBe(0);
+    expect(outcomes).toEqual(Array.from({ length: RUNS }, (_, run) => `run ${run}: 10 x 200, ${Array(5).fill("417 INSUFFICIENT_TOKEN_BALANCE").join(", ")}`));
+  }, 240_000);
+});
