@@ -263,6 +263,7 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
       // An older block (a lagging backend) tells nothing new.
       if (ledger.snapshot !== snapshot) return;
       nonceSearches.noteCount(snapshot.blockNumber, snapshot.minedNonceCount);
+      nonces.noteChainCount(snapshot.minedNonceCount);
       // A top-up raises the balance: only what went down is spent, less what native transfers paid out.
       const wentDown = before - snapshot.ethBalance - ledger.takeValueMined();
       if (wentDown > 0n) gasSpentWei += wentDown;

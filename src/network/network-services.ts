@@ -121,7 +121,7 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
       onUnexplainedNonce: (wallet, nonce, searched) => lanes.find((lane) => lane.address === wallet)?.unexplainedNonces.report(nonce, searched),
       // Nonces another sender of a lane's key used are not signed at: a transfer that met one would be held
       // until the chain shows that use final.
-      onMinedCount: (wallet, count) => lanes.find((lane) => lane.address === wallet)?.nonces.passMined(count),
+      onMinedCount: (wallet, count) => lanes.find((lane) => lane.address === wallet)?.nonces.noteChainCount(count),
       start: { read: () => journal.outflowWatchStart(), record: (block) => journal.recordOutflowWatchStart(block) },
     });
     // A transaction found at a transfer's nonce is an outflow too, unless the service sent it.

@@ -1,12 +1,13 @@
 import { monotonicNow } from "../clock.js";
 
 /**
- * After this long without a read of the chain's count or a nonce handed out, the pending count is read again
- * before the next nonce: another sender of the key may have used nonces meanwhile, and a transfer signed at a
- * used nonce is held until that use is found on the chain and final, which needs the state of the blocks
- * since (a node keeps 128 blocks of it: about half a minute on Arbitrum). Costs one read when work resumes.
+ * After this long without a fresh count of the wallet's transactions (its own read, a wallet snapshot's or the
+ * outflow watch's: noteChainCount), the pending count is read again before the next nonce: another sender of
+ * the key may have used nonces meanwhile, and a transfer signed at a used nonce is held until that use is
+ * found on the chain and final (minutes on a rollup). Busy, the lane's snapshots keep the count fresh: no read
+ * of its own; idle, one read when work resumes, shared by the transfers that wait for it.
  */
-export const RESYNC_AFTER_IDLE_MS = 20_000;
+export const COUNT_STALE_AFTER_MS = 2_000;
 
 /**
  * Hands out the hot wallet's nonces in the process: every nonce to exactly one transaction, and none
@@ -20,8 +21,8 @@ export class NonceAllocator {
   // When each given-back nonce was given back (monotonic ms).
   readonly #releasedAt = new Map<number, number>();
   #reading: Promise<void> | undefined;
-  // When the chain's counts were last read or a nonce last handed out (monotonic ms).
-  #activeAt = 0;
+  // When a fresh count of the chain's was last known (monotonic ms): its own read, or one noted.
+  #countKnownAt = 0;
 
   /**
    * `readPendingNonce`: the chain's count of the wallet's transactions, mined or pending; `readMinedNonce`:
@@ -33,18 +34,19 @@ export class NonceAllocator {
   ) {}
 
   /**
-   * Reads the sequence from the chain the first time, and the chain's pending count
-   * again after RESYNC_AFTER_IDLE_MS without work; concurrent callers share the read.
+   * Reads the sequence from the chain the first time, and the chain's pending count again when no fresh
+   * count was known for `maxAgeMs`; concurrent callers share the read.
    */
-  async ready(): Promise<void> {
-    if (this.#next !== undefined && monotonicNow() - this.#activeAt <= RESYNC_AFTER_IDLE_MS) return;
-    // After a pause, one read: new nonces start past the chain's pending count (given-back ones stay: see
+  async ready(maxAgeMs = COUNT_STALE_AFTER_MS): Promise<void> {
+    if (this.#next !== undefined && monotonicNow() - this.#countKnownAt <= maxAgeMs) return;
+    // One read: new nonces start past the chain's pending count (given-back ones stay: see
     // catchUpWithChain). A read that fails changes nothing; the next nonce is taken as before.
+    const askedAt = monotonicNow();
     this.#reading ??= this.readPendingNonce()
       .then(
         (pending) => {
           this.#next = Math.max(this.#next ?? pending, pending);
-          this.#activeAt = monotonicNow();
+          this.#countKnownAt = Math.max(this.#countKnownAt, askedAt);
         },
         (error: unknown) => {
           if (this.#next === undefined) throw error;
@@ -67,10 +69,18 @@ export class NonceAllocator {
     for (const nonce of this.#releasedAt.keys()) if (nonce < minedCount) this.#releasedAt.delete(nonce);
   }
 
+  /**
+   * The wallet's mined count as just read from the chain (a snapshot's, the outflow watch's): passMined, and
+   * the count is known fresh, so that no read of its own is due before the next nonce.
+   */
+  noteChainCount(minedCount: number, readAt = monotonicNow()): void {
+    this.passMined(minedCount);
+    this.#countKnownAt = Math.max(this.#countKnownAt, readAt);
+  }
+
   /** The lowest given-back nonce, else the next new one. Call after ready(). */
   take(): number {
     if (this.#next === undefined) throw new Error("NonceAllocator.take() before ready()");
-    this.#activeAt = monotonicNow();
     const released = this.#released.shift();
     if (released === undefined) return this.#next++;
     this.#releasedAt.delete(released);
@@ -122,7 +132,7 @@ export class NonceAllocator {
     } catch {
       return;
     }
-    this.#activeAt = monotonicNow();
+    this.#countKnownAt = monotonicNow();
     this.#next = Math.max(this.#next ?? pending, pending);
     this.#released = this.#released.filter((nonce) => nonce >= mined);
     for (const nonce of this.#releasedAt.keys()) if (nonce < mined) this.#releasedAt.delete(nonce);

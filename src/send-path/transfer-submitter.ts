@@ -110,6 +110,11 @@ export class TransferSubmitter {
     return this.#beingSigned.has(nonce);
   }
 
+  // Nothing of the wallet's unmined, being signed or broadcast.
+  #isIdle(): boolean {
+    return this.#options.ledger.unminedCount === 0 && this.#inFlightEntries.size === 0 && this.#beingSigned.size === 0;
+  }
+
   /** Transfers being signed or broadcast right now. */
   get inFlightCount(): number {
     return this.#inFlightEntries.size;
@@ -187,7 +192,11 @@ export class TransferSubmitter {
   // signer's round trip, during which other transfers are signed too. Journaled before anything is sent.
   async #signAndBroadcast(prepared: PreparedTransfer, inFlight: Set<number>): Promise<{ transfer: SignedTokenTransfer; answer?: NodeAnswer }> {
     const { journal, ledger, nonces } = this.#options;
-    await nonces.ready();
+    // A wallet with nothing in flight may have been used by another sender of its key since its count was
+    // read: the first transfer reads the count (those that arrive meanwhile share the read), rather than sign
+    // at a nonce another transaction took, which would hold it until that one is final (minutes on a rollup).
+    // Busy, the lane's snapshots keep the count fresh.
+    await nonces.ready(this.#isIdle() ? 0 : undefined);
     // Nonces the chain shows used are not signed at: such a transfer would wait until that use is final.
     nonces.passMined(ledger.snapshot.minedNonceCount);
     const nonce = nonces.take();

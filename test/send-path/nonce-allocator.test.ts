@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { NonceAllocator, RESYNC_AFTER_IDLE_MS } from "../../src/send-path/nonce-allocator.js";
+import { COUNT_STALE_AFTER_MS, NonceAllocator } from "../../src/send-path/nonce-allocator.js";
 
 describe("NonceAllocator", () => {
   it("reads the chain once, then hands out consecutive nonces synchronously", async () => {
@@ -86,7 +86,7 @@ describe("NonceAllocator", () => {
     expect(allocator.take()).toBe(9);
   });
 
-  it("reads the chain's counts again before a nonce after RESYNC_AFTER_IDLE_MS without work, once for concurrent callers; not while busy", async () => {
+  it("reads the chain's pending count again before a nonce once no fresh count was known for COUNT_STALE_AFTER_MS, once for concurrent callers; not while snapshots keep it fresh", async () => {
     vi.useFakeTimers({ toFake: ["performance"] });
     try {
       let reads = 0;
@@ -96,17 +96,22 @@ describe("NonceAllocator", () => {
         return chainPending;
       });
       await allocator.ready();
-      allocator.take();
-      // Another sender of the key uses nonces 1 to 4 while the service idles.
-      chainPending = 5;
-      vi.advanceTimersByTime(RESYNC_AFTER_IDLE_MS - 1);
-      await allocator.ready();
+      expect(allocator.take()).toBe(0);
+      // Busy: the lane's snapshots note the chain's count; handing out nonces alone keeps nothing fresh.
+      for (let tick = 0; tick < 5; tick++) {
+        vi.advanceTimersByTime(COUNT_STALE_AFTER_MS - 1);
+        allocator.noteChainCount(1);
+        await allocator.ready();
+        allocator.take();
+      }
       expect(reads).toBe(1);
-      vi.advanceTimersByTime(RESYNC_AFTER_IDLE_MS);
+      // Another sender of the key uses nonces 6 to 9 while no count is read.
+      chainPending = 10;
+      vi.advanceTimersByTime(COUNT_STALE_AFTER_MS + 1);
       await Promise.all([allocator.ready(), allocator.ready()]);
       // One read of the pending count for both.
       expect(reads).toBe(2);
-      expect(allocator.take()).toBe(5);
+      expect(allocator.take()).toBe(10);
     } finally {
       vi.useRealTimers();
     }

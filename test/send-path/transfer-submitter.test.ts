@@ -123,20 +123,22 @@ describe("TransferSubmitter", () => {
   });
 
   it.each(["nonce too low", "replacement transaction underpriced"])("a first broadcast the node refuses with %s: held and answered as sent (words are no proof), signed once, its nonce kept; the next transfer starts past the chain's count", async (words) => {
+    let chainCount = 0;
     const { chain, calls } = fakeChain(async ({ method }) => {
-      if (method === "eth_sendRawTransaction") throw Object.assign(new Error(words), { error: { code: -32000, message: words } });
+      if (method === "eth_sendRawTransaction") {
+        // Another sender of the key used nonces 0 to 2 between the count's read and the broadcast.
+        chainCount = 3;
+        throw Object.assign(new Error(words), { error: { code: -32000, message: words } });
+      }
       throw new Error(`unexpected ${method}`);
     });
     dir = mkdtempSync(join(tmpdir(), "submitter-"));
     journal = openSqliteJournal(join(dir, "transfers.sqlite"), { chainId: 31337n, walletAddress: chain.wallet.address, tokenAddress: FAKE_TOKEN });
     const ledger = new WalletLedger(snapshotAt(100, 0));
-    let chainCount = 0;
     const nonces = new NonceAllocator(async () => chainCount);
     const held: { hash: string; nonce: number; meaning: string }[] = [];
     const submitter = new TransferSubmitter({ chain, journal, ledger, nonces, onHeld: (hash, nonce, answer) => held.push({ hash, nonce, meaning: answer.meaning }) });
     await nonces.ready();
-    // Another sender of the key used nonces 0 to 2 meanwhile.
-    chainCount = 3;
     const prepared = () => ({ request: { recipient: RECIPIENT, units: 1n }, call: { to: FAKE_TOKEN, data: encodeTransfer(RECIPIENT, 1n), gasLimit: 60_000n }, kind: "transfer" as const, reservation: ledger.reserve(1n, 1n), entryId: undefined });
 
     const sent = await submitter.submit(prepared());
