@@ -103,7 +103,7 @@ export const ConfigSchema = Type.Object({
     minimum: 100,
     maximum: 86_400_000,
     default: 60_000,
-    description: "the wallet's next transaction, which a node holds at a fair price while the chain makes blocks without it, is re-priced after this long (and STUCK_AFTER_BLOCKS blocks), at most 3 times",
+    description: "the wallet's next transaction, unmined at a fair price while the chain makes blocks without it, is re-priced after this long (and STUCK_AFTER_BLOCKS blocks) whatever any node says of it, at most 3 times",
   }),
   gasLimitMultiplier: Type.String({ pattern: "^[0-9]+(\\.[0-9]{1,4})?$", default: "1.0", description: "gas limit = eth_estimateGas x this (at least 1)" }),
   headMaxAgeMs: Type.Integer({ minimum: 0, maximum: 60_000, default: 500, description: "oldest chain head a lookup may use" }),

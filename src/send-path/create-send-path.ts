@@ -63,7 +63,7 @@ export function createSendPath(settings: SendPathSettings, parts: SendPathParts)
     pendingCountWarning(() =>
       log.warn(
         { err: error, ...at },
-        "a node did not give the wallet's pending transaction count after a re-send of its next transaction: while none does, a node that holds that transaction without ever mining it is not noticed, and it is not re-priced for that (told at most once every 10 minutes)",
+        "a node did not give the wallet's pending transaction count after a re-send of its next transaction: while none does, a node that holds that transaction without counting it is not noticed at once; it is re-priced once it waited REPRICE_UNMINED_AFTER_MS (told at most once every 10 minutes)",
       ),
     );
   const replacer = new TransferReplacer({
@@ -73,7 +73,6 @@ export function createSendPath(settings: SendPathSettings, parts: SendPathParts)
     policy,
     stuckAfterBlocks: settings.stuckAfterBlocks,
     repriceUnminedAfterMs: settings.repriceUnminedAfterMs,
-    heldAtNextNonce: (entryId) => reconciler.heldAtNextNonce(entryId),
     onNextNonceAtBound: ({ reason, ...stuck }) =>
       log.warn(
         stuck,
@@ -101,7 +100,7 @@ export function createSendPath(settings: SendPathSettings, parts: SendPathParts)
 
 const atBoundBecause: Record<NextNonceReason, string> = {
   "refused-at-next-nonce": "nodes refuse it",
-  "unmined-at-next-nonce": "a node holds it at a fair price yet never passes it on",
+  "unmined-at-next-nonce": "the chain makes blocks without it at a fair price (a node that holds it and never passes it on?)",
   "not-executable": "a node holds it without counting it as pending",
 };
 
@@ -109,7 +108,7 @@ const replacedBecause: Record<ReplacementReason, string> = {
   underpriced: "re-priced a stuck transfer: a replacement at the same nonce",
   "refused-at-next-nonce": "re-priced the wallet's next transaction, which no node would take: a replacement at the same nonce",
   "unmined-at-next-nonce":
-    "re-priced the wallet's next transaction: a node holds it at a fair price, yet the chain made blocks without it (a node that never passed it on?); a replacement at the same nonce",
+    "re-priced the wallet's next transaction: it waits at a fair price, yet the chain made blocks without it (a node that holds it and never passed it on?); a replacement at the same nonce",
   "not-executable": "replaced the wallet's next transaction, which the node holds without counting it as pending",
   requested: "re-priced a transfer on request: a replacement at the same nonce",
 };

@@ -69,13 +69,11 @@ export class TransferReconciler {
   readonly displacements: NonceDisplacements;
   // Entry id -> what the node said to its last re-send, while it is refused.
   readonly #lastRefusal = new Map<number, NodeAnswerMeaning>();
-  // The wallet's next transaction as a node last said it holds it (or took it afresh) and counts it as pending: one at a time.
-  #heldAtNextNonce: { entryId: number; hash: string } | undefined;
   #signAgain: SignAgain | undefined;
   /**
    * Told each time a node does not give the wallet's pending count after a re-send of its next transaction
-   * (`at`): without it, a node that holds that transaction and never mines it goes unnoticed (the "held but
-   * unmined" and "held without being counted" replacements wait for it).
+   * (`at`): without it, a node that holds that transaction without counting it is not noticed at once (the
+   * "held without being counted" replacement waits for it; the re-price of the wallet's next nonce does not).
    */
   onPendingCountUnread: ((error: unknown, at: { nonce: number; hash: string }) => void) | undefined;
   /** Told when the chain's newest blocks show a nonce unused that the wallet snapshot counts as used. */
@@ -108,15 +106,6 @@ export class TransferReconciler {
   /** What the node said to the entry's last re-send, while it keeps refusing it; undefined once taken. */
   lastRefusalOf(entryId: number): NodeAnswerMeaning | undefined {
     return this.#lastRefusal.get(entryId);
-  }
-
-  /**
-   * The attempt of the entry that a node, at its last re-send as the wallet's next transaction, said it
-   * holds (found by hash, its bytes "already known") or took afresh, and counted among the wallet's pending
-   * transactions.
-   */
-  heldAtNextNonce(entryId: number): string | undefined {
-    return this.#heldAtNextNonce?.entryId === entryId ? this.#heldAtNextNonce.hash : undefined;
   }
 
   /**
@@ -154,8 +143,6 @@ export class TransferReconciler {
     // The latest attempt: a re-priced one replaced the ones before it in the pools.
     const latest = entry.attempts.at(-1);
     if (!latest || entry.nonce === null) throw new Error(`journal entry ${entry.id} was never signed`);
-    // What a node said at an earlier re-send is no longer what it says: only this one's answer counts.
-    if (this.#heldAtNextNonce?.entryId === entry.id) this.#heldAtNextNonce = undefined;
     // The chain has used its nonce: sending these bytes again cannot help, whatever a node would say.
     if (entry.nonce < this.ledger.snapshot.minedNonceCount) return this.settleUsedNonce(entry);
     const { provider } = this.chain;
@@ -184,17 +171,15 @@ export class TransferReconciler {
     }
     const outcome = this.#taken(entry);
     if (blocksTheWallet) {
-      // A node that holds these bytes, or took them afresh (it had lost them, or dropped them unseen), and
-      // counts them as pending: the evidence the replacer's "held but unmined" rule needs. Not counted, when
-      // it held them already: it keeps them where they are never mined. Not counted after taking them afresh
-      // proves nothing (the count may come from another backend of a fleet, one that has not seen them yet).
-      // A count the node does not give decides nothing either: these bytes went out, the next round asks again.
+      // A node that holds these bytes already and does not count them as pending keeps them where they are
+      // never mined: replaced at once. Not counted after taking them afresh proves nothing (the count may come
+      // from another backend of a fleet, one that has not seen them yet), nor does a count the node does not
+      // give: these bytes went out, and the replacer re-prices the wallet's next nonce once it waited long enough.
       const counted = await this.#countedAsPending(entry.nonce).catch((error: unknown) => {
         this.onPendingCountUnread?.(error, { nonce: entry.nonce as number, hash: latest.hash });
         return undefined;
       });
       if (heldAlready && counted === false) return "held, not executable";
-      if (counted) this.#heldAtNextNonce = { entryId: entry.id, hash: latest.hash };
     }
     return outcome;
   }

@@ -90,8 +90,6 @@ export interface TransferReplacerOptions {
    * (and again after as long for each replacement, within NEXT_NONCE_REPLACEMENTS_AT_MOST).
    */
   repriceUnminedAfterMs: number;
-  /** The attempt a node last said it holds and counts as pending as the wallet's next transaction (the reconciler's). */
-  heldAtNextNonce: (entryId: number) => string | undefined;
   /**
    * Told once when the wallet's next transaction is still unmined, and the rules that raise its fees whatever
    * the market says (a node refuses it, holds it without passing it on, or holds it without counting it) may
@@ -240,21 +238,22 @@ export class TransferReplacer {
    *   it, so it is re-priced whatever the market says, unless the node's words rule out that fees help.
    * - Underpriced for the market; when no node is known to hold it, only if no node would take its bytes at
    *   all with this base fee (otherwise the same bytes go out again first: the reconciler).
-   * - The wallet's next transaction, which a node said it holds and counts as pending at its last re-send
-   *   (the same bytes, to every endpoint), while the wallet's next nonce and this attempt have waited
-   *   `repriceUnminedAfterMs` (`atNextNonceAndWaited`): a node that never passed it on, or block builders
-   *   that will not take it. A new transaction at the nonce is passed on and judged afresh, as Chainlink's
-   *   and OpenZeppelin's relayers bump a transaction that waits too long whatever the market. Bounded apart
-   *   from the fee caps (unset by default): see NEXT_NONCE_REPLACEMENTS_AT_MOST, which bounds the first too.
+   * - The wallet's next transaction (its lowest unmined nonce), not refused at its last re-send, while the
+   *   wallet's next nonce and this attempt have waited `repriceUnminedAfterMs` (`atNextNonceAndWaited`):
+   *   whatever any node says of it (a backend of a fleet that holds it and never passes it on answers
+   *   "already known" to every re-send, and the pending count, from another backend, proves nothing either
+   *   way), or block builders that will not take it. A new transaction at the nonce is passed on and judged
+   *   afresh, as Chainlink's and OpenZeppelin's relayers bump a transaction that waits too long whatever the
+   *   market; at its own nonce it can never pay twice. Bounded apart from the fee caps (unset by default):
+   *   see NEXT_NONCE_REPLACEMENTS_AT_MOST, which bounds the first too.
    */
   #reasonToReplace(entry: JournalEntry, latest: JournalAttempt, offered: AttemptFees, market: FeeMarket, atNextNonceAndWaited: boolean): ReplacementReason | undefined {
     const refusal = this.#options.lastRefusalOf(entry.id);
     const atNextNonce = entry.nonce === this.#options.ledger.snapshot.minedNonceCount;
     if (entry.state === "signed" && atNextNonce && repricingMayHelp(refusal)) return "refused-at-next-nonce";
     if (isUnderpriced(offered, market)) return marketReason(entry, offered, market);
-    const held = refusal === undefined && this.#options.heldAtNextNonce(entry.id) === latest.hash;
     const latestWaited = steadyWallClockNow() - latest.createdAt >= this.#options.repriceUnminedAfterMs;
-    return atNextNonceAndWaited && held && latestWaited ? "unmined-at-next-nonce" : undefined;
+    return atNextNonceAndWaited && refusal === undefined && latestWaited ? "unmined-at-next-nonce" : undefined;
   }
 
   // Whether the entry has had NEXT_NONCE_REPLACEMENTS_AT_MOST replacements at its nonce; the first time, told.

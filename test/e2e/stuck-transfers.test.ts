@@ -10,7 +10,7 @@ import { request } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
-import type { ProxyFault } from "../helpers/rpc-proxy.js";
+import { type ProxyFault, pendingTransactionJson } from "../helpers/rpc-proxy.js";
 import { AUTHORIZATION, TEST_API_KEY, type ProxiedService, type TestService, postJson, startService, startServiceBehindProxy } from "../helpers/service.js";
 import { devMethodPrefix } from "../../src/dev/demo-chain.js";
 import { NODE_KINDS, type TestChain, freshAddress, startTestChain, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
@@ -596,6 +596,55 @@ describe.each(NODE_KINDS)("a node (%s) that holds the wallet's next transaction 
     expect(service.logs.some((line) => line.includes("yet the chain made blocks without it"))).toBe(true);
     expect((await postJson(service.app, "/getTransaction", { Tx: first })).body.result).toMatchObject({ hash: document.carriedBy, nonce: held });
   });
+});
+
+describe("a fleet endpoint (anvil) one of whose backends took the wallet's next transaction and never passes it on, and which gives no pending count", () => {
+  let chain: TestChain;
+  let proxied: ProxiedService;
+
+  beforeAll(async () => {
+    chain = await startTestChainOn("anvil");
+    await chain.provider.send("evm_setAutomine", [false]);
+    proxied = await startServiceBehindProxy(chain.target, { REBROADCAST_AFTER_MS: "300", STUCK_AFTER_BLOCKS: "2", REPRICE_UNMINED_AFTER_MS: "700" });
+  });
+  afterAll(async () => {
+    await proxied?.close();
+    await chain?.stop();
+  });
+
+  it("re-prices the wallet's lowest unmined nonce after STUCK_AFTER_BLOCKS and REPRICE_UNMINED_AFTER_MS without any node's word that it holds it: it and the transfers behind it are mined, each paid once", async () => {
+    const { service, proxy } = proxied;
+    const jammed = await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending");
+    // The backend answers as a node that holds it (its hash, then "already known", found by hash in its pool);
+    // the node never sees it; and a pending count, the evidence the held-at-next-nonce rule needs, is never given.
+    const swallowed = new Map<string, string>();
+    proxy.fault = {
+      kind: "script",
+      answer: ({ method, params }) => {
+        if (method === "eth_sendRawTransaction") {
+          const raw = params[0] as string;
+          const transaction = Transaction.from(raw);
+          if (transaction.nonce !== jammed) return undefined;
+          if (swallowed.has(transaction.hash as string)) return { error: { code: -32000, message: "already known" } };
+          if (swallowed.size > 0) return undefined;
+          swallowed.set(transaction.hash as string, raw);
+          return { result: transaction.hash };
+        }
+        if (method === "eth_getTransactionByHash" && swallowed.has(params[0] as string)) return { result: pendingTransactionJson(swallowed.get(params[0] as string) as string) };
+        if (method === "eth_getTransactionCount" && params[1] === "pending") return { error: { code: -32000, message: "pending block is not available" } };
+        return undefined;
+      },
+    };
+    const recipients = [freshAddress(), freshAddress(), freshAddress()];
+    for (const toAddress of recipients) expect((await postJson(service.app, "/transfer", { toAddress, amount: "1" })).statusCode).toBe(200);
+    expect(swallowed.size).toBe(1);
+    for (let block = 0; block < 40 && (await tokenBalanceOf(chain, recipients[2])) === 0n; block++) {
+      await mineAt(chain, GWEI);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    }
+    for (const recipient of recipients) expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("1", 18));
+    expect(await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest")).toBe(jammed + 3);
+  }, 60_000);
 });
 
 // `forgets`: a node that drops what it took unseen (not found by its hash), and takes the same bytes afresh.
