@@ -42,8 +42,11 @@ const STATE_READS = new Map([
 /** The answers of a rollup's endpoint in front of `rpcUrl`; `stop()` closes its own connection to the node. */
 export interface RollupEndpoint {
   answer(call: { method: string; params: unknown[] }): ScriptedAnswer | Promise<ScriptedAnswer>;
-  /** What it met so far: reads of the finalized tag, those refused with a rate limit, and state reads refused as pruned. */
-  readonly met: { finalizedReads: number; finalizedRefused: number; prunedStateRefused: number };
+  /**
+   * What it met so far: reads of the finalized tag, those refused with a rate limit, the highest finalized
+   * block it answered (-1 before any), and state reads refused as pruned.
+   */
+  readonly met: { finalizedReads: number; finalizedRefused: number; highestFinalized: number; prunedStateRefused: number };
   stop(): void;
 }
 
@@ -54,7 +57,7 @@ export function rollupEndpoint(rpcUrl: string, shape: RollupShape = ROLLUP): Rol
     if (!head || Date.now() - head.at > 50) head = { number: await provider.getBlockNumber(), at: Date.now() };
     return head.number;
   };
-  const met = { finalizedReads: 0, finalizedRefused: 0, prunedStateRefused: 0 };
+  const met = { finalizedReads: 0, finalizedRefused: 0, highestFinalized: -1, prunedStateRefused: 0 };
   return {
     met,
     async answer({ method, params }) {
@@ -64,7 +67,9 @@ export function rollupEndpoint(rpcUrl: string, shape: RollupShape = ROLLUP): Rol
           met.finalizedRefused++;
           return { error: { code: -32005, message: "limit exceeded" } };
         }
-        return { params: [toQuantity(Math.max(0, (await readHead()) - shape.finalizedLagBlocks)), params[1]] };
+        const finalized = Math.max(0, (await readHead()) - shape.finalizedLagBlocks);
+        met.highestFinalized = Math.max(met.highestFinalized, finalized);
+        return { params: [toQuantity(finalized), params[1]] };
       }
       const at = STATE_READS.get(method);
       if (at === undefined) return undefined;

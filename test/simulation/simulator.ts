@@ -32,6 +32,13 @@
  * The outflow watch runs throughout (every 300 ms): every unexpected outflow any run of the service logged
  * must be a transaction the outside sender made, never one of the service's own, whatever the faults.
  *
+ * With `profile: "rollup"` (anvil only) the default chain is shaped as a rollup and its endpoint
+ * (rollup-endpoint.ts): a block every 250 ms, state kept for 128 blocks (older state reads refused in geth's
+ * words), a finalized tag 300 blocks behind the head whose first reads fail with a rate limit; and between
+ * waves, in some runs, an outage of every endpoint longer than the state kept (150 to 400 blocks made
+ * while no endpoint answers), with or without a kill -9 before it: what used a nonce before it is found
+ * from block bodies only.
+ *
  * With `networks: 2` the service pays on a second chain too (an anvil with another chain id, behind a
  * faulting proxy of its own), as NETWORKS_FILE describes both: each transfer goes to one of them (on the
  * default, some in its native coin), the waves' events (reorganisation, an emptied pool, an outside sender)
@@ -47,6 +54,7 @@ import { sqliteAuditRows } from "../../src/journal/sqlite-audit-rows.js";
 import { openKeptDatabase } from "../../src/journal/sqlite-keep-alive.js";
 import { type BehindNode, watchBehindNode } from "../helpers/behind-node.js";
 import { watchLaggingFleet } from "../helpers/lagging-fleet.js";
+import { rollupEndpoint, startRollupChain } from "../helpers/rollup-endpoint.js";
 import { type RpcProxy, type ScriptedAnswer, startRpcProxy } from "../helpers/rpc-proxy.js";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
 import { AUTHORIZATION } from "../helpers/service.js";
@@ -94,6 +102,8 @@ export interface SimulationOptions {
   log?: (line: string) => void;
   /** A folder to copy the run's journal into (its SQLite files), once every process of the service is gone. */
   keepJournalIn?: string;
+  /** "rollup": the default chain shaped as a rollup and its endpoint (anvil only); default: a dev chain. */
+  profile?: "default" | "rollup";
 }
 
 export const DEFAULT_SIMULATION: Omit<SimulationOptions, "node"> = { transfers: 24, broadcastFaultRate: 0.3, callFaultRate: 0.03 };
@@ -147,8 +157,17 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
 
   // Anvil finalizes two epochs below its head: epochs of 4 slots make that 8 blocks (deeper than any
   // reorganisation the run makes), so that a displaced transfer is signed again within the run.
-  const chain =
-    options.node === "anvil" ? await startTestChain(["--block-time", "1", "--slots-in-an-epoch", "4"], { payoutContract: true }) : await startTestChainOn("hardhat", { payoutContract: true });
+  const onRollup = options.profile === "rollup";
+  if (onRollup && options.node !== "anvil") throw new Error("the rollup profile runs on anvil");
+  const chain = onRollup
+    ? await startRollupChain({ payoutContract: true })
+    : options.node === "anvil"
+      ? await startTestChain(["--block-time", "1", "--slots-in-an-epoch", "4"], { payoutContract: true })
+      : await startTestChainOn("hardhat", { payoutContract: true });
+  // Every endpoint of the default chain answers as a rollup's does, faults or not: it is the chain's nature.
+  const rollup = onRollup ? rollupEndpoint(chain.rpcUrl) : undefined;
+  // The rollup's outages have a sequence of their own: the other draws stay the seed's.
+  const outageDraws = seededRandom(seed * 49_999 + 11);
   // Deeper than any reorganisation the run makes: the token's deployment stays on the chain.
   if (options.node === "anvil") await chain.provider.send("anvil_mine", [toBeHex(8)]);
   const proxy = await startRpcProxy(chain.rpcUrl);
@@ -186,11 +205,13 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
     const neverPassedOn = options.node === "anvil" ? drawNeverPassedOn(seededRandom(seed * 32_452_843 + 5), count) : undefined;
     proxy.fault = {
       kind: "script",
-      answer: (call) =>
-        neverPassedOn?.answer(call, faulting) ?? (faulting ? (drawFault(call, random, options, count) ?? fleet.answer(call, lagging ? Math.floor(random() * 30_000) : 0)) : undefined),
+      answer: async (call) =>
+        (await rollup?.answer(call)) ??
+        neverPassedOn?.answer(call, faulting) ??
+        (faulting ? (drawFault(call, random, options, count) ?? fleet.answer(call, lagging ? Math.floor(random() * 30_000) : 0)) : undefined),
     };
     for (const extra of extraEndpoints) {
-      extra.proxy.fault = { kind: "script", answer: (call) => (faulting ? answerAsTroubled(extra, call) ?? drawFault(call, random, options, count) : undefined) };
+      extra.proxy.fault = { kind: "script", answer: async (call) => (await rollup?.answer(call)) ?? (faulting ? answerAsTroubled(extra, call) ?? drawFault(call, random, options, count) : undefined) };
     }
     if (second) second.proxy.fault = { kind: "script", answer: (call) => (faulting ? drawFault(call, random, options, count) : undefined) };
     const rpcUrls = [proxy, ...extraEndpoints.map((extra) => extra.proxy)].map((each) => each.url);
@@ -302,6 +323,17 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
           await server.exited;
         }
       }
+      // Every endpoint out while more blocks are made than a node keeps state for (the service, alive or
+      // killed, meets the chain again well past what it last read).
+      if (onRollup && outageDraws() < 0.25) {
+        const blocks = 150 + Math.floor(outageDraws() * 250);
+        count("rollup: an outage longer than the state kept");
+        // An endpoint this wave's trouble already took down comes back with the next wave, as it would.
+        const up = [proxy, ...extraEndpoints.filter((extra) => extra.trouble !== "down").map((extra) => extra.proxy)];
+        for (const each of up) await each.goDown();
+        await chain.provider.send("anvil_mine", [toBeHex(blocks)]);
+        for (const each of up) await each.comeBack();
+      }
       if (killDuring || diskFull) server = await start(true);
       const event = random();
       // With two networks the event strikes either chain; one network keeps its seeds' sequence.
@@ -342,7 +374,8 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
       const entry = item.approval && listedBefore.get(item.approval.id);
       return (entry && sentAs(entry)) ?? undefined;
     };
-    await settle(chains, server, asked, owedAs, 90_000);
+    // On a rollup a transfer displaced waits for the finalized tag, 300 blocks (75 s) behind the head.
+    await settle(chains, server, asked, owedAs, onRollup ? 200_000 : 90_000);
     // Whether the held broadcast was got moving by a replacement at its nonce (one endpoint) or by another
     // endpoint passing its same bytes on: the report says which path a seed took.
     const heldRepriced = servers.some((each) => each.output().includes("yet the chain made blocks without it"));
@@ -398,6 +431,19 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
       if (mined !== pending) violations.push(`nonces not contiguous${where}: ${mined} mined, ${pending} counted with the pool (a gap or a transaction stuck)`);
     }
     for (const unconfirmed of await unconfirmedOf(server)) violations.push(`the service still holds an unconfirmed transfer: ${JSON.stringify(unconfirmed)}`);
+    // On a rollup, nothing is final before the node's finalized tag passes it: no transfer's finalized block
+    // above the highest the endpoint ever answered.
+    if (rollup) {
+      for (const item of asked) {
+        const hash = item.first?.status === 200 && !item.payout ? answeredHash(item.first.body) : undefined;
+        if (!hash) continue;
+        const { finalized, finalizedBlock } = await finalityOf(server, hash);
+        if (finalized) count("rollup: transfers reported final");
+        if (finalized && (finalizedBlock == null || finalizedBlock > rollup.met.highestFinalized)) {
+          violations.push(`transfer ${hash} reported final at block ${finalizedBlock}, above the highest finalized block the node answered (${rollup.met.highestFinalized})`);
+        }
+      }
+    }
     // Every unexpected outflow any run of the service reported is one the outside sender made: never one of the service's.
     for (const reported of reportedOutflows(servers)) {
       if (!outsideHashes.has(reported)) violations.push(`the service reported ${reported} as an unexpected outflow, which the outside sender did not send`);
@@ -413,6 +459,11 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
       for (const name of readdirSync(journalDir)) if (name.startsWith("transfers.sqlite")) copyFileSync(join(journalDir, name), join(options.keepJournalIn, name));
     }
     fleet.stop();
+    if (rollup) {
+      faults["rollup: finalized reads refused (rate limit)"] = rollup.met.finalizedRefused;
+      faults["rollup: state reads refused as pruned"] = rollup.met.prunedStateRefused;
+      rollup.stop();
+    }
     await proxy.close();
     await second?.proxy.close();
     await second?.chain.stop();
@@ -427,7 +478,7 @@ export async function simulateSeed(seed: number, options: SimulationOptions): Pr
   const answers: Record<string, number> = {};
   for (const item of asked) answers[String(item.first?.status ?? "none")] = (answers[String(item.first?.status ?? "none")] ?? 0) + 1;
   const report = { seed, node: options.node, networks, violations, faults, answers, seconds: Math.round((Date.now() - started) / 1000) };
-  log(`seed ${seed} on ${options.node}${networks === 2 ? " and a second network" : ""}: ${violations.length === 0 ? "ok" : `${violations.length} VIOLATIONS`} in ${report.seconds} s; faults ${JSON.stringify(faults)}; answers ${JSON.stringify(answers)}`);
+  log(`seed ${seed} on ${options.node}${onRollup ? " (rollup)" : ""}${networks === 2 ? " and a second network" : ""}: ${violations.length === 0 ? "ok" : `${violations.length} VIOLATIONS`} in ${report.seconds} s; faults ${JSON.stringify(faults)}; answers ${JSON.stringify(answers)}`);
   return report;
 }
 
@@ -752,6 +803,11 @@ function owedOf(item: Asked, waitedSentAs: string | null | undefined): Owed {
   // A 503 says nothing was sent (the key, if any, was left unused and the retry above judged on its own).
   if (item.first?.status === 417 || item.first?.status === 503) return { nothingSent: `answered ${item.first.status}` };
   return {};
+}
+
+async function finalityOf(server: ServerProcess, hash: string): Promise<{ finalized?: boolean; finalizedBlock?: number | null }> {
+  const response = await request(`${server.baseUrl}/transactions/${hash}`, { headers: AUTHORIZATION });
+  return (await response.body.json()) as { finalized?: boolean; finalizedBlock?: number | null };
 }
 
 async function stateOf(server: ServerProcess, hash: string): Promise<string> {
