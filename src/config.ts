@@ -69,7 +69,7 @@ export const ConfigSchema = Type.Object({
     minimum: 0,
     maximum: 3_600_000,
     default: 5000,
-    description: "how often each network's wallets are checked for transactions and token transfers the service never made; 0: never",
+    description: "how often each network's wallets are checked for transactions and token transfers the service never made (4 x this while the service sends nothing); 0: never",
   }),
   pauseOnUnexpectedOutflow: Type.Boolean({
     default: false,

@@ -146,7 +146,12 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
     topUps = gasTopUpSettings && new GasTopUps(gasTopUpSettings, lanes, log);
     outflowChecks =
       config.outflowCheckIntervalMs > 0
-        ? runOutflowChecks(outflows, config.outflowCheckIntervalMs, (error) => log.warn({ err: error }, "could not check the wallet for unexpected outflows; the next check covers these blocks"))
+        ? runOutflowChecks(
+            outflows,
+            config.outflowCheckIntervalMs,
+            () => lanes.every((lane) => lane.ledger.unminedCount === 0 && lane.submitter.inFlightCount === 0),
+            (error) => log.warn({ err: error }, "could not check the wallet for unexpected outflows; the next check covers these blocks"),
+          )
         : undefined;
     const head = new ChainHeadTracker(() => readLatestBlock(chain.provider), config.headMaxAgeMs);
     const lookup = new TransactionLookup(chain.provider, head, config.transactionCacheSize);

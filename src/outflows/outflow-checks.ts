@@ -1,7 +1,16 @@
-/** Runs a network's outflow watch every interval until stopped; a failed check is logged and the next one covers its blocks. */
+/**
+ * Runs a network's outflow watch until stopped: every interval while the service sends, every
+ * IDLE_CHECKS_SLOWER_BY intervals while it sends nothing, so that an idle service's reads are paced by time,
+ * not by the chain's blocks (on a chain making four blocks a second, every check finds the head moved and
+ * reads the counts and the logs). A failed check is logged and the next one covers its blocks; a long gap is
+ * caught up (the watch reads from the last block it checked).
+ */
 import type { OutflowWatch } from "./outflow-watch.js";
 
-export function runOutflowChecks(watch: Pick<OutflowWatch, "check">, intervalMs: number, onError: (error: unknown) => void): { stop(): Promise<void> } {
+/** How many intervals an idle service waits between checks. */
+export const IDLE_CHECKS_SLOWER_BY = 4;
+
+export function runOutflowChecks(watch: Pick<OutflowWatch, "check">, intervalMs: number, isIdle: () => boolean, onError: (error: unknown) => void): { stop(): Promise<void> } {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let wake: () => void = () => undefined;
@@ -9,10 +18,14 @@ export function runOutflowChecks(watch: Pick<OutflowWatch, "check">, intervalMs:
     while (!stopped) {
       await watch.check().catch(onError);
       if (stopped) return;
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-        timer = setTimeout(resolve, intervalMs);
-      });
+      // Idle, one interval at a time: back to the busy pace after the interval in which the service sent.
+      for (let waited = 0; waited < (isIdle() ? IDLE_CHECKS_SLOWER_BY : 1) && !stopped; waited++) {
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          timer = setTimeout(resolve, intervalMs);
+        });
+        if (!isIdle()) break;
+      }
     }
   })();
   return {
