@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { TransferJournal } from "../journal/transfer-journal.js";
 import type { MinedIn } from "../send-path/transfer-reconciler.js";
 import type { FeeBlock } from "../send-path/wallet-snapshot.js";
-import { DEFAULT_FINALITY_BLOCKS } from "../node/finalized-block.js";
+import { DEFAULT_FINALITY_BLOCKS, type FinalityRule } from "../node/finalized-block.js";
 import { type FinalityNode, FinalityTracker, type FinalityTrackerOptions } from "./finality-tracker.js";
 
 export interface FinalityParts {
@@ -35,6 +35,7 @@ export function createFinality(
     finalityBlocks: settings.finalityBlocks ?? DEFAULT_FINALITY_BLOCKS,
     chainId: parts.chainId,
     nonceSearches: parts.nonceSearches,
+    onNoFinalizedTag: (rule) => warnNoFinalizedTag(log, rule),
     onReorg: async (at) => {
       log.warn({ blockNumber: at.number, blockHash: at.hash }, "the chain reorganised under transfers not final yet; checking each against the new chain");
       await parts.onReorg();
@@ -63,4 +64,13 @@ export function createFinality(
       await round;
     },
   };
+}
+
+/** What an operator is told when the node says it knows no `finalized` tag: depth from now on, or nothing final. */
+export function warnNoFinalizedTag(log: FastifyBaseLogger, rule: FinalityRule): void {
+  if (rule.kind === "depth") {
+    log.warn({ chain: rule.chain, finalityBlocks: rule.blocks }, "the node says it knows no finalized block tag: a transfer is final FINALITY_BLOCKS below the head from now on (set it to the chain's own finality)");
+  } else {
+    log.error({ chain: rule.chain }, "the node says it knows no finalized block tag, which this chain finalizes by: nothing becomes final (no displaced transfer is signed again, no transfer.finalized sent) until an endpoint that answers it is used");
+  }
 }

@@ -10,7 +10,7 @@
  */
 import { toQuantity } from "ethers";
 import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
-import { FinalizedBlockReader } from "../node/finalized-block.js";
+import { type FinalityRule, FinalizedBlockReader } from "../node/finalized-block.js";
 import { NonceSearches, findNonceUse } from "../node/wallet-nonce-use.js";
 import type { LoggedTransfer, WalletTransferLogs } from "../node/wallet-transfer-logs.js";
 import type { MinedIn } from "../send-path/transfer-reconciler.js";
@@ -30,6 +30,8 @@ export interface FinalityTrackerOptions {
   chainId?: bigint;
   /** The wallet's searches for what used a nonce, shared with the lane's reconciler (resumed from read to read). */
   nonceSearches?: NonceSearches;
+  /** Told once when the node said it knows no `finalized` tag (see FinalizedBlockReader). */
+  onNoFinalizedTag?: (rule: FinalityRule) => void;
   /** A reorganisation was seen: read the wallet afresh now (its mined nonce count may have gone back). */
   onReorg: (at: FeeBlock) => Promise<void>;
   /**
@@ -86,7 +88,7 @@ export class FinalityTracker {
   constructor(options: FinalityTrackerOptions) {
     this.#options = options;
     this.#finalityLag = options.finalityBlocks;
-    this.#finalized = new FinalizedBlockReader(options.node, options.finalityBlocks, options.chainId);
+    this.#finalized = new FinalizedBlockReader(options.node, options.finalityBlocks, options.chainId, options.onNoFinalizedTag);
     this.#nonceSearches = options.nonceSearches ?? new NonceSearches();
   }
 

@@ -461,9 +461,9 @@ function prepareStatements(db: Database.Database) {
     ),
     // Conditional on the state the writer expects: a copy read before an await may be stale.
     setStateFrom: db.prepare("UPDATE transfers SET state = @state, updated_at = @now WHERE id = @id AND state IN (SELECT value FROM json_each(@from))"),
+    setDisplacement: db.prepare("UPDATE transfers SET displacement = @displacement, updated_at = @now WHERE id = @id"),
     // A transfer whose nonce another transaction used, signed again at a new nonce: its earlier attempts stay
     // journaled (their hashes are still the transfer's), and the new one is the latest.
-    setDisplacement: db.prepare("UPDATE transfers SET displacement = @displacement, updated_at = @now WHERE id = @id"),
     setNewNonce: db.prepare("UPDATE transfers SET state = 'signed', nonce = @nonce, mined_hash = NULL, updated_at = @now WHERE id = @id AND state IN ('signed', 'accepted', 'nonce-used')"),
     setRefusal: db.prepare(
       "UPDATE transfers SET state = @state, refusal_code = @code, refusal_message = @message, updated_at = @now WHERE id = @id AND state = @from",
@@ -497,11 +497,13 @@ function prepareStatements(db: Database.Database) {
        WHERE id = @id AND state = 'awaiting-approval'`,
     ),
     markNonceUsed: db.prepare("UPDATE transfers SET state = 'nonce-used', updated_at = @now WHERE lane = @lane AND chain_id = @chain AND state = 'accepted' AND nonce < @count"),
+    // A transfer answered 417 whose bytes were found mined (an incident) goes back to rejected, never to a
+    // state the service sends or re-prices.
     markUnmined: db.prepare(
-      "UPDATE transfers INDEXED BY transfers_unfinal SET state = 'accepted', mined_hash = NULL, settled_block = NULL, final_block = NULL, updated_at = @now WHERE lane = @lane AND chain_id = @chain AND state IN ('nonce-used', 'cancelled', 'replaced') AND nonce >= @count AND final_block IS NULL AND (settled_block IS NULL OR settled_block <= @block)",
+      "UPDATE transfers INDEXED BY transfers_unfinal SET state = CASE WHEN refusal_code IS NULL THEN 'accepted' ELSE 'rejected' END, mined_hash = NULL, settled_block = NULL, final_block = NULL, updated_at = @now WHERE lane = @lane AND chain_id = @chain AND state IN ('nonce-used', 'cancelled', 'replaced') AND nonce >= @count AND final_block IS NULL AND (settled_block IS NULL OR settled_block <= @block)",
     ),
     unmineOne: db.prepare(
-      "UPDATE transfers SET state = 'accepted', mined_hash = NULL, settled_block = NULL, final_block = NULL, updated_at = @now WHERE id = @id AND state IN ('nonce-used', 'cancelled', 'replaced') AND final_block IS NULL",
+      "UPDATE transfers SET state = CASE WHEN refusal_code IS NULL THEN 'accepted' ELSE 'rejected' END, mined_hash = NULL, settled_block = NULL, final_block = NULL, updated_at = @now WHERE id = @id AND state IN ('nonce-used', 'cancelled', 'replaced') AND final_block IS NULL",
     ),
     settleAt: db.prepare(
       "UPDATE transfers INDEXED BY transfers_unfinal SET settled_block = @block, updated_at = @now WHERE lane = @lane AND chain_id = @chain AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') AND (settled_block IS NULL OR @resettle = 1)",

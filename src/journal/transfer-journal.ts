@@ -90,7 +90,6 @@ export interface SignedTransfer {
   kind?: AttemptKind;
 }
 
-/** The refusal a client was given, kept so that a repeat of its Idempotency-Key gets the same answer. */
 /** A transaction found mined at a transfer's nonce, and the block it was found in. */
 export interface StoredDisplacement {
   by: string;
@@ -98,6 +97,7 @@ export interface StoredDisplacement {
   nonce: number;
 }
 
+/** The refusal a client was given, kept so that a repeat of its Idempotency-Key gets the same answer. */
 export interface RecordedRefusal {
   code: string;
   message: string;

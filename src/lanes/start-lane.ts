@@ -6,7 +6,7 @@
 import { parseUnits } from "ethers";
 import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "../config.js";
-import { createFinality } from "../finality/create-finality.js";
+import { createFinality, warnNoFinalizedTag } from "../finality/create-finality.js";
 import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
 import type { ChainConnection } from "../node/connect-chain.js";
 import { hexQuantity } from "../node/call-blocks.js";
@@ -148,7 +148,7 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
     });
   const hasRoomAtNode = (nonce: number) => nonce < ledger.minedNonceCountKnown + config.maxInFlightPerLane;
   const awaitRoomAtNode = (nonce: number) => nodeRoom.take(() => hasRoomAtNode(nonce), config.transferSlotWaitMs);
-  const finalized = new FinalizedBlockReader(chain.provider, config.finalityBlocks ?? DEFAULT_FINALITY_BLOCKS, chain.chainId);
+  const finalized = new FinalizedBlockReader(chain.provider, config.finalityBlocks ?? DEFAULT_FINALITY_BLOCKS, chain.chainId, (rule) => warnNoFinalizedTag(log, rule));
   // What used a nonce, searched in the chain's blocks: the lane's count reads are its hints.
   const nonceSearches = new NonceSearches();
   nonceSearches.noteCount(initialSnapshot.blockNumber, initialSnapshot.minedNonceCount);
@@ -243,6 +243,7 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
     log,
     onReorg: async () => {
       transferLogs.forget();
+      nonceSearches.forget();
       await poller.ensureFresh(0);
     },
     onUnfollowedJump: () => transferLogs.forget(),

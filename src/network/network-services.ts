@@ -109,12 +109,13 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
       onRefusedMined: (entry, hash, block) => {
         log.error(
           { entryId: entry.id, hash, block, refusal: entry.refusal },
-          "A TRANSFER ANSWERED 417 WAS MINED: its broadcast was refused in words that said it was not taken; the journal now shows it mined (the client may have paid it again another way)",
+          "A TRANSFER ANSWERED 417 WAS MINED: its broadcast was refused in words that said it was not taken (the client may have paid it again another way)",
         );
         try {
           journal.recordMined(entry.id, hash);
         } catch (error) {
-          log.error({ err: error, entryId: entry.id }, "could not journal the refused transfer as mined");
+          // An entry the working copy no longer holds (a shared database): reported again by the next leader.
+          log.error({ err: error, entryId: entry.id }, "could not journal the transfer answered 417 as mined; the journal still shows it rejected");
         }
         onOutflow({ wallet: entry.lane, hash, block, nonce: entry.nonce, token: null, logIndex: null, logKey: null, to: null, amount: null });
       },

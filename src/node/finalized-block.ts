@@ -3,11 +3,14 @@
  * FINALITY_BLOCKS below the head. How finality is known is first a property of the chain (FINALITY_BY_CHAIN):
  * on the chains we name, the tag, always; a node of theirs that does not answer it leaves nothing final (a
  * rollup finalizes hundreds of blocks behind its head, far deeper than any depth we would guess). Elsewhere
- * the tag is asked first, and depth is used only once the node said, in its own words and repeatedly, that
- * it has no such tag: never on a fault (a time-out, a rate limit, an HTTP error), and never on ethers'
- * formatted message, which quotes the request ("finalized") whatever the node said. Once the node answered
+ * the tag is asked first, and depth is used only once the node said, in its own words, repeatedly and over
+ * NO_TAG_FOR_MS, that it does not know such a tag: never on a fault (a time-out, a rate limit, an HTTP
+ * error), never on ethers' formatted message, which quotes the request ("finalized") whatever the node said,
+ * and never on "finalized block not found" (geth and op-geth after a restart, until their consensus side
+ * tells them finality: a node that has the tag and knows no finalized block yet). Once the node answered
  * the tag, a null or a refusal later (a restarted node, another endpoint of several) is "not known now".
  */
+import { monotonicNow } from "../clock.js";
 import { nodeWordsOf } from "./node-answers.js";
 
 /** The node calls it makes. */
@@ -54,18 +57,23 @@ export function finalityRuleOf(chainId: bigint, depth: number = DEFAULT_FINALITY
   return FINALITY_BY_CHAIN.get(chainId) ?? { kind: "depth", blocks: depth, chain: `chain ${chainId}` };
 }
 
-/** Answers in the node's own words that it has no `finalized` tag, in a row, before depth is used (chains not named). */
+/** Answers in the node's own words that it knows no `finalized` tag, in a row, before depth is used (chains not named)... */
 export const NO_TAG_ANSWERS_BEFORE_DEPTH = 3;
+/** ...and over at least this long, from the first of them to the last. */
+export const NO_TAG_FOR_MS = 60_000;
 
-// A node's own words for a block tag it does not know: geth before the merge "finalized block not found",
-// older nodes "unknown block" / "invalid block tag" / "invalid argument 0: hex string without 0x prefix".
-const NO_TAG_WORDS = /finali[sz]ed|block tag|unknown block|not supported|invalid argument|hex string/i;
+// A node's own words for a block tag it does not know: geth before the merge "'finalized' tag not supported
+// on pre-merge network", older nodes "invalid block tag" / "unknown block tag" / "invalid argument 0: hex
+// string without 0x prefix" (-32602). Not "finalized block not found": see the top of this file.
+const NO_TAG_WORDS = /not supported|block tag|hex string without 0x prefix|invalid argument 0/i;
 
 export class FinalizedBlockReader {
   // Whether the node answers the `finalized` block tag: unknown until it answered it or said, repeatedly, that it cannot.
   #tag: "unknown" | "answered" | "absent" = "unknown";
-  // How many answers in a row said there is no such tag (a null, or the node's own words).
+  // How many answers in a row said there is no such tag (the node's own words), and when the first of them came.
   #noTagAnswers = 0;
+  #noTagSince = 0;
+  #toldNoTag = false;
   // The highest finalized block seen: an endpoint (of several, or a backend of a fleet) that shows a lower
   // one lags, and finality never goes back.
   #highest: number | null = null;
@@ -77,6 +85,11 @@ export class FinalizedBlockReader {
     readonly finalityBlocks: number,
     /** The chain's id: how its finality is known (a chain not given is one the table does not name). */
     chainId?: bigint,
+    /**
+     * Told once when the node said, as above, that it knows no `finalized` tag: on a chain not named, depth
+     * is used from then on; on a chain named, nothing is final while its node does not answer the tag.
+     */
+    private readonly onNoTag: (rule: FinalityRule) => void = () => undefined,
   ) {
     this.#rule = chainId === undefined ? { kind: "depth", blocks: finalityBlocks, chain: "the chain" } : finalityRuleOf(chainId, finalityBlocks);
   }
@@ -96,6 +109,7 @@ export class FinalizedBlockReader {
   async #read(head: number): Promise<number | null> {
     if (this.#tag !== "absent") {
       let finalized: { number: string } | null;
+      let saidNoTag = false;
       try {
         finalized = (await this.node.send("eth_getBlockByNumber", ["finalized", false])) as { number: string } | null;
       } catch (error) {
@@ -103,15 +117,21 @@ export class FinalizedBlockReader {
         const words = nodeWordsOf(error);
         if (!words || !(words.code === -32602 || NO_TAG_WORDS.test(words.message))) throw error;
         finalized = null;
+        saidNoTag = true;
       }
       if (finalized) {
         this.#tag = "answered";
         this.#noTagAnswers = 0;
         return Number(finalized.number);
       }
-      // A node that answered the tag before, or a chain whose finality is its tag: nothing is known final now.
-      if (this.#tag === "answered" || this.#rule.kind === "tag") return null;
-      if (++this.#noTagAnswers < NO_TAG_ANSWERS_BEFORE_DEPTH) return null;
+      // A node that answered the tag before: nothing is known final now. A null is no refusal of the tag.
+      if (this.#tag === "answered" || !saidNoTag) return null;
+      if (this.#noTagAnswers++ === 0) this.#noTagSince = monotonicNow();
+      if (this.#noTagAnswers < NO_TAG_ANSWERS_BEFORE_DEPTH || monotonicNow() - this.#noTagSince < NO_TAG_FOR_MS) return null;
+      if (!this.#toldNoTag) this.onNoTag(this.#rule);
+      this.#toldNoTag = true;
+      // A chain whose finality is its tag: nothing is known final while its node does not answer it.
+      if (this.#rule.kind === "tag") return null;
       this.#tag = "absent";
     }
     const byDepth = head - this.finalityBlocks;

@@ -69,9 +69,19 @@ export class NonceSearches {
   readonly #searches = new Map<number, BodySearch>();
   readonly #unfindable = new Map<number, { from: number; to: number }>();
 
-  /** The wallet's count read at block `block` (a snapshot's, or a check's at the head). */
+  /**
+   * The wallet's count read at block `block` (a snapshot's, or a check's at the head). A count that
+   * contradicts one noted before (lower at a later block, or another at the same block) is a reorganisation
+   * (or a backend on another fork): everything remembered is forgotten, searches and verdicts included.
+   */
   noteCount(block: number, count: number): void {
     if (!Number.isInteger(block) || !Number.isInteger(count) || block < 0) return;
+    for (const [noted, countThere] of this.#counts) {
+      if ((noted <= block && countThere > count) || (noted >= block && countThere < count)) {
+        this.forget();
+        break;
+      }
+    }
     this.#counts.delete(block);
     this.#counts.set(block, count);
     if (this.#counts.size > REMEMBERED_COUNTS) this.#counts.delete(this.#counts.keys().next().value as number);
@@ -88,6 +98,13 @@ export class NonceSearches {
     return { below: low, above: high };
   }
 
+  /** Forgets every count, search and verdict: the chain reorganised. */
+  forget(): void {
+    this.#counts.clear();
+    this.#searches.clear();
+    this.#unfindable.clear();
+  }
+
   searchOf(nonce: number): BodySearch | undefined {
     return this.#searches.get(nonce);
   }
@@ -99,7 +116,10 @@ export class NonceSearches {
 
   endSearch(nonce: number, unfindable?: { from: number; to: number }): void {
     this.#searches.delete(nonce);
-    if (!unfindable) return;
+    if (!unfindable) {
+      this.#unfindable.delete(nonce);
+      return;
+    }
     this.#unfindable.set(nonce, unfindable);
     if (this.#unfindable.size > REMEMBERED_SEARCHES) this.#unfindable.delete(this.#unfindable.keys().next().value as number);
   }

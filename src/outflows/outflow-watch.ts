@@ -162,7 +162,9 @@ export class OutflowWatch {
         checkedBelow = nonce;
         break;
       }
-      const use = await findNonceUse(this.#options.node, lane.address, nonce, head, Math.max(0, (this.#checkedBlock ?? head - LOG_LOOKBACK_BLOCKS) - 1), this.#searchesOf(lane.address));
+      // Where the nonce was last seen unused is the counts' to say (each check notes the count at its head):
+      // a nonce left for a later check was used before that check's head, not after it.
+      const use = await findNonceUse(this.#options.node, lane.address, nonce, head, 0, this.#searchesOf(lane.address));
       if (use?.kind === "unfindable") {
         this.#options.onUnexplainedNonce?.(lane.address, nonce, use.searched);
         continue;

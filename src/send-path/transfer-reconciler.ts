@@ -275,9 +275,9 @@ export class TransferReconciler {
   // The other transaction that used the entry's nonce (the one found before, while its block holds, or
   // searched for in the chain as of the newest block read); "ours" when an attempt of the entry did
   // (recorded as mined); "unused" when the nonce is unused at that block, read by number, and it is no lower
-  // than the head the entry was seen settled at; undefined when the chain does not show it yet, or cannot be
-  // read back that far (a node that keeps no state of older blocks: the transfer then waits, and is never
-  // paid twice).
+  // than the head the entry was seen settled at; undefined when the chain does not show it yet (a search of
+  // older blocks' bodies under way, resumed next round), or nothing found where it could be (unfindable,
+  // reported): the transfer then waits, and is never paid twice. The one found is journaled by the caller.
   async #findDisplacement(entry: JournalEntry): Promise<Displacement | "ours" | "unused" | undefined> {
     // A displacement found for the nonce the entry had before it was signed again (a round that read it
     // earlier put it back) says nothing about the nonce it has now.

@@ -86,8 +86,8 @@ export interface TransferReplacerOptions {
   stuckAfterBlocks: number;
   /**
    * REPRICE_UNMINED_AFTER_MS: how long, besides stuckAfterBlocks blocks, the wallet's next nonce may stay
-   * unmined while a node holds its transaction at a fair price, before that transaction is re-priced anyway
-   * (and again after as long for each replacement, within NEXT_NONCE_REPLACEMENTS_AT_MOST).
+   * unmined at a fair price, whatever the nodes say of its transaction, before that transaction is re-priced
+   * anyway (and again after as long for each replacement, within NEXT_NONCE_REPLACEMENTS_AT_MOST).
    */
   repriceUnminedAfterMs: number;
   /**

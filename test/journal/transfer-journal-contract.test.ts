@@ -555,6 +555,9 @@ describe.each([
     journal.recordMined(id, SIGNED.hash);
     await reopen();
     expect(journal.findById(id)).toMatchObject({ state: "nonce-used", minedHash: SIGNED.hash, refusal: { code: "INSUFFICIENT_FUNDS" } });
+    // A reorganisation takes it off the chain: rejected again, never a state the service would send it from.
+    expect(journal.markUnmined(id)).toBe(true);
+    expect(journal.findById(id)).toMatchObject({ state: "rejected", minedHash: null });
   });
 
   it("reports a reorganisation of any outcome: confirmed, failed and cancelled transfers that are pending again", async () => {

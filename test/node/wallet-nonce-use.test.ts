@@ -109,6 +109,20 @@ describe("what used a nonce, on a node that keeps 128 blocks of state", () => {
     expect(chain.bodyReads.length).toBe(read);
   });
 
+  it("forgets its hints, searches and verdicts when a count contradicts them (a reorganisation moved the use): found where it is now", async () => {
+    const chain = new PrunedChain();
+    chain.uses.push({ block: 903, nonce: 0, hash: hashOf(6), from: OTHER });
+    const searches = new NonceSearches();
+    searches.noteCount(900, 0);
+    searches.noteCount(910, 1);
+    expect((await findNonceUse(chain, WALLET.address, 0, chain.head, 100, searches))?.kind).toBe("unfindable");
+    // A reorganisation: the wallet's own transaction at nonce 0 is in block 912 now, and the count read at 910 says 0.
+    chain.uses.splice(0, 1, { block: 912, nonce: 0, hash: hashOf(7) });
+    searches.noteCount(910, 0);
+    searches.noteCount(915, 1);
+    expect(await findNonceUse(chain, WALLET.address, 0, chain.head, 100, searches)).toEqual({ kind: "used", by: hashOf(7), block: { number: 912, hash: hashOf(50_912) } });
+  });
+
   it("finds another account's transaction carrying the wallet's EIP-7702 authorization at the nonce", async () => {
     const chain = new PrunedChain();
     const signed = WALLET.authorizeSync({ address: OTHER, nonce: 0n, chainId: 31337n });

@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
 import type { JournalEntry, TransferJournal } from "../../src/journal/transfer-journal.js";
 import { createNonceAllocator } from "../../src/send-path/create-nonce-allocator.js";
@@ -14,7 +14,7 @@ import { TransferReconciler, resendUnanswered } from "../../src/send-path/transf
 import { WalletLedger } from "../../src/send-path/wallet-ledger.js";
 import { signWalletTransaction } from "../../src/send-path/wallet-transaction.js";
 import { encodeTransfer } from "../../src/node/erc20.js";
-import { NO_TAG_ANSWERS_BEFORE_DEPTH } from "../../src/node/finalized-block.js";
+import { NO_TAG_ANSWERS_BEFORE_DEPTH, NO_TAG_FOR_MS } from "../../src/node/finalized-block.js";
 import type { ChainConnection } from "../../src/node/connect-chain.js";
 import { FAKE_TOKEN, type FakeCall, type FakeNode, fakeChain, nodeError, snapshotAt } from "../helpers/fake-chain.js";
 
@@ -316,11 +316,19 @@ describe("the background resend", () => {
     wallet = chain.wallet.address;
     const entry = await journalSigned(chain, 0);
     const signedAgain = recordSigningAgain(reconciler);
-    // The node says it has no such tag at every read: depth once it said so NO_TAG_ANSWERS_BEFORE_DEPTH times in a row.
-    for (let read = 0; read < NO_TAG_ANSWERS_BEFORE_DEPTH; read++) expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("waiting: displaced, not final");
-    reconciler.noteHead(95 + 64);
-    expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("signed again");
-    expect(signedAgain).toEqual([entry.id]);
+    // The node says it has no such tag at every read: depth once it said so NO_TAG_ANSWERS_BEFORE_DEPTH times in a row, over NO_TAG_FOR_MS.
+    vi.useFakeTimers({ toFake: ["performance"] });
+    try {
+      for (let read = 0; read < NO_TAG_ANSWERS_BEFORE_DEPTH; read++) {
+        expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("waiting: displaced, not final");
+        vi.advanceTimersByTime(NO_TAG_FOR_MS / 2);
+      }
+      reconciler.noteHead(95 + 64);
+      expect(await reconciler.resend(journal.findById(entry.id)!)).toBe("signed again");
+      expect(signedAgain).toEqual([entry.id]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("reports a transfer failed when it cannot be signed again", async () => {
