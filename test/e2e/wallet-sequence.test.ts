@@ -1,12 +1,16 @@
 /**
- * The wallet ledger never lets more in flight than the balance covers: 15 concurrent transfers of one token
- * from a wallet that holds 10, twenty times over on each node implementation (a race shows in some runs
- * only): exactly 10 answered 200 and 5 answered 417 INSUFFICIENT_TOKEN_BALANCE each time, and no transfer
- * answered 200 reverts on chain.
+ * The wallet's nonces and balance as a payment service keeps them, on both node implementations:
+ * - the ledger never lets more in flight than the balance covers: 15 concurrent transfers of one token from a
+ *   wallet that holds 10, twenty times over (a race shows in some runs only): exactly 10 answered 200 and 5
+ *   answered 417 INSUFFICIENT_TOKEN_BALANCE each time, and no transfer answered 200 reverts on chain;
+ * - another sender uses the wallet's key between transfers (an operator's transaction, another system): the
+ *   next transfer is signed past the nonce it took, read from the chain, so it is mined at once with the hash
+ *   its 200 named, and the 200s' nonces run on contiguously past the outsider's; not held at the outsider's
+ *   nonce until that transaction is final (minutes on a real chain).
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { type TestService, postJson, startService } from "../helpers/service.js";
-import { NODE_KINDS, type TestChain, freshAddress, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
+import { NODE_KINDS, type TestChain, freshAddress, startTestChainOn, tokenBalanceOf, waitForReceipt } from "../helpers/test-chain.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
 const RUNS = 20;
@@ -19,6 +23,12 @@ afterEach(async () => {
   service = undefined;
   chain = undefined;
 });
+
+async function transfer(): Promise<{ hash: string; nonce: number }> {
+  const reply = await postJson(service!.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
+  expect(reply.statusCode, reply.raw).toBe(200);
+  return { hash: reply.body.result.hash, nonce: reply.body.result.nonce };
+}
 
 describe.each(NODE_KINDS)("15 concurrent 1-token transfers from a wallet holding 10 (%s)", (kind) => {
   it(`exactly 10 answered 200 in each of ${RUNS} runs, and none of them reverts`, async () => {
@@ -48,4 +58,19 @@ describe.each(NODE_KINDS)("15 concurrent 1-token transfers from a wallet holding
     expect(receipts.filter((receipt) => receipt?.status !== 1).length, "transfers answered 200 that reverted or were never mined").toBe(0);
     expect(outcomes).toEqual(Array.from({ length: RUNS }, (_, run) => `run ${run}: 10 x 200, ${Array(5).fill("417 INSUFFICIENT_TOKEN_BALANCE").join(", ")}`));
   }, 240_000);
+});
+
+describe.each(NODE_KINDS)("after another sender used the wallet's key (%s)", (kind) => {
+  it("the next transfers are signed past its nonce, each mined with the hash its 200 named, their nonces contiguous", async () => {
+    chain = await startTestChainOn(kind);
+    service = await startService(chain.target);
+    const first = await transfer();
+    await waitUntil(() => service!.services.journal.unsettled().length === 0, 20_000, "the first transfer mined");
+    const outside = await chain.hotWallet.sendTransaction({ to: chain.demo.walletAddress, value: 0n });
+    await outside.wait();
+    expect(outside.nonce).toBe(first.nonce + 1);
+    const next = [await transfer(), await transfer(), await transfer()];
+    expect(next.map((each) => each.nonce)).toEqual([first.nonce + 2, first.nonce + 3, first.nonce + 4]);
+    for (const { hash } of next) expect((await waitForReceipt(chain, hash, 10_000)).status).toBe(1);
+  }, 60_000);
 });
