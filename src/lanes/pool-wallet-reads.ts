@@ -17,7 +17,7 @@ import walletBalances from "../../contracts/artifacts/WalletBalances.json" with 
 import type { ChainConnection } from "../node/connect-chain.js";
 import { BatchRefused, type RpcCall, sendBatch } from "../node/json-rpc-batch.js";
 import type { FeePolicy } from "../send-path/fee-policy.js";
-import { type FeeBlock, type WalletSnapshot, feeReads, minedNonceCountRead, otherErc20Tokens, readFeeBlock, readWalletSnapshot, snapshotFrom } from "../send-path/wallet-snapshot.js";
+import { type FeeBlock, type WalletSnapshot, feeReads, lowerCount, minedNonceCountRead, otherErc20Tokens, readFeeBlock, readWalletSnapshot, snapshotFrom } from "../send-path/wallet-snapshot.js";
 
 /** How many blocks' reads are kept for lanes that ask later (a lane's poller ticks on its own timer). */
 const KEPT_BLOCKS = 4;
@@ -87,10 +87,19 @@ export class PoolWalletReads {
     // One balances call per ERC-20 token of the network, the first token's first.
     const tokens = [this.chain.tokenAddress, ...otherErc20Tokens(this.chain)];
     const balancesReads: RpcCall[] = tokens.map((token) => ({ method: "eth_call", params: [{ data: balancesCreationCode(token, wallets) }, at] }));
-    const calls = [...balancesReads, ...wallets.map((wallet) => minedNonceCountRead(wallet, at)), ...feeReads(this.chain, this.policy, block, at)];
+    const countReads = wallets.map((wallet) => minedNonceCountRead(wallet, at));
     let answers: PromiseSettledResult<unknown>[];
     try {
-      answers = await sendBatch(this.chain.provider, calls);
+      // The counts before and after the balances and fees, the lower kept (see readWalletSnapshot: a node may
+      // answer a read at its newest block from the state of the moment; a count older than the balances is the safe side).
+      const before = await sendBatch(this.chain.provider, countReads);
+      const rest = await sendBatch(this.chain.provider, [...balancesReads, ...countReads, ...feeReads(this.chain, this.policy, block, at)]);
+      const after = rest.slice(balancesReads.length, balancesReads.length + countReads.length);
+      const counted = before.map((first, index): PromiseSettledResult<unknown> => {
+        const second = after[index];
+        return first.status === "fulfilled" && second.status === "fulfilled" ? { status: "fulfilled", value: lowerCount(first.value, second.value) } : first.status === "rejected" ? first : second;
+      });
+      answers = [...rest.slice(0, balancesReads.length), ...counted, ...rest.slice(balancesReads.length + countReads.length)];
     } catch (error) {
       if (error instanceof BatchRefused) return this.#giveUpBatches(error.message, block);
       return this.#readAfterFailedBatch(block);

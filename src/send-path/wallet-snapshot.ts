@@ -155,7 +155,17 @@ export async function readWalletSnapshot(chain: ChainConnection, policy: FeePoli
   const at = toQuantity(BigInt(read.number));
   const calls = [...walletReads(chain, wallet.address, at), ...feeReads(chain, policy, read, at)];
   const others = otherErc20Tokens(chain);
+  // The count before and after the balances, the lower kept: a node may answer a read at its newest block
+  // from the state of the moment (anvil does, while it mines the next block: a third of such reads in a
+  // burst), and the ledger forgets the transfers below the count as paid out of the balances. A count newer
+  // than the balances would let more in flight than the balance covers (seen: 11 and 14 answered 200 of 15
+  // one-token transfers from a wallet holding 10); one older than the balances only holds a transfer back
+  // until the next snapshot.
+  const countAt = calls.findIndex((call) => call.method === "eth_getTransactionCount");
+  const [count] = calls.splice(countAt, 1);
+  const before = await provider.send(count.method, count.params);
   const answers = await Promise.all(calls.map((call) => provider.send(call.method, call.params)));
+  answers.splice(countAt, 0, lowerCount(before, await provider.send(count.method, count.params)));
   const [tokenBalance, ethBalance, minedNonceCount] = answers;
   const otherTokenBalances = others.length === 0 ? undefined : new Map(others.map((token, index) => [token, answers[3 + index]]));
   const [fees, l1DataFee] = answers.slice(3 + others.length);
@@ -185,4 +195,10 @@ function l1DataFeeRead({ chainId, tokenAddress }: Pick<ChainConnection, "chainId
     accessList: [],
   });
   return { method: "eth_call", params: [{ to: OP_GAS_PRICE_ORACLE, data: GAS_PRICE_ORACLE.encodeFunctionData("getL1Fee", [largest.unsignedSerialized]) }, at] };
+}
+
+/** The lower of two counts read (quantities); a count that is no quantity is kept as it was read, for the snapshot to refuse. */
+export function lowerCount(first: unknown, second: unknown): unknown {
+  if (typeof first !== "string" || typeof second !== "string") return first;
+  return BigInt(second) < BigInt(first) ? second : first;
 }

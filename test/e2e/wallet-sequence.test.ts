@@ -55,7 +55,8 @@ describe.each(NODE_KINDS)("15 concurrent 1-token transfers from a wallet holding
     }
     await waitUntil(() => service!.services.journal.unsettled().length === 0, 30_000, "every transfer mined");
     const receipts = await Promise.all(answered.map((hash) => chain!.provider.getTransactionReceipt(hash)));
-    expect(receipts.filter((receipt) => receipt?.status !== 1).length, "transfers answered 200 that reverted or were never mined").toBe(0);
+    const bad = answered.flatMap((hash, index) => (receipts[index]?.status === 1 ? [] : [`${hash}: ${receipts[index] ? "reverted" : "not mined"}`]));
+    expect(bad, `transfers answered 200 that reverted or were never mined; ${outcomes.join("; ")}`).toEqual([]);
     expect(outcomes).toEqual(Array.from({ length: RUNS }, (_, run) => `run ${run}: 10 x 200, ${Array(5).fill("417 INSUFFICIENT_TOKEN_BALANCE").join(", ")}`));
   }, 240_000);
 });

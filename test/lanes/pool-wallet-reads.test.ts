@@ -54,7 +54,7 @@ describe.each(NODE_KINDS)("PoolWalletReads on %s", (kind) => {
     await chain?.stop();
   });
 
-  it("reads every lane in one request at a block: the same balances and nonce counts as call by call, shared by the lanes", async () => {
+  it("reads every lane in two requests at a block (the counts, then the balances, the counts again and the fees): the same balances and nonce counts as call by call, shared by the lanes", async () => {
     const connection = poolConnection(chain, proxy, lanes);
     const reads = readsOf(connection);
     const block = await readFeeBlock(connection);
@@ -65,9 +65,9 @@ describe.each(NODE_KINDS)("PoolWalletReads on %s", (kind) => {
     proxy.calls.clear();
     const requestsBefore = proxy.requests;
     const snapshots = await Promise.all(lanes.map((lane) => reads.read(lane, next)));
-    expect(proxy.requests - requestsBefore).toBe(1);
-    // One balances call, one nonce count per lane, one fee read: 2 + lanes.
-    expect(Object.fromEntries(proxy.calls)).toEqual({ eth_call: 1, eth_getTransactionCount: lanes.length, eth_feeHistory: 1 });
+    expect(proxy.requests - requestsBefore).toBe(2);
+    // One balances call, two nonce counts per lane (before and after the balances, the lower kept), one fee read: 2 + 2 x lanes.
+    expect(Object.fromEntries(proxy.calls)).toEqual({ eth_call: 1, eth_getTransactionCount: 2 * lanes.length, eth_feeHistory: 1 });
     for (const [index, lane] of lanes.entries()) {
       const alone = await readWalletSnapshot({ ...connection, wallet: { address: lane } }, POLICY, next);
       expect({ ...snapshots[index], readAt: 0 }).toEqual({ ...alone, readAt: 0 });
@@ -118,8 +118,8 @@ describe.each(NODE_KINDS)("PoolWalletReads on %s", (kind) => {
     proxy.calls.clear();
     const now = await Promise.all(lanes.map((lane) => reads.read(lane)));
     expect(now[3].ethBalance).toBe(42n);
-    // The latest block's read, and one batch for every lane.
-    expect([proxy.requests - requestsBefore, proxy.calls.get("eth_getTransactionCount")]).toEqual([2, lanes.length]);
+    // The latest block's read, and two batches for every lane.
+    expect([proxy.requests - requestsBefore, proxy.calls.get("eth_getTransactionCount")]).toEqual([3, 2 * lanes.length]);
     expect((await reads.read(lanes[3], block)).ethBalance).toBe(42n);
   });
 
@@ -132,7 +132,7 @@ describe.each(NODE_KINDS)("PoolWalletReads on %s", (kind) => {
       const block = await readFeeBlock(connection);
       const snapshot = await reads.read(lanes[1], block);
       expect(snapshot.tokenBalance).toBe(parseUnits("7", chain.decimals));
-      expect(told).toEqual(["the endpoint answered 1 of a batch of 6 calls: batch requests are not supported on this plan"]);
+      expect(told).toEqual(["the endpoint answered 1 of a batch of 4 calls: batch requests are not supported on this plan"]);
       expect(reads.callByCall).toBe(told[0]);
       proxy.calls.clear();
       await reads.read(lanes[3], block);
