@@ -11,7 +11,7 @@ import { toQuantity } from "ethers";
 import { steadyWallClockNow } from "../clock.js";
 import type { ChainConnection } from "../node/connect-chain.js";
 import { DEFAULT_FINALITY_BLOCKS, FinalizedBlockReader } from "../node/finalized-block.js";
-import { type NodeAnswerMeaning, readNodeAnswer } from "../node/node-answers.js";
+import { type NodeAnswerMeaning, isNodeError, readNodeAnswer } from "../node/node-answers.js";
 import { type BlockRef, NonceSearches, findNonceUse } from "../node/wallet-nonce-use.js";
 import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
 import { type Displacement, NonceDisplacements } from "./nonce-displacements.js";
@@ -126,7 +126,16 @@ export class TransferReconciler {
         summary.abandonedClaims++;
         continue;
       }
-      const outcome = await this.resend(entry);
+      let outcome: ResendOutcome;
+      try {
+        outcome = await this.resend(entry);
+      } catch (error) {
+        // A fault of the moment (a rate limit on a finalized read, a time-out) does not stop the start: the
+        // background resend takes the entry up at its first round.
+        if (!isNodeError(error)) throw error;
+        summary.waiting++;
+        continue;
+      }
       summary[outcome === "taken" || outcome === "replaced" ? outcome : "waiting"]++;
     }
     await this.journal.flushed();

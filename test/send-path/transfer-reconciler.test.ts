@@ -341,6 +341,19 @@ describe("the background resend", () => {
     expect(journal.findById(entry.id)).toMatchObject({ state: "replaced" });
   });
 
+  it("at startup, a node fault of the moment (a rate limit on the finalized read) leaves the transfer waiting for the background, and does not stop the start", async () => {
+    let wallet = "";
+    const { chain, reconciler } = setUp(chainWith(() => wallet, { usedAt: 95, user: () => OUTSIDE, finalized: 99 }, ({ method, params }) => {
+      if (method === "eth_getBlockByNumber" && params[0] === "finalized") throw nodeError("limit exceeded");
+      return undefined;
+    }), 1);
+    wallet = chain.wallet.address;
+    const entry = await journalSigned(chain, 0);
+    await journal.flushed();
+    expect(await reconciler.reconcileAtStartup()).toEqual({ abandonedClaims: 0, taken: 0, replaced: 0, waiting: 1 });
+    expect(journal.findById(entry.id)).toMatchObject({ state: "signed" });
+  });
+
   it("at startup, sends again a transfer settled before a reorganisation took its nonce off the chain, and keeps its nonce from new transfers", async () => {
     const { chain, calls, reconciler } = setUp(async ({ method, params }) => {
       if (method === "eth_getTransactionByHash") return null;
