@@ -222,9 +222,10 @@ describe("webhooks for reverted, re-priced, cancelled and reorganised transfers"
     await until(() => hashes.every((hash) => eventsOf(hash).some((event) => event.type === "transfer.confirmed")));
     const calls = Object.fromEntries(proxied.proxy.calls);
     console.log(`node calls from the block that mined 20 transfers until their 20 transfer.confirmed were journaled: ${JSON.stringify(calls)}`);
-    // Following them: the wallet's nonce count (in the block's wallet snapshot) and one Transfer log read.
+    // Following them: the wallet's nonce count (in the block's wallet snapshot, read before and after its
+    // balances, see readWalletSnapshot) and one Transfer log read.
     expect(calls.eth_getLogs).toBe(1);
-    expect(calls.eth_getTransactionCount).toBe(1);
+    expect(calls.eth_getTransactionCount).toBe(2);
     expect(calls.eth_getTransactionReceipt ?? 0).toBe(0);
   });
 
