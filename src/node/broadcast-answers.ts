@@ -56,7 +56,8 @@ function rank(outcome: CallOutcome): number {
 
 /**
  * Words a node says of a transaction it, or a backend of its fleet, may already hold or have mined: never a
- * refusal, whatever another endpoint said; the chain decides (the transfer is held and followed).
+ * refusal, whatever another endpoint said; the chain decides (the transfer is held and followed, and the next
+ * transfers start past the chain's count). The one table for the broadcast's ranking and the submitter.
  */
 export function mayHoldIt(meaning: NodeAnswerMeaning): boolean {
   return meaning === "already-known" || meaning === "nonce-too-low" || meaning === "replacement-underpriced";

@@ -5,6 +5,7 @@
  */
 import { Transaction } from "ethers";
 import type { ChainConnection } from "../node/connect-chain.js";
+import { mayHoldIt } from "../node/broadcast-answers.js";
 import { describeNodeAnswer } from "../node/ethers-errors.js";
 import { type NodeAnswer, provesNotTaken, readNodeAnswer } from "../node/node-answers.js";
 import {
@@ -277,7 +278,7 @@ export class TransferSubmitter {
       this.#options.onHeld(transfer.hash, nonce, answer.held);
       // The words say another transaction has the nonce: the next transfers start past the chain's count
       // (a fast path on words; this one keeps its nonce, and the chain decides its fate).
-      if (callsNonceTaken(answer.held)) await nonces.catchUpWithChain();
+      if (mayHoldIt(answer.held.meaning)) await nonces.catchUpWithChain();
       return undefined;
     }
     ledger.release(prepared.reservation, nonce);
@@ -318,7 +319,7 @@ export class TransferSubmitter {
       // Words, no proof: through a gateway that retried it on another backend, "nonce too low" can be
       // these very bytes, taken and mined meanwhile. Signing again at a new nonce could pay twice, so they
       // stay journaled; the reconciler signs again only once another transaction at the nonce is final.
-      if (callsNonceTaken(answer)) return { held: answer };
+      if (mayHoldIt(answer.meaning)) return { held: answer };
       return provesNotTaken(answer.meaning) ? answer : { held: answer };
     }
   }
@@ -346,9 +347,4 @@ export class TransferSubmitter {
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-// A node's words for a nonce another transaction has: used on chain, or held in its pool.
-function callsNonceTaken(answer: NodeAnswer): boolean {
-  return answer.meaning === "nonce-too-low" || answer.meaning === "replacement-underpriced";
 }
