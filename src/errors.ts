@@ -96,7 +96,7 @@ export const ERROR_CODES = {
   NO_LANE_AVAILABLE: {
     statusCode: 503,
     description:
-      "the wallet, or every wallet of the pool that could pay, is busy (twice MAX_IN_FLIGHT_PER_LANE not yet mined after waiting TRANSFER_SLOT_WAIT_MS; in a pool also a transfer stuck or nonces jammed); nothing was sent, the key is unused: retry after Retry-After",
+      "the wallet, or every wallet of the pool that could pay, is busy (twice MAX_IN_FLIGHT_PER_LANE not yet mined, none freed for TRANSFER_SLOT_WAIT_MS; in a pool also a transfer stuck or nonces jammed); nothing was sent, the key is unused: retry after Retry-After",
   },
   NETWORK_UNAVAILABLE: {
     statusCode: 503,

@@ -37,6 +37,22 @@ export async function devMethodPrefix(provider: JsonRpcProvider): Promise<"anvil
   return /hardhat/i.test(client) ? "hardhat" : "anvil";
 }
 
+/** The development methods the demo needs, as each node implementation names them. */
+interface DevMethods {
+  setBalance: string;
+  setCode: string;
+  /** Undefined where every transaction is mined without being asked (ganache: at once, or on its timer). */
+  getAutomine?: string;
+}
+
+/** The demo's development methods on the node behind `provider`: anvil's, Hardhat Network's or ganache's (the tests' third). */
+async function devMethodsOf(provider: JsonRpcProvider): Promise<DevMethods> {
+  const client = String(await provider.send("web3_clientVersion", []));
+  if (/ganache/i.test(client)) return { setBalance: "evm_setAccountBalance", setCode: "evm_setAccountCode" };
+  const prefix = /hardhat/i.test(client) ? "hardhat" : "anvil";
+  return { setBalance: `${prefix}_setBalance`, setCode: `${prefix}_setCode`, getAutomine: `${prefix}_getAutomine` };
+}
+
 /**
  * Creates a random wallet, gives it ETH with `anvil_setBalance` (`hardhat_setBalance`), and deploys
  * DemoToken from it, so the whole supply is the wallet's; with `holders`, the supply is shared among them
@@ -47,17 +63,17 @@ export async function setUpDemoChain(rpcUrl: string, options: DemoTokenOptions =
   // No cache: the transfers to the holders each read the deployer's nonce anew.
   const provider = new JsonRpcProvider(rpcUrl, undefined, { staticNetwork: true, batchMaxCount: 1, cacheTimeout: -1 });
   try {
-    const prefix = await devMethodPrefix(provider);
+    const methods = await devMethodsOf(provider);
     const wallet = new Wallet(Wallet.createRandom().privateKey, provider);
-    await provider.send(`${prefix}_setBalance`, [wallet.address, toBeHex(ethBalance)]);
+    await provider.send(methods.setBalance, [wallet.address, toBeHex(ethBalance)]);
     const tokenAddress = await deployDemoToken(wallet, decimals, supply);
-    const payoutContract = options.payoutContract ? await placePayoutContract(provider, prefix) : undefined;
+    const payoutContract = options.payoutContract ? await placePayoutContract(provider, methods) : undefined;
     const token = new Contract(tokenAddress, demoToken.abi, wallet);
     for (const holder of holders) {
-      await provider.send(`${prefix}_setBalance`, [holder, toBeHex(ethBalance)]);
+      await provider.send(methods.setBalance, [holder, toBeHex(ethBalance)]);
       const sent = (await token.getFunction("transfer")(holder, (supply * 10n ** BigInt(decimals)) / BigInt(holders.length))) as ContractTransactionResponse;
       await mineIfNeeded(provider);
-      await sent.wait();
+      await untilMined(provider, sent.hash);
     }
     return { privateKey: wallet.privateKey, walletAddress: holders[0] ?? wallet.address, tokenAddress, payoutContract };
   } finally {
@@ -70,7 +86,7 @@ export async function deployDemoToken(deployer: Signer, decimals: number, supply
   const factory = new ContractFactory(demoToken.abi, demoToken.bytecode, deployer);
   const contract = await factory.deploy("Demo Token", "DEMO", decimals, supply * 10n ** BigInt(decimals));
   await mineIfNeeded(deployer.provider as JsonRpcProvider);
-  await contract.waitForDeployment();
+  await untilMined(deployer.provider as JsonRpcProvider, contract.deploymentTransaction()?.hash as string);
   return contract.getAddress();
 }
 
@@ -79,10 +95,10 @@ export async function deployDemoToken(deployer: Signer, decimals: number, supply
  * is the contract a deployment makes, without a block of its own (the chain's heights and fees stay those
  * the documentation's examples show) and without touching any wallet's nonces.
  */
-async function placePayoutContract(provider: JsonRpcProvider, prefix: string): Promise<string> {
+async function placePayoutContract(provider: JsonRpcProvider, methods: DevMethods): Promise<string> {
   const address = Wallet.createRandom().address;
   const code = String(await provider.send("eth_call", [{ data: payoutBatch.bytecode }, "latest"]));
-  await provider.send(`${prefix}_setCode`, [address, code]);
+  await provider.send(methods.setCode, [address, code]);
   return address;
 }
 
@@ -93,12 +109,18 @@ async function placePayoutContract(provider: JsonRpcProvider, prefix: string): P
 export async function deployPayoutContract(deployer: Signer): Promise<string> {
   const contract = await new ContractFactory(payoutBatch.abi, payoutBatch.bytecode, deployer).deploy();
   await mineIfNeeded(deployer.provider as JsonRpcProvider);
-  await contract.waitForDeployment();
+  await untilMined(deployer.provider as JsonRpcProvider, contract.deploymentTransaction()?.hash as string);
   return contract.getAddress();
+}
+
+// Asked for its receipt rather than waited on with ethers' block polling, which could still be asking when
+// the provider is destroyed (on a node that mines on a timer, ganache's): an error nobody catches.
+async function untilMined(provider: JsonRpcProvider, hash: string): Promise<void> {
+  while (!(await provider.getTransactionReceipt(hash))) await new Promise((resolve) => setTimeout(resolve, 50));
 }
 
 // A node started with --no-mining would otherwise never include the deployment.
 async function mineIfNeeded(provider: JsonRpcProvider): Promise<void> {
-  const automine: boolean = await provider.send(`${await devMethodPrefix(provider)}_getAutomine`, []);
-  if (!automine) await provider.send("evm_mine", []);
+  const { getAutomine } = await devMethodsOf(provider);
+  if (getAutomine && !(await provider.send(getAutomine, []))) await provider.send("evm_mine", []);
 }

@@ -139,8 +139,9 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
   const ledger = new WalletLedger(initialSnapshot, chain.tokenAddress);
   // After the caller's synchronous work (a refused broadcast gives its reservation back and takes it again
   // at once; a snapshot updates the lane's holds after the ledger): woken waiters see the lane as it ends up.
-  // Transfers signed and journaled whose first broadcast waits for room at the node (see admittedPerLane).
-  const nodeRoom = new SlotQueue();
+  // Transfers signed and journaled whose first broadcast waits for room at the node (see admittedPerLane):
+  // answered 200 once the wait allowed is over, however the queue moves.
+  const nodeRoom = new SlotQueue(1);
   ledger.onFreed = () =>
     queueMicrotask(() => {
       nodeRoom.wake();
@@ -253,7 +254,7 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
   });
   reconciler.onMinedIn = (entryId, block) => finality.expectMinedIn(entryId, block);
   reconciler.onSnapshotStale = () => void poller.ensureFresh(0).catch(() => undefined);
-  const isBusy = () => ledger.unminedCount > 0 || submitter.inFlightCount > 0 || (watcher?.awaitingConfirmations ?? 0) > 0;
+  const isBusy = () => ledger.sentHoldingCount > 0 || submitter.inFlightCount > 0 || (watcher?.awaitingConfirmations ?? 0) > 0;
   const poller = new SnapshotPoller({
     initial: initialSnapshot,
     readBlock: (maxAgeMs) => latestBlock.latest(maxAgeMs),

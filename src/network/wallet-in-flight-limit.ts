@@ -4,12 +4,12 @@
  * MAX_IN_FLIGHT_PER_LANE of them (TransferSubmitterOptions.awaitRoomAtNode). A node keeps only so many pending transactions per sender (geth: 16
  * for sure); past them it refuses the next ("txpool is full": a 417 for its client) and every nonce above
  * the refused one waits in a gap. A new transfer that finds the wallet full waits for room, first come
- * first served, for TRANSFER_SLOT_WAIT_MS; then it is answered 503 NO_LANE_AVAILABLE with Retry-After, its
- * Idempotency-Key unused. A repeat of a key the journal holds never waits: its answer is there already.
+ * first served, as long as room keeps freeing (see SlotQueue); once none freed for TRANSFER_SLOT_WAIT_MS it
+ * is answered 503 NO_LANE_AVAILABLE with Retry-After, its Idempotency-Key unused. A repeat of a key the journal holds never waits: its answer is there already.
  */
 import { ServiceError } from "../errors.js";
 import type { TransferJournal, TransferRequest } from "../journal/transfer-journal.js";
-import type { SlotQueue } from "../lanes/slot-queue.js";
+import { MOVING_WAIT_LIMIT, type SlotQueue } from "../lanes/slot-queue.js";
 import type { ApprovedTransfer, AuthorizeTransfer, TokenTransferService, TransferOutcome, TransferSender } from "../send-path/transfer-service.js";
 import type { SignedTokenTransfer } from "../send-path/wallet-transaction.js";
 import type { WalletLedger } from "../send-path/wallet-ledger.js";
@@ -81,7 +81,7 @@ export class WalletInFlightLimit implements TransferSender {
 export function walletFull(address: string, settings: InFlightLimitSettings): ServiceError {
   return new ServiceError(
     "NO_LANE_AVAILABLE",
-    `the wallet ${address} holds ${settings.maxInFlight} transfers not yet mined (twice MAX_IN_FLIGHT_PER_LANE), and none was mined within ${settings.maxWaitMs} ms; nothing was sent, retry shortly`,
+    `the wallet ${address} holds ${settings.maxInFlight} transfers not yet mined (twice MAX_IN_FLIGHT_PER_LANE), and no room came to this transfer in its turn (none freed for ${settings.maxWaitMs} ms, or it waited ${MOVING_WAIT_LIMIT * settings.maxWaitMs} ms in all); nothing was sent, retry shortly`,
     { retryAfterSeconds: 1 },
   );
 }

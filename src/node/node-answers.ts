@@ -135,6 +135,14 @@ const NO_ANSWER_SOCKET_CODES = new Set([
 ]);
 const UNREACHABLE_SOCKET_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
 
+// ganache "the tx doesn't have the correct nonce. account has nonce of: 3 tx has nonce of: 1": too low or
+// too high by its two numbers.
+function wrongNonceMeaning(text: string): NodeAnswerMeaning | undefined {
+  const nonces = /account has nonce of: (\d+) tx has nonce of: (\d+)/i.exec(text);
+  if (!nonces) return undefined;
+  return Number(nonces[2]) < Number(nonces[1]) ? "nonce-too-low" : "nonce-too-high";
+}
+
 /** The JSON-RPC error object a node answered with, wherever ethers put it. */
 function rpcErrorOf(error: unknown): { code?: unknown; message?: unknown; data?: unknown } | undefined {
   const candidate = error as { error?: unknown; info?: { error?: unknown } } | null;
@@ -148,6 +156,8 @@ export function readNodeAnswer(error: unknown): NodeAnswer {
   if (rpc) {
     const text = [rpc.message, typeof rpc.data === "string" ? rpc.data : undefined].filter((part) => typeof part === "string").join(" ");
     const nodeMessage = printable(text);
+    const byNonces = wrongNonceMeaning(text);
+    if (byNonces) return { meaning: byNonces, nodeMessage };
     for (const [pattern, meaning] of MESSAGE_MEANINGS) if (pattern.test(text)) return { meaning, nodeMessage };
     const byCode = typeof rpc.code === "number" ? CODE_MEANINGS.get(rpc.code) : undefined;
     return { meaning: byCode ?? "unrecognised", nodeMessage };

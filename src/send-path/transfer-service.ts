@@ -357,18 +357,20 @@ export class TokenTransferService implements TransferSender {
     }
   }
 
-  // The snapshot may predate a top-up (it is read at every block only while transfers are in flight):
-  // a shortfall is checked once more against balances read now before the client is told 417.
+  // The snapshot may predate a top-up or mined transfers: balances are read again, twice at most (the ledger
+  // frees what two snapshots show mined: WalletLedger.applySnapshot), before the client is told 417.
   async #withBalancesReadAgainOnShortfall<T>(check: () => T): Promise<T> {
-    try {
-      return check();
-    } catch (error) {
-      const shortfall = error instanceof ServiceError && (error.code === "INSUFFICIENT_TOKEN_BALANCE" || error.code === "INSUFFICIENT_FUNDS");
-      if (!shortfall) throw error;
-      await this.#options.ensureSnapshot(0);
-      return check();
+    for (let reads = 0; ; reads++) {
+      try {
+        return check();
+      } catch (error) {
+        const shortfall = error instanceof ServiceError && (error.code === "INSUFFICIENT_TOKEN_BALANCE" || error.code === "INSUFFICIENT_FUNDS");
+        if (!shortfall || reads === 2) throw error;
+        await this.#options.ensureSnapshot(0);
+      }
     }
   }
+
 
   /**
    * The simulation before signing: the gas estimate (a revert surfaces as CALL_EXCEPTION), and, for a

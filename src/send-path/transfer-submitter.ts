@@ -6,6 +6,7 @@
 import { Transaction } from "ethers";
 import type { ChainConnection } from "../node/connect-chain.js";
 import { mayHoldIt } from "../node/broadcast-answers.js";
+import { heldByNode } from "../node/held-by-node.js";
 import { describeNodeAnswer } from "../node/ethers-errors.js";
 import { type NodeAnswer, provesNotTaken, readNodeAnswer } from "../node/node-answers.js";
 import {
@@ -320,7 +321,11 @@ export class TransferSubmitter {
       // these very bytes, taken and mined meanwhile. Signing again at a new nonce could pay twice, so they
       // stay journaled; the reconciler signs again only once another transaction at the nonce is final.
       if (mayHoldIt(answer.meaning)) return { held: answer };
-      return provesNotTaken(answer.meaning) ? answer : { held: answer };
+      if (!provesNotTaken(answer.meaning)) return { held: answer };
+      // Refused in words: a 417 only when the node also has no such transaction.
+      const held = await heldByNode(this.#options.chain.provider, rawTransaction);
+      if (held === false) return answer;
+      return held ? "taken" : { held: answer };
     }
   }
 

@@ -33,8 +33,10 @@ export class WalletLedger {
   #minedNonceCount = 0;
   #sentBelowMinedCount = 0;
   #highestNonceSent = -1;
-  // The value of native transfers the snapshots showed mined since takeValueMined() was last asked.
+  // The value of native transfers the snapshots showed mined since takeValueMined() was last asked, and the
+  // reservations already counted in it (a snapshot shows them mined before a second one frees them).
   #valueMined = 0n;
+  readonly #valueCounted = new WeakSet<Reservation>();
 
   /** Told when transfers may have stopped holding room: mined, or given back (new transfers wait for room). */
   onFreed: () => void = () => undefined;
@@ -65,8 +67,13 @@ export class WalletLedger {
     return this.#highestNonceSent;
   }
 
-  /** Transfers signed or sent whose nonce is not yet mined. */
+  /** Transfers signed or sent whose nonce is not known to be mined (by a snapshot, or a read of the count since). */
   get unminedCount(): number {
+    return this.#sentByNonce.size - this.#sentBelowMinedCount;
+  }
+
+  /** Transfers signed or sent that still hold tokens and gas: unmined, or mined and not yet freed (see applySnapshot). */
+  get sentHoldingCount(): number {
     return this.#sentByNonce.size;
   }
 
@@ -99,22 +106,30 @@ export class WalletLedger {
     this.#minedNonceCount = count;
   }
 
-  /** Takes a newer snapshot; transfers whose nonce it shows as mined are in its balances now. */
+  /**
+   * Takes a newer snapshot. Transfers whose nonce both it and the one before show mined are in its balances
+   * now: a node may answer a read at its newest block from the state of the moment, so one snapshot's count
+   * can be a block ahead of its balances (anvil in a burst: 15 one-token transfers from a wallet holding 10
+   * were all let in). A count read by an earlier snapshot was mined before this one's balances were read.
+   */
   applySnapshot(snapshot: WalletSnapshot): void {
     if (snapshot.blockNumber < this.#snapshot.blockNumber) return;
+    const paidBelow = Math.min(this.#snapshot.minedNonceCount, snapshot.minedNonceCount);
     this.#snapshot = snapshot;
     for (const [nonce, reservation] of this.#sentByNonce) {
-      if (nonce < snapshot.minedNonceCount) {
-        this.#valueMined += reservation.value ?? 0n;
-        this.#forgetSent(nonce, reservation);
+      if (nonce >= snapshot.minedNonceCount) continue;
+      if (reservation.value && !this.#valueCounted.has(reservation)) {
+        this.#valueCounted.add(reservation);
+        this.#valueMined += reservation.value;
       }
+      if (nonce < paidBelow) this.#forgetSent(nonce, reservation);
     }
     if (snapshot.minedNonceCount > this.#minedNonceCount) this.#raiseMinedNonceCount(snapshot.minedNonceCount);
     else if (snapshot.minedNonceCount < this.#minedNonceCount) {
       // A reorganisation took mined transactions off the chain: they hold room in the node's pool again.
-      // Everything below the snapshot's count is gone from the map above.
       this.#minedNonceCount = snapshot.minedNonceCount;
       this.#sentBelowMinedCount = 0;
+      for (const nonce of this.#sentByNonce.keys()) if (nonce < snapshot.minedNonceCount) this.#sentBelowMinedCount++;
     }
     this.onFreed();
   }

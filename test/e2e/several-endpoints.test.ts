@@ -134,6 +134,19 @@ describe("endpoints that fail, lag or trail (anvil, a block a second)", () => {
     await expectPaidExactlyOnce(chain, proxied, asked, spentBefore, nonceBefore);
   }, 120_000);
 
+  it("one endpoint that takes each transaction and answers 'transaction underpriced' (ganache's words for bytes it holds): no 417, every transfer paid once", async () => {
+    chain = await startChainMiningEverySecond("anvil");
+    proxied = await startServiceBehindProxies(chain.target, 1, { REBROADCAST_AFTER_MS: "2000" });
+    const [node] = proxied.proxies;
+    node.fault = { kind: "script", answer: (call) => (call.method === "eth_sendRawTransaction" ? { errorAfterForward: { code: -32003, message: "transaction underpriced" } } : undefined) };
+    const spentBefore = await tokenBalanceOf(chain, chain.demo.walletAddress);
+    const nonceBefore = await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest");
+    const { asked, statuses } = await sendBurst(proxied, 8, 4);
+    expect(statuses.filter(({ status }) => status !== 200)).toEqual([]);
+    node.fault = undefined;
+    await expectPaidExactlyOnce(chain, proxied, asked, spentBefore, nonceBefore);
+  }, 120_000);
+
   it("one 10 blocks behind: no lookup answers fewer confirmations than the chain shows minus one, and no money decision reads it", async () => {
     chain = await startChainMiningEverySecond("anvil");
     await chain.provider.send("anvil_mine", ["0x14"]);

@@ -3,11 +3,16 @@ import { Contract, JsonRpcProvider, type TransactionReceipt, Wallet, parseUnits,
 import demoToken from "../../contracts/artifacts/DemoToken.json" with { type: "json" };
 import { type AnvilNode, startAnvil } from "../../src/dev/anvil.js";
 import { type DemoChain, type DemoTokenOptions, devMethodPrefix, setUpDemoChain } from "../../src/dev/demo-chain.js";
+import { startGanacheNode } from "./ganache-node.js";
 import { startHardhatNode } from "./hardhat-node.js";
 
-/** The node implementations the money path is tested on. */
-export type NodeKind = "anvil" | "hardhat";
+/**
+ * The node implementations the money path is tested on: anvil and Hardhat Network everywhere, ganache (a
+ * third pool and wording) in the tests of bursts and crashes.
+ */
+export type NodeKind = "anvil" | "hardhat" | "ganache";
 export const NODE_KINDS: NodeKind[] = ["anvil", "hardhat"];
+export const ALL_NODE_KINDS: NodeKind[] = [...NODE_KINDS, "ganache"];
 
 export interface TestChain {
   kind: NodeKind;
@@ -33,10 +38,16 @@ export async function startTestChain(anvilArgs: string[] = [], tokenOptions: Dem
 
 /** Starts a node of the given implementation (automining) and deploys a token held by a fresh wallet. */
 export async function startTestChainOn(kind: NodeKind, tokenOptions: DemoTokenOptions = {}): Promise<TestChain> {
-  return setUpTestChain(kind, kind === "anvil" ? await startAnvil() : await startHardhatNode(), tokenOptions);
+  return setUpTestChain(kind, await startNode(kind), tokenOptions);
 }
 
-async function setUpTestChain(kind: NodeKind, node: AnvilNode, tokenOptions: DemoTokenOptions): Promise<TestChain> {
+function startNode(kind: NodeKind): Promise<AnvilNode> {
+  if (kind === "anvil") return startAnvil();
+  return kind === "hardhat" ? startHardhatNode() : startGanacheNode();
+}
+
+/** Deploys a token held by a fresh wallet on a node already started. */
+export async function setUpTestChain(kind: NodeKind, node: AnvilNode, tokenOptions: DemoTokenOptions = {}): Promise<TestChain> {
   const demo = await setUpDemoChain(node.rpcUrl, tokenOptions);
   const provider = new JsonRpcProvider(node.rpcUrl, undefined, { staticNetwork: true, batchMaxCount: 1, cacheTimeout: -1 });
   const hotWallet = new Wallet(demo.privateKey, provider);

@@ -1,6 +1,6 @@
-/** New transfers waiting for room: first come, first served, never more let in than there is room for, never longer than allowed. */
+/** New transfers waiting for room: first come, first served, never more let in than there is room for, never longer than allowed without room freeing. */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { MAX_WAITING, SlotQueue } from "../../src/lanes/slot-queue.js";
+import { MAX_WAITING, MOVING_WAIT_LIMIT, SlotQueue } from "../../src/lanes/slot-queue.js";
 
 /** Room for `free` more; each take uses one. */
 function room(free: number) {
@@ -58,6 +58,42 @@ describe("SlotQueue", () => {
     expect(await needsOne).toBe(true);
     expect(queue.size).toBe(1);
     await vi.advanceTimersByTimeAsync(2000);
+    expect(await needsTwo).toBe(false);
+  });
+
+  it("waits on while the queue moves (others take room), gives up once no room freed for the time allowed, and never past its limit", async () => {
+    vi.useFakeTimers();
+    const queue = new SlotQueue();
+    const { take, state } = room(0);
+    const first = queue.take(take, 2000);
+    const last = queue.take(take, 2000);
+    vi.advanceTimersByTime(1500);
+    state.free = 1;
+    queue.wake();
+    expect(await first).toBe(true);
+    // 2.5 s in line, but room freed 1 s ago: still waiting; given up 2 s after that room.
+    vi.advanceTimersByTime(1000);
+    expect(queue.size).toBe(1);
+    vi.advanceTimersByTime(999);
+    expect(queue.size).toBe(1);
+    vi.advanceTimersByTime(1);
+    expect(await last).toBe(false);
+
+    // One that no room fits, behind a queue that keeps moving: given up at MOVING_WAIT_LIMIT x 2 s.
+    const needsTwo = queue.take(() => state.free >= 2 && ((state.free -= 2), true), 2000);
+    let given: boolean | undefined;
+    void needsTwo.then((took) => (given = took));
+    for (let second = 1; second < MOVING_WAIT_LIMIT * 2; second++) {
+      vi.advanceTimersByTime(1000);
+      state.free = 0;
+      const other = queue.take(take, 2000);
+      state.free = 1;
+      queue.wake();
+      expect(await other).toBe(true);
+      await Promise.resolve();
+      expect(given, `after ${second} s`).toBeUndefined();
+    }
+    vi.advanceTimersByTime(1000);
     expect(await needsTwo).toBe(false);
   });
 

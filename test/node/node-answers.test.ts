@@ -27,6 +27,8 @@ const REAL_MESSAGES: [implementation: string, message: string, meaning: NodeAnsw
   ["Hardhat (pool)", "Transaction nonce too low. Expected nonce to be at least 10 but got 8.", "nonce-too-low"],
   ["Nethermind", "OldNonce, Current nonce: 10, nonce of rejected tx: 8", "nonce-too-low"],
   ["Arbitrum", "invalid transaction nonce", "nonce-too-low"],
+  ["ganache", "the tx doesn't have the correct nonce. account has nonce of: 3 tx has nonce of: 1", "nonce-too-low"],
+  ["ganache (strict)", "the tx doesn't have the correct nonce. account has nonce of: 3 tx has nonce of: 5", "nonce-too-high"],
   ["Hardhat", "Nonce too high. Expected nonce to be 8 but got 9. Note that transactions can't be queued when automining.", "nonce-too-high"],
   ["geth / Arbitrum", "nonce too high", "nonce-too-high"],
   ["Besu", "Transaction nonce is too distant from current sender nonce", "nonce-too-high"],
@@ -52,6 +54,8 @@ const REAL_MESSAGES: [implementation: string, message: string, meaning: NodeAnsw
   ["Besu", "Gas price below configured minimum gas price", "underpriced"],
   ["Nethermind", "FeeTooLow", "underpriced"],
   ["Arbitrum", "gas price too low", "underpriced"],
+  // Also ganache's answer to bytes it already holds: the submitter then asks whether the node has the hash.
+  ["ganache", "transaction underpriced", "underpriced"],
   ["geth", "intrinsic gas too low: have 20000, want 21000", "intrinsic-gas-too-low"],
   ["Besu", "Intrinsic gas exceeds gas limit", "intrinsic-gas-too-low"],
   ["zkSync Era", "Not enough gas for transaction validation", "intrinsic-gas-too-low"],

@@ -156,6 +156,8 @@ describe("TransferSubmitter", () => {
   it("a refusal the journal fails to record: RefusalUnrecordedError naming the hash (not \"nothing was sent\"); the signed record stays, for the restart to send again", async () => {
     const { chain } = fakeChain(async ({ method }) => {
       if (method === "eth_sendRawTransaction") throw Object.assign(new Error("insufficient funds for gas * price + value"), { error: { code: -32000, message: "insufficient funds for gas * price + value" } });
+      // Asked whether it holds the refused transaction: it does not.
+      if (method === "eth_getTransactionByHash") return null;
       throw new Error(`unexpected ${method}`);
     });
     dir = mkdtempSync(join(tmpdir(), "submitter-"));

@@ -33,12 +33,16 @@ describe("WalletLedger", () => {
     expect(codeOf(() => ledger.reserve(1n, 101n))).toBe("INSUFFICIENT_FUNDS");
   });
 
-  it("releases a sent transfer once a snapshot shows its nonce mined", () => {
+  it("releases a sent transfer once two snapshots show its nonce mined (one may read its count ahead of its balances)", () => {
     const ledger = new WalletLedger(SNAPSHOT);
     ledger.assignNonce(ledger.reserve(100n, 1n), 5);
     expect(codeOf(() => ledger.assertTokensAvailable(1n))).toBe("INSUFFICIENT_TOKEN_BALANCE");
+    // A count of 6 with the balances of before the transfer (anvil answering at its newest block mid-mining).
+    ledger.applySnapshot({ ...SNAPSHOT, blockNumber: 11, minedNonceCount: 6, tokenBalance: 100n });
+    expect([ledger.unminedCount, ledger.sentHoldingCount]).toEqual([0, 1]);
+    expect(codeOf(() => ledger.assertTokensAvailable(1n))).toBe("INSUFFICIENT_TOKEN_BALANCE");
     ledger.applySnapshot({ ...SNAPSHOT, blockNumber: 11, minedNonceCount: 6, tokenBalance: 50n });
-    expect(ledger.unminedCount).toBe(0);
+    expect(ledger.sentHoldingCount).toBe(0);
     expect(codeOf(() => ledger.assertTokensAvailable(50n))).toBeUndefined();
   });
 
@@ -71,8 +75,9 @@ describe("WalletLedger totals", () => {
     expect(codeOf(() => ledger.reserve(701n, 1n))).toBe("INSUFFICIENT_TOKEN_BALANCE");
     const c = ledger.reserve(700n, 970n);
     ledger.release(c);
-    // A snapshot mines nonce 5 (a): its tokens are in the new balance and no longer held.
+    // Two snapshots show nonce 5 (a) mined: its tokens are in the new balance and no longer held.
     ledger.applySnapshot({ ...SNAPSHOT, blockNumber: 11, minedNonceCount: 6, tokenBalance: 900n, ethBalance: 990n });
+    ledger.applySnapshot({ ...SNAPSHOT, blockNumber: 12, minedNonceCount: 6, tokenBalance: 900n, ethBalance: 990n });
     expect(codeOf(() => ledger.reserve(700n, 970n))).toBeUndefined();
     expect(codeOf(() => ledger.reserve(1n, 1n))).toBe("INSUFFICIENT_TOKEN_BALANCE");
   });
@@ -92,14 +97,19 @@ describe("WalletLedger totals", () => {
     // An older count, read from a backend behind the others, changes nothing.
     ledger.noteMinedNonceCount(6);
     expect(ledger.inFlightCount).toBe(2);
-    // The snapshot that shows them mined takes their tokens out of the balance and their reservations away.
+    // The first snapshot that shows them mined may have read its count ahead of its balances: still held.
     ledger.applySnapshot({ ...SNAPSHOT, blockNumber: 11, minedNonceCount: 7, tokenBalance: 80n });
     expect(ledger.inFlightCount).toBe(2);
-    expect(ledger.tokensAvailable).toBe(60n);
-    // A snapshot ahead of the counts read frees the rest of what it shows mined.
+    expect(ledger.tokensAvailable).toBe(40n);
+    // The next one confirms them: their tokens are out of its balance and their reservations go.
     ledger.applySnapshot({ ...SNAPSHOT, blockNumber: 12, minedNonceCount: 8, tokenBalance: 70n });
     expect(ledger.inFlightCount).toBe(1);
-    expect(ledger.unminedCount).toBe(0);
+    expect(ledger.tokensAvailable).toBe(50n);
+    expect([ledger.unminedCount, ledger.sentHoldingCount]).toEqual([0, 1]);
+    // And one more frees what that one showed mined.
+    ledger.applySnapshot({ ...SNAPSHOT, blockNumber: 13, minedNonceCount: 8, tokenBalance: 70n });
+    expect(ledger.tokensAvailable).toBe(60n);
+    expect(ledger.sentHoldingCount).toBe(0);
   });
 
   it("keeps the in-flight count exact when a transaction below the mined count read is given back or replaced", () => {
@@ -159,10 +169,13 @@ describe("WalletLedger totals", () => {
     ledger.assignNonce(ledger.reserve(1n, 50n), 6);
     ledger.assignNonce(ledger.reserve(0n, 300n, undefined, 250n), 7);
     expect(ledger.takeValueMined()).toBe(0n);
+    // Told when a snapshot first shows it mined, once, though its reservation goes only with the next.
     ledger.applySnapshot({ ...SNAPSHOT, blockNumber: 11, minedNonceCount: 7 });
     expect(ledger.takeValueMined()).toBe(400n);
     expect(ledger.takeValueMined()).toBe(0n);
     ledger.applySnapshot({ ...SNAPSHOT, blockNumber: 12, minedNonceCount: 8 });
     expect(ledger.takeValueMined()).toBe(250n);
+    ledger.applySnapshot({ ...SNAPSHOT, blockNumber: 13, minedNonceCount: 8 });
+    expect(ledger.takeValueMined()).toBe(0n);
   });
 });
