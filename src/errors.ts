@@ -52,7 +52,11 @@ export const ERROR_CODES = {
   },
   PAYOUT_ITEM_IN_FLIGHT: { statusCode: 409, description: "another request took one of the batch's item ids while this one was checked; nothing was sent, the Idempotency-Key is unused: retry" },
   TRANSFER_BEING_SENT: { statusCode: 409, description: "the transfer's first broadcast is under way: ask again in a moment (until the node answers it, it may yet be refused for good)" },
-  REPRICE_AT_FEE_CAP: { statusCode: 409, description: "a re-pricing would need fees above MAX_FEE_PER_GAS or MAX_PRIORITY_FEE_PER_GAS to replace the transfer's latest attempt" },
+  REPRICE_AT_FEE_CAP: {
+    statusCode: 409,
+    description: "a re-pricing would need fees above MAX_FEE_PER_GAS or MAX_PRIORITY_FEE_PER_GAS, or above 10 times the transfer's first fee cap (an admin may pass that ceiling with aboveCeiling=true), to replace the transfer's latest attempt",
+  },
+  REPRICE_NEEDS_ADMIN: { statusCode: 403, description: "the transfer was re-priced 3 times already, or the ceiling is to be passed: only an admin key may re-price it further" },
   CANCEL_AT_FEE_CAP: { statusCode: 409, description: "a cancel would need fees above MAX_FEE_PER_GAS or MAX_PRIORITY_FEE_PER_GAS to replace the transfer" },
   IDEMPOTENCY_KEY_REUSED: { statusCode: 422, description: "this Idempotency-Key was used with a different request body" },
   INSUFFICIENT_TOKEN_BALANCE: { statusCode: 417, description: "the hot wallet holds fewer tokens than requested" },

@@ -1,11 +1,14 @@
 /**
  * The fees of a replacement: raised field by field to the larger of what the chain needs now and the
- * previous attempt's value plus 12.5%, never above the operator's caps. geth (and most pools after it)
+ * previous attempt's value plus 12.5%, never above the operator's caps, nor (without an admin's explicit
+ * say) above FEE_CEILING_MULTIPLE times the fee cap of the transaction's first attempt. geth (and most pools after it)
  * refuses a replacement unless every fee field rose by at least 10%, so a cap that allows less than that
  * means the transfer is at its cap: nothing more can be done for it but wait.
  */
+import { Transaction } from "ethers";
+import type { JournalEntry } from "../journal/transfer-journal.js";
 import type { FeePolicy } from "./fee-policy.js";
-import { type AttemptFees, maxPricePerGas } from "./wallet-transaction.js";
+import { type AttemptFees, feesOf, maxPricePerGas } from "./wallet-transaction.js";
 
 /** What the chain asks for now: the latest base fee (null without EIP-1559) and the tip recent blocks paid (or, without a base fee, the gas price). */
 export interface FeeMarket {
@@ -14,6 +17,24 @@ export interface FeeMarket {
 }
 
 export type Repricing = { outcome: "raised"; fees: AttemptFees } | { outcome: "at-cap"; needed: AttemptFees };
+
+/**
+ * No attempt offers more per gas than this many times its transaction's first attempt: a ceiling that
+ * exists whatever the configuration, so that re-pricing (a client's, the background's) cannot burn the
+ * wallet's ETH. A market that moves further leaves the transfer waiting at it, for an admin to decide.
+ */
+export const FEE_CEILING_MULTIPLE = 10n;
+
+/** The fees of a transfer's first attempt, which its ceiling is counted from. */
+export function firstFeesOf({ attempts }: Pick<JournalEntry, "attempts">): AttemptFees {
+  return feesOf(Transaction.from(attempts[0].rawTransaction));
+}
+
+/** The caps a re-pricing of a transaction first signed with `first` stays within: the policy's, and the ceiling. */
+export function capsUnderCeiling(first: AttemptFees, policy: Pick<FeePolicy, "maxFeePerGas" | "maxTip">): Pick<FeePolicy, "maxFeePerGas" | "maxTip"> {
+  const ceiling = FEE_CEILING_MULTIPLE * maxPricePerGas(first);
+  return { maxFeePerGas: policy.maxFeePerGas !== undefined && policy.maxFeePerGas < ceiling ? policy.maxFeePerGas : ceiling, maxTip: policy.maxTip };
+}
 
 /** What a transaction needs to be mined soon, before any cap: the policy's own price for this market. */
 export function neededFees({ baseFeePerGas, tip }: FeeMarket): AttemptFees {

@@ -13,7 +13,7 @@ import { estimateGasAtLatest } from "../node/gas-estimate.js";
 import { type NodeAnswerMeaning, readNodeAnswer } from "../node/node-answers.js";
 import type { FeePolicy } from "./fee-policy.js";
 import { withPayoutGasMargin } from "./payout-call.js";
-import { type FeeMarket, type Repricing, belowBaseFee, isUnderpriced, replacementFees } from "./replacement-fees.js";
+import { FEE_CEILING_MULTIPLE, type FeeMarket, type Repricing, belowBaseFee, capsUnderCeiling, firstFeesOf, isUnderpriced, replacementFees } from "./replacement-fees.js";
 import type { WalletLedger } from "./wallet-ledger.js";
 import {
   type AttemptFees,
@@ -203,7 +203,7 @@ export class TransferReplacer {
         reason = marketReason(entry, offered, market);
         if (reason === undefined) continue;
       }
-      const repricing = replacementFees(offered, market, policy);
+      const repricing = replacementFees(offered, market, capsUnderCeiling(firstFeesOf(entry), policy));
       if (repricing.outcome === "at-cap") {
         const stuck = { hash: entry.hash as string, carriedBy: latest.hash, nonce: entry.nonce, offered, needed: repricing.needed };
         if (!this.#atCap.has(entry.id)) onAtCap(stuck);
@@ -294,7 +294,7 @@ export class TransferReplacer {
       // A node (or a fleet whose count lags) that keeps doing it would otherwise raise the fees for good.
       if (this.#atBound(entry, latest, "not-executable")) return "not due";
       this.#replacedNotExecutableAt.set(entry.id, monotonicNow());
-      const repricing = this.#repricingOf(latest);
+      const repricing = this.#repricingOf(entry, latest);
       if (repricing.outcome === "at-cap") return "at-cap";
       return this.#replace(entry, latest, latest.kind, repricing.fees, "not-executable");
     });
@@ -313,13 +313,14 @@ export class TransferReplacer {
 
   /**
    * An operator's re-pricing, without waiting for STUCK_AFTER_BLOCKS: the latest attempt again (the same
-   * call), priced as the background would price it. Refused as a cancel is.
+   * call), priced as the background would price it; `aboveCeiling` (an admin's explicit say) lifts the
+   * ceiling (FEE_CEILING_MULTIPLE), not the caps. Refused as a cancel is.
    */
-  reprice(hash: string): Promise<JournalEntry> {
-    return this.#replaceOnRequest(hash, "reprice");
+  reprice(hash: string, aboveCeiling = false): Promise<JournalEntry> {
+    return this.#replaceOnRequest(hash, "reprice", aboveCeiling);
   }
 
-  async #replaceOnRequest(hash: string, request: "cancel" | "reprice"): Promise<JournalEntry> {
+  async #replaceOnRequest(hash: string, request: "cancel" | "reprice", aboveCeiling = false): Promise<JournalEntry> {
     const { journal, ledger } = this.#options;
     const found = journal.findByHash(hash);
     if (!found) {
@@ -346,9 +347,10 @@ export class TransferReplacer {
       const settled = refusalOfSettled(entry, ledger.snapshot.minedNonceCount, request);
       if (settled) throw settled;
       if (!latest) throw new CancelRefusedError("not-pending", `transfer ${entry.hash} is ${entry.state}: there is nothing to replace`);
-      const repricing = this.#repricingOf(latest);
+      const repricing = this.#repricingOf(entry, latest, aboveCeiling);
       if (repricing.outcome === "at-cap") {
-        throw new CancelRefusedError("at-fee-cap", `${what} of transfer ${entry.hash} would need fees above MAX_FEE_PER_GAS or MAX_PRIORITY_FEE_PER_GAS to replace it`);
+        const limits = aboveCeiling ? "MAX_FEE_PER_GAS or MAX_PRIORITY_FEE_PER_GAS" : `MAX_FEE_PER_GAS, MAX_PRIORITY_FEE_PER_GAS or ${FEE_CEILING_MULTIPLE} times its first attempt's fee cap`;
+        throw new CancelRefusedError("at-fee-cap", `${what} of transfer ${entry.hash} would need fees above ${limits} to replace it`);
       }
       const { outcome } = await this.#replace(entry, latest, request === "cancel" ? "cancel" : latest.kind, repricing.fees, "requested");
       if (outcome === "waiting: nonce-too-low") {
@@ -368,7 +370,7 @@ export class TransferReplacer {
     const { blockNumber, l1DataFee, baseFeePerGas, tip } = ledger.snapshot;
     const call = await this.#selfTransaction(nonce);
     // Above an earlier attempt of ours at this nonce, which some pool may still hold (at the caps at most).
-    const repricing = outbid && replacementFees(outbid, { baseFeePerGas, tip }, policy);
+    const repricing = outbid && replacementFees(outbid, { baseFeePerGas, tip }, capsUnderCeiling(outbid, policy));
     const fees = repricing?.outcome === "raised" ? repricing.fees : snapshotFees(ledger.snapshot);
     const signed = await signWalletTransaction(chain, call, fees);
     const entryId = journal.recordSigned(undefined, { recipient: chain.wallet.address, units: 0n }, {
@@ -386,10 +388,12 @@ export class TransferReplacer {
     return outcome;
   }
 
-  // What replacing `latest` takes in the market of the latest snapshot, within the caps.
-  #repricingOf(latest: JournalAttempt): Repricing {
-    const { baseFeePerGas, tip } = this.#options.ledger.snapshot;
-    return replacementFees(feesOf(Transaction.from(latest.rawTransaction)), { baseFeePerGas, tip }, this.#options.policy);
+  // What replacing `latest` takes in the market of the latest snapshot, within the caps and, unless an admin
+  // said otherwise, the ceiling.
+  #repricingOf(entry: JournalEntry, latest: JournalAttempt, aboveCeiling = false): Repricing {
+    const { ledger, policy } = this.#options;
+    const { baseFeePerGas, tip } = ledger.snapshot;
+    return replacementFees(feesOf(Transaction.from(latest.rawTransaction)), { baseFeePerGas, tip }, aboveCeiling ? policy : capsUnderCeiling(firstFeesOf(entry), policy));
   }
 
   async #exclusively<T>(entryId: number, work: () => Promise<T>): Promise<T> {

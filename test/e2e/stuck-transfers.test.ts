@@ -246,6 +246,57 @@ describe("the fee cap holds for stuck transfers", () => {
   });
 });
 
+describe("the fee ceiling against a transfer key's re-pricing", () => {
+  const ADMIN_KEY = "admin-api-key-0123456789";
+  const ADMIN = { authorization: `Bearer ${ADMIN_KEY}` };
+  let chain: TestChain;
+  let service: TestService;
+
+  beforeAll(async () => {
+    chain = await startTestChain(["--no-mining"]);
+    // The test key is a transfer key here.
+    service = await startService(chain.target, { API_KEYS: `${TEST_API_KEY},admin:${ADMIN_KEY}` });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await chain?.stop();
+  });
+
+  const reprice = (hash: string, headers: Record<string, string>, query = "") => service.app.inject({ method: "POST", url: `/transactions/${hash}/reprice${query}`, headers });
+
+  it("30 re-prices by its key: 3 go through, then only an admin, and no attempt above 10x the first fee cap unless an admin says so; paid once", async () => {
+    const recipient = freshAddress();
+    const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "1" });
+    expect(sent.statusCode, sent.raw).toBe(200);
+    const first = sent.body.result.hash as string;
+    const firstFeeCap = BigInt(sent.body.result.maxFeePerGas.hex);
+    const answers: string[] = [];
+    for (let index = 0; index < 30; index++) {
+      const reply = await reprice(first, AUTHORIZATION);
+      answers.push(reply.statusCode === 202 ? "202" : `${reply.statusCode} ${reply.json().code}`);
+    }
+    expect(answers).toEqual([...Array(3).fill("202"), ...Array(27).fill("403 REPRICE_NEEDS_ADMIN")]);
+    expect((await reprice(first, AUTHORIZATION, "?aboveCeiling=true")).json().code).toBe("REPRICE_NEEDS_ADMIN");
+    // An admin may go on, up to the ceiling: 12.5% a time, so about 20 re-prices reach it.
+    let atCeiling: { statusCode: number; code?: string } | undefined;
+    for (let index = 0; index < 40 && !atCeiling; index++) {
+      const reply = await reprice(first, ADMIN);
+      if (reply.statusCode !== 202) atCeiling = { statusCode: reply.statusCode, code: reply.json().code };
+    }
+    expect(atCeiling).toEqual({ statusCode: 409, code: "REPRICE_AT_FEE_CAP" });
+    const feeCaps = ((await status(service, first)).json().attempts as { maxFeePerGas: string }[]).map((attempt) => BigInt(attempt.maxFeePerGas));
+    expect(feeCaps.length).toBeGreaterThan(15);
+    expect(feeCaps.every((feeCap) => feeCap <= 10n * firstFeeCap)).toBe(true);
+    expect(feeCaps.at(-1)).toBeGreaterThan(8n * firstFeeCap);
+    // Past the ceiling: an admin's explicit say only.
+    expect((await reprice(first, ADMIN, "?aboveCeiling=true")).statusCode).toBe(202);
+    const last = ((await status(service, first)).json().attempts as { maxFeePerGas: string }[]).at(-1);
+    expect(BigInt(last?.maxFeePerGas ?? 0)).toBeGreaterThan(10n * firstFeeCap);
+    await mineAt(chain, GWEI);
+    expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("1", 18));
+  });
+});
+
 describe("cancelling a transfer on anvil", () => {
   const OTHER_API_KEY = "other-api-key-0123456789";
   let chain: TestChain;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { belowBaseFee, isUnderpriced, neededFees, replacementFees } from "../../src/send-path/replacement-fees.js";
+import { FEE_CEILING_MULTIPLE, belowBaseFee, capsUnderCeiling, isUnderpriced, neededFees, replacementFees } from "../../src/send-path/replacement-fees.js";
 
 const GWEI = 1_000_000_000n;
 const previous = { type: 2 as const, maxFeePerGas: 30n * GWEI, maxPriorityFeePerGas: 2n * GWEI };
@@ -42,6 +42,27 @@ describe("replacement fees", () => {
     });
     // The tip cap binds: the tip cannot rise by 10%.
     expect(replacementFees(previous, market, { maxTip: 2n * GWEI })).toMatchObject({ outcome: "at-cap" });
+  });
+
+  it("stays under the ceiling without caps configured: re-priced again and again, no attempt offers more than 10x the first's fee cap, nor a legacy one's price", () => {
+    for (const first of [{ type: 2 as const, maxFeePerGas: 21n * GWEI, maxPriorityFeePerGas: GWEI }, { type: 0 as const, gasPrice: 20n * GWEI }]) {
+      const caps = capsUnderCeiling(first, {});
+      let previous: Parameters<typeof replacementFees>[0] = first;
+      let raised = 0;
+      for (let index = 0; index < 100; index++) {
+        const repricing = replacementFees(previous, { baseFeePerGas: first.type === 2 ? 10n * GWEI : null, tip: GWEI }, caps);
+        if (repricing.outcome === "at-cap") break;
+        previous = repricing.fees;
+        raised++;
+      }
+      const firstPrice = first.type === 2 ? first.maxFeePerGas : first.gasPrice;
+      const lastPrice = previous.type === 2 ? previous.maxFeePerGas : previous.gasPrice;
+      expect(raised).toBeGreaterThan(15);
+      expect(lastPrice).toBeLessThanOrEqual(FEE_CEILING_MULTIPLE * firstPrice);
+      expect(lastPrice).toBeGreaterThan(8n * firstPrice);
+    }
+    // Caps below the ceiling stay the caps.
+    expect(capsUnderCeiling({ type: 2, maxFeePerGas: 21n * GWEI, maxPriorityFeePerGas: GWEI }, { maxFeePerGas: 30n * GWEI, maxTip: 2n * GWEI })).toEqual({ maxFeePerGas: 30n * GWEI, maxTip: 2n * GWEI });
   });
 
   it("re-prices a legacy transaction's gas price the same way", () => {

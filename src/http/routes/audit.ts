@@ -23,7 +23,7 @@ const AuditEntrySchema = Type.Object({
   at: Type.String({ description: "when it happened (ISO time)" }),
   kind: Type.String({
     description:
-      "transfer.<state> (made, or changed to that state), attempt.<kind> (a transaction signed for it), operator.<action> (cancel, reprice, delivery_retry, resume_signing), " +
+      "transfer.<state> (made, or changed to that state), attempt.<kind> (a transaction signed for it), operator.<action> (cancel, reprice, reprice_refused, delivery_retry, resume_signing), " +
       "wallet.signing_paused, service.started (the settings a process started with, secrets only as set)",
   }),
   transferId: Type.Union([Type.Integer(), Type.Null()], { description: "the transfer it is about (GET /transfers lists it); null for none" }),

@@ -4,12 +4,13 @@
  * (the background does it after STUCK_AFTER_BLOCKS).
  */
 import { actsOnTransferOf } from "../auth.js";
-import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { type FastifyPluginAsyncTypebox, Type } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import { type ErrorCode, ServiceError } from "../../errors.js";
 import { signerRefusalAnswer } from "../../send-path/signer-refusal.js";
 import type { JournalEntry, TransferJournal } from "../../journal/transfer-journal.js";
 import type { TransactionStatusReader } from "../../lookup/transaction-status.js";
+import { FEE_CEILING_MULTIPLE } from "../../send-path/replacement-fees.js";
 import { type CancelRefusal, CancelRefusedError, type TransferReplacer } from "../../send-path/transfer-replacer.js";
 import { TransactionStatusParamsSchema, TransactionStatusSchema, errorReplies } from "../schemas.js";
 
@@ -21,6 +22,9 @@ export interface CancelTransferRouteOptions {
   /** The status reader of a transfer's network. */
   statusesOf: (entry: JournalEntry) => TransactionStatusReader;
 }
+
+/** Re-pricings of one transfer (its attempts after the first, the background's included) its sender's key may ask for; beyond, an admin key. */
+export const SENDER_REPRICES = 3;
 
 const CODE_OF_REFUSAL = {
   "already-mined": "TRANSFER_ALREADY_MINED",
@@ -80,11 +84,21 @@ export const cancelTransferRoute: FastifyPluginAsyncTypebox<CancelTransferRouteO
         summary: "Re-price a pending transfer now",
         description:
           "Replaces the transfer's latest attempt (any of its hashes) with the same transaction priced to win (12.5% above it, at least what the chain needs now, " +
-          "within the fee caps), without waiting for STUCK_AFTER_BLOCKS. 202 with the status document: the new attempt is sent, and the transfer is pending " +
-          "until one of its attempts is mined. Only the API key that sent the transfer may re-price it, or an admin key.",
+          `within the fee caps and at most ${FEE_CEILING_MULTIPLE} times the fee cap of its first attempt), without waiting for STUCK_AFTER_BLOCKS. 202 with the status ` +
+          "document: the new attempt is sent, and the transfer is pending until one of its attempts is mined. Only the API key that sent the transfer may " +
+          `re-price it, while it has at most ${SENDER_REPRICES} re-priced attempts (403 REPRICE_NEEDS_ADMIN beyond), or an admin key; an admin alone may pass ` +
+          "the ceiling, explicitly (aboveCeiling=true), never the caps.",
         tags: ["transactions"],
         operationId: "repriceTransfer",
         params: TransactionStatusParamsSchema,
+        querystring: Type.Object(
+          {
+            aboveCeiling: Type.Optional(
+              Type.Union([Type.Literal("true"), Type.Literal("false")], { description: `true: an admin's explicit say to offer more than ${FEE_CEILING_MULTIPLE} times the first attempt's fee cap (never above the caps)` }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
         response: { 202: TransactionStatusSchema, ...errorReplies(400, 401, 403, 404, 409, 429, 500, 503) },
       },
     },
@@ -93,8 +107,14 @@ export const cancelTransferRoute: FastifyPluginAsyncTypebox<CancelTransferRouteO
       const entry = await ownTransfer(request, hash);
       const replacer = replacerOf(entry);
       if (!replacer) throw new ServiceError("TRANSFER_NOT_PENDING", `transfer ${hash} was sent by ${entry.lane}, a wallet no longer configured; it is settled`);
+      const aboveCeiling = request.query.aboveCeiling === "true";
+      if (request.apiKeyRole !== "admin" && (aboveCeiling || entry.attempts.length > SENDER_REPRICES)) {
+        await audited(journal, request, "operator.reprice_refused", entry, hash);
+        const why = aboveCeiling ? "passing the fee ceiling" : `transfer ${hash} was re-priced ${entry.attempts.length - 1} times already`;
+        throw new ServiceError("REPRICE_NEEDS_ADMIN", `${why}: only an admin key may re-price it further`);
+      }
       await audited(journal, request, "operator.reprice", entry, hash);
-      await replaceOrRefuse(() => replacer.reprice(hash), { ...CODE_OF_REFUSAL, "at-fee-cap": "REPRICE_AT_FEE_CAP" });
+      await replaceOrRefuse(() => replacer.reprice(hash, aboveCeiling), { ...CODE_OF_REFUSAL, "at-fee-cap": "REPRICE_AT_FEE_CAP" });
       return reply.code(202).send(await statusesOf(entry).read(hash));
     },
   );
