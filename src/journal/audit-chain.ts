@@ -39,6 +39,21 @@ export function auditEntryHash(previous: string, row: Pick<AuditRow, "seq" | "at
   return createHash("sha256").update(fields).digest("hex");
 }
 
+/**
+ * An audit entry without its hash that the service did not write in the commit at hand: entered, or its hash
+ * blanked, outside the service. It is never sealed (sealing it would vouch for whatever it now says): the
+ * journal refuses to open, or, found while running, the commit fails and nothing more is written.
+ */
+export class AuditEntryUnsealedError extends Error {
+  constructor(readonly seq: number) {
+    super(
+      `the audit log's entry ${seq} has no hash, and this service did not write it: it was entered or edited outside the service ` +
+        "(someone with the database, or an older version of the service run on it); nothing is sealed for it. Find out who changed the database, and check the log with npm run audit:verify",
+    );
+    this.name = "AuditEntryUnsealedError";
+  }
+}
+
 /** Where a chain breaks: the entry, and what is wrong with it. */
 export interface AuditBreak {
   seq: number;

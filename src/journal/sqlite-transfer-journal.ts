@@ -5,7 +5,7 @@ import type Database from "better-sqlite3";
 import { steadyWallClockNow } from "../clock.js";
 import { type AttemptRow, type DeliveryRow, type EntryRow, SETTLED_FOR_GOOD, SEVERAL_NETWORKS_MARK, ownersChainOf, payoutAsText, toAttempt, toDelivery, toEntry } from "./journal-rows.js";
 import { type JournalReplica, type JournalSeed, SqliteChangeLog, seedTables } from "./sqlite-change-log.js";
-import { AUDIT_GENESIS, type AuditEntry, type AuditRow, auditEntryHash } from "./audit-chain.js";
+import { AUDIT_GENESIS, type AuditEntry, AuditEntryUnsealedError, type AuditRow, auditEntryHash } from "./audit-chain.js";
 import { HISTORY_INDEXES, NETWORK_HISTORY_INDEXES, HISTORY_TIMES_RISE, SqliteHistoryReader } from "./sqlite-history.js";
 import { openKeptDatabase } from "./sqlite-keep-alive.js";
 import {
@@ -302,6 +302,12 @@ export interface SqliteJournalOptions {
   elsewhere?: JournalElsewhere;
 }
 
+// The last audit entry of a file (0 for none, or a file without the log yet).
+function lastAuditEntry(db: Database.Database): number {
+  const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit_log'").get();
+  return table ? ((db.prepare("SELECT seq FROM audit_log ORDER BY seq DESC LIMIT 1").pluck().get() as number | undefined) ?? 0) : 0;
+}
+
 /**
  * Opens (creating if needed) the journal at `path`; ":memory:" keeps it in memory.
  *
@@ -321,6 +327,9 @@ export function openSqliteJournal(path: string, owner: JournalOwner, options: Sq
   // A leader's working copy is filled before its indexes are made: one build of each index is quicker
   // than keeping them all up to date through a million inserts.
   if (seed) seedTables(db, seed);
+  // What the audit log holds before this open's upgrades of the rows (the file's triggers write their
+  // entries): those are sealed at open, nothing from before, the shared database's included.
+  const auditWrittenAfter = lastAuditEntry(db);
   makeIndexes(db);
   db.exec(AUDIT_TRIGGERS);
   const store = new SqliteJournalStore(db, notify, replica && new SqliteChangeLog(db, replica), replica, elsewhere);
@@ -329,7 +338,7 @@ export function openSqliteJournal(path: string, owner: JournalOwner, options: Sq
     db.exec(LANES_OF_EARLIER_VERSIONS);
     // Rows an earlier version wrote after this one had run (a rollback, an older leader) lack them too.
     db.exec(OWNERS_NETWORK_AND_TOKEN);
-    store.sealLeftUnsealed();
+    store.sealOpeningEntries(auditWrittenAfter);
     // Temporary data in memory from here on, once the set-up's index builds (whose sorts may spill to disk)
     // are done: a group commit's statement journal (what undoes one failed statement of the shared
     // transaction) otherwise spilled to a temp file at almost every commit, and then took every later
@@ -484,6 +493,7 @@ function prepareStatements(db: Database.Database) {
     auditAfter: db.prepare("SELECT * FROM audit_log WHERE seq > @after AND hash IS NOT NULL ORDER BY seq LIMIT @limit"),
     auditBefore: db.prepare("SELECT * FROM audit_log WHERE seq < @before AND hash IS NOT NULL ORDER BY seq DESC LIMIT @limit"),
     forgetAuditThrough: db.prepare("DELETE FROM audit_log WHERE seq <= ?"),
+    lastAuditSeq: db.prepare("SELECT seq FROM audit_log ORDER BY seq DESC LIMIT 1").pluck(),
     lastSealedAuditSeq: db.prepare("SELECT seq FROM audit_log WHERE hash IS NOT NULL ORDER BY seq DESC LIMIT 1").pluck(),
     restateRefusal: db.prepare("UPDATE transfers SET refusal_code = @code, refusal_message = @message, updated_at = @now WHERE id = @id AND state IN ('refused', 'rejected')"),
     takeApproved: db.prepare(
@@ -657,6 +667,8 @@ class SqliteJournalStore {
   #commitMayBeOnDisk = false;
   // Every hash of the transfers that have several attempts: few, and asked about by every lookup.
   readonly severalAttemptHashes = new Set<string>();
+  // The last audit entry before the transaction under way: the service seals only entries after it.
+  #auditWrittenAfter = 0;
   /** Where the working copy's walk for transfers it need not hold goes on from (see forgetSettledForGood). */
   evictionCursor = { createdAt: -1, id: -1 };
   // 1 when webhooks report on the transfers made from now on.
@@ -734,6 +746,7 @@ class SqliteJournalStore {
     if (this.#failure) throw this.#failure;
     if (!this.#pendingCommit) {
       this.db.exec("BEGIN IMMEDIATE");
+      this.#auditWrittenAfter = (this.statements.lastAuditSeq.get() as number | undefined) ?? 0;
       this.#pendingCommit = new Promise<void>((resolve, reject) =>
         setImmediate(() => {
           this.#pendingCommit = undefined;
@@ -794,11 +807,12 @@ class SqliteJournalStore {
     }
   }
 
-  // Chains the audit entries this transaction made (or an older version's process left unsealed) to the
-  // last sealed one, in order, before the commit: an entry is never committed without its hash.
+  // Chains the audit entries this transaction made to the last sealed one, in order, before the commit: an
+  // entry is never committed without its hash. One without its hash from before is not the service's to seal.
   #sealAudit(): void {
     const unsealed = this.statements.unsealedAudit.all() as AuditRow[];
     if (unsealed.length === 0) return;
+    if (unsealed[0].seq <= this.#auditWrittenAfter) throw new AuditEntryUnsealedError(unsealed[0].seq);
     let previous = (this.statements.lastAuditHash.get() as string | undefined) ?? AUDIT_GENESIS;
     for (const row of unsealed) {
       const hash = auditEntryHash(previous, row);
@@ -847,11 +861,13 @@ class SqliteJournalStore {
   }
 
   /**
-   * Seals what was entered outside the service's own commits: at open (an earlier version's upgrade of its
-   * rows, or an older version's process that wrote the file: the triggers live in it), before anything else.
+   * At open, before anything else: seals the entries this open's upgrades of the file wrote (after
+   * `writtenAfter`, the last entry when the file was opened); one from before without its hash refuses the
+   * open (AuditEntryUnsealedError).
    */
-  sealLeftUnsealed(): void {
+  sealOpeningEntries(writtenAfter: number): void {
     this.db.exec("BEGIN IMMEDIATE");
+    this.#auditWrittenAfter = writtenAfter;
     try {
       this.#sealAudit();
       this.db.exec("COMMIT");

@@ -8,7 +8,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AuditEntryUnsealedError } from "../../src/journal/audit-chain.js";
 import { openKeptDatabase } from "../../src/journal/sqlite-keep-alive.js";
+import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
 import { DEFAULT_SIMULATION, simulateSeed } from "../simulation/simulator.js";
 
 const run = promisify(execFile);
@@ -105,6 +107,31 @@ describe("npm run audit:verify", () => {
     const truncated = await auditVerify(journal, "--expect", keep);
     expect(truncated.code, truncated.output).toBe(1);
     expect(truncated.output).toContain(`entry ${logged[logged.length - 1].seq}, kept outside the database, is gone`);
+  });
+
+  it("an entry edited with the hashes from it on blanked is never sealed again: the journal refuses to open (the service to start), and audit:verify fails", async () => {
+    const logged = entries();
+    const edited = logged[logged.length - 3];
+    const rows = logged.slice(-3).map((entry) => readRow(entry.seq));
+    change("UPDATE audit_log SET detail = ? WHERE seq = ?", JSON.stringify({ edited: true }), edited.seq);
+    change("UPDATE audit_log SET prev_hash = NULL, hash = NULL WHERE seq >= ?", edited.seq);
+    const owner = (() => {
+      const db = openKeptDatabase(journal, { readonly: true });
+      try {
+        return db.prepare("SELECT chain_id, wallet_address, token_address FROM journal_owner").get() as { chain_id: string; wallet_address: string; token_address: string };
+      } finally {
+        db.close();
+      }
+    })();
+    // What a restart of the service on this file does first (its journal's open): no sealing, a refusal naming the entry.
+    const opening = () => openSqliteJournal(journal, { chainId: BigInt(owner.chain_id.replace(/\D.*$/, "")), walletAddress: owner.wallet_address, tokenAddress: owner.token_address });
+    expect(opening).toThrow(AuditEntryUnsealedError);
+    expect(opening).toThrow(`entry ${edited.seq} has no hash`);
+    const verified = await auditVerify(journal);
+    expect(verified.code, verified.output).toBe(1);
+    expect(verified.output).toContain(`at entry ${edited.seq}`);
+    for (const row of rows) change("UPDATE audit_log SET detail = ?, prev_hash = ?, hash = ? WHERE seq = ?", row.detail, row.prev_hash, row.hash, row.seq);
+    expect((await auditVerify(journal)).code).toBe(0);
   });
 
   it("says so when there is no journal to read (exit 2)", async () => {

@@ -47,6 +47,8 @@ beforeAll(() => {
     made(CURRENT_HOUR + 180_000, "cancelled", 1);
     made(CURRENT_HOUR + 240_000, "nonce-used", 1, "0");
   })();
+  // Rows made by hand are not the service's: the audit entries their triggers wrote would rightly refuse the open.
+  db.exec("DELETE FROM audit_log WHERE hash IS NULL");
   db.close();
   journal = openSqliteJournal(path, OWNER);
 });
