@@ -37,8 +37,21 @@ export function parseWebhookSecrets(value: string): Buffer[] {
   });
 }
 
-/** An endpoint as logs and the deliveries list show it: a query string may carry the receiver's token, so it is left out. */
+/**
+ * An endpoint as logs and the deliveries list show it: a query string may carry the receiver's token, and so
+ * may the path (Slack's /services/T…/B…/<token>, Discord's /api/webhooks/<id>/<token>): the query is left
+ * out, and so is every path segment that looks like a token or an id (16 characters or more, or 8 or more
+ * mixing letters and digits); words such as /hooks/payments stay, to tell endpoints apart.
+ */
 export function describeEndpoint(endpoint: string): string {
   const url = new URL(endpoint);
-  return `${url.origin}${url.pathname}${url.search ? "?[redacted]" : ""}`;
+  const path = url.pathname
+    .split("/")
+    .map((segment) => (looksLikeAToken(decodeURIComponent(segment)) ? "[redacted]" : segment))
+    .join("/");
+  return `${url.origin}${path}${url.search ? "?[redacted]" : ""}`;
+}
+
+function looksLikeAToken(segment: string): boolean {
+  return segment.length >= 16 || (segment.length >= 8 && /[0-9]/.test(segment) && /[a-z]/i.test(segment));
 }
