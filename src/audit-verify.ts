@@ -27,6 +27,7 @@ import { AuditChainCheck, type AuditRow, findAuditBreak } from "./journal/audit-
 import { postgresOptions } from "./journal/postgres-journal-store.js";
 import { sqliteAuditRows } from "./journal/sqlite-audit-rows.js";
 import { openKeptDatabase } from "./journal/sqlite-keep-alive.js";
+import { withSecretFiles } from "./secret-files.js";
 
 /** Entries read from PostgreSQL per query. */
 const PAGE = 1_000;
@@ -38,7 +39,8 @@ const { values } = parseArgs({
   options: { journal: { type: "string" }, "database-url": { type: "string" }, expect: { type: "string" }, archive: { type: "string" }, "log-only": { type: "boolean" } },
 });
 const kept = keptEntry(values.expect);
-const databaseUrl = values["database-url"] ?? (values.journal === undefined ? process.env.DATABASE_URL : undefined);
+// DATABASE_URL_FILE as the service reads it (the Docker and Kubernetes secrets convention).
+const databaseUrl = values["database-url"] ?? (values.journal === undefined ? withSecretFiles({ DATABASE_URL: process.env.DATABASE_URL, DATABASE_URL_FILE: process.env.DATABASE_URL_FILE }).DATABASE_URL : undefined);
 const journalPath = values.journal ?? process.env.JOURNAL_PATH ?? "./data/transfers.sqlite";
 const archiveDir = values.archive ?? (process.env.JOURNAL_ARCHIVE_DIR || join(dirname(journalPath), "archive"));
 const logOnly = values["log-only"] ?? false;

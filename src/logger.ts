@@ -132,14 +132,17 @@ function prettyInTerminal(): DestinationStream | undefined {
   return transport({ target: "pino-pretty", options: { colorize: true, translateTime: "SYS:HH:MM:ss.l" } });
 }
 
-function secretScrubber({ privateKey, rpcUrl, apiKeys = "", databaseUrl, webhookSecret = "", awsSecretAccessKey, awsSessionToken }: LoggerSecrets): <T>(value: T) => T {
-  // Each secret, and its key material without the whsec_ prefix.
-  const webhookSecrets = webhookSecret.split(",").map((secret) => secret.trim()).flatMap((secret) => [secret, secret.replace(/^whsec_/, "")]);
-  const keys = apiKeys.split(",").map((key) => key.trim());
+function secretScrubber({ privateKey = "", rpcUrl, apiKeys = "", databaseUrl, webhookSecret = "", awsSecretAccessKey, awsSessionToken }: LoggerSecrets): <T>(value: T) => T {
+  // Each secret (comma- or space-separated, as parseWebhookSecrets reads them), and its key material without the whsec_ prefix.
+  const webhookSecrets = webhookSecret.split(/[\s,]+/).flatMap((secret) => [secret, secret.replace(/^whsec_/, "")]);
+  // Each entry as configured, and the key alone without its role (`admin:`): the key is what a client sends.
+  const keys = apiKeys.split(",").map((key) => key.trim()).flatMap((entry) => [entry, entry.replace(/^[a-z]+:/, "")]);
+  // A pool's keys one by one, with and without 0x.
+  const privateKeys = privateKey.split(",").map((key) => key.trim()).flatMap((key) => [key, key.replace(/^0x/i, "")]);
   const databasePassword = databaseUrl ? decodeURIComponent(new URL(databaseUrl).password) : undefined;
   // Each endpoint's URL as written and as URL prints it; only its host may be logged.
   const rpcUrls = (rpcUrl ?? "").split(",").map((url) => url.trim()).flatMap((url) => [url, URL.canParse(url) ? new URL(url).href : undefined]);
-  const secrets = [privateKey, privateKey?.slice(2), ...rpcUrls, databaseUrl, databasePassword, ...keys, ...webhookSecrets, awsSecretAccessKey, awsSessionToken]
+  const secrets = [privateKey, ...privateKeys, ...rpcUrls, databaseUrl, databasePassword, ...keys, ...webhookSecrets, awsSecretAccessKey, awsSessionToken]
     .filter((secret): secret is string => typeof secret === "string" && secret.length >= 8)
     .flatMap((secret) => [secret, secret.toLowerCase()]);
   if (secrets.length === 0) return (value) => value;

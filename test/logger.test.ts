@@ -46,6 +46,20 @@ describe("the logger", () => {
     expect(text).not.toContain("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
     expect(text).not.toContain("c2Vjb25kLXNlY3JldC1rZXktbWF0ZXJpYWw=");
   });
+
+  it("blanks a pool's keys one by one, a bare API key configured with its role, and space-separated webhook secrets", async () => {
+    const { lines, sink } = capturedLines();
+    const keys = [`0x${"1a".repeat(32)}`, `0x${"2b".repeat(32)}`];
+    const [first, second] = ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_c2Vjb25kLXNlY3JldC1rZXktbWF0ZXJpYWw="];
+    const logger = createLogger("info", { privateKey: keys.join(","), apiKeys: "admin:operator-key-0123456789,read:auditor-key-0123456789", webhookSecret: `${first} ${second}` }, sink);
+    logger.warn({ err: new Error(`cannot use ${keys[1]} nor ${keys[0].slice(2)}`) }, "one");
+    logger.warn({ err: new Error("a client sent operator-key-0123456789 and auditor-key-0123456789") }, "two");
+    logger.warn({ err: new Error(`cannot sign with ${second}`) }, "three");
+    await new Promise((resolve) => setImmediate(resolve));
+    const text = lines.join("");
+    expect(lines).toHaveLength(3);
+    for (const secret of ["1a1a1a1a1a1a", "2b2b2b2b2b2b", "operator-key", "auditor-key", "c2Vjb25kLXNlY3JldC1rZXktbWF0ZXJpYWw="]) expect(text).not.toContain(secret);
+  });
 });
 
 describe("the buffered log destination", () => {

@@ -95,13 +95,24 @@ export function readNetworksFile(path: string, env: Record<string, string | unde
   return parseNetworksFile(text, env);
 }
 
+/** Where JSON.parse stopped, as a line and column, from its message (Node 20 gives a position, later ones a line and column). */
+function whereJsonFailed(text: string, message: string): string {
+  const lineAndColumn = /line (\d+) column (\d+)/.exec(message);
+  if (lineAndColumn) return `at line ${lineAndColumn[1]}, column ${lineAndColumn[2]}`;
+  const position = /position (\d+)/.exec(message);
+  if (!position) return /end of JSON input/i.test(message) ? "it ends too early" : "a syntax error";
+  const before = text.slice(0, Number(position[1])).split("\n");
+  return `at line ${before.length}, column ${before[before.length - 1].length + 1}`;
+}
+
 /** Checks the file's text; pure, so tests pass literal text and variables. */
 export function parseNetworksFile(text: string, env: Record<string, string | undefined>): NetworksSettings {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw problemsError([`is not JSON: ${(error as Error).message}`]);
+    // Where, never what: newer Node versions quote the text around the fault, which may hold an inline RPC key.
+    throw problemsError([`is not JSON (${whereJsonFailed(text, (error as Error).message)})`]);
   }
   const problems: string[] = [];
   // Substituted after parsing, so a value can never change the file's structure.

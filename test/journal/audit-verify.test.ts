@@ -3,7 +3,7 @@
  * byte of one entry changed, or one entry removed, and it fails naming that entry (or the one after the gap).
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -138,5 +138,15 @@ describe("npm run audit:verify", () => {
     const missing = await auditVerify(join(dir, "none.sqlite"));
     expect(missing.code).toBe(2);
     expect(missing.output).toContain("no journal at");
+  });
+
+  it("reads DATABASE_URL_FILE as the service does: the PostgreSQL journal it names, not a SQLite file", async () => {
+    const urlFile = join(dir, "database-url");
+    writeFileSync(urlFile, "postgres://transfers:pw@127.0.0.1:1/transfers\n");
+    const failed = await run("npm", ["run", "--silent", "audit:verify"], { env: { ...process.env, DATABASE_URL: "", DATABASE_URL_FILE: urlFile, JOURNAL_PATH: join(dir, "none.sqlite") } }).catch((error: { code: number; stdout: string; stderr: string }) => error);
+    expect((failed as { code: number }).code).toBe(2);
+    const output = `${(failed as { stdout: string }).stdout}${(failed as { stderr: string }).stderr}`;
+    expect(output).toContain("ECONNREFUSED 127.0.0.1:1");
+    expect(output).not.toContain("no journal at");
   });
 });

@@ -74,6 +74,11 @@ describe("NETWORKS_FILE", () => {
 
   it("refuses, naming each: unknown fields, bad types, bad names, bad addresses, duplicates and a default that is not there", () => {
     expect(problemsOf("not json")).toMatch(/invalid NETWORKS_FILE:\n {2}is not JSON/);
+    // Where the fault is, never the text around it (which may hold an inline RPC key).
+    const withKey = '{"networks": [{"name": "base", "rpcUrl": "https://base.example/v2/s3cretRpcKey0123" oops}]}';
+    expect(problemsOf(withKey)).toMatch(/is not JSON \(at line 1, column \d+\)/);
+    expect(problemsOf(withKey)).not.toContain("s3cretRpcKey0123");
+    expect(problemsOf('{\n  "networks": [\n    {"rpcUrl": "https://x/s3cretRpcKey0123",}\n  ]\n}')).toMatch(/is not JSON \(at line 3, column \d+\)/);
     expect(problemsOf({ ...TWO_NETWORKS, extra: 1 })).toContain("extra: unknown field");
     const [base, polygon] = TWO_NETWORKS.networks;
     expect(problemsOf({ ...TWO_NETWORKS, networks: [{ ...base, rpcUrl: "x" }, polygon] })).toContain("networks[0].rpcUrl: unknown field");
