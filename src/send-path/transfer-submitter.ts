@@ -322,7 +322,9 @@ export class TransferSubmitter {
       // stay journaled; the reconciler signs again only once another transaction at the nonce is final.
       if (mayHoldIt(answer.meaning)) return { held: answer };
       if (!provesNotTaken(answer.meaning)) return { held: answer };
-      // Refused in words: a 417 only when the node also has no such transaction.
+      // No endpoint let the bytes in: nothing to ask.
+      if (answer.meaning === "connection-refused") return answer;
+      // Refused in words: a 417 only when the node also has no such transaction (unsure: held, the chain decides).
       const held = await heldByNode(this.#options.chain.provider, rawTransaction);
       if (held === false) return answer;
       return held ? "taken" : { held: answer };
