@@ -254,7 +254,7 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
   });
   reconciler.onMinedIn = (entryId, block) => finality.expectMinedIn(entryId, block);
   reconciler.onSnapshotStale = () => void poller.ensureFresh(0).catch(() => undefined);
-  const isBusy = () => ledger.sentHoldingCount > 0 || submitter.inFlightCount > 0 || (watcher?.awaitingConfirmations ?? 0) > 0;
+  const isBusy = () => ledger.unminedCount > 0 || submitter.inFlightCount > 0 || (watcher?.awaitingConfirmations ?? 0) > 0;
   const poller = new SnapshotPoller({
     initial: initialSnapshot,
     readBlock: (maxAgeMs) => latestBlock.latest(maxAgeMs),

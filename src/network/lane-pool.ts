@@ -182,14 +182,20 @@ export class LanePool implements TransferSender {
   async #sendOnARoute<T>(request: TransferRequest, excluded: ReadonlySet<string>, chosen: { lane?: PoolLane }, routed: RoutedSend<T>): Promise<T> {
     let route = { refusal: "NO_LANE_AVAILABLE" } as Route;
     let figures: LaneFigures[] = [];
-    // Synchronous from reading the figures to counting the choice: concurrent requests see each other.
-    await this.slots.take(() => {
-      figures = this.lanes.filter((lane) => !excluded.has(lane.address)).map((lane) => this.#withRouted(lane.figures(request.token), request.token));
-      route = chooseLane(figures, request.units, this.settings.maxInFlight);
-      if ("lane" in route) this.#count(this.#byAddress.get(route.lane.address) as PoolLane, 1, request);
-      // Only a held pool is worth waiting for: a shortage of tokens or gas is answered at once.
-      return !("refusal" in route && route.refusal === "NO_LANE_AVAILABLE");
-    }, this.settings.maxWaitMs);
+    for (let reads = 0; ; reads++) {
+      // Synchronous from reading the figures to counting the choice: concurrent requests see each other.
+      await this.slots.take(() => {
+        figures = this.lanes.filter((lane) => !excluded.has(lane.address)).map((lane) => this.#withRouted(lane.figures(request.token), request.token));
+        route = chooseLane(figures, request.units, this.settings.maxInFlight);
+        if ("lane" in route) this.#count(this.#byAddress.get(route.lane.address) as PoolLane, 1, request);
+        // Only a held pool is worth waiting for: a shortage of tokens or gas is answered at once.
+        return !("refusal" in route && route.refusal === "NO_LANE_AVAILABLE");
+      }, this.settings.maxWaitMs);
+      // A shortage, checked against balances read now, twice at most (a ledger frees what two snapshots show
+      // mined: WalletLedger.applySnapshot), before it is the answer.
+      if (!("refusal" in route) || route.refusal === "NO_LANE_AVAILABLE" || reads === 2) break;
+      await Promise.all(this.lanes.map((lane) => lane.ensureBalances(0)));
+    }
     if ("refusal" in route) {
       // Recorded for the key like any lane's own refusal (a 417 is every repeat's answer; a 503 frees it).
       const message = REFUSAL_MESSAGES[route.refusal](request.units, figures, this.settings);

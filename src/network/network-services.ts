@@ -150,7 +150,7 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
         ? runOutflowChecks(
             outflows,
             config.outflowCheckIntervalMs,
-            () => lanes.every((lane) => lane.ledger.sentHoldingCount === 0 && lane.submitter.inFlightCount === 0),
+            () => lanes.every((lane) => lane.ledger.unminedCount === 0 && lane.submitter.inFlightCount === 0),
             (error) => log.warn({ err: error }, "could not check the wallet for unexpected outflows; the next check covers these blocks"),
           )
         : undefined;

@@ -25,6 +25,9 @@ export type Repricing = { outcome: "raised"; fees: AttemptFees } | { outcome: "a
  */
 export const FEE_CEILING_MULTIPLE = 10n;
 
+/** The ceiling is never below this per gas (1 gwei): a first attempt priced at zero or near it (a quiet L2) can still be re-priced. */
+export const FEE_CEILING_FLOOR = 1_000_000_000n;
+
 /** The fees of a transfer's first attempt, which its ceiling is counted from. */
 export function firstFeesOf({ attempts }: Pick<JournalEntry, "attempts">): AttemptFees {
   return feesOf(Transaction.from(attempts[0].rawTransaction));
@@ -32,7 +35,8 @@ export function firstFeesOf({ attempts }: Pick<JournalEntry, "attempts">): Attem
 
 /** The caps a re-pricing of a transaction first signed with `first` stays within: the policy's, and the ceiling. */
 export function capsUnderCeiling(first: AttemptFees, policy: Pick<FeePolicy, "maxFeePerGas" | "maxTip">): Pick<FeePolicy, "maxFeePerGas" | "maxTip"> {
-  const ceiling = FEE_CEILING_MULTIPLE * maxPricePerGas(first);
+  const tenfold = FEE_CEILING_MULTIPLE * maxPricePerGas(first);
+  const ceiling = tenfold > FEE_CEILING_FLOOR ? tenfold : FEE_CEILING_FLOOR;
   return { maxFeePerGas: policy.maxFeePerGas !== undefined && policy.maxFeePerGas < ceiling ? policy.maxFeePerGas : ceiling, maxTip: policy.maxTip };
 }
 

@@ -64,7 +64,13 @@ export interface Replacement {
 type SignedReplacement = Omit<Replacement, "outcome"> & { rawTransaction: string };
 
 /** Why a transfer cannot be cancelled. */
-export type CancelRefusal = "already-mined" | "not-pending" | "at-fee-cap" | "being-sent";
+export type CancelRefusal = "already-mined" | "not-pending" | "at-fee-cap" | "being-sent" | "too-many-reprices";
+
+/** How a re-pricing may go: past the ceiling (an admin's explicit say), and at most how many attempts the transfer may have before it (a sender's key). */
+export interface RepriceLimits {
+  aboveCeiling?: boolean;
+  attemptsAtMost?: number;
+}
 
 export class CancelRefusedError extends Error {
   override name = "CancelRefusedError";
@@ -313,14 +319,14 @@ export class TransferReplacer {
 
   /**
    * An operator's re-pricing, without waiting for STUCK_AFTER_BLOCKS: the latest attempt again (the same
-   * call), priced as the background would price it; `aboveCeiling` (an admin's explicit say) lifts the
-   * ceiling (FEE_CEILING_MULTIPLE), not the caps. Refused as a cancel is.
+   * call), priced as the background would price it; `limits.aboveCeiling` (an admin's explicit say) lifts
+   * the ceiling (FEE_CEILING_MULTIPLE), not the caps. Refused as a cancel is, and past `limits.attemptsAtMost`.
    */
-  reprice(hash: string, aboveCeiling = false): Promise<JournalEntry> {
-    return this.#replaceOnRequest(hash, "reprice", aboveCeiling);
+  reprice(hash: string, limits: RepriceLimits = {}): Promise<JournalEntry> {
+    return this.#replaceOnRequest(hash, "reprice", limits);
   }
 
-  async #replaceOnRequest(hash: string, request: "cancel" | "reprice", aboveCeiling = false): Promise<JournalEntry> {
+  async #replaceOnRequest(hash: string, request: "cancel" | "reprice", { aboveCeiling = false, attemptsAtMost }: RepriceLimits = {}): Promise<JournalEntry> {
     const { journal, ledger } = this.#options;
     const found = journal.findByHash(hash);
     if (!found) {
@@ -338,6 +344,10 @@ export class TransferReplacer {
     return this.#exclusively(found.id, async () => {
       const entry = journal.findByHash(hash) as JournalEntry;
       if (request === "cancel" && entry.attempts.some((attempt) => attempt.kind === "cancel")) return entry;
+      // Counted here, one request at a time: concurrent asks cannot each find room under the limit.
+      if (attemptsAtMost !== undefined && entry.attempts.length >= attemptsAtMost) {
+        throw new CancelRefusedError("too-many-reprices", `transfer ${entry.hash} has ${entry.attempts.length} attempts already: only an admin key may re-price it further`);
+      }
       // Its first broadcast's answer is not in: a sure refusal would record it refused (the client told 417)
       // and give its nonce back, and a replacement sent meanwhile at that nonce could still pay it.
       if (this.#options.isInFlight(entry.id)) {

@@ -324,10 +324,8 @@ export class TransferSubmitter {
       if (!provesNotTaken(answer.meaning)) return { held: answer };
       // No endpoint let the bytes in: nothing to ask.
       if (answer.meaning === "connection-refused") return answer;
-      // Refused in words: a 417 only when the node also has no such transaction (unsure: held, the chain decides).
-      const held = await heldByNode(this.#options.chain.provider, rawTransaction);
-      if (held === false) return answer;
-      return held ? "taken" : { held: answer };
+      // Refused in words: a 417 only when the node also has no such transaction.
+      return (await heldByNode(this.#options.chain.provider, rawTransaction)) ? "taken" : answer;
     }
   }
 

@@ -72,11 +72,6 @@ export class WalletLedger {
     return this.#sentByNonce.size - this.#sentBelowMinedCount;
   }
 
-  /** Transfers signed or sent that still hold tokens and gas: unmined, or mined and not yet freed (see applySnapshot). */
-  get sentHoldingCount(): number {
-    return this.#sentByNonce.size;
-  }
-
   /**
    * Transfers that take room in the node's pool, or soon will: about to be signed, or sent with their nonce
    * not known to be mined (by the snapshot or by a read of the mined nonce count since).

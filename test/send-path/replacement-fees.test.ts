@@ -61,6 +61,8 @@ describe("replacement fees", () => {
       expect(lastPrice).toBeLessThanOrEqual(FEE_CEILING_MULTIPLE * firstPrice);
       expect(lastPrice).toBeGreaterThan(8n * firstPrice);
     }
+    // A first attempt priced at zero (a private chain) can still be re-priced, up to the floor of 1 gwei.
+    expect(capsUnderCeiling({ type: 2, maxFeePerGas: 0n, maxPriorityFeePerGas: 0n }, {}).maxFeePerGas).toBe(GWEI);
     // Caps below the ceiling stay the caps.
     expect(capsUnderCeiling({ type: 2, maxFeePerGas: 21n * GWEI, maxPriorityFeePerGas: GWEI }, { maxFeePerGas: 30n * GWEI, maxTip: 2n * GWEI })).toEqual({ maxFeePerGas: 30n * GWEI, maxTip: 2n * GWEI });
   });

@@ -31,6 +31,7 @@ const CODE_OF_REFUSAL = {
   "not-pending": "TRANSFER_NOT_PENDING",
   "at-fee-cap": "CANCEL_AT_FEE_CAP",
   "being-sent": "TRANSFER_BEING_SENT",
+  "too-many-reprices": "REPRICE_NEEDS_ADMIN",
 } as const satisfies Record<CancelRefusal, ErrorCode>;
 
 export const cancelTransferRoute: FastifyPluginAsyncTypebox<CancelTransferRouteOptions> = async (app, { journal, replacerOf, statusesOf }) => {
@@ -86,7 +87,7 @@ export const cancelTransferRoute: FastifyPluginAsyncTypebox<CancelTransferRouteO
           "Replaces the transfer's latest attempt (any of its hashes) with the same transaction priced to win (12.5% above it, at least what the chain needs now, " +
           `within the fee caps and at most ${FEE_CEILING_MULTIPLE} times the fee cap of its first attempt), without waiting for STUCK_AFTER_BLOCKS. 202 with the status ` +
           "document: the new attempt is sent, and the transfer is pending until one of its attempts is mined. Only the API key that sent the transfer may " +
-          `re-price it, while it has at most ${SENDER_REPRICES} re-priced attempts (403 REPRICE_NEEDS_ADMIN beyond), or an admin key; an admin alone may pass ` +
+          `re-price it, ${SENDER_REPRICES} times (the background's re-pricings count too; 403 REPRICE_NEEDS_ADMIN beyond), or an admin key; an admin alone may pass ` +
           "the ceiling, explicitly (aboveCeiling=true), never the caps.",
         tags: ["transactions"],
         operationId: "repriceTransfer",
@@ -108,13 +109,19 @@ export const cancelTransferRoute: FastifyPluginAsyncTypebox<CancelTransferRouteO
       const replacer = replacerOf(entry);
       if (!replacer) throw new ServiceError("TRANSFER_NOT_PENDING", `transfer ${hash} was sent by ${entry.lane}, a wallet no longer configured; it is settled`);
       const aboveCeiling = request.query.aboveCeiling === "true";
-      if (request.apiKeyRole !== "admin" && (aboveCeiling || entry.attempts.length > SENDER_REPRICES)) {
+      const admin = request.apiKeyRole === "admin";
+      if (!admin && aboveCeiling) {
         await audited(journal, request, "operator.reprice_refused", entry, hash);
-        const why = aboveCeiling ? "passing the fee ceiling" : `transfer ${hash} was re-priced ${entry.attempts.length - 1} times already`;
-        throw new ServiceError("REPRICE_NEEDS_ADMIN", `${why}: only an admin key may re-price it further`);
+        throw new ServiceError("REPRICE_NEEDS_ADMIN", "passing the fee ceiling: only an admin key may");
       }
       await audited(journal, request, "operator.reprice", entry, hash);
-      await replaceOrRefuse(() => replacer.reprice(hash, aboveCeiling), { ...CODE_OF_REFUSAL, "at-fee-cap": "REPRICE_AT_FEE_CAP" });
+      try {
+        // The sender's key: its transfer's first attempt and SENDER_REPRICES more at most (counted by the replacer, one request at a time).
+        await replaceOrRefuse(() => replacer.reprice(hash, { aboveCeiling, attemptsAtMost: admin ? undefined : SENDER_REPRICES + 1 }), { ...CODE_OF_REFUSAL, "at-fee-cap": "REPRICE_AT_FEE_CAP" });
+      } catch (error) {
+        if (error instanceof ServiceError && error.code === "REPRICE_NEEDS_ADMIN") await audited(journal, request, "operator.reprice_refused", entry, hash);
+        throw error;
+      }
       return reply.code(202).send(await statusesOf(entry).read(hash));
     },
   );
