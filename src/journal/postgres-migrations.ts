@@ -259,4 +259,9 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; sql: string }[] = 
     version: 18,
     sql: "ALTER TABLE transfers ADD COLUMN displacement TEXT",
   },
+  {
+    // Where a network's outflow watch got to (an OutflowWatchProgress as JSON): a new leader goes on from it. Nullable: no rewrite.
+    version: 19,
+    sql: "ALTER TABLE outflow_watch_starts ADD COLUMN progress TEXT",
+  },
 ];

@@ -20,6 +20,7 @@ import {
   type JournalState,
   type StoredDisplacement,
   type StoredOutflow,
+  type OutflowWatchProgress,
   type StoredSigningPause,
   type TransferEventType,
   type WebhookDelivery,
@@ -248,6 +249,8 @@ const MIGRATIONS = [
   "ALTER TABLE wallet_outflows ADD COLUMN log_key TEXT",
   // What displaced a transfer (a StoredDisplacement as JSON): a restart goes on from it.
   "ALTER TABLE transfers ADD COLUMN displacement TEXT",
+  // Where the network's outflow watch got to (an OutflowWatchProgress as JSON): a restart goes on from it.
+  "ALTER TABLE outflow_watch_starts ADD COLUMN progress TEXT",
 ];
 /**
  * A token outflow is reported once per transaction and log key, wherever a reorganisation mines it (its log
@@ -440,6 +443,11 @@ function prepareStatements(db: Database.Database) {
     ),
     outflowWatchStart: db.prepare("SELECT first_block FROM outflow_watch_starts WHERE chain_id = ?").pluck(),
     insertOutflowWatchStart: db.prepare("INSERT INTO outflow_watch_starts (chain_id, first_block) VALUES (?, ?) ON CONFLICT DO NOTHING"),
+    outflowWatchProgress: db.prepare("SELECT progress FROM outflow_watch_starts WHERE chain_id = ?").pluck(),
+    // The row exists once the watch's first check kept its start; a progress without one starts at its logs.
+    keepOutflowWatchProgress: db.prepare(
+      "INSERT INTO outflow_watch_starts (chain_id, first_block, progress) VALUES (@chain, @logsReadTo, @progress) ON CONFLICT (chain_id) DO UPDATE SET progress = excluded.progress",
+    ),
     signingPause: db.prepare("SELECT since, reason, hash, latest_hash AS latestHash, outflows FROM signing_pauses WHERE resumed_at IS NULL ORDER BY id DESC LIMIT 1"),
     insertSigningPause: db.prepare("INSERT INTO signing_pauses (since, reason, hash, latest_hash, outflows) VALUES (@since, @reason, @hash, @latestHash, @outflows)"),
     updateSigningPause: db.prepare("UPDATE signing_pauses SET latest_hash = @latestHash, outflows = @outflows WHERE resumed_at IS NULL"),
@@ -1033,6 +1041,16 @@ class SqliteTransferJournal implements TransferJournal {
 
   recordOutflowWatchStart(block: number): void {
     this.#store.write(() => this.#store.statements.insertOutflowWatchStart.run(Number(this.#laneOnNetwork.chain), block));
+  }
+
+  outflowWatchProgress(): OutflowWatchProgress | undefined {
+    const kept = this.#store.statements.outflowWatchProgress.get(Number(this.#laneOnNetwork.chain)) as string | null | undefined;
+    return kept ? (JSON.parse(kept) as OutflowWatchProgress) : undefined;
+  }
+
+  recordOutflowWatchProgress(progress: OutflowWatchProgress): void {
+    const row = { chain: Number(this.#laneOnNetwork.chain), logsReadTo: progress.logsReadTo, progress: JSON.stringify(progress) };
+    this.#store.write(() => this.#store.statements.keepOutflowWatchProgress.run(row));
   }
 
   signingPause(): StoredSigningPause | undefined {

@@ -273,6 +273,14 @@ export interface StoredOutflow {
 }
 
 /** A pause of signing as the journal keeps it: since when (ms, wall clock), why, and the transaction that caused it. */
+/** Where a network's outflow watch got to, kept so that a restart or a new leader goes on from it. */
+export interface OutflowWatchProgress {
+  /** The last block whose logs were read and judged. */
+  logsReadTo: number;
+  /** Per lane (its address): every nonce below this was checked. */
+  noncesCheckedBelow: Record<string, number>;
+}
+
 export interface StoredSigningPause {
   since: number;
   reason: string;
@@ -394,6 +402,9 @@ export interface TransferJournal {
   outflowWatchStart(): number | undefined;
   /** Journals that head, once per network (a second call keeps the first). */
   recordOutflowWatchStart(block: number): void;
+  /** Where this network's outflow watch got to (see OutflowWatchProgress); undefined before its first check. */
+  outflowWatchProgress(): OutflowWatchProgress | undefined;
+  recordOutflowWatchProgress(progress: OutflowWatchProgress): void;
   /** The pause of signing no admin has ended (a new leader's working copy holds it too); undefined while the service signs. */
   signingPause(): StoredSigningPause | undefined;
   /** Journals a pause of signing (PAUSE_ON_UNEXPECTED_OUTFLOW), or another outflow during the current one, committed with this turn's writes. */

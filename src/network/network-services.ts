@@ -102,9 +102,8 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
     const outflows = new OutflowWatch({
       node: chain.provider,
       // The block the lanes' pollers read when it is recent enough: an idle service reads no more blocks for it.
-      readHead: async () => (await latestBlock.latest(config.outflowCheckIntervalMs)).block.number,
+      readHead: async () => (await latestBlock.latest(config.outflowCheckIntervalMs)).block,
       lanes: chain.laneSigners.map((signer) => ({ address: signer.address, journal: signer === chain.signer ? journal : journal.forLane(signer.address) })),
-      tokens: (chain.tokens ?? []).filter((token) => !token.native).map((token) => token.address),
       onOutflow,
       onRefusedMined: (entry, hash, block) => {
         log.error(
@@ -117,13 +116,14 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
           // An entry the working copy no longer holds (a shared database): reported again by the next leader.
           log.error({ err: error, entryId: entry.id }, "could not journal the transfer answered 417 as mined; the journal still shows it rejected");
         }
-        onOutflow({ wallet: entry.lane, hash, block, nonce: entry.nonce, token: null, logIndex: null, logKey: null, to: null, amount: null });
+        onOutflow({ wallet: entry.lane, hash, block, nonce: entry.nonce, token: null, logIndex: null, logKey: null, to: null, amount: null, code: null });
       },
       onUnexplainedNonce: (wallet, nonce, searched) => lanes.find((lane) => lane.address === wallet)?.unexplainedNonces.report(nonce, searched),
       // Nonces another sender of a lane's key used are not signed at: a transfer that met one would be held
       // until the chain shows that use final.
       onMinedCount: (wallet, count) => lanes.find((lane) => lane.address === wallet)?.nonces.noteChainCount(count),
       start: { read: () => journal.outflowWatchStart(), record: (block) => journal.recordOutflowWatchStart(block) },
+      progress: { read: () => journal.outflowWatchProgress(), record: (progress) => journal.recordOutflowWatchProgress(progress) },
     });
     // A transaction found at a transfer's nonce is an outflow too, unless the service sent it.
     const displacements = new NonceDisplacements((entryId, displacement) => {

@@ -22,6 +22,7 @@ export function outflowEvent(outflow: ReportedOutflow, signingPaused: boolean): 
     logIndex: outflow.logIndex,
     to: outflow.to,
     amount: outflow.amount,
+    code: outflow.code,
     detectedAt: outflow.detectedAt,
     signingPaused,
   };

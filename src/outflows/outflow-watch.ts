@@ -5,15 +5,20 @@
  * transaction that did it.
  *
  * Each check takes the head (the block the lanes' pollers read, when recent enough: no call of its own), and
- * when it moved, reads each lane's nonce count at that head and the tokens' Transfer logs from the lanes
- * since the last check. Facts only: a nonce no transfer holds is reported once
- * the chain's blocks name the transaction that used it (findNonceUse), and a log is reported for its own
- * transaction hash, which no attempt has. Nothing is concluded from an absence: a log index that lags is
- * read again over the last LOG_OVERLAP_BLOCKS blocks at the next check, and a nonce the node's answers do not
- * settle is asked about again at the next one.
+ * when it moved, reads each lane's nonce count at that head, the lane's code when its count moved, and the
+ * Transfer logs out of the lanes of every contract (not only the tokens the service pays in: an ERC-20 the
+ * wallet holds and the file does not name leaves the same way) since the last check. Facts only: a nonce no
+ * transfer holds is reported once the chain's blocks name the transaction that used it (findNonceUse), a
+ * log is reported for its own transaction hash, which no attempt has, and code is reported as read. Nothing
+ * is concluded from an absence: a log index that lags is read again over the last LOG_OVERLAP_BLOCKS blocks at
+ * the next check, and a nonce the node's answers do not settle is asked about again at the next one.
+ *
+ * Where the watch got to (the last block whose logs it read, each lane's first nonce unchecked) is kept in
+ * the journal, so that a restart or a new leader goes on from there, however long it was away: nothing
+ * between is left unjudged.
  */
-import { getAddress, toQuantity, zeroPadValue } from "ethers";
-import type { JournalEntry } from "../journal/transfer-journal.js";
+import { getAddress, keccak256, toQuantity, zeroPadValue } from "ethers";
+import type { JournalEntry, OutflowWatchProgress as WatchProgress } from "../journal/transfer-journal.js";
 import { hexQuantity } from "../node/call-blocks.js";
 import { TRANSFER_TOPIC } from "../node/erc20.js";
 import { type BlockRef, NonceSearches, type NonceUseNode, findNonceUse } from "../node/wallet-nonce-use.js";
@@ -41,7 +46,14 @@ export interface UnexpectedOutflow {
   to: string | null;
   /** Base units of the token, or the transaction's value in wei; null when the node did not return it. */
   amount: string | null;
+  /**
+   * Code found at the wallet (an EIP-7702 delegation: 0xef0100 and the delegate), which lets the account move
+   * funds with no nonce of its own and no log; `hash` is then the code's keccak-256 and `block` the head it was
+   * read at. Null for a transaction or a log.
+   */
+  code: string | null;
 }
+
 
 /** What the watch asks the journal of a lane (on the watch's network). */
 export interface LaneJournal {
@@ -53,11 +65,9 @@ export interface LaneJournal {
 export interface OutflowWatchOptions {
   /** The node calls it makes: those of findNonceUse, and the count, log and transaction reads. */
   node: NonceUseNode;
-  /** The latest block's number. */
-  readHead: () => Promise<number>;
+  /** The latest block. */
+  readHead: () => Promise<BlockRef>;
   lanes: readonly { address: string; journal: LaneJournal }[];
-  /** The network's ERC-20 tokens (the native coin leaves only by a transaction, which the nonces cover). */
-  tokens: readonly string[];
   onOutflow: (outflow: UnexpectedOutflow) => void;
   /** Told each lane's nonce count at the head of every check (a fact: the lane's sequence starts past it). */
   onMinedCount?: (wallet: string, count: number) => void;
@@ -74,12 +84,19 @@ export interface OutflowWatchOptions {
   onUnexplainedNonce?: (wallet: string, nonce: number, searched: { from: number; to: number }) => void;
   /** Where the head of the watch's first check on this network is kept (the journal): logs before it are not judged. */
   start: { read(): number | undefined; record(block: number): void };
+  /** Where the watch's progress is kept (the journal): a restart or a new leader goes on from it. */
+  progress: { read(): WatchProgress | undefined; record(progress: WatchProgress): void };
 }
 
 /** A check reads the logs of the blocks it read last time again: a log index may lag the head by a few blocks. */
 export const LOG_OVERLAP_BLOCKS = 8;
-/** The first check looks this far back for logs (a restart), and no check reads more than this many blocks of logs. */
+/** The first check ever looks this far back for logs, and one read of logs covers at most this many blocks. */
 export const LOG_LOOKBACK_BLOCKS = 128;
+/**
+ * Reads of logs one check makes when it is behind (after an outage or a restart): 1,024 blocks a check, more
+ * than a chain of four blocks a second makes between two checks, so the watch catches up.
+ */
+const LOG_READS_PER_CHECK = 8;
 /** Nonces no transfer holds that one check looks up in the chain's blocks (each is a few count reads); the rest wait for the next check. */
 const NONCE_LOOKUPS_PER_CHECK = 8;
 /** Nonces one check asks the journal about; a wallet used far more often elsewhere is caught up over several checks. */
@@ -96,12 +113,22 @@ export class OutflowWatch {
   #judgedFrom: number | undefined;
   // Per lane: every nonce below this was checked.
   readonly #checkedNonces = new Map<string, number>();
+  // Per lane: the nonce count at the last check whose code read answered (code comes only with a nonce's use).
+  readonly #countAtCodeRead = new Map<string, number>();
+  // The progress as last kept in the journal (JSON), so that a check that moved nothing writes nothing.
+  #keptProgress: string | undefined;
   readonly #reported = new Set<string>();
   // Per lane: its searches for what used a nonce (a long one resumes at the next check), hinted by the counts read.
   readonly #nonceSearches = new Map<string, NonceSearches>();
 
   constructor(options: OutflowWatchOptions) {
     this.#options = options;
+    const kept = options.progress.read();
+    if (kept) {
+      this.#logsReadTo = kept.logsReadTo;
+      for (const [lane, below] of Object.entries(kept.noncesCheckedBelow)) this.#checkedNonces.set(lane, below);
+      this.#keptProgress = JSON.stringify(kept);
+    }
   }
 
   /**
@@ -110,7 +137,8 @@ export class OutflowWatch {
    */
   async check(): Promise<void> {
     const { node, lanes, readHead } = this.#options;
-    const head = await readHead();
+    const headBlock = await readHead();
+    const head = headBlock.number;
     if (this.#checkedBlock !== undefined && head <= this.#checkedBlock) return;
     const faults: unknown[] = [];
     try {
@@ -121,6 +149,7 @@ export class OutflowWatch {
           this.#options.onMinedCount?.(lane.address, counts[index]);
           this.#searchesOf(lane.address).noteCount(head, counts[index]);
         }
+        await this.#checkCode(lane.address, counts[index], headBlock).catch((error: unknown) => faults.push(error));
         await this.#checkNonces(lane, counts[index], head).catch((error: unknown) => faults.push(error));
       }
     } catch (error) {
@@ -128,7 +157,34 @@ export class OutflowWatch {
     }
     await this.#checkLogs(head).catch((error: unknown) => faults.push(error));
     this.#checkedBlock = head;
+    this.#keepProgress();
     if (faults.length > 0) throw faults[0];
+  }
+
+  /**
+   * The lane's code at the head, read at the first check and whenever its nonce count moved since: an
+   * account gets code only with a use of its nonce (each EIP-7702 authorization applied, a delegation or its
+   * removal, counts one), so a count that stayed put proves the code did too, and an idle wallet costs no read.
+   */
+  async #checkCode(wallet: string, count: number, head: BlockRef): Promise<void> {
+    if (!Number.isInteger(count) || this.#countAtCodeRead.get(wallet) === count) return;
+    const code = (await this.#options.node.send("eth_getCode", [wallet, toQuantity(head.number)])) as unknown;
+    // An answer that is no code (a backend without the block answers null) settles nothing: read again next time.
+    if (typeof code !== "string" || !/^0x([0-9a-fA-F]{2})*$/.test(code)) return;
+    this.#countAtCodeRead.set(wallet, count);
+    if (code === "0x") return;
+    const hash = keccak256(code);
+    this.#report({ wallet, hash, block: head, nonce: null, token: null, logIndex: null, logKey: `code:${code.toLowerCase()}`, to: null, amount: null, code }, `${wallet}:code:${hash}`);
+  }
+
+  // Keeps where the watch got to in the journal when that moved (every outflow found before it is journaled already).
+  #keepProgress(): void {
+    if (this.#logsReadTo === undefined) return;
+    const progress: WatchProgress = { logsReadTo: this.#logsReadTo, noncesCheckedBelow: Object.fromEntries(this.#checkedNonces) };
+    const text = JSON.stringify(progress);
+    if (text === this.#keptProgress) return;
+    this.#options.progress.record(progress);
+    this.#keptProgress = text;
   }
 
   /**
@@ -142,7 +198,7 @@ export class OutflowWatch {
     if (!lane || this.#reported.has(`${by}:tx`)) return;
     const own = await lane.journal.lookUpByHash(by);
     if (own) return this.#ownMined(own, by, block);
-    this.#report({ wallet, hash: by, block, nonce, token: null, logIndex: null, logKey: null, ...(await this.#whereTo(by)) }, `${by}:tx`);
+    this.#report({ wallet, hash: by, block, nonce, token: null, logIndex: null, logKey: null, code: null, ...(await this.#whereTo(by)) }, `${by}:tx`);
   }
 
   async #checkNonces(lane: { address: string; journal: LaneJournal }, count: number, head: number): Promise<void> {
@@ -180,37 +236,48 @@ export class OutflowWatch {
         this.#ownMined(own, use.by, use.block);
         continue;
       }
-      this.#report({ wallet: lane.address, hash: use.by, block: use.block, nonce, token: null, logIndex: null, logKey: null, ...(await this.#whereTo(use.by)) }, `${use.by}:tx`);
+      this.#report({ wallet: lane.address, hash: use.by, block: use.block, nonce, token: null, logIndex: null, logKey: null, code: null, ...(await this.#whereTo(use.by)) }, `${use.by}:tx`);
     }
     this.#checkedNonces.set(lane.address, checkedBelow);
   }
 
   async #checkLogs(head: number): Promise<void> {
-    const { node, lanes, tokens } = this.#options;
-    if (tokens.length === 0 || lanes.length === 0) return;
-    // Where the last read ended (a few blocks before, for a lagging index); the first goes LOG_LOOKBACK_BLOCKS
-    // back. A read covers at most that many blocks: after an outage the watch catches up over several checks.
+    const { lanes } = this.#options;
+    if (lanes.length === 0) return;
     // What happened before the watch first looked (the lanes' funding, the key's use before the service) is
-    // not the service's to judge; after a restart, the blocks since are.
+    // not the service's to judge; after a restart, the blocks since are, from where the journal says the
+    // watch got to.
     if (this.#judgedFrom === undefined) {
       const start = this.#options.start.read();
       if (start === undefined) this.#options.start.record(head);
       this.#judgedFrom = (start ?? head) + 1;
     }
-    const from = Math.max(
-      this.#judgedFrom,
-      this.#logsReadTo === undefined ? Math.max(0, head - LOG_LOOKBACK_BLOCKS + 1) : Math.max(0, this.#logsReadTo + 1 - LOG_OVERLAP_BLOCKS),
-    );
-    const to = Math.min(head, from + LOG_LOOKBACK_BLOCKS - 1);
-    if (from > to) {
-      this.#logsReadTo = head;
-      return;
+    // Where the last read ended (a few blocks before, for a lagging index); the first ever goes
+    // LOG_LOOKBACK_BLOCKS back. Behind, a check reads several windows, each kept as it is judged.
+    for (let read = 0; read < LOG_READS_PER_CHECK; read++) {
+      const from = Math.max(
+        this.#judgedFrom,
+        this.#logsReadTo === undefined ? Math.max(0, head - LOG_LOOKBACK_BLOCKS + 1) : Math.max(0, this.#logsReadTo + 1 - LOG_OVERLAP_BLOCKS),
+      );
+      const to = Math.min(head, from + LOG_LOOKBACK_BLOCKS - 1);
+      if (from > to) {
+        this.#logsReadTo = Math.max(this.#logsReadTo ?? head, head);
+        return;
+      }
+      await this.#judgeLogs(from, to);
+      this.#logsReadTo = to;
+      if (to >= head) return;
+      this.#keepProgress();
     }
+  }
+
+  async #judgeLogs(from: number, to: number): Promise<void> {
+    const { node, lanes } = this.#options;
+    // Every contract's Transfer out of a lane: no address filter.
     const logs = (await node.send("eth_getLogs", [
       {
         fromBlock: toQuantity(from),
         toBlock: toQuantity(to),
-        address: [...tokens],
         topics: [TRANSFER_TOPIC, lanes.map((lane) => zeroPadValue(lane.address, 32))],
       },
     ])) as { address: string; topics: string[]; data: string; transactionHash: string; blockNumber: string; blockHash: string; logIndex: string; removed?: boolean }[];
@@ -240,9 +307,8 @@ export class OutflowWatch {
         this.#ownMined(own, hash, block);
         continue;
       }
-      this.#report({ ...transfer, hash, block, nonce: null, logIndex: Number(log.logIndex), logKey }, key);
+      this.#report({ ...transfer, hash, block, nonce: null, logIndex: Number(log.logIndex), logKey, code: null }, key);
     }
-    this.#logsReadTo = to;
   }
 
   #searchesOf(wallet: string): NonceSearches {

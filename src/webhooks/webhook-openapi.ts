@@ -23,7 +23,7 @@ const PAYOUT_ITEM_EVENTS = {
 
 const WALLET_EVENTS = {
   "wallet.unexpected_outflow":
-    "A transaction of a service wallet, or a token Transfer out of it, that the service never made (its key used elsewhere, or compromised; a spender it approved). " +
+    "A transaction of a service wallet, a Transfer out of it of any ERC-20 (also one the service does not pay in), or code at it (an EIP-7702 delegation), that the service never made (its key used elsewhere, or compromised; a spender it approved). " +
     "Sent once the chain shows it, within a block or so of it being mined (OUTFLOW_CHECK_INTERVAL_MS); a restart may send one again. " +
     "With PAUSE_ON_UNEXPECTED_OUTFLOW the service stops signing until an admin resumes (POST /wallet/resume).",
 } as const;
@@ -84,6 +84,9 @@ export function unexpectedOutflowEventSchema(): TSchema {
           logIndex: NullableInteger("a token Transfer: its log's index in the block (one transaction can move tokens out several times); null for the wallet's transaction itself"),
           to: NullableString("the token's recipient, or the transaction's to; null when the node did not return the transaction"),
           amount: NullableString("base units of the token, or the transaction's value in wei; decimal; null when the node did not return the transaction"),
+          code: NullableString(
+            "code found at the wallet (an EIP-7702 delegation: 0xef0100 and the delegate): the account can move funds with no nonce of its own and no log; hash is then the code's keccak-256 and the block the head it was read at. Null for a transaction or a log",
+          ),
           detectedAt: Type.String({ description: "when the service noticed it, ISO 8601" }),
           signingPaused: Type.Boolean({ description: "true when the service signs nothing until an admin resumes (PAUSE_ON_UNEXPECTED_OUTFLOW)" }),
         },
@@ -108,6 +111,7 @@ export function unexpectedOutflowEventSchema(): TSchema {
             logIndex: 3,
             to: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
             amount: "7000000",
+            code: null,
             detectedAt: "2026-11-27T12:00:00.000Z",
             signingPaused: true,
           },

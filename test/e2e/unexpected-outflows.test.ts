@@ -4,6 +4,7 @@
  * (transferFrom), are each reported in /wallet, the metrics and the log before the chain's next block; the
  * service's own transfers never are, and they go on being paid once after an outside transaction took a nonce.
  * With PAUSE_ON_UNEXPECTED_OUTFLOW the report also stops signing until an admin resumes, and a webhook says so.
+ * A token the service does not pay in is watched as well, and a restart goes on from where the watch got to.
  */
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -12,6 +13,7 @@ import { join } from "node:path";
 import { Value } from "@sinclair/typebox/value";
 import { Contract, Wallet, parseEther, parseUnits } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { deployDemoToken } from "../../src/dev/demo-chain.js";
 import { eventSchema } from "../../src/webhooks/webhook-openapi.js";
 import { AUTHORIZATION, TEST_API_KEY, type TestService, postJson, startService } from "../helpers/service.js";
 import { type WebhookReceiver, startWebhookReceiver } from "../helpers/webhook-receiver.js";
@@ -379,5 +381,55 @@ describe("PAUSE_ON_UNEXPECTED_OUTFLOW in a wallet pool, on anvil", () => {
     expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("1", 18));
     const after = await counts();
     expect(after.reduce((sum, count) => sum + count, 0)).toBe(before.reduce((sum, count) => sum + count, 0) + 1);
+  });
+});
+
+describe("every token out of the wallet, and across a restart (anvil)", () => {
+  let chain: TestChain;
+  let service: TestService | undefined;
+  let journalDir: string;
+  let settings: Record<string, string>;
+  const outflows = async () => (await service!.app.inject({ method: "GET", url: "/wallet?snapshot=true", headers: AUTHORIZATION })).json().unexpectedOutflows as ReportedOutflow[];
+
+  beforeAll(async () => {
+    chain = await startTestChainOn("anvil");
+    journalDir = mkdtempSync(join(tmpdir(), "journal-"));
+    settings = { JOURNAL_PATH: join(journalDir, "transfers.sqlite"), OUTFLOW_CHECK_INTERVAL_MS: "100" };
+    service = await startService(chain.target, settings);
+  }, 60_000);
+  afterAll(async () => {
+    await service?.close();
+    await chain?.stop();
+    rmSync(journalDir, { recursive: true, force: true });
+  });
+
+  it("reports a token the service does not pay in moved out by a spender, and one moved while it was down 300 blocks, after its restart", async () => {
+    const own = await postJson(service!.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
+    expect(own.statusCode, own.raw).toBe(200);
+    await waitForReceipt(chain, own.body.result.hash, 10_000);
+    // Another token the wallet holds, which the service is not configured for; a spender it approved.
+    const other = await deployDemoToken(await chain.provider.getSigner(0), 18, 1_000n);
+    const otherToken = new Contract(other, ["function transfer(address,uint256) returns (bool)", "function approve(address,uint256) returns (bool)", "function transferFrom(address,address,uint256) returns (bool)"], await chain.provider.getSigner(0));
+    await waitForReceipt(chain, (await otherToken.getFunction("transfer")(chain.demo.walletAddress, parseUnits("10", 18))).hash, 10_000);
+    const spender = new Wallet(Wallet.createRandom().privateKey, chain.provider);
+    await setEthBalance(chain, spender.address, "1");
+    const approval = await otherToken.connect(chain.hotWallet).getFunction("approve")(spender.address, parseUnits("10", 18));
+    await waitForReceipt(chain, approval.hash, 10_000);
+    await waitUntil(async () => (await outflows()).some((outflow) => outflow.hash === approval.hash), 10_000, "the approval reported");
+
+    const drained = await otherToken.connect(spender).getFunction("transferFrom")(chain.demo.walletAddress, spender.address, parseUnits("2", 18));
+    await waitForReceipt(chain, drained.hash, 10_000);
+    await waitUntil(async () => (await outflows()).some((outflow) => outflow.hash === drained.hash), 10_000, "the other token's transferFrom reported");
+    expect((await outflows()).find((outflow) => outflow.hash === drained.hash)).toMatchObject({ token: other, nonce: null, to: spender.address, amount: parseUnits("2", 18).toString() });
+
+    // Down while the spender takes more, and for 300 blocks after: more than a restart used to look back.
+    await service!.close();
+    service = undefined;
+    const whileDown = await otherToken.connect(spender).getFunction("transferFrom")(chain.demo.walletAddress, spender.address, parseUnits("3", 18));
+    await waitForReceipt(chain, whileDown.hash, 10_000);
+    await mineBlocks(chain, 300);
+    service = await startService(chain.target, settings);
+    await waitUntil(async () => (await outflows()).some((outflow) => outflow.hash === whileDown.hash), 10_000, "the transferFrom made while the service was down reported");
+    expect((await outflows()).find((outflow) => outflow.hash === whileDown.hash)).toMatchObject({ token: other, amount: parseUnits("3", 18).toString() });
   });
 });

@@ -658,6 +658,21 @@ describe.each([
     expect(journal.forNetwork(8453n, OWNER.tokenAddress).outflowWatchStart()).toBe(7);
   });
 
+  it("keeps where the outflow watch got to per network across a reopen (a restart, a new leader), the latest kept", async () => {
+    const other = journal.forNetwork(8453n, OWNER.tokenAddress);
+    expect(journal.outflowWatchProgress()).toBeUndefined();
+    journal.recordOutflowWatchStart(120);
+    journal.recordOutflowWatchProgress({ logsReadTo: 130, noncesCheckedBelow: { [OWNER.walletAddress]: 4 } });
+    journal.recordOutflowWatchProgress({ logsReadTo: 140, noncesCheckedBelow: { [OWNER.walletAddress]: 6 } });
+    // A network whose start was not kept yet: its progress keeps one.
+    other.recordOutflowWatchProgress({ logsReadTo: 9, noncesCheckedBelow: {} });
+    await reopen();
+    expect(journal.outflowWatchProgress()).toEqual({ logsReadTo: 140, noncesCheckedBelow: { [OWNER.walletAddress]: 6 } });
+    expect(journal.outflowWatchStart()).toBe(120);
+    expect(journal.forNetwork(8453n, OWNER.tokenAddress).outflowWatchProgress()).toEqual({ logsReadTo: 9, noncesCheckedBelow: {} });
+    expect(journal.forNetwork(8453n, OWNER.tokenAddress).outflowWatchStart()).toBe(9);
+  });
+
   it("journals each unexpected outflow once, also across a reopen (a restart, a new leader)", async () => {
     const outflow = { chainId: "31337", hash: `0x${"ab".repeat(32)}`, logIndex: null, logKey: null, wallet: REQUEST.recipient, blockNumber: 7, detectedAt: 1_000 };
     expect(journal.recordOutflow(outflow)).toBe(true);

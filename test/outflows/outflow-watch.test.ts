@@ -1,12 +1,14 @@
 /**
  * The outflow watch against a scripted node (the answers a lagging backend gives, which a real node does not
  * give on demand): a report needs the transaction found in the chain's blocks; a nonce the answers do not
- * settle is asked about again; a log read again is reported once; the service's own hashes and nonces never.
+ * settle is asked about again; a log read again is reported once; the service's own hashes and nonces never;
+ * code at the wallet is reported; a restart goes on from where the journal says the watch got to.
  */
-import { toQuantity, zeroPadValue } from "ethers";
+import { keccak256, toQuantity, zeroPadValue } from "ethers";
 import { describe, expect, it } from "vitest";
 import type { JournalEntry } from "../../src/journal/transfer-journal.js";
 import { TRANSFER_TOPIC } from "../../src/node/erc20.js";
+import type { OutflowWatchProgress } from "../../src/journal/transfer-journal.js";
 import { type LaneJournal, OutflowWatch, type UnexpectedOutflow } from "../../src/outflows/outflow-watch.js";
 
 const WALLET = "0x7F5977502cAbc653a9Dc225118fFca92F62CB93A";
@@ -25,12 +27,24 @@ class ScriptedChain {
   readonly blind = new Set<number>();
   /** Whether count reads fail outright (a node fault). */
   countsFail = false;
+  /** Blocks where an EIP-7702 authorization of the wallet, carried by another account's transaction, used a nonce. */
+  readonly delegations: number[] = [];
+  /** The wallet's code from a block on (its delegation), and how many times it was read. */
+  code: { from: number; code: string } | undefined;
+  codeReads = 0;
 
   countAt(block: number): number {
-    return this.transactions.filter((transaction) => transaction.block <= block).length;
+    return this.transactions.filter((transaction) => transaction.block <= block).length + this.delegations.filter((at) => at <= block).length;
   }
 
+  /** The head as the lanes' pollers read it. */
+  headBlock = async () => ({ number: this.head, hash: hashOf(1_000 + this.head) });
+
   async send(method: string, params: unknown[]): Promise<unknown> {
+    if (method === "eth_getCode") {
+      this.codeReads++;
+      return this.code && Number(params[1]) >= this.code.from ? this.code.code : "0x";
+    }
     if (method === "eth_getTransactionCount") {
       if (this.countsFail) throw new Error("missing trie node");
       const block = Number(params[1]);
@@ -43,10 +57,11 @@ class ScriptedChain {
     }
     if (method === "eth_getTransactionByHash") return { to: TOKEN.toLowerCase(), value: "0x0" };
     if (method === "eth_getLogs") {
-      const { fromBlock, toBlock, topics, address } = params[0] as { fromBlock: string; toBlock: string; topics: [string, string[]]; address: string[] };
-      expect(topics).toEqual([TRANSFER_TOPIC, [zeroPadValue(WALLET, 32)]]);
+      const { fromBlock, toBlock, topics, address } = params[0] as { fromBlock: string; toBlock: string; topics: [string, string[]]; address?: string[] };
+      // Every contract's Transfers out of the wallet: no address filter.
+      expect([topics, address]).toEqual([[TRANSFER_TOPIC, [zeroPadValue(WALLET, 32)]], undefined]);
       const answered = this.logs
-        .filter((log) => log.block >= Number(fromBlock) && log.block <= Number(toBlock) && address.includes(log.token ?? TOKEN))
+        .filter((log) => log.block >= Number(fromBlock) && log.block <= Number(toBlock))
         .map((log) => ({
           address: (log.token ?? TOKEN).toLowerCase(),
           topics: [TRANSFER_TOPIC, zeroPadValue(WALLET, 32), zeroPadValue(log.to, 32)],
@@ -80,17 +95,35 @@ class StartBlock {
   };
 }
 
-function watchOf(chain: ScriptedChain, own: { nonce: number; hash: string }[], hashes: string[] = [], start = new StartBlock(), tokens = [TOKEN]): { watch: OutflowWatch; reported: UnexpectedOutflow[] } {
+/** Where the watch's progress is kept (the journal's outflow_watch_starts.progress), as JSON like the journal. */
+class KeptProgress {
+  kept: string | undefined;
+  read = () => (this.kept === undefined ? undefined : (JSON.parse(this.kept) as OutflowWatchProgress));
+  record = (progress: OutflowWatchProgress) => {
+    this.kept = JSON.stringify(progress);
+  };
+}
+
+/** What a watch keeps in the journal: a restart passes the same to the new one. */
+interface Kept {
+  start: StartBlock;
+  progress: KeptProgress;
+}
+
+const keptAnew = (): Kept => ({ start: new StartBlock(), progress: new KeptProgress() });
+
+function watchOf(chain: ScriptedChain, own: { nonce: number; hash: string }[], hashes: string[] = [], kept = keptAnew()): { watch: OutflowWatch; reported: UnexpectedOutflow[]; unexplained: number[] } {
   const reported: UnexpectedOutflow[] = [];
+  const unexplained: number[] = [];
   const watch = new OutflowWatch({
     node: chain,
-    readHead: async () => chain.head,
+    readHead: chain.headBlock,
     lanes: [{ address: WALLET, journal: journalOf(own, hashes) }],
-    tokens,
     onOutflow: (outflow) => reported.push(outflow),
-    start,
+    onUnexplainedNonce: (_wallet, nonce) => unexplained.push(nonce),
+    ...kept,
   });
-  return { watch, reported };
+  return { watch, reported, unexplained };
 }
 
 describe("the outflow watch", () => {
@@ -107,7 +140,7 @@ describe("the outflow watch", () => {
     chain.transactions.push({ block: 12, ...own[3] });
     chain.head = 12;
     await watch.check();
-    expect(reported).toEqual([{ wallet: WALLET, hash: hashOf(99), block: { number: 11, hash: hashOf(1_011) }, nonce: 3, token: null, logIndex: null, logKey: null, to: TOKEN, amount: "0" }]);
+    expect(reported).toEqual([{ wallet: WALLET, hash: hashOf(99), block: { number: 11, hash: hashOf(1_011) }, nonce: 3, token: null, logIndex: null, logKey: null, to: TOKEN, amount: "0", code: null }]);
     chain.head = 13;
     await watch.check();
     expect(reported).toHaveLength(1);
@@ -120,12 +153,11 @@ describe("the outflow watch", () => {
     const told: [string, number][] = [];
     const watch = new OutflowWatch({
       node: chain,
-      readHead: async () => chain.head,
+      readHead: chain.headBlock,
       lanes: [{ address: WALLET, journal: journalOf([]) }],
-      tokens: [TOKEN],
       onOutflow: () => undefined,
       onMinedCount: (wallet, count) => told.push([wallet, count]),
-      start: new StartBlock(),
+      ...keptAnew(),
     });
     await watch.check();
     chain.head = 6;
@@ -175,7 +207,7 @@ describe("the outflow watch", () => {
     await watch.check();
     chain.head = 12;
     await watch.check();
-    expect(reported).toEqual([{ wallet: WALLET, hash: hashOf(300), block: { number: 11, hash: hashOf(1_011) }, nonce: null, token: TOKEN, logIndex: 2, logKey: `${TOKEN}:${WALLET}:${THIEF}:40#0`.toLowerCase(), to: THIEF, amount: "40" }]);
+    expect(reported).toEqual([{ wallet: WALLET, hash: hashOf(300), block: { number: 11, hash: hashOf(1_011) }, nonce: null, token: TOKEN, logIndex: 2, logKey: `${TOKEN}:${WALLET}:${THIEF}:40#0`.toLowerCase(), to: THIEF, amount: "40", code: null }]);
   });
 
   it("reports a token transfer once when a reorganisation mines its transaction in another block at another log index; two in one transaction, both", async () => {
@@ -204,31 +236,23 @@ describe("the outflow watch", () => {
     ]);
   });
 
-  it("knows a token Transfer by what it says, whatever other tokens' Transfers it reads beside it (a token added to the network), and tells alike ones of one transaction apart", async () => {
+  it("reports a Transfer out of the wallet of any contract, a token the network does not name too, each known by what it says; alike ones of one transaction apart", async () => {
     const OTHER = "0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0";
     const chain = new ScriptedChain();
-    const start = new StartBlock();
-    const first = watchOf(chain, [], [], start);
-    await first.watch.check();
-    // One transaction: the other token first, then the watched one twice, alike.
+    const { watch, reported } = watchOf(chain, []);
+    await watch.check();
+    // One transaction: a token the service does not pay in first, then its own token twice, alike.
     chain.logs.push(
       { block: 11, hash: hashOf(600), logIndex: 3, to: THIEF, amount: 9n, token: OTHER },
       { block: 11, hash: hashOf(600), logIndex: 5, to: THIEF, amount: 4n },
       { block: 11, hash: hashOf(600), logIndex: 6, to: THIEF, amount: 4n },
     );
     chain.head = 11;
-    await first.watch.check();
-    expect(first.reported.map((outflow) => [outflow.logIndex, outflow.logKey])).toEqual([
-      [5, `${TOKEN}:${WALLET}:${THIEF}:4#0`.toLowerCase()],
-      [6, `${TOKEN}:${WALLET}:${THIEF}:4#1`.toLowerCase()],
-    ]);
-    // After a restart that also watches the other token: the same two keys, and a third of its own.
-    const second = watchOf(chain, [], [], start, [OTHER, TOKEN]);
-    chain.head = 12;
-    await second.watch.check();
-    expect(second.reported.map((outflow) => [outflow.logIndex, outflow.logKey])).toEqual([
-      [3, `${OTHER}:${WALLET}:${THIEF}:9#0`.toLowerCase()],
-      ...first.reported.map((outflow) => [outflow.logIndex, outflow.logKey]),
+    await watch.check();
+    expect(reported.map((outflow) => [outflow.token, outflow.logIndex, outflow.logKey])).toEqual([
+      [OTHER, 3, `${OTHER}:${WALLET}:${THIEF}:9#0`.toLowerCase()],
+      [TOKEN, 5, `${TOKEN}:${WALLET}:${THIEF}:4#0`.toLowerCase()],
+      [TOKEN, 6, `${TOKEN}:${WALLET}:${THIEF}:4#1`.toLowerCase()],
     ]);
   });
 
@@ -268,12 +292,11 @@ describe("the outflow watch", () => {
     const journal = journalOf(own);
     const watch = new OutflowWatch({
       node: chain,
-      readHead: async () => chain.head,
+      readHead: chain.headBlock,
       lanes: [{ address: WALLET, journal: { ...journal, lookUpByHash: async (hash) => (hash === hashOf(60) ? rejected : journal.lookUpByHash(hash)) } }],
-      tokens: [TOKEN],
       onOutflow: (outflow) => reported.push(outflow),
       onRefusedMined: (entry, hash, block) => incidents.push({ entryId: entry.id, hash, block: block.number }),
-      start: new StartBlock(),
+      ...keptAnew(),
     });
     await watch.check();
     // Its nonce was given back after the 417; nothing took it again, and the chain shows the refused bytes mined there.
@@ -288,17 +311,17 @@ describe("the outflow watch", () => {
     expect(reported).toEqual([]);
   });
 
-  it("reads the logs when the nonce reads fail, and catches up block by block after a long gap, without losing a block", async () => {
+  it("reads the logs when the nonce reads fail, and catches up after a long gap, 1,024 blocks a check, without losing a block", async () => {
     const chain = new ScriptedChain();
     const { watch, reported } = watchOf(chain, []);
     await watch.check();
     chain.countsFail = true;
-    chain.head = 400;
-    chain.logs.push({ block: 150, hash: hashOf(500), logIndex: 0, to: THIEF, amount: 2n }, { block: 390, hash: hashOf(501), logIndex: 0, to: THIEF, amount: 3n });
-    // The nonce reads fail at every check; the logs are read all the same, 128 blocks a check.
+    chain.head = 2_000;
+    chain.logs.push({ block: 150, hash: hashOf(500), logIndex: 0, to: THIEF, amount: 2n }, { block: 1_990, hash: hashOf(501), logIndex: 0, to: THIEF, amount: 3n });
+    // The nonce reads fail at every check; the logs are read all the same, eight reads of 128 blocks a check.
     await expect(watch.check()).rejects.toThrow(/missing trie node/);
-    expect(reported).toEqual([]);
-    for (let head = 401; head < 405; head++) {
+    expect(reported.map((outflow) => outflow.hash)).toEqual([hashOf(500)]);
+    for (let head = 2_001; head < 2_003; head++) {
       chain.head = head;
       await expect(watch.check()).rejects.toThrow(/missing trie node/);
     }
@@ -310,21 +333,70 @@ describe("the outflow watch", () => {
 
   it("judges no token transfer from before its first check ever (the lanes' funding, the key's use before the service); after a restart, the blocks since it", async () => {
     const chain = new ScriptedChain();
-    const start = new StartBlock();
+    const kept = keptAnew();
     chain.logs.push({ block: 5, hash: hashOf(700), logIndex: 0, to: THIEF, amount: 9n }, { block: 10, hash: hashOf(701), logIndex: 0, to: THIEF, amount: 9n });
-    const first = watchOf(chain, [], [], start);
+    const first = watchOf(chain, [], [], kept);
     await first.watch.check();
-    expect(start.block).toBe(10);
+    expect(kept.start.block).toBe(10);
     chain.head = 12;
     await first.watch.check();
     expect(first.reported).toEqual([]);
     // Restarted later: what came after the first check is judged, what came before it still is not.
     chain.logs.push({ block: 15, hash: hashOf(702), logIndex: 3, to: THIEF, amount: 1n });
     chain.head = 20;
-    const restarted = watchOf(chain, [], [], start);
+    const restarted = watchOf(chain, [], [], kept);
     await restarted.watch.check();
     expect(restarted.reported.map((outflow) => [outflow.hash, outflow.logIndex])).toEqual([[hashOf(702), 3]]);
-    expect(start.block).toBe(10);
+    expect(kept.start.block).toBe(10);
+  });
+
+  it("goes on after a restart from where the journal says it got to, however long ago: every block's logs since, and a nonce below the journal's highest it had not checked", async () => {
+    const chain = new ScriptedChain();
+    const own = [0, 1].map((nonce) => ({ nonce, hash: hashOf(nonce + 1) }));
+    own.forEach((transaction, index) => chain.transactions.push({ block: 2 + index, ...transaction }));
+    const kept = keptAnew();
+    const first = watchOf(chain, own, [], kept);
+    await first.watch.check();
+    // While the service is down: the thief uses nonce 2, the service had signed nonce 3 just before it
+    // stopped (so its journal's highest is 3), and the thief moves tokens out 200 blocks before the restart.
+    chain.transactions.push({ block: 11, nonce: 2, hash: hashOf(88) });
+    own.push({ nonce: 3, hash: hashOf(4) });
+    chain.transactions.push({ block: 12, ...own[2] });
+    chain.logs.push({ block: 100, hash: hashOf(89), logIndex: 0, to: THIEF, amount: 6n });
+    chain.head = 300;
+    const restarted = watchOf(chain, own, [], kept);
+    // The nonce's user is found in the block bodies, a few of them a check.
+    for (let checks = 0; checks < 40 && restarted.reported.length < 2; checks++) {
+      await restarted.watch.check();
+      chain.head++;
+    }
+    expect(restarted.reported.map((outflow) => [outflow.hash, outflow.nonce, outflow.block.number]).sort()).toEqual([
+      [hashOf(88), 2, 11],
+      [hashOf(89), null, 100],
+    ]);
+    expect(kept.progress.read()).toEqual({ logsReadTo: chain.head - 1, noncesCheckedBelow: { [WALLET]: 4 } });
+  });
+
+  it("reports code at the wallet (an EIP-7702 delegation) once, read when the wallet's count moved; while the count stays put, no code is read", async () => {
+    const chain = new ScriptedChain();
+    const { watch, reported } = watchOf(chain, []);
+    await watch.check();
+    expect(chain.codeReads).toBe(1);
+    chain.head = 11;
+    await watch.check();
+    expect([chain.codeReads, reported]).toEqual([1, []]);
+    // The delegation uses a nonce of the wallet in another account's transaction.
+    const delegated = `0xef0100${THIEF.slice(2).toLowerCase()}`;
+    chain.delegations.push(12);
+    chain.code = { from: 12, code: delegated };
+    chain.head = 12;
+    await watch.check();
+    expect(reported.filter((outflow) => outflow.code !== null)).toEqual([
+      { wallet: WALLET, hash: keccak256(delegated), block: { number: 12, hash: hashOf(1_012) }, nonce: null, token: null, logIndex: null, logKey: `code:${delegated}`, to: null, amount: null, code: delegated },
+    ]);
+    chain.head = 13;
+    await watch.check();
+    expect([chain.codeReads, reported.filter((outflow) => outflow.code !== null).length]).toEqual([2, 1]);
   });
 
   it("does not report a Transfer of 0 out of the wallet: anyone can make one (address poisoning), it moved nothing", async () => {

@@ -86,6 +86,9 @@ const UnexpectedOutflowSchema = Type.Object({
   logIndex: Type.Union([Type.Integer(), Type.Null()], { description: "a token Transfer log: its index in the block; null for the transaction itself" }),
   to: Type.Union([Type.String(), Type.Null()], { description: "the token's recipient, or the transaction's to; null when the node did not return the transaction" }),
   amount: Type.Union([Type.String(), Type.Null()], { description: "base units of the token, or the transaction's value in wei; decimal" }),
+  code: Type.Union([Type.String(), Type.Null()], {
+    description: "code found at the wallet (an EIP-7702 delegation: 0xef0100 and the delegate), which moves funds with no nonce and no log; hash is then the code's keccak-256. Null for a transaction or a log",
+  }),
   detectedAt: Type.String({ description: "when this service noticed it" }),
 });
 
@@ -125,7 +128,7 @@ const NetworkWalletSchema = Type.Object({
   ),
   jammed: Type.Boolean({ description: `true when the oldest unconfirmed transfer is over ${STUCK_AFTER_SECONDS} s old and its nonce is still not mined` }),
   unexpectedOutflows: Type.Array(UnexpectedOutflowSchema, {
-    description: `transactions and token transfers out of this network's wallets that this service never made, seen since it started (OUTFLOW_CHECK_INTERVAL_MS), newest first, at most ${OUTFLOWS_SHOWN}: the key used elsewhere, or compromised`,
+    description: `transactions, transfers of any ERC-20 and code (an EIP-7702 delegation) out of this network's wallets that this service never made, seen since it started (OUTFLOW_CHECK_INTERVAL_MS), newest first, at most ${OUTFLOWS_SHOWN}: the key used elsewhere, or compromised`,
   }),
   replica: ReplicaReportSchema,
   rpcEndpoints: Type.Array(EndpointReportSchema, { description: "every RPC_URL endpoint, in the order configured" }),
@@ -280,7 +283,7 @@ async function walletOf(services: NetworkServices, snapshotOnly: boolean, replic
     jammed: isJammed(unconfirmed, chainLatest),
     unexpectedOutflows: outflows
       .recent(services.network.name, OUTFLOWS_SHOWN)
-      .map(({ wallet: from, hash, block, nonce, token, logIndex, to, amount, detectedAt }) => ({ wallet: from, hash, blockNumber: block.number, blockHash: block.hash, nonce, token, logIndex, to, amount, detectedAt })),
+      .map(({ wallet: from, hash, block, nonce, token, logIndex, to, amount, code, detectedAt }) => ({ wallet: from, hash, blockNumber: block.number, blockHash: block.hash, nonce, token, logIndex, to, amount, code, detectedAt })),
     replica: replicaId === undefined ? null : { id: replicaId, leads: true },
     rpcEndpoints: chain.endpoints.reports(),
     ...(services.lanes.length > 1 && {
