@@ -13,6 +13,7 @@ import { waitForConfirmations } from "./lookup/confirmation-wait.js";
 import type { Config } from "./config.js";
 import type { TransferPolicy } from "./domain/transfer-policy.js";
 import { ANONYMOUS_KEY_ID, requireApiKeys } from "./http/auth.js";
+import { auditRefusedControls } from "./http/refusal-audit.js";
 import { registerRateLimit } from "./http/rate-limit.js";
 import { requestLineWriter } from "./http/request-line.js";
 import { lazyRequestLogger } from "./http/request-logger.js";
@@ -121,6 +122,7 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
 
   // Order matters: the key is checked before the rate limit, which counts per key.
   requireApiKeys(app, deps.apiKeys);
+  auditRefusedControls(app, services.journal);
   registerRateLimit(app, config);
   app.register(swagger, { openapi: OPENAPI_DOCUMENT_BASE });
   app.register(swaggerUi, { routePrefix: "/docs" });

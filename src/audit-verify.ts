@@ -10,8 +10,12 @@
  *                                       be accounted for by the chained entry that archived them (they are
  *                                       not read, so not checked)
  * npm run audit:verify -- --expect 912:5b0c…   also checks that entry 912 still has the hash an earlier run
- *                                       printed (kept outside the database): catches entries removed from
- *                                       the end, and a log rewritten whole
+ *                                       printed, or the service published (the audit.head webhook, its log
+ *                                       line, kept outside the database): catches entries removed from the
+ *                                       end, and a log rewritten whole
+ * With AUDIT_KEY_FILE (or AUDIT_KEY) set as the service has it, entries sealed with that key are checked
+ * too (their hashes are HMACs), and a log with no entry sealed with it, or one sealed without it after
+ * entries sealed with it, is broken there. Without it, the first keyed entry reads as changed.
  * In the image: node dist/src/audit-verify.js. Exits 0 when the chain holds, 1 naming the first entry where it
  * breaks, 2 when the journal cannot be read. Read-only: it never writes the journal. It reads one snapshot
  * of the log, and of the archive only what is older than it (so a retention pass meanwhile changes nothing;
@@ -23,7 +27,7 @@ import { StringDecoder } from "node:string_decoder";
 import { parseArgs } from "node:util";
 import dotenv from "dotenv";
 import pg from "pg";
-import { AuditChainCheck, type AuditRow, findAuditBreak } from "./journal/audit-chain.js";
+import { AuditChainCheck, type AuditRow, auditKeyOf, findAuditBreak } from "./journal/audit-chain.js";
 import { postgresOptions } from "./journal/postgres-journal-store.js";
 import { sqliteAuditRows } from "./journal/sqlite-audit-rows.js";
 import { openKeptDatabase } from "./journal/sqlite-keep-alive.js";
@@ -39,13 +43,15 @@ const { values } = parseArgs({
   options: { journal: { type: "string" }, "database-url": { type: "string" }, expect: { type: "string" }, archive: { type: "string" }, "log-only": { type: "boolean" } },
 });
 const kept = keptEntry(values.expect);
-// DATABASE_URL_FILE as the service reads it (the Docker and Kubernetes secrets convention).
-const databaseUrl = values["database-url"] ?? (values.journal === undefined ? withSecretFiles({ DATABASE_URL: process.env.DATABASE_URL, DATABASE_URL_FILE: process.env.DATABASE_URL_FILE }).DATABASE_URL : undefined);
+// DATABASE_URL_FILE and AUDIT_KEY_FILE as the service reads them (the Docker and Kubernetes secrets convention).
+const secrets = secretsOfEnvironment();
+const databaseUrl = values["database-url"] ?? (values.journal === undefined ? secrets.DATABASE_URL : undefined);
+const auditKey = auditKeyOf(secrets.AUDIT_KEY);
 const journalPath = values.journal ?? process.env.JOURNAL_PATH ?? "./data/transfers.sqlite";
 const archiveDir = values.archive ?? (process.env.JOURNAL_ARCHIVE_DIR || join(dirname(journalPath), "archive"));
 const logOnly = values["log-only"] ?? false;
 
-const check = new AuditChainCheck({ afterArchived: logOnly });
+const check = new AuditChainCheck({ afterArchived: logOnly, key: auditKey });
 /** Entries of the chain read from the archive (files, or the database's audit_archive table). */
 let fromArchive = 0;
 /** Lines of archive files a power loss left torn (never synced, so never deleted from the log): skipped. */
@@ -64,6 +70,7 @@ try {
   }
   const span = check.firstSeq === undefined ? "" : `, ${check.firstSeq} to ${check.lastSeq}`;
   console.log(`audit log of ${where} holds: ${check.checked} entries${span}, last hash ${check.lastHash}`);
+  if (check.keyedFrom !== undefined) console.log(`sealed with AUDIT_KEY_FILE's key from entry ${check.keyedFrom} on`);
   if (fromArchive > 0) console.log(`${fromArchive} of them read from the archive (${databaseUrl ? "the audit_archive table" : archiveDir})`);
   if (tornLines > 0) console.log(`${tornLines} torn line(s) in the archive files skipped (a power loss before a file was synced, its entries archived again; or a line a pass was writing)`);
   if (logOnly && check.firstSeq !== undefined && check.firstSeq > 1) {
@@ -81,6 +88,17 @@ function* visited(rows: Iterable<AuditRow>): Generator<AuditRow> {
   for (const row of rows) {
     if (kept && row.seq === kept.seq) kept.found = row.hash;
     yield row;
+  }
+}
+
+// A secret file that cannot be read means nothing can be checked: exit 2, never 1 (which says "broken").
+function secretsOfEnvironment(): Record<string, string | undefined> {
+  const { DATABASE_URL, DATABASE_URL_FILE, AUDIT_KEY, AUDIT_KEY_FILE } = process.env;
+  try {
+    return withSecretFiles({ DATABASE_URL, DATABASE_URL_FILE, AUDIT_KEY, AUDIT_KEY_FILE });
+  } catch (error) {
+    console.error(`audit:verify could not read its settings: ${(error as Error).message}`);
+    process.exit(2);
   }
 }
 

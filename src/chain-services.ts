@@ -7,6 +7,7 @@ import { dirname, join } from "node:path";
 import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "./config.js";
 import { parseWebhookUrls } from "./domain/webhook-settings.js";
+import { auditKeyOf } from "./journal/audit-chain.js";
 import { startJournalRetention } from "./journal/journal-retention.js";
 import { type JournalOwner, openSqliteJournal } from "./journal/sqlite-transfer-journal.js";
 import { type JournalEntry, type TransferJournal, refuseUnfollowedNetworks } from "./journal/transfer-journal.js";
@@ -17,6 +18,7 @@ import { type ChainConnection, closeChain } from "./node/connect-chain.js";
 import type { ServedNetwork } from "./network-settings/network-choice.js";
 import { UnexpectedOutflows } from "./outflows/unexpected-outflows.js";
 import { journaledPause, outflowReporter } from "./outflows/outflow-reports.js";
+import { AuditHeadPublisher } from "./webhooks/audit-head.js";
 import type { SigningPause } from "./signers/signing-pause.js";
 import { ApprovalDesk } from "./approvals/approval-desk.js";
 import { createWebhookDispatcher } from "./webhooks/create-webhooks.js";
@@ -44,12 +46,14 @@ export interface ChainServices {
   signing: SigningPause;
   /** Transfers above APPROVAL_ABOVE, waiting for a second admin key. */
   approvals: ApprovalDesk;
+  /** Publishes the audit log's head outside the database (AUDIT_HEAD_INTERVAL_MS). */
+  auditHead: AuditHeadPublisher;
   /** Stops background work, waits for it, and closes the journal. Call after the HTTP server closed. */
   close(): Promise<void>;
 }
 
 export type ChainServicesConfig = NetworkConfig &
-  Pick<Config, "journalPath" | "journalSynchronous" | "journalRetentionDays" | "journalArchiveDir" | "webhookUrl" | "webhookSecret" | "webhookRetryInitialMs" | "pauseOnUnexpectedOutflow" | "approvalTtlHours">;
+  Pick<Config, "journalPath" | "journalSynchronous" | "journalRetentionDays" | "journalArchiveDir" | "webhookUrl" | "webhookSecret" | "webhookRetryInitialMs" | "pauseOnUnexpectedOutflow" | "approvalTtlHours" | "auditKey" | "auditHeadIntervalMs">;
 
 /** Opens the journal of this wallet; `notify`: webhooks report on the transfers made from now on. */
 export type JournalOpener = (owner: JournalOwner, options: { notify: boolean }) => TransferJournal | Promise<TransferJournal>;
@@ -84,7 +88,7 @@ export async function startChainServices(
   log: FastifyBaseLogger,
   signing: SigningPause,
   observeDelivery?: (outcome: DeliveryOutcome) => void,
-  openJournal: JournalOpener = (owner, { notify }) => openSqliteJournal(config.journalPath, owner, { synchronous: config.journalSynchronous, notify }),
+  openJournal: JournalOpener = (owner, { notify }) => openSqliteJournal(config.journalPath, owner, { synchronous: config.journalSynchronous, notify, auditKey: auditKeyOf(config.auditKey) }),
 ): Promise<ChainServices> {
   const endpoints = config.webhookUrl ? parseWebhookUrls(config.webhookUrl) : [];
   const [home] = networks;
@@ -107,6 +111,7 @@ export async function startChainServices(
   let retention: { stop(): Promise<void> } | undefined;
   let eviction: { stop(): Promise<void> } | undefined;
   let approvals: ApprovalDesk | undefined;
+  let auditHead: AuditHeadPublisher | undefined;
   const servedOf = servedOfNetwork;
   const outflows = new UnexpectedOutflows();
   // Where each network goes among the running ones: the configured order, whenever it starts.
@@ -143,6 +148,8 @@ export async function startChainServices(
       retries.push(startWhenReachable(network, (chain) => start(network.config, chain), (reason) => unreachable.set(network.served.chainId, reason), log));
     }
     dispatcher?.start();
+    auditHead = new AuditHeadPublisher(journal, { intervalMs: config.auditHeadIntervalMs, keyed: config.auditKey !== undefined, endpoints, onEvent: () => dispatcher?.wake(), log });
+    auditHead.start();
     approvals = new ApprovalDesk(journal, {
       ttlMs: config.approvalTtlHours * 3_600_000,
       endpoints,
@@ -177,7 +184,9 @@ export async function startChainServices(
       outflows,
       signing,
       approvals,
+      auditHead,
       async close() {
+        auditHead?.stop();
         await Promise.all(retries.map((retry) => retry.stop()));
         await approvals?.stop();
         await activity.stop();
@@ -191,6 +200,7 @@ export async function startChainServices(
       },
     };
   } catch (error) {
+    auditHead?.stop();
     await Promise.all(retries.map((retry) => retry.stop()));
     await approvals?.stop();
     await retention?.stop();

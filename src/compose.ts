@@ -129,6 +129,7 @@ export async function composeService(config: DeploymentConfig, logger: Logger, r
     if (services.webhooks) metrics.watchWebhooks(() => journal.deliveryBacklog());
     metrics.watchOutflows(() => running.outflows.counts());
     metrics.watchSigningPause(() => signing.paused !== undefined);
+    metrics.watchAuditHead(() => running.auditHead.published);
     const app = buildApp(config, {
       services,
       logger,

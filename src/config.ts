@@ -60,6 +60,15 @@ export const ConfigSchema = Type.Object({
     description: "settled, final transfers older than this many days move from the journal to the archive files; 0 keeps them forever",
   }),
   journalArchiveDir: Type.Optional(Type.String({ minLength: 1, description: "where retention writes its archive files; default: archive/ next to JOURNAL_PATH" })),
+  auditKey: Type.Optional(
+    Type.String({ minLength: 32, description: "a secret of at least 32 characters kept outside the database (AUDIT_KEY_FILE): every audit entry's hash is then an HMAC with it" }),
+  ),
+  auditHeadIntervalMs: Type.Integer({
+    minimum: 0,
+    maximum: 86_400_000,
+    default: 600_000,
+    description: "how often the leader publishes the audit log's head (its last entry and hash) outside the database: a log line, a metric and the webhook audit.head; 0: never",
+  }),
   databaseUrl: Type.Optional(Type.String({ pattern: "^postgres(ql)?://", description: "PostgreSQL journal shared by several replicas; JOURNAL_PATH is then unused" })),
   replicaId: Type.Optional(Type.String({ pattern: "^[A-Za-z0-9._-]{1,64}$", description: "this replica's name in /wallet, /metrics and the logs; default: host name and process id" })),
   replicaUrl: Type.Optional(Type.String({ pattern: "^https?://", description: "how the other replicas reach this one; default: http://<host name>:<port>" })),
@@ -202,6 +211,8 @@ export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
   journalSynchronous: "JOURNAL_SYNCHRONOUS",
   journalRetentionDays: "JOURNAL_RETENTION_DAYS",
   journalArchiveDir: "JOURNAL_ARCHIVE_DIR",
+  auditKey: "AUDIT_KEY",
+  auditHeadIntervalMs: "AUDIT_HEAD_INTERVAL_MS",
   databaseUrl: "DATABASE_URL",
   replicaId: "REPLICA_ID",
   replicaUrl: "REPLICA_URL",
@@ -245,6 +256,7 @@ export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
 const INTEGER_FIELDS: (keyof Config)[] = [
   "chainId",
   "journalRetentionDays",
+  "auditHeadIntervalMs",
   "devBlockTime",
   "stuckAfterBlocks",
   "repriceUnminedAfterMs",
@@ -269,7 +281,7 @@ const INTEGER_FIELDS: (keyof Config)[] = [
 ];
 
 // Settings that hold a secret: the audit log says only that they are set (API_KEYS: how many keys of each role).
-const SECRET_SETTINGS: ReadonlySet<keyof Config> = new Set(["privateKey", "webhookSecret"]);
+const SECRET_SETTINGS: ReadonlySet<keyof Config> = new Set(["privateKey", "webhookSecret", "auditKey"]);
 // Settings that are URLs, whose path, query or user part can carry a key: the audit log keeps their hosts.
 const URL_SETTINGS: ReadonlySet<keyof Config> = new Set(["rpcUrl", "webhookUrl", "databaseUrl", "replicaUrl"]);
 

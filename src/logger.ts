@@ -13,6 +13,8 @@ export interface LoggerSecrets {
   databaseUrl?: string;
   /** WEBHOOK_SECRET as configured: comma-separated whsec_ secrets that sign every event. */
   webhookSecret?: string;
+  /** AUDIT_KEY (AUDIT_KEY_FILE): the key the audit log's hashes are made with. */
+  auditKey?: string;
   /** The AWS SDK's credentials, when they come from the environment (a KMS signer). */
   awsSecretAccessKey?: string;
   awsSessionToken?: string;
@@ -132,7 +134,7 @@ function prettyInTerminal(): DestinationStream | undefined {
   return transport({ target: "pino-pretty", options: { colorize: true, translateTime: "SYS:HH:MM:ss.l" } });
 }
 
-function secretScrubber({ privateKey = "", rpcUrl, apiKeys = "", databaseUrl, webhookSecret = "", awsSecretAccessKey, awsSessionToken }: LoggerSecrets): <T>(value: T) => T {
+function secretScrubber({ privateKey = "", rpcUrl, apiKeys = "", databaseUrl, webhookSecret = "", auditKey, awsSecretAccessKey, awsSessionToken }: LoggerSecrets): <T>(value: T) => T {
   // Each secret (comma- or space-separated, as parseWebhookSecrets reads them), and its key material without the whsec_ prefix.
   const webhookSecrets = webhookSecret.split(/[\s,]+/).flatMap((secret) => [secret, secret.replace(/^whsec_/, "")]);
   // Each entry as configured, and the key alone without its role (`admin:`): the key is what a client sends.
@@ -142,7 +144,7 @@ function secretScrubber({ privateKey = "", rpcUrl, apiKeys = "", databaseUrl, we
   const databasePassword = databaseUrl ? decodeURIComponent(new URL(databaseUrl).password) : undefined;
   // Each endpoint's URL as written and as URL prints it; only its host may be logged.
   const rpcUrls = (rpcUrl ?? "").split(",").map((url) => url.trim()).flatMap((url) => [url, URL.canParse(url) ? new URL(url).href : undefined]);
-  const secrets = [privateKey, ...privateKeys, ...rpcUrls, databaseUrl, databasePassword, ...keys, ...webhookSecrets, awsSecretAccessKey, awsSessionToken]
+  const secrets = [privateKey, ...privateKeys, ...rpcUrls, databaseUrl, databasePassword, ...keys, ...webhookSecrets, auditKey, awsSecretAccessKey, awsSessionToken]
     .filter((secret): secret is string => typeof secret === "string" && secret.length >= 8)
     .flatMap((secret) => [secret, secret.toLowerCase()]);
   if (secrets.length === 0) return (value) => value;

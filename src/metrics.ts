@@ -131,6 +131,16 @@ export class ServiceMetrics {
     );
   }
 
+  /** Registers the gauges of the audit log's head as last published (AUDIT_HEAD_INTERVAL_MS): absent before the first. */
+  watchAuditHead(published: () => { seq: number; hash: string; keyed: boolean; publishedAt: number } | undefined): void {
+    const heads = () => {
+      const head = published();
+      return head ? [head] : [];
+    };
+    this.#gaugePerItem("audit_head_seq", "the audit log's last entry as last published outside the database; its hash is the label (npm run audit:verify -- --expect <seq>:<hash>)", ["hash", "keyed"], heads, ({ hash, keyed }) => ({ hash, keyed: String(keyed) }), ({ seq }) => seq);
+    this.#gaugePerItem("audit_head_published_timestamp_seconds", "when the audit log's head was last published (unix seconds)", [], heads, () => ({}), ({ publishedAt }) => publishedAt / 1000);
+  }
+
   /** Registers the gauge of the signing pause (PAUSE_ON_UNEXPECTED_OUTFLOW): 1 while nothing is signed. */
   watchSigningPause(paused: () => boolean): void {
     this.#gauge("wallet_signing_paused", "1 while the service signs nothing after an unexpected outflow (PAUSE_ON_UNEXPECTED_OUTFLOW) until an admin resumes; 0 otherwise", () => (paused() ? 1 : 0));

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { ConfigError } from "./config.js";
 
 /** The variables that may come from a file, as NAME_FILE. */
-export const SECRET_FILE_VARIABLES = ["RPC_URL", "PRIVATE_KEY", "API_KEYS", "DATABASE_URL", "WEBHOOK_SECRET"] as const;
+export const SECRET_FILE_VARIABLES = ["RPC_URL", "PRIVATE_KEY", "API_KEYS", "DATABASE_URL", "WEBHOOK_SECRET", "AUDIT_KEY"] as const;
 
 /**
  * The environment with each NAME_FILE replaced by NAME, read from that file (without its trailing

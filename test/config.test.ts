@@ -16,6 +16,7 @@ const DEFAULTS = {
   journalPath: "./data/transfers.sqlite",
   journalSynchronous: "FULL",
   journalRetentionDays: 0,
+  auditHeadIntervalMs: 600_000,
   idempotencyKeyTtlHours: 24,
   approvalTtlHours: 24,
   chainRefreshIntervalMs: 1000,
@@ -170,6 +171,10 @@ describe("loadConfig", () => {
     ).toEqual({ ...DEFAULTS, rpcUrl: "https://node.example/v3/abc", privateKey: KEY, tokenAddress: TOKEN, chainId: 1, port: 8080, host: "0.0.0.0", logLevel: "warn", rpcTimeoutMs: 2500, apiKeys: API_KEY });
   });
 
+  it("reads the audit log's key and how often its head is published", () => {
+    expect(loadConfig({ AUDIT_KEY: "k".repeat(32), AUDIT_HEAD_INTERVAL_MS: "0" })).toMatchObject({ auditKey: "k".repeat(32), auditHeadIntervalMs: 0 });
+  });
+
   it("reads the journal and idempotency settings", () => {
     expect(loadConfig({ JOURNAL_PATH: "/var/lib/tts/j.sqlite", JOURNAL_SYNCHRONOUS: "NORMAL", IDEMPOTENCY_KEY_TTL_HOURS: "0.5", CHAIN_REFRESH_INTERVAL_MS: "250" })).toMatchObject({
       journalPath: "/var/lib/tts/j.sqlite",
@@ -204,6 +209,7 @@ describe("loadConfig", () => {
     ["DEMO_SETUP without RPC_URL", { DEMO_SETUP: "true" }, "DEMO_SETUP: needs RPC_URL"],
     ["an unknown journal mode", { JOURNAL_SYNCHRONOUS: "OFF" }, "JOURNAL_SYNCHRONOUS: must be FULL or NORMAL"],
     ["a zero key lifetime", { IDEMPOTENCY_KEY_TTL_HOURS: "0" }, "IDEMPOTENCY_KEY_TTL_HOURS:"],
+    ["a short audit key", { AUDIT_KEY: "short-key" }, "AUDIT_KEY:"],
   ];
   it.each(refusals)("refuses %s, naming the variable", (_label, env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);

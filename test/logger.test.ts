@@ -47,6 +47,16 @@ describe("the logger", () => {
     expect(text).not.toContain("c2Vjb25kLXNlY3JldC1rZXktbWF0ZXJpYWw=");
   });
 
+  it("blanks AUDIT_KEY wherever an error carries it", async () => {
+    const { lines, sink } = capturedLines();
+    const auditKey = "audit-key-9f8e7d6c5b4a39281706f5e4d3c2b1a0";
+    const logger = createLogger("info", { auditKey }, sink);
+    logger.warn({ err: new Error(`cannot seal with ${auditKey}`) }, "one");
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines).toHaveLength(1);
+    expect(lines.join("")).not.toContain("9f8e7d6c5b4a39281706");
+  });
+
   it("blanks a pool's keys one by one, a bare API key configured with its role, and space-separated webhook secrets", async () => {
     const { lines, sink } = capturedLines();
     const keys = [`0x${"1a".repeat(32)}`, `0x${"2b".repeat(32)}`];

@@ -2,8 +2,13 @@
  * The audit log's hash chain: each entry carries the SHA-256 of the one before it and of its own fields,
  * so that changing, removing or reordering any entry breaks every hash after it. Both stores keep the
  * same columns; these functions seal entries as they are committed and check a chain however it is read.
+ *
+ * With a key kept outside the database (AUDIT_KEY_FILE) each hash is an HMAC-SHA256 instead: someone with
+ * the database alone can no longer write a chain that checks. A log sealed without a key up to some entry
+ * goes on with the key from the first entry a keyed service seals (AUDIT_KEYED_KIND says so), and never back:
+ * an entry sealed without the key after one sealed with it is a break.
  */
-import { createHash } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 
 /** The hash the first entry of a journal points back to. */
 export const AUDIT_GENESIS = "0".repeat(64);
@@ -32,11 +37,58 @@ export interface AuditEntry {
   detail: Record<string, unknown>;
 }
 
-/** The hash of an entry, given the hash of the one before it. */
-export function auditEntryHash(previous: string, row: Pick<AuditRow, "seq" | "at" | "kind" | "transfer_id" | "actor" | "detail">): string {
+/** The secret of AUDIT_KEY_FILE, which every entry's hash is made with when set. */
+export type AuditKey = Buffer;
+
+/** AUDIT_KEY (AUDIT_KEY_FILE) as the key; undefined when unset. */
+export function auditKeyOf(configured: string | undefined): AuditKey | undefined {
+  return configured === undefined ? undefined : Buffer.from(configured, "utf8");
+}
+
+/** The hash of an entry, given the hash of the one before it: SHA-256, or an HMAC-SHA256 with `key`. */
+export function auditEntryHash(previous: string, row: Pick<AuditRow, "seq" | "at" | "kind" | "transfer_id" | "actor" | "detail">, key?: AuditKey): string {
   // One JSON array: each field in its place, none can run into the next.
   const fields = JSON.stringify([previous, row.seq, row.at, row.kind, row.transfer_id, row.actor, row.detail]);
-  return createHash("sha256").update(fields).digest("hex");
+  return (key ? createHmac("sha256", key) : createHash("sha256")).update(fields).digest("hex");
+}
+
+/** How an entry's recorded hash was made: without a key, with `key`, or neither (it was changed, or sealed with another key). */
+export function auditSealOf(row: AuditRow, key?: AuditKey): "plain" | "keyed" | undefined {
+  if (row.hash === null || row.prev_hash === null) return undefined;
+  if (row.hash === auditEntryHash(row.prev_hash, row)) return "plain";
+  return key && row.hash === auditEntryHash(row.prev_hash, row, key) ? "keyed" : undefined;
+}
+
+/** The entry a service sealing with a key writes first after entries sealed without one; its detail has the key's id. */
+export const AUDIT_KEYED_KIND = "journal.audit_keyed";
+
+/** A key's public id, to tell keys apart in the log and the audit entries: the first 16 hex digits of its SHA-256. */
+export function auditKeyId(key: AuditKey): string {
+  return createHash("sha256").update(key).digest("hex").slice(0, 16);
+}
+
+/** The service will not seal after the log's last entry with the key it has (or without one): it does not start. */
+export class AuditKeyError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "AuditKeyError";
+  }
+}
+
+/**
+ * How the service seals from here, given the log's last sealed entry: as it was sealed, or, with a key after
+ * entries sealed without one, with the key from now on ("begin keyed": write AUDIT_KEYED_KIND first). Throws
+ * AuditKeyError when the last entry was sealed with another key (or with one, and none is set), or changed.
+ */
+export function sealingAfter(last: AuditRow | undefined, key: AuditKey | undefined): "as before" | "begin keyed" {
+  const seal = last && auditSealOf(last, key);
+  if (last === undefined || seal === "plain") return key ? "begin keyed" : "as before";
+  if (seal === "keyed") return "as before";
+  throw new AuditKeyError(
+    key
+      ? `AUDIT_KEY_FILE: the audit log's last entry ${last.seq} was not sealed with this key: with another one, or it was changed since (check the log with npm run audit:verify and that key)`
+      : `the audit log's last entry ${last.seq} was sealed with a key (set AUDIT_KEY_FILE to the key it was sealed with), or it was changed since (check it with npm run audit:verify)`,
+  );
 }
 
 /**
@@ -101,9 +153,13 @@ export class AuditChainCheck {
   #unvouchedStart: { seq: number; prevHash: string } | undefined;
   /** The hashes of the latest entries checked, by seq, to tell a repeat from a change: at most a batch. */
   readonly #recent = new Map<number, { prevHash: string; hash: string }>();
+  readonly #key: AuditKey | undefined;
+  // The first entry sealed with the key: none after it may be sealed without.
+  #keyedFrom: number | undefined;
 
-  constructor(options: { afterArchived?: boolean } = {}) {
+  constructor(options: { afterArchived?: boolean; key?: AuditKey } = {}) {
     this.#afterArchived = options.afterArchived ?? false;
+    this.#key = options.key;
   }
 
   /** The first break found in `row`, or undefined when it continues the chain (or repeats an entry checked). */
@@ -112,7 +168,7 @@ export class AuditChainCheck {
       const seen = this.#recent.get(row.seq);
       if (!seen) return { seq: row.seq, reason: `entry ${row.seq} comes after entry ${this.#last}: out of order` };
       // A repeat is skipped only when it is that entry: the same pointer back, and its fields hashing to the same.
-      if (row.prev_hash === seen.prevHash && row.hash === seen.hash && auditEntryHash(seen.prevHash, row) === seen.hash) return undefined;
+      if (row.prev_hash === seen.prevHash && row.hash === seen.hash && auditSealOf(row, this.#key) !== undefined) return undefined;
       return { seq: row.seq, reason: `entry ${row.seq} appears twice, the second time changed (a copy that differs from the entry checked)` };
     }
     if (this.#last === undefined && row.seq > 1 && this.#afterArchived && row.prev_hash !== null) {
@@ -129,8 +185,15 @@ export class AuditChainCheck {
     if (row.prev_hash !== this.#previous) {
       return { seq: row.seq, reason: `entry ${row.seq} points back to ${row.prev_hash}, but the entry before it hashes to ${this.#previous}: an entry before it was changed, removed or added` };
     }
-    const expected = auditEntryHash(this.#previous, row);
-    if (row.hash !== expected) return { seq: row.seq, reason: `entry ${row.seq} (${row.kind}) was changed: its fields hash to ${expected}, not to its recorded ${row.hash}` };
+    const seal = auditSealOf(row, this.#key);
+    if (seal === undefined) {
+      const unless = this.#key ? "" : ", or it was sealed with a key (AUDIT_KEY_FILE: pass it to check the log)";
+      return { seq: row.seq, reason: `entry ${row.seq} (${row.kind}) was changed: its fields do not hash to its recorded ${row.hash}${unless}` };
+    }
+    if (seal === "plain" && this.#keyedFrom !== undefined) {
+      return { seq: row.seq, reason: `entry ${row.seq} (${row.kind}) was sealed without the key after entry ${this.#keyedFrom} was sealed with it: rewritten by someone without AUDIT_KEY_FILE's key` };
+    }
+    if (seal === "keyed") this.#keyedFrom ??= row.seq;
     this.#previous = row.hash;
     this.#first ??= row.seq;
     this.#last = row.seq;
@@ -141,12 +204,24 @@ export class AuditChainCheck {
     return undefined;
   }
 
-  /** Once every entry was read: a log that starts after entries no archiving entry accounts for is broken there. */
+  /**
+   * Once every entry was read: a log that starts after entries no archiving entry accounts for is broken
+   * there; checked with a key, a log none of whose entries was sealed with it was rewritten whole without it
+   * (a service with the key seals every entry it writes with it, the first time with AUDIT_KEYED_KIND).
+   */
   finish(): AuditBreak | undefined {
+    if (this.#key && this.#last !== undefined && this.#keyedFrom === undefined) {
+      return { seq: this.#last, reason: `no entry up to the last, ${this.#last}, was sealed with the key: the log was rewritten without it, or the service never ran with this key` };
+    }
     const start = this.#unvouchedStart;
     if (!start) return undefined;
     const missing = start.seq === 2 ? "entry 1 is" : `entries 1 to ${start.seq - 1} are`;
     return { seq: start.seq, reason: `${missing} missing before entry ${start.seq}, and no ${AUDIT_ARCHIVED_KIND} entry says they were archived: removed` };
+  }
+
+  /** The first entry checked that was sealed with the key; undefined when none was. */
+  get keyedFrom(): number | undefined {
+    return this.#keyedFrom;
   }
 
   /** How many entries continued the chain. */

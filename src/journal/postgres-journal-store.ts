@@ -6,7 +6,7 @@
  */
 import pg from "pg";
 import { steadyWallClockNow } from "../clock.js";
-import { AUDIT_ARCHIVE_BATCH, type AuditRow } from "./audit-chain.js";
+import { AUDIT_ARCHIVE_BATCH, type AuditKey, type AuditRow } from "./audit-chain.js";
 import type { PostgresJournalReader } from "./postgres-journal-reader.js";
 import { SETTLED_FOR_GOOD, SEVERAL_NETWORKS_MARK, ownersChainOf } from "./journal-rows.js";
 import { POSTGRES_MIGRATIONS } from "./postgres-migrations.js";
@@ -345,14 +345,14 @@ function combined(parts: { sql: string; values: unknown[] }[]): { text: string; 
 export async function openPostgresJournal(
   session: pg.ClientBase,
   owner: JournalOwner,
-  options: { reads: PostgresJournalReader; notify?: boolean; connectAgain?: () => pg.Client },
+  options: { reads: PostgresJournalReader; notify?: boolean; connectAgain?: () => pg.Client; auditKey?: AuditKey },
 ): Promise<TransferJournal> {
   await checkDatabaseOwner(session, owner);
   // Rows an older leader wrote after migration 3 have no lane: that version served one wallet, the owner's.
   await session.query("UPDATE transfers SET lane = (SELECT wallet_address FROM journal_owner WHERE id = 1) WHERE lane IS NULL");
   await analyzeOnce(session);
   const store = new PostgresJournalStore(session, options.connectAgain);
-  return openSqliteJournal(":memory:", owner, { notify: options.notify, seed: await store.readHot(steadyWallClockNow()), replica: store, elsewhere: options.reads });
+  return openSqliteJournal(":memory:", owner, { notify: options.notify, seed: await store.readHot(steadyWallClockNow()), replica: store, elsewhere: options.reads, auditKey: options.auditKey });
 }
 
 /**

@@ -5,7 +5,7 @@ import type Database from "better-sqlite3";
 import { steadyWallClockNow } from "../clock.js";
 import { type AttemptRow, type DeliveryRow, type EntryRow, SETTLED_FOR_GOOD, SEVERAL_NETWORKS_MARK, ownersChainOf, payoutAsText, toAttempt, toDelivery, toEntry } from "./journal-rows.js";
 import { type JournalReplica, type JournalSeed, SqliteChangeLog, seedTables } from "./sqlite-change-log.js";
-import { AUDIT_GENESIS, type AuditEntry, AuditEntryUnsealedError, type AuditRow, auditEntryHash } from "./audit-chain.js";
+import { AUDIT_GENESIS, AUDIT_KEYED_KIND, type AuditEntry, AuditEntryUnsealedError, type AuditKey, type AuditRow, auditEntryHash, auditKeyId, sealingAfter } from "./audit-chain.js";
 import { HISTORY_INDEXES, NETWORK_HISTORY_INDEXES, HISTORY_TIMES_RISE, SqliteHistoryReader } from "./sqlite-history.js";
 import { openKeptDatabase } from "./sqlite-keep-alive.js";
 import {
@@ -178,10 +178,12 @@ const SCHEMA = `
  * copy is seeded, so that seeding notes nothing. The entries are sealed (hashed) before their commit.
  */
 const AUDIT_TRIGGERS = `
-  CREATE TRIGGER IF NOT EXISTS transfers_audit_made AFTER INSERT ON transfers BEGIN
+  -- Made again at every open: a payout batch's entry names every item (id, recipient, amount) since 3 December.
+  DROP TRIGGER IF EXISTS transfers_audit_made;
+  CREATE TRIGGER transfers_audit_made AFTER INSERT ON transfers BEGIN
     INSERT INTO audit_log (at, kind, transfer_id, actor, detail) VALUES (NEW.updated_at, 'transfer.' || NEW.state, NEW.id, NULL,
       json_object('state', NEW.state, 'lane', NEW.lane, 'chainId', NEW.chain_id, 'token', NEW.token, 'recipient', NEW.recipient, 'units', NEW.units,
-        'apiKeyId', NEW.api_key_id, 'nonce', NEW.nonce, 'hash', NEW.hash, 'approvalExpiresAt', NEW.approval_expires_at));
+        'apiKeyId', NEW.api_key_id, 'nonce', NEW.nonce, 'hash', NEW.hash, 'approvalExpiresAt', NEW.approval_expires_at, 'payout', json(NEW.payout)));
   END;
   CREATE TRIGGER IF NOT EXISTS transfers_audit_state AFTER UPDATE OF state ON transfers WHEN OLD.state IS NOT NEW.state BEGIN
     INSERT INTO audit_log (at, kind, transfer_id, actor, detail) VALUES (NEW.updated_at, 'transfer.' || NEW.state, NEW.id,
@@ -303,6 +305,8 @@ export interface SqliteJournalOptions {
   replica?: JournalReplica;
   /** Where what the seed left out is read (the shared database, for a working copy). */
   elsewhere?: JournalElsewhere;
+  /** AUDIT_KEY_FILE's key: every audit entry sealed from now on is an HMAC with it. */
+  auditKey?: AuditKey;
 }
 
 // The last audit entry of a file (0 for none, or a file without the log yet).
@@ -318,7 +322,7 @@ function lastAuditEntry(db: Database.Database): number {
  * Settings go through exec(), which makes no Statement object.
  */
 export function openSqliteJournal(path: string, owner: JournalOwner, options: SqliteJournalOptions = {}): TransferJournal {
-  const { synchronous = "FULL", notify = false, seed, replica, elsewhere } = options;
+  const { synchronous = "FULL", notify = false, seed, replica, elsewhere, auditKey } = options;
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const db = openKeptDatabase(path);
   // FULL survives power loss; NORMAL survives a crashed process only, but skips an fsync per commit.
@@ -335,7 +339,7 @@ export function openSqliteJournal(path: string, owner: JournalOwner, options: Sq
   const auditWrittenAfter = lastAuditEntry(db);
   makeIndexes(db);
   db.exec(AUDIT_TRIGGERS);
-  const store = new SqliteJournalStore(db, notify, replica && new SqliteChangeLog(db, replica), replica, elsewhere);
+  const store = new SqliteJournalStore(db, notify, replica && new SqliteChangeLog(db, replica), { replica, elsewhere, auditKey });
   try {
     store.checkOwner(owner);
     db.exec(LANES_OF_EARLIER_VERSIONS);
@@ -493,6 +497,7 @@ function prepareStatements(db: Database.Database) {
     awaitingApprovalCountOf: db.prepare("SELECT COUNT(*) FROM transfers INDEXED BY transfers_awaiting_approval WHERE state = 'awaiting-approval' AND api_key_id = ?").pluck(),
     unsealedAudit: db.prepare("SELECT * FROM audit_log INDEXED BY audit_log_unsealed WHERE hash IS NULL ORDER BY seq"),
     lastAuditHash: db.prepare("SELECT hash FROM audit_log WHERE hash IS NOT NULL ORDER BY seq DESC LIMIT 1").pluck(),
+    lastSealedAudit: db.prepare("SELECT * FROM audit_log WHERE hash IS NOT NULL ORDER BY seq DESC LIMIT 1"),
     sealAudit: db.prepare("UPDATE audit_log SET prev_hash = @previous, hash = @hash WHERE seq = @seq"),
     forgetShippedAudit: db.prepare("DELETE FROM audit_log WHERE hash IS NOT NULL AND seq < (SELECT MAX(seq) FROM audit_log WHERE hash IS NOT NULL)"),
     insertAudit: db.prepare("INSERT INTO audit_log (at, kind, transfer_id, actor, detail) VALUES (@at, @kind, @transferId, @actor, @detail)"),
@@ -685,16 +690,17 @@ class SqliteJournalStore {
   readonly #changeLog: SqliteChangeLog | undefined;
   readonly history: SqliteHistoryReader;
 
-  constructor(
-    db: Database.Database,
-    notify: boolean,
-    changeLog: SqliteChangeLog | undefined,
-    /** The shared database this journal is the working copy of, if any: retention archives there. */
-    readonly replica?: JournalReplica,
-    /** What the working copy does not hold, read from the shared database. */
-    readonly elsewhere?: JournalElsewhere,
-  ) {
+  /** The shared database this journal is the working copy of, if any: retention archives there. */
+  readonly replica: JournalReplica | undefined;
+  /** What the working copy does not hold, read from the shared database. */
+  readonly elsewhere: JournalElsewhere | undefined;
+  readonly #auditKey: AuditKey | undefined;
+
+  constructor(db: Database.Database, notify: boolean, changeLog: SqliteChangeLog | undefined, parts: Pick<SqliteJournalOptions, "replica" | "elsewhere" | "auditKey">) {
     this.db = db;
+    this.replica = parts.replica;
+    this.elsewhere = parts.elsewhere;
+    this.#auditKey = parts.auditKey;
     this.notify = notify ? 1 : 0;
     this.#changeLog = changeLog;
     this.statements = prepareStatements(db);
@@ -823,7 +829,7 @@ class SqliteJournalStore {
     if (unsealed[0].seq <= this.#auditWrittenAfter) throw new AuditEntryUnsealedError(unsealed[0].seq);
     let previous = (this.statements.lastAuditHash.get() as string | undefined) ?? AUDIT_GENESIS;
     for (const row of unsealed) {
-      const hash = auditEntryHash(previous, row);
+      const hash = auditEntryHash(previous, row, this.#auditKey);
       this.statements.sealAudit.run({ seq: row.seq, previous, hash });
       previous = hash;
     }
@@ -874,9 +880,16 @@ class SqliteJournalStore {
    * open (AuditEntryUnsealedError).
    */
   sealOpeningEntries(writtenAfter: number): void {
+    // With a key after entries sealed without one, the first entry sealed with it says so (AuditKeyError
+    // when the last entry was sealed with another key, or with one while none is set: nothing starts).
+    const sealing = sealingAfter(this.statements.lastSealedAudit.get() as AuditRow | undefined, this.#auditKey);
     this.db.exec("BEGIN IMMEDIATE");
     this.#auditWrittenAfter = writtenAfter;
     try {
+      if (sealing === "begin keyed") {
+        const detail = JSON.stringify({ keyId: auditKeyId(this.#auditKey as AuditKey) });
+        this.statements.insertAudit.run({ at: steadyWallClockNow(), kind: AUDIT_KEYED_KIND, transferId: null, actor: null, detail });
+      }
       this.#sealAudit();
       this.db.exec("COMMIT");
     } catch (error) {
@@ -1073,6 +1086,10 @@ class SqliteTransferJournal implements TransferJournal {
   recordAudit(entry: AuditEntry): void {
     const { kind, actor, transferId = null, detail } = entry;
     this.#store.write(() => this.#store.statements.insertAudit.run({ at: steadyWallClockNow(), kind, transferId, actor, detail: JSON.stringify(detail) }));
+  }
+
+  auditHead(): AuditRow | undefined {
+    return this.#store.statements.lastSealedAudit.get() as AuditRow | undefined;
   }
 
   async auditEntries(cursor: AuditCursor, limit: number): Promise<AuditRow[]> {

@@ -223,7 +223,7 @@ export type PayoutItemEventType = "payout.item.paid" | "payout.item.failed" | "p
 export type ApprovalEventType = "transfer.awaiting_approval" | "transfer.rejected";
 
 /** Every event webhooks report; an unexpected outflow belongs to no transfer (its entry id is null). */
-export type WebhookEventType = TransferEventType | PayoutItemEventType | ApprovalEventType | "wallet.unexpected_outflow";
+export type WebhookEventType = TransferEventType | PayoutItemEventType | ApprovalEventType | "wallet.unexpected_outflow" | "audit.head";
 
 /** A webhook event as journaled: its body is fixed once, so that every retry sends the same bytes. */
 export interface WebhookEventRecord {
@@ -418,6 +418,8 @@ export interface TransferJournal {
   recordAudit(entry: AuditEntry): void;
   /** A page of the audit log from `cursor`, at most `limit` (a working copy reads the shared database's). */
   auditEntries(cursor: AuditCursor, limit: number): Promise<AuditRow[]>;
+  /** The audit log's last sealed entry (its head; a working copy holds it), undefined while the log is empty. */
+  auditHead(): AuditRow | undefined;
   /** Stores the signed transaction, creating the entry when there was no claim. Returns the entry id. */
   recordSigned(entryId: number | undefined, request: TransferRequest, signed: SignedTransfer): number;
   /** A node took the entry's transaction: signed becomes accepted. Whether it changed (only a signed entry does). */

@@ -13,7 +13,7 @@ import type { UnexpectedOutflow } from "./outflow-watch.js";
 import type { ReportedOutflow, UnexpectedOutflows } from "./unexpected-outflows.js";
 
 export interface OutflowReportParts {
-  journal: Pick<TransferJournal, "recordOutflow" | "recordEvent">;
+  journal: Pick<TransferJournal, "recordOutflow" | "recordEvent" | "recordAudit">;
   signing: SigningPause;
   /** What /wallet and the metric show. */
   outflows: UnexpectedOutflows;
@@ -58,10 +58,20 @@ export function outflowReporter(parts: OutflowReportParts, network: { name: stri
       log.error({ err: error, hash: reported.hash }, "could not journal the wallet.unexpected_outflow webhook event");
     }
   };
+  // In the audit log, in the commit that journals it.
+  const audit = (reported: ReportedOutflow) => {
+    try {
+      const { wallet, hash, block, nonce, token, logIndex, to, amount, code } = reported;
+      journal.recordAudit({ kind: "wallet.unexpected_outflow", actor: null, detail: { network: network.name, chainId: network.chainId, wallet, hash, block, nonce, token, logIndex, to, amount, code } });
+    } catch (error) {
+      log.error({ err: error, hash: reported.hash }, "could not enter an unexpected outflow in the audit log");
+    }
+  };
   return (outflow) => {
     const reported = { ...outflow, network: network.name, chainId: network.chainId, detectedAt: new Date().toISOString() };
     // Reported once: an earlier process (or leader) that reported it has paged, paused and sent the webhook.
     if (!isNew(reported)) return;
+    audit(reported);
     log.error({ outflow: reported }, "UNEXPECTED OUTFLOW: a transaction or token transfer out of the wallet that this service never made (is the key used elsewhere, or compromised?)");
     outflows.record(reported);
     if (pauseOnOutflow) pause(reported);

@@ -13,6 +13,7 @@ import type { Logger } from "pino";
 import { ApiKeyRing } from "../auth/api-keys.js";
 import { type RunningService, composeService } from "../compose.js";
 import type { DeploymentConfig } from "../config.js";
+import { auditKeyOf } from "../journal/audit-chain.js";
 import { PostgresJournalReader } from "../journal/postgres-journal-reader.js";
 import { migrateDatabase, openPostgresJournal, postgresOptions } from "../journal/postgres-journal-store.js";
 import { ChainHeadTracker, readLatestBlock } from "../lookup/chain-head.js";
@@ -122,7 +123,12 @@ export async function startReplica(config: DeploymentConfig & { databaseUrl: str
         const service = await composeService(config, log, {
           id: replicaId,
           openJournal: (owner, { notify }) =>
-            openPostgresJournal(session.session, owner, { reads: reader, notify, connectAgain: () => new pg.Client(postgresOptions(config.databaseUrl as string)) }),
+            openPostgresJournal(session.session, owner, {
+              reads: reader,
+              notify,
+              connectAgain: () => new pg.Client(postgresOptions(config.databaseUrl as string)),
+              auditKey: auditKeyOf(config.auditKey),
+            }),
           checkDatabase: async () => session.session.query("SELECT 1").then(() => undefined, () => "the leader's database session is lost"),
         });
         await service.app.ready();

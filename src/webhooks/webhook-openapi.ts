@@ -28,6 +28,12 @@ const WALLET_EVENTS = {
     "With PAUSE_ON_UNEXPECTED_OUTFLOW the service stops signing until an admin resumes (POST /wallet/resume).",
 } as const;
 
+const AUDIT_EVENTS = {
+  "audit.head":
+    "The audit log's head: its last entry's number and hash, published every AUDIT_HEAD_INTERVAL_MS while the log grows, so that a copy lives outside the database. " +
+    "Keep it: npm run audit:verify -- --expect <seq>:<hash> then proves that no entry up to it was changed or removed since, whatever someone with the database did.",
+} as const;
+
 const APPROVAL_EVENTS = {
   "transfer.awaiting_approval":
     "A transfer or payout batch above APPROVAL_ABOVE was journaled and answered 202: nothing is signed until an admin key other than the one that asked approves it (POST /transfers/{id}/approve). " +
@@ -52,15 +58,19 @@ export type PayoutItemEventName = keyof typeof PAYOUT_ITEM_EVENTS;
 /** The name of an event about a wallet rather than a transfer. */
 export type WalletEventName = keyof typeof WALLET_EVENTS;
 
+/** The name of an event about the audit log. */
+export type AuditEventName = keyof typeof AUDIT_EVENTS;
+
 /** The name of an event of a transfer's two-person approval. */
 export type ApprovalEventName = keyof typeof APPROVAL_EVENTS;
 
 /** The name of any event. */
-export type EventName = TransferEventName | PayoutItemEventName | WalletEventName | ApprovalEventName;
+export type EventName = TransferEventName | PayoutItemEventName | WalletEventName | AuditEventName | ApprovalEventName;
 
 /** The payload schema of any event. */
 export function eventSchema(type: EventName): TSchema {
   if (type in WALLET_EVENTS) return unexpectedOutflowEventSchema();
+  if (type in AUDIT_EVENTS) return auditHeadEventSchema();
   if (type in APPROVAL_EVENTS) return approvalEventSchema(type as ApprovalEventName);
   return type in PAYOUT_ITEM_EVENTS ? payoutItemEventSchema(type as PayoutItemEventName) : transferEventSchema(type as TransferEventName);
 }
@@ -114,6 +124,42 @@ export function unexpectedOutflowEventSchema(): TSchema {
             code: null,
             detectedAt: "2026-11-27T12:00:00.000Z",
             signingPaused: true,
+          },
+        },
+      ],
+    },
+  );
+}
+
+/** The payload schema of audit.head, with its example. */
+export function auditHeadEventSchema(): TSchema {
+  return Type.Object(
+    {
+      type: Type.Literal("audit.head"),
+      timestamp: Type.String({ description: "when the event was made, ISO 8601" }),
+      data: Type.Object(
+        {
+          seq: Type.Integer({ minimum: 1, description: "the audit log's last sealed entry" }),
+          hash: Type.String({ pattern: "^[0-9a-f]{64}$", description: "its hash: what audit:verify --expect <seq>:<hash> checks against" }),
+          at: Type.String({ description: "when that entry was written, ISO 8601" }),
+          keyed: Type.Boolean({ description: "true when the log is sealed with AUDIT_KEY_FILE's key (the hash is an HMAC)" }),
+          expect: Type.String({ description: "the argument of npm run audit:verify -- --expect, ready to keep" }),
+        },
+        { additionalProperties: false },
+      ),
+    },
+    {
+      additionalProperties: false,
+      examples: [
+        {
+          type: "audit.head",
+          timestamp: "2026-12-03T12:00:00.000Z",
+          data: {
+            seq: 912,
+            hash: "5b0c6f3d1e2a4b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e",
+            at: "2026-12-03T11:59:58.120Z",
+            keyed: true,
+            expect: "912:5b0c6f3d1e2a4b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e",
           },
         },
       ],
@@ -305,7 +351,7 @@ export function transferEventSchema(type: TransferEventName): TSchema {
 
 /** OpenAPI 3.1 `webhooks`: one POST per event type, signed per Standard Webhooks. */
 export const WEBHOOKS_OPENAPI = Object.fromEntries(
-  Object.entries({ ...TRANSFER_EVENTS, ...PAYOUT_ITEM_EVENTS, ...WALLET_EVENTS, ...APPROVAL_EVENTS }).map(([type, description]) => [
+  Object.entries({ ...TRANSFER_EVENTS, ...PAYOUT_ITEM_EVENTS, ...WALLET_EVENTS, ...AUDIT_EVENTS, ...APPROVAL_EVENTS }).map(([type, description]) => [
     type,
     {
       post: {

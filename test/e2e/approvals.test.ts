@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { Value } from "@sinclair/typebox/value";
 import { type Contract, Wallet, parseUnits } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ApiKeyRing } from "../../src/auth/api-keys.js";
 import { deployPayoutContract } from "../../src/dev/demo-chain.js";
 import { eventSchema } from "../../src/webhooks/webhook-openapi.js";
 import { TEST_API_KEY, type TestService, postJson, startService } from "../helpers/service.js";
@@ -22,6 +23,7 @@ import { waitUntil } from "../helpers/wait-until.js";
 const SECOND_ADMIN_KEY = "second-admin-key-7d41c9e2";
 const TRANSFER_KEY = "transfer-key-0e93b6a157";
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+const keyIdOf = (key: string) => ApiKeyRing.parse(key).identify(key)?.id;
 
 describe.each(NODE_KINDS)("two-person approval on %s", (kind) => {
   let chain: TestChain;
@@ -152,6 +154,8 @@ describe.each(NODE_KINDS)("two-person approval on %s", (kind) => {
   it("the audit log (GET /audit, admin only) holds each request, decision and state change with who decided, chained; also as CSV", async () => {
     const byTransferKey = await service.app.inject({ method: "GET", url: "/audit", headers: bearer(TRANSFER_KEY) });
     expect(byTransferKey.statusCode).toBe(403);
+    // Its refusal is entered in the next commit.
+    await service.services.journal.flushed();
     const entries: { seq: number; kind: string; transferId: number | null; actor: string | null; detail: Record<string, unknown>; prevHash: string; hash: string }[] = [];
     for (let after = "0"; ; ) {
       const page = (await service.app.inject({ method: "GET", url: `/audit?after=${after}&limit=50`, headers: bearer(TEST_API_KEY) })).json();
@@ -164,9 +168,18 @@ describe.each(NODE_KINDS)("two-person approval on %s", (kind) => {
     for (const [index, entry] of entries.entries()) if (index > 0) expect(entry.prevHash).toBe(entries[index - 1].hash);
     // The first test's transfer: asked for, approved by the second admin key, signed.
     const asked = (await service.app.inject({ method: "GET", url: "/transfers?state=mined,pending&limit=500", headers: bearer(TEST_API_KEY) })).json().transfers.find((item: { idempotencyKey: string }) => item.idempotencyKey === "large-1");
-    const story = entries.filter((entry) => entry.transferId === asked.id);
+    // Its own story: the refusals of its requester's approval are entered beside it (below).
+    const story = entries.filter((entry) => entry.transferId === asked.id && entry.kind !== "operator.refused");
     expect(story.map((entry) => entry.kind).slice(0, 4)).toEqual(["transfer.awaiting-approval", "transfer.claimed", "transfer.signed", "attempt.transfer"]);
     expect(story[1].actor).toBe(asked.approval.decidedBy);
+    // Refused control actions are entered too: the requester's own approval (first test), this transfer key's read of the log.
+    const refused = entries.filter((entry) => entry.kind === "operator.refused");
+    expect(refused).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ actor: keyIdOf(TEST_API_KEY), transferId: asked.id, detail: { code: "APPROVER_IS_REQUESTER", route: "POST /transfers/:id/approve", role: "admin" } }),
+        expect.objectContaining({ actor: keyIdOf(TRANSFER_KEY), transferId: null, detail: { code: "FORBIDDEN_FOR_ROLE", route: "GET /audit", role: "transfer" } }),
+      ]),
+    );
     const csv = await service.app.inject({ method: "GET", url: "/audit?limit=5", headers: { ...bearer(TEST_API_KEY), accept: "text/csv" } });
     expect(csv.headers["content-type"]).toContain("text/csv");
     expect(csv.body.split("\r\n")[0]).toBe("seq,at,kind,transferId,actor,detail,prevHash,hash");
@@ -288,6 +301,13 @@ describe("two-person approval of a payout batch on anvil", () => {
     const asked = await postJson(service.app, "/payouts", { items }, { "idempotency-key": "batch-1" });
     expect(asked.statusCode, asked.raw).toBe(202);
     expect(asked.body).toMatchObject({ state: "awaiting_approval", payoutItems: 2, amount: "110" });
+    // The audit log names every item of the batch: who is to be paid, and how much.
+    const audited = (await service.app.inject({ method: "GET", url: "/audit?order=newest&limit=20", headers: bearer(TEST_API_KEY) })).json().entries;
+    const made = audited.find((entry: { kind: string; transferId: number }) => entry.kind === "transfer.awaiting-approval" && entry.transferId === asked.body.id);
+    expect(made.detail.payout.items).toEqual([
+      { id: "approved-1", recipient: first, units: parseUnits("60", 6).toString() },
+      { id: "approved-2", recipient: second, units: parseUnits("50", 6).toString() },
+    ]);
     // Another batch with one of its item ids cannot pay it meanwhile.
     const other = await postJson(service.app, "/payouts", { items: [{ toAddress: first, amount: "1", id: "approved-1" }] }, { "idempotency-key": "batch-2" });
     expect([other.statusCode, other.body.code]).toEqual([409, "PAYOUT_ITEM_IN_FLIGHT"]);

@@ -132,6 +132,7 @@ describe("operations", () => {
     expect(Object.keys(document.paths["/transfers"].get.responses["200"].content).sort()).toEqual(["application/json", "text/csv"]);
     // Every event a receiver may get, with its payload schema (OpenAPI 3.1 webhooks).
     expect(Object.keys(document.webhooks).sort()).toEqual([
+      "audit.head",
       "payout.item.failed",
       "payout.item.finalized",
       "payout.item.paid",
