@@ -273,6 +273,7 @@ function walletReadingsOf(network: NetworkServices): WalletReadings {
       return { oldestAgeSeconds: unconfirmed.oldest?.ageSeconds ?? 0, stuck: unconfirmed.stuck, jammed: isJammed(unconfirmed, ledger.snapshot.minedNonceCount) };
     },
     atFeeCap: () => replacer.stuckAtCap.length,
+    feesOfDay: () => ({ spentWei: network.feeBudget.spentTodayWei(), budgetWei: network.feeBudget.budgetWei }),
   };
 }
 

@@ -107,6 +107,9 @@ export const ConfigSchema = Type.Object({
   gasTopUpFrom: Type.Optional(Type.String({ pattern: HEX_ADDRESS, description: "the pool's wallet that sends ETH for gas to the lanes that run low (GAS_TOPUP_BELOW, GAS_TOPUP_TO)" })),
   gasTopUpBelow: Type.Optional(Type.String({ pattern: ETHER, description: "a lane whose ETH balance falls below this (ether) is topped up" })),
   gasTopUpTo: Type.Optional(Type.String({ pattern: ETHER, description: "to this ETH balance (ether); more than GAS_TOPUP_BELOW" })),
+  feeBudgetPerDay: Type.Optional(
+    Type.String({ pattern: ETHER, description: "the network's wallets' fees in 24 hours (ether of its coin) above which the metric wallet_fee_budget_spent_ratio reaches 1 and FeeBudgetSpent pages" }),
+  ),
   stuckAfterBlocks: Type.Integer({ minimum: 1, maximum: 10_000, default: 3, description: "blocks a transfer waits unmined before an underpriced one is re-priced" }),
   repriceUnminedAfterMs: Type.Integer({
     minimum: 100,
@@ -233,6 +236,7 @@ export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
   gasTopUpFrom: "GAS_TOPUP_FROM",
   gasTopUpBelow: "GAS_TOPUP_BELOW",
   gasTopUpTo: "GAS_TOPUP_TO",
+  feeBudgetPerDay: "FEE_BUDGET_PER_DAY",
   finalityBlocks: "FINALITY_BLOCKS",
   webhookUrl: "WEBHOOK_URL",
   webhookSecret: "WEBHOOK_SECRET",
@@ -581,6 +585,7 @@ function describeExpectation(field: keyof Config, schemaMessage: string): string
       return "must be the address (0x and 40 hex digits) of one of the pool's wallets";
     case "gasTopUpBelow":
     case "gasTopUpTo":
+    case "feeBudgetPerDay":
       return "must be a plain decimal number of ether, such as 0.05";
     case "trustProxy":
       return "must be true, false, a number of proxy hops, or comma-separated addresses or CIDR ranges";

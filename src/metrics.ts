@@ -18,6 +18,8 @@ export interface WalletReadings {
   unconfirmed: () => { oldestAgeSeconds: number; stuck: number; jammed: boolean };
   /** Transfers waiting underpriced while the fee caps allow nothing higher. */
   atFeeCap: () => number;
+  /** What its wallets spent in fees in the last 24 hours, and FEE_BUDGET_PER_DAY (undefined: none set), wei. */
+  feesOfDay: () => { spentWei: bigint; budgetWei: bigint | undefined };
 }
 
 /** What the gauges of one lane of a wallet pool read at scrape time (one wallet: one lane), on one network. */
@@ -256,6 +258,18 @@ export class ServiceMetrics {
     perWallet("transfers_at_fee_cap", "transfers whose fees the chain has outgrown while MAX_FEE_PER_GAS or MAX_PRIORITY_FEE_PER_GAS allow no higher: they wait, every later transfer behind them", (wallet) => wallet.atFeeCap());
     perWallet("wallet_nonce_jammed", "1 while the oldest unconfirmed transfer is stuck and the chain has not mined its nonce: every later transfer waits", (wallet) => (wallet.unconfirmed().jammed ? 1 : 0));
     perWallet("transfers_in_flight", "transfers signed but not yet mined", (wallet) => wallet.transfersInFlight());
+    perWallet("wallet_fees_spent_day_wei", "what the network's wallets' ETH went down by in fees in the last 24 hours (since the process started, when less), wei", (wallet) => Number(wallet.feesOfDay().spentWei));
+    this.#gaugePerItem(
+      "wallet_fee_budget_spent_ratio",
+      "the last 24 hours' fees as a share of FEE_BUDGET_PER_DAY (a network without one has no series): FeeBudgetNearlySpent at 0.8, FeeBudgetSpent at 1",
+      ["network"],
+      () => wallets().filter((wallet) => wallet.feesOfDay().budgetWei),
+      (wallet) => ({ network: wallet.network }),
+      (wallet) => {
+        const { spentWei, budgetWei } = wallet.feesOfDay();
+        return Number(spentWei) / Number(budgetWei);
+      },
+    );
   }
 
   /** Registers the journal's gauge: whether it commits. */

@@ -22,6 +22,7 @@ export const NETWORK_SETTING_FIELDS = [
   "gasLimitMultiplier",
   "maxInFlightPerLane",
   "payoutContract",
+  "feeBudgetPerDay",
 ] as const satisfies readonly (keyof Config)[];
 
 /** The policy limits that are in token units, so per token in the file. */

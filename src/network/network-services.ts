@@ -5,6 +5,8 @@
  * what the service does with the journal as a whole (chain-services.ts). Each part builds itself through a
  * factory in its own folder; this file only orders them.
  */
+import { parseEther } from "ethers";
+import { FeeBudget, runFeeSampling } from "./fee-budget.js";
 import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "../config.js";
 import { type JournalEntry, type TransferJournal, refuseUnfollowedLanes } from "../journal/transfer-journal.js";
@@ -57,6 +59,8 @@ export interface NetworkServices {
   payouts: PayoutStatusReader;
   /** Present when GAS_TOPUP_FROM is set. */
   topUps: GasTopUps | undefined;
+  /** Its wallets' fees of the last 24 hours, against FEE_BUDGET_PER_DAY. */
+  feeBudget: FeeBudget;
 }
 
 /** A network while it runs: its parts, and how its background work is told of rounds and stopped. */
@@ -70,7 +74,7 @@ export interface RunningNetwork extends NetworkServices {
 }
 
 export type NetworkConfig = LaneConfig &
-  Pick<Config, "headMaxAgeMs" | "transactionCacheSize" | "gasTopUpFrom" | "gasTopUpBelow" | "gasTopUpTo" | "outflowCheckIntervalMs">;
+  Pick<Config, "headMaxAgeMs" | "transactionCacheSize" | "gasTopUpFrom" | "gasTopUpBelow" | "gasTopUpTo" | "outflowCheckIntervalMs" | "feeBudgetPerDay">;
 
 export interface NetworkParts {
   chain: ChainConnection;
@@ -93,6 +97,7 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
   const lanes: RunningLane[] = [];
   let topUps: GasTopUps | undefined;
   let outflowChecks: { stop(): Promise<void> } | undefined;
+  let feeSampling: { stop(): void } | undefined;
   try {
     refuseUnfollowedLanes(journal, chain.laneSigners.map((signer) => signer.address));
     const gasTopUpSettings = gasTopUpSettingsOf(config, chain.laneSigners.map((signer) => signer.address));
@@ -154,6 +159,9 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
             (error) => log.warn({ err: error }, "could not check the wallet for unexpected outflows; the next check covers these blocks"),
           )
         : undefined;
+    const gasSpentWei = () => lanes.reduce((sum, lane) => sum + lane.gasSpentWei(), 0n);
+    const feeBudget = new FeeBudget(config.feeBudgetPerDay === undefined ? undefined : parseEther(config.feeBudgetPerDay), gasSpentWei, log);
+    feeSampling = runFeeSampling(feeBudget);
     const head = new ChainHeadTracker(() => readLatestBlock(chain.provider), config.headMaxAgeMs);
     const lookup = new TransactionLookup(chain.provider, head, config.transactionCacheSize);
     const statuses = new TransactionStatusReader(chain, lookup, journal, displacements);
@@ -179,8 +187,10 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
       payouts: new PayoutStatusReader(statuses, lookup, (token) => tokenAt(chain.tokens, token)?.decimals),
       topUps,
       onRoundDone: () => undefined,
-      gasSpentWei: () => lanes.reduce((sum, lane) => sum + lane.gasSpentWei(), 0n),
+      gasSpentWei,
+      feeBudget,
       async stop() {
+        feeSampling?.stop();
         await outflowChecks?.stop();
         await topUps?.stop();
         await Promise.all(lanes.map((lane) => lane.stopBackground()));
@@ -195,6 +205,7 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
     topUps?.wake();
     return running;
   } catch (error) {
+    feeSampling?.stop();
     await outflowChecks?.stop();
     await topUps?.stop();
     await Promise.all(lanes.map((lane) => lane.stopBackground()));
