@@ -7,6 +7,7 @@ import { dirname, join } from "node:path";
 import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "./config.js";
 import { parseWebhookUrls } from "./domain/webhook-settings.js";
+import { keyHoldersOf } from "./auth/key-holders.js";
 import { auditKeyOf } from "./journal/audit-chain.js";
 import { startJournalRetention } from "./journal/journal-retention.js";
 import { type JournalOwner, openSqliteJournal } from "./journal/sqlite-transfer-journal.js";
@@ -53,7 +54,7 @@ export interface ChainServices {
 }
 
 export type ChainServicesConfig = NetworkConfig &
-  Pick<Config, "journalPath" | "journalSynchronous" | "journalRetentionDays" | "journalArchiveDir" | "webhookUrl" | "webhookSecret" | "webhookRetryInitialMs" | "pauseOnUnexpectedOutflow" | "approvalTtlHours" | "auditKey" | "auditHeadIntervalMs">;
+  Pick<Config, "journalPath" | "journalSynchronous" | "journalRetentionDays" | "journalArchiveDir" | "webhookUrl" | "webhookSecret" | "webhookRetryInitialMs" | "pauseOnUnexpectedOutflow" | "approvalTtlHours" | "auditKey" | "auditHeadIntervalMs" | "apiKeys" | "apiKeyHolders" | "authDisabled">;
 
 /** Opens the journal of this wallet; `notify`: webhooks report on the transfers made from now on. */
 export type JournalOpener = (owner: JournalOwner, options: { notify: boolean }) => TransferJournal | Promise<TransferJournal>;
@@ -152,6 +153,7 @@ export async function startChainServices(
     auditHead.start();
     approvals = new ApprovalDesk(journal, {
       ttlMs: config.approvalTtlHours * 3_600_000,
+      holders: keyHoldersOf(config),
       endpoints,
       onEvent: () => dispatcher?.wake(),
       // A network not running is named as configured; its tokens' symbols are then their addresses.

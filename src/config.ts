@@ -3,6 +3,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { parseEther } from "ethers";
 import { ApiKeyRing, InvalidApiKeysError } from "./auth/api-keys.js";
+import { InvalidKeyHoldersError, KeyHolders } from "./auth/key-holders.js";
 import { InvalidWebhookSettingError, parseWebhookSecrets, parseWebhookUrls } from "./domain/webhook-settings.js";
 import type { SignerSettings } from "./signers/create-signer.js";
 
@@ -121,6 +122,9 @@ export const ConfigSchema = Type.Object({
   headMaxAgeMs: Type.Integer({ minimum: 0, maximum: 60_000, default: 500, description: "oldest chain head a lookup may use" }),
   transactionCacheSize: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 10_000 }),
   apiKeys: Type.Optional(Type.String({ description: "comma-separated API keys, plain or sha256:<hex>" })),
+  apiKeyHolders: Type.Optional(
+    Type.String({ description: "who holds each API key, comma-separated <key id>=<holder>: the keys of one holder count as one person for two-person approval and a second admin's resume" }),
+  ),
   authDisabled: Type.Boolean({ default: false }),
   rateLimitMax: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 600, description: "requests per key per window" }),
   rateLimitWindowMs: Type.Integer({ minimum: 1000, maximum: 86_400_000, default: 60_000 }),
@@ -245,6 +249,7 @@ export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
   headMaxAgeMs: "HEAD_MAX_AGE_MS",
   transactionCacheSize: "TRANSACTION_CACHE_SIZE",
   apiKeys: "API_KEYS",
+  apiKeyHolders: "API_KEY_HOLDERS",
   authDisabled: "AUTH_DISABLED",
   rateLimitMax: "RATE_LIMIT_MAX",
   rateLimitWindowMs: "RATE_LIMIT_WINDOW_MS",
@@ -359,11 +364,15 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   if (typeof raw.apiKeys === "string") {
     try {
-      ApiKeyRing.parse(raw.apiKeys);
+      const ring = ApiKeyRing.parse(raw.apiKeys);
+      if (typeof raw.apiKeyHolders === "string") KeyHolders.parse(raw.apiKeyHolders, ring.ids);
     } catch (error) {
-      if (!(error instanceof InvalidApiKeysError)) throw error;
-      problems.push(`API_KEYS: ${error.message}`);
+      if (error instanceof InvalidKeyHoldersError) problems.push(`API_KEY_HOLDERS: ${error.message}`);
+      else if (error instanceof InvalidApiKeysError) problems.push(`API_KEYS: ${error.message}`);
+      else throw error;
     }
+  } else if (raw.apiKeyHolders !== undefined) {
+    problems.push("API_KEY_HOLDERS: names the holders of API_KEYS's keys, which is not set");
   }
   checkWebhookSettings(raw, problems);
   checkApprovalSettings(raw, problems);

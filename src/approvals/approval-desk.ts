@@ -6,6 +6,7 @@
  * answers 417 from then on, and it is never signed. Every decision is one conditional write on the
  * awaiting entry, so two admins (or an admin and the expiry) never both decide it.
  */
+import type { KeyHolders } from "../auth/key-holders.js";
 import { steadyWallClockNow } from "../clock.js";
 import { ServiceError } from "../errors.js";
 import {
@@ -46,6 +47,8 @@ export interface ApprovalNetwork {
 export interface ApprovalDeskOptions {
   /** APPROVAL_TTL_HOURS, in ms. */
   ttlMs: number;
+  /** Who holds each key (API_KEY_HOLDERS): the requester's holder may not decide with another key of theirs. */
+  holders: KeyHolders;
   /** WEBHOOK_URL's endpoints; none: no events. */
   endpoints: readonly string[];
   /** Told after an event was journaled (the dispatcher sends it). */
@@ -204,6 +207,9 @@ export class ApprovalDesk {
   async #awaiting(entryId: number, by: string): Promise<JournalEntry> {
     const entry = await this.find(entryId);
     if (entry.apiKeyId === by) throw new ServiceError("APPROVER_IS_REQUESTER", `transfer ${entryId} was asked for with this API key: another admin key must decide it`);
+    if (entry.apiKeyId !== undefined && this.#options.holders.samePerson(entry.apiKeyId, by)) {
+      throw new ServiceError("APPROVER_IS_REQUESTER", `transfer ${entryId} was asked for by ${this.#options.holders.personOf(by)}, who holds this API key too (API_KEY_HOLDERS): another person's admin key must decide it`);
+    }
     if (entry.state === "awaiting-approval" && isExpired(entry, this.#now())) {
       this.#expire(entry);
       await this.#journal.flushed();

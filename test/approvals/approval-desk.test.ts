@@ -12,6 +12,7 @@ import { servedNetworkOf } from "../../src/network-settings/network-choice.js";
 import type { ApprovedTransfer, TransferSender } from "../../src/send-path/transfer-service.js";
 import type { SignedTokenTransfer } from "../../src/send-path/wallet-transaction.js";
 import { journalWith } from "../helpers/journal-overrides.js";
+import { KeyHolders } from "../../src/auth/key-holders.js";
 
 const OWNER = { chainId: 31337n, walletAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", tokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3" };
 const REQUEST: TransferRequest = { recipient: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC", units: 150n, apiKeyId: "key_asker", token: OWNER.tokenAddress };
@@ -42,7 +43,7 @@ describe("the approval desk", () => {
     };
     const eventSource = { network: servedNetworkOf(undefined, { chainId: OWNER.chainId, tokenAddress: OWNER.tokenAddress }), tokens: [] };
     network = { journal, transfers, eventSource };
-    desk = new ApprovalDesk(journal, { ttlMs: HOUR, endpoints: [ENDPOINT], onEvent: () => undefined, eventSourceOf: () => eventSource, now: () => now });
+    desk = new ApprovalDesk(journal, { ttlMs: HOUR, holders: KeyHolders.NONE, endpoints: [ENDPOINT], onEvent: () => undefined, eventSourceOf: () => eventSource, now: () => now });
   });
   afterEach(() => journal.close());
 
@@ -102,7 +103,7 @@ describe("the approval desk", () => {
     commit.catch(() => undefined);
     const failing = journalWith(journal, { flushed: () => commit });
     const eventSource = network.eventSource;
-    desk = new ApprovalDesk(failing, { ttlMs: HOUR, endpoints: [], onEvent: () => undefined, eventSourceOf: () => eventSource, now: () => now });
+    desk = new ApprovalDesk(failing, { ttlMs: HOUR, holders: KeyHolders.NONE, endpoints: [], onEvent: () => undefined, eventSourceOf: () => eventSource, now: () => now });
     const onFailing = { ...network, journal: failing };
     const first = desk.request(onFailing, REQUEST, "key_asker/k0", () => undefined);
     const repeat = desk.request(onFailing, REQUEST, "key_asker/k0", () => undefined);
@@ -134,6 +135,31 @@ describe("the approval desk", () => {
     now += 2 * HOUR;
     expect(await desk.expireDue()).toBe(0);
     expect(sent).toHaveLength(1);
+  });
+
+  it("counts the keys of one holder (API_KEY_HOLDERS) as one person: another key of the requester's holder may not decide, another person's may", async () => {
+    const [alicesTransferKey, alicesAdminKey, bobsAdminKey] = ["key_0123456789ab", "key_aaaaaaaaaaaa", "key_bbbbbbbbbbbb"];
+    const holders = KeyHolders.parse(`${alicesTransferKey}=alice, ${alicesAdminKey}=alice, ${bobsAdminKey}=bob`, [alicesTransferKey, alicesAdminKey, bobsAdminKey]);
+    desk = new ApprovalDesk(journal, { ttlMs: HOUR, holders, endpoints: [ENDPOINT], onEvent: () => undefined, eventSourceOf: () => network.eventSource, now: () => now });
+    const asked = await desk.request(network, { ...REQUEST, apiKeyId: alicesTransferKey }, `${alicesTransferKey}/k9`, () => undefined);
+    const id = asked?.entry.id as number;
+    await expect(approve(id, alicesAdminKey)).rejects.toMatchObject({ code: "APPROVER_IS_REQUESTER", message: expect.stringContaining("asked for by alice") });
+    await expect(desk.reject(id, alicesAdminKey)).rejects.toMatchObject({ code: "APPROVER_IS_REQUESTER" });
+    sendOutcome = async (approved) => {
+      expect(journal.takeApproved(approved.entry.id, approved.approver, now)).toBe(true);
+      return { hash: `0x${"ce".repeat(32)}` } as SignedTokenTransfer;
+    };
+    await approve(id, bobsAdminKey);
+    expect(sent.map((approved) => [approved.entry.id, approved.approver])).toEqual([[id, bobsAdminKey]]);
+  });
+
+  it("reads API_KEY_HOLDERS strictly: each entry a key of API_KEYS, named once", () => {
+    const ids = ["key_0123456789ab", "key_aaaaaaaaaaaa"];
+    expect(KeyHolders.parse(undefined, ids).samePerson(ids[0], ids[1])).toBe(false);
+    expect(KeyHolders.parse(`${ids[0]}=Alice Smith,${ids[1]}=Alice Smith`, ids).samePerson(ids[0], ids[1])).toBe(true);
+    expect(() => KeyHolders.parse("key_cccccccccccc=carol", ids)).toThrow("entry 1 names key_cccccccccccc, which is none of API_KEYS's keys");
+    expect(() => KeyHolders.parse(`${ids[0]}=a,${ids[0]}=b`, ids)).toThrow("entry 2 names key_0123456789ab again");
+    expect(() => KeyHolders.parse("alice", ids)).toThrow("entry 1 is not <key id>=<holder>");
   });
 
   it("a rejection is final: refused with its reason, its event in the same commit, never sent", async () => {
