@@ -230,7 +230,7 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
         return running && new Map(running.chain.tokens.map((token) => [token.address, token.decimals]));
       },
     });
-    routes.register(walletRoute, { networks: services.networks, defaultChainId: services.configured[0].chainId, replicaId: deps.replicaId, outflows: services.outflows, signing: services.signing });
+    routes.register(walletRoute, { networks: services.networks, defaultChainId: services.configured[0].chainId, replicaId: deps.replicaId, outflows: services.outflows, signing: services.signing, resumes: services.resumes, journal: services.journal });
     routes.register(webhookDeliveriesRoute, { journal: services.journal, dispatcher: services.webhooks?.dispatcher });
     routes.register(auditRoute, { journal: services.journal });
     routes.register(metricsRoute, { metrics });

@@ -20,6 +20,7 @@ import type { ServedNetwork } from "./network-settings/network-choice.js";
 import { UnexpectedOutflows } from "./outflows/unexpected-outflows.js";
 import { journaledPause, outflowReporter } from "./outflows/outflow-reports.js";
 import { AuditHeadPublisher } from "./webhooks/audit-head.js";
+import { SecondAdminResume } from "./signers/second-admin-resume.js";
 import type { SigningPause } from "./signers/signing-pause.js";
 import { ApprovalDesk } from "./approvals/approval-desk.js";
 import { createWebhookDispatcher } from "./webhooks/create-webhooks.js";
@@ -49,12 +50,14 @@ export interface ChainServices {
   approvals: ApprovalDesk;
   /** Publishes the audit log's head outside the database (AUDIT_HEAD_INTERVAL_MS). */
   auditHead: AuditHeadPublisher;
+  /** With RESUME_NEEDS_SECOND_ADMIN: a resume is asked by one admin and confirmed by another person's. */
+  resumes: SecondAdminResume | undefined;
   /** Stops background work, waits for it, and closes the journal. Call after the HTTP server closed. */
   close(): Promise<void>;
 }
 
 export type ChainServicesConfig = NetworkConfig &
-  Pick<Config, "journalPath" | "journalSynchronous" | "journalRetentionDays" | "journalArchiveDir" | "webhookUrl" | "webhookSecret" | "webhookRetryInitialMs" | "pauseOnUnexpectedOutflow" | "approvalTtlHours" | "auditKey" | "auditHeadIntervalMs" | "apiKeys" | "apiKeyHolders" | "authDisabled">;
+  Pick<Config, "journalPath" | "journalSynchronous" | "journalRetentionDays" | "journalArchiveDir" | "webhookUrl" | "webhookSecret" | "webhookRetryInitialMs" | "pauseOnUnexpectedOutflow" | "approvalTtlHours" | "auditKey" | "auditHeadIntervalMs" | "apiKeys" | "apiKeyHolders" | "authDisabled" | "resumeNeedsSecondAdmin">;
 
 /** Opens the journal of this wallet; `notify`: webhooks report on the transfers made from now on. */
 export type JournalOpener = (owner: JournalOwner, options: { notify: boolean }) => TransferJournal | Promise<TransferJournal>;
@@ -113,6 +116,7 @@ export async function startChainServices(
   let eviction: { stop(): Promise<void> } | undefined;
   let approvals: ApprovalDesk | undefined;
   let auditHead: AuditHeadPublisher | undefined;
+  const holders = keyHoldersOf(config);
   const servedOf = servedOfNetwork;
   const outflows = new UnexpectedOutflows();
   // Where each network goes among the running ones: the configured order, whenever it starts.
@@ -153,7 +157,7 @@ export async function startChainServices(
     auditHead.start();
     approvals = new ApprovalDesk(journal, {
       ttlMs: config.approvalTtlHours * 3_600_000,
-      holders: keyHoldersOf(config),
+      holders,
       endpoints,
       onEvent: () => dispatcher?.wake(),
       // A network not running is named as configured; its tokens' symbols are then their addresses.
@@ -187,6 +191,7 @@ export async function startChainServices(
       signing,
       approvals,
       auditHead,
+      resumes: config.resumeNeedsSecondAdmin ? new SecondAdminResume(signing, (keyId, other) => holders.samePerson(keyId, other)) : undefined,
       async close() {
         auditHead?.stop();
         await Promise.all(retries.map((retry) => retry.stop()));

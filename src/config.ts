@@ -85,6 +85,10 @@ export const ConfigSchema = Type.Object({
     default: false,
     description: "stop signing (new transfers answered 503 SIGNING_PAUSED) when an unexpected outflow is seen, until an admin resumes with POST /wallet/resume",
   }),
+  resumeNeedsSecondAdmin: Type.Boolean({
+    default: false,
+    description: "a pause of signing ends only when a second admin, another person (API_KEY_HOLDERS), confirms the first's POST /wallet/resume within an hour",
+  }),
   rebroadcastAfterMs: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 15_000, description: "unmined this long, a sent transaction is checked and sent again if the node lost it" }),
   feeTipPercentile: Type.Integer({ minimum: 0, maximum: 100, default: 50, description: "which percentile of recent blocks' tips to offer" }),
   minPriorityFeePerGas: Type.String({ pattern: GWEI, default: "0.001", description: "the least tip offered, gwei" }),
@@ -227,6 +231,7 @@ export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
   chainRefreshIntervalMs: "CHAIN_REFRESH_INTERVAL_MS",
   outflowCheckIntervalMs: "OUTFLOW_CHECK_INTERVAL_MS",
   pauseOnUnexpectedOutflow: "PAUSE_ON_UNEXPECTED_OUTFLOW",
+  resumeNeedsSecondAdmin: "RESUME_NEEDS_SECOND_ADMIN",
   rebroadcastAfterMs: "REBROADCAST_AFTER_MS",
   feeTipPercentile: "FEE_TIP_PERCENTILE",
   minPriorityFeePerGas: "MIN_PRIORITY_FEE_PER_GAS",
@@ -376,6 +381,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   checkWebhookSettings(raw, problems);
   checkApprovalSettings(raw, problems);
+  if (raw.resumeNeedsSecondAdmin === "true") {
+    const problem = secondAdminProblem(raw);
+    if (problem) problems.push(`RESUME_NEEDS_SECOND_ADMIN: ${problem}`);
+  }
   if (raw.pauseOnUnexpectedOutflow === "true" && raw.outflowCheckIntervalMs === "0") {
     problems.push("PAUSE_ON_UNEXPECTED_OUTFLOW: needs the outflow watch, which OUTFLOW_CHECK_INTERVAL_MS=0 turns off");
   }
@@ -512,6 +521,21 @@ function checkApprovalSettings(raw: Record<string, unknown>, problems: string[])
 }
 
 /** Why no transfer that waits for approval could ever be approved with these keys; undefined when one can (keys generated for a dev run are an admin's). */
+// Two admins of two people, or a pause could never end.
+function secondAdminProblem(raw: Record<string, unknown>): string | undefined {
+  if (raw.authDisabled === "true") return "needs API keys (with AUTH_DISABLED=true every request is the same caller)";
+  if (typeof raw.apiKeys !== "string") return "needs API_KEYS with admin keys of two people";
+  try {
+    const ring = ApiKeyRing.parse(raw.apiKeys);
+    const holders = KeyHolders.parse(typeof raw.apiKeyHolders === "string" ? raw.apiKeyHolders : undefined, ring.ids);
+    const people = new Set(ring.keys.filter((key) => key.role === "admin").map((key) => holders.personOf(key.id)));
+    return people.size >= 2 ? undefined : "needs admin keys of two people in API_KEYS (and API_KEY_HOLDERS): a pause could never end";
+  } catch {
+    // API_KEYS or API_KEY_HOLDERS is malformed: said for that variable.
+    return undefined;
+  }
+}
+
 export function approvalKeysProblem(keys: { apiKeys: string | undefined; authDisabled: boolean }): string | undefined {
   if (keys.authDisabled) return "needs API keys (with AUTH_DISABLED=true every request is the same caller, who may not approve its own transfer)";
   if (keys.apiKeys === undefined) return undefined;
@@ -579,6 +603,7 @@ function describeExpectation(field: keyof Config, schemaMessage: string): string
     case "demoSetup":
     case "authDisabled":
     case "pauseOnUnexpectedOutflow":
+    case "resumeNeedsSecondAdmin":
       return "must be true or false";
     case "maxTransferAmount":
     case "transferCapPerDay":

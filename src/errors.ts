@@ -92,6 +92,10 @@ export const ERROR_CODES = {
     statusCode: 409,
     description: "POST /wallet/resume named another outflow than the pause's latest (one was reported after you looked): nothing was resumed; look again (GET /wallet) and resume naming it",
   },
+  RESUME_NEEDS_SECOND_ADMIN: {
+    statusCode: 403,
+    description: "RESUME_NEEDS_SECOND_ADMIN: the admin (or another key of its holder) who asked for this resume may not confirm it; a second admin, another person, must",
+  },
   SIGNING_PAUSED: {
     statusCode: 503,
     description:

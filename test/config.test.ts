@@ -211,6 +211,7 @@ describe("loadConfig", () => {
     ["a zero key lifetime", { IDEMPOTENCY_KEY_TTL_HOURS: "0" }, "IDEMPOTENCY_KEY_TTL_HOURS:"],
     ["a short audit key", { AUDIT_KEY: "short-key" }, "AUDIT_KEY:"],
     ["a holder of a key that is not configured", { API_KEYS: API_KEY, API_KEY_HOLDERS: "key_0123456789ab=alice" }, "API_KEY_HOLDERS: entry 1 names key_0123456789ab, which is none of API_KEYS's keys"],
+    ["a second admin's resume with one admin", { API_KEYS: `admin:${API_KEY}`, RESUME_NEEDS_SECOND_ADMIN: "true" }, "RESUME_NEEDS_SECOND_ADMIN: needs admin keys of two people"],
     ["holders without API_KEYS", { API_KEY_HOLDERS: "key_0123456789ab=alice" }, "API_KEY_HOLDERS: names the holders of API_KEYS's keys"],
   ];
   it.each(refusals)("refuses %s, naming the variable", (_label, env, message) => {

@@ -62,6 +62,11 @@ export class ApiKeyRing {
     return this.#keys.map((entry) => entry.key.id);
   }
 
+  /** Every key's id and role, in the order configured. */
+  get keys(): IdentifiedKey[] {
+    return this.#keys.map((entry) => entry.key);
+  }
+
   /** Each key as "<role> <id>", in the order configured: what the audit log records of them. */
   get described(): string[] {
     return this.#keys.map((entry) => `${entry.key.role} ${entry.key.id}`);

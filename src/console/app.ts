@@ -687,11 +687,11 @@ class Console {
     if (!confirmed) return;
     const outcome = byId("outcome");
     outcome.textContent = `${method} ${path}…`;
-    const answer = await this.#call<{ state?: string }>(method, path);
+    const answer = await this.#call<{ state?: string; message?: string }>(method, path);
     if (answer.status === 202) onAccepted();
     outcome.textContent =
       answer.status < 400
-        ? `${method} ${path}: ${answer.status}${answer.body.state ? `, state ${answer.body.state}` : ""}`
+        ? `${method} ${path}: ${answer.status}${answer.body.state ? `, state ${answer.body.state}` : ""}${answer.body.message ? `: ${answer.body.message}` : ""}`
         : `${method} ${path}: ${answer.status} ${answer.body.code ?? ""}: ${answer.body.message ?? ""}`;
     await this.#refresh();
   }

@@ -8,7 +8,7 @@ import type { TransferJournal } from "../journal/transfer-journal.js";
 import { ServiceError } from "../errors.js";
 
 /** The codes of refused control actions that the audit log keeps (a re-price past its limit is audited by its route). */
-const AUDITED_REFUSALS: ReadonlySet<string> = new Set(["FORBIDDEN_FOR_ROLE", "APPROVER_IS_REQUESTER", "PAUSE_CHANGED"]);
+const AUDITED_REFUSALS: ReadonlySet<string> = new Set(["FORBIDDEN_FOR_ROLE", "APPROVER_IS_REQUESTER", "PAUSE_CHANGED", "RESUME_NEEDS_SECOND_ADMIN"]);
 
 /** Enters every request refused with one of AUDITED_REFUSALS as `operator.refused`: the key, the route, the code. */
 export function auditRefusedControls(app: FastifyInstance, journal: Pick<TransferJournal, "recordAudit">): void {

@@ -76,14 +76,20 @@ export class SigningPause {
   async resume(by: string, latestHash: string): Promise<SigningPaused | undefined> {
     const ended = this.#paused;
     if (!ended) return undefined;
-    if ((ended.latestHash ?? "none").toLowerCase() !== latestHash.toLowerCase()) {
-      throw new PauseChangedError(`the latest outflow of this pause is ${ended.latestHash} (${ended.outflows} since ${ended.since}), not ${latestHash}: look at it (GET /wallet), then resume naming it`);
-    }
+    this.checkLatest(latestHash);
     await this.#store?.resumed(by);
     // Another outflow while the store kept the resume: that one the admin has not seen.
     if (this.#paused !== ended) throw new PauseChangedError(`another outflow was reported while resuming (${this.#paused?.latestHash}): look at it, then resume naming it`);
     this.#paused = undefined;
     return ended;
+  }
+
+  /** Throws PauseChangedError unless `latestHash` names the pause's latest outflow ("none" for a pause without one). */
+  checkLatest(latestHash: string): void {
+    const paused = this.#paused;
+    if (paused && (paused.latestHash ?? "none").toLowerCase() !== latestHash.toLowerCase()) {
+      throw new PauseChangedError(`the latest outflow of this pause is ${paused.latestHash} (${paused.outflows} since ${paused.since}), not ${latestHash}: look at it (GET /wallet), then resume naming it`);
+    }
   }
 
   /** Throws SigningPausedError while paused. */

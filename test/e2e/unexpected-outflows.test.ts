@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { Value } from "@sinclair/typebox/value";
 import { Contract, Wallet, parseEther, parseUnits } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ApiKeyRing } from "../../src/auth/api-keys.js";
 import { deployDemoToken } from "../../src/dev/demo-chain.js";
 import { eventSchema } from "../../src/webhooks/webhook-openapi.js";
 import { AUTHORIZATION, TEST_API_KEY, type TestService, postJson, startService } from "../helpers/service.js";
@@ -384,7 +385,7 @@ describe("PAUSE_ON_UNEXPECTED_OUTFLOW in a wallet pool, on anvil", () => {
   });
 });
 
-describe("every token out of the wallet, and across a restart (anvil)", () => {
+describe("every token out of the wallet, across a restart, and a resume by two people (anvil)", () => {
   let chain: TestChain;
   let service: TestService | undefined;
   let journalDir: string;
@@ -431,5 +432,45 @@ describe("every token out of the wallet, and across a restart (anvil)", () => {
     service = await startService(chain.target, settings);
     await waitUntil(async () => (await outflows()).some((outflow) => outflow.hash === whileDown.hash), 10_000, "the transferFrom made while the service was down reported");
     expect((await outflows()).find((outflow) => outflow.hash === whileDown.hash)).toMatchObject({ token: other, amount: parseUnits("3", 18).toString() });
+  });
+
+  it("with RESUME_NEEDS_SECOND_ADMIN a pause ends only when a second admin, another person, confirms the first's resume; each step audited", async () => {
+    const [secondKey, thirdKey] = ["second-admin-key-5b1e0c7d93", "third-admin-key-8a2f6d4c10"];
+    const idOf = (key: string) => ApiKeyRing.parse(key).identify(key)?.id as string;
+    await service!.close();
+    service = await startService(chain.target, {
+      ...settings,
+      API_KEYS: `admin:${TEST_API_KEY},admin:${secondKey},admin:${thirdKey}`,
+      // The first two keys are one person's.
+      API_KEY_HOLDERS: `${idOf(TEST_API_KEY)}=alice,${idOf(secondKey)}=alice,${idOf(thirdKey)}=bob`,
+      PAUSE_ON_UNEXPECTED_OUTFLOW: "true",
+      RESUME_NEEDS_SECOND_ADMIN: "true",
+    });
+    const sentOutside = await chain.hotWallet.sendTransaction({ to: freshAddress(), value: parseEther("0.01") });
+    await waitForReceipt(chain, sentOutside.hash, 10_000);
+    const wallet = async () => (await service!.app.inject({ method: "GET", url: "/wallet?snapshot=true", headers: AUTHORIZATION })).json();
+    await waitUntil(async () => (await wallet()).signingPaused !== null, 10_000, "the pause");
+    const latest = (await wallet()).signingPaused.latestHash;
+    const resume = (key: string) => service!.app.inject({ method: "POST", url: `/wallet/resume?latestHash=${latest}`, headers: { authorization: `Bearer ${key}` } });
+
+    const asked = await resume(TEST_API_KEY);
+    expect(asked.statusCode, asked.body).toBe(202);
+    expect(asked.json()).toMatchObject({ resumed: null, awaitingSecondAdmin: { askedBy: idOf(TEST_API_KEY), latestHash: latest.toLowerCase() } });
+    const samePerson = await resume(secondKey);
+    expect([samePerson.statusCode, samePerson.json().code]).toEqual([403, "RESUME_NEEDS_SECOND_ADMIN"]);
+    expect((await wallet()).signingPaused).not.toBeNull();
+    const confirmed = await resume(thirdKey);
+    expect(confirmed.statusCode, confirmed.body).toBe(200);
+    expect(confirmed.json().resumed).toMatchObject({ latestHash: latest });
+    expect((await wallet()).signingPaused).toBeNull();
+
+    await service!.services.journal.flushed();
+    const audit = (await service!.app.inject({ method: "GET", url: "/audit?order=newest&limit=20", headers: AUTHORIZATION })).json().entries as { kind: string; actor: string | null; detail: Record<string, unknown> }[];
+    expect(audit.map((entry) => [entry.kind, entry.actor]).filter(([kind]) => String(kind).startsWith("operator.")).reverse()).toEqual([
+      ["operator.resume_asked", idOf(TEST_API_KEY)],
+      ["operator.refused", idOf(secondKey)],
+      ["operator.resume_signing", idOf(thirdKey)],
+    ]);
+    expect(audit.some((entry) => entry.kind === "wallet.unexpected_outflow" && entry.detail.hash === sentOutside.hash.toLowerCase())).toBe(true);
   });
 });

@@ -1,4 +1,6 @@
 /** GET /wallet: the hot wallet at a glance, so one curl tells whether it is funded, busy or jammed. */
+import { SecondAdminNeededError, type SecondAdminResume } from "../../signers/second-admin-resume.js";
+import type { TransferJournal } from "../../journal/transfer-journal.js";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import type { NetworkServices } from "../../network/network-services.js";
@@ -28,6 +30,10 @@ export interface WalletRouteOptions {
   outflows: Pick<UnexpectedOutflows, "recent">;
   /** Whether the service signs; POST /wallet/resume ends a pause. */
   signing: Pick<SigningPause, "paused" | "resume">;
+  /** With RESUME_NEEDS_SECOND_ADMIN: the first admin's resume asks, another person's confirms. */
+  resumes: SecondAdminResume | undefined;
+  /** Where an ask for a resume is entered (the audit log). */
+  journal: Pick<TransferJournal, "recordAudit">;
 }
 
 const SigningPausedSchema = Type.Object({
@@ -177,7 +183,7 @@ const WalletReportSchema = Type.Composite([
   }),
 ]);
 
-export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async (app, { networks, defaultChainId, replicaId, outflows, signing }) => {
+export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async (app, { networks, defaultChainId, replicaId, outflows, signing, resumes, journal }) => {
   app.post(
     "/wallet/resume",
     {
@@ -187,22 +193,43 @@ export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async 
           "Ends the pause an unexpected outflow started (see signingPaused in GET /wallet): new transfers are signed and sent again. " +
           "Resume once the outflow is explained (another system of yours used the key) or the key is replaced. `latestHash` names the " +
           "pause's latest outflow (signingPaused.latestHash): when another was reported since you looked, 409 PAUSE_CHANGED and nothing is resumed. " +
-          "An outflow reported later pauses again. Answers the pause it ended, or null when signing was not paused.",
+          "An outflow reported later pauses again. Answers the pause it ended, or null when signing was not paused. " +
+          "With RESUME_NEEDS_SECOND_ADMIN, the first admin's call is answered 202 (awaitingSecondAdmin): a second admin, another person (API_KEY_HOLDERS), " +
+          "naming the same latestHash within an hour ends the pause; the asker again is 403 RESUME_NEEDS_SECOND_ADMIN.",
         tags: ["operations"],
         operationId: "resumeSigning",
         querystring: Type.Object({ latestHash: Type.Union([TxHashSchema, Type.Literal("none")], { description: "signingPaused.latestHash from GET /wallet (`none` when it is null)" }) }, { additionalProperties: false }),
         response: {
           200: Type.Object({ resumed: Type.Union([SigningPausedSchema, Type.Null()], { description: "the pause this ended; null when the service was signing" }) }),
+          202: Type.Object({
+            resumed: Type.Null(),
+            awaitingSecondAdmin: Type.Object({
+              askedBy: Type.String({ description: "the admin key that asked" }),
+              askedAt: Type.String({ description: "ISO time" }),
+              expiresAt: Type.String({ description: "ISO time: the ask lapses then, and when another outflow is reported" }),
+              latestHash: Type.String({ description: "the latest outflow the ask named: the second admin names it too" }),
+            }),
+            message: Type.String(),
+          }),
           ...errorReplies(400, 401, 403, 409, 429, 500, 503),
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       let resumed;
       try {
-        resumed = (await signing.resume(request.apiKeyId, request.query.latestHash)) ?? null;
+        const outcome = resumes ? await resumes.resume(request.apiKeyId, request.query.latestHash) : { resumed: await signing.resume(request.apiKeyId, request.query.latestHash) };
+        if ("asked" in outcome) {
+          const { askedBy, askedAt, expiresAt, latestHash } = outcome.asked;
+          journal.recordAudit({ kind: "operator.resume_asked", actor: askedBy, detail: { latestHash, expiresAt } });
+          request.log.warn({ apiKeyId: askedBy, latestHash }, "a resume of signing was asked for; it waits for a second admin (RESUME_NEEDS_SECOND_ADMIN)");
+          const awaitingSecondAdmin = { askedBy, askedAt: new Date(askedAt).toISOString(), expiresAt: new Date(expiresAt).toISOString(), latestHash };
+          return reply.code(202).send({ resumed: null, awaitingSecondAdmin, message: `asked by ${askedBy}: a second admin, another person, confirms it with the same call before ${awaitingSecondAdmin.expiresAt}` });
+        }
+        resumed = outcome.resumed ?? null;
       } catch (error) {
         if (error instanceof PauseChangedError) throw new ServiceError("PAUSE_CHANGED", error.message);
+        if (error instanceof SecondAdminNeededError) throw new ServiceError("RESUME_NEEDS_SECOND_ADMIN", error.message);
         throw error;
       }
       if (resumed) request.log.warn({ apiKeyId: request.apiKeyId, pausedSince: resumed.since, hash: resumed.hash }, "signing resumed by an admin after an unexpected outflow");
