@@ -26,6 +26,7 @@ const DEFAULTS = {
   minPriorityFeePerGas: "0.001",
   outflowCheckIntervalMs: 5000,
   pauseOnUnexpectedOutflow: false,
+  resumeNeedsSecondAdmin: false,
   gasLimitMultiplier: "1.0",
   stuckAfterBlocks: 3,
   repriceUnminedAfterMs: 60_000,
