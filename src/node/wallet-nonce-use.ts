@@ -11,8 +11,11 @@
  * keeps: those of the blocks between the last block the count was seen below the nonce and the first it was
  * seen past it (the lane's own count reads, noted in NonceSearches), or else between the block the transfer
  * was signed at and the oldest block with state. A long range is read a bounded number of bodies per call
- * and resumed at the next (NonceSearches keeps where each search is); a range read whole without the nonce's
- * user in it is "unfindable", reported by the callers, never waited on silently.
+ * and resumed at the next (NonceSearches keeps where each search is). The counts the lane noted are hints:
+ * a reorganisation can move the use to a later block without any count contradicting them, so a range they
+ * narrowed, read whole without the nonce's user, is searched again wider (from STATE_BLOCKS below it to the
+ * head) without them; only a range read whole without the user then is "unfindable", reported by
+ * the callers, never waited on silently.
  */
 import { toQuantity, verifyAuthorization } from "ethers";
 
@@ -52,11 +55,15 @@ const MAX_STEPS_BACK = 40;
 const REMEMBERED_COUNTS = 1_024;
 const REMEMBERED_SEARCHES = 256;
 
-/** A body search under way: the range (from, to] of blocks, read downwards; `next` is the next block to read. */
+/**
+ * A body search under way: the range (from, to] of blocks, read downwards; `next` is the next block to read.
+ * `wider`: the range searched next when this one, narrowed by hints, holds no user.
+ */
 interface BodySearch {
   from: number;
   to: number;
   next: number;
+  wider?: { from: number; to: number };
 }
 
 /**
@@ -212,7 +219,8 @@ export async function findNonceUse(
   }
   // Used at or below `high`, where no state may be read: the bodies between what was believed unused and it.
   const from = Math.max(0, belowDisproved ? 0 : Math.min(range.below, high - 1), high - MAX_SEARCHED_BLOCKS);
-  const search = { from, to: high, next: high };
+  const widerFrom = Math.max(0, from - STATE_BLOCKS, head - MAX_SEARCHED_BLOCKS);
+  const search: BodySearch = { from, to: high, next: high, ...((widerFrom < from || high < head) && { wider: { from: widerFrom, to: head } }) };
   searches.startSearch(nonce, search);
   return searchBodies(node, owner, nonce, search, searches);
 }
@@ -235,6 +243,12 @@ async function searchBodies(node: NonceUseNode, owner: string, nonce: number, se
     }
   }
   if (search.next > search.from) return undefined;
+  if (search.wider) {
+    // The hints that narrowed it were wrong (a reorganisation): the wider range is read next, without them.
+    // They stay noted, so that a count read later that contradicts them still makes everything forgotten.
+    searches.startSearch(nonce, { ...search.wider, next: search.wider.to });
+    return undefined;
+  }
   const searched = { from: search.from + 1, to: search.to };
   searches.endSearch(nonce, searched);
   return { kind: "unfindable", searched };
