@@ -36,8 +36,8 @@ interface HistoryItem {
   attempts: Attempt[];
   createdAt: string;
   apiKeyId: string | null;
-  /** A payout batch's items it pays. */
-  items?: { id: string; toAddress: string }[];
+  /** A payout batch's items it pays: each recipient and amount (base units, and in tokens when the decimals are known). */
+  items?: { id: string; toAddress: string; amount: string; amountInTokens: string | null }[];
   /** Set for a transfer above APPROVAL_ABOVE: until when it waits for a second admin key. */
   approval?: { expiresAt: string; decidedBy: string | null; decidedAt: string | null };
 }
@@ -227,8 +227,29 @@ function amountOf(item: HistoryItem): string {
 // What a row moves: a transfer's amount; a payout batch's total and how many it pays; else its kind.
 function whatItMoves(item: HistoryItem): string {
   if (item.kind === "transfer") return amountOf(item);
-  if (item.kind === "payout") return `${amountOf(item)} to ${item.items?.length ?? 0} recipients (payout ${item.id})`;
+  if (item.kind === "payout") {
+    const count = item.items?.length ?? 0;
+    return `${amountOf(item)} to ${count} recipient${count === 1 ? "" : "s"} (payout ${item.id})`;
+  }
   return item.kind;
+}
+
+// A payout item's amount as the batch's token writes it.
+function itemAmountOf(item: HistoryItem, payoutItem: NonNullable<HistoryItem["items"]>[number]): string {
+  const figure = payoutItem.amountInTokens ?? `${payoutItem.amount} base units`;
+  return item.transfer.tokenSymbol.startsWith("0x") ? figure : `${figure} ${item.transfer.tokenSymbol}`;
+}
+
+// Who a row pays: a transfer's recipient; a payout batch's every recipient and amount (not the contract).
+function recipientsOf(item: HistoryItem): HTMLElement {
+  if (item.kind !== "payout") return element("code", item.transfer.to);
+  const list = element("ul", undefined, "recipients");
+  for (const payoutItem of item.items ?? []) {
+    const line = element("li");
+    line.append(element("code", payoutItem.toAddress), ` ${itemAmountOf(item, payoutItem)}`);
+    list.append(line);
+  }
+  return list;
 }
 
 function ageSeconds(createdAt: string): number {
@@ -442,7 +463,7 @@ class Console {
       const decide = element("span", undefined, "actions");
       if (this.#admin) decide.append(this.#approvalButton("Approve", item), this.#approvalButton("Reject", item));
       const expires = item.approval ? new Date(item.approval.expiresAt).toLocaleString() : "—";
-      const row = this.#row(table, [item.id, element("code", item.transfer.to), whatItMoves(item), item.apiKeyId ?? "—", item.idempotencyKey ?? "—", expires, ...(this.#admin ? [decide] : [])]);
+      const row = this.#row(table, [item.id, recipientsOf(item), whatItMoves(item), item.apiKeyId ?? "—", item.idempotencyKey ?? "—", expires, ...(this.#admin ? [decide] : [])]);
       row.dataset.id = String(item.id);
     }
     target.replaceChildren(table);
@@ -452,7 +473,8 @@ class Console {
     const button = element("button", label) as HTMLButtonElement;
     button.type = "button";
     button.setAttribute("aria-label", `${label} transfer ${item.id}`);
-    const what = `${whatItMoves(item)} to ${item.transfer.to}`;
+    // Who is paid, every one of them: an approver decides on the recipients, not on a contract and a total.
+    const what = item.kind === "payout" ? `${whatItMoves(item)}: ${(item.items ?? []).map((payoutItem) => `${payoutItem.toAddress} ${itemAmountOf(item, payoutItem)}`).join(", ")}` : `${whatItMoves(item)} to ${item.transfer.to}`;
     const question =
       label === "Approve"
         ? `Approve transfer ${item.id} (${what})? It is signed and sent now.`

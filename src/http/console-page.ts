@@ -108,6 +108,7 @@ th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line
 code { font-family: ui-monospace, monospace; font-size: 0.9em; word-break: break-all; }
 .scroll { overflow-x: auto; }
 .actions { display: flex; gap: 6px; flex-wrap: wrap; }
+ul.recipients { margin: 0; padding-left: 1.1em; }
 #sign-in-error, #outcome { font-weight: 600; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; }
 dd { margin: 0; word-break: break-all; }

@@ -269,4 +269,24 @@ describe.skipIf(missing)(missing ? `the console in Chromium: NOT RUN, ${missing}
     const repeat = await postJson(service.app, "/transfer", { toAddress: toApprove, amount: "150" }, { ...secondAdmin, "idempotency-key": "console-large-1" });
     expect(repeat.statusCode, repeat.raw).toBe(200);
   });
+
+  it("shows an approver every recipient and amount of a payout batch that waits, in its row and in the question before the decision", async () => {
+    const secondAdmin = { authorization: `Bearer ${SECOND_ADMIN_KEY}` };
+    const [first, second] = [freshAddress(), freshAddress()];
+    const asked = await postJson(service.app, "/payouts", { items: [{ toAddress: first, amount: "70", id: "console-payout-a" }, { toAddress: second, amount: "45.5", id: "console-payout-b" }] }, { ...secondAdmin, "idempotency-key": "console-payout-large" });
+    expect(asked.statusCode, asked.raw).toBe(202);
+    const row = page.locator(`#approvals tr[data-id="${asked.body.id}"]`);
+    await row.waitFor({ state: "visible", timeout: 15_000 });
+    const listed = await row.textContent();
+    for (const shown of [`${first} 70`, `${second} 45.5`, "115.5", "to 2 recipients"]) expect(listed).toContain(shown);
+    await page.screenshot({ path: join(ARTIFACTS, "console-payout-approval-1280.png"), fullPage: true });
+    await page.getByRole("button", { name: `Reject transfer ${asked.body.id}` }).click();
+    const dialog = page.locator("dialog#confirm");
+    await dialog.waitFor({ state: "visible" });
+    const question = await dialog.textContent();
+    expect(question).toContain(`${first} 70`);
+    expect(question).toContain(`${second} 45.5`);
+    await dialog.getByRole("button", { name: "Yes" }).click();
+    await expect.poll(() => page.locator("#outcome").textContent()).toBe(`POST /transfers/${asked.body.id}/reject: 200, state rejected`);
+  });
 });
