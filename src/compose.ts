@@ -169,6 +169,7 @@ function policyLimitsOf(networkConfig: ChainConfig, chain: ChainConnection, toke
     max: own?.maxTransferAmount === undefined ? "MAX_TRANSFER_AMOUNT" : `${place}.maxTransferAmount`,
     cap: own?.transferCapPerDay === undefined ? "TRANSFER_CAP_PER_DAY" : `${place}.transferCapPerDay`,
     approval: own?.approvalAbove === undefined ? "APPROVAL_ABOVE" : `${place}.approvalAbove`,
+    approvalPerDay: own?.approvalAbovePerDay === undefined ? "APPROVAL_ABOVE_PER_DAY" : `${place}.approvalAbovePerDay`,
   };
   return readPolicyLimits(
     {
@@ -176,13 +177,14 @@ function policyLimitsOf(networkConfig: ChainConfig, chain: ChainConnection, toke
       maxTransferAmount: own?.maxTransferAmount ?? networkConfig.maxTransferAmount,
       transferCapPerDay: own?.transferCapPerDay ?? networkConfig.transferCapPerDay,
       approvalAbove: own?.approvalAbove ?? networkConfig.approvalAbove,
+      approvalAbovePerDay: own?.approvalAbovePerDay ?? networkConfig.approvalAbovePerDay,
     },
     decimals,
     names,
   );
 }
 
-function readPolicyLimits(config: ChainConfig, decimals: number, names: { max: string; cap: string; approval: string }): TransferPolicyLimits {
+function readPolicyLimits(config: ChainConfig, decimals: number, names: { max: string; cap: string; approval: string; approvalPerDay: string }): TransferPolicyLimits {
   const inUnits = (variable: string, value: string | undefined) => {
     if (value === undefined) return undefined;
     try {
@@ -194,13 +196,15 @@ function readPolicyLimits(config: ChainConfig, decimals: number, names: { max: s
   };
   const recipients = config.allowedRecipients?.split(",").map((entry) => entry.trim()).filter(Boolean);
   const approvalAboveUnits = inUnits(names.approval, config.approvalAbove);
+  const approvalAbovePerPeriodUnits = inUnits(names.approvalPerDay, config.approvalAbovePerDay);
   // Also for a token's own approvalAbove in NETWORKS_FILE, which the variables' check does not see.
-  const keysProblem = approvalAboveUnits === undefined ? undefined : approvalKeysProblem({ apiKeys: config.apiKeys, authDisabled: config.authDisabled });
-  if (keysProblem) throw new ConfigError(`${names.approval}: ${keysProblem}`);
+  const keysProblem = approvalAboveUnits === undefined && approvalAbovePerPeriodUnits === undefined ? undefined : approvalKeysProblem({ apiKeys: config.apiKeys, authDisabled: config.authDisabled });
+  if (keysProblem) throw new ConfigError(`${approvalAboveUnits === undefined ? names.approvalPerDay : names.approval}: ${keysProblem}`);
   return {
     maxUnitsPerTransfer: inUnits(names.max, config.maxTransferAmount),
     capUnitsPerPeriod: inUnits(names.cap, config.transferCapPerDay),
     approvalAboveUnits,
+    approvalAbovePerPeriodUnits,
     periodMs: DAY_MS,
     allowedRecipients: recipients && new Set(recipients.map((address) => checkedRecipient(address))),
   };

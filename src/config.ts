@@ -143,6 +143,9 @@ export const ConfigSchema = Type.Object({
   approvalAbove: Type.Optional(
     Type.String({ pattern: "^[0-9]+(\\.[0-9]+)?$", description: "a transfer or payout above this many token units waits (202) until another admin key approves it" }),
   ),
+  approvalAbovePerDay: Type.Optional(
+    Type.String({ pattern: "^[0-9]+(\\.[0-9]+)?$", description: "a transfer or payout that takes its API key's last 24 hours past this many token units waits (202) for an admin's approval too" }),
+  ),
   approvalTtlHours: Type.Number({ exclusiveMinimum: 0, maximum: 720, default: 24, description: "how long a transfer waits for its approval before it expires (never sent)" }),
   allowedRecipients: Type.Optional(Type.String({ description: "comma-separated addresses; when set, the only recipients allowed" })),
   webhookUrl: Type.Optional(Type.String({ description: "comma-separated http(s) URLs that receive transfer events" })),
@@ -178,6 +181,7 @@ export interface TokenConfig {
   maxTransferAmount?: string;
   transferCapPerDay?: string;
   approvalAbove?: string;
+  approvalAbovePerDay?: string;
 }
 
 /** A deployment's networks: the default one, and the others NETWORKS_FILE names, each a chain configuration of its own. */
@@ -262,6 +266,7 @@ export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
   maxTransferAmount: "MAX_TRANSFER_AMOUNT",
   transferCapPerDay: "TRANSFER_CAP_PER_DAY",
   approvalAbove: "APPROVAL_ABOVE",
+  approvalAbovePerDay: "APPROVAL_ABOVE_PER_DAY",
   approvalTtlHours: "APPROVAL_TTL_HOURS",
   allowedRecipients: "ALLOWED_RECIPIENTS",
   testFaultPoint: "TEST_FAULT_POINT",
@@ -515,9 +520,11 @@ function checkSignerLists(raw: Record<string, unknown>, problems: string[]): voi
  * (AUTH_DISABLED) every request is the same caller, who could never approve its own transfer.
  */
 function checkApprovalSettings(raw: Record<string, unknown>, problems: string[]): void {
-  if (raw.approvalAbove === undefined) return;
-  const problem = approvalKeysProblem({ apiKeys: typeof raw.apiKeys === "string" ? raw.apiKeys : undefined, authDisabled: raw.authDisabled === "true" });
-  if (problem) problems.push(`APPROVAL_ABOVE: ${problem}`);
+  for (const [variable, value] of [["APPROVAL_ABOVE", raw.approvalAbove], ["APPROVAL_ABOVE_PER_DAY", raw.approvalAbovePerDay]] as const) {
+    if (value === undefined) continue;
+    const problem = approvalKeysProblem({ apiKeys: typeof raw.apiKeys === "string" ? raw.apiKeys : undefined, authDisabled: raw.authDisabled === "true" });
+    if (problem) problems.push(`${variable}: ${problem}`);
+  }
 }
 
 /** Why no transfer that waits for approval could ever be approved with these keys; undefined when one can (keys generated for a dev run are an admin's). */
@@ -608,6 +615,7 @@ function describeExpectation(field: keyof Config, schemaMessage: string): string
     case "maxTransferAmount":
     case "transferCapPerDay":
     case "approvalAbove":
+    case "approvalAbovePerDay":
       return "must be a plain decimal number of tokens, such as 1000 or 2.5";
     case "minPriorityFeePerGas":
     case "maxFeePerGas":

@@ -16,6 +16,18 @@ export interface TransferPolicyLimits {
   allowedRecipients?: ReadonlySet<string>;
   /** Base units above which a transfer or payout waits for an admin's approval (APPROVAL_ABOVE); none when unset. */
   approvalAboveUnits?: bigint;
+  /**
+   * Base units one key may send within `periodMs` without approval (APPROVAL_ABOVE_PER_DAY): a transfer that
+   * would take the key past it waits for an admin's approval too, so that splitting escapes nothing; none when unset.
+   */
+  approvalAbovePerPeriodUnits?: bigint;
+}
+
+/** Whether a request waits for approval, and, when it does not, what counts it as being sent until it is released. */
+export interface ApprovalDecision {
+  needsApproval: boolean;
+  /** Ends the request's count as being sent (its own count against the cap, once sent, stays); once only. */
+  release(): void;
 }
 
 /** A transfer counted against a key's cap: when, and how much. */
@@ -27,6 +39,8 @@ export interface SpentAmount {
 
 export class TransferPolicy {
   readonly #spentByKey = new Map<string, SpentAmount[]>();
+  // Per key: the units of requests decided "no approval" whose send has not yet counted them (see decideApproval).
+  readonly #beingSent = new Map<string, bigint>();
 
   /** `history`: what each key sent lately (from the journal), so a restart does not reset the caps. */
   constructor(
@@ -47,10 +61,38 @@ export class TransferPolicy {
     return this.#countAgainstCap(apiKeyId, units);
   }
 
-  /** Whether a transfer (or a payout batch's total) of `units` waits for a second admin key's approval before it is signed. */
-  needsApproval(units: bigint): boolean {
-    const { approvalAboveUnits } = this.limits;
-    return approvalAboveUnits !== undefined && units > approvalAboveUnits;
+  /**
+   * Whether a transfer (or a payout batch's total) of `units` by `apiKeyId` waits for a second admin key's
+   * approval before it is signed: above APPROVAL_ABOVE, or taking what the key sent within the period (and
+   * what it is sending now) past APPROVAL_ABOVE_PER_DAY. One that does not wait is counted as being sent
+   * until released, after its send counted it or refused it: requests at once each see the others.
+   */
+  decideApproval(apiKeyId: string, units: bigint): ApprovalDecision {
+    const { approvalAboveUnits, approvalAbovePerPeriodUnits } = this.limits;
+    if (approvalAboveUnits !== undefined && units > approvalAboveUnits) return { needsApproval: true, release: () => undefined };
+    if (approvalAbovePerPeriodUnits === undefined) return { needsApproval: false, release: () => undefined };
+    const beingSent = this.#beingSent.get(apiKeyId) ?? 0n;
+    if (this.#sentWithinPeriod(apiKeyId) + beingSent + units > approvalAbovePerPeriodUnits) return { needsApproval: true, release: () => undefined };
+    this.#beingSent.set(apiKeyId, beingSent + units);
+    let released = false;
+    return {
+      needsApproval: false,
+      release: () => {
+        if (released) return;
+        released = true;
+        const left = (this.#beingSent.get(apiKeyId) ?? 0n) - units;
+        if (left > 0n) this.#beingSent.set(apiKeyId, left);
+        else this.#beingSent.delete(apiKeyId);
+      },
+    };
+  }
+
+  // What the key sent within the period, its older sends forgotten.
+  #sentWithinPeriod(apiKeyId: string): bigint {
+    const tally = this.#tally(apiKeyId);
+    const since = this.now() - this.limits.periodMs;
+    while (tally.length > 0 && tally[0].at <= since) tally.shift();
+    return tally.reduce((sum, entry) => sum + entry.units, 0n);
   }
 
   /**
@@ -81,9 +123,7 @@ export class TransferPolicy {
     const tally = this.#tally(apiKeyId);
     const spent = { apiKeyId, units, at: this.now() };
     if (capUnitsPerPeriod !== undefined) {
-      const since = spent.at - this.limits.periodMs;
-      while (tally.length > 0 && tally[0].at <= since) tally.shift();
-      const total = tally.reduce((sum, entry) => sum + entry.units, 0n);
+      const total = this.#sentWithinPeriod(apiKeyId);
       if (total + units > capUnitsPerPeriod) {
         throw new ServiceError(
           "DAILY_CAP_EXCEEDED",

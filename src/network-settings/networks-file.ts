@@ -26,7 +26,7 @@ export const NETWORK_SETTING_FIELDS = [
 ] as const satisfies readonly (keyof Config)[];
 
 /** The policy limits that are in token units, so per token in the file. */
-export const TOKEN_SETTING_FIELDS = ["maxTransferAmount", "transferCapPerDay", "approvalAbove"] as const satisfies readonly (keyof Config)[];
+export const TOKEN_SETTING_FIELDS = ["maxTransferAmount", "transferCapPerDay", "approvalAbove", "approvalAbovePerDay"] as const satisfies readonly (keyof Config)[];
 
 type NetworkSettingField = (typeof NETWORK_SETTING_FIELDS)[number];
 type TokenSettingField = (typeof TOKEN_SETTING_FIELDS)[number];

@@ -221,7 +221,7 @@ describe("POST /transfer on an 18-decimal token", () => {
 
   });
 
-  it("notices another sender using the wallet's next nonce: that transfer keeps its nonce (200) and is paid once the other transaction is final; the next starts past the chain's count", async () => {
+  it("notices another sender using the wallet's next nonce: a transfer signed at it keeps its nonce (200) and is paid once the other transaction is final; each is paid once", async () => {
     expect((await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" })).statusCode).toBe(200);
     // An operator sends a transaction with the same key, outside the service: its nonce is now stale.
     await (await chain.hotWallet.sendTransaction({ to: freshAddress(), value: 1n })).wait();
@@ -229,11 +229,14 @@ describe("POST /transfer on an 18-decimal token", () => {
     const [held, next] = [freshAddress(), freshAddress()];
     const heldReply = await postJson(service.app, "/transfer", { toAddress: held, amount: "1" });
     expect(heldReply.statusCode).toBe(200);
-    // "nonce too low" is no proof that its own bytes did not use the nonce: the chain decides.
-    expect(heldReply.body.result.nonce).toBe(operatorNonce);
+    // Signed at the operator's nonce while the lane's view is its own (the first transfer still in flight),
+    // or past it once the lane is idle and reads the count first (dd64990): which one is a race of the
+    // moment, and both are paid once. At the operator's nonce, "nonce too low" is no proof that its own bytes
+    // did not use it: the chain decides (facts-over-words.test.ts reaches that view on purpose, every time).
+    expect([operatorNonce, operatorNonce + 1]).toContain(heldReply.body.result.nonce);
     const nextReply = await postJson(service.app, "/transfer", { toAddress: next, amount: "1" });
     expect(nextReply.statusCode).toBe(200);
-    expect(nextReply.body.result.nonce).toBe(operatorNonce + 1);
+    expect(nextReply.body.result.nonce).toBe(heldReply.body.result.nonce + 1);
     await waitForReceipt(chain, nextReply.body.result.hash, 5000);
     // anvil's finalized block is 64 below its head: once the operator's transaction is final, the held
     // transfer is signed again at a new nonce.

@@ -115,12 +115,18 @@ export const payoutRoutes: FastifyPluginAsyncTypebox<PayoutRouteOptions> = async
         request.log.info({ payout: awaiting.entry.id, items: order.items.length, paid: paid.length, units: units.toString(), network: chosen.network.name, replayed: awaiting.replayed }, "payout awaits an admin's approval");
         return reply.code(202).send(describeApproval(awaiting.entry, chosen));
       };
-      if (chosen.policy.needsApproval(units)) {
-        // Checked now (403, a pause's 503), counted against the key's cap only when it is approved and sent.
-        const awaiting = await approvals.request(chosen, batchRequest, journalKey, () => authorize()());
-        if (awaiting) return answerWaiting(awaiting);
+      const decision = chosen.policy.decideApproval(apiKeyId, units);
+      let outcome;
+      try {
+        if (decision.needsApproval) {
+          // Checked now (403, a pause's 503), counted against the key's cap only when it is approved and sent.
+          const awaiting = await approvals.request(chosen, batchRequest, journalKey, () => authorize()());
+          if (awaiting) return answerWaiting(awaiting);
+        }
+        outcome = await approvals.sendUnlessWaiting(chosen, batchRequest, journalKey, () => chosen.transfers.sendTokenTransfer(batchRequest, journalKey, authorize));
+      } finally {
+        decision.release();
       }
-      const outcome = await approvals.sendUnlessWaiting(chosen, batchRequest, journalKey, () => chosen.transfers.sendTokenTransfer(batchRequest, journalKey, authorize));
       if ("awaiting" in outcome) return answerWaiting(outcome.awaiting);
       const { transfer, replayed } = outcome.sent;
       const entry = journal.findByKey(journalKey);

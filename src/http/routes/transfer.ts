@@ -97,12 +97,18 @@ export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = as
         request.log.info({ id: awaiting.entry.id, network: chosen.network.name, token: chosen.token.symbol, recipient, units: units.toString(), idempotencyKey, apiKeyId, replayed: awaiting.replayed }, "transfer awaits an admin's approval");
         return reply.code(202).send(describeApproval(awaiting.entry, chosen));
       };
-      if (policy.needsApproval(units)) {
-        // Checked now (403, a pause's 503), counted against the key's cap only when it is approved and sent.
-        const awaiting = await approvals.request(chosen, transferRequest, journalKey, () => authorize()());
-        if (awaiting) return answerWaiting(awaiting);
+      const decision = policy.decideApproval(apiKeyId, units);
+      let outcome;
+      try {
+        if (decision.needsApproval) {
+          // Checked now (403, a pause's 503), counted against the key's cap only when it is approved and sent.
+          const awaiting = await approvals.request(chosen, transferRequest, journalKey, () => authorize()());
+          if (awaiting) return answerWaiting(awaiting);
+        }
+        outcome = await approvals.sendUnlessWaiting(chosen, transferRequest, journalKey, () => transfers.sendTokenTransfer(transferRequest, journalKey, authorize));
+      } finally {
+        decision.release();
       }
-      const outcome = await approvals.sendUnlessWaiting(chosen, transferRequest, journalKey, () => transfers.sendTokenTransfer(transferRequest, journalKey, authorize));
       if ("awaiting" in outcome) return answerWaiting(outcome.awaiting);
       const { transfer, replayed } = outcome.sent;
       countOutcome(replayed ? "replayed" : "sent");
