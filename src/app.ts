@@ -22,6 +22,7 @@ import { envelope, handleError } from "./http/error-handler.js";
 import { OPENAPI_DOCUMENT_BASE } from "./http/openapi.js";
 import { approvalRoutes } from "./http/routes/approvals.js";
 import { auditRoute } from "./http/routes/audit.js";
+import { addressBookRoute } from "./http/routes/address-book.js";
 import type { JournalEntry } from "./journal/transfer-journal.js";
 import { cancelTransferRoute } from "./http/routes/cancel-transfer.js";
 import { getTransactionRoute } from "./http/routes/get-transaction.js";
@@ -63,7 +64,7 @@ export interface AppDependencies {
   replicaId?: string;
 }
 
-export type AppConfig = Pick<Config, "rateLimitMax" | "rateLimitWindowMs" | "trustProxy">;
+export type AppConfig = Pick<Config, "rateLimitMax" | "rateLimitWindowMs" | "trustProxy" | "addressBook" | "addressBookCoolingOffHours">;
 
 /** Builds the Fastify app with every route, auth, limits, metrics and the error envelope. Does not listen. */
 export function buildApp(config: AppConfig, deps: AppDependencies) {
@@ -233,6 +234,7 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
     routes.register(walletRoute, { networks: services.networks, defaultChainId: services.configured[0].chainId, replicaId: deps.replicaId, outflows: services.outflows, signing: services.signing, resumes: services.resumes, journal: services.journal });
     routes.register(webhookDeliveriesRoute, { journal: services.journal, dispatcher: services.webhooks?.dispatcher });
     routes.register(auditRoute, { journal: services.journal });
+    routes.register(addressBookRoute, { journal: services.journal, enforced: config.addressBook, coolingOffMs: config.addressBookCoolingOffHours * 3_600_000 });
     routes.register(metricsRoute, { metrics });
     routes.register(consoleRoute);
   });
@@ -240,7 +242,7 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
 }
 
 /** What every app of the service shares: body limit, poisoning checks, request ids, proxies, strict input. */
-export function serverOptions(config: AppConfig, logger: Logger) {
+export function serverOptions(config: Pick<AppConfig, "trustProxy">, logger: Logger) {
   return {
     loggerInstance: logger as FastifyBaseLogger,
     childLoggerFactory: lazyRequestLogger,

@@ -22,6 +22,7 @@ import { tokenBalanceOf, transferGasCost } from "./send-path/wallet-snapshot.js"
 import { isJammed, readUnconfirmedTransfers } from "./send-path/unconfirmed-transfers.js";
 import { steadyWallClockNow } from "./clock.js";
 import { SigningPause, pausableSigner } from "./signers/signing-pause.js";
+import { paysWithoutApproval } from "./journal/address-book.js";
 
 const DAY_MS = 86_400_000;
 /** A failing gas check reads the balances again when they are older than this. */
@@ -113,7 +114,10 @@ export async function composeService(config: DeploymentConfig, logger: Logger, r
           if (error instanceof ConfigError) throw new ServiceError("NETWORK_UNAVAILABLE", `network ${network.network.name} cannot take transfers in ${token.symbol}: ${error.message}`);
           throw error;
         }
-        policy = new TransferPolicy(limits, network.journal.forNetwork(network.chain.chainId, token.address).spentSince(steadyWallClockNow() - DAY_MS));
+        // ADDRESS_BOOK: one book for every network, read from memory.
+        const book = config.addressBook ? network.journal.addressBook : undefined;
+        const paysWithoutApprovalNow = book && ((recipient: string) => paysWithoutApproval(book, recipient, steadyWallClockNow()));
+        policy = new TransferPolicy({ ...limits, paysWithoutApproval: paysWithoutApprovalNow }, network.journal.forNetwork(network.chain.chainId, token.address).spentSince(steadyWallClockNow() - DAY_MS));
         policies.set(key, policy);
       }
       return policy;

@@ -146,6 +146,16 @@ export const ConfigSchema = Type.Object({
   approvalAbovePerDay: Type.Optional(
     Type.String({ pattern: "^[0-9]+(\\.[0-9]+)?$", description: "a transfer or payout that takes its API key's last 24 hours past this many token units waits (202) for an admin's approval too" }),
   ),
+  addressBook: Type.Boolean({
+    default: false,
+    description: "transfers and payouts to a recipient not in the address book (POST /address-book) wait (202) for an admin's approval",
+  }),
+  addressBookCoolingOffHours: Type.Number({
+    minimum: 0,
+    maximum: 720,
+    default: 24,
+    description: "hours after it was added before an address book entry pays without approval",
+  }),
   approvalTtlHours: Type.Number({ exclusiveMinimum: 0, maximum: 720, default: 24, description: "how long a transfer waits for its approval before it expires (never sent)" }),
   allowedRecipients: Type.Optional(Type.String({ description: "comma-separated addresses; when set, the only recipients allowed" })),
   webhookUrl: Type.Optional(Type.String({ description: "comma-separated http(s) URLs that receive transfer events" })),
@@ -267,6 +277,8 @@ export const ENVIRONMENT_VARIABLES: Record<keyof Config, string> = {
   transferCapPerDay: "TRANSFER_CAP_PER_DAY",
   approvalAbove: "APPROVAL_ABOVE",
   approvalAbovePerDay: "APPROVAL_ABOVE_PER_DAY",
+  addressBook: "ADDRESS_BOOK",
+  addressBookCoolingOffHours: "ADDRESS_BOOK_COOLING_OFF_HOURS",
   approvalTtlHours: "APPROVAL_TTL_HOURS",
   allowedRecipients: "ALLOWED_RECIPIENTS",
   testFaultPoint: "TEST_FAULT_POINT",
@@ -520,7 +532,7 @@ function checkSignerLists(raw: Record<string, unknown>, problems: string[]): voi
  * (AUTH_DISABLED) every request is the same caller, who could never approve its own transfer.
  */
 function checkApprovalSettings(raw: Record<string, unknown>, problems: string[]): void {
-  for (const [variable, value] of [["APPROVAL_ABOVE", raw.approvalAbove], ["APPROVAL_ABOVE_PER_DAY", raw.approvalAbovePerDay]] as const) {
+  for (const [variable, value] of [["APPROVAL_ABOVE", raw.approvalAbove], ["APPROVAL_ABOVE_PER_DAY", raw.approvalAbovePerDay], ["ADDRESS_BOOK", raw.addressBook === "true" ? "true" : undefined]] as const) {
     if (value === undefined) continue;
     const problem = approvalKeysProblem({ apiKeys: typeof raw.apiKeys === "string" ? raw.apiKeys : undefined, authDisabled: raw.authDisabled === "true" });
     if (problem) problems.push(`${variable}: ${problem}`);
@@ -611,6 +623,7 @@ function describeExpectation(field: keyof Config, schemaMessage: string): string
     case "authDisabled":
     case "pauseOnUnexpectedOutflow":
     case "resumeNeedsSecondAdmin":
+    case "addressBook":
       return "must be true or false";
     case "maxTransferAmount":
     case "transferCapPerDay":

@@ -30,6 +30,9 @@ export const ERROR_CODES = {
   APPROVAL_NOT_FOUND: { statusCode: 404, description: "no transfer with this id ever waited for an approval (APPROVAL_ABOVE)" },
   PAYOUT_NOT_FOUND: { statusCode: 404, description: "no payout batch of this API key has this id (read and admin keys see every batch)" },
   IDEMPOTENCY_KEY_IN_FLIGHT: { statusCode: 409, description: "a request with this Idempotency-Key is still being processed" },
+  ADDRESS_BOOK_ENTRY_EXISTS: { statusCode: 409, description: "the address is on the address book already: nothing was changed" },
+  ADDRESS_BOOK_ENTRY_NOT_FOUND: { statusCode: 404, description: "the address is not on the address book: nothing was changed" },
+  ADDRESS_BOOK_FULL: { statusCode: 429, description: "the address book holds its most entries (10,000): remove some before adding" },
   APPROVAL_DECIDED: { statusCode: 409, description: "the transfer was approved, rejected or expired already (the message says which): nothing more was done" },
   TRANSFER_AWAITING_APPROVAL: {
     statusCode: 409,

@@ -27,6 +27,8 @@ const DEFAULTS = {
   outflowCheckIntervalMs: 5000,
   pauseOnUnexpectedOutflow: false,
   resumeNeedsSecondAdmin: false,
+  addressBook: false,
+  addressBookCoolingOffHours: 24,
   gasLimitMultiplier: "1.0",
   stuckAfterBlocks: 3,
   repriceUnminedAfterMs: 60_000,

@@ -52,6 +52,22 @@ interface PayoutItem {
   duplicateOf: number | null;
 }
 
+/** An entry of GET /address-book. */
+interface AddressBookEntry {
+  address: string;
+  label: string | null;
+  addedBy: string;
+  effectiveAt: string;
+  effective: boolean;
+}
+
+/** GET /address-book. */
+interface AddressBook {
+  enforced: boolean;
+  coolingOffHours: number;
+  entries: AddressBookEntry[];
+}
+
 /** A token balance of GET /wallet. */
 interface Balance {
   symbol: string;
@@ -288,6 +304,10 @@ class Console {
       void this.#refresh();
     });
     byId("close-detail").addEventListener("click", () => this.#closeDetail());
+    byId<HTMLFormElement>("address-book-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      void this.#addToAddressBook();
+    });
     byId<HTMLSelectElement>("network").addEventListener("change", (event) => {
       this.#network = (event.target as HTMLSelectElement).value;
       void this.#refresh();
@@ -295,8 +315,9 @@ class Console {
     if (this.#key) void this.#signIn(this.#key);
   }
 
-  async #call<T>(method: string, path: string): Promise<Answer<T>> {
-    const response = await fetch(path, { method, headers: { authorization: `Bearer ${this.#key ?? ""}`, accept: "application/json" } });
+  async #call<T>(method: string, path: string, payload?: object): Promise<Answer<T>> {
+    const headers: Record<string, string> = { authorization: `Bearer ${this.#key ?? ""}`, accept: "application/json", ...(payload && { "content-type": "application/json" }) };
+    const response = await fetch(path, { method, headers, ...(payload && { body: JSON.stringify(payload) }) });
     const body = (await response.json().catch(() => ({}))) as Answer<T>["body"];
     return { status: response.status, body };
   }
@@ -325,6 +346,7 @@ class Console {
     byId("app").hidden = false;
     byId("sign-out").hidden = false;
     byId("role").textContent = this.#admin ? "admin key" : "read key: no changes, no wallet";
+    byId("address-book-form").hidden = !this.#admin;
     await this.#showNetworks();
     byId<HTMLInputElement>("search").focus();
     await this.#refresh();
@@ -374,7 +396,7 @@ class Console {
   async #refresh(): Promise<void> {
     try {
       // A transfer's page is read when opened (its status comes from the node); the lists come from the journal.
-      await Promise.all([this.#showWallet(), this.#showApprovals(), this.#showActivity(), this.#showInFlight(), this.#showRecent(), this.#showDeliveries()]);
+      await Promise.all([this.#showWallet(), this.#showApprovals(), this.#showAddressBook(), this.#showActivity(), this.#showInFlight(), this.#showRecent(), this.#showDeliveries()]);
       byId("updated").textContent = `Updated ${new Date().toLocaleTimeString()}`;
     } catch (error) {
       byId("updated").textContent = `Not updated: ${error instanceof Error ? error.message : String(error)}`;
@@ -467,6 +489,43 @@ class Console {
       row.dataset.id = String(item.id);
     }
     target.replaceChildren(table);
+  }
+
+  /** The recipients paid without approval (ADDRESS_BOOK), each from when, with an admin's Remove. */
+  async #showAddressBook(): Promise<void> {
+    const { enforced, coolingOffHours, entries } = await this.#get<AddressBook>("/address-book");
+    const target = byId("address-book");
+    const rule = enforced
+      ? `Transfers and payouts to any other recipient wait for an admin's approval. A new entry pays without approval ${coolingOffHours} h after it was added.`
+      : "ADDRESS_BOOK is off: every recipient is paid without approval; entries take effect once it is set.";
+    if (entries.length === 0) {
+      target.replaceChildren(element("p", rule), element("p", "The address book is empty."));
+      return;
+    }
+    const table = this.#table(["Address", "Label", "Added by", "Pays without approval", ...(this.#admin ? ["Remove"] : [])]);
+    for (const entry of entries) {
+      const from = entry.effective ? `since ${new Date(entry.effectiveAt).toLocaleString()}` : `from ${new Date(entry.effectiveAt).toLocaleString()} (cooling off)`;
+      const remove = element("button", "Remove") as HTMLButtonElement;
+      remove.type = "button";
+      remove.setAttribute("aria-label", `Remove ${entry.address}`);
+      remove.addEventListener("click", () => void this.#confirmThen(`Remove ${entry.address}${entry.label ? ` (${entry.label})` : ""} from the address book? Transfers to it wait for approval again.`, "DELETE", `/address-book/${entry.address}`));
+      this.#row(table, [element("code", entry.address), entry.label, entry.addedBy, from, ...(this.#admin ? [remove] : [])]);
+    }
+    target.replaceChildren(element("p", rule), table);
+  }
+
+  async #addToAddressBook(): Promise<void> {
+    const address = byId<HTMLInputElement>("address-book-address").value.trim();
+    const label = byId<HTMLInputElement>("address-book-label").value.trim();
+    const answer = await this.#call<AddressBookEntry>("POST", "/address-book", { address, ...(label && { label }) });
+    const outcome = byId("outcome");
+    if (answer.status === 201) {
+      outcome.textContent = `Added ${answer.body.address} to the address book: paid without approval from ${new Date(answer.body.effectiveAt).toLocaleString()}`;
+      byId<HTMLFormElement>("address-book-form").reset();
+    } else {
+      outcome.textContent = `POST /address-book: ${answer.status} ${answer.body.code ?? ""}: ${answer.body.message ?? ""}`;
+    }
+    await this.#refresh();
   }
 
   #approvalButton(label: "Approve" | "Reject", item: HistoryItem): HTMLButtonElement {

@@ -21,6 +21,8 @@ export interface TransferPolicyLimits {
    * would take the key past it waits for an admin's approval too, so that splitting escapes nothing; none when unset.
    */
   approvalAbovePerPeriodUnits?: bigint;
+  /** ADDRESS_BOOK: whether a recipient is paid without approval now; a transfer to any other waits for one. Unset: every recipient is. */
+  paysWithoutApproval?: (recipient: string) => boolean;
 }
 
 /** Whether a request waits for approval, and, when it does not, what counts it as being sent until it is released. */
@@ -63,13 +65,15 @@ export class TransferPolicy {
 
   /**
    * Whether a transfer (or a payout batch's total) of `units` by `apiKeyId` waits for a second admin key's
-   * approval before it is signed: above APPROVAL_ABOVE, or taking what the key sent within the period (and
-   * what it is sending now) past APPROVAL_ABOVE_PER_DAY. One that does not wait is counted as being sent
+   * approval before it is signed: above APPROVAL_ABOVE, to a recipient the address book does not pay yet
+   * (ADDRESS_BOOK), or taking what the key sent within the period (and what it is sending now) past
+   * APPROVAL_ABOVE_PER_DAY. One that does not wait is counted as being sent
    * until released, after its send counted it or refused it: requests at once each see the others.
    */
-  decideApproval(apiKeyId: string, units: bigint): ApprovalDecision {
-    const { approvalAboveUnits, approvalAbovePerPeriodUnits } = this.limits;
+  decideApproval(apiKeyId: string, units: bigint, recipients: readonly string[]): ApprovalDecision {
+    const { approvalAboveUnits, approvalAbovePerPeriodUnits, paysWithoutApproval } = this.limits;
     if (approvalAboveUnits !== undefined && units > approvalAboveUnits) return { needsApproval: true, release: () => undefined };
+    if (paysWithoutApproval && !recipients.every((recipient) => paysWithoutApproval(recipient))) return { needsApproval: true, release: () => undefined };
     if (approvalAbovePerPeriodUnits === undefined) return { needsApproval: false, release: () => undefined };
     const beingSent = this.#beingSent.get(apiKeyId) ?? 0n;
     if (this.#sentWithinPeriod(apiKeyId) + beingSent + units > approvalAbovePerPeriodUnits) return { needsApproval: true, release: () => undefined };

@@ -41,6 +41,8 @@ export const ROUTE_ROLES: Readonly<Record<string, readonly Role[]>> = {
   "GET /wallet": ["admin"],
   "POST /wallet/resume": ["admin"],
   "GET /webhooks/deliveries": ["admin"],
+  // Who is paid without approval: an auditor may read it; only an admin changes it (POST, DELETE: admin by default).
+  "GET /address-book": ["read", "admin"],
   "POST /webhooks/deliveries/:id/retry": ["admin"],
 };
 

@@ -43,6 +43,17 @@ export const CONSOLE_HTML = `<!doctype html>
       <h2 id="approvals-title">Awaiting approval</h2>
       <div id="approvals" class="scroll"></div>
     </section>
+    <section aria-labelledby="address-book-title">
+      <h2 id="address-book-title">Address book</h2>
+      <div id="address-book" class="scroll"></div>
+      <form id="address-book-form" hidden>
+        <label for="address-book-address">Address</label>
+        <input id="address-book-address" name="address" autocomplete="off" required pattern="0x[0-9a-fA-F]{40}">
+        <label for="address-book-label">Label</label>
+        <input id="address-book-label" name="label" autocomplete="off" maxlength="100">
+        <button type="submit">Add to the address book</button>
+      </form>
+    </section>
     <section aria-labelledby="activity-title">
       <h2 id="activity-title">Last 24 hours</h2>
       <div id="activity" class="charts"></div>
@@ -109,6 +120,7 @@ code { font-family: ui-monospace, monospace; font-size: 0.9em; word-break: break
 .scroll { overflow-x: auto; }
 .actions { display: flex; gap: 6px; flex-wrap: wrap; }
 ul.recipients { margin: 0; padding-left: 1.1em; }
+#address-book-form:not([hidden]) { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin-top: 8px; }
 #sign-in-error, #outcome { font-weight: 600; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; }
 dd { margin: 0; word-break: break-all; }

@@ -169,7 +169,8 @@ export class PostgresJournalStore implements JournalReplica {
         `SELECT GREATEST((SELECT MAX(id) FROM transfers), (SELECT MAX(id) FROM transfers_archive)) AS transfers, (SELECT MAX(id) FROM attempts) AS attempts,
            (SELECT MAX(seq) FROM webhook_events) AS webhook_events, (SELECT MAX(id) FROM webhook_deliveries) AS webhook_deliveries,
            (SELECT MAX(id) FROM payout_items) AS payout_items, (SELECT MAX(id) FROM signing_pauses) AS signing_pauses,
-           (SELECT MAX(id) FROM wallet_outflows) AS wallet_outflows, NULL AS outflow_watch_starts, (SELECT MAX(seq) FROM audit_log) AS audit_log`,
+           (SELECT MAX(id) FROM wallet_outflows) AS wallet_outflows, NULL AS outflow_watch_starts, (SELECT MAX(seq) FROM audit_log) AS audit_log,
+           (SELECT MAX(id) FROM address_book) AS address_book`,
       )
     ).rows[0];
     // Joined to the list of ids, each looked up in its index (see BY_IDS).
@@ -192,6 +193,8 @@ export class PostgresJournalStore implements JournalReplica {
         outflow_watch_starts: (await this.session.query<JournalRow>("SELECT * FROM outflow_watch_starts")).rows,
         // The audit log's last entry: the copy's entries chain on from its hash (the rest is read here on demand).
         audit_log: (await this.session.query<JournalRow>("SELECT * FROM audit_log ORDER BY seq DESC LIMIT 1")).rows,
+        // The whole address book (ADDRESS_BOOK_MAX entries at most): the request path reads it from memory.
+        address_book: (await this.session.query<JournalRow>("SELECT * FROM address_book ORDER BY id")).rows,
       },
       highestKeys: highest,
     };

@@ -264,4 +264,19 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; sql: string }[] = 
     version: 19,
     sql: "ALTER TABLE outflow_watch_starts ADD COLUMN progress TEXT",
   },
+  {
+    // ADDRESS_BOOK: the recipients paid without approval, each from its effective_at (a cooling-off after it was added).
+    version: 20,
+    sql: `
+      CREATE TABLE address_book (
+        id BIGINT PRIMARY KEY,
+        address TEXT NOT NULL,
+        label TEXT,
+        added_by TEXT NOT NULL,
+        added_at BIGINT NOT NULL,
+        effective_at BIGINT NOT NULL,
+        CONSTRAINT address_book_once UNIQUE (address) DEFERRABLE INITIALLY DEFERRED
+      );
+    `,
+  },
 ];

@@ -10,7 +10,7 @@ import type { AuditRow } from "./audit-chain.js";
 import type { ArchivedTransfer } from "./transfer-journal.js";
 
 /** The tables a journal keeps, with their primary keys. journal_owner is checked by each store itself. */
-export const JOURNAL_TABLES = { transfers: "id", attempts: "id", webhook_events: "seq", webhook_deliveries: "id", payout_items: "id", signing_pauses: "id", wallet_outflows: "id", outflow_watch_starts: "chain_id", audit_log: "seq" } as const;
+export const JOURNAL_TABLES = { transfers: "id", attempts: "id", webhook_events: "seq", webhook_deliveries: "id", payout_items: "id", signing_pauses: "id", wallet_outflows: "id", outflow_watch_starts: "chain_id", audit_log: "seq", address_book: "id" } as const;
 export type JournalTable = keyof typeof JOURNAL_TABLES;
 
 export type JournalRow = Record<string, string | number | null>;

@@ -1,4 +1,6 @@
 /** The transfer journal in an embedded SQLite database (better-sqlite3, WAL). */
+import type { AddressBook } from "./address-book.js";
+import { ADDRESS_BOOK_SCHEMA, SqliteAddressBook } from "./sqlite-address-book.js";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type Database from "better-sqlite3";
@@ -328,6 +330,7 @@ export function openSqliteJournal(path: string, owner: JournalOwner, options: Sq
   // FULL survives power loss; NORMAL survives a crashed process only, but skips an fsync per commit.
   db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous}; PRAGMA busy_timeout = 5000;`);
   db.exec(SCHEMA);
+  db.exec(ADDRESS_BOOK_SCHEMA);
   addColumns(db);
   db.exec(OUTFLOW_LOG_KEY_INDEX);
   allowEventsOfNoTransfer(db);
@@ -695,6 +698,8 @@ class SqliteJournalStore {
   /** What the working copy does not hold, read from the shared database. */
   readonly elsewhere: JournalElsewhere | undefined;
   readonly #auditKey: AuditKey | undefined;
+  /** ADDRESS_BOOK's entries, held in memory; each change written in the shared transaction with its audit entry. */
+  readonly addressBook: SqliteAddressBook;
 
   constructor(db: Database.Database, notify: boolean, changeLog: SqliteChangeLog | undefined, parts: Pick<SqliteJournalOptions, "replica" | "elsewhere" | "auditKey">) {
     this.db = db;
@@ -705,6 +710,10 @@ class SqliteJournalStore {
     this.#changeLog = changeLog;
     this.statements = prepareStatements(db);
     this.history = new SqliteHistoryReader(db);
+    this.addressBook = new SqliteAddressBook(db, {
+      write: (statement) => this.write(statement),
+      audit: (kind, actor, detail) => this.statements.insertAudit.run({ at: steadyWallClockNow(), kind, transferId: null, actor, detail: JSON.stringify(detail) }),
+    });
     if (this.statements.userVersion.pluck().get() === 0) db.exec(ATTEMPTS_OF_EARLIER_VERSIONS);
     for (const hash of this.statements.severalAttemptHashes.pluck().all() as string[]) this.severalAttemptHashes.add(hash);
   }
@@ -924,6 +933,10 @@ class SqliteTransferJournal implements TransferJournal {
     this.#store = store;
     this.#network = network;
     this.#ownsStore = ownsStore;
+  }
+
+  get addressBook(): AddressBook {
+    return this.#store.addressBook;
   }
 
   forLane(walletAddress: string): TransferJournal {

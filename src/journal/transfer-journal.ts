@@ -3,6 +3,7 @@
  * networked store can replace the SQLite one; every method is atomic on its own.
  */
 
+import type { AddressBook } from "./address-book.js";
 import type { AuditEntry, AuditRow } from "./audit-chain.js";
 
 /**
@@ -402,6 +403,8 @@ export interface TransferJournal {
   outflowWatchStart(): number | undefined;
   /** Journals that head, once per network (a second call keeps the first). */
   recordOutflowWatchStart(block: number): void;
+  /** ADDRESS_BOOK: the recipients paid without approval (one book for every network and lane). */
+  readonly addressBook: AddressBook;
   /** Where this network's outflow watch got to (see OutflowWatchProgress); undefined before its first check. */
   outflowWatchProgress(): OutflowWatchProgress | undefined;
   recordOutflowWatchProgress(progress: OutflowWatchProgress): void;

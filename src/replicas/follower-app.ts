@@ -43,7 +43,7 @@ export interface FollowerAppDependencies {
 
 const FORWARDED_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 
-export function buildFollowerApp(config: AppConfig, deps: FollowerAppDependencies) {
+export function buildFollowerApp(config: Pick<AppConfig, "rateLimitMax" | "rateLimitWindowMs" | "trustProxy">, deps: FollowerAppDependencies) {
   const app = Fastify(serverOptions(config, deps.logger)).withTypeProvider<TypeBoxTypeProvider>();
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   app.setErrorHandler(handleError);

@@ -50,29 +50,29 @@ describe("TransferPolicy.decideApproval", () => {
   it("waits above APPROVAL_ABOVE, and once a key's last 24 hours would pass APPROVAL_ABOVE_PER_DAY: splitting escapes nothing", () => {
     let now = 1_000_000;
     const policy = new TransferPolicy({ approvalAboveUnits: 100n, approvalAbovePerPeriodUnits: 150n, periodMs: DAY }, [], () => now);
-    expect(policy.decideApproval("key", 101n).needsApproval).toBe(true);
+    expect(policy.decideApproval("key", 101n, [ALICE]).needsApproval).toBe(true);
     for (const units of [60n, 60n]) {
-      const decision = policy.decideApproval("key", units);
+      const decision = policy.decideApproval("key", units, [ALICE]);
       expect(decision.needsApproval).toBe(false);
       policy.authorize("key", ALICE, units);
       decision.release();
     }
     // 120 sent: 40 more would pass 150.
-    expect(policy.decideApproval("key", 40n).needsApproval).toBe(true);
-    expect(policy.decideApproval("key", 30n).needsApproval).toBe(false);
+    expect(policy.decideApproval("key", 40n, [ALICE]).needsApproval).toBe(true);
+    expect(policy.decideApproval("key", 30n, [ALICE]).needsApproval).toBe(false);
     // Another key has its own day; a day later the first key's sends have left it.
-    expect(policy.decideApproval("other", 100n).needsApproval).toBe(false);
+    expect(policy.decideApproval("other", 100n, [ALICE]).needsApproval).toBe(false);
     now += DAY;
-    expect(policy.decideApproval("key", 100n).needsApproval).toBe(false);
+    expect(policy.decideApproval("key", 100n, [ALICE]).needsApproval).toBe(false);
   });
 
   it("counts requests decided at once, before any is sent: of three of 60 with 150 a day, the third waits; a request that was not sent gives its room back", () => {
     const policy = new TransferPolicy({ approvalAbovePerPeriodUnits: 150n, periodMs: DAY });
-    const [first, second, third] = [policy.decideApproval("key", 60n), policy.decideApproval("key", 60n), policy.decideApproval("key", 60n)];
+    const [first, second, third] = [policy.decideApproval("key", 60n, [ALICE]), policy.decideApproval("key", 60n, [ALICE]), policy.decideApproval("key", 60n, [ALICE])];
     expect([first.needsApproval, second.needsApproval, third.needsApproval]).toEqual([false, false, true]);
     // The second was refused before it was sent (nothing counted against the cap): its room is free again.
     second.release();
     second.release();
-    expect(policy.decideApproval("key", 60n).needsApproval).toBe(false);
+    expect(policy.decideApproval("key", 60n, [ALICE]).needsApproval).toBe(false);
   });
 });

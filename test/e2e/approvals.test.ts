@@ -342,3 +342,55 @@ describe("two-person approval of a payout batch on anvil", () => {
     expect(await token.getFunction("balanceOf")(recipient)).toBe(0n);
   });
 });
+
+describe("the address book on anvil", () => {
+  let chain: TestChain;
+  let service: TestService;
+  const book = (method: "GET" | "POST" | "DELETE", url: string, key: string, payload?: object) =>
+    service.app.inject({ method, url, headers: { ...bearer(key), ...(payload && { "content-type": "application/json" }) }, ...(payload && { payload: JSON.stringify(payload) }) });
+
+  beforeAll(async () => {
+    chain = await startTestChainOn("anvil");
+    service = await startService(chain.target, {
+      API_KEYS: `admin:${TEST_API_KEY},admin:${SECOND_ADMIN_KEY},transfer:${TRANSFER_KEY}`,
+      ADDRESS_BOOK: "true",
+      // 1.8 s: an entry pays without approval that long after it was added.
+      ADDRESS_BOOK_COOLING_OFF_HOURS: "0.0005",
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await service?.close();
+    await chain?.stop();
+  });
+
+  it("makes a transfer to an address off the book wait for approval; one added pays without it only after the cooling-off; one removed waits again; every change audited", async () => {
+    const known = freshAddress();
+    const send = (toAddress: string) => postJson(service.app, "/transfer", { toAddress, amount: "1" }, bearer(TRANSFER_KEY));
+    expect((await send(known)).statusCode).toBe(202);
+    // Only an admin changes the book.
+    expect((await book("POST", "/address-book", TRANSFER_KEY, { address: known })).statusCode).toBe(403);
+    const added = await book("POST", "/address-book", TEST_API_KEY, { address: known.toLowerCase(), label: "supplier" });
+    expect(added.statusCode, added.body).toBe(201);
+    expect(added.json()).toMatchObject({ address: known, label: "supplier", addedBy: keyIdOf(TEST_API_KEY), effective: false });
+    expect((await book("POST", "/address-book", SECOND_ADMIN_KEY, { address: known })).json().code).toBe("ADDRESS_BOOK_ENTRY_EXISTS");
+    // Within the cooling-off it still waits.
+    expect((await send(known)).statusCode).toBe(202);
+    await waitUntil(async () => (await book("GET", "/address-book", TEST_API_KEY)).json().entries[0].effective, 10_000, "the entry effective");
+    const paid = await send(known);
+    expect(paid.statusCode, paid.raw).toBe(200);
+    await waitForReceipt(chain, paid.body.result.hash, 10_000);
+    expect(await tokenBalanceOf(chain, known)).toBe(parseUnits("1", 18));
+    // Someone else, still off the book: waits.
+    expect((await send(freshAddress())).statusCode).toBe(202);
+    const removed = await book("DELETE", `/address-book/${known}`, SECOND_ADMIN_KEY);
+    expect(removed.statusCode, removed.body).toBe(200);
+    expect((await send(known)).statusCode).toBe(202);
+    expect((await book("DELETE", `/address-book/${known}`, SECOND_ADMIN_KEY)).json().code).toBe("ADDRESS_BOOK_ENTRY_NOT_FOUND");
+
+    const audit = (await service.app.inject({ method: "GET", url: "/audit?order=newest&limit=100", headers: bearer(TEST_API_KEY) })).json().entries as { kind: string; actor: string; detail: { address?: string } }[];
+    expect(audit.filter((entry) => entry.kind.startsWith("operator.address_book")).map((entry) => [entry.kind, entry.actor, entry.detail.address]).reverse()).toEqual([
+      ["operator.address_book_added", keyIdOf(TEST_API_KEY), known],
+      ["operator.address_book_removed", keyIdOf(SECOND_ADMIN_KEY), known],
+    ]);
+  });
+});

@@ -270,6 +270,30 @@ describe.skipIf(missing)(missing ? `the console in Chromium: NOT RUN, ${missing}
     expect(repeat.statusCode, repeat.raw).toBe(200);
   });
 
+  it("manages the address book: an admin adds an address with a label, sees when it pays without approval, and removes it after asking", async () => {
+    const address = freshAddress();
+    const section = page.locator("#address-book");
+    await page.locator("#address-book-address").fill(address);
+    await page.locator("#address-book-label").fill("console supplier");
+    await page.getByRole("button", { name: "Add to the address book" }).click();
+    await expect.poll(() => page.locator("#outcome").textContent()).toContain(`Added ${address} to the address book`);
+    await expect.poll(() => section.textContent()).toContain(address);
+    const listed = await section.textContent();
+    expect(listed).toContain("console supplier");
+    expect(listed).toContain("(cooling off)");
+    expect(listed).toContain("ADDRESS_BOOK is off");
+    const book = (await service.app.inject({ method: "GET", url: "/address-book", headers: AUTHORIZATION })).json();
+    expect(book.entries).toEqual([expect.objectContaining({ address, label: "console supplier", effective: false })]);
+    await page.screenshot({ path: join(ARTIFACTS, "console-address-book-1280.png"), fullPage: true });
+    await page.getByRole("button", { name: `Remove ${address}` }).click();
+    const dialog = page.locator("dialog#confirm");
+    await dialog.waitFor({ state: "visible" });
+    expect(await dialog.textContent()).toContain(`Remove ${address} (console supplier) from the address book?`);
+    await dialog.getByRole("button", { name: "Yes" }).click();
+    await expect.poll(() => page.locator("#outcome").textContent()).toBe(`DELETE /address-book/${address}: 200`);
+    await expect.poll(() => section.textContent()).toContain("The address book is empty.");
+  });
+
   it("shows an approver every recipient and amount of a payout batch that waits, in its row and in the question before the decision", async () => {
     const secondAdmin = { authorization: `Bearer ${SECOND_ADMIN_KEY}` };
     const [first, second] = [freshAddress(), freshAddress()];

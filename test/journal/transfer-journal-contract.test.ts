@@ -673,6 +673,28 @@ describe.each([
     expect(journal.forNetwork(8453n, OWNER.tokenAddress).outflowWatchStart()).toBe(9);
   });
 
+  it("keeps the address book across a reopen (a restart, a new leader): each entry once, a removal for good, every change in the audit log", async () => {
+    const entry = { address: REQUEST.recipient, label: "supplier", addedBy: "key_admin", addedAt: 1_000, effectiveAt: 2_000 };
+    expect(journal.addressBook.add(entry)).toBe(true);
+    expect(journal.addressBook.add({ ...entry, label: "again" })).toBe(false);
+    const other = { ...entry, address: "0x90F79bf6EB2c4f870365E785982E1f101E93b906", label: null };
+    expect(journal.forNetwork(8453n, OWNER.tokenAddress).addressBook.add(other)).toBe(true);
+    await journal.flushed();
+    await reopen();
+    expect(journal.addressBook.entries()).toEqual([entry, other]);
+    expect(journal.addressBook.remove(other.address, "key_second", 3_000)).toEqual(other);
+    expect(journal.addressBook.remove(other.address, "key_second", 3_000)).toBeUndefined();
+    await journal.flushed();
+    await reopen();
+    expect(journal.addressBook.entries()).toEqual([entry]);
+    const audited = (await journal.auditEntries({ before: Number.MAX_SAFE_INTEGER }, 50)).filter((row) => row.kind.startsWith("operator.address_book"));
+    expect(audited.map((row) => [row.kind, row.actor, JSON.parse(row.detail).address]).reverse()).toEqual([
+      ["operator.address_book_added", "key_admin", entry.address],
+      ["operator.address_book_added", "key_admin", other.address],
+      ["operator.address_book_removed", "key_second", other.address],
+    ]);
+  });
+
   it("journals each unexpected outflow once, also across a reopen (a restart, a new leader)", async () => {
     const outflow = { chainId: "31337", hash: `0x${"ab".repeat(32)}`, logIndex: null, logKey: null, wallet: REQUEST.recipient, blockNumber: 7, detectedAt: 1_000 };
     expect(journal.recordOutflow(outflow)).toBe(true);

@@ -126,7 +126,7 @@ describe("operations", () => {
     expect(result.errors).toBeUndefined();
     expect(result.valid).toBe(true);
     expect(Object.keys(document.paths).sort()).toEqual(
-      ["/audit", "/getTransaction", "/health", "/metrics", "/networks", "/payouts", "/payouts/{id}", "/ready", "/transactions/{hash}", "/transactions/{hash}/cancel", "/transactions/{hash}/reprice", "/transfer", "/transfers", "/transfers/activity", "/transfers/{id}/approve", "/transfers/{id}/reject", "/wallet", "/wallet/resume", "/webhooks/deliveries", "/webhooks/deliveries/{id}/retry"].sort(),
+      ["/address-book", "/address-book/{address}", "/audit", "/getTransaction", "/health", "/metrics", "/networks", "/payouts", "/payouts/{id}", "/ready", "/transactions/{hash}", "/transactions/{hash}/cancel", "/transactions/{hash}/reprice", "/transfer", "/transfers", "/transfers/activity", "/transfers/{id}/approve", "/transfers/{id}/reject", "/wallet", "/wallet/resume", "/webhooks/deliveries", "/webhooks/deliveries/{id}/retry"].sort(),
     );
     // The history in both forms a client may ask for.
     expect(Object.keys(document.paths["/transfers"].get.responses["200"].content).sort()).toEqual(["application/json", "text/csv"]);

@@ -115,7 +115,7 @@ export const payoutRoutes: FastifyPluginAsyncTypebox<PayoutRouteOptions> = async
         request.log.info({ payout: awaiting.entry.id, items: order.items.length, paid: paid.length, units: units.toString(), network: chosen.network.name, replayed: awaiting.replayed }, "payout awaits an admin's approval");
         return reply.code(202).send(describeApproval(awaiting.entry, chosen));
       };
-      const decision = chosen.policy.decideApproval(apiKeyId, units);
+      const decision = chosen.policy.decideApproval(apiKeyId, units, paid.map((item) => item.recipient));
       let outcome;
       try {
         if (decision.needsApproval) {

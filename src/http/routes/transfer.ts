@@ -97,7 +97,7 @@ export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = as
         request.log.info({ id: awaiting.entry.id, network: chosen.network.name, token: chosen.token.symbol, recipient, units: units.toString(), idempotencyKey, apiKeyId, replayed: awaiting.replayed }, "transfer awaits an admin's approval");
         return reply.code(202).send(describeApproval(awaiting.entry, chosen));
       };
-      const decision = policy.decideApproval(apiKeyId, units);
+      const decision = policy.decideApproval(apiKeyId, units, [recipient]);
       let outcome;
       try {
         if (decision.needsApproval) {
