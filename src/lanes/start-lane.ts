@@ -16,7 +16,7 @@ import { replaceNotExecutable, startBackgroundResend } from "../send-path/backgr
 import { createNonceAllocator } from "../send-path/create-nonce-allocator.js";
 import { createSendPath } from "../send-path/create-send-path.js";
 import { unlessSignerRefuses } from "../send-path/signer-refusal.js";
-import { type FeePolicy, offeredFees } from "../send-path/fee-policy.js";
+import { type FeePolicy, defaultFeeCeilingWei, offeredFees } from "../send-path/fee-policy.js";
 import { type LaneFigures, type LaneHold, admittedPerLane, laneHold } from "./lane-routing.js";
 import type { NonceAllocator } from "../send-path/nonce-allocator.js";
 import type { NonceDisplacements } from "../send-path/nonce-displacements.js";
@@ -97,12 +97,13 @@ export type LaneConfig = Pick<
 >;
 
 /** The fee policy the configuration describes (gwei values in wei). */
-export function feePolicyOf(config: LaneConfig): FeePolicy {
+export function feePolicyOf(config: LaneConfig, chainId: bigint): FeePolicy {
   const gwei = (value: string | undefined) => (value === undefined ? undefined : parseUnits(value, "gwei"));
   return {
     tipPercentile: config.feeTipPercentile,
     minTip: parseUnits(config.minPriorityFeePerGas, "gwei"),
-    maxFeePerGas: gwei(config.maxFeePerGas),
+    // A cap that exists without configuration: the chain's default ceiling unless MAX_FEE_PER_GAS says otherwise.
+    maxFeePerGas: gwei(config.maxFeePerGas) ?? defaultFeeCeilingWei(chainId),
     maxTip: gwei(config.maxPriorityFeePerGas),
   };
 }
@@ -134,7 +135,7 @@ export interface LaneParts {
 
 /** Reads one wallet, reconciles its unfinished transfers, and starts its background work. */
 export async function startLane(config: LaneConfig, { pooled, chain, journal, log, endpoints, isSendingAnywhere, displacements, slots, latestBlock, walletReads }: LaneParts): Promise<RunningLane> {
-  const fees = feePolicyOf(config);
+  const fees = feePolicyOf(config, chain.chainId);
   const initialSnapshot = await walletReads.read(chain.wallet.address);
   const ledger = new WalletLedger(initialSnapshot, chain.tokenAddress);
   // After the caller's synchronous work (a refused broadcast gives its reservation back and takes it again

@@ -139,7 +139,7 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
     // New transfers waiting for room in a lane (see admittedPerLane), every lane's.
     const slots = new SlotQueue();
     // Every lane's balances and nonce count, one request a block.
-    const walletReads = new PoolWalletReads(chain, feePolicyOf(config), (reason) =>
+    const walletReads = new PoolWalletReads(chain, feePolicyOf(config, chain.chainId), (reason) =>
       log.warn({ reason }, "every lane's balances cannot be read in one request here; reading them call by call from now on"),
     );
     for (const signer of chain.laneSigners) {

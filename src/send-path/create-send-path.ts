@@ -85,7 +85,7 @@ export function createSendPath(settings: SendPathSettings, parts: SendPathParts)
     onAtCap: ({ offered, needed, ...stuck }) =>
       log.warn(
         { ...stuck, offered: feesAsText(offered), needed: feesAsText(needed) },
-        "a stuck transfer is at the fee cap (MAX_FEE_PER_GAS / MAX_PRIORITY_FEE_PER_GAS): it waits unmined, and every later transfer behind it",
+        "a stuck transfer is at the fee cap (MAX_FEE_PER_GAS, or the chain's default ceiling when it is unset; MAX_PRIORITY_FEE_PER_GAS): it waits unmined, and every later transfer behind it",
       ),
     onReplaced: ({ fees: offered, ...replacement }) =>
       log.info(

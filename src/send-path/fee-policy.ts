@@ -3,6 +3,7 @@
  * (eth_feeHistory), never below a floor; maxFeePerGas is twice the base fee plus the tip, which stays
  * valid through several blocks of rising base fee; neither ever goes above the operator's caps.
  */
+import { parseUnits } from "ethers";
 
 export interface FeePolicy {
   /** Which percentile of each recent block's tips to follow (0 to 100). */
@@ -12,6 +13,39 @@ export interface FeePolicy {
   /** Caps, wei; none when undefined. No transaction goes above them. */
   maxFeePerGas?: bigint;
   maxTip?: bigint;
+}
+
+/**
+ * With no MAX_FEE_PER_GAS, no transaction offers more per gas than this, by chain id (gwei): what fee spikes
+ * there have reached, with room, so that a market gone wild (or an endpoint that says it has) cannot have a
+ * first attempt burn the wallet's ETH; the 10x ceiling bounds its re-pricings. An operator raises (or
+ * lowers) it with MAX_FEE_PER_GAS. Other chains: DEFAULT_FEE_CEILING_GWEI.
+ */
+const FEE_CEILING_GWEI_BY_CHAIN = new Map<bigint, string>([
+  // Ethereum and its testnets.
+  [1n, "2000"],
+  [11155111n, "2000"],
+  [17000n, "2000"],
+  [560048n, "2000"],
+  // Rollups: their base fees are a small fraction of a gwei, their spikes a few gwei.
+  [8453n, "100"],
+  [84532n, "100"],
+  [10n, "100"],
+  [11155420n, "100"],
+  [42161n, "100"],
+  [42170n, "100"],
+  [421614n, "100"],
+  // Polygon PoS counts fees in POL, whose spikes have passed 1,000 gwei.
+  [137n, "30000"],
+  [80002n, "30000"],
+  [56n, "1000"],
+  [97n, "1000"],
+]);
+export const DEFAULT_FEE_CEILING_GWEI = "10000";
+
+/** The most per gas any transaction offers on `chainId` without MAX_FEE_PER_GAS, wei. */
+export function defaultFeeCeilingWei(chainId: bigint): bigint {
+  return parseUnits(FEE_CEILING_GWEI_BY_CHAIN.get(chainId) ?? DEFAULT_FEE_CEILING_GWEI, "gwei");
 }
 
 /** How many recent blocks the tip is read from. */
