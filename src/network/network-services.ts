@@ -109,6 +109,11 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
       // The block the lanes' pollers read when it is recent enough: an idle service reads no more blocks for it.
       readHead: async () => (await latestBlock.latest(config.outflowCheckIntervalMs)).block,
       lanes: chain.laneSigners.map((signer) => ({ address: signer.address, journal: signer === chain.signer ? journal : journal.forLane(signer.address) })),
+      tokens: (chain.tokens ?? []).filter((token) => !token.native).map((token) => token.address),
+      onOtherTokenLogsSkipped: (skipped, blocks) =>
+        log.warn({ skipped, blocks }, "more Transfer logs out of the wallets of contracts this network does not pay in than one check reports (a fake token's spam?): those were not reported one by one"),
+      onLogsNarrowed: (block, error) =>
+        log.error({ block, err: error }, "the node would not return every contract's Transfer logs out of the wallets in this block (too many): only the network's tokens' were read there"),
       onOutflow,
       onRefusedMined: (entry, hash, block) => {
         log.error(
@@ -121,7 +126,7 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
           // An entry the working copy no longer holds (a shared database): reported again by the next leader.
           log.error({ err: error, entryId: entry.id }, "could not journal the transfer answered 417 as mined; the journal still shows it rejected");
         }
-        onOutflow({ wallet: entry.lane, hash, block, nonce: entry.nonce, token: null, logIndex: null, logKey: null, to: null, amount: null, code: null });
+        onOutflow({ wallet: entry.lane, hash, block, nonce: entry.nonce, token: null, logIndex: null, logKey: null, to: null, amount: null, code: null, otherToken: false });
       },
       onUnexplainedNonce: (wallet, nonce, searched) => lanes.find((lane) => lane.address === wallet)?.unexplainedNonces.report(nonce, searched),
       // Nonces another sender of a lane's key used are not signed at: a transfer that met one would be held

@@ -23,6 +23,7 @@ export function outflowEvent(outflow: ReportedOutflow, signingPaused: boolean): 
     to: outflow.to,
     amount: outflow.amount,
     code: outflow.code,
+    otherToken: outflow.otherToken,
     detectedAt: outflow.detectedAt,
     signingPaused,
   };

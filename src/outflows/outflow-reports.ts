@@ -74,7 +74,8 @@ export function outflowReporter(parts: OutflowReportParts, network: { name: stri
     audit(reported);
     log.error({ outflow: reported }, "UNEXPECTED OUTFLOW: a transaction or token transfer out of the wallet that this service never made (is the key used elsewhere, or compromised?)");
     outflows.record(reported);
-    if (pauseOnOutflow) pause(reported);
+    // A Transfer of a contract the network does not pay in proves nothing of the key: anyone can emit one.
+    if (pauseOnOutflow && !reported.otherToken) pause(reported);
     if (endpoints.length > 0) journalEvent(reported);
   };
 }

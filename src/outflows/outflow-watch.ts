@@ -7,7 +7,10 @@
  * Each check takes the head (the block the lanes' pollers read, when recent enough: no call of its own), and
  * when it moved, reads each lane's nonce count at that head, the lane's code when its count moved, and the
  * Transfer logs out of the lanes of every contract (not only the tokens the service pays in: an ERC-20 the
- * wallet holds and the file does not name leaves the same way) since the last check. Facts only: a nonce no
+ * wallet holds and the file does not name leaves the same way) since the last check. Any contract can emit
+ * a Transfer "from" the wallet (fake tokens of address poisoning do, with no key): one of a contract the
+ * network does not pay in is reported (`otherToken`), never a reason to pause signing, and at most
+ * OTHER_TOKEN_REPORTS_PER_CHECK of them a check. Facts only: a nonce no
  * transfer holds is reported once the chain's blocks name the transaction that used it (findNonceUse), a
  * log is reported for its own transaction hash, which no attempt has, and code is reported as read. Nothing
  * is concluded from an absence: a log index that lags is read again over the last LOG_OVERLAP_BLOCKS blocks at
@@ -17,10 +20,11 @@
  * the journal, so that a restart or a new leader goes on from there, however long it was away: nothing
  * between is left unjudged.
  */
-import { getAddress, keccak256, toQuantity, zeroPadValue } from "ethers";
+import { concat, getAddress, keccak256, toQuantity, zeroPadValue } from "ethers";
 import type { JournalEntry, OutflowWatchProgress as WatchProgress } from "../journal/transfer-journal.js";
 import { hexQuantity } from "../node/call-blocks.js";
 import { TRANSFER_TOPIC } from "../node/erc20.js";
+import { nodeWordsOf } from "../node/node-answers.js";
 import { type BlockRef, NonceSearches, type NonceUseNode, findNonceUse } from "../node/wallet-nonce-use.js";
 
 /** A transaction or token transfer out of a wallet of the service that it never signed. */
@@ -48,10 +52,12 @@ export interface UnexpectedOutflow {
   amount: string | null;
   /**
    * Code found at the wallet (an EIP-7702 delegation: 0xef0100 and the delegate), which lets the account move
-   * funds with no nonce of its own and no log; `hash` is then the code's keccak-256 and `block` the head it was
-   * read at. Null for a transaction or a log.
+   * funds with no nonce of its own and no log; `hash` is then the keccak-256 of the wallet's address and the
+   * code, and `block` the head it was read at. Null for a transaction or a log.
    */
   code: string | null;
+  /** A Transfer log of a contract the network does not pay in: reported, not a reason to pause (any contract can emit one). */
+  otherToken: boolean;
 }
 
 
@@ -68,6 +74,12 @@ export interface OutflowWatchOptions {
   /** The latest block. */
   readHead: () => Promise<BlockRef>;
   lanes: readonly { address: string; journal: LaneJournal }[];
+  /** The ERC-20 tokens the network pays in: their Transfers out of a lane pause signing (PAUSE_ON_UNEXPECTED_OUTFLOW); other contracts' do not. */
+  tokens: readonly string[];
+  /** Told how many Transfer logs of other contracts one read held beyond OTHER_TOKEN_REPORTS_PER_CHECK (not reported one by one). */
+  onOtherTokenLogsSkipped?: (skipped: number, blocks: { from: number; to: number }) => void;
+  /** Told of a block whose every contract's logs the node would not return (too many): only the network's tokens' were read there. */
+  onLogsNarrowed?: (block: number, error: unknown) => void;
   onOutflow: (outflow: UnexpectedOutflow) => void;
   /** Told each lane's nonce count at the head of every check (a fact: the lane's sequence starts past it). */
   onMinedCount?: (wallet: string, count: number) => void;
@@ -97,6 +109,8 @@ export const LOG_LOOKBACK_BLOCKS = 128;
  * than a chain of four blocks a second makes between two checks, so the watch catches up.
  */
 const LOG_READS_PER_CHECK = 8;
+/** Transfer logs of contracts the network does not pay in that one check reports: a fake token can emit thousands. */
+export const OTHER_TOKEN_REPORTS_PER_CHECK = 16;
 /** Nonces no transfer holds that one check looks up in the chain's blocks (each is a few count reads); the rest wait for the next check. */
 const NONCE_LOOKUPS_PER_CHECK = 8;
 /** Nonces one check asks the journal about; a wallet used far more often elsewhere is caught up over several checks. */
@@ -173,8 +187,9 @@ export class OutflowWatch {
     if (typeof code !== "string" || !/^0x([0-9a-fA-F]{2})*$/.test(code)) return;
     this.#countAtCodeRead.set(wallet, count);
     if (code === "0x") return;
-    const hash = keccak256(code);
-    this.#report({ wallet, hash, block: head, nonce: null, token: null, logIndex: null, logKey: `code:${code.toLowerCase()}`, to: null, amount: null, code }, `${wallet}:code:${hash}`);
+    // One report per wallet and code: two wallets delegated to one delegate have the same code.
+    const hash = keccak256(concat([wallet, code]));
+    this.#report({ wallet, hash, block: head, nonce: null, token: null, logIndex: null, logKey: `code:${wallet.toLowerCase()}:${code.toLowerCase()}`, to: null, amount: null, code, otherToken: false }, `${wallet}:code:${hash}`);
   }
 
   // Keeps where the watch got to in the journal when that moved (every outflow found before it is journaled already).
@@ -198,7 +213,7 @@ export class OutflowWatch {
     if (!lane || this.#reported.has(`${by}:tx`)) return;
     const own = await lane.journal.lookUpByHash(by);
     if (own) return this.#ownMined(own, by, block);
-    this.#report({ wallet, hash: by, block, nonce, token: null, logIndex: null, logKey: null, code: null, ...(await this.#whereTo(by)) }, `${by}:tx`);
+    this.#report({ wallet, hash: by, block, nonce, token: null, logIndex: null, logKey: null, code: null, otherToken: false, ...(await this.#whereTo(by)) }, `${by}:tx`);
   }
 
   async #checkNonces(lane: { address: string; journal: LaneJournal }, count: number, head: number): Promise<void> {
@@ -236,7 +251,7 @@ export class OutflowWatch {
         this.#ownMined(own, use.by, use.block);
         continue;
       }
-      this.#report({ wallet: lane.address, hash: use.by, block: use.block, nonce, token: null, logIndex: null, logKey: null, code: null, ...(await this.#whereTo(use.by)) }, `${use.by}:tx`);
+      this.#report({ wallet: lane.address, hash: use.by, block: use.block, nonce, token: null, logIndex: null, logKey: null, code: null, otherToken: false, ...(await this.#whereTo(use.by)) }, `${use.by}:tx`);
     }
     this.#checkedNonces.set(lane.address, checkedBelow);
   }
@@ -271,16 +286,30 @@ export class OutflowWatch {
     }
   }
 
+  // Every contract's Transfer logs out of a lane in (from, to]: no address filter. A range the node will not
+  // answer for its size is read in halves; a single block so refused, for the network's tokens only.
+  async #readLogs(from: number, to: number, tokensOnly = false): Promise<RpcLog[]> {
+    const { node, lanes, tokens } = this.#options;
+    const filter = { fromBlock: toQuantity(from), toBlock: toQuantity(to), topics: [TRANSFER_TOPIC, lanes.map((lane) => zeroPadValue(lane.address, 32))] };
+    try {
+      return (await node.send("eth_getLogs", [tokensOnly ? { ...filter, address: [...tokens] } : filter])) as RpcLog[];
+    } catch (error) {
+      if (tokensOnly || !tooManyLogs(error)) throw error;
+      if (from === to) {
+        this.#options.onLogsNarrowed?.(from, error);
+        return tokens.length === 0 ? [] : this.#readLogs(from, to, true);
+      }
+      const middle = Math.floor((from + to) / 2);
+      return [...(await this.#readLogs(from, middle)), ...(await this.#readLogs(middle + 1, to))];
+    }
+  }
+
   async #judgeLogs(from: number, to: number): Promise<void> {
-    const { node, lanes } = this.#options;
-    // Every contract's Transfer out of a lane: no address filter.
-    const logs = (await node.send("eth_getLogs", [
-      {
-        fromBlock: toQuantity(from),
-        toBlock: toQuantity(to),
-        topics: [TRANSFER_TOPIC, lanes.map((lane) => zeroPadValue(lane.address, 32))],
-      },
-    ])) as { address: string; topics: string[]; data: string; transactionHash: string; blockNumber: string; blockHash: string; logIndex: string; removed?: boolean }[];
+    const { lanes } = this.#options;
+    const logs = await this.#readLogs(from, to);
+    const tokens = new Set(this.#options.tokens.map((token) => token.toLowerCase()));
+    let otherReports = 0;
+    let otherSkipped = 0;
     const journal = lanes[0].journal;
     // In the chain's order, whatever order the node answers in: it tells which of a transaction's like Transfers is which.
     const inChainOrder = logs.filter((log) => !log.removed).sort((a, b) => Number(a.blockNumber) - Number(b.blockNumber) || Number(a.logIndex) - Number(b.logIndex));
@@ -307,8 +336,15 @@ export class OutflowWatch {
         this.#ownMined(own, hash, block);
         continue;
       }
-      this.#report({ ...transfer, hash, block, nonce: null, logIndex: Number(log.logIndex), logKey, code: null }, key);
+      const otherToken = !tokens.has(log.address.toLowerCase());
+      if (otherToken && otherReports >= OTHER_TOKEN_REPORTS_PER_CHECK) {
+        otherSkipped++;
+        continue;
+      }
+      if (otherToken) otherReports++;
+      this.#report({ ...transfer, hash, block, nonce: null, logIndex: Number(log.logIndex), logKey, code: null, otherToken }, key);
     }
+    if (otherSkipped > 0) this.#options.onOtherTokenLogsSkipped?.(otherSkipped, { from, to });
   }
 
   #searchesOf(wallet: string): NonceSearches {
@@ -340,6 +376,23 @@ export class OutflowWatch {
     this.#reported.add(key);
     if (this.#reported.size > REMEMBERED) this.#reported.delete(this.#reported.values().next().value as string);
   }
+}
+
+interface RpcLog {
+  address: string;
+  topics: string[];
+  data: string;
+  transactionHash: string;
+  blockNumber: string;
+  blockHash: string;
+  logIndex: string;
+  removed?: boolean;
+}
+
+// Whether the node refused a log read for the size of its answer (providers cap results and block ranges), in its words: a hint, for how to read again.
+function tooManyLogs(error: unknown): boolean {
+  const words = nodeWordsOf(error)?.message ?? (error as Error)?.message ?? "";
+  return /more than|exceed|too (many|large)|response size|block range|limit/i.test(words) && !/rate limit/i.test(words);
 }
 
 function quantityOrNaN(value: unknown): number {

@@ -95,8 +95,9 @@ export function unexpectedOutflowEventSchema(): TSchema {
           to: NullableString("the token's recipient, or the transaction's to; null when the node did not return the transaction"),
           amount: NullableString("base units of the token, or the transaction's value in wei; decimal; null when the node did not return the transaction"),
           code: NullableString(
-            "code found at the wallet (an EIP-7702 delegation: 0xef0100 and the delegate): the account can move funds with no nonce of its own and no log; hash is then the code's keccak-256 and the block the head it was read at. Null for a transaction or a log",
+            "code found at the wallet (an EIP-7702 delegation: 0xef0100 and the delegate): the account can move funds with no nonce of its own and no log; hash is then the keccak-256 of the wallet's address and the code, and the block the head it was read at. Null for a transaction or a log",
           ),
+          otherToken: Type.Boolean({ description: "a Transfer of a contract this network does not pay in: any contract can emit one (fake tokens do), so it never pauses signing" }),
           detectedAt: Type.String({ description: "when the service noticed it, ISO 8601" }),
           signingPaused: Type.Boolean({ description: "true when the service signs nothing until an admin resumes (PAUSE_ON_UNEXPECTED_OUTFLOW)" }),
         },
@@ -122,6 +123,7 @@ export function unexpectedOutflowEventSchema(): TSchema {
             to: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
             amount: "7000000",
             code: null,
+            otherToken: false,
             detectedAt: "2026-11-27T12:00:00.000Z",
             signingPaused: true,
           },

@@ -1,7 +1,7 @@
 /**
  * A thief with the wallet's key delegates the wallet (EIP-7702) through another account's transaction: no
  * transaction of the wallet, no token log, yet a nonce of the wallet is used and the account has code. The
- * watch names the delegating transaction as an unexpected outflow within seconds, and with
+ * watch names the delegating transaction, and the code the wallet now has, as unexpected outflows within seconds, and with
  * PAUSE_ON_UNEXPECTED_OUTFLOW nothing more is signed.
  */
 import { Wallet, parseEther } from "ethers";
@@ -41,9 +41,16 @@ describe("an EIP-7702 delegation of the wallet (anvil)", () => {
     const delegatedAt = Date.now();
 
     await waitUntil(async () => (await wallet()).signingPaused !== null, 15_000, "the pause");
+    // Named twice: by the code the wallet now has, and by the transaction that carried the authorization.
+    const reported = async () => (await service.app.inject({ method: "GET", url: "/wallet?snapshot=true", headers: AUTHORIZATION })).json().unexpectedOutflows as { wallet: string; hash: string; code: string | null }[];
+    await waitUntil(async () => (await reported()).some((outflow) => outflow.hash === carried.hash), 15_000 - (Date.now() - delegatedAt), "the carrying transaction named");
     expect(Date.now() - delegatedAt).toBeLessThan(15_000);
-    const reported = (await service.app.inject({ method: "GET", url: "/wallet?snapshot=true", headers: AUTHORIZATION })).json().unexpectedOutflows as { wallet: string; hash: string }[];
-    expect(reported).toEqual(expect.arrayContaining([expect.objectContaining({ wallet: walletAddress, hash: carried.hash })]));
+    expect(await reported()).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ wallet: walletAddress, hash: carried.hash }),
+        expect.objectContaining({ wallet: walletAddress, code: `0xef0100${delegate.slice(2).toLowerCase()}` }),
+      ]),
+    );
     const refused = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
     expect([refused.statusCode, refused.body.code]).toEqual([503, "SIGNING_PAUSED"]);
   });

@@ -4,12 +4,12 @@
  * settle is asked about again; a log read again is reported once; the service's own hashes and nonces never;
  * code at the wallet is reported; a restart goes on from where the journal says the watch got to.
  */
-import { keccak256, toQuantity, zeroPadValue } from "ethers";
+import { concat, keccak256, makeError, toQuantity, zeroPadValue } from "ethers";
 import { describe, expect, it } from "vitest";
 import type { JournalEntry } from "../../src/journal/transfer-journal.js";
 import { TRANSFER_TOPIC } from "../../src/node/erc20.js";
 import type { OutflowWatchProgress } from "../../src/journal/transfer-journal.js";
-import { type LaneJournal, OutflowWatch, type UnexpectedOutflow } from "../../src/outflows/outflow-watch.js";
+import { type LaneJournal, OTHER_TOKEN_REPORTS_PER_CHECK, OutflowWatch, type UnexpectedOutflow } from "../../src/outflows/outflow-watch.js";
 
 const WALLET = "0x7F5977502cAbc653a9Dc225118fFca92F62CB93A";
 const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
@@ -58,10 +58,10 @@ class ScriptedChain {
     if (method === "eth_getTransactionByHash") return { to: TOKEN.toLowerCase(), value: "0x0" };
     if (method === "eth_getLogs") {
       const { fromBlock, toBlock, topics, address } = params[0] as { fromBlock: string; toBlock: string; topics: [string, string[]]; address?: string[] };
-      // Every contract's Transfers out of the wallet: no address filter.
-      expect([topics, address]).toEqual([[TRANSFER_TOPIC, [zeroPadValue(WALLET, 32)]], undefined]);
+      // Every contract's Transfers out of the wallet: no address filter, but for a block the node refused so.
+      expect(topics).toEqual([TRANSFER_TOPIC, [zeroPadValue(WALLET, 32)]]);
       const answered = this.logs
-        .filter((log) => log.block >= Number(fromBlock) && log.block <= Number(toBlock))
+        .filter((log) => log.block >= Number(fromBlock) && log.block <= Number(toBlock) && (address === undefined || address.includes(log.token ?? TOKEN)))
         .map((log) => ({
           address: (log.token ?? TOKEN).toLowerCase(),
           topics: [TRANSFER_TOPIC, zeroPadValue(WALLET, 32), zeroPadValue(log.to, 32)],
@@ -119,6 +119,7 @@ function watchOf(chain: ScriptedChain, own: { nonce: number; hash: string }[], h
     node: chain,
     readHead: chain.headBlock,
     lanes: [{ address: WALLET, journal: journalOf(own, hashes) }],
+    tokens: [TOKEN],
     onOutflow: (outflow) => reported.push(outflow),
     onUnexplainedNonce: (_wallet, nonce) => unexplained.push(nonce),
     ...kept,
@@ -140,7 +141,7 @@ describe("the outflow watch", () => {
     chain.transactions.push({ block: 12, ...own[3] });
     chain.head = 12;
     await watch.check();
-    expect(reported).toEqual([{ wallet: WALLET, hash: hashOf(99), block: { number: 11, hash: hashOf(1_011) }, nonce: 3, token: null, logIndex: null, logKey: null, to: TOKEN, amount: "0", code: null }]);
+    expect(reported).toEqual([{ wallet: WALLET, hash: hashOf(99), block: { number: 11, hash: hashOf(1_011) }, nonce: 3, token: null, logIndex: null, logKey: null, to: TOKEN, amount: "0", code: null, otherToken: false }]);
     chain.head = 13;
     await watch.check();
     expect(reported).toHaveLength(1);
@@ -155,6 +156,7 @@ describe("the outflow watch", () => {
       node: chain,
       readHead: chain.headBlock,
       lanes: [{ address: WALLET, journal: journalOf([]) }],
+      tokens: [TOKEN],
       onOutflow: () => undefined,
       onMinedCount: (wallet, count) => told.push([wallet, count]),
       ...keptAnew(),
@@ -207,7 +209,7 @@ describe("the outflow watch", () => {
     await watch.check();
     chain.head = 12;
     await watch.check();
-    expect(reported).toEqual([{ wallet: WALLET, hash: hashOf(300), block: { number: 11, hash: hashOf(1_011) }, nonce: null, token: TOKEN, logIndex: 2, logKey: `${TOKEN}:${WALLET}:${THIEF}:40#0`.toLowerCase(), to: THIEF, amount: "40", code: null }]);
+    expect(reported).toEqual([{ wallet: WALLET, hash: hashOf(300), block: { number: 11, hash: hashOf(1_011) }, nonce: null, token: TOKEN, logIndex: 2, logKey: `${TOKEN}:${WALLET}:${THIEF}:40#0`.toLowerCase(), to: THIEF, amount: "40", code: null, otherToken: false }]);
   });
 
   it("reports a token transfer once when a reorganisation mines its transaction in another block at another log index; two in one transaction, both", async () => {
@@ -249,11 +251,66 @@ describe("the outflow watch", () => {
     );
     chain.head = 11;
     await watch.check();
-    expect(reported.map((outflow) => [outflow.token, outflow.logIndex, outflow.logKey])).toEqual([
-      [OTHER, 3, `${OTHER}:${WALLET}:${THIEF}:9#0`.toLowerCase()],
-      [TOKEN, 5, `${TOKEN}:${WALLET}:${THIEF}:4#0`.toLowerCase()],
-      [TOKEN, 6, `${TOKEN}:${WALLET}:${THIEF}:4#1`.toLowerCase()],
+    expect(reported.map((outflow) => [outflow.token, outflow.otherToken, outflow.logIndex, outflow.logKey])).toEqual([
+      [OTHER, true, 3, `${OTHER}:${WALLET}:${THIEF}:9#0`.toLowerCase()],
+      [TOKEN, false, 5, `${TOKEN}:${WALLET}:${THIEF}:4#0`.toLowerCase()],
+      [TOKEN, false, 6, `${TOKEN}:${WALLET}:${THIEF}:4#1`.toLowerCase()],
     ]);
+  });
+
+  it("reports at most OTHER_TOKEN_REPORTS_PER_CHECK Transfers of contracts the network does not pay in a check (a fake token's spam), the network's token's all", async () => {
+    const FAKE = "0x000000000000000000000000000000000000fa4e";
+    const chain = new ScriptedChain();
+    const skipped: number[] = [];
+    const reported: UnexpectedOutflow[] = [];
+    const watch = new OutflowWatch({
+      node: chain,
+      readHead: chain.headBlock,
+      lanes: [{ address: WALLET, journal: journalOf([]) }],
+      tokens: [TOKEN],
+      onOutflow: (outflow) => reported.push(outflow),
+      onOtherTokenLogsSkipped: (count) => skipped.push(count),
+      ...keptAnew(),
+    });
+    await watch.check();
+    for (let index = 0; index < 40; index++) chain.logs.push({ block: 11, hash: hashOf(800 + index), logIndex: index, to: THIEF, amount: 1n, token: FAKE });
+    chain.logs.push({ block: 11, hash: hashOf(900), logIndex: 41, to: THIEF, amount: 5n });
+    chain.head = 11;
+    await watch.check();
+    expect(reported.filter((outflow) => outflow.otherToken)).toHaveLength(OTHER_TOKEN_REPORTS_PER_CHECK);
+    expect(reported.filter((outflow) => !outflow.otherToken).map((outflow) => outflow.hash)).toEqual([hashOf(900)]);
+    expect(skipped).toEqual([40 - OTHER_TOKEN_REPORTS_PER_CHECK]);
+  });
+
+  it("reads a range the node refuses for its size in halves, and a single such block for the network's tokens only", async () => {
+    const FAKE = "0x000000000000000000000000000000000000fa4e";
+    const chain = new ScriptedChain();
+    const narrowed: number[] = [];
+    const reported: UnexpectedOutflow[] = [];
+    const watch = new OutflowWatch({
+      node: chain,
+      readHead: chain.headBlock,
+      lanes: [{ address: WALLET, journal: journalOf([]) }],
+      tokens: [TOKEN],
+      onOutflow: (outflow) => reported.push(outflow),
+      onLogsNarrowed: (block) => narrowed.push(block),
+      ...keptAnew(),
+    });
+    await watch.check();
+    chain.logs.push({ block: 15, hash: hashOf(950), logIndex: 0, to: THIEF, amount: 1n, token: FAKE }, { block: 15, hash: hashOf(951), logIndex: 1, to: THIEF, amount: 2n }, { block: 18, hash: hashOf(952), logIndex: 0, to: THIEF, amount: 3n });
+    // Block 15 holds more logs than this node will return without an address filter.
+    const send = chain.send.bind(chain);
+    chain.send = async (method, params) => {
+      const filter = (params[0] ?? {}) as { fromBlock?: string; toBlock?: string; address?: string[] };
+      if (method === "eth_getLogs" && !filter.address && Number(filter.fromBlock) <= 15 && Number(filter.toBlock) >= 15) {
+        throw makeError("query failed", "UNKNOWN_ERROR", { error: { code: -32005, message: "query returned more than 10000 results" } });
+      }
+      return send(method, params);
+    };
+    chain.head = 20;
+    await watch.check();
+    expect(narrowed).toEqual([15]);
+    expect(reported.map((outflow) => outflow.hash).sort()).toEqual([hashOf(951), hashOf(952)]);
   });
 
   it("finds a log a lagging index shows late, within the blocks it reads again", async () => {
@@ -294,6 +351,7 @@ describe("the outflow watch", () => {
       node: chain,
       readHead: chain.headBlock,
       lanes: [{ address: WALLET, journal: { ...journal, lookUpByHash: async (hash) => (hash === hashOf(60) ? rejected : journal.lookUpByHash(hash)) } }],
+      tokens: [TOKEN],
       onOutflow: (outflow) => reported.push(outflow),
       onRefusedMined: (entry, hash, block) => incidents.push({ entryId: entry.id, hash, block: block.number }),
       ...keptAnew(),
@@ -392,7 +450,19 @@ describe("the outflow watch", () => {
     chain.head = 12;
     await watch.check();
     expect(reported.filter((outflow) => outflow.code !== null)).toEqual([
-      { wallet: WALLET, hash: keccak256(delegated), block: { number: 12, hash: hashOf(1_012) }, nonce: null, token: null, logIndex: null, logKey: `code:${delegated}`, to: null, amount: null, code: delegated },
+      {
+        wallet: WALLET,
+        hash: keccak256(concat([WALLET, delegated])),
+        block: { number: 12, hash: hashOf(1_012) },
+        nonce: null,
+        token: null,
+        logIndex: null,
+        logKey: `code:${WALLET.toLowerCase()}:${delegated}`,
+        to: null,
+        amount: null,
+        code: delegated,
+        otherToken: false,
+      },
     ]);
     chain.head = 13;
     await watch.check();

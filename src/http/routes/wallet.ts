@@ -93,8 +93,9 @@ const UnexpectedOutflowSchema = Type.Object({
   to: Type.Union([Type.String(), Type.Null()], { description: "the token's recipient, or the transaction's to; null when the node did not return the transaction" }),
   amount: Type.Union([Type.String(), Type.Null()], { description: "base units of the token, or the transaction's value in wei; decimal" }),
   code: Type.Union([Type.String(), Type.Null()], {
-    description: "code found at the wallet (an EIP-7702 delegation: 0xef0100 and the delegate), which moves funds with no nonce and no log; hash is then the code's keccak-256. Null for a transaction or a log",
+    description: "code found at the wallet (an EIP-7702 delegation: 0xef0100 and the delegate), which moves funds with no nonce and no log; hash is then the keccak-256 of the wallet's address and the code. Null for a transaction or a log",
   }),
+  otherToken: Type.Boolean({ description: "a Transfer of a contract this network does not pay in: any contract can emit one (fake tokens do), so it never pauses signing" }),
   detectedAt: Type.String({ description: "when this service noticed it" }),
 });
 
@@ -310,7 +311,7 @@ async function walletOf(services: NetworkServices, snapshotOnly: boolean, replic
     jammed: isJammed(unconfirmed, chainLatest),
     unexpectedOutflows: outflows
       .recent(services.network.name, OUTFLOWS_SHOWN)
-      .map(({ wallet: from, hash, block, nonce, token, logIndex, to, amount, code, detectedAt }) => ({ wallet: from, hash, blockNumber: block.number, blockHash: block.hash, nonce, token, logIndex, to, amount, code, detectedAt })),
+      .map(({ wallet: from, hash, block, nonce, token, logIndex, to, amount, code, otherToken, detectedAt }) => ({ wallet: from, hash, blockNumber: block.number, blockHash: block.hash, nonce, token, logIndex, to, amount, code, otherToken, detectedAt })),
     replica: replicaId === undefined ? null : { id: replicaId, leads: true },
     rpcEndpoints: chain.endpoints.reports(),
     ...(services.lanes.length > 1 && {
