@@ -231,7 +231,7 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
         return running && new Map(running.chain.tokens.map((token) => [token.address, token.decimals]));
       },
     });
-    routes.register(walletRoute, { networks: services.networks, defaultChainId: services.configured[0].chainId, replicaId: deps.replicaId, outflows: services.outflows, signing: services.signing, resumes: services.resumes, journal: services.journal });
+    routes.register(walletRoute, { networks: services.networks, defaultChainId: services.configured[0].chainId, replicaId: deps.replicaId, outflows: services.outflows, signing: services.signing, resumes: services.resumes });
     routes.register(webhookDeliveriesRoute, { journal: services.journal, dispatcher: services.webhooks?.dispatcher });
     routes.register(auditRoute, { journal: services.journal });
     routes.register(addressBookRoute, { journal: services.journal, enforced: config.addressBook, coolingOffMs: config.addressBookCoolingOffHours * 3_600_000 });

@@ -123,6 +123,12 @@ export async function startChainServices(
   const placeOf = (chainId: bigint) => networks.findIndex((network) => servedOf(network).chainId === chainId);
   try {
     refuseUnfollowedNetworks(journal, networks.map((network) => servedOf(network).chainId));
+    if (journal.addressBook.ignored.length > 0) {
+      log.error(
+        { addresses: journal.addressBook.ignored.slice(0, 20), ignored: journal.addressBook.ignored.length },
+        "ADDRESS BOOK ENTRIES IGNORED: their rows do not check with AUDIT_KEY_FILE's key (written outside the service, or before the key was set): transfers to them wait for approval; check the audit log, then add them again",
+      );
+    }
     // A pause an earlier process began holds before any lane signs (see SigningPause.keepIn).
     signing.keepIn(journaledPause(journal));
     if (signing.paused) log.error({ signingPaused: signing.paused }, "SIGNING PAUSED since an earlier start (PAUSE_ON_UNEXPECTED_OUTFLOW): nothing is signed until an admin resumes with POST /wallet/resume");
@@ -191,7 +197,16 @@ export async function startChainServices(
       signing,
       approvals,
       auditHead,
-      resumes: config.resumeNeedsSecondAdmin ? new SecondAdminResume(signing, (keyId, other) => holders.samePerson(keyId, other)) : undefined,
+      resumes: config.resumeNeedsSecondAdmin
+        ? new SecondAdminResume(
+            signing,
+            (keyId, other) => holders.samePerson(keyId, other),
+            async ({ askedBy, latestHash, expiresAt }) => {
+              journal.recordAudit({ kind: "operator.resume_asked", actor: askedBy, detail: { latestHash, expiresAt } });
+              await journal.flushed();
+            },
+          )
+        : undefined,
       async close() {
         auditHead?.stop();
         await Promise.all(retries.map((retry) => retry.stop()));

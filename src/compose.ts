@@ -23,6 +23,7 @@ import { isJammed, readUnconfirmedTransfers } from "./send-path/unconfirmed-tran
 import { steadyWallClockNow } from "./clock.js";
 import { SigningPause, pausableSigner } from "./signers/signing-pause.js";
 import { paysWithoutApproval } from "./journal/address-book.js";
+import { keyHoldersOf } from "./auth/key-holders.js";
 
 const DAY_MS = 86_400_000;
 /** A failing gas check reads the balances again when they are older than this. */
@@ -102,6 +103,8 @@ export async function composeService(config: DeploymentConfig, logger: Logger, r
     // Made when a network is first used: one that joins later has no decimals before, and a limit its token
     // cannot hold keeps its transfers refused (503), as the start would have been.
     const policies = new Map<string, TransferPolicy>();
+    // APPROVAL_ABOVE_PER_DAY counts what a person's keys sent together (API_KEY_HOLDERS).
+    const holders = keyHoldersOf(config);
     const policyOf = (network: NetworkServices, token: ServedToken) => {
       const key = `${network.chain.chainId}:${token.address.toLowerCase()}`;
       let policy = policies.get(key);
@@ -117,7 +120,7 @@ export async function composeService(config: DeploymentConfig, logger: Logger, r
         // ADDRESS_BOOK: one book for every network, read from memory.
         const book = config.addressBook ? network.journal.addressBook : undefined;
         const paysWithoutApprovalNow = book && ((recipient: string) => paysWithoutApproval(book, recipient, steadyWallClockNow()));
-        policy = new TransferPolicy({ ...limits, paysWithoutApproval: paysWithoutApprovalNow }, network.journal.forNetwork(network.chain.chainId, token.address).spentSince(steadyWallClockNow() - DAY_MS));
+        policy = new TransferPolicy({ ...limits, paysWithoutApproval: paysWithoutApprovalNow, personOf: (apiKeyId) => holders.identityOf(apiKeyId) }, network.journal.forNetwork(network.chain.chainId, token.address).spentSince(steadyWallClockNow() - DAY_MS));
         policies.set(key, policy);
       }
       return policy;

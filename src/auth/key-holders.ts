@@ -50,13 +50,19 @@ export class KeyHolders {
     return new KeyHolders(holders);
   }
 
-  /** The person who holds the key `keyId`: its holder, or the key itself when none is named. */
+  /** The person who holds the key `keyId`: its holder (as written), or the key itself when none is named. */
   personOf(keyId: string): string {
     return this.#holders.get(keyId) ?? keyId;
   }
 
+  /** Who the key's holder is, one value per person however the name is written ("Alice" and "alice " are one). */
+  identityOf(keyId: string): string {
+    const holder = this.#holders.get(keyId);
+    return holder === undefined ? `key:${keyId}` : `holder:${holder.trim().toLowerCase()}`;
+  }
+
   /** Whether the two keys are one person's: the same key, or two keys of one holder. */
   samePerson(keyId: string, other: string): boolean {
-    return this.personOf(keyId) === this.personOf(other);
+    return this.identityOf(keyId) === this.identityOf(other);
   }
 }

@@ -23,6 +23,14 @@ export interface TransferPolicyLimits {
   approvalAbovePerPeriodUnits?: bigint;
   /** ADDRESS_BOOK: whether a recipient is paid without approval now; a transfer to any other waits for one. Unset: every recipient is. */
   paysWithoutApproval?: (recipient: string) => boolean;
+  /** Who holds a key (API_KEY_HOLDERS): APPROVAL_ABOVE_PER_DAY counts a person's keys together. Unset: each key is one. */
+  personOf?: (apiKeyId: string) => string;
+}
+
+/** What one key sent within the period: each send, oldest first, and their sum, kept as they come and go. */
+interface Tally {
+  sends: SpentAmount[];
+  total: bigint;
 }
 
 /** Whether a request waits for approval, and, when it does not, what counts it as being sent until it is released. */
@@ -40,8 +48,8 @@ export interface SpentAmount {
 }
 
 export class TransferPolicy {
-  readonly #spentByKey = new Map<string, SpentAmount[]>();
-  // Per key: the units of requests decided "no approval" whose send has not yet counted them (see decideApproval).
+  readonly #spentByKey = new Map<string, Tally>();
+  // Per person: the units of requests decided "no approval" whose send has not yet counted them (see decideApproval).
   readonly #beingSent = new Map<string, bigint>();
 
   /** `history`: what each key sent lately (from the journal), so a restart does not reset the caps. */
@@ -50,7 +58,11 @@ export class TransferPolicy {
     history: SpentAmount[] = [],
     private readonly now: () => number = steadyWallClockNow,
   ) {
-    for (const spent of history) this.#tally(spent.apiKeyId).push(spent);
+    for (const spent of [...history].sort((a, b) => a.at - b.at)) {
+      const tally = this.#tally(spent.apiKeyId);
+      tally.sends.push(spent);
+      tally.total += spent.units;
+    }
   }
 
   /**
@@ -75,28 +87,40 @@ export class TransferPolicy {
     if (approvalAboveUnits !== undefined && units > approvalAboveUnits) return { needsApproval: true, release: () => undefined };
     if (paysWithoutApproval && !recipients.every((recipient) => paysWithoutApproval(recipient))) return { needsApproval: true, release: () => undefined };
     if (approvalAbovePerPeriodUnits === undefined) return { needsApproval: false, release: () => undefined };
-    const beingSent = this.#beingSent.get(apiKeyId) ?? 0n;
-    if (this.#sentWithinPeriod(apiKeyId) + beingSent + units > approvalAbovePerPeriodUnits) return { needsApproval: true, release: () => undefined };
-    this.#beingSent.set(apiKeyId, beingSent + units);
+    const person = this.#personOf(apiKeyId);
+    const beingSent = this.#beingSent.get(person) ?? 0n;
+    if (this.#sentByPerson(person) + beingSent + units > approvalAbovePerPeriodUnits) return { needsApproval: true, release: () => undefined };
+    this.#beingSent.set(person, beingSent + units);
     let released = false;
     return {
       needsApproval: false,
       release: () => {
         if (released) return;
         released = true;
-        const left = (this.#beingSent.get(apiKeyId) ?? 0n) - units;
-        if (left > 0n) this.#beingSent.set(apiKeyId, left);
-        else this.#beingSent.delete(apiKeyId);
+        const left = (this.#beingSent.get(person) ?? 0n) - units;
+        if (left > 0n) this.#beingSent.set(person, left);
+        else this.#beingSent.delete(person);
       },
     };
   }
 
-  // What the key sent within the period, its older sends forgotten.
+  #personOf(apiKeyId: string): string {
+    return this.limits.personOf?.(apiKeyId) ?? apiKeyId;
+  }
+
+  // What every key of `person` sent within the period (a few keys: those of API_KEYS).
+  #sentByPerson(person: string): bigint {
+    let sent = 0n;
+    for (const apiKeyId of this.#spentByKey.keys()) if (this.#personOf(apiKeyId) === person) sent += this.#sentWithinPeriod(apiKeyId);
+    return sent;
+  }
+
+  // What the key sent within the period, its older sends forgotten (each once: the sum is kept as they go).
   #sentWithinPeriod(apiKeyId: string): bigint {
     const tally = this.#tally(apiKeyId);
     const since = this.now() - this.limits.periodMs;
-    while (tally.length > 0 && tally[0].at <= since) tally.shift();
-    return tally.reduce((sum, entry) => sum + entry.units, 0n);
+    while (tally.sends.length > 0 && tally.sends[0].at <= since) tally.total -= (tally.sends.shift() as SpentAmount).units;
+    return tally.total;
   }
 
   /**
@@ -126,8 +150,9 @@ export class TransferPolicy {
     const { capUnitsPerPeriod } = this.limits;
     const tally = this.#tally(apiKeyId);
     const spent = { apiKeyId, units, at: this.now() };
+    // Forgets what left the period whatever is set: the tally stays a day's sends.
+    const total = this.#sentWithinPeriod(apiKeyId);
     if (capUnitsPerPeriod !== undefined) {
-      const total = this.#sentWithinPeriod(apiKeyId);
       if (total + units > capUnitsPerPeriod) {
         throw new ServiceError(
           "DAILY_CAP_EXCEEDED",
@@ -135,17 +160,20 @@ export class TransferPolicy {
         );
       }
     }
-    tally.push(spent);
+    tally.sends.push(spent);
+    tally.total += units;
     return () => {
-      const index = tally.indexOf(spent);
-      if (index >= 0) tally.splice(index, 1);
+      const index = tally.sends.indexOf(spent);
+      if (index < 0) return;
+      tally.sends.splice(index, 1);
+      tally.total -= units;
     };
   }
 
-  #tally(apiKeyId: string): SpentAmount[] {
+  #tally(apiKeyId: string): Tally {
     let tally = this.#spentByKey.get(apiKeyId);
     if (!tally) {
-      tally = [];
+      tally = { sends: [], total: 0n };
       this.#spentByKey.set(apiKeyId, tally);
     }
     return tally;

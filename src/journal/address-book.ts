@@ -35,6 +35,8 @@ export interface AddressBook {
   add(entry: AddressBookEntry): boolean;
   /** Removes the address, entered as `by`'s; the entry removed, or undefined when it was not on the book. */
   remove(address: string, by: string, at: number): AddressBookEntry | undefined;
+  /** The addresses of rows kept but ignored: with AUDIT_KEY_FILE, rows the service did not write with the key. */
+  readonly ignored: readonly string[];
 }
 
 /** Whether the book pays `address` without approval at `now`: on it, and past its cooling-off. */

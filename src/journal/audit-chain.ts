@@ -40,9 +40,9 @@ export interface AuditEntry {
 /** The secret of AUDIT_KEY_FILE, which every entry's hash is made with when set. */
 export type AuditKey = Buffer;
 
-/** AUDIT_KEY (AUDIT_KEY_FILE) as the key; undefined when unset. */
+/** AUDIT_KEY (AUDIT_KEY_FILE) as the key, without the spaces around it (the service and audit:verify read it alike); undefined when unset. */
 export function auditKeyOf(configured: string | undefined): AuditKey | undefined {
-  return configured === undefined ? undefined : Buffer.from(configured, "utf8");
+  return configured === undefined || configured.trim() === "" ? undefined : Buffer.from(configured.trim(), "utf8");
 }
 
 /** The hash of an entry, given the hash of the one before it: SHA-256, or an HMAC-SHA256 with `key`. */

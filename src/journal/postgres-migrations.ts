@@ -275,6 +275,7 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; sql: string }[] = 
         added_by TEXT NOT NULL,
         added_at BIGINT NOT NULL,
         effective_at BIGINT NOT NULL,
+        mac TEXT,
         CONSTRAINT address_book_once UNIQUE (address) DEFERRABLE INITIALLY DEFERRED
       );
     `,

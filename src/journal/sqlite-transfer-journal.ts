@@ -7,7 +7,7 @@ import type Database from "better-sqlite3";
 import { steadyWallClockNow } from "../clock.js";
 import { type AttemptRow, type DeliveryRow, type EntryRow, SETTLED_FOR_GOOD, SEVERAL_NETWORKS_MARK, ownersChainOf, payoutAsText, toAttempt, toDelivery, toEntry } from "./journal-rows.js";
 import { type JournalReplica, type JournalSeed, SqliteChangeLog, seedTables } from "./sqlite-change-log.js";
-import { AUDIT_GENESIS, AUDIT_KEYED_KIND, type AuditEntry, AuditEntryUnsealedError, type AuditKey, type AuditRow, auditEntryHash, auditKeyId, sealingAfter } from "./audit-chain.js";
+import { AUDIT_GENESIS, AUDIT_KEYED_KIND, type AuditEntry, AuditEntryUnsealedError, type AuditKey, AuditKeyError, type AuditRow, auditEntryHash, auditKeyId, sealingAfter } from "./audit-chain.js";
 import { HISTORY_INDEXES, NETWORK_HISTORY_INDEXES, HISTORY_TIMES_RISE, SqliteHistoryReader } from "./sqlite-history.js";
 import { openKeptDatabase } from "./sqlite-keep-alive.js";
 import {
@@ -172,6 +172,8 @@ const SCHEMA = `
     hash TEXT
   );
   CREATE INDEX IF NOT EXISTS audit_log_unsealed ON audit_log (seq) WHERE hash IS NULL;
+  -- Where the log began to be sealed with AUDIT_KEY_FILE's key (AUDIT_KEYED_KIND): found at open at no cost.
+  CREATE INDEX IF NOT EXISTS audit_log_keyed ON audit_log (seq) WHERE kind = 'journal.audit_keyed';
 `;
 
 /**
@@ -501,6 +503,7 @@ function prepareStatements(db: Database.Database) {
     unsealedAudit: db.prepare("SELECT * FROM audit_log INDEXED BY audit_log_unsealed WHERE hash IS NULL ORDER BY seq"),
     lastAuditHash: db.prepare("SELECT hash FROM audit_log WHERE hash IS NOT NULL ORDER BY seq DESC LIMIT 1").pluck(),
     lastSealedAudit: db.prepare("SELECT * FROM audit_log WHERE hash IS NOT NULL ORDER BY seq DESC LIMIT 1"),
+    firstKeyedAudit: db.prepare("SELECT seq FROM audit_log INDEXED BY audit_log_keyed WHERE kind = 'journal.audit_keyed' ORDER BY seq LIMIT 1").pluck(),
     sealAudit: db.prepare("UPDATE audit_log SET prev_hash = @previous, hash = @hash WHERE seq = @seq"),
     forgetShippedAudit: db.prepare("DELETE FROM audit_log WHERE hash IS NOT NULL AND seq < (SELECT MAX(seq) FROM audit_log WHERE hash IS NOT NULL)"),
     insertAudit: db.prepare("INSERT INTO audit_log (at, kind, transfer_id, actor, detail) VALUES (@at, @kind, @transferId, @actor, @detail)"),
@@ -713,7 +716,7 @@ class SqliteJournalStore {
     this.addressBook = new SqliteAddressBook(db, {
       write: (statement) => this.write(statement),
       audit: (kind, actor, detail) => this.statements.insertAudit.run({ at: steadyWallClockNow(), kind, transferId: null, actor, detail: JSON.stringify(detail) }),
-    });
+    }, parts.auditKey);
     if (this.statements.userVersion.pluck().get() === 0) db.exec(ATTEMPTS_OF_EARLIER_VERSIONS);
     for (const hash of this.statements.severalAttemptHashes.pluck().all() as string[]) this.severalAttemptHashes.add(hash);
   }
@@ -891,7 +894,15 @@ class SqliteJournalStore {
   sealOpeningEntries(writtenAfter: number): void {
     // With a key after entries sealed without one, the first entry sealed with it says so (AuditKeyError
     // when the last entry was sealed with another key, or with one while none is set: nothing starts).
-    const sealing = sealingAfter(this.statements.lastSealedAudit.get() as AuditRow | undefined, this.#auditKey);
+    const last = this.statements.lastSealedAudit.get() as AuditRow | undefined;
+    const sealing = sealingAfter(last, this.#auditKey);
+    // Sealed with the key once, sealed without it at the end: entries were written after it without the key.
+    const keyedFrom = sealing === "begin keyed" ? (this.statements.firstKeyedAudit.get() as number | undefined) : undefined;
+    if (keyedFrom !== undefined) {
+      throw new AuditKeyError(
+        `the audit log was sealed with a key from entry ${keyedFrom} on, and its last entry ${last?.seq} was sealed without one: entries after it were written without the key (someone with the database). Check it with npm run audit:verify and AUDIT_KEY_FILE`,
+      );
+    }
     this.db.exec("BEGIN IMMEDIATE");
     this.#auditWrittenAfter = writtenAfter;
     try {

@@ -273,7 +273,6 @@ export interface StoredOutflow {
   detectedAt: number;
 }
 
-/** A pause of signing as the journal keeps it: since when (ms, wall clock), why, and the transaction that caused it. */
 /** Where a network's outflow watch got to, kept so that a restart or a new leader goes on from it. */
 export interface OutflowWatchProgress {
   /** The last block whose logs were read and judged. */
@@ -282,6 +281,7 @@ export interface OutflowWatchProgress {
   noncesCheckedBelow: Record<string, number>;
 }
 
+/** A pause of signing as the journal keeps it: since when (ms, wall clock), why, and the transaction that caused it. */
 export interface StoredSigningPause {
   since: number;
   reason: string;

@@ -182,7 +182,10 @@ export async function findNonceUse(
   const underWay = searches.searchOf(nonce);
   if (underWay) return searchBodies(node, owner, nonce, underWay, searches);
   const stateFloor = Math.max(0, head - STATE_BLOCKS);
-  const range = searches.rangeOf(nonce, Math.min(Math.max(below, 0), head - 1), head);
+  const believedUnused = Math.min(Math.max(below, 0), head - 1);
+  const range = searches.rangeOf(nonce, believedUnused, head);
+  // Whether the lane's noted counts narrowed the range: then a body search that finds nothing goes wider.
+  const narrowed = range.below > believedUnused || range.above < head;
   // Invariant from here: the count at `high` has passed the nonce; the count at `low`, once read, has not.
   let high = range.above;
   let low = Math.max(range.below, stateFloor);
@@ -220,7 +223,7 @@ export async function findNonceUse(
   // Used at or below `high`, where no state may be read: the bodies between what was believed unused and it.
   const from = Math.max(0, belowDisproved ? 0 : Math.min(range.below, high - 1), high - MAX_SEARCHED_BLOCKS);
   const widerFrom = Math.max(0, from - STATE_BLOCKS, head - MAX_SEARCHED_BLOCKS);
-  const search: BodySearch = { from, to: high, next: high, ...((widerFrom < from || high < head) && { wider: { from: widerFrom, to: head } }) };
+  const search: BodySearch = { from, to: high, next: high, ...(narrowed && { wider: { from: widerFrom, to: head } }) };
   searches.startSearch(nonce, search);
   return searchBodies(node, owner, nonce, search, searches);
 }

@@ -4,6 +4,7 @@
  * ends the pause. A thief who holds one admin key, or one person with two, cannot end a pause alone. An ask
  * lapses after RESUME_ASK_TTL_MS, and when another outflow is reported (it named the one before).
  */
+import { steadyWallClockNow } from "../clock.js";
 import type { PauseChangedError, SigningPause, SigningPaused } from "./signing-pause.js";
 
 /** How long the first admin's ask waits for a second admin. */
@@ -31,7 +32,9 @@ export class SecondAdminResume {
   constructor(
     private readonly signing: Pick<SigningPause, "paused" | "resume" | "checkLatest">,
     private readonly samePerson: (keyId: string, other: string) => boolean,
-    private readonly now: () => number = Date.now,
+    /** Keeps an ask on record (the audit log) before it stands: it resolves once that is durable. */
+    private readonly recordAsk: (ask: ResumeAsk) => Promise<void>,
+    private readonly now: () => number = steadyWallClockNow,
   ) {}
 
   /** The ask waiting for a second admin, while it holds. */
@@ -53,8 +56,11 @@ export class SecondAdminResume {
     const asked = this.asked;
     if (!asked) {
       const askedAt = this.now();
-      this.#asked = { askedBy: by, askedAt, expiresAt: askedAt + RESUME_ASK_TTL_MS, latestHash: latestHash.toLowerCase() };
-      return { asked: this.#asked };
+      const ask = { askedBy: by, askedAt, expiresAt: askedAt + RESUME_ASK_TTL_MS, latestHash: latestHash.toLowerCase() };
+      // On record first: an ask the audit log does not hold never stands.
+      await this.recordAsk(ask);
+      this.#asked = ask;
+      return { asked: ask };
     }
     if (this.samePerson(asked.askedBy, by)) throw new SecondAdminNeededError(`${by} asked for this resume already (or another key of its holder did): a second admin, another person, must confirm it`);
     const resumed = await this.signing.resume(by, latestHash);

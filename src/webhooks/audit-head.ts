@@ -34,7 +34,7 @@ export class AuditHeadPublisher {
   #timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly journal: Pick<TransferJournal, "auditHead" | "recordEvent">,
+    private readonly journal: Pick<TransferJournal, "auditHead" | "recordEvent" | "flushed">,
     private readonly options: AuditHeadOptions,
   ) {}
 
@@ -45,8 +45,9 @@ export class AuditHeadPublisher {
   /** Publishes now, then every interval (none when the interval is 0). */
   start(): void {
     if (this.options.intervalMs <= 0) return;
-    this.publish();
-    this.#timer = setInterval(() => this.publish(), this.options.intervalMs);
+    const publish = () => void this.publish().catch((error: unknown) => this.options.log.warn({ err: error }, "could not publish the audit log's head; the next interval tries again"));
+    publish();
+    this.#timer = setInterval(publish, this.options.intervalMs);
     this.#timer.unref();
   }
 
@@ -54,10 +55,16 @@ export class AuditHeadPublisher {
     clearInterval(this.#timer);
   }
 
-  /** Publishes the head when it moved since the last publication; a journal that takes no writes is said in the log. */
-  publish(): void {
+  /**
+   * Publishes the head when it moved since the last publication, once it is durable (a leader's commit is
+   * shipped to the shared database first): a head a crash then loses would read as a rewritten log. Throws
+   * when the journal takes no writes (nothing is published).
+   */
+  async publish(): Promise<void> {
     const head = this.journal.auditHead();
     if (!head || head.hash === null || head.seq === this.#published?.seq) return;
+    await this.journal.flushed();
+    if (head.seq <= (this.#published?.seq ?? 0)) return;
     const { keyed, endpoints, onEvent, log } = this.options;
     const expect = `${head.seq}:${head.hash}`;
     this.#published = { seq: head.seq, hash: head.hash, keyed, publishedAt: steadyWallClockNow() };

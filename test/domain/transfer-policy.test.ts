@@ -66,6 +66,17 @@ describe("TransferPolicy.decideApproval", () => {
     expect(policy.decideApproval("key", 100n, [ALICE]).needsApproval).toBe(false);
   });
 
+  it("counts what a person's keys sent together (API_KEY_HOLDERS), and forgets sends older than the period however many there were", () => {
+    let now = 1_000_000;
+    const holders = new Map([["alice-transfer", "alice"], ["alice-other", "alice"]]);
+    const policy = new TransferPolicy({ approvalAbovePerPeriodUnits: 100n, periodMs: DAY, personOf: (key) => holders.get(key) ?? key }, [], () => now);
+    for (let index = 0; index < 90; index++) policy.authorize("alice-transfer", ALICE, 1n);
+    expect(policy.decideApproval("alice-other", 20n, [ALICE]).needsApproval).toBe(true);
+    expect(policy.decideApproval("bob", 20n, [ALICE]).needsApproval).toBe(false);
+    now += DAY;
+    expect(policy.decideApproval("alice-other", 100n, [ALICE]).needsApproval).toBe(false);
+  });
+
   it("counts requests decided at once, before any is sent: of three of 60 with 150 a day, the third waits; a request that was not sent gives its room back", () => {
     const policy = new TransferPolicy({ approvalAbovePerPeriodUnits: 150n, periodMs: DAY });
     const [first, second, third] = [policy.decideApproval("key", 60n, [ALICE]), policy.decideApproval("key", 60n, [ALICE]), policy.decideApproval("key", 60n, [ALICE])];

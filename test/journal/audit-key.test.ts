@@ -100,6 +100,22 @@ describe("the audit log sealed with AUDIT_KEY_FILE", () => {
     expect(check.finish()).toMatchObject({ reason: expect.stringContaining("no entry up to the last") });
   });
 
+  it("does not start on a log sealed with the key once and without it at the end (entries appended by someone without the key)", async () => {
+    const path = join(scratch(), "transfers.sqlite");
+    await journalWith(path, KEY, [1, 2]);
+    const db = openKeptDatabase(path);
+    try {
+      // An entry appended and sealed with SHA-256, which needs no key.
+      const last = db.prepare("SELECT * FROM audit_log ORDER BY seq DESC LIMIT 1").get() as AuditRow;
+      const row = { seq: last.seq + 1, at: last.at + 1, kind: "operator.cancel", transfer_id: null, actor: "key_forged", detail: "{}" };
+      const hash = createHash("sha256").update(JSON.stringify([last.hash, row.seq, row.at, row.kind, row.transfer_id, row.actor, row.detail])).digest("hex");
+      db.prepare("INSERT INTO audit_log (seq, at, kind, transfer_id, actor, detail, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run(row.seq, row.at, row.kind, row.transfer_id, row.actor, row.detail, last.hash, hash);
+    } finally {
+      db.close();
+    }
+    expect(() => openSqliteJournal(path, OWNER, { auditKey: Buffer.from(KEY) })).toThrow("entries after it were written without the key");
+  });
+
   it("does not start on a log whose last entry another key sealed, or a key when none is set", async () => {
     const path = join(scratch(), "transfers.sqlite");
     await journalWith(path, KEY, [1]);
@@ -108,6 +124,28 @@ describe("the audit log sealed with AUDIT_KEY_FILE", () => {
     // The right key opens it.
     await journalWith(path, KEY, [2]);
     expect(rows(path).filter((row) => row.kind === AUDIT_KEYED_KIND)).toHaveLength(1);
+  });
+
+  it("ignores an address book row someone with the database wrote: with the key, only rows the service sealed pay without approval", async () => {
+    const path = join(scratch(), "transfers.sqlite");
+    const journal = openSqliteJournal(path, OWNER, { auditKey: auditKeyOf(KEY) });
+    const supplier = { address: "0x90F79bf6EB2c4f870365E785982E1f101E93b906", label: "supplier", addedBy: "key_admin", addedAt: 1_000, effectiveAt: 2_000 };
+    journal.addressBook.add(supplier);
+    await journal.flushed();
+    journal.close();
+    const db = openKeptDatabase(path);
+    try {
+      db.prepare("INSERT INTO address_book (address, label, added_by, added_at, effective_at, mac) VALUES (?, 'thief', 'key_admin', 0, 0, ?)").run(OWNER.walletAddress, "ab".repeat(32));
+    } finally {
+      db.close();
+    }
+    const reopened = openSqliteJournal(path, OWNER, { auditKey: auditKeyOf(KEY) });
+    try {
+      expect(reopened.addressBook.entries()).toEqual([supplier]);
+      expect(reopened.addressBook.ignored).toEqual([OWNER.walletAddress]);
+    } finally {
+      reopened.close();
+    }
   });
 
   it("npm run audit:verify checks it with AUDIT_KEY_FILE, as the service reads it, and without the key names the first keyed entry", async () => {

@@ -16,14 +16,16 @@ function paused() {
   let now = 1_000_000;
   const signing = new SigningPause();
   signing.pause("an unexpected outflow", FIRST);
-  const resumes = new SecondAdminResume(signing, (keyId, other) => holders.samePerson(keyId, other), () => now);
-  return { signing, resumes, later: (ms: number) => (now += ms) };
+  const recorded: string[] = [];
+  const resumes = new SecondAdminResume(signing, (keyId, other) => holders.samePerson(keyId, other), async (ask) => void recorded.push(ask.askedBy), () => now);
+  return { signing, resumes, recorded, later: (ms: number) => (now += ms) };
 }
 
 describe("a resume that needs a second admin", () => {
   it("is asked by one admin and ends only when another person's admin confirms it; the asker's other key cannot", async () => {
-    const { signing, resumes } = paused();
+    const { signing, resumes, recorded } = paused();
     const asked = await resumes.resume(ALICE_1, FIRST);
+    expect(recorded).toEqual([ALICE_1]);
     expect(asked).toMatchObject({ asked: { askedBy: ALICE_1, latestHash: FIRST } });
     expect(signing.paused).toBeDefined();
     await expect(resumes.resume(ALICE_1, FIRST)).rejects.toBeInstanceOf(SecondAdminNeededError);
@@ -40,6 +42,21 @@ describe("a resume that needs a second admin", () => {
     await expect(resumes.resume(BOB, FIRST)).rejects.toBeInstanceOf(PauseChangedError);
     expect(await resumes.resume(BOB, SECOND)).toMatchObject({ asked: { askedBy: BOB, latestHash: SECOND } });
     expect(await resumes.resume(ALICE_2, SECOND)).toMatchObject({ resumed: { latestHash: SECOND } });
+  });
+
+  it("holds an ask only once it is on record: one the record refused never stands", async () => {
+    const signing = new SigningPause();
+    signing.pause("an unexpected outflow", FIRST);
+    let refuse = true;
+    const resumes = new SecondAdminResume(signing, (keyId, other) => holders.samePerson(keyId, other), async () => {
+      if (refuse) throw new Error("the journal takes no writes");
+    });
+    await expect(resumes.resume(ALICE_1, FIRST)).rejects.toThrow("the journal takes no writes");
+    expect(resumes.asked).toBeUndefined();
+    // Bob's call is an ask, not a confirmation of Alice's.
+    refuse = false;
+    expect(await resumes.resume(BOB, FIRST)).toMatchObject({ asked: { askedBy: BOB } });
+    expect(signing.paused).toBeDefined();
   });
 
   it("lapses after an hour: the next call asks again", async () => {

@@ -41,13 +41,13 @@ describe("the audit log's head, published", () => {
 
     journal.recordAudit({ kind: "operator.cancel", actor: "key_a", detail: { index: 1 } });
     await journal.flushed();
-    publisher.publish();
+    await publisher.publish();
     await journal.flushed();
     // Nothing new: nothing published again.
-    publisher.publish();
+    await publisher.publish();
     journal.recordAudit({ kind: "operator.cancel", actor: "key_a", detail: { index: 2 } });
     await journal.flushed();
-    publisher.publish();
+    await publisher.publish();
     await journal.flushed();
 
     const events = journal.dueDeliveries(Date.now() + 60_000, 10, new Set()).map((delivery) => JSON.parse(delivery.body));

@@ -1,6 +1,6 @@
 /** GET /wallet: the hot wallet at a glance, so one curl tells whether it is funded, busy or jammed. */
 import { SecondAdminNeededError, type SecondAdminResume } from "../../signers/second-admin-resume.js";
-import type { TransferJournal } from "../../journal/transfer-journal.js";
+import { JournalUnavailableError } from "../../journal/transfer-journal.js";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import type { NetworkServices } from "../../network/network-services.js";
@@ -30,10 +30,8 @@ export interface WalletRouteOptions {
   outflows: Pick<UnexpectedOutflows, "recent">;
   /** Whether the service signs; POST /wallet/resume ends a pause. */
   signing: Pick<SigningPause, "paused" | "resume">;
-  /** With RESUME_NEEDS_SECOND_ADMIN: the first admin's resume asks, another person's confirms. */
+  /** With RESUME_NEEDS_SECOND_ADMIN: the first admin's resume asks (entered in the audit log first), another person's confirms. */
   resumes: SecondAdminResume | undefined;
-  /** Where an ask for a resume is entered (the audit log). */
-  journal: Pick<TransferJournal, "recordAudit">;
 }
 
 const SigningPausedSchema = Type.Object({
@@ -184,7 +182,7 @@ const WalletReportSchema = Type.Composite([
   }),
 ]);
 
-export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async (app, { networks, defaultChainId, replicaId, outflows, signing, resumes, journal }) => {
+export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async (app, { networks, defaultChainId, replicaId, outflows, signing, resumes }) => {
   app.post(
     "/wallet/resume",
     {
@@ -222,7 +220,6 @@ export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async 
         const outcome = resumes ? await resumes.resume(request.apiKeyId, request.query.latestHash) : { resumed: await signing.resume(request.apiKeyId, request.query.latestHash) };
         if ("asked" in outcome) {
           const { askedBy, askedAt, expiresAt, latestHash } = outcome.asked;
-          journal.recordAudit({ kind: "operator.resume_asked", actor: askedBy, detail: { latestHash, expiresAt } });
           request.log.warn({ apiKeyId: askedBy, latestHash }, "a resume of signing was asked for; it waits for a second admin (RESUME_NEEDS_SECOND_ADMIN)");
           const awaitingSecondAdmin = { askedBy, askedAt: new Date(askedAt).toISOString(), expiresAt: new Date(expiresAt).toISOString(), latestHash };
           return reply.code(202).send({ resumed: null, awaitingSecondAdmin, message: `asked by ${askedBy}: a second admin, another person, confirms it with the same call before ${awaitingSecondAdmin.expiresAt}` });
@@ -231,6 +228,7 @@ export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async 
       } catch (error) {
         if (error instanceof PauseChangedError) throw new ServiceError("PAUSE_CHANGED", error.message);
         if (error instanceof SecondAdminNeededError) throw new ServiceError("RESUME_NEEDS_SECOND_ADMIN", error.message);
+        if (error instanceof JournalUnavailableError) throw new ServiceError("JOURNAL_UNAVAILABLE", "the transfer journal cannot record the ask (see the service's log); nothing was asked or resumed. Retry later.");
         throw error;
       }
       if (resumed) request.log.warn({ apiKeyId: request.apiKeyId, pausedSince: resumed.since, hash: resumed.hash }, "signing resumed by an admin after an unexpected outflow");
