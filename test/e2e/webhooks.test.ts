@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
 import { AUTHORIZATION, type ProxiedService, type TestService, postJson, startService, startServiceBehindProxy } from "../helpers/service.js";
 import { type TestChain, freshAddress, mineBlocks, setEthBalance, startTestChain } from "../helpers/test-chain.js";
-import { type TransferEventName, WEBHOOKS_OPENAPI, transferEventSchema } from "../../src/webhooks/webhook-openapi.js";
+import { type EventName, WEBHOOKS_OPENAPI, eventSchema } from "../../src/webhooks/webhook-openapi.js";
 import { type ReceivedWebhook, type WebhookReceiver, startWebhookReceiver } from "../helpers/webhook-receiver.js";
 
 const SECRET = `whsec_${randomBytes(32).toString("base64")}`;
@@ -21,7 +21,7 @@ const RECEIVER_TOKEN = "receiver-token-4a1e9c";
 function verified(delivery: ReceivedWebhook, secret = SECRET): { type: string; timestamp: string; data: Record<string, unknown> } {
   const event = new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>) as ReturnType<typeof verified>;
   expect(Object.keys(WEBHOOKS_OPENAPI), "the event types the OpenAPI document lists").toContain(event.type);
-  const schema = transferEventSchema(event.type as TransferEventName);
+  const schema = eventSchema(event.type as EventName);
   const firstError = Value.Errors(schema, event).First();
   if (firstError) expect.fail(`${event.type} does not match its OpenAPI schema: ${firstError.path} ${firstError.message}`);
   return event;
