@@ -112,9 +112,12 @@ interface Kept {
 
 const keptAnew = (): Kept => ({ start: new StartBlock(), progress: new KeptProgress() });
 
-function watchOf(chain: ScriptedChain, own: { nonce: number; hash: string }[], hashes: string[] = [], kept = keptAnew()): { watch: OutflowWatch; reported: UnexpectedOutflow[]; unexplained: number[] } {
+/** A watch of the scripted chain's wallet, what it reports, and what it tells of skipped and narrowed log reads. */
+function watchOf(chain: ScriptedChain, own: { nonce: number; hash: string }[], hashes: string[] = [], kept = keptAnew()) {
   const reported: UnexpectedOutflow[] = [];
   const unexplained: number[] = [];
+  const skipped: number[] = [];
+  const narrowed: number[] = [];
   const watch = new OutflowWatch({
     node: chain,
     readHead: chain.headBlock,
@@ -122,9 +125,11 @@ function watchOf(chain: ScriptedChain, own: { nonce: number; hash: string }[], h
     tokens: [TOKEN],
     onOutflow: (outflow) => reported.push(outflow),
     onUnexplainedNonce: (_wallet, nonce) => unexplained.push(nonce),
+    onOtherTokenLogsSkipped: (count) => skipped.push(count),
+    onLogsNarrowed: (block) => narrowed.push(block),
     ...kept,
   });
-  return { watch, reported, unexplained };
+  return { watch, reported, unexplained, skipped, narrowed };
 }
 
 describe("the outflow watch", () => {
@@ -261,17 +266,7 @@ describe("the outflow watch", () => {
   it("reports at most OTHER_TOKEN_REPORTS_PER_CHECK Transfers of contracts the network does not pay in a check (a fake token's spam), the network's token's all", async () => {
     const FAKE = "0x000000000000000000000000000000000000fa4e";
     const chain = new ScriptedChain();
-    const skipped: number[] = [];
-    const reported: UnexpectedOutflow[] = [];
-    const watch = new OutflowWatch({
-      node: chain,
-      readHead: chain.headBlock,
-      lanes: [{ address: WALLET, journal: journalOf([]) }],
-      tokens: [TOKEN],
-      onOutflow: (outflow) => reported.push(outflow),
-      onOtherTokenLogsSkipped: (count) => skipped.push(count),
-      ...keptAnew(),
-    });
+    const { watch, reported, skipped } = watchOf(chain, []);
     await watch.check();
     for (let index = 0; index < 40; index++) chain.logs.push({ block: 11, hash: hashOf(800 + index), logIndex: index, to: THIEF, amount: 1n, token: FAKE });
     chain.logs.push({ block: 11, hash: hashOf(900), logIndex: 41, to: THIEF, amount: 5n });
@@ -285,17 +280,7 @@ describe("the outflow watch", () => {
   it("reads a range the node refuses for its size in halves, and a single such block for the network's tokens only", async () => {
     const FAKE = "0x000000000000000000000000000000000000fa4e";
     const chain = new ScriptedChain();
-    const narrowed: number[] = [];
-    const reported: UnexpectedOutflow[] = [];
-    const watch = new OutflowWatch({
-      node: chain,
-      readHead: chain.headBlock,
-      lanes: [{ address: WALLET, journal: journalOf([]) }],
-      tokens: [TOKEN],
-      onOutflow: (outflow) => reported.push(outflow),
-      onLogsNarrowed: (block) => narrowed.push(block),
-      ...keptAnew(),
-    });
+    const { watch, reported, narrowed } = watchOf(chain, []);
     await watch.check();
     chain.logs.push({ block: 15, hash: hashOf(950), logIndex: 0, to: THIEF, amount: 1n, token: FAKE }, { block: 15, hash: hashOf(951), logIndex: 1, to: THIEF, amount: 2n }, { block: 18, hash: hashOf(952), logIndex: 0, to: THIEF, amount: 3n });
     // Block 15 holds more logs than this node will return without an address filter.
