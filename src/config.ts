@@ -144,7 +144,7 @@ export const ConfigSchema = Type.Object({
     Type.String({ pattern: "^[0-9]+(\\.[0-9]+)?$", description: "a transfer or payout above this many token units waits (202) until another admin key approves it" }),
   ),
   approvalAbovePerDay: Type.Optional(
-    Type.String({ pattern: "^[0-9]+(\\.[0-9]+)?$", description: "a transfer or payout that takes its API key's last 24 hours past this many token units waits (202) for an admin's approval too" }),
+    Type.String({ pattern: "^[0-9]+(\\.[0-9]+)?$", description: "a transfer or payout that takes its API key's holder's last 24 hours (API_KEY_HOLDERS: all their keys) past this many token units waits (202) for an admin's approval too" }),
   ),
   addressBook: Type.Boolean({
     default: false,

@@ -17,8 +17,9 @@ export interface TransferPolicyLimits {
   /** Base units above which a transfer or payout waits for an admin's approval (APPROVAL_ABOVE); none when unset. */
   approvalAboveUnits?: bigint;
   /**
-   * Base units one key may send within `periodMs` without approval (APPROVAL_ABOVE_PER_DAY): a transfer that
-   * would take the key past it waits for an admin's approval too, so that splitting escapes nothing; none when unset.
+   * Base units one person's keys (personOf) may send within `periodMs` without approval
+   * (APPROVAL_ABOVE_PER_DAY): a transfer that would take them past it waits for an admin's approval too, so
+   * that splitting escapes nothing; none when unset.
    */
   approvalAbovePerPeriodUnits?: bigint;
   /** ADDRESS_BOOK: whether a recipient is paid without approval now; a transfer to any other waits for one. Unset: every recipient is. */

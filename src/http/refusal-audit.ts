@@ -26,7 +26,8 @@ export function auditRefusedControls(app: FastifyInstance, journal: Pick<Transfe
       const params = request.params as Record<string, string> | undefined;
       const route = `${request.method} ${request.routeOptions.url ?? request.url.split("?")[0]}`;
       const transferId = params?.id !== undefined && /^[0-9]+$/.test(params.id) ? Number(params.id) : null;
-      const key = `${request.apiKeyId}|${route}|${transferId}|${error.code}`;
+      // Not by transfer id: a loop over ids is the same refusal again.
+      const key = `${request.apiKeyId}|${route}|${error.code}`;
       const last = entered.get(key);
       if (last && now() - last.at < REPEATS_WINDOW_MS) {
         last.repeats++;

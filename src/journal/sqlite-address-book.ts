@@ -83,6 +83,8 @@ export class SqliteAddressBook implements AddressBook {
     if (this.#entries.has(entry.address)) return false;
     if (this.#entries.size >= ADDRESS_BOOK_MAX) throw new AddressBookFullError(`the address book holds ${ADDRESS_BOOK_MAX} entries, its most: remove some first`);
     this.writes.write(() => {
+      // A row kept but ignored (it did not check) gives way to the entry an admin adds now.
+      this.#dropIgnored(entry.address, entry.addedBy, entry.addedAt);
       this.#statements.insert.run({ ...entry, mac: this.key ? entryMac(entry, this.key) : null });
       this.writes.audit("operator.address_book_added", entry.addedBy, { address: entry.address, label: entry.label, effectiveAt: entry.effectiveAt });
     });
@@ -92,12 +94,25 @@ export class SqliteAddressBook implements AddressBook {
 
   remove(address: string, by: string, at: number): AddressBookEntry | undefined {
     const entry = this.#entries.get(address);
-    if (!entry) return undefined;
+    if (!entry) {
+      // An ignored row is deleted (audited), though it was never on the book.
+      if (this.ignored.includes(address)) this.writes.write(() => this.#dropIgnored(address, by, at));
+      return undefined;
+    }
     this.writes.write(() => {
       this.#statements.remove.run(address);
       this.writes.audit("operator.address_book_removed", by, { address, label: entry.label, addedBy: entry.addedBy, at });
     });
     this.#entries.delete(address);
     return entry;
+  }
+
+  // Inside a write: deletes the ignored row of `address`, if there is one, entered in the audit log.
+  #dropIgnored(address: string, by: string, at: number): void {
+    const index = this.ignored.indexOf(address);
+    if (index < 0) return;
+    this.#statements.remove.run(address);
+    this.writes.audit("operator.address_book_removed", by, { address, ignoredRow: true, at });
+    this.ignored.splice(index, 1);
   }
 }

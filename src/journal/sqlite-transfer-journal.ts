@@ -257,6 +257,8 @@ const MIGRATIONS = [
   "ALTER TABLE transfers ADD COLUMN displacement TEXT",
   // Where the network's outflow watch got to (an OutflowWatchProgress as JSON): a restart goes on from it.
   "ALTER TABLE outflow_watch_starts ADD COLUMN progress TEXT",
+  // The first audit entry sealed with AUDIT_KEY_FILE's key: kept here too, since retention archives the entry.
+  "ALTER TABLE journal_owner ADD COLUMN audit_keyed_from INTEGER",
 ];
 /**
  * A token outflow is reported once per transaction and log key, wherever a reorganisation mines it (its log
@@ -504,6 +506,8 @@ function prepareStatements(db: Database.Database) {
     lastAuditHash: db.prepare("SELECT hash FROM audit_log WHERE hash IS NOT NULL ORDER BY seq DESC LIMIT 1").pluck(),
     lastSealedAudit: db.prepare("SELECT * FROM audit_log WHERE hash IS NOT NULL ORDER BY seq DESC LIMIT 1"),
     firstKeyedAudit: db.prepare("SELECT seq FROM audit_log INDEXED BY audit_log_keyed WHERE kind = 'journal.audit_keyed' ORDER BY seq LIMIT 1").pluck(),
+    ownerKeyedFrom: db.prepare("SELECT audit_keyed_from FROM journal_owner WHERE id = 1").pluck(),
+    markKeyedFrom: db.prepare("UPDATE journal_owner SET audit_keyed_from = ? WHERE id = 1 AND audit_keyed_from IS NULL"),
     sealAudit: db.prepare("UPDATE audit_log SET prev_hash = @previous, hash = @hash WHERE seq = @seq"),
     forgetShippedAudit: db.prepare("DELETE FROM audit_log WHERE hash IS NOT NULL AND seq < (SELECT MAX(seq) FROM audit_log WHERE hash IS NOT NULL)"),
     insertAudit: db.prepare("INSERT INTO audit_log (at, kind, transfer_id, actor, detail) VALUES (@at, @kind, @transferId, @actor, @detail)"),
@@ -897,7 +901,7 @@ class SqliteJournalStore {
     const last = this.statements.lastSealedAudit.get() as AuditRow | undefined;
     const sealing = sealingAfter(last, this.#auditKey);
     // Sealed with the key once, sealed without it at the end: entries were written after it without the key.
-    const keyedFrom = sealing === "begin keyed" ? (this.statements.firstKeyedAudit.get() as number | undefined) : undefined;
+    const keyedFrom = sealing === "begin keyed" ? ((this.statements.firstKeyedAudit.get() as number | undefined) ?? (this.statements.ownerKeyedFrom.get() as number | null) ?? undefined) : undefined;
     if (keyedFrom !== undefined) {
       throw new AuditKeyError(
         `the audit log was sealed with a key from entry ${keyedFrom} on, and its last entry ${last?.seq} was sealed without one: entries after it were written without the key (someone with the database). Check it with npm run audit:verify and AUDIT_KEY_FILE`,
@@ -908,7 +912,8 @@ class SqliteJournalStore {
     try {
       if (sealing === "begin keyed") {
         const detail = JSON.stringify({ keyId: auditKeyId(this.#auditKey as AuditKey) });
-        this.statements.insertAudit.run({ at: steadyWallClockNow(), kind: AUDIT_KEYED_KIND, transferId: null, actor: null, detail });
+        const marker = this.statements.insertAudit.run({ at: steadyWallClockNow(), kind: AUDIT_KEYED_KIND, transferId: null, actor: null, detail });
+        this.statements.markKeyedFrom.run(Number(marker.lastInsertRowid));
       }
       this.#sealAudit();
       this.db.exec("COMMIT");

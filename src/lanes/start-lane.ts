@@ -17,6 +17,7 @@ import { createNonceAllocator } from "../send-path/create-nonce-allocator.js";
 import { createSendPath } from "../send-path/create-send-path.js";
 import { unlessSignerRefuses } from "../send-path/signer-refusal.js";
 import { type FeePolicy, defaultFeeCeilingWei, offeredFees } from "../send-path/fee-policy.js";
+import { FeeCapWatch } from "./fee-cap-watch.js";
 import { type LaneFigures, type LaneHold, admittedPerLane, laneHold } from "./lane-routing.js";
 import type { NonceAllocator } from "../send-path/nonce-allocator.js";
 import type { NonceDisplacements } from "../send-path/nonce-displacements.js";
@@ -136,6 +137,7 @@ export interface LaneParts {
 /** Reads one wallet, reconciles its unfinished transfers, and starts its background work. */
 export async function startLane(config: LaneConfig, { pooled, chain, journal, log, endpoints, isSendingAnywhere, displacements, slots, latestBlock, walletReads }: LaneParts): Promise<RunningLane> {
   const fees = feePolicyOf(config, chain.chainId);
+  const feeCap = new FeeCapWatch(fees.maxFeePerGas, config.maxFeePerGas === undefined, log);
   const initialSnapshot = await walletReads.read(chain.wallet.address);
   const ledger = new WalletLedger(initialSnapshot, chain.tokenAddress);
   // After the caller's synchronous work (a refused broadcast gives its reservation back and takes it again
@@ -282,7 +284,10 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
     onBlock: (block) => {
       reconciler.noteHead(block.number);
       finality.follow(block);
-      if (block.baseFeePerGas !== null) ledger.applyBaseFee(block.baseFeePerGas, (baseFee, tip) => offeredFees(baseFee, tip, fees));
+      if (block.baseFeePerGas !== null) {
+        ledger.applyBaseFee(block.baseFeePerGas, (baseFee, tip) => offeredFees(baseFee, tip, fees));
+        feeCap.note(block.baseFeePerGas, ledger.snapshot.tip);
+      }
       const newHead = block.number > latestHead;
       latestHead = Math.max(latestHead, block.number);
       // Busy, the snapshot of this block triggers the round; idle, transfers settled meanwhile (while

@@ -5,7 +5,7 @@
  * what the service does with the journal as a whole (chain-services.ts). Each part builds itself through a
  * factory in its own folder; this file only orders them.
  */
-import { parseEther } from "ethers";
+import { formatUnits, parseEther } from "ethers";
 import { FeeBudget, runFeeSampling } from "./fee-budget.js";
 import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "../config.js";
@@ -16,7 +16,7 @@ import { TransactionLookup } from "../lookup/transaction-lookup.js";
 import { TransactionStatusReader } from "../lookup/transaction-status.js";
 import { PayoutStatusReader } from "../lookup/payout-status.js";
 import { type ServedNetwork, tokenAt } from "../network-settings/network-choice.js";
-import { type ChainConnection, laneConnection } from "../node/connect-chain.js";
+import { type ChainConnection, laneConnection, tokensOf } from "../node/connect-chain.js";
 import type { NonceAllocator } from "../send-path/nonce-allocator.js";
 import { NonceDisplacements } from "../send-path/nonce-displacements.js";
 import type { TransferReplacer } from "../send-path/transfer-replacer.js";
@@ -109,9 +109,9 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
       // The block the lanes' pollers read when it is recent enough: an idle service reads no more blocks for it.
       readHead: async () => (await latestBlock.latest(config.outflowCheckIntervalMs)).block,
       lanes: chain.laneSigners.map((signer) => ({ address: signer.address, journal: signer === chain.signer ? journal : journal.forLane(signer.address) })),
-      tokens: (chain.tokens ?? []).filter((token) => !token.native).map((token) => token.address),
+      tokens: tokensOf(chain).filter((token) => !token.native).map((token) => token.address),
       onOtherTokenLogsSkipped: (skipped, blocks) =>
-        log.warn({ skipped, blocks }, "more Transfer logs out of the wallets of contracts this network does not pay in than one check reports (a fake token's spam?): those were not reported one by one"),
+        log.warn({ skipped, blocks }, "more Transfer logs out of the wallets of contracts this network does not pay in than one check reports (a fake token's spam?): those were not reported one by one; their contracts and transactions (a few) are named here"),
       onLogsNarrowed: (block, error) =>
         log.error({ block, err: error }, "the node would not return every contract's Transfer logs out of the wallets in this block (too many): only the network's tokens' were read there"),
       onOutflow,
@@ -144,7 +144,16 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
     // New transfers waiting for room in a lane (see admittedPerLane), every lane's.
     const slots = new SlotQueue();
     // Every lane's balances and nonce count, one request a block.
-    const walletReads = new PoolWalletReads(chain, feePolicyOf(config, chain.chainId), (reason) =>
+    const fees = feePolicyOf(config, chain.chainId);
+    log.info(
+      { feeCapGwei: fees.maxFeePerGas === undefined ? null : formatUnits(fees.maxFeePerGas, "gwei") },
+      fees.maxFeePerGas === undefined
+        ? "no cap on the fee per gas: MAX_FEE_PER_GAS is unset and this chain has no default ceiling (re-pricings stay within 10x the first attempt)"
+        : config.maxFeePerGas === undefined
+          ? "the fee per gas is capped at this chain's default ceiling (MAX_FEE_PER_GAS unset; set it to raise or lower it)"
+          : "the fee per gas is capped at MAX_FEE_PER_GAS",
+    );
+    const walletReads = new PoolWalletReads(chain, fees, (reason) =>
       log.warn({ reason }, "every lane's balances cannot be read in one request here; reading them call by call from now on"),
     );
     for (const signer of chain.laneSigners) {

@@ -72,7 +72,11 @@ export function outflowReporter(parts: OutflowReportParts, network: { name: stri
     // Reported once: an earlier process (or leader) that reported it has paged, paused and sent the webhook.
     if (!isNew(reported)) return;
     audit(reported);
-    log.error({ outflow: reported }, "UNEXPECTED OUTFLOW: a transaction or token transfer out of the wallet that this service never made (is the key used elsewhere, or compromised?)");
+    if (reported.otherToken) {
+      log.warn({ outflow: reported }, "a Transfer out of the wallet of a contract this network does not pay in, not made by this service: a token the wallet holds, moved by a spender or a permit, or a fake token's log (anyone can emit one): signing goes on");
+    } else {
+      log.error({ outflow: reported }, "UNEXPECTED OUTFLOW: a transaction or token transfer out of the wallet that this service never made (is the key used elsewhere, or compromised?)");
+    }
     outflows.record(reported);
     // A Transfer of a contract the network does not pay in proves nothing of the key: anyone can emit one.
     if (pauseOnOutflow && !reported.otherToken) pause(reported);

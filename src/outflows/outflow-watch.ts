@@ -10,7 +10,7 @@
  * wallet holds and the file does not name leaves the same way) since the last check. Any contract can emit
  * a Transfer "from" the wallet (fake tokens of address poisoning do, with no key): one of a contract the
  * network does not pay in is reported (`otherToken`), never a reason to pause signing, and at most
- * OTHER_TOKEN_REPORTS_PER_CHECK of them a check. Facts only: a nonce no
+ * OTHER_TOKEN_REPORTS_PER_CHECK of them a check, OTHER_TOKEN_REPORTS_PER_CONTRACT of one contract. Facts only: a nonce no
  * transfer holds is reported once the chain's blocks name the transaction that used it (findNonceUse), a
  * log is reported for its own transaction hash, which no attempt has, and code is reported as read. Nothing
  * is concluded from an absence: a log index that lags is read again over the last LOG_OVERLAP_BLOCKS blocks at
@@ -76,8 +76,8 @@ export interface OutflowWatchOptions {
   lanes: readonly { address: string; journal: LaneJournal }[];
   /** The ERC-20 tokens the network pays in: their Transfers out of a lane pause signing (PAUSE_ON_UNEXPECTED_OUTFLOW); other contracts' do not. */
   tokens: readonly string[];
-  /** Told how many Transfer logs of other contracts one read held beyond OTHER_TOKEN_REPORTS_PER_CHECK (not reported one by one). */
-  onOtherTokenLogsSkipped?: (skipped: number, blocks: { from: number; to: number }) => void;
+  /** Told of the Transfer logs of other contracts a check held beyond its bounds (not reported one by one): how many, and of which contracts and transactions (a few). */
+  onOtherTokenLogsSkipped?: (skipped: { count: number; contracts: string[]; hashes: string[] }, blocks: { from: number; to: number }) => void;
   /** Told of a block whose every contract's logs the node would not return (too many): only the network's tokens' were read there. */
   onLogsNarrowed?: (block: number, error: unknown) => void;
   onOutflow: (outflow: UnexpectedOutflow) => void;
@@ -111,6 +111,10 @@ export const LOG_LOOKBACK_BLOCKS = 128;
 const LOG_READS_PER_CHECK = 8;
 /** Transfer logs of contracts the network does not pay in that one check reports: a fake token can emit thousands. */
 export const OTHER_TOKEN_REPORTS_PER_CHECK = 16;
+/** Of one such contract: one spamming contract leaves room for the others' (a real token the file does not name). */
+export const OTHER_TOKEN_REPORTS_PER_CONTRACT = 4;
+/** Contracts and transactions named in the warning of what a check skipped. */
+const SKIPPED_NAMED = 5;
 /** Nonces no transfer holds that one check looks up in the chain's blocks (each is a few count reads); the rest wait for the next check. */
 const NONCE_LOOKUPS_PER_CHECK = 8;
 /** Nonces one check asks the journal about; a wallet used far more often elsewhere is caught up over several checks. */
@@ -131,6 +135,8 @@ export class OutflowWatch {
   readonly #countAtCodeRead = new Map<string, number>();
   // The progress as last kept in the journal (JSON), so that a check that moved nothing writes nothing.
   #keptProgress: string | undefined;
+  // This check's reports of other contracts' Transfers, in all and per contract (see OTHER_TOKEN_REPORTS_PER_CHECK).
+  #otherReports = { total: 0, byContract: new Map<string, number>() };
   readonly #reported = new Set<string>();
   // Per lane: its searches for what used a nonce (a long one resumes at the next check), hinted by the counts read.
   readonly #nonceSearches = new Map<string, NonceSearches>();
@@ -269,6 +275,7 @@ export class OutflowWatch {
     }
     // Where the last read ended (a few blocks before, for a lagging index); the first ever goes
     // LOG_LOOKBACK_BLOCKS back. Behind, a check reads several windows, each kept as it is judged.
+    this.#otherReports = { total: 0, byContract: new Map() };
     for (let read = 0; read < LOG_READS_PER_CHECK; read++) {
       const from = Math.max(
         this.#judgedFrom,
@@ -308,8 +315,7 @@ export class OutflowWatch {
     const { lanes } = this.#options;
     const logs = await this.#readLogs(from, to);
     const tokens = new Set(this.#options.tokens.map((token) => token.toLowerCase()));
-    let otherReports = 0;
-    let otherSkipped = 0;
+    const skipped = { count: 0, contracts: new Set<string>(), hashes: new Set<string>() };
     const journal = lanes[0].journal;
     // In the chain's order, whatever order the node answers in: it tells which of a transaction's like Transfers is which.
     const inChainOrder = logs.filter((log) => !log.removed).sort((a, b) => Number(a.blockNumber) - Number(b.blockNumber) || Number(a.logIndex) - Number(b.logIndex));
@@ -331,20 +337,33 @@ export class OutflowWatch {
       const key = `${hash}:${logKey}`;
       if (this.#reported.has(key)) continue;
       const block = { number: Number(log.blockNumber), hash: log.blockHash };
+      // Bounded before any lookup: a fake token's thousands of logs cost no journal read each.
+      const otherToken = !tokens.has(log.address.toLowerCase());
+      if (otherToken && !this.#roomForOther(transfer.token)) {
+        skipped.count++;
+        if (skipped.contracts.size < SKIPPED_NAMED) skipped.contracts.add(transfer.token);
+        if (skipped.hashes.size < SKIPPED_NAMED) skipped.hashes.add(hash);
+        continue;
+      }
       const own = await journal.lookUpByHash(hash);
       if (own) {
         this.#ownMined(own, hash, block);
         continue;
       }
-      const otherToken = !tokens.has(log.address.toLowerCase());
-      if (otherToken && otherReports >= OTHER_TOKEN_REPORTS_PER_CHECK) {
-        otherSkipped++;
-        continue;
-      }
-      if (otherToken) otherReports++;
+      if (otherToken) this.#countOther(transfer.token);
       this.#report({ ...transfer, hash, block, nonce: null, logIndex: Number(log.logIndex), logKey, code: null, otherToken }, key);
     }
-    if (otherSkipped > 0) this.#options.onOtherTokenLogsSkipped?.(otherSkipped, { from, to });
+    if (skipped.count > 0) this.#options.onOtherTokenLogsSkipped?.({ count: skipped.count, contracts: [...skipped.contracts], hashes: [...skipped.hashes] }, { from, to });
+  }
+
+  #roomForOther(contract: string): boolean {
+    const { total, byContract } = this.#otherReports;
+    return total < OTHER_TOKEN_REPORTS_PER_CHECK && (byContract.get(contract) ?? 0) < OTHER_TOKEN_REPORTS_PER_CONTRACT;
+  }
+
+  #countOther(contract: string): void {
+    this.#otherReports.total++;
+    this.#otherReports.byContract.set(contract, (this.#otherReports.byContract.get(contract) ?? 0) + 1);
   }
 
   #searchesOf(wallet: string): NonceSearches {
@@ -389,10 +408,12 @@ interface RpcLog {
   removed?: boolean;
 }
 
-// Whether the node refused a log read for the size of its answer (providers cap results and block ranges), in its words: a hint, for how to read again.
+// Whether the node refused a log read for the size of its answer (providers cap results and block ranges), in
+// its words: a hint, for how to read again. Words about the answer's size only (Infura gives -32005, its
+// rate limit's code, to "query returned more than 10000 results"): a rate limit is asked again whole next check.
 function tooManyLogs(error: unknown): boolean {
-  const words = nodeWordsOf(error)?.message ?? (error as Error)?.message ?? "";
-  return /more than|exceed|too (many|large)|response size|block range|limit/i.test(words) && !/rate limit/i.test(words);
+  const words = nodeWordsOf(error)?.message ?? "";
+  return /more than \d+ (results|logs)|too many (results|logs)|response size|result(s| set)? (is )?too large|block range|range (is )?too (large|wide)|(results|logs) limit/i.test(words);
 }
 
 function quantityOrNaN(value: unknown): number {

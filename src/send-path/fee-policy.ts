@@ -19,7 +19,8 @@ export interface FeePolicy {
  * With no MAX_FEE_PER_GAS, no transaction offers more per gas than this, by chain id (gwei): what fee spikes
  * there have reached, with room, so that a market gone wild (or an endpoint that says it has) cannot have a
  * first attempt burn the wallet's ETH; the 10x ceiling bounds its re-pricings. An operator raises (or
- * lowers) it with MAX_FEE_PER_GAS. Other chains: DEFAULT_FEE_CEILING_GWEI.
+ * lowers) it with MAX_FEE_PER_GAS. A chain not named has none: its fees' magnitude is not known here (some
+ * price gas in tens of thousands of gwei), and a cap below its market would stop every transfer.
  */
 const FEE_CEILING_GWEI_BY_CHAIN = new Map<bigint, string>([
   // Ethereum and its testnets.
@@ -41,11 +42,10 @@ const FEE_CEILING_GWEI_BY_CHAIN = new Map<bigint, string>([
   [56n, "1000"],
   [97n, "1000"],
 ]);
-export const DEFAULT_FEE_CEILING_GWEI = "10000";
-
-/** The most per gas any transaction offers on `chainId` without MAX_FEE_PER_GAS, wei. */
-export function defaultFeeCeilingWei(chainId: bigint): bigint {
-  return parseUnits(FEE_CEILING_GWEI_BY_CHAIN.get(chainId) ?? DEFAULT_FEE_CEILING_GWEI, "gwei");
+/** The most per gas any transaction offers on `chainId` without MAX_FEE_PER_GAS, wei; undefined for a chain not named. */
+export function defaultFeeCeilingWei(chainId: bigint): bigint | undefined {
+  const gwei = FEE_CEILING_GWEI_BY_CHAIN.get(chainId);
+  return gwei === undefined ? undefined : parseUnits(gwei, "gwei");
 }
 
 /** How many recent blocks the tip is read from. */

@@ -114,6 +114,14 @@ describe("the audit log sealed with AUDIT_KEY_FILE", () => {
       db.close();
     }
     expect(() => openSqliteJournal(path, OWNER, { auditKey: Buffer.from(KEY) })).toThrow("entries after it were written without the key");
+    // Also once retention has archived the entry that began the key (the journal keeps where it began).
+    const archived = openKeptDatabase(path);
+    try {
+      archived.prepare("DELETE FROM audit_log WHERE kind = 'journal.audit_keyed'").run();
+    } finally {
+      archived.close();
+    }
+    expect(() => openSqliteJournal(path, OWNER, { auditKey: Buffer.from(KEY) })).toThrow("entries after it were written without the key");
   });
 
   it("does not start on a log whose last entry another key sealed, or a key when none is set", async () => {
@@ -143,6 +151,11 @@ describe("the audit log sealed with AUDIT_KEY_FILE", () => {
     try {
       expect(reopened.addressBook.entries()).toEqual([supplier]);
       expect(reopened.addressBook.ignored).toEqual([OWNER.walletAddress]);
+      // An admin adds the address for real: the ignored row gives way, nothing fails.
+      const again = { address: OWNER.walletAddress, label: "checked", addedBy: "key_admin", addedAt: 5_000, effectiveAt: 6_000 };
+      expect(reopened.addressBook.add(again)).toBe(true);
+      await reopened.flushed();
+      expect([reopened.addressBook.entries(), reopened.addressBook.ignored]).toEqual([[supplier, again], []]);
     } finally {
       reopened.close();
     }

@@ -4,12 +4,12 @@
  * settle is asked about again; a log read again is reported once; the service's own hashes and nonces never;
  * code at the wallet is reported; a restart goes on from where the journal says the watch got to.
  */
-import { concat, keccak256, makeError, toQuantity, zeroPadValue } from "ethers";
+import { concat, getAddress, keccak256, makeError, toQuantity, zeroPadValue } from "ethers";
 import { describe, expect, it } from "vitest";
 import type { JournalEntry } from "../../src/journal/transfer-journal.js";
 import { TRANSFER_TOPIC } from "../../src/node/erc20.js";
 import type { OutflowWatchProgress } from "../../src/journal/transfer-journal.js";
-import { type LaneJournal, OTHER_TOKEN_REPORTS_PER_CHECK, OutflowWatch, type UnexpectedOutflow } from "../../src/outflows/outflow-watch.js";
+import { type LaneJournal, OTHER_TOKEN_REPORTS_PER_CHECK, OTHER_TOKEN_REPORTS_PER_CONTRACT, OutflowWatch, type UnexpectedOutflow } from "../../src/outflows/outflow-watch.js";
 
 const WALLET = "0x7F5977502cAbc653a9Dc225118fFca92F62CB93A";
 const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
@@ -125,7 +125,7 @@ function watchOf(chain: ScriptedChain, own: { nonce: number; hash: string }[], h
     tokens: [TOKEN],
     onOutflow: (outflow) => reported.push(outflow),
     onUnexplainedNonce: (_wallet, nonce) => unexplained.push(nonce),
-    onOtherTokenLogsSkipped: (count) => skipped.push(count),
+    onOtherTokenLogsSkipped: ({ count }) => skipped.push(count),
     onLogsNarrowed: (block) => narrowed.push(block),
     ...kept,
   });
@@ -263,18 +263,21 @@ describe("the outflow watch", () => {
     ]);
   });
 
-  it("reports at most OTHER_TOKEN_REPORTS_PER_CHECK Transfers of contracts the network does not pay in a check (a fake token's spam), the network's token's all", async () => {
-    const FAKE = "0x000000000000000000000000000000000000fa4e";
+  it("reports at most OTHER_TOKEN_REPORTS_PER_CHECK Transfers of contracts the network does not pay in a check, OTHER_TOKEN_REPORTS_PER_CONTRACT of one (a fake token's spam), the network's token's all", async () => {
     const chain = new ScriptedChain();
     const { watch, reported, skipped } = watchOf(chain, []);
     await watch.check();
-    for (let index = 0; index < 40; index++) chain.logs.push({ block: 11, hash: hashOf(800 + index), logIndex: index, to: THIEF, amount: 1n, token: FAKE });
-    chain.logs.push({ block: 11, hash: hashOf(900), logIndex: 41, to: THIEF, amount: 5n });
+    // Five fake tokens spam 40 logs each before a real token the file does not name is drained once.
+    const fakes = Array.from({ length: 5 }, (_, index) => `0x000000000000000000000000000000000000fa${index}e`);
+    for (const [which, fake] of fakes.entries()) for (let index = 0; index < 40; index++) chain.logs.push({ block: 11, hash: hashOf(800 + which * 40 + index), logIndex: which * 40 + index, to: THIEF, amount: 1n, token: fake });
+    const REAL_OTHER = "0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0";
+    chain.logs.push({ block: 11, hash: hashOf(1_100), logIndex: 300, to: THIEF, amount: 7n, token: REAL_OTHER }, { block: 11, hash: hashOf(900), logIndex: 301, to: THIEF, amount: 5n });
     chain.head = 11;
     await watch.check();
     expect(reported.filter((outflow) => outflow.otherToken)).toHaveLength(OTHER_TOKEN_REPORTS_PER_CHECK);
+    expect(Math.max(...fakes.map((fake) => reported.filter((outflow) => outflow.token === getAddress(fake)).length))).toBe(OTHER_TOKEN_REPORTS_PER_CONTRACT);
     expect(reported.filter((outflow) => !outflow.otherToken).map((outflow) => outflow.hash)).toEqual([hashOf(900)]);
-    expect(skipped).toEqual([40 - OTHER_TOKEN_REPORTS_PER_CHECK]);
+    expect(skipped).toEqual([200 + 1 - OTHER_TOKEN_REPORTS_PER_CHECK]);
   });
 
   it("reads a range the node refuses for its size in halves, and a single such block for the network's tokens only", async () => {
@@ -294,6 +297,14 @@ describe("the outflow watch", () => {
     };
     chain.head = 20;
     await watch.check();
+    expect(narrowed).toEqual([15]);
+    // A rate limit is no size: the read fails whole, and is asked again next check (nothing narrowed).
+    chain.send = async (method, params) => {
+      if (method === "eth_getLogs") throw makeError("query failed", "UNKNOWN_ERROR", { error: { code: -32005, message: "project ID request rate exceeded" } });
+      return send(method, params);
+    };
+    chain.head = 25;
+    await expect(watch.check()).rejects.toThrow();
     expect(narrowed).toEqual([15]);
     expect(reported.map((outflow) => outflow.hash).sort()).toEqual([hashOf(951), hashOf(952)]);
   });

@@ -228,7 +228,7 @@ export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async 
       } catch (error) {
         if (error instanceof PauseChangedError) throw new ServiceError("PAUSE_CHANGED", error.message);
         if (error instanceof SecondAdminNeededError) throw new ServiceError("RESUME_NEEDS_SECOND_ADMIN", error.message);
-        if (error instanceof JournalUnavailableError) throw new ServiceError("JOURNAL_UNAVAILABLE", "the transfer journal cannot record the ask (see the service's log); nothing was asked or resumed. Retry later.");
+        if (error instanceof JournalUnavailableError) throw new ServiceError("JOURNAL_UNAVAILABLE", "the transfer journal cannot record (see the service's log); nothing was asked or resumed. Retry later.");
         throw error;
       }
       if (resumed) request.log.warn({ apiKeyId: request.apiKeyId, pausedSince: resumed.since, hash: resumed.hash }, "signing resumed by an admin after an unexpected outflow");
