@@ -3,7 +3,8 @@
  *                                       PostgreSQL journal of DATABASE_URL), from its first entry to its last,
  *                                       reading first what retention archived: the audit files in
  *                                       JOURNAL_ARCHIVE_DIR (default archive/ next to the journal), or the
- *                                       database's audit_archive table
+ *                                       database's audit_archive table; with no journal there, the newest dev
+ *                                       run's (npm start without RPC_URL: dev-runs/ next to JOURNAL_PATH)
  * npm run audit:verify -- --journal F   the SQLite journal at F
  * npm run audit:verify -- --archive D   its archive's audit files are in D
  * npm run audit:verify -- --log-only    the log alone, from where it starts now: the entries before it must
@@ -27,6 +28,7 @@ import { StringDecoder } from "node:string_decoder";
 import { parseArgs } from "node:util";
 import dotenv from "dotenv";
 import pg from "pg";
+import { latestDevRunJournal } from "./dev/dev-run-journal.js";
 import { AuditChainCheck, type AuditRow, auditKeyOf, findAuditBreak } from "./journal/audit-chain.js";
 import { postgresOptions } from "./journal/postgres-journal-store.js";
 import { sqliteAuditRows } from "./journal/sqlite-audit-rows.js";
@@ -47,7 +49,11 @@ const kept = keptEntry(values.expect);
 const secrets = secretsOfEnvironment();
 const databaseUrl = values["database-url"] ?? (values.journal === undefined ? secrets.DATABASE_URL : undefined);
 const auditKey = auditKeyOf(secrets.AUDIT_KEY);
-const journalPath = values.journal ?? process.env.JOURNAL_PATH ?? "./data/transfers.sqlite";
+const configuredJournal = values.journal ?? process.env.JOURNAL_PATH ?? "./data/transfers.sqlite";
+// Right after a dev run (npm start without RPC_URL), JOURNAL_PATH holds nothing: the run's own journal is checked.
+const devRunJournal = values.journal === undefined && !databaseUrl && !existsSync(configuredJournal) ? latestDevRunJournal(configuredJournal) : undefined;
+if (devRunJournal) console.log(`no journal at ${configuredJournal}; checking the newest dev run's, ${devRunJournal} (--journal to choose)`);
+const journalPath = devRunJournal ?? configuredJournal;
 const archiveDir = values.archive ?? (process.env.JOURNAL_ARCHIVE_DIR || join(dirname(journalPath), "archive"));
 const logOnly = values["log-only"] ?? false;
 

@@ -178,7 +178,7 @@ function policyLimitsOf(networkConfig: ChainConfig, chain: ChainConnection, toke
     approval: own?.approvalAbove === undefined ? "APPROVAL_ABOVE" : `${place}.approvalAbove`,
     approvalPerDay: own?.approvalAbovePerDay === undefined ? "APPROVAL_ABOVE_PER_DAY" : `${place}.approvalAbovePerDay`,
   };
-  return readPolicyLimits(
+  const limits = readPolicyLimits(
     {
       ...networkConfig,
       maxTransferAmount: own?.maxTransferAmount ?? networkConfig.maxTransferAmount,
@@ -189,6 +189,7 @@ function policyLimitsOf(networkConfig: ChainConfig, chain: ChainConnection, toke
     decimals,
     names,
   );
+  return { ...limits, unit: { symbol: token.symbol, decimals } };
 }
 
 function readPolicyLimits(config: ChainConfig, decimals: number, names: { max: string; cap: string; approval: string; approvalPerDay: string }): TransferPolicyLimits {

@@ -53,6 +53,10 @@ export const ERROR_CODES = {
     statusCode: 409,
     description: "every item of the batch has an id an earlier batch of this API key holds (paid, or being paid): nothing was sent; the message names the batches",
   },
+  PAYOUT_ITEM_ID_REUSED: {
+    statusCode: 422,
+    description: "an item's id is held by an earlier batch of this API key that pays it to another recipient or another amount: nothing was sent; the message names the batch",
+  },
   PAYOUT_ITEM_IN_FLIGHT: { statusCode: 409, description: "another request took one of the batch's item ids while this one was checked; nothing was sent, the Idempotency-Key is unused: retry" },
   TRANSFER_BEING_SENT: { statusCode: 409, description: "the transfer's first broadcast is under way: ask again in a moment (until the node answers it, it may yet be refused for good)" },
   REPRICE_AT_FEE_CAP: {

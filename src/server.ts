@@ -1,7 +1,5 @@
 /** Entry point: environment -> config -> (dev chain) -> composeService -> listen -> graceful close. */
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import dotenv from "dotenv";
 import { ApiKeyRing } from "./auth/api-keys.js";
 import { ChainStartupError } from "./node/connect-chain.js";
@@ -13,6 +11,7 @@ import { parseWebhookUrls } from "./domain/webhook-settings.js";
 import { type AnvilNode, mineEvery, startAnvil } from "./dev/anvil.js";
 import { JournalOwnerMismatchError } from "./journal/transfer-journal.js";
 import { type DemoChain, setUpDemoChain } from "./dev/demo-chain.js";
+import { devRunJournalPath } from "./dev/dev-run-journal.js";
 import { composeService } from "./compose.js";
 import { readNetworksFile } from "./network-settings/networks-file.js";
 import { deploymentConfigOfNetworksFile } from "./network-settings/served-network.js";
@@ -111,6 +110,12 @@ interface DemoRun extends DemoChain {
   generatedKey?: string;
   /** What the example command sends as its bearer token. */
   exampleKey?: string;
+  /** Whether the run started its anvil (no RPC_URL), or set up the node at RPC_URL (DEMO_SETUP). */
+  startedNode: boolean;
+  /** The node the demo was set up on. */
+  rpcUrl: string;
+  /** This run's journal (see devRunJournalPath). */
+  journalPath: string;
 }
 
 // Without RPC_URL, a local anvil was started; with DEMO_SETUP, RPC_URL is an anvil to set up the same way.
@@ -127,8 +132,8 @@ async function resolveChain(config: Config, devNode: AnvilNode | undefined): Pro
     // A payout contract of the developer's own (PAYOUT_CONTRACT) is used as it is.
     const setup = await setUpDemoChain(setupUrl, { holders, payoutContract: !config.payoutContract });
     if (devNode && config.devBlockTime !== undefined) await mineEvery(setupUrl, config.devBlockTime);
-    // Every demo run has a new token, and a journal belongs to one token: keep it out of JOURNAL_PATH.
-    const journalPath = join(tmpdir(), `token-transfer-demo-${setup.tokenAddress}.sqlite`);
+    // Every demo run has a new token, and a journal belongs to one token: a journal of its own, beside JOURNAL_PATH.
+    const journalPath = devRunJournalPath(config.journalPath, setup.tokenAddress);
     // A demo without API_KEYS gets a generated key, printed with the example command.
     const generatedKey = config.apiKeys || config.authDisabled ? undefined : ApiKeyRing.generateKey();
     // The generated key is the developer's own: admin, so /wallet and the webhook deliveries answer it too.
@@ -149,6 +154,9 @@ async function resolveChain(config: Config, devNode: AnvilNode | undefined): Pro
         wallets: configured ? holders : [setup.walletAddress],
         signerVariable: configured && signerVariableOf(configured[0]),
         blockTime: devNode ? config.devBlockTime : undefined,
+        startedNode: devNode !== undefined,
+        rpcUrl: setupUrl,
+        journalPath,
         generatedKey,
         exampleKey: generatedKey ?? (config.authDisabled ? undefined : "<one of your API_KEYS>"),
       },
@@ -163,12 +171,11 @@ function printDemoBanner(demo: DemoRun, address: AddressInfo | string | null): v
   const base = `http://${host === "0.0.0.0" || host === "[::]" ? "127.0.0.1" : host}:${address.port}`;
   const example = JSON.stringify({ toAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", amount: "1.5" });
   const authHeader = demo.exampleKey ? ` -H 'authorization: Bearer ${demo.exampleKey}'` : "";
+  const chain = demo.startedNode ? `Local dev chain ready (anvil, ${demo.blockTime === undefined ? "a block per transaction" : `a block every ${demo.blockTime} s`}).` : "Demo set up on RPC_URL's node (DEMO_SETUP).";
   process.stdout.write(
     [
       "",
-      `Local dev chain ready (anvil, ${demo.blockTime === undefined ? "a block per transaction" : `a block every ${demo.blockTime} s`}). ${
-        demo.signerVariable ? `Demo token created, and your ${demo.signerVariable} signer funded, for this run:` : "Demo token and a funded dev wallet were created for this run:"
-      }`,
+      `${chain} ${demo.signerVariable ? `Demo token created, and your ${demo.signerVariable} signer funded, for this run:` : "Demo token and a funded dev wallet were created for this run:"}`,
       `  token:   ${demo.tokenAddress} (DEMO, 18 decimals)`,
       ...demo.wallets.map(
         (wallet, index) =>
@@ -176,12 +183,24 @@ function printDemoBanner(demo: DemoRun, address: AddressInfo | string | null): v
       ),
       ...(demo.payoutContract ? [`  payouts: ${demo.payoutContract} (the payout contract, for POST /payouts)`] : []),
       ...(demo.generatedKey ? [`  API key: ${demo.generatedKey} (generated for this run; set API_KEYS to choose your own)`] : []),
+      // The origin only: an endpoint's path or credentials may hold a provider's key.
+      `  node:    ${new URL(demo.rpcUrl).origin}`,
+      `  journal: ${demo.journalPath} (this run's; npm run audit:verify checks the newest)`,
       `  docs:    ${base}/docs`,
       "Try it:",
       `  curl -s -X POST ${base}/transfer -H 'content-type: application/json'${authHeader} -d '${example}'`,
+      ...(demo.startedNode ? ["Send from the wallet outside the service, as a thief with its key would (the outflow watch reports it):", `  ${outsideSendRecipe(demo.rpcUrl, demo.wallets[0], demo.tokenAddress)}`] : []),
       "",
     ].join("\n") + "\n",
   );
+}
+
+// One line of curl: anvil sends 1 DEMO from the wallet without its key (impersonation), as an outside sender would.
+function outsideSendRecipe(rpcUrl: string, wallet: string, token: string): string {
+  const word = (hex: string) => hex.padStart(64, "0");
+  const data = `0xa9059cbb${word("70997970C51812dc3A010C7d01b50e0d17dc79C8".toLowerCase())}${word((10n ** 18n).toString(16))}`;
+  const call = (id: number, method: string, params: unknown[]) => `curl -s ${rpcUrl} -H 'content-type: application/json' -d '${JSON.stringify({ jsonrpc: "2.0", id, method, params })}'`;
+  return `${call(1, "anvil_impersonateAccount", [wallet])} && ${call(2, "eth_sendTransaction", [{ from: wallet, to: token, data }])}`;
 }
 
 /** How long an exit waits for log lines under way to be written (they are buffered and written asynchronously). */

@@ -56,6 +56,22 @@ function shiftDecimalPoint(digits: string, exponent: number): string {
   return `${digits.slice(0, pointIndex)}.${digits.slice(pointIndex)}`;
 }
 
+/** A token as a message names an amount of it: its symbol (or its address, without NETWORKS_FILE) and decimals. */
+export interface AmountUnit {
+  symbol: string;
+  decimals: number;
+}
+
+/**
+ * An amount as people write it, the base units beside: "2001 USDC (2001000000 base units)". A symbol that is
+ * the token's address is written "tokens"; without a unit, the base units alone.
+ */
+export function describeAmount(units: bigint, unit: AmountUnit | undefined, baseUnits = "base units"): string {
+  if (unit === undefined) return `${units} ${baseUnits}`;
+  const name = /^0x[0-9a-fA-F]{40}$/.test(unit.symbol) ? "tokens" : unit.symbol;
+  return `${formatTokenAmount(units < 0n ? 0n : units, unit.decimals)} ${name} (${units} ${baseUnits})`;
+}
+
 /** Writes base units as whole token units, without trailing zeros: 1500000 with 6 decimals is "1.5". */
 export function formatTokenAmount(units: bigint, decimals: number): string {
   const digits = units.toString().padStart(decimals + 1, "0");

@@ -5,6 +5,7 @@
  */
 import { ServiceError } from "../errors.js";
 import { steadyWallClockNow } from "../clock.js";
+import { type AmountUnit, describeAmount } from "./token-amount.js";
 
 export interface TransferPolicyLimits {
   /** Base units; none when unset. */
@@ -26,6 +27,8 @@ export interface TransferPolicyLimits {
   paysWithoutApproval?: (recipient: string) => boolean;
   /** Who holds a key (API_KEY_HOLDERS): APPROVAL_ABOVE_PER_DAY counts a person's keys together. Unset: each key is one. */
   personOf?: (apiKeyId: string) => string;
+  /** The token the limits are in, so refusals name amounts as people write them; base units alone when unset. */
+  unit?: AmountUnit;
 }
 
 /** What one key sent within the period: each send, oldest first, and their sum, kept as they come and go. */
@@ -140,11 +143,15 @@ export class TransferPolicy {
   #checkPayment(recipient: string, units: bigint, place: string): void {
     const { maxUnitsPerTransfer, allowedRecipients } = this.limits;
     if (maxUnitsPerTransfer !== undefined && units > maxUnitsPerTransfer) {
-      throw new ServiceError("AMOUNT_ABOVE_LIMIT", `${place}a single transfer may move at most ${maxUnitsPerTransfer} base units; ${units} requested`);
+      throw new ServiceError("AMOUNT_ABOVE_LIMIT", `${place}a single transfer may move at most ${this.#describe(maxUnitsPerTransfer)}; ${this.#describe(units)} requested`);
     }
     if (allowedRecipients && !allowedRecipients.has(recipient)) {
       throw new ServiceError("RECIPIENT_NOT_ALLOWED", `${place}${recipient} is not on the list of allowed recipients`);
     }
+  }
+
+  #describe(units: bigint): string {
+    return describeAmount(units, this.limits.unit);
   }
 
   #countAgainstCap(apiKeyId: string, units: bigint): () => void {
@@ -157,7 +164,7 @@ export class TransferPolicy {
       if (total + units > capUnitsPerPeriod) {
         throw new ServiceError(
           "DAILY_CAP_EXCEEDED",
-          `this API key may send ${capUnitsPerPeriod} base units per ${this.limits.periodMs / 3_600_000} h; ${total} already sent, ${units} requested`,
+          `this API key may send ${this.#describe(capUnitsPerPeriod)} per ${this.limits.periodMs / 3_600_000} h; ${this.#describe(total)} already sent, ${this.#describe(units)} requested`,
         );
       }
     }

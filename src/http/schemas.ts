@@ -351,7 +351,7 @@ export const ErrorReplySchema = Type.Object(
     error: Type.String({ description: "HTTP reason phrase" }),
     message: Type.String({ description: "what went wrong, for people" }),
   },
-  { examples: [{ statusCode: 417, code: "INSUFFICIENT_TOKEN_BALANCE", error: "Expectation Failed", message: "the hot wallet can spend 0 base units of the token after transfers in flight, 1500000000000000000 requested" }] },
+  { examples: [{ statusCode: 417, code: "INSUFFICIENT_TOKEN_BALANCE", error: "Expectation Failed", message: "the hot wallet can spend 0 USDC (0 base units) of the token after transfers in flight, 1.5 USDC (1500000 base units) requested" }] },
 );
 
 /** The error replies a route can send, keyed by status, for its response schema. */

@@ -9,6 +9,7 @@
  * that could pay is held, a new transfer waits its turn for one to free (TRANSFER_SLOT_WAIT_MS) before it
  * is answered 503.
  */
+import { type AmountUnit, describeAmount } from "../domain/token-amount.js";
 import { ServiceError } from "../errors.js";
 import { type TransferJournal, type TransferRequest, requestOf } from "../journal/transfer-journal.js";
 import { type LaneFigures, type PoolRefusal, type Route, chooseLane, laneHold } from "../lanes/lane-routing.js";
@@ -34,9 +35,11 @@ interface Routed {
   units: Map<string, bigint>;
 }
 
-const REFUSAL_MESSAGES: Record<PoolRefusal, (units: bigint, lanes: readonly LaneFigures[], settings: LanePoolSettings) => string> = {
-  INSUFFICIENT_TOKEN_BALANCE: (units, lanes) =>
-    `no wallet of the pool can spend ${units} base units of the token after transfers in flight (the most one can: ${mostAvailable(lanes)})`,
+const REFUSAL_MESSAGES: Record<PoolRefusal, (request: TransferRequest, lanes: readonly LaneFigures[], settings: LanePoolSettings) => string> = {
+  INSUFFICIENT_TOKEN_BALANCE: (request, lanes, settings) => {
+    const describe = (units: bigint) => describeAmount(units, settings.unitOf?.(request.token));
+    return `no wallet of the pool can spend ${describe(request.units)} of the token after transfers in flight (the most one can: ${describe(mostAvailable(lanes))})`;
+  },
   INSUFFICIENT_FUNDS: () => "no wallet of the pool that holds the tokens has the ETH to pay for gas",
   NO_LANE_AVAILABLE: (_units, lanes, settings) =>
     `every wallet of the pool that could pay is held (${lanes
@@ -60,6 +63,8 @@ export interface LanePoolSettings {
   balancesMaxAgeMs: number;
   /** The network's chain id: a refusal another network's lane kept under a key is not this pool's to free. */
   chainId: bigint;
+  /** A token's symbol and decimals (undefined: the network's first), for refusals; base units alone without it. */
+  unitOf?: (token: string | undefined) => AmountUnit | undefined;
 }
 
 export class LanePool implements TransferSender {
@@ -198,11 +203,11 @@ export class LanePool implements TransferSender {
     }
     if ("refusal" in route) {
       // Recorded for the key like any lane's own refusal (a 417 is every repeat's answer; a 503 frees it).
-      const message = REFUSAL_MESSAGES[route.refusal](request.units, figures, this.settings);
+      const message = REFUSAL_MESSAGES[route.refusal](request, figures, this.settings);
       // The native coin is what pays gas: a wallet short of it is short of funds, in the lane's own words.
       const refusal =
         request.token === NATIVE_TOKEN && route.refusal === "INSUFFICIENT_TOKEN_BALANCE"
-          ? new ServiceError("INSUFFICIENT_FUNDS", `no wallet of the pool can send ${request.units} wei of the native coin and pay its gas after transactions in flight`)
+          ? new ServiceError("INSUFFICIENT_FUNDS", `no wallet of the pool can send ${describeAmount(request.units, this.settings.unitOf?.(NATIVE_TOKEN), "wei")} of the native coin and pay its gas after transactions in flight`)
           : new ServiceError(route.refusal, message, { retryAfterSeconds: route.refusal === "NO_LANE_AVAILABLE" ? 1 : undefined });
       return routed.refuse(refusal);
     }

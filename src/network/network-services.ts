@@ -186,7 +186,7 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
       chain,
       network: chain.network,
       transfers: pooled
-        ? new LanePool(lanes, journal, { ...inFlight, balancesMaxAgeMs: config.chainRefreshIntervalMs, chainId: chain.chainId }, slots)
+        ? new LanePool(lanes, journal, { ...inFlight, balancesMaxAgeMs: config.chainRefreshIntervalMs, chainId: chain.chainId, unitOf: (token) => tokenAt(tokensOf(chain), token ?? chain.tokenAddress) }, slots)
         : new WalletInFlightLimit(first, journal, inFlight, slots),
       lanes,
       laneOf: (address) => byAddress.get(address),

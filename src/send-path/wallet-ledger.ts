@@ -3,7 +3,9 @@
  * reserved or sent but not yet mined. Pure bookkeeping, no I/O: a burst that overdraws the wallet is
  * refused at request time instead of reverting on chain.
  */
+import { type AmountUnit, describeAmount } from "../domain/token-amount.js";
 import { ServiceError } from "../errors.js";
+import { NATIVE_TOKEN } from "../network-settings/network-choice.js";
 import type { OfferedFees } from "./fee-policy.js";
 import type { WalletSnapshot } from "./wallet-snapshot.js";
 
@@ -41,8 +43,16 @@ export class WalletLedger {
   /** Told when transfers may have stopped holding room: mined, or given back (new transfers wait for room). */
   onFreed: () => void = () => undefined;
 
-  /** `primaryToken`: the address of the token of the snapshot's tokenBalance (reservations may name it). */
-  constructor(snapshot: WalletSnapshot, primaryToken = "") {
+  /**
+   * `primaryToken`: the address of the token of the snapshot's tokenBalance (reservations may name it).
+   * `unitOf`: a token's symbol and decimals (its address; "native" for the coin), so that a refusal names
+   * amounts as people write them; base units (wei) alone for a token it does not know.
+   */
+  constructor(
+    snapshot: WalletSnapshot,
+    primaryToken = "",
+    private readonly unitOf: (token: string) => AmountUnit | undefined = () => undefined,
+  ) {
     this.#snapshot = snapshot;
     this.#primaryToken = primaryToken.toLowerCase();
     this.#minedNonceCount = snapshot.minedNonceCount;
@@ -159,6 +169,10 @@ export class WalletLedger {
     return balance - (this.#heldUnits.get(key) ?? 0n);
   }
 
+  #describe(units: bigint, token: string | undefined): string {
+    return describeAmount(units, this.unitOf(token ?? this.#primaryToken));
+  }
+
   #keyOf(token: string | undefined): string {
     const lower = token?.toLowerCase();
     return lower === undefined || lower === this.#primaryToken ? "" : lower;
@@ -176,7 +190,7 @@ export class WalletLedger {
     if (available < units) {
       throw new ServiceError(
         "INSUFFICIENT_TOKEN_BALANCE",
-        `the hot wallet can spend ${available > 0n ? available : 0n} base units of the token after transfers in flight, ${units} requested`,
+        `the hot wallet can spend ${this.#describe(available > 0n ? available : 0n, token)} of the token after transfers in flight, ${this.#describe(units, token)} requested`,
       );
     }
   }
@@ -185,7 +199,8 @@ export class WalletLedger {
   assertNativeAvailable(wei: bigint): void {
     const available = this.gasAvailable;
     if (available < wei) {
-      throw new ServiceError("INSUFFICIENT_FUNDS", `the hot wallet can spend ${available > 0n ? available : 0n} wei of the native coin after transactions in flight, ${wei} requested (before gas)`);
+      const describe = (amount: bigint) => describeAmount(amount, this.unitOf(NATIVE_TOKEN), "wei");
+      throw new ServiceError("INSUFFICIENT_FUNDS", `the hot wallet can spend ${describe(available > 0n ? available : 0n)} of the native coin after transactions in flight, ${describe(wei)} requested (before gas)`);
     }
   }
 
@@ -198,7 +213,7 @@ export class WalletLedger {
     this.assertTokensAvailable(units, token);
     const ethAvailable = this.gasAvailable;
     if (ethAvailable < gasCost) {
-      throw new ServiceError("INSUFFICIENT_FUNDS", `the hot wallet has too little of the native coin for this transaction's gas and value (up to ${gasCost} wei needed)`);
+      throw new ServiceError("INSUFFICIENT_FUNDS", `the hot wallet has too little of the native coin for this transaction's gas and value (up to ${describeAmount(gasCost, this.unitOf(NATIVE_TOKEN), "wei")} needed)`);
     }
     const reservation: Reservation = { units, gasCost, ...(token !== undefined && { token }), ...(value !== undefined && { value }) };
     this.reserveAgain(reservation);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { InvalidAmountError, formatTokenAmount, parseTokenAmount } from "../../src/domain/token-amount.js";
+import { InvalidAmountError, describeAmount, formatTokenAmount, parseTokenAmount } from "../../src/domain/token-amount.js";
 
 describe("parseTokenAmount", () => {
   const accepted: [number | string, number, bigint][] = [
@@ -64,5 +64,15 @@ describe("formatTokenAmount", () => {
   ])("%s with %i decimals is %s, and parses back", (units, decimals, text) => {
     expect(formatTokenAmount(units, decimals)).toBe(text);
     if (units > 0n) expect(parseTokenAmount(text, decimals)).toBe(units);
+  });
+});
+
+describe("describeAmount", () => {
+  it("writes an amount as people do, with the base units beside", () => {
+    expect(describeAmount(2_001_000_000n, { symbol: "USDC", decimals: 6 })).toBe("2001 USDC (2001000000 base units)");
+    expect(describeAmount(5n * 10n ** 17n, { symbol: "ETH", decimals: 18 }, "wei")).toBe("0.5 ETH (500000000000000000 wei)");
+    // Without NETWORKS_FILE a token's symbol is its address: "tokens" reads better than a second address.
+    expect(describeAmount(2n * 10n ** 21n, { symbol: "0x5FbDB2315678afecb367f032d93F642f64180aa3", decimals: 18 })).toBe("2000 tokens (2000000000000000000000 base units)");
+    expect(describeAmount(7n, undefined)).toBe("7 base units");
   });
 });

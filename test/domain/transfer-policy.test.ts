@@ -21,11 +21,20 @@ describe("TransferPolicy.authorizePayout", () => {
     const policy = new TransferPolicy({ maxUnitsPerTransfer: 10n, periodMs: 86_400_000, allowedRecipients: new Set([ALICE]) });
     expect(refusal(() => policy.authorizePayout("key", [{ index: 0, recipient: ALICE, units: 10n }, { index: 4, recipient: ALICE, units: 11n }]))).toEqual({
       code: "AMOUNT_ABOVE_LIMIT",
-      message: "items[4]: a single transfer may move at most 10 base units; 11 requested",
+      message: "items[4]: a single transfer may move at most 10 base units; 11 base units requested",
     });
     expect(refusal(() => policy.authorizePayout("key", [{ index: 2, recipient: BOB, units: 1n }]))?.message).toBe(`items[2]: ${BOB} is not on the list of allowed recipients`);
     // Many items each under the limit are fine: the limit is per payment, not per batch.
     expect(refusal(() => policy.authorizePayout("key", Array.from({ length: 50 }, (_, index) => ({ index, recipient: ALICE, units: 10n }))))).toBeUndefined();
+  });
+
+  it("names amounts in the token's units, the base units beside, when it knows the token", () => {
+    const policy = new TransferPolicy({ maxUnitsPerTransfer: 2_000_000_000n, capUnitsPerPeriod: 3_000_000_000n, periodMs: 86_400_000, unit: { symbol: "USDC", decimals: 6 } });
+    expect(refusal(() => policy.authorize("key", ALICE, 2_001_000_000n))?.message).toBe("a single transfer may move at most 2000 USDC (2000000000 base units); 2001 USDC (2001000000 base units) requested");
+    policy.authorize("key", ALICE, 2_000_000_000n);
+    expect(refusal(() => policy.authorize("key", ALICE, 1_500_000_000n))?.message).toBe(
+      "this API key may send 3000 USDC (3000000000 base units) per 24 h; 2000 USDC (2000000000 base units) already sent, 1500 USDC (1500000000 base units) requested",
+    );
   });
 
   it("counts the batch's total against the key's cap at once, and gives it back when revoked", () => {

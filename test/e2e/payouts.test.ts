@@ -156,6 +156,24 @@ describe.each(NODE_KINDS)("payouts on %s", (kind) => {
     expect(await nonceNow()).toBe(nonceBefore);
   });
 
+  it("refuses an item id reused with another recipient or amount: 422 naming the batch that holds it, nothing sent", async () => {
+    const nonceBefore = await nonceNow();
+    const otherRecipient = await pay([{ ...items[5], toAddress: freshAddress() }, { toAddress: freshAddress(), amount: "1", id: "reuse-new-1" }], "reuse-1");
+    expect({ status: otherRecipient.statusCode, code: otherRecipient.body.code }).toEqual({ status: 422, code: "PAYOUT_ITEM_ID_REUSED" });
+    expect(otherRecipient.body.message).toMatch(new RegExp(`^items\\[0\\]\\.id: "invoice-5" is batch ${firstBatch.id}'s item paying 6\\.5 tokens \\(6500000 base units\\) to ${items[5].toAddress}`));
+    const otherAmount = await pay([{ toAddress: freshAddress(), amount: "1", id: "reuse-new-2" }, { ...items[6], amount: "7" }], "reuse-2");
+    expect({ status: otherAmount.statusCode, code: otherAmount.body.code }).toEqual({ status: 422, code: "PAYOUT_ITEM_ID_REUSED" });
+    expect(otherAmount.body.message).toMatch(/^items\[1\]\.id: "invoice-6" .* this one would pay 7 tokens \(7000000 base units\)/);
+    // The same payment written another way (the address in lower case, a trailing zero) is the duplicate it was.
+    const sameOtherwiseWritten = await pay([{ ...items[5], toAddress: items[5].toAddress.toLowerCase(), amount: `${items[5].amount}0` }], "reuse-3");
+    expect({ status: sameOtherwiseWritten.statusCode, code: sameOtherwiseWritten.body.code }).toEqual({ status: 409, code: "PAYOUT_ITEMS_DUPLICATE" });
+    expect(await nonceNow()).toBe(nonceBefore);
+    // Refused before anything was claimed: the refused batches' new ids are free, and their keys unused.
+    const retried = await pay([{ toAddress: freshAddress(), amount: "1", id: "reuse-new-1" }], "reuse-1");
+    expect(retried.statusCode).toBe(200);
+    await settled((retried.body as PayoutAnswer).id);
+  });
+
   it("shows a batch to the key that sent it (and admins) only, and lists it in the history as a payout", async () => {
     const missing = await service.app.inject({ method: "GET", url: "/payouts/999999", headers: AUTHORIZATION });
     expect({ status: missing.statusCode, code: missing.json().code }).toEqual({ status: 404, code: "PAYOUT_NOT_FOUND" });

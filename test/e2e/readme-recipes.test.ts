@@ -5,6 +5,9 @@
  * `DEV_BLOCK_TIME` (its block time 30 s there, 4 s here); the webhook examples against their schemas.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import type { TObject } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
@@ -23,23 +26,30 @@ interface DevService {
   /** The dev chain, read directly. */
   node: JsonRpcProvider;
   output: () => string;
+  /** JOURNAL_PATH as the run has it: in a folder of its own, removed by stop(). */
+  journalPath: string;
   stop(): Promise<void>;
 }
 
 /** `npm start`'s entry point with no RPC_URL, once its banner is printed. */
 async function startDevService(env: Record<string, string> = {}): Promise<DevService> {
+  // A dev run keeps its journal beside JOURNAL_PATH: not in the checkout's data/.
+  const folder = mkdtempSync(join(tmpdir(), "dev-run-"));
+  const journalPath = join(folder, "transfers.sqlite");
   const child = spawn(process.execPath, ["--import", "tsx", "src/server.ts"], {
-    env: { ...process.env, RPC_URL: "", DEMO_SETUP: "", API_KEYS: "", AUTH_DISABLED: "", PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", ...env },
+    env: { ...process.env, RPC_URL: "", DEMO_SETUP: "", API_KEYS: "", AUTH_DISABLED: "", PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", JOURNAL_PATH: journalPath, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
   child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
   const stop = async () => {
-    if (child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once("exit", resolve));
-    child.kill("SIGTERM");
-    await exited;
+    if (child.exitCode === null) {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      await exited;
+    }
+    rmSync(folder, { recursive: true, force: true });
   };
   for (const deadline = Date.now() + 30_000; !/API key: \S+/.test(output) || !/curl -s -X POST (http:\/\/127\.0\.0\.1:\d+)/.test(output); ) {
     if (Date.now() > deadline || child.exitCode !== null) {
@@ -56,6 +66,7 @@ async function startDevService(env: Record<string, string> = {}): Promise<DevSer
     base: found(/curl -s -X POST (http:\/\/127\.0\.0\.1:\d+)/),
     node,
     output: () => output,
+    journalPath,
     async stop() {
       node.destroy();
       await stop();
@@ -168,8 +179,10 @@ function bannerInReadme(): string[] {
 function bannerAsPrinted(service: DevService): string[] {
   const output = service.output();
   const start = output.indexOf("Local dev chain ready");
-  const end = output.indexOf("\n", output.indexOf("curl -s", start));
-  return withoutRunValues(output.slice(start, end));
+  // The banner is one write, ending with an empty line.
+  const end = output.indexOf("\n\n", start);
+  // The run's JOURNAL_PATH is in a temporary folder; the README shows the default's, ./data.
+  return withoutRunValues(output.slice(start, end).replaceAll(`${dirname(service.journalPath)}/`, "data/"));
 }
 
 describe("README examples", () => {
@@ -210,6 +223,34 @@ describe("README examples", () => {
       await service.stop();
     }
   }, 60_000);
+
+  it("keeps the run's journal where the banner says, which audit:verify checks with no flag; the banner's outside send is reported", async () => {
+    const service = await startDevService();
+    try {
+      const journal = /^ {2}journal: (\S+) /m.exec(service.output())?.[1];
+      expect(journal).toMatch(new RegExp(`^${dirname(service.journalPath)}/dev-runs/0x[0-9a-fA-F]{40}\\.sqlite$`));
+      const sent = JSON.parse((await run("curl", ["-s", "-X", "POST", `${service.base}/transfer`, "-H", "content-type: application/json", "-H", `authorization: Bearer ${service.key}`, "-d", '{"toAddress":"0x70997970C51812dc3A010C7d01b50e0d17dc79C8","amount":"2"}'])).stdout);
+      await waitForReceipt({ provider: service.node }, sent.result.hash, 10_000);
+      // The journal is not JOURNAL_PATH's: audit:verify says whose it checks, and that it holds.
+      const verified = await run(process.execPath, ["--import", "tsx", "src/audit-verify.ts"], { env: { ...process.env, JOURNAL_PATH: service.journalPath, DATABASE_URL: "", AUDIT_KEY: "", AUDIT_KEY_FILE: "" } });
+      expect(verified.stdout).toContain(`checking the newest dev run's, ${journal}`);
+      expect(verified.stdout).toMatch(new RegExp(`audit log of ${journal} holds: [1-9][0-9]* entries`));
+      // The recipe sends from the wallet through the node alone: the service never made it, and says so.
+      const lines = service.output().split("\n");
+      const recipe = lines[lines.findIndex((line) => line.startsWith("Send from the wallet outside the service")) + 1].trim();
+      const answers = (await run("sh", ["-c", recipe])).stdout;
+      const outsideHash = /"result":"(0x[0-9a-f]{64})"}$/.exec(answers.trim())?.[1];
+      expect(outsideHash, answers).toBeDefined();
+      await waitForReceipt({ provider: service.node }, outsideHash as string, 10_000);
+      const wallet = async () => JSON.parse((await run("curl", ["-s", `${service.base}/wallet`, "-H", `authorization: Bearer ${service.key}`])).stdout) as { unexpectedOutflows: { hash: string }[] };
+      for (const deadline = Date.now() + 30_000; !(await wallet()).unexpectedOutflows.some((outflow) => outflow.hash === outsideHash) && Date.now() < deadline; ) {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      expect((await wallet()).unexpectedOutflows.map((outflow) => outflow.hash)).toContain(outsideHash);
+    } finally {
+      await service.stop();
+    }
+  }, 90_000);
 
   it("every curl example answers as shown, but for hashes, addresses and signatures", async () => {
     const service = await startDevService();

@@ -147,6 +147,8 @@ describe("a request refused before any work (policy 403)", () => {
       const tooMuch = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "11" }, { "idempotency-key": "policy" });
       expect(tooMuch.statusCode).toBe(403);
       expect(tooMuch.body.code).toBe("AMOUNT_ABOVE_LIMIT");
+      // In tokens, as the request wrote them (the token's symbol is its address without NETWORKS_FILE).
+      expect(tooMuch.body.message).toBe("a single transfer may move at most 10 tokens (10000000000000000000 base units); 11 tokens (11000000000000000000 base units) requested");
       const allowed = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "10" }, { "idempotency-key": "policy" });
       expect(allowed.statusCode).toBe(200);
       await waitForReceipt(chain, allowed.body.result.hash, 5000);

@@ -186,6 +186,7 @@ describe("POST /transfer on an 18-decimal token", () => {
       const { statusCode, body } = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "2000000" });
       expect(statusCode).toBe(417);
       expect(body).toMatchObject({ statusCode: 417, code: "INSUFFICIENT_TOKEN_BALANCE", error: "Expectation Failed" });
+      expect(body.message).toMatch(/^the hot wallet can spend [0-9.]+ tokens \([0-9]+ base units\) of the token after transfers in flight, 2000000 tokens \(2000000000000000000000000 base units\) requested$/);
       expect(await chain.provider.getTransactionCount(chain.demo.walletAddress, "pending")).toBe(nonceBefore);
     });
 

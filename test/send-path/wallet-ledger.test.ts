@@ -27,6 +27,16 @@ describe("WalletLedger", () => {
     expect(codeOf(() => ledger.assertTokensAvailable(1n))).toBe("INSUFFICIENT_TOKEN_BALANCE");
   });
 
+  it("names amounts in the token's units, the base units beside, when it knows the token", () => {
+    const units = (token: string) => (token === "native" ? { symbol: "ETH", decimals: 18 } : token === "0xtoken" ? { symbol: "USDC", decimals: 1 } : undefined);
+    const ledger = new WalletLedger(SNAPSHOT, "0xToken", units);
+    ledger.reserve(60n, 100n);
+    expect(() => ledger.assertTokensAvailable(410n)).toThrow("the hot wallet can spend 4 USDC (40 base units) of the token after transfers in flight, 41 USDC (410 base units) requested");
+    expect(() => ledger.assertNativeAvailable(1_000n)).toThrow("the hot wallet can spend 0.0000000000000009 ETH (900 wei) of the native coin after transactions in flight, 0.000000000000001 ETH (1000 wei) requested (before gas)");
+    // A token it does not know: base units alone.
+    expect(() => ledger.assertTokensAvailable(1n, "0xother")).toThrow("the hot wallet can spend 0 base units of the token after transfers in flight, 1 base units requested");
+  });
+
   it("refuses gas beyond the ETH left after transfers in flight", () => {
     const ledger = new WalletLedger(SNAPSHOT);
     ledger.reserve(1n, 900n);

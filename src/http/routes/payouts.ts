@@ -5,7 +5,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Transaction } from "ethers";
 import { InvalidAddressError, parseRecipientAddress } from "../../domain/recipient-address.js";
-import { InvalidAmountError, formatTokenAmount, parseTokenAmount } from "../../domain/token-amount.js";
+import { type AmountUnit, InvalidAmountError, describeAmount, formatTokenAmount, parseTokenAmount } from "../../domain/token-amount.js";
 import { ServiceError } from "../../errors.js";
 import type { JournalEntry, PayoutOrder, PayoutOrderItem, TransferJournal } from "../../journal/transfer-journal.js";
 import { type PayoutItemStatus, type PayoutStatus, unreadEarlier } from "../../lookup/payout-status.js";
@@ -60,7 +60,7 @@ export const payoutRoutes: FastifyPluginAsyncTypebox<PayoutRouteOptions> = async
           "Everything is checked first (each item's address, amount and id, the total against the balance, the policy per item and in total): " +
           "a bad item is a 400 naming its index, and nothing is sent. Each item then succeeds or fails on its own on chain " +
           "(a recipient the token refuses fails alone, with the token's reason). An item whose id an earlier batch of the same API key holds " +
-          "is not paid again: it is answered with that batch's id (duplicateOf). The Idempotency-Key is required; its repeat answers the first batch. " +
+          "is not paid again: it is answered with that batch's id (duplicateOf); the same id with another recipient or amount is a 422 PAYOUT_ITEM_ID_REUSED, and nothing is sent. The Idempotency-Key is required; its repeat answers the first batch. " +
           "The batch's transaction has the whole contract of a transfer (journaled before sent, re-sent, re-priced, cancellable, followed to finality). " +
           "The first payout in a token has the wallet approve the payout contract once: until that is mined, 503 PAYOUT_APPROVAL_PENDING, with the key unused. " +
           "A batch whose total is above APPROVAL_ABOVE is answered 202 with its id, awaiting_approval, as POST /transfer is: nothing is signed until " +
@@ -78,7 +78,8 @@ export const payoutRoutes: FastifyPluginAsyncTypebox<PayoutRouteOptions> = async
       if (!contract || chosen.token.address === NATIVE_TOKEN) {
         throw new ServiceError("PAYOUTS_NOT_CONFIGURED", `network ${chosen.network.name} pays no payouts in ${chosen.token.symbol}: ${contract ? "payouts pay ERC-20 tokens only" : "it has no payout contract (PAYOUT_CONTRACT)"}`);
       }
-      const items = readItems(request.body.items, chosen.tokenDecimals);
+      const unit = { symbol: chosen.token.symbol, decimals: chosen.tokenDecimals };
+      const items = readItems(request.body.items, unit);
       const key = readIdempotencyKey(request.headers["idempotency-key"]);
       if (key === undefined) throw new ServiceError("IDEMPOTENCY_KEY_REQUIRED", "POST /payouts needs an Idempotency-Key header: only the key makes a retry of a batch safe");
       const { apiKeyId } = request;
@@ -89,7 +90,9 @@ export const payoutRoutes: FastifyPluginAsyncTypebox<PayoutRouteOptions> = async
       const held = repeat ? new Map<string, number>() : await journal.payoutItemsHeld(apiKeyId, items.map((item) => item.id));
       // A batch not signed yet may still be refused (and pay nothing): whether its items are paid is not known.
       for (const holder of new Set(held.values())) {
-        const state = (await findEntry(holder))?.state;
+        const batch = await findEntry(holder);
+        refuseReusedItemIds(items, held, holder, batch, unit);
+        const state = batch?.state;
         if (state === "claimed") {
           throw new ServiceError("PAYOUT_ITEM_IN_FLIGHT", `batch ${holder} holds some of these item ids and is still being sent; nothing was sent. Retry with the same Idempotency-Key shortly.`);
         }
@@ -184,7 +187,7 @@ export const payoutRoutes: FastifyPluginAsyncTypebox<PayoutRouteOptions> = async
 };
 
 /** The items of a request, checked: each a 400 naming its index. */
-function readItems(items: PayoutBody["items"], decimals: number): PayoutOrderItem[] {
+function readItems(items: PayoutBody["items"], unit: AmountUnit): PayoutOrderItem[] {
   const seen = new Map<string, number>();
   return items.map((item, index) => {
     const place = `items[${index}]`;
@@ -201,14 +204,33 @@ function readItems(items: PayoutBody["items"], decimals: number): PayoutOrderIte
     }
     let units: bigint;
     try {
-      units = parseTokenAmount(item.amount, decimals);
+      units = parseTokenAmount(item.amount, unit.decimals);
     } catch (error) {
       if (error instanceof InvalidAmountError) throw new ServiceError("INVALID_PAYOUT", `${place}.amount: ${error.message}`);
       throw error;
     }
-    if (units > MAX_ITEM_UNITS) throw new ServiceError("INVALID_PAYOUT", `${place}.amount: an item may pay at most ${MAX_ITEM_UNITS} base units (2^96 - 1)`);
+    if (units > MAX_ITEM_UNITS) throw new ServiceError("INVALID_PAYOUT", `${place}.amount: an item may pay at most ${describeAmount(MAX_ITEM_UNITS, unit)}, 2^96 - 1 base units`);
     return { id: item.id, recipient, units };
   });
+}
+
+/**
+ * An item id names one payment, as an Idempotency-Key names one request: an id an earlier batch holds, sent
+ * with another recipient or amount, is the client's mistake, and answering it as that batch's duplicate would
+ * report the new recipient paid. Refused (422) before anything is claimed. A holder the journal no longer
+ * shows (archived by retention) cannot be compared: its items stay unpaid duplicates, answered as unread.
+ */
+function refuseReusedItemIds(items: PayoutOrderItem[], held: ReadonlyMap<string, number>, holder: number, batch: JournalEntry | undefined, unit: AmountUnit): void {
+  const first = new Map((batch?.payout?.items ?? []).map((item) => [item.id, item]));
+  for (const [index, item] of items.entries()) {
+    const earlier = held.get(item.id) === holder ? first.get(item.id) : undefined;
+    if (earlier === undefined || (earlier.recipient.toLowerCase() === item.recipient.toLowerCase() && earlier.units === item.units)) continue;
+    const describe = (paying: PayoutOrderItem) => `${describeAmount(paying.units, unit)} to ${paying.recipient}`;
+    throw new ServiceError(
+      "PAYOUT_ITEM_ID_REUSED",
+      `items[${index}].id: "${item.id}" is batch ${holder}'s item paying ${describe(earlier)}; this one would pay ${describe(item)}. Nothing was sent: give another payment its own id (GET /payouts/${holder})`,
+    );
+  }
 }
 
 // As the batch is answered when it is sent: its own items pending, an item an earlier batch holds as that
