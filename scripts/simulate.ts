@@ -37,6 +37,8 @@ const seeds = values.seed !== undefined ? [Number(values.seed)] : Array.from({ l
 const parallel = Number(values.parallel);
 if (!Number.isInteger(parallel) || parallel < 1 || parallel > 16) throw new Error("--parallel is a number of seeds run at once, 1 to 16");
 const started = Date.now();
+// A seed's first line comes once its chain, proxies and service are up and its transfers done (half a minute).
+console.log(`simulating ${seeds.length} seed(s) (${seeds[0]}${seeds.length > 1 ? ` to ${seeds.at(-1)}` : ""}) on ${node}, profile ${profile}, ${networks} network(s), ${Math.min(parallel, seeds.length)} at a time: each seed prints a line when it ends`);
 const failing: number[] = [];
 // How many runs met each fault, over every seed.
 const runsMeeting = new Map<string, number>();
