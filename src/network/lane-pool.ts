@@ -41,7 +41,7 @@ const REFUSAL_MESSAGES: Record<PoolRefusal, (request: TransferRequest, lanes: re
     return `no wallet of the pool can spend ${describe(request.units)} of the token after transfers in flight (the most one can: ${describe(mostAvailable(lanes))})`;
   },
   INSUFFICIENT_FUNDS: () => "no wallet of the pool that holds the tokens has the ETH to pay for gas",
-  NO_LANE_AVAILABLE: (_units, lanes, settings) =>
+  NO_LANE_AVAILABLE: (_request, lanes, settings) =>
     `every wallet of the pool that could pay is held (${lanes
       .map((lane) => `${lane.address}: ${laneHold(lane, settings.maxInFlight) ?? "short of tokens"}`)
       .join(", ")}), and none freed within ${settings.maxWaitMs} ms; nothing was sent, retry shortly`,
