@@ -5,8 +5,12 @@ import {ERC20} from "@openzeppelin/contracts/token/ERC20/ERC20.sol";
 import {Ownable} from "@openzeppelin/contracts/access/Ownable.sol";
 
 /// An OpenZeppelin ERC-20 for local chains: any number of decimals, the whole supply minted to the
-/// deployer, and an owner-controlled freeze so tests can make transfers revert with a reason string.
+/// deployer, an owner-controlled freeze so tests can make transfers revert with a reason string, and one
+/// recipient it always refuses, so that a demo payout can show one item failing alone.
 contract DemoToken is ERC20, Ownable {
+    /// The recipient every transfer to reverts (no one holds its key).
+    address public constant REFUSED_RECIPIENT = 0x000000000000000000000000000000000000bEEF;
+
     uint8 private immutable _decimals;
     bool public frozen;
 
@@ -28,6 +32,7 @@ contract DemoToken is ERC20, Ownable {
 
     function _update(address from, address to, uint256 value) internal override {
         require(!frozen, "DemoToken: transfers are frozen");
+        require(to != REFUSED_RECIPIENT, "DemoToken: this recipient is refused");
         super._update(from, to, value);
     }
 }

@@ -10,7 +10,7 @@ import { withSecretFiles } from "./secret-files.js";
 import { parseWebhookUrls } from "./domain/webhook-settings.js";
 import { type AnvilNode, mineEvery, startAnvil } from "./dev/anvil.js";
 import { JournalOwnerMismatchError } from "./journal/transfer-journal.js";
-import { type DemoChain, setUpDemoChain } from "./dev/demo-chain.js";
+import { DEMO_REFUSED_RECIPIENT, type DemoChain, setUpDemoChain } from "./dev/demo-chain.js";
 import { devRunJournalPath } from "./dev/dev-run-journal.js";
 import { composeService } from "./compose.js";
 import { readNetworksFile } from "./network-settings/networks-file.js";
@@ -182,6 +182,7 @@ function printDemoBanner(demo: DemoRun, address: AddressInfo | string | null): v
           `  ${demo.wallets.length > 1 ? `lane ${index + 1}:` : "wallet: "} ${wallet} (${(1_000_000 / demo.wallets.length).toLocaleString("en-US")} DEMO, 1000 ETH${demo.signerVariable ? `; ${demo.signerVariable}` : ""})`,
       ),
       ...(demo.payoutContract ? [`  payouts: ${demo.payoutContract} (the payout contract, for POST /payouts)`] : []),
+      `  refuses: ${DEMO_REFUSED_RECIPIENT} (the demo token reverts every transfer to it: a payout item that fails)`,
       ...(demo.generatedKey ? [`  API key: ${demo.generatedKey} (generated for this run; set API_KEYS to choose your own)`] : []),
       // The origin only: an endpoint's path or credentials may hold a provider's key.
       `  node:    ${new URL(demo.rpcUrl).origin}`,

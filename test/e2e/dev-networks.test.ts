@@ -7,6 +7,7 @@ import { execFile, spawn } from "node:child_process";
 import { promisify } from "node:util";
 import { Contract, JsonRpcProvider, parseEther, parseUnits } from "ethers";
 import { describe, expect, it } from "vitest";
+import { documentation } from "../helpers/documentation.js";
 import { commandOf, descendantsOf, isAlive } from "../helpers/process-tree.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
@@ -42,6 +43,15 @@ describe("npm run dev:networks", () => {
         expect((await demo.getFunction("balanceOf")(RECIPIENT)) - before.demo).toBe(parseUnits("1.5", 18));
         expect((await provider.getBalance(RECIPIENT)) - before.eth).toBe(parseEther("1.5"));
       }
+      // docs/networks.md's recipe, as written there (the port and key put in): 1.5 ETH on local-b.
+      const recipe = (/<!-- dev-networks-recipe[^>]*-->\s*```sh\n([\s\S]*?)```/.exec(documentation()) as RegExpExecArray)[1];
+      const base = (/the service at (http:\/\/127\.0\.0\.1:\d+):/.exec(printed) as RegExpExecArray)[1];
+      const key = (/API key: (\S+)/.exec(printed) as RegExpExecArray)[1];
+      const other = providers[1];
+      const ethBefore = await other.getBalance(RECIPIENT);
+      const reply = JSON.parse((await run("sh", ["-c", recipe.replaceAll("http://127.0.0.1:3000", base)], { env: { ...process.env, KEY: key } })).stdout);
+      expect((await other.waitForTransaction(reply.result.hash, 1, 15_000))?.status).toBe(1);
+      expect((await other.getBalance(RECIPIENT)) - ethBefore).toBe(parseEther("1.5"));
     } finally {
       for (const provider of providers) provider.destroy();
       const family = [npm.pid as number, ...descendantsOf(npm.pid as number)];

@@ -119,11 +119,11 @@ interface CurlExample {
   answer: unknown;
 }
 
-/** The README's curl commands against the service, but the cancel recipe (its own test runs it). */
+/** The README's curl commands against the service, but the marked recipes (their own tests run them). */
 function curlExamples(): CurlExample[] {
   const fences = readmeFences();
   return fences.flatMap((fence, index) => {
-    if (fence.language !== "sh" || !fence.text.includes("curl ") || !fence.text.includes("http://127.0.0.1:3000") || fence.marker === "cancel-recipe") return [];
+    if (fence.language !== "sh" || !fence.text.includes("curl ") || !fence.text.includes("http://127.0.0.1:3000") || fence.marker !== undefined) return [];
     const [, path] = /http:\/\/127\.0\.0\.1:3000(\S+?)['" ]/.exec(fence.text) as RegExpExecArray;
     const next = fences[index + 1];
     return [{ route: `${fence.text.includes("-X POST") ? "POST" : "GET"} ${path}`, command: fence.text, answer: next?.language === "json" ? JSON.parse(next.text) : undefined }];
@@ -247,6 +247,34 @@ describe("README examples", () => {
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
       expect((await wallet()).unexpectedOutflows.map((outflow) => outflow.hash)).toContain(outsideHash);
+    } finally {
+      await service.stop();
+    }
+  }, 90_000);
+
+  it("the payout recipe with one failing item: the demo token refuses 0x…bEEF, the other item is paid, and that one fails once final", async () => {
+    const service = await startDevService();
+    try {
+      // The banner names the address the recipe pays and the token refuses.
+      expect(service.output()).toContain("  refuses: 0x000000000000000000000000000000000000bEEF ");
+      const script = readmeFence("failed-item-recipe").replaceAll("http://127.0.0.1:3000", service.base);
+      const send = async () => JSON.parse((await run("sh", ["-c", script], { env: { ...process.env, KEY: service.key } })).stdout);
+      // As the text says: the first payout waits for the wallet's approval of the contract; the same command again.
+      let batch = await send();
+      for (let tries = 0; batch.code === "PAYOUT_APPROVAL_PENDING" && tries < 50; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        batch = await send();
+      }
+      expect(batch.items?.map((item: { id: string; state: string }) => [item.id, item.state]), JSON.stringify(batch)).toEqual([["line-1", "pending"], ["line-2", "pending"]]);
+      const payout = async () => JSON.parse((await run("curl", ["-s", `${service.base}/payouts/${batch.id}`, "-H", `authorization: Bearer ${service.key}`])).stdout) as { items: { id: string; state: string; reason: string | null }[] };
+      let seen = await payout();
+      for (const deadline = Date.now() + 20_000; seen.items[0].state !== "paid" && Date.now() < deadline; seen = await payout()) await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(seen.items[0]).toMatchObject({ id: "line-1", state: "paid" });
+      expect(seen.items[1]).toMatchObject({ id: "line-2", state: "pending", reason: expect.stringMatching(/^the token reverted the transfer: DemoToken: this recipient is refused \(not final yet/) });
+      const node = /^ {2}node: {4}(\S+)$/m.exec(service.output())?.[1] as string;
+      await run("sh", ["-c", `curl -s ${node} -H 'content-type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"anvil_mine","params":["0x41"]}'`]);
+      for (const deadline = Date.now() + 30_000; seen.items[1].state !== "failed" && Date.now() < deadline; seen = await payout()) await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(seen.items[1]).toMatchObject({ id: "line-2", state: "failed", reason: "the token reverted the transfer: DemoToken: this recipient is refused" });
     } finally {
       await service.stop();
     }
