@@ -71,6 +71,8 @@ interface AddressBook {
 /** A token balance of GET /wallet. */
 interface Balance {
   symbol: string;
+  address: string;
+  decimals: number;
   balanceInTokens: string;
 }
 
@@ -95,7 +97,20 @@ interface Wallet extends Omit<Lane, "state" | "heldBecause"> {
   /** Set while the service signs nothing (PAUSE_ON_UNEXPECTED_OUTFLOW). */
   signingPaused?: { since: string; reason: string; hash: string | null; latestHash: string | null; outflows: number } | null;
   /** Transactions and token transfers out of the wallets that the service never made, newest first. */
-  unexpectedOutflows: { wallet: string; hash: string; nonce: number | null; token: string | null; to: string | null; amount: string | null; detectedAt: string }[];
+  unexpectedOutflows: Outflow[];
+}
+
+/** An unexpected outflow of GET /wallet. */
+interface Outflow {
+  wallet: string;
+  hash: string;
+  nonce: number | null;
+  token: string | null;
+  to: string | null;
+  amount: string | null;
+  code: string | null;
+  otherToken: boolean;
+  detectedAt: string;
 }
 
 interface Delivery {
@@ -164,6 +179,25 @@ function ether(wei: string): string {
   const whole = value / 10n ** 18n;
   const fraction = (value % 10n ** 18n).toString().padStart(18, "0").slice(0, 4);
   return `${whole}.${fraction} ETH`;
+}
+
+// Base units as whole tokens, without trailing zeros.
+function inTokens(units: string, decimals: number): string {
+  const digits = units.padStart(decimals + 1, "0");
+  const fraction = digits.slice(digits.length - decimals).replace(/0+$/, "");
+  return `${digits.slice(0, digits.length - decimals)}${fraction ? `.${fraction}` : ""}`;
+}
+
+// What an unexpected outflow moved, as people write it: code at the wallet, an amount of a token the wallet
+// holds (its symbol, base units beside), or the transaction's value.
+function outflowWhat(outflow: Outflow, tokens: readonly Balance[]): string {
+  if (outflow.code) return `code set at the wallet (${outflow.code.length > 50 ? `${outflow.code.slice(0, 50)}…` : outflow.code}: an EIP-7702 delegation or a contract, which can move funds with no nonce and no log)`;
+  if (outflow.token) {
+    const token = tokens.find((candidate) => candidate.address.toLowerCase() === outflow.token?.toLowerCase());
+    if (token && outflow.amount !== null) return `${inTokens(outflow.amount, token.decimals)} ${token.symbol.startsWith("0x") ? "tokens" : token.symbol} (${outflow.amount} base units)`;
+    return `${outflow.amount ?? "?"} base units of ${outflow.token}${outflow.otherToken ? " (a contract this network does not pay in)" : ""}`;
+  }
+  return `a transaction (nonce ${outflow.nonce}, ${outflow.amount === null ? "value unknown" : ether(outflow.amount)})`;
 }
 
 function runway(hours: number | null): string {
@@ -424,7 +458,10 @@ class Console {
         lane.balances ? lane.balances.map((balance) => `${balance.balanceInTokens} ${balance.symbol}`).join(", ") : lane.tokenBalanceInTokens,
         runway(lane.gasRunwayHours),
         lane.transfersInFlight,
-        element("span", lane.heldBecause ? `held: ${lane.heldBecause}` : lane.state, lane.heldBecause ? "warn" : ""),
+        // A pause holds every lane, whatever each one's own state.
+        report.signingPaused
+          ? element("span", "paused: signs nothing", "warn")
+          : element("span", lane.heldBecause ? `held: ${lane.heldBecause}` : lane.state, lane.heldBecause ? "warn" : ""),
       ]);
     }
     target.replaceChildren(...this.#pauseWarning(report), ...this.#outflowWarning(wallet), table);
@@ -461,8 +498,8 @@ class Console {
     warning.append(element("strong", `${outflows.length} unexpected outflow${outflows.length === 1 ? "" : "s"} from this network's wallets: transactions this service never made. Is the key used elsewhere, or compromised?`));
     const list = element("ul");
     for (const outflow of outflows) {
-      const what = outflow.token ? `${outflow.amount ?? "?"} base units of ${outflow.token}` : `a transaction (nonce ${outflow.nonce}, ${outflow.amount === null ? "value unknown" : ether(outflow.amount)})`;
-      list.append(element("li", `${new Date(outflow.detectedAt).toLocaleString()}: ${what} from ${outflow.wallet} to ${outflow.to ?? "?"} in ${outflow.hash}`));
+      const to = outflow.code ? "" : ` to ${outflow.to ?? "?"}`;
+      list.append(element("li", `${new Date(outflow.detectedAt).toLocaleString()}: ${outflowWhat(outflow, wallet.balances ?? [])} from ${outflow.wallet}${to} in ${outflow.hash}`));
     }
     warning.append(list);
     return [warning];

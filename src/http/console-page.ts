@@ -116,6 +116,8 @@ button.link { border: none; padding: 0; min-height: 0; text-decoration: underlin
 :focus-visible { outline: 3px solid #1a73e8; outline-offset: 2px; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
+/* A heading is a word or two: never broken inside a word ("Stat / e") however narrow its column. */
+th { overflow-wrap: normal; white-space: nowrap; }
 code { font-family: ui-monospace, monospace; font-size: 0.9em; word-break: break-all; }
 .scroll { overflow-x: auto; }
 .actions { display: flex; gap: 6px; flex-wrap: wrap; }

@@ -76,6 +76,9 @@ describe.skipIf(missing)(missing ? `the console in Chromium: NOT RUN, ${missing}
     page.on("response", (response) => {
       if (response.status() >= 400) failedRequests.push(`${response.status()} ${new URL(response.url()).pathname}`);
     });
+    page.on("console", (message) => {
+      if (message.type() === "error") consoleErrors.push(message.text());
+    });
   });
   afterAll(async () => {
     await browser?.close();
@@ -85,6 +88,8 @@ describe.skipIf(missing)(missing ? `the console in Chromium: NOT RUN, ${missing}
 
   // Every answer of 400 or more the console's page got: only the wrong key's own refusal is expected.
   const failedRequests: string[] = [];
+  // What the page's console said as errors (a Content Security Policy violation among them).
+  const consoleErrors: string[] = [];
 
   it("refuses a wrong key, and signs in with an admin key from the keyboard", async () => {
     await page.goto(`${base}/console`);
@@ -168,6 +173,21 @@ describe.skipIf(missing)(missing ? `the console in Chromium: NOT RUN, ${missing}
     expect(failedRequests.filter((line) => !line.startsWith("401 ") && line !== "404 /webhooks/deliveries")).toEqual([]);
     expect(failedRequests.filter((line) => line.startsWith("401 "))).toHaveLength(1);
     expect(failedRequests.filter((line) => line === "404 /webhooks/deliveries").length).toBeLessThanOrEqual(2);
+    expect(consoleErrors.filter((line) => /Content Security Policy/i.test(line))).toEqual([]);
+  });
+
+  it("keeps every column heading on one line at 1280 px", async () => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    const wrapped = await page.evaluate(() =>
+      [...document.querySelectorAll("th")].filter((heading) => {
+        const text = document.createRange();
+        text.selectNodeContents(heading);
+        return text.getClientRects().length > 1;
+      }).map((heading) => heading.textContent),
+    );
+    expect(wrapped).toEqual([]);
+    // The cases after it ran at the phone's width before this one: as they were.
+    await page.setViewportSize({ width: 390, height: 844 });
   });
 
   it("shows a read key the transfers without the wallet or any button that changes something", async () => {
@@ -223,6 +243,10 @@ describe.skipIf(missing)(missing ? `the console in Chromium: NOT RUN, ${missing}
     const wallet = page.locator("#wallet");
     await expect.poll(() => wallet.textContent(), { timeout: 15_000 }).toContain("Signing is paused");
     expect(await wallet.textContent()).toContain(`in ${stolen.hash}`);
+    // In tokens, as people write them (the demo token has 18 decimals; its symbol is its address here).
+    expect(await wallet.textContent()).toContain("0.000000000000000001 tokens (1 base units) from");
+    // Every lane's state says it too, not "open".
+    await expect.poll(() => wallet.locator("table").textContent()).toContain("paused: signs nothing");
     expect(await wallet.locator("[role=alert]").count()).toBe(2);
     await page.screenshot({ path: join(ARTIFACTS, "console-paused-1280.png"), fullPage: true });
     await page.getByRole("button", { name: "Resume signing" }).click();
@@ -232,6 +256,7 @@ describe.skipIf(missing)(missing ? `the console in Chromium: NOT RUN, ${missing}
     await dialog.getByRole("button", { name: "Yes" }).click();
     await expect.poll(() => page.locator("#outcome").textContent()).toBe(`POST /wallet/resume?latestHash=${stolen.hash}: 200`);
     await expect.poll(() => wallet.textContent()).not.toContain("Signing is paused");
+    expect(await wallet.locator("table").textContent()).not.toContain("paused: signs nothing");
     expect((await service.app.inject({ method: "GET", url: "/wallet?snapshot=true", headers: AUTHORIZATION })).json().signingPaused).toBeNull();
   });
 

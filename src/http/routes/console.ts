@@ -11,7 +11,7 @@ import { CONSOLE_CSS, CONSOLE_HTML } from "../console-page.js";
 const SCRIPT_CANDIDATES = [new URL("../../../console/app.js", import.meta.url), new URL("../../../dist/console/app.js", import.meta.url)];
 
 const SECURITY_HEADERS = {
-  "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
   "cache-control": "no-cache",
