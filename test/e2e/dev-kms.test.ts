@@ -4,6 +4,9 @@
  * SIGTERM to npm leaves nothing behind.
  */
 import { execFile, spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { motoMissing } from "../helpers/moto-kms.js";
@@ -26,7 +29,7 @@ describe.skipIf(missing)(missing ? `npm run dev:kms: NOT RUN, ${missing}` : "npm
       const variables = Object.fromEntries([...printed.matchAll(/^ {2}export (\w+)=(\S+)$/gm)].map(([, name, value]) => [name, value]));
       expect(Object.keys(variables).sort()).toEqual(["AWS_ACCESS_KEY_ID", "AWS_ENDPOINT_URL_KMS", "AWS_KMS_KEY_ID", "AWS_REGION", "AWS_SECRET_ACCESS_KEY"]);
       // As printed: these variables, no RPC_URL (the local dev chain), no API_KEYS (a key generated for the run).
-      service = await startServerProcess({ RPC_URL: "", PRIVATE_KEY: "", API_KEYS: "", AUTH_DISABLED: "", ...variables });
+      service = await startServerProcess({ RPC_URL: "", PRIVATE_KEY: "", API_KEYS: "", AUTH_DISABLED: "", JOURNAL_PATH: join(mkdtempSync(join(tmpdir(), "dev-kms-")), "transfers.sqlite"), ...variables });
       await service.waitForOutput(`"amount":"1.5"}'`);
       const output = service.output();
       expect(output).toContain("your AWS_KMS_KEY_ID signer funded");

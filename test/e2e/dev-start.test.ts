@@ -14,11 +14,13 @@ import { startServerProcess } from "../helpers/server-process.js";
 import { commandOf, descendantsOf, isAlive, stopProcessTree } from "../helpers/process-tree.js";
 
 const run = promisify(execFile);
+// Dev runs keep their journals beside JOURNAL_PATH: here, not in the checkout's data/.
+const DEV_JOURNAL = { JOURNAL_PATH: join(mkdtempSync(join(tmpdir(), "dev-start-")), "transfers.sqlite") };
 
 describe("the server entry point without RPC_URL", () => {
   it("starts a dev chain, prints a working curl command, and exits cleanly on SIGTERM", async () => {
     const child = spawn(process.execPath, ["--import", "tsx", "src/server.ts"], {
-      env: { ...process.env, RPC_URL: "", DEMO_SETUP: "", API_KEYS: "", AUTH_DISABLED: "", PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" },
+      env: { ...process.env, RPC_URL: "", DEMO_SETUP: "", API_KEYS: "", AUTH_DISABLED: "", ...DEV_JOURNAL, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";
@@ -66,7 +68,7 @@ describe("the server entry point without RPC_URL", () => {
       writeFileSync(env.KEYSTORE_PASSWORD_FILE, "dev password\n");
     }
     // No RPC_URL: the local dev chain; no API_KEYS: a key generated for the run, in the printed command.
-    const server = await startServerProcess({ RPC_URL: "", DEMO_SETUP: "", API_KEYS: "", AUTH_DISABLED: "", ...env });
+    const server = await startServerProcess({ RPC_URL: "", DEMO_SETUP: "", API_KEYS: "", AUTH_DISABLED: "", ...DEV_JOURNAL, ...env });
     try {
       // The end of the printed curl command.
       await server.waitForOutput(`"amount":"1.5"}'`);
@@ -114,7 +116,7 @@ describe("the server entry point without RPC_URL", () => {
 describe("npm start, as systemd, pm2 or CI run it (no terminal)", () => {
   it.each(["SIGINT", "SIGTERM"] as const)("leaves no process behind within 5 s of %s to npm's own PID", async (signal) => {
     const npm = spawn("npm", ["start"], {
-      env: { ...process.env, RPC_URL: "", DEMO_SETUP: "", API_KEYS: "", AUTH_DISABLED: "", PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" },
+      env: { ...process.env, RPC_URL: "", DEMO_SETUP: "", API_KEYS: "", AUTH_DISABLED: "", ...DEV_JOURNAL, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";
