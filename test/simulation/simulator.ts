@@ -666,8 +666,14 @@ async function evidenceOf(chain: TestChain, wallet: string, servers: ServerProce
   const hashes = (status.attempts ?? [{ hash }]).map((attempt) => attempt.hash.toLowerCase());
   const onNode = await Promise.all(
     hashes.map(async (attemptHash) => {
-      const found = (await chain.provider.send("eth_getTransactionByHash", [attemptHash])) as { nonce: string; blockNumber: string | null } | null;
-      return `${attemptHash}: ${found ? `nonce ${Number(found.nonce)}, block ${found.blockNumber === null ? "none (pool)" : Number(found.blockNumber)}` : "unknown to the node"}`;
+      const found = (await chain.provider.send("eth_getTransactionByHash", [attemptHash])) as { nonce: string; blockNumber: string | null; blockHash: string | null } | null;
+      if (!found) return `${attemptHash}: unknown to the node`;
+      if (found.blockNumber === null) return `${attemptHash}: nonce ${Number(found.nonce)}, block none (pool)`;
+      // The node's index names a block: is it the chain's block at that height, and does it hold the transaction?
+      const canonical = (await chain.provider.send("eth_getBlockByNumber", [found.blockNumber, false])) as { hash: string; transactions: string[] } | null;
+      const receipt = (await chain.provider.send("eth_getTransactionReceipt", [attemptHash])) as { status: string; blockHash: string } | null;
+      const held = canonical?.transactions.some((each) => each.toLowerCase() === attemptHash) ?? false;
+      return `${attemptHash}: nonce ${Number(found.nonce)}, block ${Number(found.blockNumber)} ${found.blockHash} (the chain's block there: ${canonical?.hash ?? "none"}, ${held ? "holds it" : "does not hold it"}; receipt ${receipt ? `status ${receipt.status} in ${receipt.blockHash}` : "none"})`;
     }),
   );
   // The settle loop's own lookups name the hash too, once a second: they would hide what the service did.
