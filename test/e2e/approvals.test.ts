@@ -308,9 +308,13 @@ describe("two-person approval of a payout batch on anvil", () => {
       { id: "approved-1", recipient: first, units: parseUnits("60", 6).toString() },
       { id: "approved-2", recipient: second, units: parseUnits("50", 6).toString() },
     ]);
-    // Another batch with one of its item ids cannot pay it meanwhile.
-    const other = await postJson(service.app, "/payouts", { items: [{ toAddress: first, amount: "1", id: "approved-1" }] }, { "idempotency-key": "batch-2" });
+    // Another batch with one of its item ids cannot pay it meanwhile: the same payment waits for the
+    // decision; another amount under that id is refused for good, naming the batch.
+    const other = await postJson(service.app, "/payouts", { items: [{ toAddress: first, amount: "60", id: "approved-1" }] }, { "idempotency-key": "batch-2" });
     expect([other.statusCode, other.body.code]).toEqual([409, "PAYOUT_ITEM_IN_FLIGHT"]);
+    const reused = await postJson(service.app, "/payouts", { items: [{ toAddress: first, amount: "1", id: "approved-1" }] }, { "idempotency-key": "batch-3" });
+    expect([reused.statusCode, reused.body.code]).toEqual([422, "PAYOUT_ITEM_ID_REUSED"]);
+    expect(reused.body.message).toContain(`is batch ${asked.body.id}'s item`);
 
     // The first payout in a token has the wallet approve the payout contract: the batch keeps waiting meanwhile.
     let approved = await service.app.inject({ method: "POST", url: `/transfers/${asked.body.id}/approve`, headers: bearer(SECOND_ADMIN_KEY) });

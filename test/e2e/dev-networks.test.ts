@@ -44,7 +44,7 @@ describe("npm run dev:networks", () => {
         expect((await provider.getBalance(RECIPIENT)) - before.eth).toBe(parseEther("1.5"));
       }
       // docs/networks.md's recipe, as written there (the port and key put in): 1.5 ETH on local-b.
-      const recipe = (/<!-- dev-networks-recipe[^>]*-->\s*```sh\n([\s\S]*?)```/.exec(documentation()) as RegExpExecArray)[1];
+      const recipe = (/\x3c!-- dev-networks-recipe[^>]*--\x3e\s*```sh\n([\s\S]*?)```/.exec(documentation()) as RegExpExecArray)[1];
       const base = (/the service at (http:\/\/127\.0\.0\.1:\d+):/.exec(printed) as RegExpExecArray)[1];
       const key = (/API key: (\S+)/.exec(printed) as RegExpExecArray)[1];
       const other = providers[1];

@@ -271,6 +271,10 @@ describe("README examples", () => {
       for (const deadline = Date.now() + 20_000; seen.items[0].state !== "paid" && Date.now() < deadline; seen = await payout()) await new Promise((resolve) => setTimeout(resolve, 200));
       expect(seen.items[0]).toMatchObject({ id: "line-1", state: "paid" });
       expect(seen.items[1]).toMatchObject({ id: "line-2", state: "pending", reason: expect.stringMatching(/^the token reverted the transfer: DemoToken: this recipient is refused \(not final yet/) });
+      // Settled in the journal first (finality counts from the block it is seen settled at), as it is by the
+      // time a reader has typed the next command.
+      const wallet = async () => JSON.parse((await run("curl", ["-s", `${service.base}/wallet`, "-H", `authorization: Bearer ${service.key}`])).stdout) as { oldestUnconfirmed: unknown };
+      for (const deadline = Date.now() + 20_000; (await wallet()).oldestUnconfirmed !== null && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 200));
       const node = /^ {2}node: {4}(\S+)$/m.exec(service.output())?.[1] as string;
       await run("sh", ["-c", `curl -s ${node} -H 'content-type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"anvil_mine","params":["0x41"]}'`]);
       for (const deadline = Date.now() + 30_000; seen.items[1].state !== "failed" && Date.now() < deadline; seen = await payout()) await new Promise((resolve) => setTimeout(resolve, 300));
