@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import dotenv from "dotenv";
 import { ApiKeyRing } from "./auth/api-keys.js";
 import { ChainStartupError } from "./node/connect-chain.js";
+import { encodeTransfer } from "./node/erc20.js";
 import { type ChainConfig, type Config, ConfigError, type DeploymentConfig, chainConfigOf, loadConfig, rpcEndpointUrls, signerSettingsOf } from "./config.js";
 import { readSignerAddresses, signerVariableOf } from "./signers/create-signer.js";
 import { SignerStartupError } from "./signers/wallet-signer.js";
@@ -198,8 +199,7 @@ function printDemoBanner(demo: DemoRun, address: AddressInfo | string | null): v
 
 // One line of curl: anvil sends 1 DEMO from the wallet without its key (impersonation), as an outside sender would.
 function outsideSendRecipe(rpcUrl: string, wallet: string, token: string): string {
-  const word = (hex: string) => hex.padStart(64, "0");
-  const data = `0xa9059cbb${word("70997970C51812dc3A010C7d01b50e0d17dc79C8".toLowerCase())}${word((10n ** 18n).toString(16))}`;
+  const data = encodeTransfer("0x70997970C51812dc3A010C7d01b50e0d17dc79C8", 10n ** 18n);
   const call = (id: number, method: string, params: unknown[]) => `curl -s ${rpcUrl} -H 'content-type: application/json' -d '${JSON.stringify({ jsonrpc: "2.0", id, method, params })}'`;
   return `${call(1, "anvil_impersonateAccount", [wallet])} && ${call(2, "eth_sendTransaction", [{ from: wallet, to: token, data }])}`;
 }

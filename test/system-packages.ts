@@ -61,13 +61,22 @@ export default function setup(): void {
  */
 function neededBySelectedTests(): { wanted: SystemPackage; files: string[] }[] {
   const all = testFiles(TEST_ROOT).map((path) => relative(process.cwd(), path));
-  const filters = process.argv.slice(2).filter((arg) => !arg.startsWith("-") && arg !== "run" && all.some((file) => file.includes(arg)));
+  const filters = commandLineFilters().filter((arg) => all.some((file) => file.includes(arg)));
   const selected = filters.length === 0 ? all : all.filter((file) => filters.some((filter) => file.includes(filter)));
   return PACKAGES.flatMap((wanted) => {
     const imports = new RegExp(`helpers/${wanted.helper}\\.js"`);
     const files = selected.filter((file) => imports.test(readFileSync(file, "utf8")));
     return files.length > 0 ? [{ wanted, files }] : [];
   });
+}
+
+// Options whose value is the next argument: `--exclude test/x.test.ts` names a file it leaves out, not one it runs.
+const OPTIONS_WITH_VALUES = new Set(["--exclude", "-t", "--testNamePattern", "--reporter", "--project", "-c", "--config", "--shard", "--maxWorkers", "--outputFile", "-r", "--root", "--dir"]);
+
+// The command line's file filters: its words that are neither options nor their values.
+function commandLineFilters(): string[] {
+  const args = process.argv.slice(2);
+  return args.filter((arg, index) => !arg.startsWith("-") && arg !== "run" && !OPTIONS_WITH_VALUES.has(args[index - 1] ?? ""));
 }
 
 function testFiles(directory: string): string[] {

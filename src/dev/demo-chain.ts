@@ -3,10 +3,10 @@ import { Contract, ContractFactory, type ContractTransactionResponse, JsonRpcPro
 import demoToken from "../../contracts/artifacts/DemoToken.json" with { type: "json" };
 import payoutBatch from "../../contracts/artifacts/PayoutBatch.json" with { type: "json" };
 
-/** A wallet and the token it holds. */
 /** The recipient DemoToken refuses (contracts/DemoToken.sol's REFUSED_RECIPIENT): a demo payout item that fails. */
 export const DEMO_REFUSED_RECIPIENT = "0x000000000000000000000000000000000000bEEF";
 
+/** A wallet and the token it holds. */
 export interface DemoChain {
   /** The key of the wallet created for the demo (with `holders`, the deployer's, which then holds nothing). */
   privateKey: string;

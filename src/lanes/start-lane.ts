@@ -8,7 +8,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "../config.js";
 import { createFinality, warnNoFinalizedTag } from "../finality/create-finality.js";
 import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
-import { type ChainConnection, tokensOf } from "../node/connect-chain.js";
+import { type ChainConnection, tokenOfChain } from "../node/connect-chain.js";
 import { hexQuantity } from "../node/call-blocks.js";
 import { DEFAULT_FINALITY_BLOCKS, FinalizedBlockReader } from "../node/finalized-block.js";
 import { WalletTransferLogs } from "../node/wallet-transfer-logs.js";
@@ -34,7 +34,7 @@ import type { SharedFeeBlock } from "./shared-fee-block.js";
 import { SlotQueue } from "./slot-queue.js";
 import { WalletLedger } from "../send-path/wallet-ledger.js";
 import { transferGasCost } from "../send-path/wallet-snapshot.js";
-import { NATIVE_TOKEN, tokenAt } from "../network-settings/network-choice.js";
+import { NATIVE_TOKEN } from "../network-settings/network-choice.js";
 import type { PoolWalletReads } from "./pool-wallet-reads.js";
 import { createTransferWatcher } from "../webhooks/create-webhooks.js";
 import { GasRunway } from "./gas-runway.js";
@@ -139,8 +139,7 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
   const fees = feePolicyOf(config, chain.chainId);
   const feeCap = new FeeCapWatch(fees.maxFeePerGas, config.maxFeePerGas === undefined, log);
   const initialSnapshot = await walletReads.read(chain.wallet.address);
-  const tokens = tokensOf(chain);
-  const ledger = new WalletLedger(initialSnapshot, chain.tokenAddress, (token) => tokenAt(tokens, token));
+  const ledger = new WalletLedger(initialSnapshot, chain.tokenAddress, (token) => tokenOfChain(chain, token));
   // After the caller's synchronous work (a refused broadcast gives its reservation back and takes it again
   // at once; a snapshot updates the lane's holds after the ledger): woken waiters see the lane as it ends up.
   // Transfers signed and journaled whose first broadcast waits for room at the node (see admittedPerLane):

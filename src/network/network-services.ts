@@ -16,7 +16,7 @@ import { TransactionLookup } from "../lookup/transaction-lookup.js";
 import { TransactionStatusReader } from "../lookup/transaction-status.js";
 import { PayoutStatusReader } from "../lookup/payout-status.js";
 import { type ServedNetwork, tokenAt } from "../network-settings/network-choice.js";
-import { type ChainConnection, laneConnection, tokensOf } from "../node/connect-chain.js";
+import { type ChainConnection, laneConnection, tokenOfChain, tokensOf } from "../node/connect-chain.js";
 import type { NonceAllocator } from "../send-path/nonce-allocator.js";
 import { NonceDisplacements } from "../send-path/nonce-displacements.js";
 import type { TransferReplacer } from "../send-path/transfer-replacer.js";
@@ -186,7 +186,7 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
       chain,
       network: chain.network,
       transfers: pooled
-        ? new LanePool(lanes, journal, { ...inFlight, balancesMaxAgeMs: config.chainRefreshIntervalMs, chainId: chain.chainId, unitOf: (token) => tokenAt(tokensOf(chain), token ?? chain.tokenAddress) }, slots)
+        ? new LanePool(lanes, journal, { ...inFlight, balancesMaxAgeMs: config.chainRefreshIntervalMs, chainId: chain.chainId, unitOf: (token) => tokenOfChain(chain, token) }, slots)
         : new WalletInFlightLimit(first, journal, inFlight, slots),
       lanes,
       laneOf: (address) => byAddress.get(address),

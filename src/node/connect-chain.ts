@@ -12,7 +12,7 @@ import type { EndpointState } from "./endpoint-health.js";
 import { type BatchOptions, type RpcObserver, askEndpoint, createEndpoints, createRpcProvider, endpointSetOf } from "./rpc-provider.js";
 import { OP_GAS_PRICE_ORACLE } from "./op-stack.js";
 import { payoutRuntimeCode } from "./payout-batch.js";
-import { NATIVE_TOKEN, type ServedNetwork, type ServedToken, servedNetworkOf } from "../network-settings/network-choice.js";
+import { NATIVE_TOKEN, type ServedNetwork, type ServedToken, servedNetworkOf, tokenAt } from "../network-settings/network-choice.js";
 
 /** The node, the hot wallet and the token, read once at startup. */
 export interface ChainConnection {
@@ -61,6 +61,11 @@ export interface NetworkToken extends ServedToken {
 export function tokensOf(chain: Pick<ChainConnection, "tokens" | "tokenAddress" | "tokenDecimals" | "tokenMayReturnFalse" | "network">): readonly NetworkToken[] {
   if (chain.tokens) return chain.tokens;
   return [{ symbol: chain.network?.token.symbol ?? chain.tokenAddress, address: chain.tokenAddress, native: false, decimals: chain.tokenDecimals, mayReturnFalse: chain.tokenMayReturnFalse }];
+}
+
+/** The connection's token at `address` (a contract's, or "native"); without an address, its first token. */
+export function tokenOfChain(chain: Parameters<typeof tokensOf>[0], address: string = chain.tokenAddress): NetworkToken | undefined {
+  return tokenAt(tokensOf(chain), address);
 }
 
 /** Raised when the node, chain or token is not what the configuration says; the process must not start. */

@@ -9,11 +9,10 @@
  * restart; only refusals before any work (policy 403, and 503s that say "try again") leave the key unused.
  */
 import { Transaction, toBigInt, toQuantity } from "ethers";
-import { type ChainConnection, type NetworkToken, tokensOf } from "../node/connect-chain.js";
+import { type ChainConnection, type NetworkToken, tokenOfChain } from "../node/connect-chain.js";
 import { encodeTransfer } from "../node/erc20.js";
 import { classifyChainFailure } from "../node/ethers-errors.js";
 import { estimateGasAtLatest } from "../node/gas-estimate.js";
-import { tokenAt } from "../network-settings/network-choice.js";
 import { type ErrorCode, ERROR_CODES, ServiceError } from "../errors.js";
 import { signerRefusalAnswer } from "./signer-refusal.js";
 import { type JournalEntry, JournalOutcomeUnknownError, JournalUnavailableError, type PayoutOrder, PayoutItemsTakenError, type RecordedRefusal, type TransferJournal, type TransferRequest, requestOf } from "../journal/transfer-journal.js";
@@ -454,7 +453,7 @@ export class TokenTransferService implements TransferSender {
   // The token a request pays in: the one it names (an address, or "native"), else the network's first ERC-20.
   #tokenOf(request: TransferRequest): NetworkToken {
     const { chain } = this.#options;
-    const token = tokenAt(tokensOf(chain), request.token ?? chain.tokenAddress);
+    const token = tokenOfChain(chain, request.token);
     if (token) return token;
     throw new Error(`token ${request.token} is not one of chain ${chain.chainId}'s`);
   }

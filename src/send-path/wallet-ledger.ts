@@ -45,13 +45,13 @@ export class WalletLedger {
 
   /**
    * `primaryToken`: the address of the token of the snapshot's tokenBalance (reservations may name it).
-   * `unitOf`: a token's symbol and decimals (its address; "native" for the coin), so that a refusal names
-   * amounts as people write them; base units (wei) alone for a token it does not know.
+   * `unitOf`: a token's symbol and decimals (its address, "native" for the coin; none: the network's first),
+   * so that a refusal names amounts as people write them; base units (wei) alone for a token it does not know.
    */
   constructor(
     snapshot: WalletSnapshot,
     primaryToken = "",
-    private readonly unitOf: (token: string) => AmountUnit | undefined = () => undefined,
+    private readonly unitOf: (token: string | undefined) => AmountUnit | undefined = () => undefined,
   ) {
     this.#snapshot = snapshot;
     this.#primaryToken = primaryToken.toLowerCase();
@@ -170,7 +170,7 @@ export class WalletLedger {
   }
 
   #describe(units: bigint, token: string | undefined): string {
-    return describeAmount(units, this.unitOf(token ?? this.#primaryToken));
+    return describeAmount(units, this.unitOf(token));
   }
 
   #keyOf(token: string | undefined): string {

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { motoMissing } from "../helpers/moto-kms.js";
-import { commandOf, descendantsOf, isAlive, stopProcessTree } from "../helpers/process-tree.js";
+import { stopProcessTree } from "../helpers/process-tree.js";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
@@ -42,11 +42,6 @@ describe.skipIf(missing)(missing ? `npm run dev:kms: NOT RUN, ${missing}` : "npm
       // Gracefully, so that it stops the dev chain it started.
       if (service?.child.pid) await stopProcessTree(service.child.pid);
     }
-    const family = [npm.pid as number, ...descendantsOf(npm.pid as number)];
-    process.kill(npm.pid as number, "SIGTERM");
-    for (const deadline = Date.now() + 5_000; family.some(isAlive) && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 100));
-    const left = family.filter(isAlive);
-    for (const pid of left) process.kill(pid, "SIGKILL");
-    expect(left.map((pid) => `${pid} ${commandOf(pid)}`)).toEqual([]);
+    expect(await stopProcessTree(npm.pid as number, 5_000)).toEqual([]);
   }, 120_000);
 });

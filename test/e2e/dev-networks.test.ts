@@ -8,7 +8,7 @@ import { promisify } from "node:util";
 import { Contract, JsonRpcProvider, parseEther, parseUnits } from "ethers";
 import { describe, expect, it } from "vitest";
 import { documentation } from "../helpers/documentation.js";
-import { commandOf, descendantsOf, isAlive } from "../helpers/process-tree.js";
+import { stopProcessTree } from "../helpers/process-tree.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
 const run = promisify(execFile);
@@ -54,12 +54,7 @@ describe("npm run dev:networks", () => {
       expect((await other.getBalance(RECIPIENT)) - ethBefore).toBe(parseEther("1.5"));
     } finally {
       for (const provider of providers) provider.destroy();
-      const family = [npm.pid as number, ...descendantsOf(npm.pid as number)];
-      process.kill(npm.pid as number, "SIGTERM");
-      for (const deadline = Date.now() + 10_000; family.some(isAlive) && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 100));
-      const left = family.filter(isAlive);
-      for (const pid of left) process.kill(pid, "SIGKILL");
-      expect(left.map((pid) => `${pid} ${commandOf(pid)}`)).toEqual([]);
+      expect(await stopProcessTree(npm.pid as number)).toEqual([]);
     }
   }, 150_000);
 });

@@ -74,6 +74,11 @@ async function startDevService(env: Record<string, string> = {}): Promise<DevSer
   };
 }
 
+/** GET `path` of the dev service with its key, as a reader's curl would, parsed. */
+async function askDevService<T>(service: DevService, path: string): Promise<T> {
+  return JSON.parse((await run("curl", ["-s", `${service.base}${path}`, "-H", `authorization: Bearer ${service.key}`])).stdout) as T;
+}
+
 async function justAfterABlock(node: JsonRpcProvider): Promise<void> {
   const before = await node.getBlockNumber();
   while ((await node.getBlockNumber()) === before) await new Promise((resolve) => setTimeout(resolve, 50));
@@ -242,7 +247,7 @@ describe("README examples", () => {
       const outsideHash = /"result":"(0x[0-9a-f]{64})"}$/.exec(answers.trim())?.[1];
       expect(outsideHash, answers).toBeDefined();
       await waitForReceipt({ provider: service.node }, outsideHash as string, 10_000);
-      const wallet = async () => JSON.parse((await run("curl", ["-s", `${service.base}/wallet`, "-H", `authorization: Bearer ${service.key}`])).stdout) as { unexpectedOutflows: { hash: string }[] };
+      const wallet = () => askDevService<{ unexpectedOutflows: { hash: string }[] }>(service, "/wallet");
       for (const deadline = Date.now() + 30_000; !(await wallet()).unexpectedOutflows.some((outflow) => outflow.hash === outsideHash) && Date.now() < deadline; ) {
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
@@ -266,15 +271,15 @@ describe("README examples", () => {
         batch = await send();
       }
       expect(batch.items?.map((item: { id: string; state: string }) => [item.id, item.state]), JSON.stringify(batch)).toEqual([["line-1", "pending"], ["line-2", "pending"]]);
-      const payout = async () => JSON.parse((await run("curl", ["-s", `${service.base}/payouts/${batch.id}`, "-H", `authorization: Bearer ${service.key}`])).stdout) as { items: { id: string; state: string; reason: string | null }[] };
+      const payout = () => askDevService<{ items: { id: string; state: string; reason: string | null }[] }>(service, `/payouts/${batch.id}`);
       let seen = await payout();
       for (const deadline = Date.now() + 20_000; seen.items[0].state !== "paid" && Date.now() < deadline; seen = await payout()) await new Promise((resolve) => setTimeout(resolve, 200));
       expect(seen.items[0]).toMatchObject({ id: "line-1", state: "paid" });
       expect(seen.items[1]).toMatchObject({ id: "line-2", state: "pending", reason: expect.stringMatching(/^the token reverted the transfer: DemoToken: this recipient is refused \(not final yet/) });
       // Settled in the journal first (finality counts from the block it is seen settled at), as it is by the
       // time a reader has typed the next command.
-      const wallet = async () => JSON.parse((await run("curl", ["-s", `${service.base}/wallet`, "-H", `authorization: Bearer ${service.key}`])).stdout) as { oldestUnconfirmed: unknown };
-      for (const deadline = Date.now() + 20_000; (await wallet()).oldestUnconfirmed !== null && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 200));
+      const settled = async () => (await askDevService<{ oldestUnconfirmed: unknown }>(service, "/wallet")).oldestUnconfirmed === null;
+      for (const deadline = Date.now() + 20_000; !(await settled()) && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 200));
       const node = /^ {2}node: {4}(\S+)$/m.exec(service.output())?.[1] as string;
       await run("sh", ["-c", `curl -s ${node} -H 'content-type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"anvil_mine","params":["0x41"]}'`]);
       for (const deadline = Date.now() + 30_000; seen.items[1].state !== "failed" && Date.now() < deadline; seen = await payout()) await new Promise((resolve) => setTimeout(resolve, 300));

@@ -48,11 +48,14 @@ export function commandOf(pid: number): string {
 
 /**
  * Stops a process a test started, and everything below it: SIGTERM (a service then stops the dev chain it
- * started), and SIGKILL for whatever of the family still runs after `graceMs`.
+ * started), and SIGKILL for whatever of the family still runs after `graceMs`. Returns those (pid and
+ * command): a test of a clean stop expects none.
  */
-export async function stopProcessTree(pid: number, graceMs = 10_000): Promise<void> {
+export async function stopProcessTree(pid: number, graceMs = 10_000): Promise<string[]> {
   const family = [pid, ...descendantsOf(pid)];
   if (isAlive(pid)) process.kill(pid, "SIGTERM");
   for (const deadline = Date.now() + graceMs; family.some(isAlive) && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 100));
-  for (const each of family) if (isAlive(each)) process.kill(each, "SIGKILL");
+  const left = family.filter(isAlive).map((each) => ({ pid: each, command: `${each} ${commandOf(each)}` }));
+  for (const { pid: each } of left) process.kill(each, "SIGKILL");
+  return left.map(({ command }) => command);
 }
