@@ -11,6 +11,7 @@
 import { toQuantity } from "ethers";
 import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
 import { type FinalityRule, FinalizedBlockReader } from "../node/finalized-block.js";
+import { ReceiptsOnChain } from "../node/receipt-on-chain.js";
 import { NonceSearches, findNonceUse } from "../node/wallet-nonce-use.js";
 import type { LoggedTransfer, WalletTransferLogs } from "../node/wallet-transfer-logs.js";
 import type { MinedIn } from "../send-path/transfer-reconciler.js";
@@ -109,7 +110,7 @@ export class FinalityTracker {
       this.#minedIn.clear();
       // What the chain did before this process followed it is not known (a reorganisation while the service
       // was down): what is settled and not final is looked for on the chain as it is now.
-      const unmined = journal.hasUnfinal() ? await this.#lookForUnfinal(block.number) : 0;
+      const unmined = journal.hasUnfinal() ? await this.#lookForUnfinal(block) : 0;
       // Only now: a look that failed part way (a node fault) is made again at the next read.
       this.#anchor = block;
       if (unmined > 0) this.#options.onOutcome?.({ reorganised: true, unmined, finalized: 0, finalizedBlock: null });
@@ -139,7 +140,7 @@ export class FinalityTracker {
       const gone = this.#leftTheChain(anchor, block, decided);
       if (gone.size > 0) {
         this.#options.onUnfollowedJump?.();
-        unmined = await this.#lookForUnfinal(block.number, (entry) => gone.has(entry.id));
+        unmined = await this.#lookForUnfinal(block, (entry) => gone.has(entry.id));
       }
     }
     // Reads that skipped blocks prove the anchor is still on the chain, not the blocks above it: a
@@ -149,7 +150,7 @@ export class FinalityTracker {
     if (!reorganised && !adjacent) {
       this.#options.onUnfollowedJump?.();
       const settledSinceAnchor = (entry: JournalEntry) => entry.settledBlock === null || entry.settledBlock >= anchor.number;
-      unmined += await this.#lookForUnfinal(block.number, (entry) => settledSinceAnchor(entry) || this.#undecided.has(entry.id), { logsUpTo: block.number });
+      unmined += await this.#lookForUnfinal(block, (entry) => settledSinceAnchor(entry) || this.#undecided.has(entry.id), { logsUpTo: block.number });
     }
     // What no look could settle yet is looked at again at each read until it is, and nothing becomes final
     // meanwhile: it could be a transfer another transaction displaced in a reorganisation.
@@ -157,7 +158,7 @@ export class FinalityTracker {
       const unfinal = new Set(journal.unfinal().map((entry) => entry.id));
       for (const id of this.#undecided) if (!unfinal.has(id)) this.#undecided.delete(id);
       const again = new Set([...this.#undecided].filter((id) => !this.#lookedAt.has(id)));
-      if (again.size > 0) unmined += await this.#lookForUnfinal(block.number, (entry) => again.has(entry.id));
+      if (again.size > 0) unmined += await this.#lookForUnfinal(block, (entry) => again.has(entry.id));
     }
     // Only once the looks above are made: where one failed (a node fault), the next read checks the same
     // anchor again, and looks again for what was settled since it or seen mined in a block it decides.
@@ -208,7 +209,7 @@ export class FinalityTracker {
   // then each transfer not final is looked for on the new chain by its receipts.
   async #recheck(head: FeeBlock): Promise<number> {
     await this.#options.onReorg(head);
-    const unmined = await this.#lookForUnfinal(head.number);
+    const unmined = await this.#lookForUnfinal(head);
     // What is still settled was mined on the new chain: its finality is counted from here.
     this.#options.journal.markSettledAt(head.number, true);
     return unmined;
@@ -216,11 +217,11 @@ export class FinalityTracker {
 
   // Each transfer not final (that `which` picks) is looked for by its receipts, as of block `head`: one the
   // chain does not carry (or carries in another block than its reported outcome named) is pending again.
-  // A missing receipt or log proves nothing (an index that lags its head): then the chain's blocks, read by
+  // A receipt counts only where its block is the chain's at that height (receipt-on-chain.ts). A missing receipt or log proves nothing (an index that lags its head): then the chain's blocks, read by
   // number, say what used its nonce; where they do not tell yet, it stays as it is and is looked at again
   // at the next read (#undecided). With `logsUpTo`, several are first looked for in the
   // wallet's Transfer logs up to that block. Returns how many are pending again.
-  async #lookForUnfinal(head: number, which: (entry: JournalEntry) => boolean = () => true, { logsUpTo }: { logsUpTo?: number } = {}): Promise<number> {
+  async #lookForUnfinal(head: FeeBlock, which: (entry: JournalEntry) => boolean = () => true, { logsUpTo }: { logsUpTo?: number } = {}): Promise<number> {
     const { journal, node } = this.#options;
     let unmined = 0;
     const undecided = new Set<number>();
@@ -228,11 +229,12 @@ export class FinalityTracker {
     const entries = journal.unfinal().filter((entry) => entry.state !== "replaced" && which(entry));
     for (const entry of entries) this.#lookedAt.add(entry.id);
     const logged = logsUpTo === undefined ? undefined : await this.#readTransferLogs(entries, logsUpTo);
+    const receipts = new ReceiptsOnChain(node, [head, { number: head.number - 1, hash: head.parentHash }]);
     for (const entry of entries) {
       const candidates = entry.minedHash ? [entry.minedHash] : entry.attempts.map((attempt) => attempt.hash);
       let minedIn: string | null | undefined = candidates.map((hash) => logged?.get(hash.toLowerCase())?.blockHash).find((blockHash) => blockHash !== undefined);
-      for (const hash of candidates) minedIn ??= ((await node.send("eth_getTransactionReceipt", [hash])) as { blockHash: string } | null)?.blockHash;
-      minedIn ??= await this.#chainShows(entry, candidates, head);
+      for (const hash of candidates) minedIn ??= (await receipts.minedIn(hash))?.hash;
+      minedIn ??= await this.#chainShows(entry, candidates, head.number);
       if (minedIn === undefined) {
         undecided.add(entry.id);
         continue;
@@ -273,3 +275,4 @@ export class FinalityTracker {
     return transferLogs.readAfresh(from, to, entries.length);
   }
 }
+

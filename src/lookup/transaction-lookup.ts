@@ -101,8 +101,12 @@ export class TransactionLookup {
     if (!fetching) {
       const generation = this.#generation;
       fetching = (this.provider.send("eth_getTransactionByHash", [hash]) as Promise<RpcTransaction | null>)
-        .then((transaction) => {
-          if (transaction?.blockNumber && transaction.blockHash && generation === this.#generation) this.#remember(hash, transaction);
+        .then(async (transaction) => {
+          if (!transaction?.blockNumber || !transaction.blockHash) return transaction;
+          // A node's index can outlive a reorganisation and name a block that left the chain
+          // (go-ethereum#28885): mined only where the chain's block at that height is that block.
+          if (!(await this.#onChain(Number(transaction.blockNumber), String(transaction.blockHash)))) return { ...transaction, blockNumber: null, blockHash: null, transactionIndex: null };
+          if (generation === this.#generation) this.#remember(hash, transaction);
           return transaction;
         })
         .finally(() => this.#fetching.delete(hash));
@@ -143,6 +147,14 @@ export class TransactionLookup {
       }
     }
     if (evicted) this.#generation++;
+  }
+
+  // Whether the chain's block at `height` is `blockHash`: the head and its parent are known, others are read.
+  async #onChain(height: number, blockHash: string): Promise<boolean> {
+    const head = await this.head.current();
+    if (height === head.number) return head.hash === blockHash;
+    if (height === head.number - 1) return head.parentHash === blockHash;
+    return (await this.#canonicalHashAt(height)) === blockHash;
   }
 
   async #canonicalHashAt(height: number): Promise<string | null> {

@@ -12,6 +12,7 @@ import { steadyWallClockNow } from "../clock.js";
 import type { ChainConnection } from "../node/connect-chain.js";
 import { DEFAULT_FINALITY_BLOCKS, FinalizedBlockReader } from "../node/finalized-block.js";
 import { type NodeAnswerMeaning, isNodeError, readNodeAnswer } from "../node/node-answers.js";
+import { ReceiptsOnChain } from "../node/receipt-on-chain.js";
 import { type BlockRef, NonceSearches, findNonceUse } from "../node/wallet-nonce-use.js";
 import type { JournalEntry, TransferJournal } from "../journal/transfer-journal.js";
 import { type Displacement, NonceDisplacements } from "./nonce-displacements.js";
@@ -211,15 +212,17 @@ export class TransferReconciler {
   async settleUsedNonce(listed: JournalEntry): Promise<ResendOutcome> {
     // As it is now: an attempt added since the caller read it (a re-price, a cancel) may be what was mined.
     const entry = this.journal.findById(listed.id) ?? listed;
-    const { provider } = this.chain;
+    const { snapshot } = this.ledger;
+    const receipts = new ReceiptsOnChain(this.chain.provider, [{ number: snapshot.blockNumber, hash: snapshot.blockHash }]);
     // Newest first: a re-priced transfer is mostly mined with its latest attempt.
     for (const attempt of [...entry.attempts].reverse()) {
-      const receipt = (await provider.send("eth_getTransactionReceipt", [attempt.hash])) as { blockNumber: string; blockHash: string } | null;
-      if (!receipt) continue;
-      this.recordMined(entry, attempt.hash, { number: Number(receipt.blockNumber), hash: receipt.blockHash });
+      const minedIn = await receipts.minedIn(attempt.hash);
+      if (!minedIn) continue;
+      this.recordMined(entry, attempt.hash, minedIn);
       return "taken";
     }
-    // No receipt proves nothing (a backend's index lags its head): the chain's blocks say what used the nonce.
+    // No receipt (or one whose block is not the chain's) proves nothing (a backend's index lags its head, or
+    // outlived a reorganisation): the chain's blocks say what used the nonce.
     const displacement = await this.#findDisplacement(entry);
     if (displacement === "unused") {
       // The wallet snapshot that said it used is older than the chain now (a reorganisation dropped what used

@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { toBeHex } from "ethers";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AUTHORIZATION, type TestService, postJson, startService } from "../helpers/service.js";
+import { AUTHORIZATION, type ProxiedService, type TestService, postJson, startService, startServiceBehindProxy } from "../helpers/service.js";
 import { type TestChain, freshAddress, mineBlocks, startTestChain, tokenBalanceOf } from "../helpers/test-chain.js";
 import { type WebhookReceiver, startWebhookReceiver } from "../helpers/webhook-receiver.js";
 
@@ -103,5 +103,79 @@ describe("finality and reorganisations on anvil", () => {
     expect(document.finalizedBlock).toBeGreaterThanOrEqual(document.blockNumber);
     await until(() => eventsOf(hash).length === 2, "transfer.finalized");
     expect(eventsOf(hash)[1]).toMatchObject({ type: "transfer.finalized", data: { hash, blockNumber: document.blockNumber, blockHash: document.blockHash } });
+  });
+});
+
+describe("a node whose transaction index outlived a reorganisation (go-ethereum#28885)", () => {
+  let chain: TestChain;
+  let proxied: ProxiedService;
+
+  beforeAll(async () => {
+    chain = await startTestChain(["--no-mining"]);
+    // The outside sender is this test's way to take a nonce, not a compromise to pause signing for.
+    proxied = await startServiceBehindProxy(chain.target, { REBROADCAST_AFTER_MS: "500", PAUSE_ON_UNEXPECTED_OUTFLOW: "false" });
+  });
+  afterAll(async () => {
+    await proxied?.close();
+    await chain?.stop();
+  });
+
+  it("believes no receipt of a block that left the chain: a transfer whose nonce another transaction took there is signed again once that is final, and paid once", async () => {
+    const { proxy, service } = proxied;
+    // Receipts and lookups as the index had them: what the node last said of a hash, once it says nothing.
+    const remembered = new Map<string, unknown>();
+    proxy.fault = {
+      kind: "script",
+      answer: ({ method, params }) => {
+        if (method !== "eth_getTransactionReceipt" && method !== "eth_getTransactionByHash") return undefined;
+        const key = `${method} ${String(params[0]).toLowerCase()}`;
+        return {
+          transform: (result) => {
+            if (result !== null) remembered.set(key, result);
+            return result ?? remembered.get(key) ?? null;
+          },
+        };
+      },
+    };
+    const status = async (hash: string) => (await service.app.inject({ method: "GET", url: `/transactions/${hash}`, headers: AUTHORIZATION })).json();
+    const recipient = freshAddress();
+    const sent = await postJson(service.app, "/transfer", { toAddress: recipient, amount: "3" });
+    expect(sent.statusCode).toBe(200);
+    const hash = sent.body.result.hash as string;
+    await mineBlocks(chain, 1);
+    await until(async () => (await status(hash)).state === "confirmed", "confirmed");
+    const minedIn = (await status(hash)).blockHash as string;
+
+    // The block is replaced by one where another sender of the wallet's key used the transfer's nonce.
+    const network = await chain.provider.getNetwork();
+    const outside = await chain.hotWallet.signTransaction({
+      type: 2,
+      chainId: network.chainId,
+      to: chain.hotWallet.address,
+      value: 0n,
+      nonce: sent.body.result.nonce as number,
+      gasLimit: 21_000n,
+      maxFeePerGas: 10n ** 11n,
+      maxPriorityFeePerGas: 10n ** 9n,
+    });
+    await chain.provider.send("anvil_reorg", [1, [[outside, 0]]]);
+    expect(await chain.provider.send("eth_getTransactionByHash", [hash])).toBeNull();
+    const stale = (await (await fetch(proxy.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getTransactionReceipt", params: [hash] }) })).json()) as { result: { blockHash: string } };
+    expect(stale.result.blockHash).toBe(minedIn);
+    await chain.provider.send("anvil_mine", [toBeHex(6)]);
+    // Neither the journal nor an answer takes the index's word: pending, no confirmation.
+    await until(async () => (await status(hash)).state === "pending", "no longer confirmed from the stale receipt");
+    const looked = await postJson(service.app, "/getTransaction", { Tx: hash });
+    expect(looked.body.result).toMatchObject({ hash, blockNumber: null, blockHash: null, confirmations: 0 });
+
+    // Once the outsider's block is final (anvil: 64 below the head), the transfer is signed again.
+    await chain.provider.send("anvil_mine", [toBeHex(70)]);
+    await until(async () => (await status(hash)).carriedBy !== hash && (await status(hash)).carriedBy !== null, "signed again at another nonce", 20_000);
+    await mineBlocks(chain, 1);
+    await until(async () => (await tokenBalanceOf(chain, recipient)) > 0n, "paid");
+    await chain.provider.send("anvil_mine", [toBeHex(70)]);
+    await until(async () => (await status(hash)).finalized === true, "final");
+    expect(await tokenBalanceOf(chain, recipient)).toBe(3n * 10n ** 18n);
+    expect((await status(hash)).blockHash).not.toBe(minedIn);
   });
 });

@@ -99,9 +99,10 @@ describe("FinalityTracker starting with settled transfers not final", () => {
         send: async (method: string, params: unknown[]) => {
           const fact = facts(method, params);
           if (fact !== undefined) return fact;
+          if (method === "eth_getBlockByNumber") return { number: params[0], hash: `0xb${Number(params[0])}` };
           expect(method).toBe("eth_getTransactionReceipt");
           receiptsAskedFor.push(String(params[0]));
-          return params[0] === onChain ? { blockHash: "0xb19" } : null;
+          return params[0] === onChain ? { blockNumber: toQuantity(19), blockHash: "0xb19" } : null;
         },
       },
       journal,
@@ -115,6 +116,39 @@ describe("FinalityTracker starting with settled transfers not final", () => {
     // A missing receipt is no proof: the block where the count passed its nonce holds it.
     expect(journal.findByHash(lagging)).toMatchObject({ state: "nonce-used", minedHash: lagging, settledBlock: 20 });
     expect(journal.findByHash(orphaned)).toMatchObject({ state: "accepted", minedHash: null, settledBlock: null });
+    expect(outcomes).toEqual([{ reorganised: true, unmined: 1, finalized: 0, finalizedBlock: null }]);
+    journal.close();
+  });
+
+  it("believes no receipt whose block is not the chain's at its height (an index that outlived a reorganisation): the chain's blocks decide", async () => {
+    const journal = openTestJournal();
+    const kept = `0x${"aa".repeat(32)}`;
+    const displaced = `0x${"bb".repeat(32)}`;
+    const outsider = `0x${"ee".repeat(32)}`;
+    settleTransfer(journal, 0, kept, 20);
+    settleTransfer(journal, 1, displaced, 20);
+    // Both receipts name block 19 as it was (0xa19); the chain's block 19 is now 0xb19, and there another
+    // transaction of the wallet used nonce 1: the node's count at the head says nothing is amiss.
+    const facts = nonceFacts({ 0: { height: 18, hash: kept }, 1: { height: 19, hash: outsider } });
+    const outcomes: unknown[] = [];
+    const tracker = new FinalityTracker({
+      node: {
+        send: async (method: string, params: unknown[]) => {
+          const fact = facts(method, params);
+          if (fact !== undefined) return fact;
+          if (method === "eth_getBlockByNumber") return { number: params[0], hash: `0xb${Number(params[0])}` };
+          if (params[0] === kept) return { blockNumber: toQuantity(18), blockHash: "0xb18" };
+          return { blockNumber: toQuantity(19), blockHash: "0xa19" };
+        },
+      },
+      journal,
+      finalityBlocks: 64,
+      onReorg: async () => undefined,
+      onOutcome: (outcome) => outcomes.push(outcome),
+    });
+    await tracker.follow(block(30, "0xb30", "0xb29"));
+    expect(journal.findByHash(kept)).toMatchObject({ state: "nonce-used", minedHash: kept, settledBlock: 20 });
+    expect(journal.findByHash(displaced)).toMatchObject({ state: "accepted", minedHash: null, settledBlock: null });
     expect(outcomes).toEqual([{ reorganised: true, unmined: 1, finalized: 0, finalizedBlock: null }]);
     journal.close();
   });
@@ -192,7 +226,7 @@ describe("FinalityTracker following reads that skipped blocks", () => {
     const lagging = `0x${"cc".repeat(32)}`;
     settle(0, below, 18);
     const receipts: string[] = [];
-    const hashes: Record<number, string> = { 20: "0xa20", 26: "0xc26" };
+    const hashes: Record<number, string> = { 17: "0xa17", 20: "0xa20", 26: "0xc26" };
     // The new chain: nonce 0 at block 17, nonce 1 (`lagging`) at block 23; nonce 2 unused (`orphaned`'s block was replaced).
     const facts = nonceFacts({ 0: { height: 17, hash: below }, 1: { height: 23, hash: lagging } });
     let jumps = 0;
@@ -204,7 +238,7 @@ describe("FinalityTracker following reads that skipped blocks", () => {
           if (method === "eth_getBlockByNumber") return { number: params[0], hash: hashes[Number(params[0])] };
           receipts.push(String(params[0]));
           // One backend lags: it has no receipt of `lagging`; the chain no longer has `orphaned`.
-          return params[0] === below ? { blockHash: "0xa17" } : null;
+          return params[0] === below ? { blockNumber: toQuantity(17), blockHash: "0xa17" } : null;
         },
       },
       journal,
@@ -241,9 +275,9 @@ describe("FinalityTracker looking again with the wallet's Transfer logs", () => 
       node: {
         send: async (method: string, params: unknown[]) => {
           calls.push(`${method} ${String(params[0])}`);
-          if (method === "eth_getBlockByNumber") return { number: params[0], hash: "0xa20" };
+          if (method === "eth_getBlockByNumber") return { number: params[0], hash: `0xa${Number(params[0])}` };
           // A transfer that reverted leaves no Transfer log; its receipt is the fact.
-          return params[0] === unlogged ? { blockHash: "0xa23" } : null;
+          return params[0] === unlogged ? { blockNumber: toQuantity(23), blockHash: "0xa23" } : null;
         },
       },
       journal,
@@ -261,15 +295,16 @@ describe("FinalityTracker looking again with the wallet's Transfer logs", () => 
     [first, second, third, unlogged].forEach((hash, nonce) => settleTransfer(journal, nonce, hash, 20 + nonce));
     calls.length = 0;
     await tracker.follow(block(26, "0xa26", "0xa25"));
-    // The check of the skipped reads, one log read from the earliest signing to this read, then one receipt.
-    expect(calls).toEqual(["eth_getBlockByNumber 0x14", `eth_getTransactionReceipt ${unlogged}`]);
+    // The check of the skipped reads, one log read from the earliest signing to this read, then one receipt
+    // and the chain's block at its height.
+    expect(calls).toEqual(["eth_getBlockByNumber 0x14", `eth_getTransactionReceipt ${unlogged}`, "eth_getBlockByNumber 0x17"]);
     // Read afresh (readAfresh): logs remembered from before may be of blocks that left the chain.
     expect(logReads).toEqual([[18, 26]]);
     for (const hash of [first, second, third, unlogged]) expect(journal.findByHash(hash)).toMatchObject({ state: "nonce-used", minedHash: hash });
     journal.close();
   });
 
-  it("looks one transfer up by its receipt: a log read would spare nothing", async () => {
+  it("looks one transfer up by its receipt and the chain's block at its height, not by a log read", async () => {
     const journal = openTestJournal();
     const only = `0x${"aa".repeat(32)}`;
     const calls: string[] = [];
@@ -277,7 +312,7 @@ describe("FinalityTracker looking again with the wallet's Transfer logs", () => 
       node: {
         send: async (method: string, params: unknown[]) => {
           calls.push(`${method} ${String(params[0])}`);
-          return method === "eth_getBlockByNumber" ? { number: params[0], hash: "0xa20" } : { blockHash: "0xa21" };
+          return method === "eth_getBlockByNumber" ? { number: params[0], hash: `0xa${Number(params[0])}` } : { blockNumber: toQuantity(21), blockHash: "0xa21" };
         },
       },
       journal,
@@ -291,7 +326,8 @@ describe("FinalityTracker looking again with the wallet's Transfer logs", () => 
     settleTransfer(journal, 0, only, 22);
     calls.length = 0;
     await tracker.follow(block(26, "0xa26", "0xa25"));
-    expect(calls).toEqual(["eth_getBlockByNumber 0x14", `eth_getTransactionReceipt ${only}`]);
+    expect(calls).toEqual(["eth_getBlockByNumber 0x14", `eth_getTransactionReceipt ${only}`, "eth_getBlockByNumber 0x15"]);
+    expect(journal.findByHash(only)).toMatchObject({ state: "nonce-used", minedHash: only });
     journal.close();
   });
 });
