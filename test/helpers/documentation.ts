@@ -5,6 +5,7 @@ export const DOCUMENTS = [
   "README.md",
   "docs/api.md",
   "docs/webhooks.md",
+  "docs/client.md",
   "docs/signers.md",
   "docs/operating.md",
   "docs/replicas.md",
