@@ -102,6 +102,12 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
   app.addHook("preClose", async () => inFlight.endConnectionsAfterAnswers());
   // Decided once: the level does not change while the app runs, and the line is the costliest part.
   const logCompleted = requestLineWriter(deps.logger);
+  // Each route's own query parameters, from its schema: their values are logged, any other's are not.
+  const ownQueryParameters = new Map<string, ReadonlySet<string>>();
+  app.addHook("onRoute", (route) => {
+    const properties = (route.schema?.querystring as { properties?: Record<string, unknown> } | undefined)?.properties;
+    if (properties) ownQueryParameters.set(route.url, new Set(Object.keys(properties)));
+  });
   app.addHook("onResponse", (request, reply, done) => {
     inFlight.delete(request.inFlightSlot, reply.raw);
     const route = request.routeOptions.url ?? "unmatched";
@@ -112,7 +118,7 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
     logCompleted?.({
       reqId: request.id,
       method: request.method,
-      url: withQueryValuesRedacted(request.url),
+      url: withQueryValuesRedacted(request.url, ownQueryParameters.get(route)),
       route,
       status: reply.statusCode,
       ms: Math.round(elapsedMs * 10) / 10,
@@ -272,10 +278,11 @@ export function parseTrustProxy(value: string | undefined): boolean | string[] |
 
 // Query parameters the service reads: their values are safe to log. Any other value may be a credential
 // a client put in the wrong place (?api_key=..., ?token=...).
-const LOGGABLE_QUERY_PARAMETERS = new Set(["waitConfirmations", "waitTimeoutMs"]);
-
-/** The request URL for the log: the path, and the query string with the values of unknown parameters redacted. */
-export function withQueryValuesRedacted(url: string): string {
+/**
+ * The request URL for the log: the path, and the query string with the values of parameters other than
+ * the route's own (`loggable`) redacted.
+ */
+export function withQueryValuesRedacted(url: string, loggable: ReadonlySet<string> = new Set()): string {
   const queryAt = url.indexOf("?");
   if (queryAt < 0) return url;
   const parameters = url
@@ -283,7 +290,7 @@ export function withQueryValuesRedacted(url: string): string {
     .split("&")
     .map((parameter) => {
       const [name] = parameter.split("=", 1);
-      return LOGGABLE_QUERY_PARAMETERS.has(name) ? parameter : `${name}=[redacted]`;
+      return loggable.has(name) ? parameter : `${name}=[redacted]`;
     });
   return `${url.slice(0, queryAt)}?${parameters.join("&")}`;
 }

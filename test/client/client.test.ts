@@ -1,11 +1,12 @@
 /**
  * The typed client (packages/client) against the real service, as a child process on anvil: its types are
  * the service's OpenAPI document's; a transfer's key is kept for its retries, so a dropped connection after
- * the service answered, a kill -9 of the service mid-request and a 409 in flight each end with the transfer
- * paid once; a 503 with the key unused is retried and a 417 is not; the waits; a real webhook delivery
- * verified. Node faults come from an RPC proxy, lost answers from a TCP proxy in front of the service.
+ * the service answered and a 409 in flight each end with the transfer paid once; a 503 with the key unused
+ * is retried and a 417 is not; the waits; a real webhook delivery verified; and, installed from its package
+ * into a fresh project, a transfer through a kill -9 of the service mid-request paid once. Node faults come
+ * from an RPC proxy, lost answers from a TCP proxy in front of the service.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -100,28 +101,6 @@ describe("the typed client against the service", () => {
     expect(answer.body.confirmations).toBe(0);
     await chain.provider.waitForTransaction(answer.body.hash, 1, 10_000);
     expect(await tokenBalanceOf(chain, recipient)).toBe(tokens(2));
-  });
-
-  it("a kill -9 of the service while it sends: the client asks again with the key until it is back, and the transfer is paid once", async () => {
-    const recipient = freshAddress();
-    const wallet = chain.demo.walletAddress;
-    const before = await chain.provider.getTransactionCount(wallet, "latest");
-    // The node takes the broadcast and its answer never comes: the service is mid-request when it dies.
-    rpc.fault = { kind: "swallow-reply", methods: ["eth_sendRawTransaction"] };
-    const sent = clientOf(baseUrl, { attempts: 30 }).transfer({ toAddress: recipient, amount: "3" }, { idempotencyKey: "client-kill-9" });
-    const deadline = Date.now() + 10_000;
-    while ((await chain.provider.getTransactionCount(wallet, "latest")) === before && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    server.child.kill("SIGKILL");
-    await server.exited;
-    rpc.fault = undefined;
-    server = await startServerProcess(env);
-
-    const answer = await sent;
-    expect(answer).toMatchObject({ kind: "sent", idempotencyKey: "client-kill-9" });
-    if (answer.kind !== "sent") throw new Error("not sent");
-    expect((await chain.provider.getTransaction(answer.body.hash))?.nonce).toBe(before);
-    expect(await chain.provider.getTransactionCount(wallet, "latest")).toBe(before + 1);
-    expect(await tokenBalanceOf(chain, recipient)).toBe(tokens(3));
   });
 
   it("two calls with one key at once: the second's 409 in flight is retried and answers the first's transfer; paid once", async () => {
@@ -220,7 +199,7 @@ describe("the typed client against the service", () => {
     expect(() => verifyWebhook(`whsec_${Buffer.from("another secret").toString("base64")}`, headers, delivery.body)).toThrow(/no webhook-signature/);
   });
 
-  it("installs into a fresh project from its package with one npm install, type-checks there, and runs the README's example", async () => {
+  it("installs into a fresh project from its package with one npm install, type-checks there, runs the README's example, and pays once through a kill -9 of the service mid-request", async () => {
     const project = mkdtempSync(join(tmpdir(), "client-project-"));
     try {
       execFileSync("npm", ["pack", join(ROOT, "packages/client"), "--pack-destination", project, "--silent"], { cwd: ROOT, stdio: "pipe" });
@@ -252,6 +231,41 @@ describe("the typed client against the service", () => {
       writeFileSync(join(project, "example.mjs"), (example as string).replace("http://127.0.0.1:3000", baseUrl));
       const printed = execFileSync(process.execPath, ["example.mjs"], { cwd: project, env: { ...process.env, KEY: TEST_API_KEY }, encoding: "utf8", timeout: 60_000 });
       expect(printed.trim()).toBe("confirmed 1 1.5");
+
+      // The node takes the broadcast and its answer never comes: the service is mid-request when it dies,
+      // and the project's client asks again with its key until the service is back.
+      writeFileSync(
+        join(project, "pay.mjs"),
+        [
+          'import { TransferServiceClient } from "token-transfer-client";',
+          "const client = new TransferServiceClient({ baseUrl: process.env.BASE_URL, apiKey: process.env.KEY, attempts: 30 });",
+          'const sent = await client.transfer({ toAddress: process.env.TO, amount: "3" }, { idempotencyKey: "order-kill-9" });',
+          "console.log(JSON.stringify({ kind: sent.kind, hash: sent.body.hash, replayed: sent.replayed }));",
+          "",
+        ].join("\n"),
+      );
+      const recipient = freshAddress();
+      const wallet = chain.demo.walletAddress;
+      const before = await chain.provider.getTransactionCount(wallet, "latest");
+      rpc.fault = { kind: "swallow-reply", methods: ["eth_sendRawTransaction"] };
+      const payer = spawn(process.execPath, ["pay.mjs"], { cwd: project, env: { ...process.env, BASE_URL: baseUrl, KEY: TEST_API_KEY, TO: recipient }, stdio: ["ignore", "pipe", "pipe"] });
+      let output = "";
+      payer.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      payer.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      const payerExited = new Promise<number | null>((resolve) => payer.once("exit", resolve));
+      const deadline = Date.now() + 15_000;
+      while ((await chain.provider.getTransactionCount(wallet, "latest")) === before && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      server.child.kill("SIGKILL");
+      await server.exited;
+      rpc.fault = undefined;
+      server = await startServerProcess(env);
+      expect(await payerExited, output).toBe(0);
+      const answer = JSON.parse(output.trim()) as { kind: string; hash: string; replayed: boolean };
+      // Answered by the restarted service from its journal: the transaction the dead one signed and sent.
+      expect(answer).toMatchObject({ kind: "sent", replayed: true });
+      expect((await chain.provider.getTransaction(answer.hash))?.nonce).toBe(before);
+      expect(await chain.provider.getTransactionCount(wallet, "latest")).toBe(before + 1);
+      expect(await tokenBalanceOf(chain, recipient)).toBe(tokens(3));
     } finally {
       rmSync(project, { recursive: true, force: true });
     }

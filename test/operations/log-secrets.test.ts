@@ -53,6 +53,8 @@ describe("secrets in logs", () => {
     await get(`/wallet?api_key=${QUERY_KEY}`);
     await get(`/wallet?token=${QUERY_TOKEN}&api_key=${QUERY_KEY}`, { "x-api-key": ODD_HEADER_KEY });
     await get(`/health?api_key=${QUERY_KEY}`);
+    await get("/transfers?state=pending&limit=5");
+    await get(`/wallet?snapshot=true&api_key=${QUERY_KEY}`);
     await postJson(service.app, `/transfer?waitConfirmations=0&api_key=${QUERY_KEY}`, { toAddress: freshAddress(), amount: "1" }, auth);
     await postJson(service.app, `/getTransaction?token=${QUERY_TOKEN}`, { Tx: sent.body.result.hash }, { "x-api-key": ODD_HEADER_KEY });
     const faults: ProxyFault[] = [{ kind: "hang" }, { kind: "http-500" }, { kind: "rpc-error", methods: ["eth_sendRawTransaction"], message: "max fee too low" }];
@@ -71,6 +73,9 @@ describe("secrets in logs", () => {
     expect(logs).toContain('"msg":"transfer sent"');
     // The path is still logged, and the values of the service's own query parameters.
     expect(logs).toContain('"url":"/wallet?api_key=[redacted]"');
+    expect(logs).toContain('"url":"/transfers?state=pending&limit=5"');
+    expect(logs).toContain('"url":"/wallet?snapshot=true&api_key=[redacted]"');
+    expect(logs).toContain('"url":"/transfer?waitConfirmations=0&api_key=[redacted]"');
     for (const secret of [chain.demo.privateKey.slice(2), API_KEY, WRONG_KEY, RPC_PASSWORD, RPC_PATH_KEY, QUERY_KEY, QUERY_TOKEN, ODD_HEADER_KEY]) {
       expect(logs.toLowerCase(), secret).not.toContain(secret.toLowerCase());
     }

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import type { ErrorReply, Operations } from "./api-types.js";
 import { NoAnswerError, ServiceError, TransferNotPaidError, WaitTimeoutError } from "./errors.js";
-import { LASTS_UNTIL_SOMEONE_ACTS, type RequestKind, connectionFailureOf, retriesAnswer, retriesWithoutAnswer, retryDelayMs } from "./retry-rules.js";
+import { type RequestKind, connectionFailureOf, retriesAnswer, retriesWithoutAnswer, retryDelayMs } from "./retry-rules.js";
 
 export type OperationName = keyof Operations;
 type Input<Name extends OperationName> = Partial<Pick<Operations[Name], "params" | "query" | "headers">> & { body?: Operations[Name]["body"] };
@@ -187,7 +187,7 @@ export class TransferServiceClient {
       const parsed = parse(text, response.headers.get("content-type"));
       if (response.status < 400) return { statusCode: response.status, body: parsed, headers: response.headers } as Answer<Name>;
       const reply = asErrorReply(parsed, response.status, text);
-      if (attempt === this.#attempts || LASTS_UNTIL_SOMEONE_ACTS.has(reply.code) || !retriesAnswer(kind, response.status, reply.code)) throw new ServiceError(reply, idempotencyKey);
+      if (attempt === this.#attempts || !retriesAnswer(kind, response.status, reply.code)) throw new ServiceError(reply, idempotencyKey);
       const retryAfter = response.headers.get("retry-after");
       if (retryAfter !== null) retryAfterSeconds = Number(retryAfter);
       lastError = new ServiceError(reply, idempotencyKey);

@@ -22,13 +22,9 @@ const RETRIED_WITH_THE_KEY = new Set([
   "SIGNER_UNAVAILABLE",
   "TRANSFER_OUTCOME_UNKNOWN",
   "LEADER_UNAVAILABLE",
+  // Not SIGNING_PAUSED nor JOURNAL_UNAVAILABLE, although the key is unused: they last until a person acts (an
+  // admin's resume, a restart with the disk fixed), so the caller is told at once.
 ]);
-
-/**
- * Not retried although the key is unused: they last until a person acts (an admin's resume, a restart with
- * the disk fixed), so the caller is told at once.
- */
-export const LASTS_UNTIL_SOMEONE_ACTS = new Set(["SIGNING_PAUSED", "JOURNAL_UNAVAILABLE"]);
 
 /** Answers of a read (a lookup, a status, a list) worth trying again. */
 const RETRIED_READS = new Set(["NODE_UNAVAILABLE", "RATE_LIMITED", "LEADER_UNAVAILABLE", "NETWORK_UNAVAILABLE", "TIMEOUT", "NETWORK_ERROR", "SERVER_ERROR"]);
