@@ -232,9 +232,9 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
     routes.register(transferActivityRoute, { activity: services.activity });
     routes.register(networksRoute, {
       configured: () => services.configured,
-      decimalsOf: (served) => {
+      tokensOf: (served) => {
         const running = services.networkOf(served.chainId);
-        return running && new Map(running.chain.tokens.map((token) => [token.address, token.decimals]));
+        return running && new Map(running.chain.tokens.map((token) => [token.address, token]));
       },
     });
     routes.register(walletRoute, { networks: services.networks, defaultChainId: services.configured[0].chainId, replicaId: deps.replicaId, outflows: services.outflows, signing: services.signing, resumes: services.resumes });

@@ -89,6 +89,7 @@ interface Lane {
 
 interface Wallet extends Omit<Lane, "state" | "heldBecause"> {
   network: string;
+  token: { address: string };
   lanes?: Lane[];
   /** Several networks: each one's wallet, the default (the document's own) first. */
   networks?: Wallet[];
@@ -181,6 +182,15 @@ function ether(wei: string): string {
   return `${whole}.${fraction} ETH`;
 }
 
+// The tokens' names for people by lowercase address, from GET /networks: without NETWORKS_FILE a token's
+// symbol is its address, and its contract's own symbol() (displaySymbol) names it here.
+const displaySymbols = new Map<string, string>();
+
+// How a token is named on the page: its symbol, or for an address its contract's symbol(); undefined when neither is known.
+function tokenName(symbol: string): string | undefined {
+  return symbol.startsWith("0x") ? displaySymbols.get(symbol.toLowerCase()) : symbol;
+}
+
 // Base units as whole tokens, without trailing zeros.
 function inTokens(units: string, decimals: number): string {
   const digits = units.padStart(decimals + 1, "0");
@@ -194,7 +204,7 @@ function outflowWhat(outflow: Outflow, tokens: readonly Balance[]): string {
   if (outflow.code) return `code set at the wallet (${outflow.code.length > 50 ? `${outflow.code.slice(0, 50)}…` : outflow.code}: an EIP-7702 delegation or a contract, which can move funds with no nonce and no log)`;
   if (outflow.token) {
     const token = tokens.find((candidate) => candidate.address.toLowerCase() === outflow.token?.toLowerCase());
-    if (token && outflow.amount !== null) return `${inTokens(outflow.amount, token.decimals)} ${token.symbol.startsWith("0x") ? "tokens" : token.symbol} (${outflow.amount} base units)`;
+    if (token && outflow.amount !== null) return `${inTokens(outflow.amount, token.decimals)} ${tokenName(token.symbol) ?? "tokens"} (${outflow.amount} base units)`;
     return `${outflow.amount ?? "?"} base units of ${outflow.token}${outflow.otherToken ? " (a contract this network does not pay in)" : ""}`;
   }
   return `a transaction (nonce ${outflow.nonce}, ${outflow.amount === null ? "value unknown" : ether(outflow.amount)})`;
@@ -267,11 +277,15 @@ function barChart(label: string, hours: ActivityHour[], series: Series[], descri
   return figure;
 }
 
-// An amount with its token's symbol (NETWORKS_FILE's; without the file the symbol is the address, left out).
+// An amount with its token's name (tokenName; left out when none is known).
 function amountOf(item: HistoryItem): string {
   const { amountInTokens, amount, tokenSymbol } = item.transfer;
-  const figure = amountInTokens ?? `${amount} base units`;
-  return tokenSymbol.startsWith("0x") ? figure : `${figure} ${tokenSymbol}`;
+  return withTokenName(amountInTokens ?? `${amount} base units`, tokenSymbol);
+}
+
+function withTokenName(figure: string, symbol: string): string {
+  const name = tokenName(symbol);
+  return name ? `${figure} ${name}` : figure;
 }
 
 // What a row moves: a transfer's amount; a payout batch's total and how many it pays; else its kind.
@@ -286,8 +300,7 @@ function whatItMoves(item: HistoryItem): string {
 
 // A payout item's amount as the batch's token writes it.
 function itemAmountOf(item: HistoryItem, payoutItem: NonNullable<HistoryItem["items"]>[number]): string {
-  const figure = payoutItem.amountInTokens ?? `${payoutItem.amount} base units`;
-  return item.transfer.tokenSymbol.startsWith("0x") ? figure : `${figure} ${item.transfer.tokenSymbol}`;
+  return withTokenName(payoutItem.amountInTokens ?? `${payoutItem.amount} base units`, item.transfer.tokenSymbol);
 }
 
 // Who a row pays: a transfer's recipient; a payout batch's every recipient and amount (not the contract).
@@ -403,7 +416,8 @@ class Console {
 
   /** With several networks, the switcher: every list and the wallet show the chosen network's. */
   async #showNetworks(): Promise<void> {
-    const { networks } = await this.#get<{ networks: { name: string; chainId: number; running: boolean; tokens: { symbol: string }[] }[] }>("/networks");
+    const { networks } = await this.#get<{ networks: { name: string; chainId: number; running: boolean; tokens: { symbol: string; address: string; displaySymbol: string | null }[] }[] }>("/networks");
+    for (const token of networks.flatMap((network) => network.tokens)) if (token.displaySymbol) displaySymbols.set(token.address.toLowerCase(), token.displaySymbol);
     const choice = byId("network-choice");
     choice.hidden = networks.length < 2;
     if (networks.length < 2) {
@@ -413,7 +427,7 @@ class Console {
     const select = byId<HTMLSelectElement>("network");
     select.replaceChildren(
       ...networks.map((network) => {
-        const option = element("option", `${network.name} (chain ${network.chainId}: ${network.tokens.map((token) => token.symbol).join(", ")})${network.running ? "" : ", not reached"}`);
+        const option = element("option", `${network.name} (chain ${network.chainId}: ${network.tokens.map((token) => tokenName(token.symbol) ?? token.symbol).join(", ")})${network.running ? "" : ", not reached"}`);
         (option as HTMLOptionElement).value = network.name;
         return option;
       }),
@@ -455,7 +469,13 @@ class Console {
       this.#row(table, [
         element("code", lane.address),
         ether(lane.ethBalance),
-        lane.balances ? lane.balances.map((balance) => `${balance.balanceInTokens} ${balance.symbol}`).join(", ") : lane.tokenBalanceInTokens,
+        // The native coin has its own column.
+        lane.balances
+          ? lane.balances
+              .filter((balance) => balance.address !== "native")
+              .map((balance) => `${balance.balanceInTokens} ${tokenName(balance.symbol) ?? balance.symbol}`)
+              .join(", ")
+          : withTokenName(lane.tokenBalanceInTokens, wallet.token.address),
         runway(lane.gasRunwayHours),
         lane.transfersInFlight,
         // A pause holds every lane, whatever each one's own state.
@@ -712,7 +732,7 @@ class Console {
     fact("State", status.state);
     fact("Confirmations", status.confirmations);
     fact("Network", status.network);
-    if (status.transfer) fact("To", `${status.transfer.to} (${status.transfer.amountInTokens ?? "?"} ${status.transfer.tokenSymbol ?? "tokens"})`);
+    if (status.transfer) fact("To", `${status.transfer.to} (${status.transfer.amountInTokens ?? "?"} ${(status.transfer.tokenSymbol && tokenName(status.transfer.tokenSymbol)) ?? "tokens"})`);
     if (status.carriedBy) fact("Carried by", status.carriedBy);
     if (payout) fact("Payout", `${status.payoutId}: ${payout.items.length} items, ${payout.items.filter((item) => item.state === "paid").length} paid, ${payout.items.filter((item) => item.state === "failed").length} failed`);
     const attempts = this.#table(["Attempt", "Kind", "Signed at block", "Max fee (wei)", "Fate"]);

@@ -5,7 +5,9 @@
  * them. They are tallied in the background, once a minute, in slices of SLICE_ROWS with other work
  * between slices, so a request only reads the last tally: however busy the day, nothing on the request
  * path walks it. An hour is counted again only while it can still change: the current and the last one,
- * and any with transfers in flight at its last count; the others keep their count. Gas is what the wallets' ETH balances went down by (see start-lane's gasSpentWei),
+ * and any with transfers in flight at its last count; the others keep their count. Between two tallies,
+ * every RECENT_INTERVAL_MS, the transfers made since the last one (past the highest id it counted, no more)
+ * are counted on top, so the charts show a transfer within seconds, not at the next minute. Gas is what the wallets' ETH balances went down by (see start-lane's gasSpentWei),
  * sampled at each tally into the hour it was seen in; hours before this process started have none.
  */
 import { steadyWallClockNow } from "../clock.js";
@@ -16,6 +18,8 @@ const HOUR_MS = 3_600_000;
 export const ACTIVITY_HOURS = 24;
 /** How often the tally is made again. */
 const TALLY_INTERVAL_MS = 60_000;
+/** How often the transfers made since the last tally are counted on top of it. */
+const RECENT_INTERVAL_MS = 2_000;
 /** Transfers read from the journal between two turns of the event loop. */
 const SLICE_ROWS = 2_000;
 
@@ -63,8 +67,12 @@ export class TransferActivity {
   readonly #startedHour: number;
   #lastGasSample: bigint;
   #hours: ActivityHour[] = [];
+  // The highest id the last tally counted, and what was made after it, by hour (counted since).
+  #countedThrough: number | undefined;
+  #sinceTally = new Map<number, HourCount>();
   #tallying: Promise<void> | undefined;
   #timer: NodeJS.Timeout | undefined;
+  #recentTimer: NodeJS.Timeout | undefined;
   #stopped = false;
 
   constructor(journal: Pick<TransferJournal, "madeSince">, gasSpentWei: () => bigint, { onError, now = steadyWallClockNow }: TransferActivityOptions) {
@@ -82,11 +90,14 @@ export class TransferActivity {
     tally();
     this.#timer = setInterval(tally, TALLY_INTERVAL_MS);
     this.#timer.unref();
+    this.#recentTimer = setInterval(() => void this.countRecent().catch(this.#onError), RECENT_INTERVAL_MS);
+    this.#recentTimer.unref();
   }
 
   async stop(): Promise<void> {
     this.#stopped = true;
     clearInterval(this.#timer);
+    clearInterval(this.#recentTimer);
     await this.#tallying;
   }
 
@@ -102,6 +113,35 @@ export class TransferActivity {
     return this.#tallying;
   }
 
+  /** Counts what was made since the last tally on top of it (nothing while a tally or a count is under way, or before the first tally). */
+  countRecent(): Promise<void> {
+    if (this.#tallying || this.#hours.length === 0) return this.#tallying ?? Promise.resolve();
+    this.#tallying = this.#countRecent().finally(() => (this.#tallying = undefined));
+    return this.#tallying;
+  }
+
+  async #countRecent(): Promise<void> {
+    const current = hourOf(this.#now());
+    this.#sampleGas(current);
+    const since = new Map<number, HourCount>();
+    let afterId = this.#countedThrough;
+    for (;;) {
+      // With nothing counted yet, what the current hour holds is all new.
+      const slice = this.#journal.madeSince(current, afterId, SLICE_ROWS);
+      for (const made of slice) {
+        const hour = hourOf(made.createdAt);
+        const count = since.get(hour) ?? { sent: 0, mined: 0, failed: 0, inFlight: 0 };
+        add(count, made.state);
+        since.set(hour, count);
+      }
+      if (slice.length < SLICE_ROWS || this.#stopped) break;
+      afterId = slice[slice.length - 1].id;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    this.#sinceTally = since;
+    this.#build(current);
+  }
+
   async #tally(): Promise<void> {
     const current = hourOf(this.#now());
     this.#sampleGas(current);
@@ -113,10 +153,19 @@ export class TransferActivity {
       this.#counts.set(start, await this.#count(start, start + HOUR_MS));
     }
     for (const start of this.#gasByHour.keys()) if (start < first) this.#gasByHour.delete(start);
+    // What was made after the highest id counted is the next count's.
+    this.#sinceTally = new Map();
+    this.#build(current);
+  }
+
+  // The hours shown: each one's tally, and what was made since on top.
+  #build(current: number): void {
     const hours: ActivityHour[] = [];
-    for (let start = first; start <= current; start += HOUR_MS) {
-      const { sent = 0, mined = 0, failed = 0 } = this.#counts.get(start) ?? {};
-      hours.push({ start, sent, mined, failed, gasSpentWei: start < this.#startedHour ? null : (this.#gasByHour.get(start) ?? 0n) });
+    for (let start = current - (ACTIVITY_HOURS - 1) * HOUR_MS; start <= current; start += HOUR_MS) {
+      const counted = this.#counts.get(start);
+      const since = this.#sinceTally.get(start);
+      const sum = (field: "sent" | "mined" | "failed") => (counted?.[field] ?? 0) + (since?.[field] ?? 0);
+      hours.push({ start, sent: sum("sent"), mined: sum("mined"), failed: sum("failed"), gasSpentWei: start < this.#startedHour ? null : (this.#gasByHour.get(start) ?? 0n) });
     }
     this.#hours = hours;
   }
@@ -130,10 +179,8 @@ export class TransferActivity {
       const slice = this.#journal.madeSince(start, afterId, SLICE_ROWS);
       for (const made of slice) {
         if (made.createdAt >= end) return count;
-        if (SENT.has(made.state)) count.sent++;
-        if (made.state === "nonce-used") count.mined++;
-        if (FAILED.has(made.state)) count.failed++;
-        if (IN_FLIGHT.has(made.state)) count.inFlight++;
+        add(count, made.state);
+        this.#countedThrough = Math.max(this.#countedThrough ?? made.id, made.id);
       }
       if (slice.length < SLICE_ROWS) return count;
       afterId = slice[slice.length - 1].id;
@@ -147,6 +194,13 @@ export class TransferActivity {
     if (total > this.#lastGasSample) this.#gasByHour.set(hour, (this.#gasByHour.get(hour) ?? 0n) + (total - this.#lastGasSample));
     this.#lastGasSample = total;
   }
+}
+
+function add(count: HourCount, state: JournalState): void {
+  if (SENT.has(state)) count.sent++;
+  if (state === "nonce-used") count.mined++;
+  if (FAILED.has(state)) count.failed++;
+  if (IN_FLIGHT.has(state)) count.inFlight++;
 }
 
 function hourOf(time: number): number {

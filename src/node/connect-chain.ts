@@ -1,6 +1,6 @@
 /** Connects to the node, checks it serves the expected chain and token, and holds what every transfer needs. */
 import type { Logger } from "pino";
-import { type JsonRpcProvider, MaxUint256, getAddress, toBigInt } from "ethers";
+import { type JsonRpcProvider, MaxUint256, dataSlice, decodeBytes32String, getAddress, toBigInt } from "ethers";
 import { openWalletSigner } from "../signers/create-signer.js";
 import { SignerStartupError, type WalletSigner } from "../signers/wallet-signer.js";
 import { ERC20_INTERFACE, encodeTransfer } from "./erc20.js";
@@ -55,6 +55,11 @@ export interface NetworkToken extends ServedToken {
   decimals: number;
   /** See ChainConnection.tokenMayReturnFalse; false for the native coin. */
   mayReturnFalse: boolean;
+  /**
+   * For people only (the console): the contract's own symbol() where no NETWORKS_FILE names the token (its
+   * `symbol` is then its address); absent when it names it, or the contract answers none readable.
+   */
+  displaySymbol?: string;
 }
 
 /** The tokens of a connection; one made without its list (a test's) has its first token alone. */
@@ -314,9 +319,26 @@ async function readToken(provider: JsonRpcProvider, token: { symbol: string; add
     const decimalsResult: string = await provider.send("eth_call", [{ to: address, data: ERC20_INTERFACE.encodeFunctionData("decimals") }, "latest"]);
     const [decimals] = ERC20_INTERFACE.decodeFunctionResult("decimals", decimalsResult);
     const mayReturnFalse = await probeTokenFailure(provider, address, walletAddress);
-    return { symbol: token.symbol, address, native: false, decimals: Number(decimals), mayReturnFalse };
+    const displaySymbol = token.symbol.toLowerCase() === address.toLowerCase() ? await readDisplaySymbol(provider, address) : undefined;
+    return { symbol: token.symbol, address, native: false, decimals: Number(decimals), mayReturnFalse, ...(displaySymbol && { displaySymbol }) };
   } catch (error) {
     if (error instanceof ChainStartupError) throw error;
     throw new ChainStartupError(`${token.setting}: ${address} did not answer decimals() like an ERC-20 token`);
+  }
+}
+
+/** A contract's symbol() as a string (or bytes32, as some old tokens answer), if short and printable; never a reason to refuse the token. */
+async function readDisplaySymbol(provider: JsonRpcProvider, address: string): Promise<string | undefined> {
+  try {
+    const result: string = await provider.send("eth_call", [{ to: address, data: ERC20_INTERFACE.encodeFunctionData("symbol") }, "latest"]);
+    let symbol: string;
+    try {
+      [symbol] = ERC20_INTERFACE.decodeFunctionResult("symbol", result);
+    } catch {
+      symbol = decodeBytes32String(dataSlice(result, 0, 32));
+    }
+    return /^[\x21-\x7e]{1,16}$/.test(symbol) ? symbol : undefined;
+  } catch {
+    return undefined;
   }
 }

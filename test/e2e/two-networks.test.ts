@@ -213,12 +213,12 @@ describe.each(["anvil", "hardhat"] as const)("one deployment on two networks, th
         default: true,
         running: true,
         tokens: [
-          { symbol: "AAA", address: alpha.demo.tokenAddress, decimals: 18 },
-          { symbol: "CCC", address: await ccc.getAddress(), decimals: 6 },
-          { symbol: "ETH", address: "native", decimals: 18 },
+          { symbol: "AAA", address: alpha.demo.tokenAddress, decimals: 18, displaySymbol: null },
+          { symbol: "CCC", address: await ccc.getAddress(), decimals: 6, displaySymbol: null },
+          { symbol: "ETH", address: "native", decimals: 18, displaySymbol: null },
         ],
       },
-      { name: "beta", chainId: 31338, default: false, running: true, tokens: [{ symbol: "BBB", address: beta.demo.tokenAddress, decimals: 18 }] },
+      { name: "beta", chainId: 31338, default: false, running: true, tokens: [{ symbol: "BBB", address: beta.demo.tokenAddress, decimals: 18, displaySymbol: null }] },
     ]);
 
     // /wallet: every token's balance on each network; metrics: a balance series per token.

@@ -119,6 +119,39 @@ describe("TransferActivity", () => {
     expect(hours.at(-1)?.start).toBe(CURRENT_HOUR + 2 * HOUR_MS);
   });
 
+  it("counts what was made since the last tally on top of it within seconds, reading only what came after the highest id it counted", async () => {
+    // A journal of one hour so far: ids rise with times.
+    const rows: { id: number; createdAt: number; state: JournalState }[] = [];
+    const make = (state: JournalState) => rows.push({ id: rows.length + 1, createdAt: NOW + rows.length, state });
+    for (let index = 0; index < 5; index++) make("nonce-used");
+    const readFrom: (number | undefined)[] = [];
+    const fake: Pick<TransferJournal, "madeSince"> = {
+      madeSince: (since, afterId, limit) => {
+        readFrom.push(afterId);
+        return rows.filter((row) => (afterId === undefined ? row.createdAt >= since : row.id > afterId)).slice(0, limit);
+      },
+    };
+    const activity = new TransferActivity(fake, () => 0n, { onError: fail, now: () => NOW + 60_000 });
+    await activity.tally();
+    expect((await activity.hours()).at(-1)).toMatchObject({ sent: 5, mined: 5 });
+    make("accepted");
+    make("refused");
+    readFrom.length = 0;
+    await activity.countRecent();
+    expect(readFrom).toEqual([5]);
+    expect((await activity.hours()).at(-1)).toMatchObject({ sent: 6, mined: 5, failed: 1 });
+    // The new one mined: the next count says so; a tally then counts the hour whole, and nothing twice.
+    rows[5].state = "nonce-used";
+    await activity.countRecent();
+    expect((await activity.hours()).at(-1)).toMatchObject({ sent: 6, mined: 6, failed: 1 });
+    await activity.tally();
+    expect((await activity.hours()).at(-1)).toMatchObject({ sent: 6, mined: 6, failed: 1 });
+    readFrom.length = 0;
+    await activity.countRecent();
+    expect(readFrom).toEqual([7]);
+    expect((await activity.hours()).at(-1)).toMatchObject({ sent: 6, mined: 6, failed: 1 });
+  });
+
   it("reports a tally that failed and keeps the last one", async () => {
     let broken = false;
     const errors: unknown[] = [];

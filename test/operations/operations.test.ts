@@ -97,6 +97,14 @@ describe("operations", () => {
     expect(BigInt(report.ethBalance)).toBeGreaterThan(0n);
   });
 
+  it("GET /networks without NETWORKS_FILE: the token named by its address, its own symbol() beside it for people", async () => {
+    const response = await get("/networks", AUTHORIZATION);
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({
+      networks: [{ name: "31337", chainId: 31337, default: true, running: true, tokens: [{ symbol: chain.demo.tokenAddress, address: chain.demo.tokenAddress, decimals: 18, displaySymbol: "DEMO" }] }],
+    });
+  });
+
   it("GET /metrics has requests, transfers by outcome, RPC calls and wallet gauges", async () => {
     await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" });
     await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "99999999" });

@@ -7,8 +7,8 @@ import { errorReplies } from "../schemas.js";
 export interface NetworksRouteOptions {
   /** Every configured network, the default first. */
   configured: () => readonly ServedNetwork[];
-  /** The decimals of a running network's tokens by address; undefined while the network has not been reached. */
-  decimalsOf: (network: ServedNetwork) => ReadonlyMap<string, number> | undefined;
+  /** A running network's tokens as its node described them, by address; undefined while the network has not been reached. */
+  tokensOf: (network: ServedNetwork) => ReadonlyMap<string, { decimals: number; displaySymbol?: string }> | undefined;
 }
 
 const NetworkSchema = Type.Object({
@@ -21,12 +21,15 @@ const NetworkSchema = Type.Object({
       symbol: Type.String({ description: "what `token` names in requests (any case); without NETWORKS_FILE, the address" }),
       address: Type.String({ description: "the contract's address, or \"native\" for the network's native coin" }),
       decimals: Type.Union([Type.Integer(), Type.Null()], { description: "null while the network has not been reached" }),
+      displaySymbol: Type.Union([Type.String(), Type.Null()], {
+        description: "for people only: the contract's own symbol() where NETWORKS_FILE names the token by no symbol (then `symbol` is its address); null otherwise, or while the network has not been reached",
+      }),
     }),
     { description: "the network's tokens, the one a request naming only the network pays in first" },
   ),
 });
 
-export const networksRoute: FastifyPluginAsyncTypebox<NetworksRouteOptions> = async (app, { configured, decimalsOf }) => {
+export const networksRoute: FastifyPluginAsyncTypebox<NetworksRouteOptions> = async (app, { configured, tokensOf }) => {
   app.get(
     "/networks",
     {
@@ -40,13 +43,16 @@ export const networksRoute: FastifyPluginAsyncTypebox<NetworksRouteOptions> = as
     },
     async () => ({
       networks: configured().map((network, index) => {
-        const decimals = decimalsOf(network);
+        const described = tokensOf(network);
         return {
           name: network.name,
           chainId: Number(network.chainId),
           default: index === 0,
-          running: decimals !== undefined,
-          tokens: network.tokens.map((token) => ({ symbol: token.symbol, address: token.address, decimals: decimals?.get(token.address) ?? null })),
+          running: described !== undefined,
+          tokens: network.tokens.map((token) => {
+            const onChain = described?.get(token.address);
+            return { symbol: token.symbol, address: token.address, decimals: onChain?.decimals ?? null, displaySymbol: onChain?.displaySymbol ?? null };
+          }),
         };
       }),
     }),
