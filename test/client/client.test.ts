@@ -6,10 +6,11 @@
  * into a fresh project, a transfer through a kill -9 of the service mid-request paid once. Node faults come
  * from an RPC proxy, lost answers from a TCP proxy in front of the service.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { execFile, execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { toBeHex } from "ethers";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -23,6 +24,7 @@ import { type TcpProxy, startTcpProxy } from "../helpers/tcp-proxy.js";
 import { type TestChain, freshAddress, startTestChain, tokenBalanceOf } from "../helpers/test-chain.js";
 import { type WebhookReceiver, startWebhookReceiver } from "../helpers/webhook-receiver.js";
 
+const runFile = promisify(execFile);
 const TYPES_FILE = new URL("../../packages/client/src/api-types.ts", import.meta.url);
 const ROOT = new URL("../../", import.meta.url).pathname;
 const SECRET = `whsec_${Buffer.from("a webhook secret of thirty-two bytes").toString("base64")}`;
@@ -62,7 +64,7 @@ describe("the typed client against the service", () => {
       TOKEN_ADDRESS: chain.demo.tokenAddress,
       JOURNAL_PATH: join(journalDir, "transfers.sqlite"),
       PORT: String(port),
-      RPC_TIMEOUT_MS: "1500",
+      RPC_TIMEOUT_MS: "3000",
       REBROADCAST_AFTER_MS: "500",
       WEBHOOK_URL: receiver.url,
       WEBHOOK_SECRET: SECRET,
@@ -172,7 +174,10 @@ describe("the typed client against the service", () => {
     const confirmed = await client.waitForConfirmation(answer.body.hash, { pollMs: 100, timeoutMs: 15_000 });
     expect(confirmed).toMatchObject({ state: "confirmed", finalized: false });
     expect(confirmed.confirmations).toBeGreaterThanOrEqual(1);
-    // anvil's finalized block is 64 below its head.
+    // Finality counts from the block the service settled it at (transfer.confirmed tells): anvil's finalized
+    // block is 64 below its head.
+    const deadline = Date.now() + 15_000;
+    while (!receiver.received.some((each) => each.body.includes(answer.body.hash) && each.body.includes("transfer.confirmed")) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     await chain.provider.send("anvil_mine", [toBeHex(70)]);
     const final = await client.waitForFinal(answer.body.hash, { pollMs: 100, timeoutMs: 15_000 });
     expect(final).toMatchObject({ state: "confirmed", finalized: true });
@@ -229,7 +234,8 @@ describe("the typed client against the service", () => {
       const example = /client-example[^\n]*\n```js\n([\s\S]*?)```/.exec(readme)?.[1];
       expect(example, "README's client example").toBeDefined();
       writeFileSync(join(project, "example.mjs"), (example as string).replace("http://127.0.0.1:3000", baseUrl));
-      const printed = execFileSync(process.execPath, ["example.mjs"], { cwd: project, env: { ...process.env, KEY: TEST_API_KEY }, encoding: "utf8", timeout: 60_000 });
+      // Not execFileSync: the node's proxy runs in this process, and must answer meanwhile.
+      const { stdout: printed } = await runFile(process.execPath, ["example.mjs"], { cwd: project, env: { ...process.env, KEY: TEST_API_KEY }, encoding: "utf8", timeout: 60_000 });
       expect(printed.trim()).toBe("confirmed 1 1.5");
 
       // The node takes the broadcast and its answer never comes: the service is mid-request when it dies,

@@ -1247,6 +1247,8 @@ export interface Operations {
             address: string;
             /** null while the network has not been reached */
             decimals: number | null;
+            /** for people only: the contract's own symbol() where NETWORKS_FILE names the token by no symbol (then `symbol` is its address); null otherwise, or while the network has not been reached */
+            displaySymbol: string | null;
           }[];
         }[];
       };
