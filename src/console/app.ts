@@ -7,8 +7,8 @@
 
 const KEY_STORAGE = "token-transfer-console-key";
 const POLL_MS = 2_000;
-/** The charts' figures are tallied by the service once a minute: asked for as often. */
-const ACTIVITY_POLL_MS = 60_000;
+/** The charts' figures: what was made since the service's last tally is counted every 2 s; asked for as often. */
+const ACTIVITY_POLL_MS = 2_000;
 const RECENT_LIMIT = 25;
 const SVG_NS = "http://www.w3.org/2000/svg";
 /** As the service counts a transfer stuck: over this long unmined. */
@@ -330,6 +330,7 @@ class Console {
   readonly #requested = new Map<string, string>();
   // When the charts were last drawn (ms): the service tallies their figures once a minute.
   #activityShownAt = 0;
+  #activityFigures = "";
   // The network the wallet and the lists show (the switcher's choice); undefined: the default, with one network.
   #network: string | undefined;
 
@@ -404,6 +405,7 @@ class Console {
     window.clearInterval(this.#timer);
     // The next key may not see every client's counts: the charts are asked for again at its sign-in.
     this.#activityShownAt = 0;
+    this.#activityFigures = "";
     byId("activity").replaceChildren();
     sessionStorage.removeItem(KEY_STORAGE);
     this.#key = undefined;
@@ -611,6 +613,10 @@ class Console {
     }
     if (answer.status !== 200) throw new ApiError(answer.status, answer.body.code ?? "ERROR", answer.body.message ?? `HTTP ${answer.status}`);
     const { hours } = answer.body;
+    // Drawn again only when a figure changed: an unfolded hour-by-hour list stays open.
+    const figures = JSON.stringify(hours);
+    if (figures === this.#activityFigures) return;
+    this.#activityFigures = figures;
     const total = (pick: (hour: ActivityHour) => number) => hours.reduce((sum, hour) => sum + pick(hour), 0);
     const transfers = barChart(
       `Transfers in the last 24 hours: ${total((hour) => hour.sent)} sent, ${total((hour) => hour.mined)} mined, ${total((hour) => hour.failed)} failed`,

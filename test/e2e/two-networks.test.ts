@@ -290,7 +290,10 @@ describe.each(["anvil", "hardhat"] as const)("one deployment on two networks, th
       await networks.waitFor({ state: "visible" });
       expect(await networks.locator("option").allTextContents()).toEqual(["alpha (chain 31337: AAA, CCC, ETH)", "beta (chain 31338: BBB)"]);
       // The default network first: its wallet in each of its tokens, its transfers only.
-      await expect.poll(() => page.locator("#wallet").textContent()).toMatch(/\d AAA, [\d.]+ CCC, [\d.]+ ETH/);
+      // The native coin in its own column, not again among the tokens (ETH twice, #56).
+      const laneCells = page.locator("#wallet table tbody tr").first().locator("td");
+      await expect.poll(() => laneCells.nth(2).textContent()).toMatch(/^[\d.]+ AAA, [\d.]+ CCC$/);
+      expect(await laneCells.nth(1).textContent()).toMatch(/^[\d.]+ ETH$/);
       await expect.poll(() => page.locator("#recent").textContent()).toContain("0.25 ETH");
       // A symbol follows its amount and a space; an address (of hex digits, "0x0eA5EBBB…") has no space.
       expect(await page.locator("#recent").textContent()).not.toContain(" BBB");
