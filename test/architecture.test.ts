@@ -1,6 +1,7 @@
 /**
- * The import picture: each part of src/ imports only parts below it, so there is no circle, and a part can
- * be changed knowing what it may affect. A new part gets its place here.
+ * The import picture: each part of src/ imports only parts below it, and no file imports a file that
+ * imports it back (directly or around a longer circle), so a part can be changed knowing what it may affect.
+ * A new part gets its place here.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, normalize, relative } from "node:path";
@@ -71,4 +72,30 @@ describe("the import picture of src/", () => {
     }
     expect(upward).toEqual([]);
   });
+
+  it("has no import circle between its files, type imports included", () => {
+    const importsByFile = new Map(files.map((file) => [file, importsOf(file).filter((target) => target.startsWith(SRC))]));
+    expect(importCircles(importsByFile).map((circle) => circle.map((file) => relative(SRC, file)).join(" -> "))).toEqual([]);
+  });
 });
+
+/** Each circle of imports, as the files on it (the first again at the end); a depth-first walk that reports a file met again on its own path. */
+function importCircles(importsByFile: ReadonlyMap<string, readonly string[]>): string[][] {
+  const circles: string[][] = [];
+  const done = new Set<string>();
+  const path: string[] = [];
+  const visit = (file: string): void => {
+    const onPath = path.indexOf(file);
+    if (onPath !== -1) {
+      circles.push([...path.slice(onPath), file]);
+      return;
+    }
+    if (done.has(file)) return;
+    path.push(file);
+    for (const target of importsByFile.get(file) ?? []) visit(target);
+    path.pop();
+    done.add(file);
+  };
+  for (const file of importsByFile.keys()) visit(file);
+  return circles;
+}

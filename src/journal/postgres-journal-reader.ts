@@ -5,7 +5,7 @@
  */
 import type pg from "pg";
 import { type Driver, idBoundsOf, mergeWalks, pageOfKeyed, planWalks, walkOf } from "./history-walks.js";
-import { BY_IDS } from "./postgres-journal-store.js";
+import { BY_IDS } from "./postgres-by-ids.js";
 import { type AttemptRow, type DeliveryRow, type EntryRow, toAttempt, toDelivery, toEntry } from "./journal-rows.js";
 import type { AuditRow } from "./audit-chain.js";
 import type { AuditCursor, HistoryFilter, HistoryPage, JournalEntry, WebhookDelivery } from "./transfer-journal.js";

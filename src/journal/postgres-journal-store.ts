@@ -10,6 +10,7 @@ import { AUDIT_ARCHIVE_BATCH, type AuditKey, type AuditRow } from "./audit-chain
 import type { PostgresJournalReader } from "./postgres-journal-reader.js";
 import { SETTLED_FOR_GOOD, SEVERAL_NETWORKS_MARK, ownersChainOf } from "./journal-rows.js";
 import { POSTGRES_MIGRATIONS } from "./postgres-migrations.js";
+import { BY_IDS } from "./postgres-by-ids.js";
 import { type ChangedRow, JOURNAL_TABLES, type JournalReplica, type JournalRow, type JournalSeed, type JournalTable } from "./sqlite-change-log.js";
 import { type JournalOwner, openSqliteJournal } from "./sqlite-transfer-journal.js";
 import { type ArchivedTransfer, JournalOwnerMismatchError, type TransferJournal } from "./transfer-journal.js";
@@ -29,12 +30,6 @@ const BACKEND_GONE_CHECKS = 50;
  * (TransferPolicy), and a day is at most the retention (JOURNAL_RETENTION_DAYS is at least 1).
  */
 export const HELD_WINDOW_MS = 86_400_000;
-/**
- * A list of transfer ids ($1) as a table to join: the planner looks each up in its index. `id = ANY($1)`
- * on a table not analyzed yet (filled in bulk, or just migrated) was taken to match half the rows and read
- * the whole table: a second at a million attempts.
- */
-export const BY_IDS = "unnest($1::bigint[]) AS held (id)";
 /**
  * Transfers archived per statement by retention (archiveSettled): the statement runs on the session that
  * also ships the working copy's commits, which wait behind it (at most 98 ms measured at a million transfers).

@@ -15,9 +15,9 @@ import { toV5TransferRecord } from "../../wire/v5-record.js";
 import { seesTransferOf } from "../auth.js";
 import { readIdempotencyKey } from "../idempotency-key.js";
 import { ApprovalSchema, type PayoutBody, PayoutBodySchema, PayoutHeadersSchema, PayoutParamsSchema, PayoutReplySchema, errorReplies } from "../schemas.js";
-import type { TransferNetwork } from "./transfer.js";
+import type { TransferNetwork } from "../transfer-network.js";
 import type { ApprovalDesk, AwaitingApproval } from "../../approvals/approval-desk.js";
-import { describeApproval } from "./approvals.js";
+import { describeApproval } from "../approval-reply.js";
 
 /** The most a batch's body may weigh: 200 items of the longest address, amount and id, with room to spare. */
 export const PAYOUT_BODY_LIMIT_BYTES = 64 * 1024;

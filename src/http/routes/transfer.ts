@@ -1,34 +1,14 @@
 /** POST /transfer: send tokens from the hot wallet; answers the ethers v5 record as soon as the node accepts it. */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import type { ApprovalDesk, ApprovalNetwork, AwaitingApproval } from "../../approvals/approval-desk.js";
-import type { TransferSender } from "../../send-path/transfer-service.js";
-import { describeApproval } from "./approvals.js";
+import type { ApprovalDesk, AwaitingApproval } from "../../approvals/approval-desk.js";
+import { describeApproval } from "../approval-reply.js";
+import type { TransferNetwork } from "../transfer-network.js";
 import { InvalidAddressError, parseRecipientAddress } from "../../domain/recipient-address.js";
 import { InvalidAmountError, parseTokenAmount } from "../../domain/token-amount.js";
-import type { TransferPolicy } from "../../domain/transfer-policy.js";
-import type { PayoutStatusReader } from "../../lookup/payout-status.js";
 import { ServiceError } from "../../errors.js";
 import { readIdempotencyKey } from "../idempotency-key.js";
-import type { ServedNetwork, ServedToken } from "../../network-settings/network-choice.js";
 import { toV5TransferRecord } from "../../wire/v5-record.js";
 import { ApprovalSchema, type TransferBody, TransferBodySchema, TransferHeadersSchema, TransferQuerySchema, TransferReplySchema, errorReplies } from "../schemas.js";
-
-/** A network the service pays on, as this route sends on it (and journals a transfer that waits for approval). */
-export interface TransferNetwork extends ApprovalNetwork {
-  /** What `network` and `token` may name. */
-  network: ServedNetwork;
-  /** The token the request pays in (named, or the network's first). */
-  token: ServedToken;
-  transfers: TransferSender;
-  tokenDecimals: number;
-  policy: TransferPolicy;
-  /** Resolves with the confirmations a transaction has once it has `wanted`, or when time runs out. */
-  awaitConfirmations: (hash: string, wanted: number, timeoutMs: number) => Promise<number>;
-  /** The payout contract POST /payouts pays through on this network; null without payouts. */
-  payoutContract: string | null;
-  /** What became of this network's payout batches. */
-  payouts: PayoutStatusReader;
-}
 
 export interface TransferRouteOptions {
   /** The network a request names (the default when it names none): 400 for one not configured, 503 for one not running. */
