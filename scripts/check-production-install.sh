@@ -58,10 +58,12 @@ if ! echo "$reply" | grep -q '"hash":"0x'; then
   cat "$work/server.log" >&2
   exit 1
 fi
-# The console's script is compiled into dist/ and served from there.
-console_status=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$app_port/console/app.js")
-if [ "$console_status" != "200" ]; then
-  echo "production build does not serve the console's script: HTTP $console_status" >&2
-  exit 1
-fi
+# The console's modules are compiled into dist/ and served from there: the entry and a view it imports.
+for module in app.js views/transfers.js; do
+  console_status=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$app_port/console/$module")
+  if [ "$console_status" != "200" ]; then
+    echo "production build does not serve the console's $module: HTTP $console_status" >&2
+    exit 1
+  fi
+done
 echo "production install OK: $(du -sh "$work/node_modules" | cut -f1) of dependencies; transfer answered ${reply:0:80}..."

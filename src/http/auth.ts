@@ -81,15 +81,15 @@ function checkRolesPerRoute(app: FastifyInstance): void {
 }
 
 // The console's page and files hold no data: what it shows, it asks the API for with the operator's key.
-const OPEN_PATHS = new Set(["/health", "/ready", "/openapi.json", "/console", "/console/console.css", "/console/app.js"]);
+const OPEN_PATHS = new Set(["/health", "/ready", "/openapi.json", "/console"]);
 
 /** Requests without a valid key allowed per client address per window before it is told to wait (429). */
 const FAILED_CHECKS_PER_WINDOW = 60;
 const FAILED_CHECKS_WINDOW_MS = 60_000;
 
-/** Paths anyone may call: liveness, readiness, the API description and the console's page. */
+/** Paths anyone may call: liveness, readiness, the API description and the console's page, stylesheet and modules. */
 export function isOpenPath(path: string): boolean {
-  return OPEN_PATHS.has(path) || path === "/docs" || path.startsWith("/docs/");
+  return OPEN_PATHS.has(path) || path.startsWith("/console/") || path === "/docs" || path.startsWith("/docs/");
 }
 
 function isOpenRoute(request: FastifyRequest): boolean {

@@ -1,5 +1,5 @@
 /**
- * The console's page and stylesheet (its script is src/console/app.ts, compiled at build time). Kept as
+ * The console's page and stylesheet (its script is src/console/, compiled at build time). Kept as
  * text in the server's code so that the compiled service carries them wherever it runs, with no file to
  * find at run time and nothing loaded from another origin.
  */

@@ -346,4 +346,19 @@ describe.skipIf(missing)(missing ? `the console in Chromium: NOT RUN, ${missing}
     await dialog.getByRole("button", { name: "Yes" }).click();
     await expect.poll(() => page.locator("#outcome").textContent()).toBe(`POST /transfers/${asked.body.id}/reject: 200, state rejected`);
   });
+  it("serves each view's module without a key under the page's security policy, and nothing else under /console/", async () => {
+    // The page is made of ES modules, one per view: each is served as the entry is.
+    for (const module of ["app.js", "session.js", "views/transfers.js", "views/wallet.js"]) {
+      const served = await fetch(`${base}/console/${module}`);
+      expect(served.status, module).toBe(200);
+      expect(served.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+      expect(served.headers.get("content-security-policy")).toContain("script-src 'self'");
+    }
+    // Open without a key, but only the compiled modules: an unknown name, a source file or a way out of the folder is an unknown path.
+    for (const path of ["/console/nothing.js", "/console/app.ts", "/console/.tsbuildinfo", "/console/..%2F..%2Fpackage.json"]) {
+      const answer = await fetch(`${base}${path}`);
+      expect(answer.status, path).toBe(404);
+      expect((await answer.json()).code, path).toBe("ROUTE_NOT_FOUND");
+    }
+  });
 });
