@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import { type TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import Fastify, { type FastifyBaseLogger, LogController } from "fastify";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import type { Logger } from "pino";
 import type { ApiKeyRing } from "./auth/api-keys.js";
 import type { ChainServices } from "./chain-services.js";
@@ -15,9 +15,8 @@ import type { TransferPolicy } from "./domain/transfer-policy.js";
 import { ANONYMOUS_KEY_ID, requireApiKeys } from "./http/auth.js";
 import { auditRefusedControls } from "./http/refusal-audit.js";
 import { registerRateLimit } from "./http/rate-limit.js";
-import { requestLineWriter } from "./http/request-line.js";
 import { lazyRequestLogger } from "./http/request-logger.js";
-import { ResponsesInFlight } from "./http/responses-in-flight.js";
+import { trackRequests } from "./http/request-lifecycle.js";
 import { envelope, handleError } from "./http/error-handler.js";
 import { OPENAPI_DOCUMENT_BASE } from "./http/openapi.js";
 import { approvalRoutes } from "./http/routes/approvals.js";
@@ -57,7 +56,6 @@ export interface AppDependencies {
   metrics: ServiceMetrics;
   /** Undefined only with AUTH_DISABLED. */
   apiKeys: ApiKeyRing | undefined;
-  /** A network's transfer policy: its token's limits, and the per-key cap in its token. */
   /** The transfer policy of a token on a network (its limits are in the token's units). */
   policyOf: (network: NetworkServices, token: ServedToken) => TransferPolicy;
   readinessChecks: Record<string, ReadinessCheck>;
@@ -69,10 +67,9 @@ export type AppConfig = Pick<Config, "rateLimitMax" | "rateLimitWindowMs" | "tru
 
 /** Builds the Fastify app with every route, auth, limits, metrics and the error envelope. Does not listen. */
 export function buildApp(config: AppConfig, deps: AppDependencies) {
-  const { services, metrics } = deps;
   const app = Fastify({
     ...serverOptions(config, deps.logger),
-    // One line per request, written when it completes (below), instead of Fastify's two.
+    // One line per request, written when it completes (trackRequests), instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     // During shutdown Fastify would answer requests on open keep-alive connections with a bare 503 of its
     // own; serving them (with Connection: close) keeps every answer truthful and in our envelope.
@@ -88,164 +85,142 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
   app.setNotFoundHandler((request, reply) =>
     reply.status(404).send(envelope(404, "ROUTE_NOT_FOUND", `no route ${request.method} ${request.url.split("?")[0]}`)),
   );
-
-  // Callers correlate their logs with ours through the request id, theirs or ours. Set as the request
-  // comes in, not in an onSend hook: that ran for every answer and cost a cached lookup 2 µs of 25.
-  const inFlight = new ResponsesInFlight();
-  app.decorateRequest("inFlightSlot", -1);
-  app.addHook("onRequest", (request, reply, done) => {
-    reply.header("x-request-id", request.id);
-    request.inFlightSlot = inFlight.add(reply.raw);
-    done();
-  });
-  // While closing, requests in flight still finish, but their keep-alive connections must not hold the
-  // close up: answers go out with Connection: close.
-  app.addHook("preClose", async () => inFlight.endConnectionsAfterAnswers());
-  // Decided once: the level does not change while the app runs, and the line is the costliest part.
-  const logCompleted = requestLineWriter(deps.logger);
-  // Each route's own query parameters, from its schema: their values are logged, any other's are not.
-  const ownQueryParameters = new Map<string, ReadonlySet<string>>();
-  app.addHook("onRoute", (route) => {
-    const properties = (route.schema?.querystring as { properties?: Record<string, unknown> } | undefined)?.properties;
-    if (properties) ownQueryParameters.set(route.url, new Set(Object.keys(properties)));
-  });
-  app.addHook("onResponse", (request, reply, done) => {
-    inFlight.delete(request.inFlightSlot, reply.raw);
-    const route = request.routeOptions.url ?? "unmatched";
-    const elapsedMs = reply.elapsedTime;
-    metrics.observeHttp(route, request.method, reply.statusCode, elapsedMs / 1000);
-    // Written for the request, with its id as the request's own logger would print it: that logger is
-    // then made only for requests that log more (see lazyRequestLogger).
-    logCompleted?.({
-      reqId: request.id,
-      method: request.method,
-      url: withQueryValuesRedacted(request.url, ownQueryParameters.get(route)),
-      route,
-      status: reply.statusCode,
-      ms: Math.round(elapsedMs * 10) / 10,
-      apiKeyId: request.apiKeyId || undefined,
-    });
-    done();
-  });
+  trackRequests(app, deps.logger, deps.metrics);
 
   // Order matters: the key is checked before the rate limit, which counts per key.
   requireApiKeys(app, deps.apiKeys);
-  auditRefusedControls(app, services.journal);
+  auditRefusedControls(app, deps.services.journal);
   registerRateLimit(app, config);
   app.register(swagger, { openapi: OPENAPI_DOCUMENT_BASE });
   app.register(swaggerUi, { routePrefix: "/docs" });
 
   app.register(async (routes) => {
     routes.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
-    routes.register(healthRoutes, {
-      checks: deps.readinessChecks,
-      // Another network's endpoints are named with the network's name first.
-      endpoints: () =>
-        Object.fromEntries(
-          services.networks.flatMap(({ network, chain }) =>
-            Object.entries(chain.endpoints.states()).map(([endpoint, state]) => [network.chainId === services.configured[0].chainId ? endpoint : `${network.name} ${endpoint}`, state]),
-          ),
-        ),
-    });
     // Requests name any configured network (400 for another); one not reached since startup is answered 503.
-    const directory = new NetworkDirectory(services);
-    // One per token of each running network, made on first use.
-    const transferNetworks = new WeakMap<NetworkServices, Map<string, TransferNetwork>>();
-    const transferNetworkOf = ({ network, token }: { network: NetworkServices; token: ServedToken }): TransferNetwork => {
-      const ofNetwork = transferNetworks.get(network) ?? new Map<string, TransferNetwork>();
-      transferNetworks.set(network, ofNetwork);
-      let made = ofNetwork.get(token.address);
-      if (!made) {
-        made = {
-          network: network.network,
-          token,
-          transfers: network.transfers,
-          tokenDecimals: tokenAt(network.chain.tokens, token.address)?.decimals ?? network.chain.tokenDecimals,
-          policy: deps.policyOf(network, token),
-          awaitConfirmations: (hash, wanted, timeoutMs) => waitForConfirmations(network.lookup, hash, wanted, timeoutMs, CONFIRMATION_POLL_MS),
-          payoutContract: network.chain.payoutContract,
-          payouts: network.payouts,
-          journal: network.journal,
-          eventSource: { network: network.network, tokens: network.chain.tokens },
-        };
-        ofNetwork.set(token.address, made);
-      }
-      return made;
-    };
-    // A ServiceError of its own: a pool asks before any lane holds the request (see lane-pool.ts).
-    const assertSigning = () => {
-      try {
-        services.signing.assertSigning();
-      } catch (error) {
-        throw signerRefusalAnswer(error) ?? error;
-      }
-    };
-    // The network and token a journaled transfer was asked for on.
-    const networkOfEntry = (entry: JournalEntry) => {
-      const network = directory.ofEntry(entry);
-      const token = tokenAt(network.network.tokens, entry.token);
-      if (!token) throw new ServiceError("NETWORK_NOT_SERVED", `transfer ${entry.id} paid in token ${entry.token}, which network ${network.network.name} no longer pays in`);
-      return transferNetworkOf({ network, token });
-    };
-    routes.register(transferRoute, {
-      networkFor: (choice) => transferNetworkOf(directory.chosenWithToken(choice)),
-      countOutcome: (outcome, code) => metrics.countTransfer(outcome, code),
-      countUnitsSent: (units, { network, token, tokenDecimals }) => metrics.countTokensSent(Number(units) / 10 ** tokenDecimals, { network: network.name, token: token.symbol }),
-      assertSigning,
-      approvals: services.approvals,
-    });
-    routes.register(payoutRoutes, {
-      networkFor: (choice) => transferNetworkOf(directory.chosenWithToken(choice)),
-      networkOfEntry,
-      journal: services.journal,
-      assertSigning,
-      approvals: services.approvals,
-    });
-    routes.register(approvalRoutes, { approvals: services.approvals, networkOfEntry, assertSigning });
-    // The network of a transfer of the service, found by any of its hashes: a transfer of a network no
-    // longer configured is looked up as any other hash.
-    const networkOfHash = async (hash: string) => {
-      const entry = await services.journal.lookUpByHash(hash);
-      return entry && services.configured.some((served) => served.chainId === BigInt(entry.chainId)) ? directory.ofEntry(entry) : undefined;
-    };
-    routes.register(getTransactionRoute, {
-      networkFor: (choice) => directory.chosen(choice),
-      networkOfHash: directory.several ? networkOfHash : undefined,
-      journal: services.journal,
-    });
-    // A transfer is described, cancelled and re-priced on its own network; any other hash on the default.
-    routes.register(transactionStatusRoute, {
-      // One network: no journal read to find it (the reader reads the journal anyway, and refuses another chain's).
-      // The default network's (503 while it has not been reached) for any other hash.
-      statusesOf: directory.several ? async (hash) => ((await networkOfHash(hash)) ?? directory.chosen({})).statuses : async () => directory.chosen({}).statuses,
-    });
-    routes.register(cancelTransferRoute, {
-      journal: services.journal,
-      replacerOf: (entry) => directory.ofEntry(entry).laneOf(entry.lane)?.replacer,
-      statusesOf: (entry) => directory.ofEntry(entry).statuses,
-    });
-    routes.register(transfersRoute, {
-      journal: services.journal,
-      networks: () => services.configured.map((network) => ({ network, tokens: services.networkOf(network.chainId)?.chain.tokens ?? null })),
-      named: (choice) => directory.namedWithToken(choice),
-      apiKeyIds: [...(deps.apiKeys?.ids ?? []), ANONYMOUS_KEY_ID],
-    });
-    routes.register(transferActivityRoute, { activity: services.activity });
-    routes.register(networksRoute, {
-      configured: () => services.configured,
-      tokensOf: (served) => {
-        const running = services.networkOf(served.chainId);
-        return running && new Map(running.chain.tokens.map((token) => [token.address, token]));
-      },
-    });
-    routes.register(walletRoute, { networks: services.networks, defaultChainId: services.configured[0].chainId, replicaId: deps.replicaId, outflows: services.outflows, signing: services.signing, resumes: services.resumes });
-    routes.register(webhookDeliveriesRoute, { journal: services.journal, dispatcher: services.webhooks?.dispatcher });
-    routes.register(auditRoute, { journal: services.journal });
-    routes.register(addressBookRoute, { journal: services.journal, enforced: config.addressBook, coolingOffMs: config.addressBookCoolingOffHours * 3_600_000 });
-    routes.register(metricsRoute, { metrics });
-    routes.register(consoleRoute);
+    const directory = new NetworkDirectory(deps.services);
+    registerMoneyRoutes(routes, deps, directory);
+    registerReadRoutes(routes, config, deps, directory);
   });
   return app;
+}
+
+/** The network and token a request is served on, as the routes that send see it: one per token of each running network, made on first use. */
+function transferNetworksOf(deps: AppDependencies): (served: { network: NetworkServices; token: ServedToken }) => TransferNetwork {
+  const transferNetworks = new WeakMap<NetworkServices, Map<string, TransferNetwork>>();
+  return ({ network, token }) => {
+    const ofNetwork = transferNetworks.get(network) ?? new Map<string, TransferNetwork>();
+    transferNetworks.set(network, ofNetwork);
+    let made = ofNetwork.get(token.address);
+    if (!made) {
+      made = {
+        network: network.network,
+        token,
+        transfers: network.transfers,
+        tokenDecimals: tokenAt(network.chain.tokens, token.address)?.decimals ?? network.chain.tokenDecimals,
+        policy: deps.policyOf(network, token),
+        awaitConfirmations: (hash, wanted, timeoutMs) => waitForConfirmations(network.lookup, hash, wanted, timeoutMs, CONFIRMATION_POLL_MS),
+        payoutContract: network.chain.payoutContract,
+        payouts: network.payouts,
+        journal: network.journal,
+        eventSource: { network: network.network, tokens: network.chain.tokens },
+      };
+      ofNetwork.set(token.address, made);
+    }
+    return made;
+  };
+}
+
+/** The routes that sign or may: transfers, payouts, approvals, cancels and re-prices. */
+function registerMoneyRoutes(routes: FastifyInstance, deps: AppDependencies, directory: NetworkDirectory): void {
+  const { services, metrics } = deps;
+  const transferNetworkOf = transferNetworksOf(deps);
+  // A ServiceError of its own: a pool asks before any lane holds the request (see lane-pool.ts).
+  const assertSigning = () => {
+    try {
+      services.signing.assertSigning();
+    } catch (error) {
+      throw signerRefusalAnswer(error) ?? error;
+    }
+  };
+  // The network and token a journaled transfer was asked for on.
+  const networkOfEntry = (entry: JournalEntry) => {
+    const network = directory.ofEntry(entry);
+    const token = tokenAt(network.network.tokens, entry.token);
+    if (!token) throw new ServiceError("NETWORK_NOT_SERVED", `transfer ${entry.id} paid in token ${entry.token}, which network ${network.network.name} no longer pays in`);
+    return transferNetworkOf({ network, token });
+  };
+  routes.register(transferRoute, {
+    networkFor: (choice) => transferNetworkOf(directory.chosenWithToken(choice)),
+    countOutcome: (outcome, code) => metrics.countTransfer(outcome, code),
+    countUnitsSent: (units, { network, token, tokenDecimals }) => metrics.countTokensSent(Number(units) / 10 ** tokenDecimals, { network: network.name, token: token.symbol }),
+    assertSigning,
+    approvals: services.approvals,
+  });
+  routes.register(payoutRoutes, {
+    networkFor: (choice) => transferNetworkOf(directory.chosenWithToken(choice)),
+    networkOfEntry,
+    journal: services.journal,
+    assertSigning,
+    approvals: services.approvals,
+  });
+  routes.register(approvalRoutes, { approvals: services.approvals, networkOfEntry, assertSigning });
+  routes.register(cancelTransferRoute, {
+    journal: services.journal,
+    replacerOf: (entry) => directory.ofEntry(entry).laneOf(entry.lane)?.replacer,
+    statusesOf: (entry) => directory.ofEntry(entry).statuses,
+  });
+}
+
+/** The routes that read, and the controls of the wallet, webhooks and address book. */
+function registerReadRoutes(routes: FastifyInstance, config: AppConfig, deps: AppDependencies, directory: NetworkDirectory): void {
+  const { services } = deps;
+  routes.register(healthRoutes, {
+    checks: deps.readinessChecks,
+    // Another network's endpoints are named with the network's name first.
+    endpoints: () =>
+      Object.fromEntries(
+        services.networks.flatMap(({ network, chain }) =>
+          Object.entries(chain.endpoints.states()).map(([endpoint, state]) => [network.chainId === services.configured[0].chainId ? endpoint : `${network.name} ${endpoint}`, state]),
+        ),
+      ),
+  });
+  // The network of a transfer of the service, found by any of its hashes: a transfer of a network no
+  // longer configured is looked up as any other hash.
+  const networkOfHash = async (hash: string) => {
+    const entry = await services.journal.lookUpByHash(hash);
+    return entry && services.configured.some((served) => served.chainId === BigInt(entry.chainId)) ? directory.ofEntry(entry) : undefined;
+  };
+  routes.register(getTransactionRoute, {
+    networkFor: (choice) => directory.chosen(choice),
+    networkOfHash: directory.several ? networkOfHash : undefined,
+    journal: services.journal,
+  });
+  // A transfer is described, cancelled and re-priced on its own network; any other hash on the default.
+  routes.register(transactionStatusRoute, {
+    // One network: no journal read to find it (the reader reads the journal anyway, and refuses another chain's).
+    // The default network's (503 while it has not been reached) for any other hash.
+    statusesOf: directory.several ? async (hash) => ((await networkOfHash(hash)) ?? directory.chosen({})).statuses : async () => directory.chosen({}).statuses,
+  });
+  routes.register(transfersRoute, {
+    journal: services.journal,
+    networks: () => services.configured.map((network) => ({ network, tokens: services.networkOf(network.chainId)?.chain.tokens ?? null })),
+    named: (choice) => directory.namedWithToken(choice),
+    apiKeyIds: [...(deps.apiKeys?.ids ?? []), ANONYMOUS_KEY_ID],
+  });
+  routes.register(transferActivityRoute, { activity: services.activity });
+  routes.register(networksRoute, {
+    configured: () => services.configured,
+    tokensOf: (served) => {
+      const running = services.networkOf(served.chainId);
+      return running && new Map(running.chain.tokens.map((token) => [token.address, token]));
+    },
+  });
+  routes.register(walletRoute, { networks: services.networks, defaultChainId: services.configured[0].chainId, replicaId: deps.replicaId, outflows: services.outflows, signing: services.signing, resumes: services.resumes });
+  routes.register(webhookDeliveriesRoute, { journal: services.journal, dispatcher: services.webhooks?.dispatcher });
+  routes.register(auditRoute, { journal: services.journal });
+  routes.register(addressBookRoute, { journal: services.journal, enforced: config.addressBook, coolingOffMs: config.addressBookCoolingOffHours * 3_600_000 });
+  routes.register(metricsRoute, { metrics: deps.metrics });
+  routes.register(consoleRoute);
 }
 
 /** What every app of the service shares: body limit, poisoning checks, request ids, proxies, strict input. */
@@ -275,25 +250,6 @@ export function parseTrustProxy(value: string | undefined): boolean | string[] |
     return (_address, hop) => hop < hops;
   }
   return value.split(",").map((entry) => entry.trim()).filter(Boolean);
-}
-
-// Query parameters the service reads: their values are safe to log. Any other value may be a credential
-// a client put in the wrong place (?api_key=..., ?token=...).
-/**
- * The request URL for the log: the path, and the query string with the values of parameters other than
- * the route's own (`loggable`) redacted.
- */
-export function withQueryValuesRedacted(url: string, loggable: ReadonlySet<string> = new Set()): string {
-  const queryAt = url.indexOf("?");
-  if (queryAt < 0) return url;
-  const parameters = url
-    .slice(queryAt + 1)
-    .split("&")
-    .map((parameter) => {
-      const [name] = parameter.split("=", 1);
-      return loggable.has(name) ? parameter : `${name}=[redacted]`;
-    });
-  return `${url.slice(0, queryAt)}?${parameters.join("&")}`;
 }
 
 /** The app as buildApp returns it. */

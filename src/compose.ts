@@ -22,6 +22,7 @@ import { tokenBalanceOf, transferGasCost } from "./send-path/wallet-snapshot.js"
 import { isJammed, readUnconfirmedTransfers } from "./send-path/unconfirmed-transfers.js";
 import { steadyWallClockNow } from "./clock.js";
 import { SigningPause, pausableSigner } from "./signers/signing-pause.js";
+import type { WalletSigner } from "./signers/wallet-signer.js";
 import { paysWithoutApproval } from "./journal/address-book.js";
 import { keyHoldersOf } from "./auth/key-holders.js";
 
@@ -67,26 +68,7 @@ export async function composeService(config: DeploymentConfig, logger: Logger, r
     await Promise.all(signers.map((signer) => signer.close()));
   };
   try {
-    const networks: NetworkToStart[] = [];
-    for (const [index, networkConfig] of networkConfigs.entries()) {
-      try {
-        const connected = await connectChain(networkConfig, watchers, signers);
-        chains.push(connected);
-        networks.push({ config: networkConfig, chain: connected });
-      } catch (error) {
-        // A network with a wrong setting is a mistake to fix now; one whose node does not answer must not stop
-        // the rest: it joins once it answers. With several networks that holds for the default too (the file
-        // names its chain id, so the journal opens without its node); one network alone stops the start.
-        if ((index === 0 && !config.otherNetworks?.length) || !(error instanceof NodeUnreachableError)) throw error;
-        logger.warn({ network: networkConfig.served?.network, reason: error.message }, "a network's node cannot be reached: its transfers are answered 503 until it can; the others start");
-        // A network besides the default comes from NETWORKS_FILE, which always names its chain id.
-        const tokens = networkConfig.tokens?.map(({ symbol, address }) => ({ symbol, address: address === NATIVE_TOKEN ? address : getAddress(address.toLowerCase()) }));
-        const tokenAddress = getAddress(networkConfig.tokenAddress.toLowerCase());
-        const served = servedNetworkOf(networkConfig.served, { chainId: BigInt(networkConfig.chainId as number), tokenAddress, tokens });
-        const lanes = signers.map((signer) => signer.address);
-        networks.push({ config: networkConfig, served, lanes, tokenAddress, connect: () => connectChain(networkConfig, watchers, signers), unreachable: error.message });
-      }
-    }
+    const networks = await connectNetworks(config, { watchers, signers, logger, connected: chains });
     const [home] = networks;
     const chain = "chain" in home ? home.chain : undefined;
     // Every reached network's limits are checked before anything starts: a limit a token cannot hold stops
@@ -99,44 +81,10 @@ export async function composeService(config: DeploymentConfig, logger: Logger, r
     services.journal.recordAudit({ kind: "service.started", actor: null, detail: { replica: replica?.id ?? null, settings: settingsForAudit(config) } });
     await services.journal.flushed();
     if (replica) metrics.watchReplica(replica.id, () => true);
-    // Each token's limits are in its own units; the per-key cap counts what was spent in that token there.
-    // Made when a network is first used: one that joins later has no decimals before, and a limit its token
-    // cannot hold keeps its transfers refused (503), as the start would have been.
-    const policies = new Map<string, TransferPolicy>();
-    // APPROVAL_ABOVE_PER_DAY counts what a person's keys sent together (API_KEY_HOLDERS).
-    const holders = keyHoldersOf(config);
-    const policyOf = (network: NetworkServices, token: ServedToken) => {
-      const key = `${network.chain.chainId}:${token.address.toLowerCase()}`;
-      let policy = policies.get(key);
-      if (!policy) {
-        const networkConfig = networkConfigs.find((candidate) => candidate.chainId !== undefined && BigInt(candidate.chainId) === network.chain.chainId) ?? config;
-        let limits: TransferPolicyLimits;
-        try {
-          limits = policyLimitsOf(networkConfig, network.chain, token);
-        } catch (error) {
-          if (error instanceof ConfigError) throw new ServiceError("NETWORK_UNAVAILABLE", `network ${network.network.name} cannot take transfers in ${token.symbol}: ${error.message}`);
-          throw error;
-        }
-        // ADDRESS_BOOK: one book for every network, read from memory.
-        const book = config.addressBook ? network.journal.addressBook : undefined;
-        const paysWithoutApprovalNow = book && ((recipient: string) => paysWithoutApproval(book, recipient, steadyWallClockNow()));
-        policy = new TransferPolicy({ ...limits, paysWithoutApproval: paysWithoutApprovalNow, personOf: (apiKeyId) => holders.identityOf(apiKeyId) }, network.journal.forNetwork(network.chain.chainId, token.address).spentSince(steadyWallClockNow() - DAY_MS));
-        policies.set(key, policy);
-      }
-      return policy;
-    };
+    const policyOf = transferPolicies(config);
     for (const network of services.networks) for (const token of network.network.tokens) policyOf(network, token);
-    const { journal } = services;
-    // Every running network's, read at each scrape: a network that joins later is in the next one.
+    watchServices(metrics, services, signing);
     const running = services;
-    metrics.watchWallets(() => running.networks.map(walletReadingsOf));
-    metrics.watchLanes(() => running.networks.flatMap(laneReadingsOf));
-    metrics.watchEndpoints(() => running.networks.map(({ network, chain: connected }) => ({ network: network.name, reports: connected.endpoints.reports() })));
-    metrics.watchJournal(() => journal.failure === undefined);
-    if (services.webhooks) metrics.watchWebhooks(() => journal.deliveryBacklog());
-    metrics.watchOutflows(() => running.outflows.counts());
-    metrics.watchSigningPause(() => signing.paused !== undefined);
-    metrics.watchAuditHead(() => running.auditHead.published);
     const app = buildApp(config, {
       services,
       logger,
@@ -162,6 +110,81 @@ export async function composeService(config: DeploymentConfig, logger: Logger, r
     await closeChains();
     throw error;
   }
+}
+
+/** Every network's connection or its unreached start, the default first; `connected` collects the connections made, for the caller to close. */
+async function connectNetworks(
+  config: DeploymentConfig,
+  { watchers, signers, logger, connected: chains }: { watchers: ReturnType<typeof rpcWatchers>; signers: WalletSigner[]; logger: Logger; connected: ChainConnection[] },
+): Promise<NetworkToStart[]> {
+  const networkConfigs = [config, ...(config.otherNetworks ?? [])];
+  const networks: NetworkToStart[] = [];
+  for (const [index, networkConfig] of networkConfigs.entries()) {
+    try {
+      const connected = await connectChain(networkConfig, watchers, signers);
+      chains.push(connected);
+      networks.push({ config: networkConfig, chain: connected });
+    } catch (error) {
+      // A network with a wrong setting is a mistake to fix now; one whose node does not answer must not stop
+      // the rest: it joins once it answers. With several networks that holds for the default too (the file
+      // names its chain id, so the journal opens without its node); one network alone stops the start.
+      if ((index === 0 && !config.otherNetworks?.length) || !(error instanceof NodeUnreachableError)) throw error;
+      logger.warn({ network: networkConfig.served?.network, reason: error.message }, "a network's node cannot be reached: its transfers are answered 503 until it can; the others start");
+      // A network besides the default comes from NETWORKS_FILE, which always names its chain id.
+      const tokens = networkConfig.tokens?.map(({ symbol, address }) => ({ symbol, address: address === NATIVE_TOKEN ? address : getAddress(address.toLowerCase()) }));
+      const tokenAddress = getAddress(networkConfig.tokenAddress.toLowerCase());
+      const served = servedNetworkOf(networkConfig.served, { chainId: BigInt(networkConfig.chainId as number), tokenAddress, tokens });
+      const lanes = signers.map((signer) => signer.address);
+      networks.push({ config: networkConfig, served, lanes, tokenAddress, connect: () => connectChain(networkConfig, watchers, signers), unreachable: error.message });
+    }
+  }
+  return networks;
+}
+
+/**
+ * Each token's transfer policy on each network. Its limits are in the token's own units; the per-key cap
+ * counts what was spent in that token there.
+ */
+function transferPolicies(config: DeploymentConfig): (network: NetworkServices, token: ServedToken) => TransferPolicy {
+  const networkConfigs = [config, ...(config.otherNetworks ?? [])];
+  // Made when a network is first used: one that joins later has no decimals before, and a limit its token
+  // cannot hold keeps its transfers refused (503), as the start would have been.
+  const policies = new Map<string, TransferPolicy>();
+  // APPROVAL_ABOVE_PER_DAY counts what a person's keys sent together (API_KEY_HOLDERS).
+  const holders = keyHoldersOf(config);
+  return (network: NetworkServices, token: ServedToken) => {
+    const key = `${network.chain.chainId}:${token.address.toLowerCase()}`;
+    let policy = policies.get(key);
+    if (!policy) {
+      const networkConfig = networkConfigs.find((candidate) => candidate.chainId !== undefined && BigInt(candidate.chainId) === network.chain.chainId) ?? config;
+      let limits: TransferPolicyLimits;
+      try {
+        limits = policyLimitsOf(networkConfig, network.chain, token);
+      } catch (error) {
+        if (error instanceof ConfigError) throw new ServiceError("NETWORK_UNAVAILABLE", `network ${network.network.name} cannot take transfers in ${token.symbol}: ${error.message}`);
+        throw error;
+      }
+      // ADDRESS_BOOK: one book for every network, read from memory.
+      const book = config.addressBook ? network.journal.addressBook : undefined;
+      const paysWithoutApprovalNow = book && ((recipient: string) => paysWithoutApproval(book, recipient, steadyWallClockNow()));
+      policy = new TransferPolicy({ ...limits, paysWithoutApproval: paysWithoutApprovalNow, personOf: (apiKeyId) => holders.identityOf(apiKeyId) }, network.journal.forNetwork(network.chain.chainId, token.address).spentSince(steadyWallClockNow() - DAY_MS));
+      policies.set(key, policy);
+    }
+    return policy;
+  };
+}
+
+/** The metrics that read the running service at each scrape: every running network's, so a network that joins later is in the next one. */
+function watchServices(metrics: ServiceMetrics, running: ChainServices, signing: SigningPause): void {
+  const { journal } = running;
+  metrics.watchWallets(() => running.networks.map(walletReadingsOf));
+  metrics.watchLanes(() => running.networks.flatMap(laneReadingsOf));
+  metrics.watchEndpoints(() => running.networks.map(({ network, chain: connected }) => ({ network: network.name, reports: connected.endpoints.reports() })));
+  metrics.watchJournal(() => journal.failure === undefined);
+  if (running.webhooks) metrics.watchWebhooks(() => journal.deliveryBacklog());
+  metrics.watchOutflows(() => running.outflows.counts());
+  metrics.watchSigningPause(() => signing.paused !== undefined);
+  metrics.watchAuditHead(() => running.auditHead.published);
 }
 
 /**

@@ -5,11 +5,12 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type Database from "better-sqlite3";
 import { steadyWallClockNow } from "../clock.js";
-import { type AttemptRow, type DeliveryRow, type EntryRow, SETTLED_FOR_GOOD, SEVERAL_NETWORKS_MARK, ownersChainOf, payoutAsText, toAttempt, toDelivery, toEntry } from "./journal-rows.js";
+import { type AttemptRow, type DeliveryRow, type EntryRow, SEVERAL_NETWORKS_MARK, ownersChainOf, payoutAsText, toAttempt, toDelivery, toEntry } from "./journal-rows.js";
 import { type JournalReplica, type JournalSeed, SqliteChangeLog, seedTables } from "./sqlite-change-log.js";
 import { AUDIT_GENESIS, AUDIT_KEYED_KIND, type AuditEntry, AuditEntryUnsealedError, type AuditKey, AuditKeyError, type AuditRow, auditEntryHash, auditKeyId, sealingAfter } from "./audit-chain.js";
-import { HISTORY_INDEXES, NETWORK_HISTORY_INDEXES, HISTORY_TIMES_RISE, SqliteHistoryReader } from "./sqlite-history.js";
+import { HISTORY_INDEXES, NETWORK_HISTORY_INDEXES, SqliteHistoryReader } from "./sqlite-history.js";
 import { openKeptDatabase } from "./sqlite-keep-alive.js";
+import { type JournalStatements, prepareStatements } from "./sqlite-statements/all.js";
 import {
   type DeliveryState,
   type ArchivedTransfer,
@@ -429,247 +430,6 @@ function makeIndexes(db: Database.Database): void {
   db.exec("UPDATE transfers SET state = 'nonce-used' WHERE state = 'settled'");
 }
 
-// Every statement of the journal; `@lane` binds the lane of the journal object that asks. A statement asked
-// every round names the small partial index it walks (INDEXED BY): left to itself, the planner prefers a
-// history index (lane, state, id) and walks every settled transfer of the lane.
-function prepareStatements(db: Database.Database) {
-  return {
-    owner: db.prepare("SELECT chain_id, wallet_address, token_address FROM journal_owner WHERE id = 1"),
-    insertOwner: db.prepare("INSERT INTO journal_owner (id, chain_id, wallet_address, token_address) VALUES (1, @chain_id, @wallet_address, @token_address)"),
-    markOwner: db.prepare("UPDATE journal_owner SET chain_id = @chain_id WHERE id = 1"),
-    claim: db.prepare(
-      `INSERT INTO transfers (idempotency_key, recipient, units, api_key_id, state, notify, lane, chain_id, token, payout, approval_expires_at, created_at, updated_at)
-       VALUES (@key, @recipient, @units, @apiKeyId, @state, @notify, @lane, @chain, @token, @payout, @approvalExpiresAt, ${HISTORY_TIMES_RISE}, @now)
-       ON CONFLICT (idempotency_key) DO NOTHING`,
-    ),
-    byKey: db.prepare("SELECT * FROM transfers WHERE idempotency_key = ?"),
-    payoutItemHolder: db.prepare("SELECT transfer_id FROM payout_items WHERE api_key = ? AND item_id = ?").pluck(),
-    // A rejected transfer's nonce was given back (the next transfer or a filler holds it, or another sender used it).
-    noncesHeld: db.prepare(
-      "SELECT DISTINCT nonce FROM transfers WHERE lane = @lane AND chain_id = @chain AND nonce IN (SELECT value FROM json_each(@nonces)) AND state NOT IN ('claimed', 'refused', 'rejected')",
-    ).pluck(),
-    highestNonce: db.prepare("SELECT MAX(nonce) FROM transfers WHERE lane = @lane AND chain_id = @chain AND nonce IS NOT NULL AND state NOT IN ('claimed', 'refused', 'rejected')").pluck(),
-    insertOutflow: db.prepare(
-      "INSERT INTO wallet_outflows (chain_id, hash, log_index, log_key, wallet, block_number, detected_at) VALUES (@chainId, @hash, @logIndex, @logKey, @wallet, @blockNumber, @detectedAt) ON CONFLICT DO NOTHING",
-    ),
-    outflowWatchStart: db.prepare("SELECT first_block FROM outflow_watch_starts WHERE chain_id = ?").pluck(),
-    insertOutflowWatchStart: db.prepare("INSERT INTO outflow_watch_starts (chain_id, first_block) VALUES (?, ?) ON CONFLICT DO NOTHING"),
-    outflowWatchProgress: db.prepare("SELECT progress FROM outflow_watch_starts WHERE chain_id = ?").pluck(),
-    // The row exists once the watch's first check kept its start; a progress without one starts at its logs.
-    keepOutflowWatchProgress: db.prepare(
-      "INSERT INTO outflow_watch_starts (chain_id, first_block, progress) VALUES (@chain, @logsReadTo, @progress) ON CONFLICT (chain_id) DO UPDATE SET progress = excluded.progress",
-    ),
-    signingPause: db.prepare("SELECT since, reason, hash, latest_hash AS latestHash, outflows FROM signing_pauses WHERE resumed_at IS NULL ORDER BY id DESC LIMIT 1"),
-    insertSigningPause: db.prepare("INSERT INTO signing_pauses (since, reason, hash, latest_hash, outflows) VALUES (@since, @reason, @hash, @latestHash, @outflows)"),
-    updateSigningPause: db.prepare("UPDATE signing_pauses SET latest_hash = @latestHash, outflows = @outflows WHERE resumed_at IS NULL"),
-    resumeSigning: db.prepare("UPDATE signing_pauses SET resumed_at = @at, resumed_by = @by WHERE resumed_at IS NULL"),
-    takePayoutItem: db.prepare("INSERT INTO payout_items (api_key, item_id, transfer_id) VALUES (?, ?, ?)"),
-    // A batch refused or rejected paid nothing: its item ids may be paid by another.
-    freePayoutItems: db.prepare("DELETE FROM payout_items WHERE transfer_id = ?"),
-    insertSigned: db.prepare(
-      `INSERT INTO transfers (recipient, units, api_key_id, state, nonce, hash, raw_transaction, notify, lane, chain_id, token, created_at, updated_at)
-       VALUES (@recipient, @units, @apiKeyId, 'signed', @nonce, @hash, @rawTransaction, @notify, @lane, @chain, @token, ${HISTORY_TIMES_RISE}, @now)`,
-    ),
-    // A client's transfer moves units; a gas top-up or a nonce filler is an entry of 0 units.
-    madeFrom: db.prepare("SELECT id, created_at, state FROM transfers WHERE id >= @from AND units <> '0' ORDER BY id LIMIT @limit"),
-    // An approved transfer counts from its approval, when it was signed (its request may be older than the window).
-    spentSince: db.prepare(
-      `SELECT api_key_id, units, at FROM (
-         SELECT api_key_id, units, created_at AS at FROM transfers INDEXED BY transfers_created
-         WHERE created_at > @since AND approval_decided_at IS NULL AND api_key_id IS NOT NULL AND state IN ('signed', 'accepted', 'nonce-used') AND chain_id = @chain AND token = @token
-         UNION ALL
-         SELECT api_key_id, units, approval_decided_at AS at FROM transfers INDEXED BY transfers_approval_decided
-         WHERE approval_decided_at > @since AND api_key_id IS NOT NULL AND state IN ('signed', 'accepted', 'nonce-used') AND chain_id = @chain AND token = @token
-       ) ORDER BY at`,
-    ),
-    updateSigned: db.prepare(
-      // Never over a cancel: the client asked for the transfer not to be paid.
-      `UPDATE transfers SET state = 'signed', nonce = @nonce, hash = @hash, raw_transaction = @rawTransaction, updated_at = @now
-       WHERE id = @id AND state IN ('claimed', 'signed') AND NOT EXISTS (SELECT 1 FROM attempts WHERE transfer_id = @id AND kind = 'cancel')`,
-    ),
-    // Conditional on the state the writer expects: a copy read before an await may be stale.
-    setStateFrom: db.prepare("UPDATE transfers SET state = @state, updated_at = @now WHERE id = @id AND state IN (SELECT value FROM json_each(@from))"),
-    setDisplacement: db.prepare("UPDATE transfers SET displacement = @displacement, updated_at = @now WHERE id = @id"),
-    // A transfer whose nonce another transaction used, signed again at a new nonce: its earlier attempts stay
-    // journaled (their hashes are still the transfer's), and the new one is the latest.
-    setNewNonce: db.prepare("UPDATE transfers SET state = 'signed', nonce = @nonce, mined_hash = NULL, updated_at = @now WHERE id = @id AND state IN ('signed', 'accepted', 'nonce-used')"),
-    setRefusal: db.prepare(
-      "UPDATE transfers SET state = @state, refusal_code = @code, refusal_message = @message, updated_at = @now WHERE id = @id AND state = @from",
-    ),
-    // An approved transfer is never deleted: its approval is given back instead (returnToApproval).
-    deleteClaim: db.prepare("DELETE FROM transfers WHERE id = ? AND state IN ('claimed', 'awaiting-approval') AND approval_decided_by IS NULL"),
-    awaitingApproval: db.prepare("SELECT * FROM transfers INDEXED BY transfers_awaiting_approval WHERE state = 'awaiting-approval' ORDER BY approval_expires_at, id LIMIT ?"),
-    awaitingApprovalCount: db.prepare("SELECT COUNT(*) FROM transfers INDEXED BY transfers_awaiting_approval WHERE state = 'awaiting-approval'").pluck(),
-    // At most APPROVALS_AWAITING_MAX rows walked: the partial index holds only what waits.
-    awaitingApprovalCountOf: db.prepare("SELECT COUNT(*) FROM transfers INDEXED BY transfers_awaiting_approval WHERE state = 'awaiting-approval' AND api_key_id = ?").pluck(),
-    unsealedAudit: db.prepare("SELECT * FROM audit_log INDEXED BY audit_log_unsealed WHERE hash IS NULL ORDER BY seq"),
-    lastAuditHash: db.prepare("SELECT hash FROM audit_log WHERE hash IS NOT NULL ORDER BY seq DESC LIMIT 1").pluck(),
-    lastSealedAudit: db.prepare("SELECT * FROM audit_log WHERE hash IS NOT NULL ORDER BY seq DESC LIMIT 1"),
-    firstKeyedAudit: db.prepare("SELECT seq FROM audit_log INDEXED BY audit_log_keyed WHERE kind = 'journal.audit_keyed' ORDER BY seq LIMIT 1").pluck(),
-    ownerKeyedFrom: db.prepare("SELECT audit_keyed_from FROM journal_owner WHERE id = 1").pluck(),
-    markKeyedFrom: db.prepare("UPDATE journal_owner SET audit_keyed_from = ? WHERE id = 1 AND audit_keyed_from IS NULL"),
-    sealAudit: db.prepare("UPDATE audit_log SET prev_hash = @previous, hash = @hash WHERE seq = @seq"),
-    forgetShippedAudit: db.prepare("DELETE FROM audit_log WHERE hash IS NOT NULL AND seq < (SELECT MAX(seq) FROM audit_log WHERE hash IS NOT NULL)"),
-    insertAudit: db.prepare("INSERT INTO audit_log (at, kind, transfer_id, actor, detail) VALUES (@at, @kind, @transferId, @actor, @detail)"),
-    // Sealed entries only: an entry is sealed in the commit that makes it, so these are the committed ones
-    // (the open transaction's, which this connection sees, may yet be undone).
-    auditAfter: db.prepare("SELECT * FROM audit_log WHERE seq > @after AND hash IS NOT NULL ORDER BY seq LIMIT @limit"),
-    auditBefore: db.prepare("SELECT * FROM audit_log WHERE seq < @before AND hash IS NOT NULL ORDER BY seq DESC LIMIT @limit"),
-    forgetAuditThrough: db.prepare("DELETE FROM audit_log WHERE seq <= ?"),
-    lastAuditSeq: db.prepare("SELECT seq FROM audit_log ORDER BY seq DESC LIMIT 1").pluck(),
-    lastSealedAuditSeq: db.prepare("SELECT seq FROM audit_log WHERE hash IS NOT NULL ORDER BY seq DESC LIMIT 1").pluck(),
-    restateRefusal: db.prepare("UPDATE transfers SET refusal_code = @code, refusal_message = @message, updated_at = @now WHERE id = @id AND state IN ('refused', 'rejected')"),
-    takeApproved: db.prepare(
-      "UPDATE transfers SET state = 'claimed', lane = @lane, approval_decided_by = @by, approval_decided_at = @at, updated_at = @now WHERE id = @id AND state = 'awaiting-approval' AND chain_id = @chain AND approval_expires_at > @at",
-    ),
-    returnToApproval: db.prepare(
-      "UPDATE transfers SET state = 'awaiting-approval', approval_decided_by = NULL, approval_decided_at = NULL, updated_at = @now WHERE id = @id AND state = 'claimed' AND approval_decided_by IS NOT NULL",
-    ),
-    refuseApproval: db.prepare(
-      `UPDATE transfers SET state = 'refused', refusal_code = @code, refusal_message = @message, approval_decided_by = @by, approval_decided_at = @at, updated_at = @now
-       WHERE id = @id AND state = 'awaiting-approval'`,
-    ),
-    markNonceUsed: db.prepare("UPDATE transfers SET state = 'nonce-used', updated_at = @now WHERE lane = @lane AND chain_id = @chain AND state = 'accepted' AND nonce < @count"),
-    // A transfer answered 417 whose bytes were found mined (an incident) goes back to rejected, never to a
-    // state the service sends or re-prices.
-    markUnmined: db.prepare(
-      "UPDATE transfers INDEXED BY transfers_unfinal SET state = CASE WHEN refusal_code IS NULL THEN 'accepted' ELSE 'rejected' END, mined_hash = NULL, settled_block = NULL, final_block = NULL, updated_at = @now WHERE lane = @lane AND chain_id = @chain AND state IN ('nonce-used', 'cancelled', 'replaced') AND nonce >= @count AND final_block IS NULL AND (settled_block IS NULL OR settled_block <= @block)",
-    ),
-    unmineOne: db.prepare(
-      "UPDATE transfers SET state = CASE WHEN refusal_code IS NULL THEN 'accepted' ELSE 'rejected' END, mined_hash = NULL, settled_block = NULL, final_block = NULL, updated_at = @now WHERE id = @id AND state IN ('nonce-used', 'cancelled', 'replaced') AND final_block IS NULL",
-    ),
-    settleAt: db.prepare(
-      "UPDATE transfers INDEXED BY transfers_unfinal SET settled_block = @block, updated_at = @now WHERE lane = @lane AND chain_id = @chain AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') AND (settled_block IS NULL OR @resettle = 1)",
-    ),
-    unfinal: db.prepare("SELECT * FROM transfers INDEXED BY transfers_unfinal WHERE lane = @lane AND chain_id = @chain AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') ORDER BY nonce"),
-    lowestUnfinalSettled: db.prepare(
-      "SELECT MIN(settled_block) FROM transfers INDEXED BY transfers_unfinal WHERE lane = @lane AND chain_id = @chain AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') AND (state <> 'nonce-used' OR mined_hash IS NOT NULL)",
-    ).pluck(),
-    hasUnfinal: db.prepare("SELECT 1 FROM transfers INDEXED BY transfers_unfinal WHERE lane = @lane AND chain_id = @chain AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced') LIMIT 1").pluck(),
-    finalize: db.prepare(
-      // Only what is verified: a used nonce whose transaction is not known yet is not final, whatever its depth.
-      `UPDATE transfers INDEXED BY transfers_unfinal SET final_block = @finalized, updated_at = @now WHERE lane = @lane AND chain_id = @chain AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced')
-       AND settled_block <= @finalized AND (state <> 'nonce-used' OR mined_hash IS NOT NULL)`,
-    ),
-    finalizedUnreported: db.prepare(
-      "SELECT * FROM transfers INDEXED BY transfers_finality_unreported WHERE lane = @lane AND chain_id = @chain AND notify = 1 AND final_block IS NOT NULL AND reported IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled') ORDER BY nonce",
-    ),
-    unsettled: db.prepare("SELECT * FROM transfers INDEXED BY transfers_unsettled WHERE lane = @lane AND chain_id = @chain AND state IN ('claimed', 'signed', 'accepted') ORDER BY nonce, id"),
-    lanesWithUnsettled: db.prepare("SELECT DISTINCT lane FROM transfers WHERE state IN ('claimed', 'signed', 'accepted') AND chain_id = @chain").pluck(),
-    networksWithUnsettled: db.prepare("SELECT DISTINCT chain_id FROM transfers WHERE state IN ('claimed', 'signed', 'accepted')").pluck(),
-    // The partial index's own terms, repeated: a partial index is usable only when the query implies its terms.
-    usedUnverified: db.prepare(
-      `SELECT * FROM transfers INDEXED BY transfers_unfinal WHERE lane = @lane AND chain_id = @chain AND final_block IS NULL AND state IN ('nonce-used', 'cancelled', 'replaced')
-       AND state = 'nonce-used' AND mined_hash IS NULL ORDER BY nonce`,
-    ),
-    attemptsOf: db.prepare("SELECT * FROM attempts WHERE transfer_id = ? ORDER BY id"),
-    attemptsOfEach: db.prepare("SELECT * FROM attempts WHERE transfer_id IN (SELECT value FROM json_each(?)) ORDER BY id"),
-    attemptByHash: db.prepare("SELECT * FROM attempts WHERE hash = ?"),
-    byId: db.prepare("SELECT * FROM transfers WHERE id = ?"),
-    insertAttempt: db.prepare(
-      `INSERT INTO attempts (transfer_id, hash, raw_transaction, kind, signed_at_block, created_at)
-       VALUES (@transferId, @hash, @rawTransaction, @kind, @signedAtBlock, @now)
-       ON CONFLICT (hash) DO UPDATE SET transfer_id = excluded.transfer_id, kind = excluded.kind,
-         signed_at_block = excluded.signed_at_block, created_at = excluded.created_at`,
-    ),
-    // The same bytes again belong to the newest transfer: a transfer refused at its first broadcast gives
-    // its nonce back, and an identical transfer signed next at that nonce has the very same hash.
-    // A transfer signed again with a fresh nonce: the bytes before were refused for their nonce ("nonce
-    // too low") and can never be mined.
-    dropAttempts: db.prepare("DELETE FROM attempts WHERE transfer_id = ?"),
-    setMined: db.prepare(
-      `UPDATE transfers SET mined_hash = @hash, updated_at = @now,
-         state = CASE WHEN (SELECT kind FROM attempts WHERE hash = @hash) = 'cancel' THEN 'cancelled' ELSE 'nonce-used' END
-       WHERE id = @id AND state IN ('signed', 'accepted', 'nonce-used', 'rejected')
-         AND EXISTS (SELECT 1 FROM attempts WHERE hash = @hash AND transfer_id = @id)`,
-    ),
-    userVersion: db.prepare("PRAGMA user_version"),
-    insertEvent: db.prepare("INSERT INTO webhook_events (id, transfer_id, type, body, created_at) VALUES (@id, @entryId, @type, @body, @now)"),
-    insertDelivery: db.prepare(
-      "INSERT INTO webhook_deliveries (event_seq, endpoint, state, next_attempt_at, created_at, updated_at) VALUES (@seq, @endpoint, 'pending', @now, @now, @now)",
-    ),
-    setReported: db.prepare("UPDATE transfers SET reported = @reported, reported_block_hash = @blockHash, updated_at = @now WHERE id = @id"),
-    unreportedSettled: db.prepare(
-      `SELECT * FROM transfers INDEXED BY transfers_unreported WHERE lane = @lane AND chain_id = @chain AND notify = 1 AND (reported IS NULL OR reported NOT IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled', 'transfer.finalized'))
-       AND state IN ('nonce-used', 'cancelled', 'replaced') ORDER BY nonce`,
-    ),
-    // Any reported outcome a reorganisation undid: confirmed, failed or cancelled.
-    reportedButUnmined: db.prepare(
-      "SELECT * FROM transfers WHERE lane = @lane AND chain_id = @chain AND notify = 1 AND reported IN ('transfer.confirmed', 'transfer.failed', 'transfer.cancelled') AND state IN ('signed', 'accepted') ORDER BY nonce",
-    ),
-    // Deliveries are made in event order, so their ids keep it; walking the (state, id) index stops at LIMIT.
-    dueDeliveries: db.prepare(
-      `SELECT d.*, e.id AS event_id, e.type, e.transfer_id, e.body FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
-       WHERE d.state = 'pending' AND d.next_attempt_at <= @now
-         AND (e.transfer_id IS NULL OR NOT EXISTS (SELECT 1 FROM webhook_deliveries d2 JOIN webhook_events e2 ON e2.seq = d2.event_seq
-                         WHERE d2.state = 'pending' AND d2.endpoint = d.endpoint AND e2.transfer_id = e.transfer_id AND e2.seq < e.seq))
-       ORDER BY d.id LIMIT @limit`,
-    ),
-    deliveryAttempt: db.prepare(
-      "UPDATE webhook_deliveries SET state = @state, attempts = attempts + 1, last_status = @lastStatus, next_attempt_at = @nextAttemptAt, updated_at = @now WHERE id = @id",
-    ),
-    deliveriesIn: db.prepare(
-      `SELECT d.*, e.id AS event_id, e.type, e.transfer_id FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
-       WHERE d.state = @state ORDER BY d.id LIMIT @limit`,
-    ),
-    deliveriesOfTransfer: db.prepare(
-      `SELECT d.*, e.id AS event_id, e.type, e.transfer_id FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
-       WHERE e.transfer_id = @entryId ORDER BY d.id DESC LIMIT @limit`,
-    ),
-    latestDeliveries: db.prepare(
-      `SELECT d.*, e.id AS event_id, e.type, e.transfer_id FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
-       ORDER BY d.id DESC LIMIT @limit`,
-    ),
-    retryDelivery: db.prepare("UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = @now, updated_at = @now WHERE id = @id AND state IN ('pending', 'failed')"),
-    backlog: db.prepare("SELECT COUNT(*) AS pending, MIN(created_at) AS oldest FROM webhook_deliveries WHERE state = 'pending'"),
-    severalAttemptHashes: db.prepare(
-      "SELECT hash FROM attempts WHERE transfer_id IN (SELECT transfer_id FROM attempts GROUP BY transfer_id HAVING COUNT(*) > 1)",
-    ),
-    // A key lives its time from its decision when it waited for an approval (and for good while it waits):
-    // a repeat after the approval must find its transfer, never make a second one.
-    // At most @limit a call, along the key-age index: one statement over a long backlog (after a long stop)
-    // held the event loop and, with temporary data in memory, an undo journal of every row it changed.
-    expireKeys: db.prepare(
-      `UPDATE transfers SET idempotency_key = NULL WHERE id IN (
-         SELECT id FROM transfers INDEXED BY transfers_key_age
-         WHERE idempotency_key IS NOT NULL AND created_at < @cutoff AND state <> 'awaiting-approval' AND (approval_decided_at IS NULL OR approval_decided_at < @cutoff)
-         LIMIT @limit)`,
-    ),
-    // What retention may move out: made before the cutoff, its key expired, its outcome final (or refused:
-    // never sent), every event of it reported and no delivery of it still pending. The oldest first.
-    archivable: db.prepare(
-      `SELECT * FROM transfers t INDEXED BY transfers_created WHERE t.created_at < @before AND t.idempotency_key IS NULL
-         AND (t.state IN ('refused', 'rejected') OR (t.state IN ('nonce-used', 'replaced', 'cancelled') AND t.final_block IS NOT NULL
-           AND (t.notify = 0 OR t.reported = 'transfer.finalized')))
-         AND NOT EXISTS (SELECT 1 FROM webhook_events e JOIN webhook_deliveries d ON d.event_seq = e.seq WHERE e.transfer_id = t.id AND d.state = 'pending')
-       ORDER BY t.created_at, t.id LIMIT @limit`,
-    ),
-    eventsOfEach: db.prepare("SELECT * FROM webhook_events WHERE transfer_id IN (SELECT value FROM json_each(?)) ORDER BY seq"),
-    deliveriesOfEach: db.prepare(
-      "SELECT d.* FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq WHERE e.transfer_id IN (SELECT value FROM json_each(?)) ORDER BY d.id",
-    ),
-    forgetDeliveries: db.prepare("DELETE FROM webhook_deliveries WHERE event_seq IN (SELECT seq FROM webhook_events WHERE transfer_id IN (SELECT value FROM json_each(?)))"),
-    forgetEvents: db.prepare("DELETE FROM webhook_events WHERE transfer_id IN (SELECT value FROM json_each(?))"),
-    forgetAttempts: db.prepare("DELETE FROM attempts WHERE transfer_id IN (SELECT value FROM json_each(?))"),
-    forgetTransfers: db.prepare("DELETE FROM transfers WHERE id IN (SELECT value FROM json_each(?))"),
-    heldOf: db.prepare("SELECT id FROM transfers WHERE id IN (SELECT value FROM json_each(?))").pluck(),
-    // The transfers made before the window, oldest first from a point, and whether a working copy need not
-    // hold each (`cold`): settled for good, so that a new leader would not read it either (HOT_TRANSFERS),
-    // never the newest row; and, unlike a takeover, nothing of it changed within the window either (the
-    // service may still be at work on it: a replacement being signed, a cancel waiting its turn, a shipment
-    // under way).
-    coldFrom: db.prepare(
-      `SELECT id, created_at, (${SETTLED_FOR_GOOD} AND t.updated_at < @before AND t.id < (SELECT MAX(id) FROM transfers)) AS cold
-       FROM transfers t INDEXED BY transfers_created
-       WHERE t.created_at < @before AND (t.created_at, t.id) > (@afterCreated, @afterId)
-       ORDER BY t.created_at, t.id LIMIT @limit`,
-    ),
-    releaseRefusedKey: db.prepare(
-      "UPDATE transfers SET idempotency_key = NULL, updated_at = @now WHERE id = @id AND state IN ('refused', 'rejected') AND idempotency_key IS NOT NULL",
-    ),
-  };
-}
-
 /** Idempotency keys forgotten per call of expireKeys: a backlog goes in later calls (a key may outlive its lifetime, never the reverse). */
 export const KEYS_EXPIRED_PER_CALL = 2_000;
 
@@ -679,7 +439,7 @@ export const KEYS_EXPIRED_PER_CALL = 2_000;
  */
 class SqliteJournalStore {
   readonly db: Database.Database;
-  readonly statements: ReturnType<typeof prepareStatements>;
+  readonly statements: JournalStatements;
   // Group commit: writes of one event-loop turn share a transaction and so a single fsync.
   #pendingCommit: Promise<void> | undefined;
   #failure: JournalUnavailableError | undefined;

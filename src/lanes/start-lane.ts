@@ -48,7 +48,6 @@ import { NonceSearches } from "../node/wallet-nonce-use.js";
  */
 const IDLE_POLL_INTERVAL_MS = 5_000;
 
-
 /** The parts that send and follow one wallet's transfers: a lane of the pool (the only one for one wallet). */
 export interface LaneServices {
   address: string;
@@ -135,23 +134,111 @@ export interface LaneParts {
 }
 
 /** Reads one wallet, reconciles its unfinished transfers, and starts its background work. */
-export async function startLane(config: LaneConfig, { pooled, chain, journal, log, endpoints, isSendingAnywhere, displacements, slots, latestBlock, walletReads }: LaneParts): Promise<RunningLane> {
+export async function startLane(config: LaneConfig, parts: LaneParts): Promise<RunningLane> {
+  const { pooled, chain, journal, log, endpoints, isSendingAnywhere, slots, latestBlock, walletReads } = parts;
+  const reconciled = await reconcileLane(config, parts);
+  const { fees, initialSnapshot, ledger, nodeRoom, hasRoomAtNode, nonceSearches, unexplainedNonces, reconciler, nonces } = reconciled;
+
+  const transferLogs = new WalletTransferLogs(chain);
+  const watcher = endpoints.length === 0 ? undefined : createTransferWatcher(config, endpoints, chain, journal, transferLogs);
+  const { submitter, replacer } = createSendPath(config, {
+    chain, journal, ledger, nonces, reconciler, policy: fees, log,
+    onAttemptJournaled: (entry, hash, kind) => {
+      if (kind === "transfer") watcher?.replaced(entry, hash);
+    },
+    onSentInBackground: () => poller.wake(),
+    awaitRoomAtNode: (nonce) => nodeRoom.take(() => hasRoomAtNode(nonce), config.transferSlotWaitMs),
+  });
+  const minedNonces = watchMinedNonces(config, { chain, journal, ledger, slots, nodeRoom, submitter, reconciler, replacer, log });
+
+  // What the lane learned from its snapshots: routing's holds (from the journal, so not per request), its gas, its head.
+  const seen: LaneSeen = { held: { stuck: false, jammed: false }, gasSpentWei: 0n, runway: new GasRunway(), latestHead: initialSnapshot.blockNumber };
+  const rounds = laneRounds({ journal, transferLogs, reconciler, replacer, watcher, ledger, log }, () => lane.onRoundDone());
+  const finality = createFinality(config, {
+    node: chain.provider,
+    chainId: chain.chainId,
+    journal,
+    log,
+    onReorg: async () => {
+      transferLogs.forget();
+      nonceSearches.forget();
+      await poller.ensureFresh(0);
+    },
+    onUnfollowedJump: () => transferLogs.forget(),
+    transferLogs,
+    onChange: () => rounds.run(seen.latestHead),
+    nonceSearches,
+  });
+  reconciler.onMinedIn = (entryId, block) => finality.expectMinedIn(entryId, block);
+  reconciler.onSnapshotStale = () => void poller.ensureFresh(0).catch(() => undefined);
+  const isBusy = () => ledger.unminedCount > 0 || submitter.inFlightCount > 0 || (watcher?.awaitingConfirmations ?? 0) > 0;
+  const poller = pollLane(config, { ...reconciled, pooled, chain, journal, log, latestBlock, walletReads, rounds, finality, isBusy }, seen);
+  poller.start();
+  const transfers = new TokenTransferService({
+    chain, gasLimitMultiplier: config.gasLimitMultiplier, journal, ledger, submitter,
+    ensureFees: (maxAgeMs) => poller.ensureFeesFresh(maxAgeMs),
+    ensureSnapshot: (maxAgeMs) => poller.ensureFresh(maxAgeMs),
+    isSendingAnywhere,
+  });
+  const resend = startBackgroundResend(
+    { rebroadcastAfterMs: config.rebroadcastAfterMs, keyTtlMs: config.idempotencyKeyTtlHours * 3_600_000, hasRoomAtNode },
+    { chain, journal, ledger, nonces, reconciler, submitter, replacer, log },
+  );
+  const figures = figuresOf(chain.wallet.address, ledger, () => seen.held);
+  const lane: RunningLane = {
+    address: chain.wallet.address, transfers, submitter, nonces, ledger, journal, replacer, watcher, figures,
+    // One wallet has no other lane to send a stuck or jammed wallet's transfers to: only the in-flight
+    // limit holds it (new transfers wait for room, see WalletInFlightLimit).
+    hold: () => {
+      if (pooled) return laneHold(figures(), admittedPerLane(config.maxInFlightPerLane));
+      return figures().unmined >= admittedPerLane(config.maxInFlightPerLane) ? "in-flight-limit" : undefined;
+    },
+    gasSpentWei: () => seen.gasSpentWei,
+    gasRunwayHours: () => seen.runway.hours(ledger.snapshot.ethBalance),
+    ensureSnapshot: (maxAgeMs) => poller.ensureFresh(maxAgeMs),
+    ensureBalances: (maxAgeMs) => poller.ensureFreshQuietly(maxAgeMs),
+    unexplainedNonces,
+    onRoundDone: () => undefined,
+    async stopBackground() {
+      await minedNonces.stop();
+      await resend.stop();
+      await poller.stop();
+      await Promise.all([rounds.stop(), finality.stop()]);
+    },
+  };
+  // Transfers settled while the service was down are reported without waiting for a block.
+  rounds.run(initialSnapshot.blockNumber);
+  return lane;
+}
+
+/** What a lane's snapshots and blocks told it so far. */
+interface LaneSeen {
+  /** What routing passes the lane over for, read with each snapshot. */
+  held: { stuck: boolean; jammed: boolean };
+  /** ETH the balance went down by since the start, less what native transfers paid out: its gas. */
+  gasSpentWei: bigint;
+  runway: GasRunway;
+  /** The newest block the lane has read. */
+  latestHead: number;
+}
+
+/** The wallet read and reconciled with the journal: what it holds, its nonces, and its unfinished transfers settled or followed. */
+async function reconcileLane(config: LaneConfig, { chain, journal, log, displacements, slots, walletReads }: LaneParts) {
   const fees = feePolicyOf(config, chain.chainId);
   const feeCap = new FeeCapWatch(fees.maxFeePerGas, config.maxFeePerGas === undefined, log);
   const initialSnapshot = await walletReads.read(chain.wallet.address);
   const ledger = new WalletLedger(initialSnapshot, chain.tokenAddress, (token) => tokenOfChain(chain, token));
-  // After the caller's synchronous work (a refused broadcast gives its reservation back and takes it again
-  // at once; a snapshot updates the lane's holds after the ledger): woken waiters see the lane as it ends up.
   // Transfers signed and journaled whose first broadcast waits for room at the node (see admittedPerLane):
   // answered 200 once the wait allowed is over, however the queue moves.
   const nodeRoom = new SlotQueue(1);
+  // After the caller's synchronous work (a refused broadcast gives its reservation back and takes it again
+  // at once; a snapshot updates the lane's holds after the ledger): woken waiters see the lane as it ends up.
   ledger.onFreed = () =>
     queueMicrotask(() => {
       nodeRoom.wake();
       slots.wake();
     });
   const hasRoomAtNode = (nonce: number) => nonce < ledger.minedNonceCountKnown + config.maxInFlightPerLane;
-  const awaitRoomAtNode = (nonce: number) => nodeRoom.take(() => hasRoomAtNode(nonce), config.transferSlotWaitMs);
   const finalized = new FinalizedBlockReader(chain.provider, config.finalityBlocks ?? DEFAULT_FINALITY_BLOCKS, chain.chainId, (rule) => warnNoFinalizedTag(log, rule));
   // What used a nonce, searched in the chain's blocks: the lane's count reads are its hints.
   const nonceSearches = new NonceSearches();
@@ -162,26 +249,32 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
   const summary = await reconciler.reconcileAtStartup();
   log.info({ ...summary }, "journal reconciled with the chain");
   const nonces = await createNonceAllocator(chain, journal);
+  return { fees, feeCap, initialSnapshot, ledger, nodeRoom, hasRoomAtNode, nonceSearches, unexplainedNonces, reconciler, nonces };
+}
 
-  const transferLogs = new WalletTransferLogs(chain);
-  const watcher = endpoints.length === 0 ? undefined : createTransferWatcher(config, endpoints, chain, journal, transferLogs);
-  const { submitter, replacer } = createSendPath(config, {
-    chain,
-    journal,
-    ledger,
-    nonces,
-    reconciler,
-    policy: fees,
-    log,
-    onAttemptJournaled: (entry, hash, kind) => {
-      if (kind === "transfer") watcher?.replaced(entry, hash);
-    },
-    onSentInBackground: () => poller.wake(),
-    awaitRoomAtNode,
-  });
-
-  // While transfers wait for room, the mined nonce count is read on its own, and a wallet whose next
-  // transaction the node holds without mining it is helped at once (see MinedNonceWatch).
+/**
+ * While transfers wait for room, the mined nonce count is read on its own, and a wallet whose next
+ * transaction the node holds without mining it is helped at once (see MinedNonceWatch).
+ */
+function watchMinedNonces(
+  config: LaneConfig,
+  parts: { chain: ChainConnection; journal: TransferJournal; ledger: WalletLedger; slots: SlotQueue; nodeRoom: SlotQueue; submitter: TransferSubmitter; reconciler: TransferReconciler; replacer: TransferReplacer; log: FastifyBaseLogger },
+): MinedNonceWatch {
+  const { chain, journal, ledger, slots, nodeRoom, submitter, reconciler, replacer, log } = parts;
+  // The background's resend of the wallet's next transaction, without waiting REBROADCAST_AFTER_MS: the
+  // same bytes again, and a replacement at the same nonce only when the node holds them without counting
+  // them as pending (its own count says so).
+  // True when a replacement went out (the node held the bytes without counting them pending, and mines the
+  // replacement): the count is worth reading again at once.
+  const resendNextNonce = async (nonce: number): Promise<boolean> => {
+    const entry = journal.unsettled().find((unsettled) => unsettled.nonce === nonce);
+    if (!entry || submitter.isInFlight(entry.id)) return false;
+    const outcome = await reconciler.resend(entry, true);
+    log.info({ nonce, outcome }, "nothing mined for a while with transfers waiting for room: sent the wallet's next transaction again");
+    if (outcome !== "held, not executable") return false;
+    await replaceNotExecutable(replacer, entry, log);
+    return true;
+  };
   const minedNonces = new MinedNonceWatch({
     readMinedNonceCount: async () => {
       // A count that is no quantity is no count: a NaN would never equal itself as the stalled count, nor pass in the ledger.
@@ -202,27 +295,17 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
   });
   slots.onWaiting(() => minedNonces.wake());
   nodeRoom.onWaiting(() => minedNonces.wake());
-  // The background's resend of the wallet's next transaction, without waiting REBROADCAST_AFTER_MS: the
-  // same bytes again, and a replacement at the same nonce only when the node holds them without counting
-  // them as pending (its own count says so).
-  // True when a replacement went out (the node held the bytes without counting them pending, and mines the
-  // replacement): the count is worth reading again at once.
-  const resendNextNonce = async (nonce: number): Promise<boolean> => {
-    const entry = journal.unsettled().find((unsettled) => unsettled.nonce === nonce);
-    if (!entry || submitter.isInFlight(entry.id)) return false;
-    const outcome = await reconciler.resend(entry, true);
-    log.info({ nonce, outcome }, "nothing mined for a while with transfers waiting for room: sent the wallet's next transaction again");
-    if (outcome !== "held, not executable") return false;
-    await replaceNotExecutable(replacer, entry, log);
-    return true;
-  };
+  return minedNonces;
+}
 
-  // What routing passes a lane over for, read with each snapshot (from the journal, so not per request).
-  let held = { stuck: false, jammed: false };
-  let gasSpentWei = 0n;
-  const runway = new GasRunway();
-  // After each new snapshot (and, while idle, each new block read): verify which transaction used each
-  // settled nonce, re-price what is stuck, report what was settled. `head`: the block the round is about.
+/**
+ * After each new snapshot (and, while idle, each new block read): verify which transaction used each
+ * settled nonce, re-price what is stuck, report what was settled. `head`: the block the round is about.
+ */
+function laneRounds(
+  { journal, transferLogs, reconciler, replacer, watcher, ledger, log }: { journal: TransferJournal; transferLogs: WalletTransferLogs; reconciler: TransferReconciler; replacer: TransferReplacer; watcher: TransferWatcher | undefined; ledger: WalletLedger; log: FastifyBaseLogger },
+  onRoundDone: () => void,
+): SerialRounds {
   const rounds = new SerialRounds(
     async (head) => {
       // Transfers settled since the last round are followed until final from here.
@@ -234,31 +317,23 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
       // reported above: their nonce is used, so the next round verifies them again, without waiting for a block.
       if (journal.markNonceUsedBelow(ledger.snapshot.minedNonceCount) > 0) rounds.again(head);
       await journal.flushed();
-      lane.onRoundDone();
+      onRoundDone();
     },
     (error) => log.warn({ err: error }, "re-pricing round failed; will retry at the next block"),
     () => !journal.failure,
   );
-  let latestHead = initialSnapshot.blockNumber;
-  const finality = createFinality(config, {
-    node: chain.provider,
-    chainId: chain.chainId,
-    journal,
-    log,
-    onReorg: async () => {
-      transferLogs.forget();
-      nonceSearches.forget();
-      await poller.ensureFresh(0);
-    },
-    onUnfollowedJump: () => transferLogs.forget(),
-    transferLogs,
-    onChange: () => rounds.run(latestHead),
-    nonceSearches,
-  });
-  reconciler.onMinedIn = (entryId, block) => finality.expectMinedIn(entryId, block);
-  reconciler.onSnapshotStale = () => void poller.ensureFresh(0).catch(() => undefined);
-  const isBusy = () => ledger.unminedCount > 0 || submitter.inFlightCount > 0 || (watcher?.awaitingConfirmations ?? 0) > 0;
-  const poller = new SnapshotPoller({
+  return rounds;
+}
+
+/** The lane's reads of the chain: a snapshot of the wallet at the busy pace, the latest block while idle; what each tells is applied here. */
+function pollLane(
+  config: LaneConfig,
+  parts: Awaited<ReturnType<typeof reconcileLane>> &
+    Pick<LaneParts, "pooled" | "chain" | "journal" | "log" | "latestBlock" | "walletReads"> & { rounds: SerialRounds; finality: ReturnType<typeof createFinality>; isBusy: () => boolean },
+  seen: LaneSeen,
+): SnapshotPoller {
+  const { fees, feeCap, initialSnapshot, ledger, nonceSearches, reconciler, nonces, pooled, chain, journal, log, latestBlock, walletReads, rounds, finality, isBusy } = parts;
+  return new SnapshotPoller({
     initial: initialSnapshot,
     readBlock: (maxAgeMs) => latestBlock.latest(maxAgeMs),
     readSnapshot: (block) => walletReads.read(chain.wallet.address, block),
@@ -271,13 +346,13 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
       nonces.noteChainCount(snapshot.minedNonceCount);
       // A top-up raises the balance: only what went down is spent, less what native transfers paid out.
       const wentDown = before - snapshot.ethBalance - ledger.takeValueMined();
-      if (wentDown > 0n) gasSpentWei += wentDown;
-      runway.record(gasSpentWei);
+      if (wentDown > 0n) seen.gasSpentWei += wentDown;
+      seen.runway.record(seen.gasSpentWei);
       if (journal.failure) return;
       const unmined = journal.markUnminedFrom(snapshot.minedNonceCount, snapshot.blockNumber);
       if (unmined > 0) log.warn({ unmined, minedNonceCount: snapshot.minedNonceCount }, "a reorganisation took mined transfers off the chain; they are pending again and followed until mined");
       journal.markNonceUsedBelow(snapshot.minedNonceCount);
-      if (pooled) held = readLaneHolds(journal, snapshot.minedNonceCount, snapshot.blockNumber, { blocks: config.stuckAfterBlocks, ms: config.rebroadcastAfterMs });
+      if (pooled) seen.held = readLaneHolds(journal, snapshot.minedNonceCount, snapshot.blockNumber, { blocks: config.stuckAfterBlocks, ms: config.rebroadcastAfterMs });
       rounds.run(snapshot.blockNumber);
     },
     // Without a base fee (a legacy chain) the gas price comes with each snapshot only.
@@ -288,8 +363,8 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
         ledger.applyBaseFee(block.baseFeePerGas, (baseFee, tip) => offeredFees(baseFee, tip, fees));
         feeCap.note(block.baseFeePerGas, ledger.snapshot.tip);
       }
-      const newHead = block.number > latestHead;
-      latestHead = Math.max(latestHead, block.number);
+      const newHead = block.number > seen.latestHead;
+      seen.latestHead = Math.max(seen.latestHead, block.number);
       // Busy, the snapshot of this block triggers the round; idle, transfers settled meanwhile (while
       // the service was down, for one) are reported from the block reads.
       if (newHead && !isBusy()) rounds.run(block.number);
@@ -299,66 +374,23 @@ export async function startLane(config: LaneConfig, { pooled, chain, journal, lo
     busyIntervalMs: config.chainRefreshIntervalMs,
     idleIntervalMs: Math.max(IDLE_POLL_INTERVAL_MS, config.chainRefreshIntervalMs),
   });
-  poller.start();
-  const transfers = new TokenTransferService({
-    chain,
-    gasLimitMultiplier: config.gasLimitMultiplier,
-    journal,
-    ledger,
-    submitter,
-    ensureFees: (maxAgeMs) => poller.ensureFeesFresh(maxAgeMs),
-    ensureSnapshot: (maxAgeMs) => poller.ensureFresh(maxAgeMs),
-    isSendingAnywhere,
-  });
-  const resend = startBackgroundResend(
-    { rebroadcastAfterMs: config.rebroadcastAfterMs, keyTtlMs: config.idempotencyKeyTtlHours * 3_600_000, hasRoomAtNode },
-    { chain, journal, ledger, nonces, reconciler, submitter, replacer, log },
-  );
-  const lane: RunningLane = {
-    address: chain.wallet.address,
-    transfers,
-    submitter,
-    nonces,
-    ledger,
-    journal,
-    replacer,
-    watcher,
-    figures: (token?: string) => {
-      const gasPerTransfer = transferGasCost(ledger.snapshot);
-      return {
-        address: chain.wallet.address,
-        // Every reservation: transfers being signed or sent as well as those waiting to be mined.
-        unmined: ledger.inFlightCount,
-        ...held,
-        // A native transfer spends the balance gas is paid from.
-        tokensAvailable: token === NATIVE_TOKEN ? ledger.gasAvailable - gasPerTransfer : ledger.tokensAvailableOf(token),
-        gasAvailable: ledger.gasAvailable,
-        gasPerTransfer,
-        // A lane that cannot pay one more transfer's gas at today's fees takes none.
-        gasFloor: gasPerTransfer,
-      };
-    },
-    // One wallet has no other lane to send a stuck or jammed wallet's transfers to: only the in-flight
-    // limit holds it (new transfers wait for room, see WalletInFlightLimit).
-    hold: () => {
-      const figures = lane.figures();
-      if (pooled) return laneHold(figures, admittedPerLane(config.maxInFlightPerLane));
-      return figures.unmined >= admittedPerLane(config.maxInFlightPerLane) ? "in-flight-limit" : undefined;
-    },
-    gasSpentWei: () => gasSpentWei,
-    gasRunwayHours: () => runway.hours(ledger.snapshot.ethBalance),
-    ensureSnapshot: (maxAgeMs) => poller.ensureFresh(maxAgeMs),
-    ensureBalances: (maxAgeMs) => poller.ensureFreshQuietly(maxAgeMs),
-    unexplainedNonces,
-    onRoundDone: () => undefined,
-    async stopBackground() {
-      await minedNonces.stop();
-      await resend.stop();
-      await poller.stop();
-      await Promise.all([rounds.stop(), finality.stop()]);
-    },
+}
+
+/** What routing decides from (see lane-routing), for a transfer of `token`. */
+function figuresOf(address: string, ledger: WalletLedger, held: () => LaneSeen["held"]): (token?: string) => LaneFigures {
+  return (token) => {
+    const gasPerTransfer = transferGasCost(ledger.snapshot);
+    return {
+      address,
+      // Every reservation: transfers being signed or sent as well as those waiting to be mined.
+      unmined: ledger.inFlightCount,
+      ...held(),
+      // A native transfer spends the balance gas is paid from.
+      tokensAvailable: token === NATIVE_TOKEN ? ledger.gasAvailable - gasPerTransfer : ledger.tokensAvailableOf(token),
+      gasAvailable: ledger.gasAvailable,
+      gasPerTransfer,
+      // A lane that cannot pay one more transfer's gas at today's fees takes none.
+      gasFloor: gasPerTransfer,
+    };
   };
-  // Transfers settled while the service was down are reported without waiting for a block.
-  rounds.run(initialSnapshot.blockNumber);
-  return lane;
 }

@@ -98,43 +98,19 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
   let topUps: GasTopUps | undefined;
   let outflowChecks: { stop(): Promise<void> } | undefined;
   let feeSampling: { stop(): void } | undefined;
+  const stopBackground = async () => {
+    feeSampling?.stop();
+    await outflowChecks?.stop();
+    await topUps?.stop();
+    await Promise.all(lanes.map((lane) => lane.stopBackground()));
+  };
   try {
     refuseUnfollowedLanes(journal, chain.laneSigners.map((signer) => signer.address));
     const gasTopUpSettings = gasTopUpSettingsOf(config, chain.laneSigners.map((signer) => signer.address));
     const pooled = chain.laneSigners.length > 1;
     // The latest block, one read for every lane: a pool's idle cost is one wallet's.
     const latestBlock = new SharedFeeBlock(() => readFeeBlock(chain));
-    const outflows = new OutflowWatch({
-      node: chain.provider,
-      // The block the lanes' pollers read when it is recent enough: an idle service reads no more blocks for it.
-      readHead: async () => (await latestBlock.latest(config.outflowCheckIntervalMs)).block,
-      lanes: chain.laneSigners.map((signer) => ({ address: signer.address, journal: signer === chain.signer ? journal : journal.forLane(signer.address) })),
-      tokens: tokensOf(chain).filter((token) => !token.native).map((token) => token.address),
-      onOtherTokenLogsSkipped: (skipped, blocks) =>
-        log.warn({ skipped, blocks }, "more Transfer logs out of the wallets of contracts this network does not pay in than one check reports (a fake token's spam?): those were not reported one by one; their contracts and transactions (a few) are named here"),
-      onLogsNarrowed: (block, error) =>
-        log.error({ block, err: error }, "the node would not return every contract's Transfer logs out of the wallets in this block (too many): only the network's tokens' were read there"),
-      onOutflow,
-      onRefusedMined: (entry, hash, block) => {
-        log.error(
-          { entryId: entry.id, hash, block, refusal: entry.refusal },
-          "A TRANSFER ANSWERED 417 WAS MINED: its broadcast was refused in words that said it was not taken (the client may have paid it again another way)",
-        );
-        try {
-          journal.recordMined(entry.id, hash);
-        } catch (error) {
-          // An entry the working copy no longer holds (a shared database): reported again by the next leader.
-          log.error({ err: error, entryId: entry.id }, "could not journal the transfer answered 417 as mined; the journal still shows it rejected");
-        }
-        onOutflow({ wallet: entry.lane, hash, block, nonce: entry.nonce, token: null, logIndex: null, logKey: null, to: null, amount: null, code: null, otherToken: false });
-      },
-      onUnexplainedNonce: (wallet, nonce, searched) => lanes.find((lane) => lane.address === wallet)?.unexplainedNonces.report(nonce, searched),
-      // Nonces another sender of a lane's key used are not signed at: a transfer that met one would be held
-      // until the chain shows that use final.
-      onMinedCount: (wallet, count) => lanes.find((lane) => lane.address === wallet)?.nonces.noteChainCount(count),
-      start: { read: () => journal.outflowWatchStart(), record: (block) => journal.recordOutflowWatchStart(block) },
-      progress: { read: () => journal.outflowWatchProgress(), record: (progress) => journal.recordOutflowWatchProgress(progress) },
-    });
+    const outflows = outflowWatchOf(config, { chain, journal, log, onOutflow }, latestBlock, lanes);
     // A transaction found at a transfer's nonce is an outflow too, unless the service sent it.
     const displacements = new NonceDisplacements((entryId, displacement) => {
       const entry = journal.findById(entryId);
@@ -145,34 +121,13 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
     const slots = new SlotQueue();
     // Every lane's balances and nonce count, one request a block.
     const fees = feePolicyOf(config, chain.chainId);
-    log.info(
-      { feeCapGwei: fees.maxFeePerGas === undefined ? null : formatUnits(fees.maxFeePerGas, "gwei") },
-      fees.maxFeePerGas === undefined
-        ? "no cap on the fee per gas: MAX_FEE_PER_GAS is unset and this chain has no default ceiling (re-pricings stay within 10x the first attempt)"
-        : config.maxFeePerGas === undefined
-          ? "the fee per gas is capped at this chain's default ceiling (MAX_FEE_PER_GAS unset; set it to raise or lower it)"
-          : "the fee per gas is capped at MAX_FEE_PER_GAS",
-    );
+    logFeeCap(log, config, fees);
     const walletReads = new PoolWalletReads(chain, fees, (reason) =>
       log.warn({ reason }, "every lane's balances cannot be read in one request here; reading them call by call from now on"),
     );
-    for (const signer of chain.laneSigners) {
-      const laneChain = signer === chain.signer ? chain : laneConnection(chain, signer);
-      const laneJournal = signer === chain.signer ? journal : journal.forLane(signer.address);
-      // With several lanes, every line a lane logs names it.
-      const laneLog = pooled ? log.child({ lane: signer.address }) : log;
-      lanes.push(await startLane(config, { pooled, chain: laneChain, journal: laneJournal, log: laneLog, endpoints, isSendingAnywhere, displacements, slots, latestBlock, walletReads }));
-    }
+    for (const signer of chain.laneSigners) lanes.push(await startLaneOf(signer, config, { chain, journal, log, endpoints, isSendingAnywhere }, { pooled, displacements, slots, latestBlock, walletReads }));
     topUps = gasTopUpSettings && new GasTopUps(gasTopUpSettings, lanes, log);
-    outflowChecks =
-      config.outflowCheckIntervalMs > 0
-        ? runOutflowChecks(
-            outflows,
-            config.outflowCheckIntervalMs,
-            () => lanes.every((lane) => lane.ledger.unminedCount === 0 && lane.submitter.inFlightCount === 0),
-            (error) => log.warn({ err: error }, "could not check the wallet for unexpected outflows; the next check covers these blocks"),
-          )
-        : undefined;
+    outflowChecks = startOutflowChecks(config, outflows, lanes, log);
     const gasSpentWei = () => lanes.reduce((sum, lane) => sum + lane.gasSpentWei(), 0n);
     const feeBudget = new FeeBudget(config.feeBudgetPerDay === undefined ? undefined : parseEther(config.feeBudgetPerDay), gasSpentWei, log);
     feeSampling = runFeeSampling(feeBudget);
@@ -203,12 +158,7 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
       onRoundDone: () => undefined,
       gasSpentWei,
       feeBudget,
-      async stop() {
-        feeSampling?.stop();
-        await outflowChecks?.stop();
-        await topUps?.stop();
-        await Promise.all(lanes.map((lane) => lane.stopBackground()));
-      },
+      stop: stopBackground,
     };
     for (const lane of lanes) {
       lane.onRoundDone = () => {
@@ -219,10 +169,84 @@ export async function startNetwork(config: NetworkConfig, { chain, journal, log,
     topUps?.wake();
     return running;
   } catch (error) {
-    feeSampling?.stop();
-    await outflowChecks?.stop();
-    await topUps?.stop();
-    await Promise.all(lanes.map((lane) => lane.stopBackground()));
+    await stopBackground();
     throw error;
   }
+}
+
+/** One lane of the network: its signer's connection and journal, and with several lanes a log that names it. */
+function startLaneOf(
+  signer: ChainConnection["laneSigners"][number],
+  config: NetworkConfig,
+  { chain, journal, log, endpoints, isSendingAnywhere }: Omit<NetworkParts, "onOutflow">,
+  shared: Pick<Parameters<typeof startLane>[1], "pooled" | "displacements" | "slots" | "latestBlock" | "walletReads">,
+): Promise<RunningLane> {
+  const own = signer === chain.signer;
+  // With several lanes, every line a lane logs names it.
+  const laneLog = shared.pooled ? log.child({ lane: signer.address }) : log;
+  return startLane(config, { ...shared, chain: own ? chain : laneConnection(chain, signer), journal: own ? journal : journal.forLane(signer.address), log: laneLog, endpoints, isSendingAnywhere });
+}
+
+/** The watch for spends out of the network's wallets that the service did not make, and for transfers answered 417 that were mined. */
+function outflowWatchOf(
+  config: NetworkConfig,
+  { chain, journal, log, onOutflow }: Pick<NetworkParts, "chain" | "journal" | "log" | "onOutflow">,
+  latestBlock: SharedFeeBlock,
+  lanes: readonly RunningLane[],
+): OutflowWatch {
+  return new OutflowWatch({
+    node: chain.provider,
+    // The block the lanes' pollers read when it is recent enough: an idle service reads no more blocks for it.
+    readHead: async () => (await latestBlock.latest(config.outflowCheckIntervalMs)).block,
+    lanes: chain.laneSigners.map((signer) => ({ address: signer.address, journal: signer === chain.signer ? journal : journal.forLane(signer.address) })),
+    tokens: tokensOf(chain).filter((token) => !token.native).map((token) => token.address),
+    onOtherTokenLogsSkipped: (skipped, blocks) =>
+      log.warn({ skipped, blocks }, "more Transfer logs out of the wallets of contracts this network does not pay in than one check reports (a fake token's spam?): those were not reported one by one; their contracts and transactions (a few) are named here"),
+    onLogsNarrowed: (block, error) =>
+      log.error({ block, err: error }, "the node would not return every contract's Transfer logs out of the wallets in this block (too many): only the network's tokens' were read there"),
+    onOutflow,
+    onRefusedMined: (entry, hash, block) => {
+      log.error(
+        { entryId: entry.id, hash, block, refusal: entry.refusal },
+        "A TRANSFER ANSWERED 417 WAS MINED: its broadcast was refused in words that said it was not taken (the client may have paid it again another way)",
+      );
+      try {
+        journal.recordMined(entry.id, hash);
+      } catch (error) {
+        // An entry the working copy no longer holds (a shared database): reported again by the next leader.
+        log.error({ err: error, entryId: entry.id }, "could not journal the transfer answered 417 as mined; the journal still shows it rejected");
+      }
+      onOutflow({ wallet: entry.lane, hash, block, nonce: entry.nonce, token: null, logIndex: null, logKey: null, to: null, amount: null, code: null, otherToken: false });
+    },
+    onUnexplainedNonce: (wallet, nonce, searched) => lanes.find((lane) => lane.address === wallet)?.unexplainedNonces.report(nonce, searched),
+    // Nonces another sender of a lane's key used are not signed at: a transfer that met one would be held
+    // until the chain shows that use final.
+    onMinedCount: (wallet, count) => lanes.find((lane) => lane.address === wallet)?.nonces.noteChainCount(count),
+    start: { read: () => journal.outflowWatchStart(), record: (block) => journal.recordOutflowWatchStart(block) },
+    progress: { read: () => journal.outflowWatchProgress(), record: (progress) => journal.recordOutflowWatchProgress(progress) },
+  });
+}
+
+/** Says at the start which cap holds the fee per gas, and where it comes from. */
+function logFeeCap(log: FastifyBaseLogger, config: NetworkConfig, fees: ReturnType<typeof feePolicyOf>): void {
+  log.info(
+    { feeCapGwei: fees.maxFeePerGas === undefined ? null : formatUnits(fees.maxFeePerGas, "gwei") },
+    fees.maxFeePerGas === undefined
+      ? "no cap on the fee per gas: MAX_FEE_PER_GAS is unset and this chain has no default ceiling (re-pricings stay within 10x the first attempt)"
+      : config.maxFeePerGas === undefined
+        ? "the fee per gas is capped at this chain's default ceiling (MAX_FEE_PER_GAS unset; set it to raise or lower it)"
+        : "the fee per gas is capped at MAX_FEE_PER_GAS",
+  );
+}
+
+/** The periodic check for unexpected outflows, slower while every lane is idle; none with OUTFLOW_CHECK_INTERVAL_MS=0. */
+function startOutflowChecks(config: NetworkConfig, outflows: OutflowWatch, lanes: readonly RunningLane[], log: FastifyBaseLogger): { stop(): Promise<void> } | undefined {
+  return config.outflowCheckIntervalMs > 0
+    ? runOutflowChecks(
+        outflows,
+        config.outflowCheckIntervalMs,
+        () => lanes.every((lane) => lane.ledger.unminedCount === 0 && lane.submitter.inFlightCount === 0),
+        (error) => log.warn({ err: error }, "could not check the wallet for unexpected outflows; the next check covers these blocks"),
+      )
+    : undefined;
 }

@@ -11,14 +11,13 @@
 import { Transaction, toBigInt, toQuantity } from "ethers";
 import { type ChainConnection, type NetworkToken, tokenOfChain } from "../node/connect-chain.js";
 import { encodeTransfer } from "../node/erc20.js";
-import { classifyChainFailure } from "../node/ethers-errors.js";
 import { estimateGasAtLatest } from "../node/gas-estimate.js";
-import { type ErrorCode, ERROR_CODES, ServiceError } from "../errors.js";
-import { signerRefusalAnswer } from "./signer-refusal.js";
-import { type JournalEntry, JournalOutcomeUnknownError, JournalUnavailableError, type PayoutOrder, PayoutItemsTakenError, type RecordedRefusal, type TransferJournal, type TransferRequest, requestOf } from "../journal/transfer-journal.js";
+import { ServiceError } from "../errors.js";
+import { asErrorCode, asServiceError, statusOf } from "./transfer-errors.js";
+import { type JournalEntry, type PayoutOrder, type RecordedRefusal, type TransferJournal, type TransferRequest, requestOf } from "../journal/transfer-journal.js";
 import { steadyWallClockNow } from "../clock.js";
 import { approvalCallData, payoutAllowance, payoutCallData, samePayment, withPayoutGasMargin } from "./payout-call.js";
-import { BroadcastRefusedError, type PreparedTransfer, RefusalUnrecordedError, type TransferSubmitter } from "./transfer-submitter.js";
+import { BroadcastRefusedError, type PreparedTransfer, type TransferSubmitter } from "./transfer-submitter.js";
 import type { WalletLedger } from "./wallet-ledger.js";
 import { type SignedTokenTransfer, withGasLimitMultiplier } from "./wallet-transaction.js";
 
@@ -462,40 +461,4 @@ export class TokenTransferService implements TransferSender {
 // No return data is a token like USDT, whose transfer() returns nothing; otherwise the first word is the bool.
 function transferReturnedFalse(returned: string): boolean {
   return returned.length >= 66 && BigInt(returned.slice(0, 66)) === 0n;
-}
-
-// The HTTP status a recorded refusal's code answers with (a code of another version: a 417).
-function statusOf(code: string): number {
-  return ERROR_CODES[asErrorCode(code)].statusCode;
-}
-
-function asErrorCode(code: string): ErrorCode {
-  return code in ERROR_CODES ? (code as ErrorCode) : "UNKNOWN_ERROR";
-}
-
-function asServiceError(error: unknown): unknown {
-  if (error instanceof ServiceError) return error;
-  if (error instanceof JournalUnavailableError) {
-    return new ServiceError("JOURNAL_UNAVAILABLE", "the transfer journal cannot record transfers (see the service's log); nothing was sent. Retry later.");
-  }
-  if (error instanceof JournalOutcomeUnknownError) {
-    return new ServiceError(
-      "TRANSFER_OUTCOME_UNKNOWN",
-      `the transfer journal's database did not confirm the record of transaction ${error.hash}: if it was recorded, it is sent. Retry with the same Idempotency-Key, or look ${error.hash} up (GET /transactions/${error.hash}) before sending it again.`,
-    );
-  }
-  if (error instanceof RefusalUnrecordedError) {
-    return new ServiceError(
-      "TRANSFER_OUTCOME_UNKNOWN",
-      `the node refused transaction ${error.hash}, but the transfer journal did not confirm the refusal's record (see the service's log): its signed bytes may be on record, and then the restarted service (or the next leader) sends them again. Retry with the same Idempotency-Key after the restart, or look ${error.hash} up (GET /transactions/${error.hash}) before sending it again.`,
-    );
-  }
-  if (error instanceof PayoutItemsTakenError) {
-    return new ServiceError("PAYOUT_ITEM_IN_FLIGHT", `another request took payout item ids ${error.itemIds.join(", ")} while this one was checked; nothing was sent. Retry with the same Idempotency-Key.`);
-  }
-  const refusal = signerRefusalAnswer(error);
-  if (refusal) return refusal;
-  if (error instanceof BroadcastRefusedError) return new ServiceError(asErrorCode(error.refusal.code), error.refusal.message, { cause: error });
-  const failure = classifyChainFailure(error);
-  return failure ? new ServiceError(failure.code, failure.message) : error;
 }

@@ -36,7 +36,114 @@ export interface PayoutRouteOptions {
   approvals: Pick<ApprovalDesk, "request" | "sendUnlessWaiting">;
 }
 
+const POST_PAYOUT_SCHEMA = {
+  summary: "Pay many recipients in one transaction",
+  description:
+    "Pays every item through the payout contract in one transaction and answers at once, before it is mined. " +
+    "Everything is checked first (each item's address, amount and id, the total against the balance, the policy per item and in total): " +
+    "a bad item is a 400 naming its index, and nothing is sent. Each item then succeeds or fails on its own on chain " +
+    "(a recipient the token refuses fails alone, with the token's reason). An item whose id an earlier batch of the same API key holds " +
+    "is not paid again: it is answered with that batch's id (duplicateOf); the same id with another recipient or amount is a 422 PAYOUT_ITEM_ID_REUSED, and nothing is sent. The Idempotency-Key is required; its repeat answers the first batch. " +
+    "The batch's transaction has the whole contract of a transfer (journaled before sent, re-sent, re-priced, cancellable, followed to finality). " +
+    "The first payout in a token has the wallet approve the payout contract once: until that is mined, 503 PAYOUT_APPROVAL_PENDING, with the key unused. " +
+    "A batch whose total is above APPROVAL_ABOVE is answered 202 with its id, awaiting_approval, as POST /transfer is: nothing is signed until " +
+    "another admin key approves it (POST /transfers/{id}/approve); its items' ids are held meanwhile.",
+  tags: ["payouts"],
+  operationId: "payout",
+  headers: PayoutHeadersSchema,
+  body: PayoutBodySchema,
+  response: { 200: PayoutReplySchema, 202: ApprovalSchema, ...errorReplies(400, 401, 403, 409, 413, 415, 417, 422, 429, 500, 503) },
+};
+
+const GET_PAYOUT_SCHEMA = {
+  summary: "What became of a payout batch and of each item",
+  description:
+    "The batch's transaction record as POST /payouts answered it, its status document (state, confirmations, attempts, finality), " +
+    "and each item's state: pending until the batch is mined, then paid or failed (with the token's reason). " +
+    "A transfer key's request for another API key's batch is not found (read and admin keys see every batch).",
+  tags: ["payouts"],
+  operationId: "getPayout",
+  params: PayoutParamsSchema,
+  response: { 200: PayoutReplySchema, ...errorReplies(400, 401, 403, 404, 500, 503) },
+};
+
 export const payoutRoutes: FastifyPluginAsyncTypebox<PayoutRouteOptions> = async (app, { networkFor, networkOfEntry, journal, assertSigning, approvals }) => {
+  const { findEntry, earlierItem, orderLeavingOutHeld } = payoutBatches(journal, networkOfEntry);
+
+  app.post("/payouts", { bodyLimit: PAYOUT_BODY_LIMIT_BYTES, schema: POST_PAYOUT_SCHEMA }, async (request, reply) => {
+    const chosen = networkFor(request.body);
+    const contract = payoutContractOf(chosen);
+    const unit = { symbol: chosen.token.symbol, decimals: chosen.tokenDecimals };
+    const items = readItems(request.body.items, unit);
+    const key = readIdempotencyKey(request.headers["idempotency-key"]);
+    if (key === undefined) throw new ServiceError("IDEMPOTENCY_KEY_REQUIRED", "POST /payouts needs an Idempotency-Key header: only the key makes a retry of a batch safe");
+    const { apiKeyId } = request;
+    const journalKey = `${apiKeyId}/${key}`;
+    const { order, paid } = await orderLeavingOutHeld(items, { apiKeyId, journalKey, contract, unit });
+    const units = paid.reduce((total, item) => total + item.units, 0n);
+    const authorize = () => {
+      assertSigning();
+      return chosen.policy.authorizePayout(apiKeyId, paid);
+    };
+    const batchRequest = { recipient: contract, units, apiKeyId, token: chosen.token.address, payout: order };
+    const answerWaiting = (awaiting: AwaitingApproval) => {
+      if (awaiting.replayed) reply.header("idempotent-replayed", "true");
+      request.log.info({ payout: awaiting.entry.id, items: order.items.length, paid: paid.length, units: units.toString(), network: chosen.network.name, replayed: awaiting.replayed }, "payout awaits an admin's approval");
+      return reply.code(202).send(describeApproval(awaiting.entry, chosen));
+    };
+    const decision = chosen.policy.decideApproval(apiKeyId, units, paid.map((item) => item.recipient));
+    let outcome;
+    try {
+      if (decision.needsApproval) {
+        // Checked now (403, a pause's 503), counted against the key's cap only when it is approved and sent.
+        const awaiting = await approvals.request(chosen, batchRequest, journalKey, () => authorize()());
+        if (awaiting) return answerWaiting(awaiting);
+      }
+      outcome = await approvals.sendUnlessWaiting(chosen, batchRequest, journalKey, () => chosen.transfers.sendTokenTransfer(batchRequest, journalKey, authorize));
+    } finally {
+      decision.release();
+    }
+    if ("awaiting" in outcome) return answerWaiting(outcome.awaiting);
+    const { transfer, replayed } = outcome.sent;
+    const entry = journal.findByKey(journalKey);
+    if (!entry?.payout) throw new Error(`payout ${journalKey} was sent but the journal holds no batch under its key`);
+    if (replayed) reply.header("idempotent-replayed", "true");
+    request.log.info({ hash: transfer.hash, payout: entry.id, items: order.items.length, paid: paid.length, units: units.toString(), network: chosen.network.name, replayed }, replayed ? "payout answered from the journal (repeated Idempotency-Key)" : "payout sent");
+    return {
+      id: entry.id,
+      network: chosen.network.name,
+      token: chosen.token.symbol,
+      contract: entry.payout.contract,
+      transaction: toV5TransferRecord(transfer),
+      items: await answeredItems(entry.payout, chosen.tokenDecimals, earlierItem),
+    };
+  });
+
+  app.get("/payouts/:id", { schema: GET_PAYOUT_SCHEMA }, async (request) => {
+    const id = Number(request.params.id);
+    const entry = await findEntry(id);
+    // A batch the node refused at its first broadcast was never sent (its client was told 417): its signed
+    // bytes are shown to nobody, for they could still be broadcast.
+    if (!entry?.payout || !entry.hash || !entry.rawTransaction || entry.state === "rejected" || !seesTransferOf(request, entry.apiKeyId)) {
+      throw new ServiceError("PAYOUT_NOT_FOUND", `no payout batch ${id} of this API key was sent (a batch refused with 417 was never sent)`);
+    }
+    const network = networkOfEntry(entry);
+    const status: PayoutStatus = await network.payouts.read({ ...entry, payout: entry.payout }, earlierItem);
+    const transfer = { transaction: Transaction.from(entry.rawTransaction), hash: entry.hash, from: entry.lane };
+    return {
+      id: entry.id,
+      network: network.network.name,
+      token: network.token.symbol,
+      contract: status.contract,
+      transaction: toV5TransferRecord(transfer),
+      items: status.items,
+      status: status.transaction,
+    };
+  });
+};
+
+/** The journal's batches as the routes read them: by id, an item of an earlier batch, and a new batch without the items earlier ones hold. */
+function payoutBatches(journal: PayoutRouteOptions["journal"], networkOfEntry: PayoutRouteOptions["networkOfEntry"]) {
   // A journaled entry by id, wherever the journal keeps it (a working copy asks the shared database).
   const findEntry = async (id: number): Promise<JournalEntry | undefined> =>
     journal.findById(id) ?? (await journal.history({}, id + 1, 1)).entries.find((entry) => entry.id === id);
@@ -49,142 +156,47 @@ export const payoutRoutes: FastifyPluginAsyncTypebox<PayoutRouteOptions> = async
     return status.items.find((item) => item.id === itemId);
   };
 
-  app.post(
-    "/payouts",
-    {
-      bodyLimit: PAYOUT_BODY_LIMIT_BYTES,
-      schema: {
-        summary: "Pay many recipients in one transaction",
-        description:
-          "Pays every item through the payout contract in one transaction and answers at once, before it is mined. " +
-          "Everything is checked first (each item's address, amount and id, the total against the balance, the policy per item and in total): " +
-          "a bad item is a 400 naming its index, and nothing is sent. Each item then succeeds or fails on its own on chain " +
-          "(a recipient the token refuses fails alone, with the token's reason). An item whose id an earlier batch of the same API key holds " +
-          "is not paid again: it is answered with that batch's id (duplicateOf); the same id with another recipient or amount is a 422 PAYOUT_ITEM_ID_REUSED, and nothing is sent. The Idempotency-Key is required; its repeat answers the first batch. " +
-          "The batch's transaction has the whole contract of a transfer (journaled before sent, re-sent, re-priced, cancellable, followed to finality). " +
-          "The first payout in a token has the wallet approve the payout contract once: until that is mined, 503 PAYOUT_APPROVAL_PENDING, with the key unused. " +
-          "A batch whose total is above APPROVAL_ABOVE is answered 202 with its id, awaiting_approval, as POST /transfer is: nothing is signed until " +
-          "another admin key approves it (POST /transfers/{id}/approve); its items' ids are held meanwhile.",
-        tags: ["payouts"],
-        operationId: "payout",
-        headers: PayoutHeadersSchema,
-        body: PayoutBodySchema,
-        response: { 200: PayoutReplySchema, 202: ApprovalSchema, ...errorReplies(400, 401, 403, 409, 413, 415, 417, 422, 429, 500, 503) },
-      },
-    },
-    async (request, reply) => {
-      const chosen = networkFor(request.body);
-      const contract = chosen.payoutContract;
-      if (!contract || chosen.token.address === NATIVE_TOKEN) {
-        throw new ServiceError("PAYOUTS_NOT_CONFIGURED", `network ${chosen.network.name} pays no payouts in ${chosen.token.symbol}: ${contract ? "payouts pay ERC-20 tokens only" : "it has no payout contract (PAYOUT_CONTRACT)"}`);
-      }
-      const unit = { symbol: chosen.token.symbol, decimals: chosen.tokenDecimals };
-      const items = readItems(request.body.items, unit);
-      const key = readIdempotencyKey(request.headers["idempotency-key"]);
-      if (key === undefined) throw new ServiceError("IDEMPOTENCY_KEY_REQUIRED", "POST /payouts needs an Idempotency-Key header: only the key makes a retry of a batch safe");
-      const { apiKeyId } = request;
-      const journalKey = `${apiKeyId}/${key}`;
-      // A repeat is answered from the journal as the first batch was; a new batch leaves out the items an
-      // earlier one holds (the claim takes the ids of the rest, or refuses if one was taken meanwhile).
-      const repeat = journal.findByKey(journalKey) !== undefined;
-      const held = repeat ? new Map<string, number>() : await journal.payoutItemsHeld(apiKeyId, items.map((item) => item.id));
-      // A batch not signed yet may still be refused (and pay nothing): whether its items are paid is not known.
-      for (const holder of new Set(held.values())) {
-        const batch = await findEntry(holder);
-        refuseReusedItemIds(items, held, holder, batch, unit);
-        const state = batch?.state;
-        if (state === "claimed") {
-          throw new ServiceError("PAYOUT_ITEM_IN_FLIGHT", `batch ${holder} holds some of these item ids and is still being sent; nothing was sent. Retry with the same Idempotency-Key shortly.`);
-        }
-        // It may yet be rejected (and pay nothing) or approved: whether its items are paid is not known.
-        if (state === "awaiting-approval") {
-          throw new ServiceError("PAYOUT_ITEM_IN_FLIGHT", `batch ${holder} holds some of these item ids and awaits an admin's approval; nothing was sent. Retry with the same Idempotency-Key once it is decided.`);
-        }
-      }
-      const order: PayoutOrder = { contract, items: items.map((item) => (held.has(item.id) ? { ...item, duplicateOf: held.get(item.id) } : item)) };
-      const paid = order.items.flatMap((item, index) => (item.duplicateOf === undefined ? [{ index, recipient: item.recipient, units: item.units }] : []));
-      if (paid.length === 0) {
-        const batches = [...new Set(held.values())].join(", ");
-        throw new ServiceError("PAYOUT_ITEMS_DUPLICATE", `every item's id is held by an earlier batch of this API key (batches ${batches}; GET /payouts/{id}); nothing was sent`);
-      }
-      const units = paid.reduce((total, item) => total + item.units, 0n);
-      const authorize = () => {
-        assertSigning();
-        return chosen.policy.authorizePayout(apiKeyId, paid);
-      };
-      const batchRequest = { recipient: contract, units, apiKeyId, token: chosen.token.address, payout: order };
-      const answerWaiting = (awaiting: AwaitingApproval) => {
-        if (awaiting.replayed) reply.header("idempotent-replayed", "true");
-        request.log.info({ payout: awaiting.entry.id, items: order.items.length, paid: paid.length, units: units.toString(), network: chosen.network.name, replayed: awaiting.replayed }, "payout awaits an admin's approval");
-        return reply.code(202).send(describeApproval(awaiting.entry, chosen));
-      };
-      const decision = chosen.policy.decideApproval(apiKeyId, units, paid.map((item) => item.recipient));
-      let outcome;
-      try {
-        if (decision.needsApproval) {
-          // Checked now (403, a pause's 503), counted against the key's cap only when it is approved and sent.
-          const awaiting = await approvals.request(chosen, batchRequest, journalKey, () => authorize()());
-          if (awaiting) return answerWaiting(awaiting);
-        }
-        outcome = await approvals.sendUnlessWaiting(chosen, batchRequest, journalKey, () => chosen.transfers.sendTokenTransfer(batchRequest, journalKey, authorize));
-      } finally {
-        decision.release();
-      }
-      if ("awaiting" in outcome) return answerWaiting(outcome.awaiting);
-      const { transfer, replayed } = outcome.sent;
-      const entry = journal.findByKey(journalKey);
-      if (!entry?.payout) throw new Error(`payout ${journalKey} was sent but the journal holds no batch under its key`);
-      if (replayed) reply.header("idempotent-replayed", "true");
-      request.log.info({ hash: transfer.hash, payout: entry.id, items: order.items.length, paid: paid.length, units: units.toString(), network: chosen.network.name, replayed }, replayed ? "payout answered from the journal (repeated Idempotency-Key)" : "payout sent");
-      return {
-        id: entry.id,
-        network: chosen.network.name,
-        token: chosen.token.symbol,
-        contract: entry.payout.contract,
-        transaction: toV5TransferRecord(transfer),
-        items: await answeredItems(entry.payout, chosen.tokenDecimals, earlierItem),
-      };
-    },
-  );
+  /**
+   * The batch to send: a repeat is answered from the journal as the first batch was; a new batch leaves out
+   * the items an earlier one holds (the claim takes the ids of the rest, or refuses if one was taken meanwhile).
+   */
+  const orderLeavingOutHeld = async (items: PayoutOrderItem[], batch: { apiKeyId: string; journalKey: string; contract: string; unit: AmountUnit }) => {
+    const repeat = journal.findByKey(batch.journalKey) !== undefined;
+    const held = repeat ? new Map<string, number>() : await journal.payoutItemsHeld(batch.apiKeyId, items.map((item) => item.id));
+    for (const holder of new Set(held.values())) refuseUnsettledHolder(items, held, holder, await findEntry(holder), batch.unit);
+    const order: PayoutOrder = { contract: batch.contract, items: items.map((item) => (held.has(item.id) ? { ...item, duplicateOf: held.get(item.id) } : item)) };
+    const paid = order.items.flatMap((item, index) => (item.duplicateOf === undefined ? [{ index, recipient: item.recipient, units: item.units }] : []));
+    if (paid.length === 0) {
+      const batches = [...new Set(held.values())].join(", ");
+      throw new ServiceError("PAYOUT_ITEMS_DUPLICATE", `every item's id is held by an earlier batch of this API key (batches ${batches}; GET /payouts/{id}); nothing was sent`);
+    }
+    return { order, paid };
+  };
 
-  app.get(
-    "/payouts/:id",
-    {
-      schema: {
-        summary: "What became of a payout batch and of each item",
-        description:
-          "The batch's transaction record as POST /payouts answered it, its status document (state, confirmations, attempts, finality), " +
-          "and each item's state: pending until the batch is mined, then paid or failed (with the token's reason). " +
-          "A transfer key's request for another API key's batch is not found (read and admin keys see every batch).",
-        tags: ["payouts"],
-        operationId: "getPayout",
-        params: PayoutParamsSchema,
-        response: { 200: PayoutReplySchema, ...errorReplies(400, 401, 403, 404, 500, 503) },
-      },
-    },
-    async (request) => {
-      const id = Number(request.params.id);
-      const entry = await findEntry(id);
-      // A batch the node refused at its first broadcast was never sent (its client was told 417): its signed
-      // bytes are shown to nobody, for they could still be broadcast.
-      if (!entry?.payout || !entry.hash || !entry.rawTransaction || entry.state === "rejected" || !seesTransferOf(request, entry.apiKeyId)) {
-        throw new ServiceError("PAYOUT_NOT_FOUND", `no payout batch ${id} of this API key was sent (a batch refused with 417 was never sent)`);
-      }
-      const network = networkOfEntry(entry);
-      const status: PayoutStatus = await network.payouts.read({ ...entry, payout: entry.payout }, earlierItem);
-      const transfer = { transaction: Transaction.from(entry.rawTransaction), hash: entry.hash, from: entry.lane };
-      return {
-        id: entry.id,
-        network: network.network.name,
-        token: network.token.symbol,
-        contract: status.contract,
-        transaction: toV5TransferRecord(transfer),
-        items: status.items,
-        status: status.transaction,
-      };
-    },
-  );
-};
+  return { findEntry, earlierItem, orderLeavingOutHeld };
+}
+
+/** The payout contract a batch on this network and token is paid through; 400 PAYOUTS_NOT_CONFIGURED where there is none. */
+function payoutContractOf(chosen: TransferNetwork): string {
+  const contract = chosen.payoutContract;
+  if (!contract || chosen.token.address === NATIVE_TOKEN) {
+    throw new ServiceError("PAYOUTS_NOT_CONFIGURED", `network ${chosen.network.name} pays no payouts in ${chosen.token.symbol}: ${contract ? "payouts pay ERC-20 tokens only" : "it has no payout contract (PAYOUT_CONTRACT)"}`);
+  }
+  return contract;
+}
+
+/** An earlier batch that holds some of the items' ids: refused if it holds them with another recipient or amount, or is not settled yet. */
+function refuseUnsettledHolder(items: PayoutOrderItem[], held: Map<string, number>, holder: number, batch: JournalEntry | undefined, unit: AmountUnit): void {
+  refuseReusedItemIds(items, held, holder, batch, unit);
+  // A batch not signed yet may still be refused (and pay nothing): whether its items are paid is not known.
+  if (batch?.state === "claimed") {
+    throw new ServiceError("PAYOUT_ITEM_IN_FLIGHT", `batch ${holder} holds some of these item ids and is still being sent; nothing was sent. Retry with the same Idempotency-Key shortly.`);
+  }
+  // It may yet be rejected (and pay nothing) or approved: whether its items are paid is not known.
+  if (batch?.state === "awaiting-approval") {
+    throw new ServiceError("PAYOUT_ITEM_IN_FLIGHT", `batch ${holder} holds some of these item ids and awaits an admin's approval; nothing was sent. Retry with the same Idempotency-Key once it is decided.`);
+  }
+}
 
 /** The items of a request, checked: each a 400 naming its index. */
 function readItems(items: PayoutBody["items"], unit: AmountUnit): PayoutOrderItem[] {

@@ -26,32 +26,34 @@ export interface TransferRouteOptions {
 const MAX_WAIT_MS = 120_000;
 const DEFAULT_WAIT_MS = 60_000;
 
+const TRANSFER_SCHEMA = {
+  summary: "Send tokens from the hot wallet",
+  description:
+    "Sends `amount` tokens to `toAddress` (or `to`) and answers at once, before the transaction is mined " +
+    "(confirmations 0). Anything that would make the transfer fail is checked first and answered with 417. " +
+    "200 means the service signed and journaled the transfer and owns it until it is mined or reported failed " +
+    "(GET /transactions/{hash}); 417 that nothing of it was or will be sent; 503 (NODE_RATE_LIMITED, SIGNER_UNAVAILABLE, SIGNING_PAUSED, " +
+    "JOURNAL_UNAVAILABLE) that nothing was done: retry; 503 TRANSFER_OUTCOME_UNKNOWN (the shared database did not confirm " +
+    "the record, or the journal could not record the node's refusal) that it may still be sent: retry with the same key, or look its hash up first. " +
+    "A repeat of an Idempotency-Key gets the first answer. " +
+    "Above APPROVAL_ABOVE: 202 with the transfer's id, awaiting_approval, and nothing signed until another admin key approves it " +
+    "(POST /transfers/{id}/approve); a repeat of its key answers the 202 again while it waits, then the record (or 417 once rejected or expired). " +
+    "With ?waitConfirmations=N it answers once the transfer has N confirmations, or when waitTimeoutMs runs out, " +
+    "with the record as it stands then.",
+  tags: ["transfers"],
+  operationId: "transfer",
+  headers: TransferHeadersSchema,
+  querystring: TransferQuerySchema,
+  body: TransferBodySchema,
+  response: { 200: TransferReplySchema, 202: ApprovalSchema, ...errorReplies(400, 401, 403, 409, 413, 415, 417, 422, 429, 500, 503) },
+};
+
 export const transferRoute: FastifyPluginAsyncTypebox<TransferRouteOptions> = async (app, options) => {
   const { networkFor, countOutcome, countUnitsSent, assertSigning, approvals } = options;
   app.post(
     "/transfer",
     {
-      schema: {
-        summary: "Send tokens from the hot wallet",
-        description:
-          "Sends `amount` tokens to `toAddress` (or `to`) and answers at once, before the transaction is mined " +
-          "(confirmations 0). Anything that would make the transfer fail is checked first and answered with 417. " +
-          "200 means the service signed and journaled the transfer and owns it until it is mined or reported failed " +
-          "(GET /transactions/{hash}); 417 that nothing of it was or will be sent; 503 (NODE_RATE_LIMITED, SIGNER_UNAVAILABLE, SIGNING_PAUSED, " +
-          "JOURNAL_UNAVAILABLE) that nothing was done: retry; 503 TRANSFER_OUTCOME_UNKNOWN (the shared database did not confirm " +
-          "the record, or the journal could not record the node's refusal) that it may still be sent: retry with the same key, or look its hash up first. " +
-          "A repeat of an Idempotency-Key gets the first answer. " +
-          "Above APPROVAL_ABOVE: 202 with the transfer's id, awaiting_approval, and nothing signed until another admin key approves it " +
-          "(POST /transfers/{id}/approve); a repeat of its key answers the 202 again while it waits, then the record (or 417 once rejected or expired). " +
-          "With ?waitConfirmations=N it answers once the transfer has N confirmations, or when waitTimeoutMs runs out, " +
-          "with the record as it stands then.",
-        tags: ["transfers"],
-        operationId: "transfer",
-        headers: TransferHeadersSchema,
-        querystring: TransferQuerySchema,
-        body: TransferBodySchema,
-        response: { 200: TransferReplySchema, 202: ApprovalSchema, ...errorReplies(400, 401, 403, 409, 413, 415, 417, 422, 429, 500, 503) },
-      },
+      schema: TRANSFER_SCHEMA,
       onError: async (_request, _reply, error) => {
         countOutcome("refused", (error as { code?: string }).code ?? "INTERNAL_ERROR");
       },

@@ -182,88 +182,80 @@ const WalletReportSchema = Type.Composite([
   }),
 ]);
 
-export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async (app, { networks, defaultChainId, replicaId, outflows, signing, resumes }) => {
-  app.post(
-    "/wallet/resume",
-    {
-      schema: {
-        summary: "Sign again after PAUSE_ON_UNEXPECTED_OUTFLOW stopped the service",
-        description:
-          "Ends the pause an unexpected outflow started (see signingPaused in GET /wallet): new transfers are signed and sent again. " +
-          "Resume once the outflow is explained (another system of yours used the key) or the key is replaced. `latestHash` names the " +
-          "pause's latest outflow (signingPaused.latestHash): when another was reported since you looked, 409 PAUSE_CHANGED and nothing is resumed. " +
-          "An outflow reported later pauses again. Answers the pause it ended, or null when signing was not paused. " +
-          "With RESUME_NEEDS_SECOND_ADMIN, the first admin's call is answered 202 (awaitingSecondAdmin): a second admin, another person (API_KEY_HOLDERS), " +
-          "naming the same latestHash within an hour ends the pause; the asker again is 403 RESUME_NEEDS_SECOND_ADMIN.",
-        tags: ["operations"],
-        operationId: "resumeSigning",
-        querystring: Type.Object({ latestHash: Type.Union([TxHashSchema, Type.Literal("none")], { description: "signingPaused.latestHash from GET /wallet (`none` when it is null)" }) }, { additionalProperties: false }),
-        response: {
-          200: Type.Object({ resumed: Type.Union([SigningPausedSchema, Type.Null()], { description: "the pause this ended; null when the service was signing" }) }),
-          202: Type.Object({
-            resumed: Type.Null(),
-            awaitingSecondAdmin: Type.Object({
-              askedBy: Type.String({ description: "the admin key that asked" }),
-              askedAt: Type.String({ description: "ISO time" }),
-              expiresAt: Type.String({ description: "ISO time: the ask lapses then, and when another outflow is reported" }),
-              latestHash: Type.String({ description: "the latest outflow the ask named: the second admin names it too" }),
-            }),
-            message: Type.String(),
-          }),
-          ...errorReplies(400, 401, 403, 409, 429, 500, 503),
-        },
-      },
-    },
-    async (request, reply) => {
-      let resumed;
-      try {
-        const outcome = resumes ? await resumes.resume(request.apiKeyId, request.query.latestHash) : { resumed: await signing.resume(request.apiKeyId, request.query.latestHash) };
-        if ("asked" in outcome) {
-          const { askedBy, askedAt, expiresAt, latestHash } = outcome.asked;
-          request.log.warn({ apiKeyId: askedBy, latestHash }, "a resume of signing was asked for; it waits for a second admin (RESUME_NEEDS_SECOND_ADMIN)");
-          const awaitingSecondAdmin = { askedBy, askedAt: new Date(askedAt).toISOString(), expiresAt: new Date(expiresAt).toISOString(), latestHash };
-          return reply.code(202).send({ resumed: null, awaitingSecondAdmin, message: `asked by ${askedBy}: a second admin, another person, confirms it with the same call before ${awaitingSecondAdmin.expiresAt}` });
-        }
-        resumed = outcome.resumed ?? null;
-      } catch (error) {
-        if (error instanceof PauseChangedError) throw new ServiceError("PAUSE_CHANGED", error.message);
-        if (error instanceof SecondAdminNeededError) throw new ServiceError("RESUME_NEEDS_SECOND_ADMIN", error.message);
-        if (error instanceof JournalUnavailableError) throw new ServiceError("JOURNAL_UNAVAILABLE", "the transfer journal cannot record (see the service's log); nothing was asked or resumed. Retry later.");
-        throw error;
-      }
-      if (resumed) request.log.warn({ apiKeyId: request.apiKeyId, pausedSince: resumed.since, hash: resumed.hash }, "signing resumed by an admin after an unexpected outflow");
-      return { resumed };
-    },
-  );
+const RESUME_SCHEMA = {
+  summary: "Sign again after PAUSE_ON_UNEXPECTED_OUTFLOW stopped the service",
+  description:
+    "Ends the pause an unexpected outflow started (see signingPaused in GET /wallet): new transfers are signed and sent again. " +
+    "Resume once the outflow is explained (another system of yours used the key) or the key is replaced. `latestHash` names the " +
+    "pause's latest outflow (signingPaused.latestHash): when another was reported since you looked, 409 PAUSE_CHANGED and nothing is resumed. " +
+    "An outflow reported later pauses again. Answers the pause it ended, or null when signing was not paused. " +
+    "With RESUME_NEEDS_SECOND_ADMIN, the first admin's call is answered 202 (awaitingSecondAdmin): a second admin, another person (API_KEY_HOLDERS), " +
+    "naming the same latestHash within an hour ends the pause; the asker again is 403 RESUME_NEEDS_SECOND_ADMIN.",
+  tags: ["operations"],
+  operationId: "resumeSigning",
+  querystring: Type.Object({ latestHash: Type.Union([TxHashSchema, Type.Literal("none")], { description: "signingPaused.latestHash from GET /wallet (`none` when it is null)" }) }, { additionalProperties: false }),
+  response: {
+    200: Type.Object({ resumed: Type.Union([SigningPausedSchema, Type.Null()], { description: "the pause this ended; null when the service was signing" }) }),
+    202: Type.Object({
+      resumed: Type.Null(),
+      awaitingSecondAdmin: Type.Object({
+        askedBy: Type.String({ description: "the admin key that asked" }),
+        askedAt: Type.String({ description: "ISO time" }),
+        expiresAt: Type.String({ description: "ISO time: the ask lapses then, and when another outflow is reported" }),
+        latestHash: Type.String({ description: "the latest outflow the ask named: the second admin names it too" }),
+      }),
+      message: Type.String(),
+    }),
+    ...errorReplies(400, 401, 403, 409, 429, 500, 503),
+  },
+};
 
-  app.get(
-    "/wallet",
-    {
-      schema: {
-        summary: "The hot wallet: balances, nonces, transfers in flight",
-        tags: ["operations"],
-        operationId: "wallet",
-        querystring: Type.Object(
-          { snapshot: Type.Optional(Type.Literal("true", { description: "answer from the latest wallet snapshot only, at no node call (what the console polls)" })) },
-          { additionalProperties: false },
+const WALLET_SCHEMA = {
+  summary: "The hot wallet: balances, nonces, transfers in flight",
+  tags: ["operations"],
+  operationId: "wallet",
+  querystring: Type.Object(
+    { snapshot: Type.Optional(Type.Literal("true", { description: "answer from the latest wallet snapshot only, at no node call (what the console polls)" })) },
+    { additionalProperties: false },
+  ),
+  response: { 200: WalletReportSchema, ...errorReplies(401, 429, 500, 503) },
+};
+
+export const walletRoute: FastifyPluginAsyncTypebox<WalletRouteOptions> = async (app, { networks, defaultChainId, replicaId, outflows, signing, resumes }) => {
+  app.post("/wallet/resume", { schema: RESUME_SCHEMA }, async (request, reply) => {
+    let resumed;
+    try {
+      const outcome = resumes ? await resumes.resume(request.apiKeyId, request.query.latestHash) : { resumed: await signing.resume(request.apiKeyId, request.query.latestHash) };
+      if ("asked" in outcome) {
+        const { askedBy, askedAt, expiresAt, latestHash } = outcome.asked;
+        request.log.warn({ apiKeyId: askedBy, latestHash }, "a resume of signing was asked for; it waits for a second admin (RESUME_NEEDS_SECOND_ADMIN)");
+        const awaitingSecondAdmin = { askedBy, askedAt: new Date(askedAt).toISOString(), expiresAt: new Date(expiresAt).toISOString(), latestHash };
+        return reply.code(202).send({ resumed: null, awaitingSecondAdmin, message: `asked by ${askedBy}: a second admin, another person, confirms it with the same call before ${awaitingSecondAdmin.expiresAt}` });
+      }
+      resumed = outcome.resumed ?? null;
+    } catch (error) {
+      if (error instanceof PauseChangedError) throw new ServiceError("PAUSE_CHANGED", error.message);
+      if (error instanceof SecondAdminNeededError) throw new ServiceError("RESUME_NEEDS_SECOND_ADMIN", error.message);
+      if (error instanceof JournalUnavailableError) throw new ServiceError("JOURNAL_UNAVAILABLE", "the transfer journal cannot record (see the service's log); nothing was asked or resumed. Retry later.");
+      throw error;
+    }
+    if (resumed) request.log.warn({ apiKeyId: request.apiKeyId, pausedSince: resumed.since, hash: resumed.hash }, "signing resumed by an admin after an unexpected outflow");
+    return { resumed };
+  });
+
+  app.get("/wallet", { schema: WALLET_SCHEMA }, async (request) => {
+    const snapshotOnly = request.query.snapshot === "true";
+    if (networks.length === 0) throw new ServiceError("NETWORK_UNAVAILABLE", "no network has been reached since the service started: there is no wallet to show yet; retry later");
+    // Another network's node failing does not take the default's document down: its part is then its snapshot's.
+    const reports = await Promise.all(
+      networks.map((network) =>
+        walletOf(network, snapshotOnly, replicaId, outflows).catch((error: unknown) =>
+          network.chain.chainId === defaultChainId ? Promise.reject(error) : walletOf(network, true, replicaId, outflows),
         ),
-        response: { 200: WalletReportSchema, ...errorReplies(401, 429, 500, 503) },
-      },
-    },
-    async (request) => {
-      const snapshotOnly = request.query.snapshot === "true";
-      if (networks.length === 0) throw new ServiceError("NETWORK_UNAVAILABLE", "no network has been reached since the service started: there is no wallet to show yet; retry later");
-      // Another network's node failing does not take the default's document down: its part is then its snapshot's.
-      const reports = await Promise.all(
-        networks.map((network) =>
-          walletOf(network, snapshotOnly, replicaId, outflows).catch((error: unknown) =>
-            network.chain.chainId === defaultChainId ? Promise.reject(error) : walletOf(network, true, replicaId, outflows),
-          ),
-        ),
-      );
-      return { ...reports[0], signingPaused: signing.paused ?? null, ...(reports.length > 1 && { networks: reports }) };
-    },
-  );
+      ),
+    );
+    return { ...reports[0], signingPaused: signing.paused ?? null, ...(reports.length > 1 && { networks: reports }) };
+  });
 };
 
 /** The balance of every token of the network in `snapshot`. */
