@@ -10,6 +10,9 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Each file starts its own anvil; two cores run two files at a time comfortably.
     maxWorkers: 2,
+    // Only the seeded fault simulation has concurrent cases: three seeds at a time, as npm run simulate runs
+    // them on this machine (each mostly waits for blocks).
+    maxConcurrency: 3,
     sequence: { sequencer: SlowFilesFirst },
   },
 });
