@@ -98,7 +98,9 @@ export function buildApp(config: AppConfig, deps: AppDependencies) {
     routes.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
     // Requests name any configured network (400 for another); one not reached since startup is answered 503.
     const directory = new NetworkDirectory(deps.services);
+    registerHealthRoutes(routes, deps);
     registerMoneyRoutes(routes, deps, directory);
+    registerTransactionRoutes(routes, deps, directory);
     registerReadRoutes(routes, config, deps, directory);
   });
   return app;
@@ -130,7 +132,22 @@ function transferNetworksOf(deps: AppDependencies): (served: { network: NetworkS
   };
 }
 
-/** The routes that sign or may: transfers, payouts, approvals, cancels and re-prices. */
+/** Liveness and readiness, with each endpoint's state. */
+function registerHealthRoutes(routes: FastifyInstance, deps: AppDependencies): void {
+  const { services } = deps;
+  routes.register(healthRoutes, {
+    checks: deps.readinessChecks,
+    // Another network's endpoints are named with the network's name first.
+    endpoints: () =>
+      Object.fromEntries(
+        services.networks.flatMap(({ network, chain }) =>
+          Object.entries(chain.endpoints.states()).map(([endpoint, state]) => [network.chainId === services.configured[0].chainId ? endpoint : `${network.name} ${endpoint}`, state]),
+        ),
+      ),
+  });
+}
+
+/** The routes that sign or may for a new request: transfers, payouts, approvals. */
 function registerMoneyRoutes(routes: FastifyInstance, deps: AppDependencies, directory: NetworkDirectory): void {
   const { services, metrics } = deps;
   const transferNetworkOf = transferNetworksOf(deps);
@@ -164,26 +181,11 @@ function registerMoneyRoutes(routes: FastifyInstance, deps: AppDependencies, dir
     approvals: services.approvals,
   });
   routes.register(approvalRoutes, { approvals: services.approvals, networkOfEntry, assertSigning });
-  routes.register(cancelTransferRoute, {
-    journal: services.journal,
-    replacerOf: (entry) => directory.ofEntry(entry).laneOf(entry.lane)?.replacer,
-    statusesOf: (entry) => directory.ofEntry(entry).statuses,
-  });
 }
 
-/** The routes that read, and the controls of the wallet, webhooks and address book. */
-function registerReadRoutes(routes: FastifyInstance, config: AppConfig, deps: AppDependencies, directory: NetworkDirectory): void {
+/** A transaction by its hash: looked up, described, cancelled and re-priced. */
+function registerTransactionRoutes(routes: FastifyInstance, deps: AppDependencies, directory: NetworkDirectory): void {
   const { services } = deps;
-  routes.register(healthRoutes, {
-    checks: deps.readinessChecks,
-    // Another network's endpoints are named with the network's name first.
-    endpoints: () =>
-      Object.fromEntries(
-        services.networks.flatMap(({ network, chain }) =>
-          Object.entries(chain.endpoints.states()).map(([endpoint, state]) => [network.chainId === services.configured[0].chainId ? endpoint : `${network.name} ${endpoint}`, state]),
-        ),
-      ),
-  });
   // The network of a transfer of the service, found by any of its hashes: a transfer of a network no
   // longer configured is looked up as any other hash.
   const networkOfHash = async (hash: string) => {
@@ -201,6 +203,16 @@ function registerReadRoutes(routes: FastifyInstance, config: AppConfig, deps: Ap
     // The default network's (503 while it has not been reached) for any other hash.
     statusesOf: directory.several ? async (hash) => ((await networkOfHash(hash)) ?? directory.chosen({})).statuses : async () => directory.chosen({}).statuses,
   });
+  routes.register(cancelTransferRoute, {
+    journal: services.journal,
+    replacerOf: (entry) => directory.ofEntry(entry).laneOf(entry.lane)?.replacer,
+    statusesOf: (entry) => directory.ofEntry(entry).statuses,
+  });
+}
+
+/** The lists, the networks, and the controls of the wallet, webhooks and address book. */
+function registerReadRoutes(routes: FastifyInstance, config: AppConfig, deps: AppDependencies, directory: NetworkDirectory): void {
+  const { services } = deps;
   routes.register(transfersRoute, {
     journal: services.journal,
     networks: () => services.configured.map((network) => ({ network, tokens: services.networkOf(network.chainId)?.chain.tokens ?? null })),

@@ -48,9 +48,9 @@ const MOST_LINES_PER_FILE = 500;
  * limit; none may grow, and no other may join it.
  */
 const FILES_STILL_OVER_THE_LIMIT: Record<string, number> = {
-  "journal/sqlite-transfer-journal.ts": 1269,
-  "config.ts": 655,
-  "journal/transfer-journal.ts": 649,
+  "journal/sqlite-transfer-journal.ts": 1268,
+  "config.ts": 654,
+  "journal/transfer-journal.ts": 648,
 };
 
 const RANK = new Map(LAYERS.flatMap((parts, rank) => parts.map((part) => [part, rank] as const)));

@@ -354,11 +354,16 @@ describe.skipIf(missing)(missing ? `the console in Chromium: NOT RUN, ${missing}
       expect(served.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
       expect(served.headers.get("content-security-policy")).toContain("script-src 'self'");
     }
-    // Open without a key, but only the compiled modules: an unknown name, a source file or a way out of the folder is an unknown path.
-    for (const path of ["/console/nothing.js", "/console/app.ts", "/console/.tsbuildinfo", "/console/..%2F..%2Fpackage.json"]) {
+    // Open without a key, but only the compiled modules: an unknown module is an unknown path.
+    const unknown = await fetch(`${base}/console/nothing.js`);
+    expect(unknown.status).toBe(404);
+    expect((await unknown.json()).code).toBe("ROUTE_NOT_FOUND");
+    // What is not a module's plain name is not open at all (a follower would forward it unchecked): a
+    // source file, a build file, an escaped way out of the folder (fetch itself resolves a plain one).
+    for (const path of ["/console/app.ts", "/console/.tsbuildinfo", "/console/..%2F..%2Fpackage.json", "/console/%2E%2E%2Ftransfers.js"]) {
       const answer = await fetch(`${base}${path}`);
-      expect(answer.status, path).toBe(404);
-      expect((await answer.json()).code, path).toBe("ROUTE_NOT_FOUND");
+      expect(answer.status, path).toBe(401);
+      expect((await answer.json()).code, path).toBe("AUTH_REQUIRED");
     }
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { sameInConstantTime } from "../../src/http/auth.js";
+import { isOpenPath, sameInConstantTime } from "../../src/http/auth.js";
 
 describe("sameInConstantTime", () => {
   it("is true only for identical strings", () => {
@@ -18,5 +18,19 @@ describe("sameInConstantTime", () => {
 
   it("is false for a string that differs only past the other's end by a NUL", () => {
     expect(sameInConstantTime("Bearer abc\u0000", "Bearer abc")).toBe(false);
+  });
+});
+
+describe("isOpenPath", () => {
+  it("opens the console's page, stylesheet and modules by plain names, and the routes that hold no data", () => {
+    for (const path of ["/health", "/ready", "/openapi.json", "/docs", "/docs/static/index.html", "/console", "/console/console.css", "/console/app.js", "/console/views/wallet.js"]) {
+      expect(isOpenPath(path), path).toBe(true);
+    }
+  });
+
+  it("keeps closed what only looks like a console file: a dot segment, an escape, another kind of file", () => {
+    for (const path of ["/console/../transfer", "/console/%2e%2e/wallet", "/console/..%2Ftransfer", "/console/views/../app.js", "/console/app.ts", "/console/.tsbuildinfo", "/console/", "/consolex/app.js", "/transfer", "/wallet"]) {
+      expect(isOpenPath(path), path).toBe(false);
+    }
   });
 });

@@ -29,8 +29,9 @@ async function readCompiledModules(): Promise<Map<string, string>> {
     const files = await readdir(root, { recursive: true }).catch(() => [] as string[]);
     if (!files.includes(ENTRY)) continue;
     const modules = files.filter((file) => file.endsWith(".js"));
-    const texts = await Promise.all(modules.map((file) => readFile(join(root, file), "utf8")));
-    return new Map(modules.map((file, index) => [file.split(sep).join("/"), texts[index]]));
+    // A module that cannot be read leaves the console unserved (503), never the service unstarted.
+    const texts = await Promise.all(modules.map((file) => readFile(join(root, file), "utf8"))).catch(() => undefined);
+    return texts ? new Map(modules.map((file, index) => [file.split(sep).join("/"), texts[index]])) : new Map<string, string>();
   }
   return new Map();
 }
@@ -43,7 +44,7 @@ export const consoleRoute: FastifyPluginAsync = async (app) => {
   app.get("/console/console.css", hidden, async (_request, reply) => reply.headers(SECURITY_HEADERS).type("text/css; charset=utf-8").send(CONSOLE_CSS));
   app.get<{ Params: { "*": string } }>("/console/*", hidden, async (request, reply) => {
     if (modules.size === 0) {
-      return reply.code(503).type("text/plain; charset=utf-8").send("the console's script is not built: run npm run build (it compiles src/console to dist/console)");
+      return reply.code(503).type("text/plain; charset=utf-8").send("the console's script is not built, or cannot be read: run npm run build (it compiles src/console to dist/console)");
     }
     const script = modules.get(request.params["*"]);
     // Anything else under /console/ is answered as any unknown path is.
