@@ -50,7 +50,6 @@ const MOST_LINES_PER_FILE = 500;
 const FILES_STILL_OVER_THE_LIMIT: Record<string, number> = {
   "journal/sqlite-transfer-journal.ts": 1268,
   "config.ts": 654,
-  "journal/transfer-journal.ts": 648,
 };
 
 const RANK = new Map(LAYERS.flatMap((parts, rank) => parts.map((part) => [part, rank] as const)));
