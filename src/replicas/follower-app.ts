@@ -43,6 +43,9 @@ export interface FollowerAppDependencies {
 
 const FORWARDED_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 
+/** The routes a follower forwards to the leader: a request forwarded to it for one of them is refused (MISDIRECTED). */
+const LEADERS_ONLY: ReadonlySet<string> = new Set(["/wallet", "/*"]);
+
 export function buildFollowerApp(config: Pick<AppConfig, "rateLimitMax" | "rateLimitWindowMs" | "trustProxy">, deps: FollowerAppDependencies) {
   const app = Fastify(serverOptions(config, deps.logger)).withTypeProvider<TypeBoxTypeProvider>();
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
@@ -61,6 +64,12 @@ export function buildFollowerApp(config: Pick<AppConfig, "rateLimitMax" | "rateL
   });
   // As on the leader: the key first, then the rate limit, which counts per key.
   requireApiKeys(app, deps.apiKeys);
+  // A request another replica forwarded here, for what only the leader does, is refused before the rate
+  // limit: the forwarder tries again until the next leader answers, and each hop counted here spent its
+  // client's limit on a replica that did nothing for it (a burst during a takeover was answered 429).
+  app.addHook("onRequest", async (request, reply) => {
+    if (request.headers[FORWARDED_MARK] && LEADERS_ONLY.has(request.routeOptions.url ?? "")) return refuseForwarded(reply);
+  });
   registerRateLimit(app, config);
 
   // Declared inside a plugin, so that the rate limit (registered above) applies to them.
@@ -82,9 +91,7 @@ export function buildFollowerApp(config: Pick<AppConfig, "rateLimitMax" | "rateL
     routes.register(getTransactionRoute, { networkFor: (choice) => chooseNetwork(home, choice).chosen, journal: deps.attempts });
     // /wallet is the leader's view of the wallet; which replica answered is this one.
     routes.get("/wallet", { schema: { hide: true }, config: ROLE_CHECKED_BY_LEADER }, async (request, reply) =>
-      request.headers[FORWARDED_MARK]
-        ? refuseForwarded(reply)
-        : forwardToLeader(request, reply, deps.leaders, (body) => JSON.stringify({ ...JSON.parse(body), replica: { id: deps.replicaId, leads: false } })),
+      forwardToLeader(request, reply, deps.leaders, (body) => JSON.stringify({ ...JSON.parse(body), replica: { id: deps.replicaId, leads: false } })),
     );
     routes.route({
       method: [...FORWARDED_METHODS],
@@ -93,7 +100,7 @@ export function buildFollowerApp(config: Pick<AppConfig, "rateLimitMax" | "rateL
       bodyLimit: PAYOUT_BODY_LIMIT_BYTES,
       schema: { hide: true },
       config: ROLE_CHECKED_BY_LEADER,
-      handler: async (request, reply) => (request.headers[FORWARDED_MARK] ? refuseForwarded(reply) : forwardToLeader(request, reply, deps.leaders)),
+      handler: async (request, reply) => forwardToLeader(request, reply, deps.leaders),
     });
   });
   app.setNotFoundHandler((request, reply) => reply.status(404).send(envelope(404, "ROUTE_NOT_FOUND", `no route ${request.method} ${request.url.split("?")[0]}`)));

@@ -96,6 +96,29 @@ describe("forwarding to the leader during a takeover", () => {
     // Delivered once: the restarted follower refused it instead of forwarding it (to itself).
     expect(leader.received).toEqual(['{"amount":"1"}']);
   });
+
+  it("does not count what it refuses as a follower against the client's limit: a burst that meets a follower at the leader's address is delivered, each once", async () => {
+    const leader = await startLeader();
+    let restarted = "";
+    const stale = { current: async () => ({ replicaId: "old", url: restarted, epoch: 1 }), forget: () => undefined };
+    // The restarted one allows one request a minute: the hops it refused would have spent it.
+    restarted = await startFollower(stale, 1);
+    // Each request meets the stale record first, and the next leader once it forgot it.
+    let forgotten = false;
+    const takeover: LeaderDirectory = {
+      current: async () => {
+        if (!forgotten) return { replicaId: "old", url: restarted, epoch: 1 };
+        forgotten = false;
+        return { replicaId: "next", url: leader.url, epoch: 2 };
+      },
+      forget: () => void (forgotten = true),
+    };
+    const follower = await startFollower(takeover);
+    const answers = [];
+    for (let index = 0; index < 3; index++) answers.push(await post(follower, `{"amount":"${index}"}`));
+    expect(answers.map((answer) => answer.statusCode)).toEqual([201, 201, 201]);
+    expect(leader.received).toEqual(['{"amount":"0"}', '{"amount":"1"}', '{"amount":"2"}']);
+  });
 });
 
 describe("a leader that got the request and died on it", () => {
