@@ -202,7 +202,11 @@ class NetworkRoster {
   readonly byChain = new Map<bigint, RunningNetwork>();
   readonly unreachable = new Map<bigint, string>();
 
-  constructor(private readonly networks: readonly NetworkToStart[]) {}
+  readonly #networks: readonly NetworkToStart[];
+
+  constructor(networks: readonly NetworkToStart[]) {
+    this.#networks = networks;
+  }
 
   add(running: RunningNetwork): void {
     this.started.push(running);
@@ -217,7 +221,7 @@ class NetworkRoster {
   }
 
   #placeOf(chainId: bigint): number {
-    return this.networks.findIndex((network) => servedOfNetwork(network).chainId === chainId);
+    return this.#networks.findIndex((network) => servedOfNetwork(network).chainId === chainId);
   }
 }
 
