@@ -90,10 +90,12 @@ const FAILED_CHECKS_WINDOW_MS = 60_000;
 // A file of the console: its stylesheet or a compiled module, by plain names only. No dot segment and no
 // escape passes: on a follower, whatever is open is forwarded to the leader without the key check.
 const CONSOLE_FILE = /^\/console\/(?:[A-Za-z0-9_-]+\/)*[A-Za-z0-9_-]+\.(?:js|css)$/;
+/** The route that serves the console's modules, as the role check and the rate limit see it (they ask by route): open, as its files are. */
+const CONSOLE_FILES_ROUTE = "/console/*";
 
 /** Paths anyone may call: liveness, readiness, the API description and the console's page, stylesheet and modules. */
 export function isOpenPath(path: string): boolean {
-  return OPEN_PATHS.has(path) || CONSOLE_FILE.test(path) || path === "/docs" || path.startsWith("/docs/");
+  return OPEN_PATHS.has(path) || CONSOLE_FILE.test(path) || path === CONSOLE_FILES_ROUTE || path === "/docs" || path.startsWith("/docs/");
 }
 
 function isOpenRoute(request: FastifyRequest): boolean {

@@ -42,8 +42,7 @@ export const consoleRoute: FastifyPluginAsync = async (app) => {
   const hidden = { schema: { hide: true } };
   app.get("/console", hidden, async (_request, reply) => reply.headers(SECURITY_HEADERS).type("text/html; charset=utf-8").send(CONSOLE_HTML));
   app.get("/console/console.css", hidden, async (_request, reply) => reply.headers(SECURITY_HEADERS).type("text/css; charset=utf-8").send(CONSOLE_CSS));
-  // Open files, as the page and stylesheet are: not rate-limited either.
-  app.get<{ Params: { "*": string } }>("/console/*", { ...hidden, config: { rateLimit: false } }, async (request, reply) => {
+  app.get<{ Params: { "*": string } }>("/console/*", hidden, async (request, reply) => {
     if (modules.size === 0) {
       return reply.code(503).type("text/plain; charset=utf-8").send("the console's script is not built, or cannot be read: run npm run build (it compiles src/console to dist/console)");
     }
