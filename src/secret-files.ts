@@ -3,7 +3,7 @@
  * the key itself in the environment, where `docker inspect` and /proc/<pid>/environ would show it.
  */
 import { readFileSync } from "node:fs";
-import { ConfigError } from "./config.js";
+import { ConfigError } from "./settings/settings-part.js";
 
 /** The variables that may come from a file, as NAME_FILE. */
 export const SECRET_FILE_VARIABLES = ["RPC_URL", "PRIVATE_KEY", "API_KEYS", "DATABASE_URL", "WEBHOOK_SECRET", "AUDIT_KEY"] as const;

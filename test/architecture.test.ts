@@ -16,6 +16,9 @@ const LAYERS: string[][] = [
   // console: the browser's script, which imports nothing of the server.
   ["clock", "errors", "logger", "console"],
   ["domain", "auth", "signers"],
+  // Every part's settings.ts (what it reads from the environment) counts here, with src/settings: config
+  // gathers them (a settings file imports only what is below it, so the signers, below, do not read theirs).
+  ["settings"],
   ["config"],
   ["network-settings"],
   ["secret-files"],
@@ -49,7 +52,6 @@ const MOST_LINES_PER_FILE = 500;
  */
 const FILES_STILL_OVER_THE_LIMIT: Record<string, number> = {
   "journal/sqlite-transfer-journal.ts": 1268,
-  "config.ts": 654,
 };
 
 const RANK = new Map(LAYERS.flatMap((parts, rank) => parts.map((part) => [part, rank] as const)));
@@ -61,9 +63,11 @@ function sourceFiles(directory: string): string[] {
   });
 }
 
-// The part of src/ a file belongs to: its folder, or its own name for a file at the top.
+// The part of src/ a file belongs to: its folder, or its own name for a file at the top; a part's settings.ts
+// belongs to the settings.
 function partOf(file: string): string {
   const [first, second] = relative(SRC, file).split("/");
+  if (second === "settings.ts") return "settings";
   return second === undefined ? first.replace(/\.ts$/, "") : first;
 }
 

@@ -1,6 +1,9 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { ConfigError, ENVIRONMENT_VARIABLES, loadConfig, rpcEndpointUrls, settingsForAudit, signerSettingsOf } from "../src/config.js";
+import { ENVIRONMENT_VARIABLES, loadConfig, settingsForAudit } from "../src/config.js";
+import { rpcEndpointUrls } from "../src/node/settings.js";
+import { ConfigError } from "../src/settings/settings-part.js";
+import { signerSettingsOf } from "../src/signers/settings.js";
 
 const KEY = `0x${"11".repeat(32)}`;
 const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";

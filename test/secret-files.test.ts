@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../src/config.js";
+import { loadConfig } from "../src/config.js";
+import { ConfigError } from "../src/settings/settings-part.js";
 import { SECRET_FILE_VARIABLES, withSecretFiles } from "../src/secret-files.js";
 
 const files: Record<string, string> = {

@@ -6,7 +6,9 @@
 import { readFileSync } from "node:fs";
 import { type TSchema, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { type Config, ConfigError, ConfigSchema, rpcUrlProblems } from "../config.js";
+import { type Config, ConfigSchema } from "../config.js";
+import { rpcUrlProblems } from "../node/settings.js";
+import { ConfigError } from "../settings/settings-part.js";
 import { InvalidAddressError, parseRecipientAddress } from "../domain/recipient-address.js";
 
 /** Settings that are variables for a deployment without the file, and may differ per network in it. */

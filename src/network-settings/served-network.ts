@@ -3,7 +3,8 @@
  * deployment's variables, with the network's settings over them) holding every token it pays in. A network
  * needs one ERC-20 token at least: its native coin alone is refused at startup (docs/networks.md).
  */
-import { type ChainConfig, type Config, ConfigError, type DeploymentConfig, type TokenConfig, chainConfigOf } from "../config.js";
+import { type ChainConfig, type Config, type DeploymentConfig, type TokenConfig, chainConfigOf } from "../config.js";
+import { ConfigError } from "../settings/settings-part.js";
 import { NATIVE, type NetworkSettings, type NetworksSettings } from "./networks-file.js";
 
 /** Every network of the file, the default first; ConfigError for what this version does not send. */

@@ -11,7 +11,8 @@
 import { formatEther, parseEther } from "ethers";
 import type { FastifyBaseLogger } from "fastify";
 import { monotonicNow } from "../clock.js";
-import { type Config, ConfigError } from "../config.js";
+import { type Config } from "../config.js";
+import { ConfigError } from "../settings/settings-part.js";
 import { SerialRounds } from "../lanes/serial-rounds.js";
 import type { LaneServices } from "../lanes/start-lane.js";
 

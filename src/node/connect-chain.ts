@@ -6,7 +6,8 @@ import { SignerStartupError, type WalletSigner } from "../signers/wallet-signer.
 import { ERC20_INTERFACE, encodeTransfer } from "./erc20.js";
 import { readNodeAnswer } from "./node-answers.js";
 import { useNativeKeccak } from "./native-keccak.js";
-import { type ChainConfig, type ChainSettingNames, rpcEndpointUrls } from "../config.js";
+import { type ChainConfig, type ChainSettingNames } from "../config.js";
+import { rpcEndpointUrls } from "./settings.js";
 import type { EndpointSet } from "./endpoint-set.js";
 import type { EndpointState } from "./endpoint-health.js";
 import { type BatchOptions, type RpcObserver, askEndpoint, createEndpoints, createRpcProvider, endpointSetOf } from "./rpc-provider.js";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../src/config.js";
+import { loadConfig } from "../../src/config.js";
+import { ConfigError } from "../../src/settings/settings-part.js";
 import { parseNetworksFile } from "../../src/network-settings/networks-file.js";
 import { deploymentConfigOfNetworksFile } from "../../src/network-settings/served-network.js";
 

@@ -7,7 +7,7 @@ import pino from "pino";
 import { describe, expect, it, vi } from "vitest";
 import type { JournalEntry } from "../../src/journal/transfer-journal.js";
 import { GasTopUps, type TopUpLane, gasTopUpSettingsOf } from "../../src/network/gas-top-ups.js";
-import { ConfigError } from "../../src/config.js";
+import { ConfigError } from "../../src/settings/settings-part.js";
 import { WalletLedger } from "../../src/send-path/wallet-ledger.js";
 import { snapshotAt } from "../helpers/fake-chain.js";
 
