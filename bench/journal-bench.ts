@@ -18,7 +18,7 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { join } from "node:path";
 import { Wallet } from "ethers";
 import pg from "pg";
-import { archiveOldTransfers } from "../src/journal/journal-retention.js";
+import { archiveOldTransfers } from "../src/journal/retention/journal-retention.js";
 import { PostgresJournalReader } from "../src/journal/postgres-journal-reader.js";
 import { openKeptDatabase } from "../src/journal/sqlite-keep-alive.js";
 import { migrateDatabase, openPostgresJournal, postgresOptions } from "../src/journal/postgres-journal-store.js";

@@ -29,9 +29,9 @@ import { parseArgs } from "node:util";
 import dotenv from "dotenv";
 import pg from "pg";
 import { latestDevRunJournal } from "./dev/dev-run-journal.js";
-import { AuditChainCheck, type AuditRow, auditKeyOf, findAuditBreak } from "./journal/audit-chain.js";
+import { AuditChainCheck, type AuditRow, auditKeyOf, findAuditBreak } from "./journal/audit/audit-chain.js";
 import { postgresOptions } from "./journal/postgres-journal-store.js";
-import { sqliteAuditRows } from "./journal/sqlite-audit-rows.js";
+import { sqliteAuditRows } from "./journal/audit/sqlite-audit-rows.js";
 import { openKeptDatabase } from "./journal/sqlite-keep-alive.js";
 import { withSecretFiles } from "./secret-files.js";
 

@@ -25,7 +25,7 @@ import { isJammed, readUnconfirmedTransfers } from "./send-path/unconfirmed-tran
 import { steadyWallClockNow } from "./clock.js";
 import { SigningPause, pausableSigner } from "./signers/signing-pause.js";
 import type { WalletSigner } from "./signers/wallet-signer.js";
-import { paysWithoutApproval } from "./journal/address-book.js";
+import { paysWithoutApproval } from "./journal/approvals/address-book.js";
 import { keyHoldersOf } from "./auth/key-holders.js";
 
 const DAY_MS = 86_400_000;

@@ -2,7 +2,7 @@
  * The shapes of what the journal records: a transfer and its attempts, requests and refusals, payout
  * orders, webhook events and deliveries, outflows, the signing pause, and the journal's own errors.
  */
-import type { AuditRow } from "./audit-chain.js";
+import type { AuditRow } from "./audit/audit-chain.js";
 
 /**
  * claimed: an Idempotency-Key is reserved, nothing signed yet.

@@ -4,10 +4,10 @@
  * settled for good before it took over): the history, hashes, deliveries.
  */
 import type pg from "pg";
-import { type Driver, idBoundsOf, mergeWalks, pageOfKeyed, planWalks, walkOf } from "./history-walks.js";
+import { type Driver, idBoundsOf, mergeWalks, pageOfKeyed, planWalks, walkOf } from "./history/history-walks.js";
 import { BY_IDS } from "./postgres-by-ids.js";
 import { type AttemptRow, type DeliveryRow, type EntryRow, toAttempt, toDelivery, toEntry } from "./journal-rows.js";
-import type { AuditRow } from "./audit-chain.js";
+import type { AuditRow } from "./audit/audit-chain.js";
 import type { AuditCursor, HistoryFilter, HistoryPage, JournalEntry, WebhookDelivery } from "./transfer-journal.js";
 
 export class PostgresJournalReader {

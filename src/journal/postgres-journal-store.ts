@@ -6,7 +6,7 @@
  */
 import pg from "pg";
 import { steadyWallClockNow } from "../clock.js";
-import { AUDIT_ARCHIVE_BATCH, type AuditKey, type AuditRow } from "./audit-chain.js";
+import { AUDIT_ARCHIVE_BATCH, type AuditKey, type AuditRow } from "./audit/audit-chain.js";
 import type { PostgresJournalReader } from "./postgres-journal-reader.js";
 import { SETTLED_FOR_GOOD, SEVERAL_NETWORKS_MARK, ownersChainOf } from "./journal-rows.js";
 import { POSTGRES_MIGRATIONS } from "./postgres-migrations.js";

@@ -6,7 +6,7 @@
  * broadcast before its record is in the shared database.
  */
 import type Database from "better-sqlite3";
-import type { AuditRow } from "./audit-chain.js";
+import type { AuditRow } from "./audit/audit-chain.js";
 import type { ArchivedTransfer } from "./transfer-journal.js";
 
 /** The tables a journal keeps, with their primary keys. journal_owner is checked by each store itself. */

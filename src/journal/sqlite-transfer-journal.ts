@@ -1,16 +1,16 @@
 /** The transfer journal in an embedded SQLite database (better-sqlite3, WAL). */
-import type { AddressBook } from "./address-book.js";
-import { ADDRESS_BOOK_SCHEMA, SqliteAddressBook } from "./sqlite-address-book.js";
+import type { AddressBook } from "./approvals/address-book.js";
+import { ADDRESS_BOOK_SCHEMA, SqliteAddressBook } from "./approvals/sqlite-address-book.js";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type Database from "better-sqlite3";
 import { steadyWallClockNow } from "../clock.js";
 import { type AttemptRow, type DeliveryRow, type EntryRow, SEVERAL_NETWORKS_MARK, ownersChainOf, payoutAsText, toAttempt, toDelivery, toEntry } from "./journal-rows.js";
 import { type JournalReplica, type JournalSeed, SqliteChangeLog, seedTables } from "./sqlite-change-log.js";
-import { AUDIT_GENESIS, AUDIT_KEYED_KIND, type AuditEntry, AuditEntryUnsealedError, type AuditKey, AuditKeyError, type AuditRow, auditEntryHash, auditKeyId, sealingAfter } from "./audit-chain.js";
-import { HISTORY_INDEXES, NETWORK_HISTORY_INDEXES, SqliteHistoryReader } from "./sqlite-history.js";
+import { AUDIT_GENESIS, AUDIT_KEYED_KIND, type AuditEntry, AuditEntryUnsealedError, type AuditKey, AuditKeyError, type AuditRow, auditEntryHash, auditKeyId, sealingAfter } from "./audit/audit-chain.js";
+import { HISTORY_INDEXES, NETWORK_HISTORY_INDEXES, SqliteHistoryReader } from "./history/sqlite-history.js";
 import { openKeptDatabase } from "./sqlite-keep-alive.js";
-import { type JournalStatements, prepareStatements } from "./sqlite-statements/all.js";
+import { type JournalStatements, prepareStatements } from "./sqlite-statements.js";
 import {
   type DeliveryState,
   type ArchivedTransfer,

@@ -4,14 +4,14 @@
  * any of them durable). An interface, so that a networked store can replace the SQLite one; every method is
  * atomic on its own. The records' shapes are in journal-records.ts.
  */
-import type { ApprovalRecords } from "./concerns/approvals.js";
-import type { AuditRecords } from "./concerns/audit.js";
-import type { HistoryReads } from "./concerns/history.js";
-import type { OutflowRecords } from "./concerns/outflows.js";
-import type { PayoutItemRecords } from "./concerns/payout-items.js";
-import type { RetentionRecords } from "./concerns/retention.js";
-import type { TransferRecords } from "./concerns/transfers.js";
-import type { WebhookOutbox } from "./concerns/webhook-outbox.js";
+import type { ApprovalRecords } from "./approvals/approval-records.js";
+import type { AuditRecords } from "./audit/audit-records.js";
+import type { HistoryReads } from "./history/history-reads.js";
+import type { OutflowRecords } from "./outflows/outflow-records.js";
+import type { PayoutItemRecords } from "./payout-items/payout-item-records.js";
+import type { RetentionRecords } from "./retention/retention-records.js";
+import type { TransferRecords } from "./transfers/transfer-records.js";
+import type { WebhookOutbox } from "./webhook-outbox/webhook-outbox.js";
 import { type JournalEntry, JournalOwnerMismatchError, type JournalUnavailableError, type TransferRequest } from "./journal-records.js";
 
 export * from "./journal-records.js";

@@ -13,7 +13,7 @@ import type { Logger } from "pino";
 import { ApiKeyRing } from "../auth/api-keys.js";
 import { type LeadingReplica, type RunningService, composeService } from "../compose.js";
 import type { DeploymentConfig } from "../config.js";
-import { auditKeyOf } from "../journal/audit-chain.js";
+import { auditKeyOf } from "../journal/audit/audit-chain.js";
 import { PostgresJournalReader } from "../journal/postgres-journal-reader.js";
 import { migrateDatabase, openPostgresJournal, postgresOptions } from "../journal/postgres-journal-store.js";
 import { ChainHeadTracker, readLatestBlock } from "../lookup/chain-head.js";

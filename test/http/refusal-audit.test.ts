@@ -6,7 +6,7 @@ import Fastify from "fastify";
 import { describe, expect, it } from "vitest";
 import { ServiceError } from "../../src/errors.js";
 import { auditRefusedControls } from "../../src/http/refusal-audit.js";
-import type { AuditEntry } from "../../src/journal/audit-chain.js";
+import type { AuditEntry } from "../../src/journal/audit/audit-chain.js";
 
 describe("refused control actions in the audit log", () => {
   it("enters the same refusal once a minute, with its repeats; another route or key at once", async () => {

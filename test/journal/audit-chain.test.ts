@@ -1,6 +1,6 @@
 /** The audit log's chain checked entry by entry: what it catches from the log alone, and what it cannot. */
 import { describe, expect, it } from "vitest";
-import { AUDIT_ARCHIVED_KIND, AUDIT_GENESIS, AuditChainCheck, type AuditRow, auditEntryHash, findAuditBreak } from "../../src/journal/audit-chain.js";
+import { AUDIT_ARCHIVED_KIND, AUDIT_GENESIS, AuditChainCheck, type AuditRow, auditEntryHash, findAuditBreak } from "../../src/journal/audit/audit-chain.js";
 
 /** A sealed chain of `count` entries, as a journal seals them; `entry` says what an entry records (a signing by default). */
 function chainOf(count: number, entry: (seq: number, rows: AuditRow[]) => Pick<AuditRow, "kind" | "detail"> = (seq) => ({ kind: "transfer.signed", detail: JSON.stringify({ nonce: seq }) })): AuditRow[] {

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
-import { AUDIT_KEYED_KIND, AuditChainCheck, AuditKeyError, type AuditRow, auditKeyId, auditKeyOf, findAuditBreak } from "../../src/journal/audit-chain.js";
+import { AUDIT_KEYED_KIND, AuditChainCheck, AuditKeyError, type AuditRow, auditKeyId, auditKeyOf, findAuditBreak } from "../../src/journal/audit/audit-chain.js";
 import { openKeptDatabase } from "../../src/journal/sqlite-keep-alive.js";
 import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
 

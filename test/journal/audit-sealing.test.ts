@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { AuditEntryUnsealedError } from "../../src/journal/audit-chain.js";
+import { AuditEntryUnsealedError } from "../../src/journal/audit/audit-chain.js";
 import { openKeptDatabase } from "../../src/journal/sqlite-keep-alive.js";
 import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
 import { JournalUnavailableError } from "../../src/journal/transfer-journal.js";

@@ -4,11 +4,11 @@
  * whole journal: every read finds settled history, new rows never take an old row's key, and retention
  * archives both kinds once each.
  */
-import { findAuditBreak } from "../../src/journal/audit-chain.js";
+import { findAuditBreak } from "../../src/journal/audit/audit-chain.js";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { steadyWallClockNow } from "../../src/clock.js";
-import { archiveOldTransfers } from "../../src/journal/journal-retention.js";
+import { archiveOldTransfers } from "../../src/journal/retention/journal-retention.js";
 import { PostgresJournalReader } from "../../src/journal/postgres-journal-reader.js";
 import { migrateDatabase, openPostgresJournal, postgresOptions } from "../../src/journal/postgres-journal-store.js";
 import type { ArchivedTransfer, TransferJournal } from "../../src/journal/transfer-journal.js";

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openKeptDatabase } from "../../src/journal/sqlite-keep-alive.js";
-import { AuditChainCheck } from "../../src/journal/audit-chain.js";
+import { AuditChainCheck } from "../../src/journal/audit/audit-chain.js";
 import pg from "pg";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { steadyWallClockNow } from "../../src/clock.js";

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Value } from "@sinclair/typebox/value";
 import { afterEach, describe, expect, it } from "vitest";
-import { AuditChainCheck, auditKeyOf, findAuditBreak } from "../../src/journal/audit-chain.js";
+import { AuditChainCheck, auditKeyOf, findAuditBreak } from "../../src/journal/audit/audit-chain.js";
 import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
 import type { TransferJournal } from "../../src/journal/transfer-journal.js";
 import { ServiceMetrics } from "../../src/metrics.js";

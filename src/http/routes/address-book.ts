@@ -8,7 +8,7 @@ import { Type } from "@sinclair/typebox";
 import { steadyWallClockNow } from "../../clock.js";
 import { InvalidAddressError, parseRecipientAddress } from "../../domain/recipient-address.js";
 import { ServiceError } from "../../errors.js";
-import { ADDRESS_BOOK_MAX, type AddressBook, type AddressBookEntry, AddressBookFullError } from "../../journal/address-book.js";
+import { ADDRESS_BOOK_MAX, type AddressBook, type AddressBookEntry, AddressBookFullError } from "../../journal/approvals/address-book.js";
 import { JournalUnavailableError, type TransferJournal } from "../../journal/transfer-journal.js";
 import { AddressSchema, errorReplies } from "../schemas.js";
 

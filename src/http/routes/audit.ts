@@ -8,7 +8,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import { csvLine } from "../../domain/csv.js";
 import { ServiceError } from "../../errors.js";
-import type { AuditRow } from "../../journal/audit-chain.js";
+import type { AuditRow } from "../../journal/audit/audit-chain.js";
 import type { AuditCursor, TransferJournal } from "../../journal/transfer-journal.js";
 import { wantsCsv } from "../csv-request.js";
 import { errorReplies } from "../schemas.js";

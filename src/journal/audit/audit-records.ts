@@ -1,6 +1,6 @@
 /** The journal's records of the audit log: every operator action and state change, sealed into a hash chain in the commit that makes it durable. */
 import type { AuditCursor } from "../journal-records.js";
-import type { AuditEntry, AuditRow } from "../audit-chain.js";
+import type { AuditEntry, AuditRow } from "./audit-chain.js";
 
 export interface AuditRecords {
   /**

@@ -5,8 +5,8 @@
  */
 import type Database from "better-sqlite3";
 import { type Driver, type IdPage, STATE_INDEX, idBoundsOf, mergeWalks, pageOfKeyed, planWalks, walkOf } from "./history-walks.js";
-import type { EntryRow } from "./journal-rows.js";
-import type { HistoryFilter } from "./transfer-journal.js";
+import type { EntryRow } from "../journal-rows.js";
+import type { HistoryFilter } from "../transfer-journal.js";
 
 /** The indexes of the history's walks: made by the journal's migration (see INDEXES_VERSION there). */
 export const HISTORY_INDEXES = `

@@ -1,6 +1,6 @@
 /** The SQLite journal's statements: a transfer's row by its Idempotency-Key: claimed, signed, refused, its state and the nonces it holds. */
 import type Database from "better-sqlite3";
-import { HISTORY_TIMES_RISE } from "../sqlite-history.js";
+import { HISTORY_TIMES_RISE } from "../history/sqlite-history.js";
 
 export function transferStatements(db: Database.Database) {
   return {

@@ -1,6 +1,6 @@
 /** The journal's records: transfers above APPROVAL_ABOVE that wait for a second admin key, the decisions on them, and the address book that lets a recipient be paid without one. */
 import type { JournalEntry, KeyClaim, RecordedRefusal, TransferRequest } from "../journal-records.js";
-import type { AddressBook } from "../address-book.js";
+import type { AddressBook } from "./address-book.js";
 
 export interface ApprovalRecords {
   /**

@@ -14,9 +14,9 @@
  */
 import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { steadyWallClockNow } from "../clock.js";
-import { AUDIT_ARCHIVED_KIND, AUDIT_ARCHIVE_BATCH, type AuditArchivedDetail, type AuditRow } from "./audit-chain.js";
-import type { TransferJournal } from "./transfer-journal.js";
+import { steadyWallClockNow } from "../../clock.js";
+import { AUDIT_ARCHIVED_KIND, AUDIT_ARCHIVE_BATCH, type AuditArchivedDetail, type AuditRow } from "../audit/audit-chain.js";
+import type { TransferJournal } from "../transfer-journal.js";
 
 const DAY_MS = 86_400_000;
 /** Transfers archived per step: one file append, one fsync and one commit each. */

@@ -6,7 +6,7 @@
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type Database from "better-sqlite3";
-import type { AuditKey } from "./audit-chain.js";
+import type { AuditKey } from "../audit/audit-chain.js";
 import { ADDRESS_BOOK_MAX, type AddressBook, type AddressBookEntry, AddressBookFullError } from "./address-book.js";
 
 /** The table; made at every open (IF NOT EXISTS). */

@@ -11,8 +11,8 @@
  * row walked; such a walk stops after SCAN_BUDGET rows, and the page then says where the next read goes on
  * (a short page with a cursor is not the end; a null cursor is).
  */
-import type { EntryRow } from "./journal-rows.js";
-import type { HistoryFilter, JournalState } from "./transfer-journal.js";
+import type { EntryRow } from "../journal-rows.js";
+import type { HistoryFilter, JournalState } from "../transfer-journal.js";
 
 /** Every state a journal row can be in: a read without a state filter walks each. */
 const ALL_STATES: readonly JournalState[] = ["awaiting-approval", "claimed", "refused", "signed", "accepted", "nonce-used", "replaced", "rejected", "cancelled"];

@@ -1,6 +1,6 @@
 /** The journal's records of retention: keys forgotten after their lifetime, settled transfers and audit entries archived and forgotten. */
 import type { ArchivedTransfer } from "../journal-records.js";
-import type { AuditRow } from "../audit-chain.js";
+import type { AuditRow } from "../audit/audit-chain.js";
 
 export interface RetentionRecords {
   /**

@@ -5,17 +5,17 @@
  * settled transfer of the lane.
  */
 import type Database from "better-sqlite3";
-import { ownerStatements } from "./owner.js";
-import { transferStatements } from "./transfers.js";
-import { attemptStatements } from "./attempts.js";
-import { settlingStatements } from "./settling.js";
-import { payoutItemStatements } from "./payouts.js";
-import { approvalStatements } from "./approvals.js";
-import { outflowStatements } from "./outflows.js";
-import { auditStatements } from "./audit.js";
-import { webhookStatements } from "./webhooks.js";
-import { historyStatements } from "./history.js";
-import { retentionStatements } from "./retention.js";
+import { ownerStatements } from "./sqlite-owner-statements.js";
+import { transferStatements } from "./transfers/sqlite-transfer-statements.js";
+import { attemptStatements } from "./transfers/sqlite-attempt-statements.js";
+import { settlingStatements } from "./transfers/sqlite-settling-statements.js";
+import { payoutItemStatements } from "./payout-items/sqlite-payout-item-statements.js";
+import { approvalStatements } from "./approvals/sqlite-approval-statements.js";
+import { outflowStatements } from "./outflows/sqlite-outflow-statements.js";
+import { auditStatements } from "./audit/sqlite-audit-statements.js";
+import { webhookStatements } from "./webhook-outbox/sqlite-webhook-statements.js";
+import { historyStatements } from "./history/sqlite-history-statements.js";
+import { retentionStatements } from "./retention/sqlite-retention-statements.js";
 
 export function prepareStatements(db: Database.Database) {
   return {
