@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { Wallet } from "ethers";
 import pg from "pg";
 import { archiveOldTransfers } from "../src/journal/retention/journal-retention.js";
-import { PostgresJournalReader } from "../src/journal/postgres-journal-reader.js";
+import { postgresJournalReader } from "../src/journal/postgres-journal-reader.js";
 import { openKeptDatabase } from "../src/journal/sqlite-keep-alive.js";
 import { migrateDatabase, openPostgresJournal, postgresOptions } from "../src/journal/postgres-journal-store.js";
 import { openSqliteJournal } from "../src/journal/sqlite-transfer-journal.js";
@@ -220,7 +220,7 @@ async function postgresTakeover(now: number): Promise<void> {
     return client;
   };
   const pool = new pg.Pool(postgresOptions(postgres.url));
-  const reads = new PostgresJournalReader(pool);
+  const reads = postgresJournalReader(pool);
   try {
     const filler = await session();
     await migrateDatabase(filler);

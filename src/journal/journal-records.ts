@@ -321,3 +321,20 @@ export class JournalOutcomeUnknownError extends Error {
     super(`the transfer journal's database did not confirm the record of transaction ${hash}, and cannot be asked now`);
   }
 }
+
+/**
+ * Which token and chain a journal belongs to (another is refused), and the wallet whose transfers the
+ * journal object opened writes and follows: its lane. One journal holds every lane of a wallet pool.
+ */
+export interface JournalOwner {
+  chainId: bigint;
+  walletAddress: string;
+  tokenAddress: string;
+  /** The deployment pays on other networks too: the journal is marked so that versions before networks refuse it (see SEVERAL_NETWORKS_MARK). */
+  severalNetworks?: boolean;
+}
+
+/** A write that should have changed one entry found none: the journal and the service disagree. */
+export class JournalWriteError extends Error {
+  override name = "JournalWriteError";
+}

@@ -138,3 +138,15 @@ export const SEVERAL_NETWORKS_MARK = ";several-networks";
 export function ownersChainOf(stored: string): string {
   return stored.endsWith(SEVERAL_NETWORKS_MARK) ? stored.slice(0, -SEVERAL_NETWORKS_MARK.length) : stored;
 }
+
+/** Rows read for several entries at once, by entry (each shaped by `shape`), in the order read. */
+export function groupBy<Row, Shaped>(rows: readonly Row[], entryOf: (row: Row) => number, shape: (row: Row) => Shaped): Map<number, Shaped[]> {
+  const byEntry = new Map<number, Shaped[]>();
+  for (const row of rows) {
+    const entryId = entryOf(row);
+    const group = byEntry.get(entryId);
+    if (group) group.push(shape(row));
+    else byEntry.set(entryId, [shape(row)]);
+  }
+  return byEntry;
+}

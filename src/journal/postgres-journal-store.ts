@@ -2,17 +2,18 @@
  * The journal in PostgreSQL, for several replicas of one wallet. The leader reads what is not settled for
  * good when it takes over (HOT_TRANSFERS) and ships every commit of its working copy here, on the database
  * session that holds the leader's lock: a replica that lost the lock has lost that session, so it cannot
- * write. The rest of the history stays here, read on demand (PostgresJournalReader), as followers read it.
+ * write. The rest of the history stays here, read on demand (postgresJournalReader), as followers read it.
  */
 import pg from "pg";
 import { steadyWallClockNow } from "../clock.js";
 import { AUDIT_ARCHIVE_BATCH, type AuditKey, type AuditRow } from "./audit/audit-chain.js";
-import type { PostgresJournalReader } from "./postgres-journal-reader.js";
+import type { JournalElsewhere } from "./journal-records.js";
 import { SETTLED_FOR_GOOD, SEVERAL_NETWORKS_MARK, ownersChainOf } from "./journal-rows.js";
 import { POSTGRES_MIGRATIONS } from "./postgres-migrations.js";
 import { BY_IDS } from "./postgres-by-ids.js";
 import { type ChangedRow, JOURNAL_TABLES, type JournalReplica, type JournalRow, type JournalSeed, type JournalTable } from "./sqlite-change-log.js";
-import { type JournalOwner, openSqliteJournal } from "./sqlite-transfer-journal.js";
+import type { JournalOwner } from "./journal-records.js";
+import { openSqliteJournal } from "./sqlite-transfer-journal.js";
 import { type ArchivedTransfer, JournalOwnerMismatchError, type TransferJournal } from "./transfer-journal.js";
 
 /** Serializes schema changes of replicas that start together (pg_advisory_xact_lock key). */
@@ -343,7 +344,7 @@ function combined(parts: { sql: string; values: unknown[] }[]): { text: string; 
 export async function openPostgresJournal(
   session: pg.ClientBase,
   owner: JournalOwner,
-  options: { reads: PostgresJournalReader; notify?: boolean; connectAgain?: () => pg.Client; auditKey?: AuditKey },
+  options: { reads: JournalElsewhere; notify?: boolean; connectAgain?: () => pg.Client; auditKey?: AuditKey },
 ): Promise<TransferJournal> {
   await checkDatabaseOwner(session, owner);
   // Rows an older leader wrote after migration 3 have no lane: that version served one wallet, the owner's.

@@ -14,7 +14,8 @@ import { ApiKeyRing } from "../auth/api-keys.js";
 import { type LeadingReplica, type RunningService, composeService } from "../compose.js";
 import type { DeploymentConfig } from "../config.js";
 import { auditKeyOf } from "../journal/audit/audit-chain.js";
-import { PostgresJournalReader } from "../journal/postgres-journal-reader.js";
+import { postgresJournalReader } from "../journal/postgres-journal-reader.js";
+import type { JournalElsewhere } from "../journal/journal-records.js";
 import { migrateDatabase, openPostgresJournal, postgresOptions } from "../journal/postgres-journal-store.js";
 import { ChainHeadTracker, readLatestBlock } from "../lookup/chain-head.js";
 import { TransactionLookup } from "../lookup/transaction-lookup.js";
@@ -56,7 +57,7 @@ export async function startReplica(config: DeploymentConfig & { databaseUrl: str
   const head = new ChainHeadTracker(() => readLatestBlock(chain.provider), config.headMaxAgeMs);
   const lookup = new TransactionLookup(chain.provider, head, config.transactionCacheSize);
   const leaders = cachedLeader(pool);
-  const reader = new PostgresJournalReader(pool);
+  const reader = postgresJournalReader(pool);
   const follower = buildFollowerApp(config, {
     replicaId,
     logger: log,
@@ -153,7 +154,7 @@ function cachedLeader(pool: pg.Pool) {
 }
 
 /** Several networks: another network's lookups are the leader's, which is connected to every one. */
-function isAnotherNetworksOf(chain: ChainConnection, reader: PostgresJournalReader) {
+function isAnotherNetworksOf(chain: ChainConnection, reader: JournalElsewhere) {
   return async ({ Tx, network }: { Tx: string; network?: string | number }) => {
     if (network !== undefined) return !namesNetwork(chain.network, network);
     const known = await reader.findByHash(Tx.toLowerCase());
@@ -182,7 +183,7 @@ function closeServer(server: Server): Promise<void> {
 }
 
 /** What the leader's service runs on: the journal written through its database session, checked by /ready. */
-function leadingReplica(config: DeploymentConfig & { databaseUrl: string }, replicaId: string, session: LeaderSession, reader: PostgresJournalReader): LeadingReplica {
+function leadingReplica(config: DeploymentConfig & { databaseUrl: string }, replicaId: string, session: LeaderSession, reader: JournalElsewhere): LeadingReplica {
   return {
     id: replicaId,
     openJournal: (owner, { notify }) =>

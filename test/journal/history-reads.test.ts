@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PostgresJournalReader } from "../../src/journal/postgres-journal-reader.js";
+import { postgresJournalReader } from "../../src/journal/postgres-journal-reader.js";
 import { migrateDatabase, openPostgresJournal, postgresOptions } from "../../src/journal/postgres-journal-store.js";
 import { openKeptDatabase } from "../../src/journal/sqlite-keep-alive.js";
 import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
@@ -110,7 +110,7 @@ async function postgresJournal(): Promise<{ journal: TransferJournal; close(): P
     [JSON.stringify(payoutItems.map((item, index) => ({ ...item, id: index + 1 })))],
   );
   const pool = testPool(url);
-  const leader = await openPostgresJournal(session, OWNER, { reads: new PostgresJournalReader(pool) });
+  const leader = await openPostgresJournal(session, OWNER, { reads: postgresJournalReader(pool) });
   return {
     journal: leader,
     async close() {

@@ -16,7 +16,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { steadyWallClockNow } from "../../src/clock.js";
 import { AUDIT_ARCHIVED_KIND, AuditChainCheck, type AuditRow, findAuditBreak } from "../../src/journal/audit/audit-chain.js";
 import { archiveOldAuditEntries, archiveOldTransfers } from "../../src/journal/retention/journal-retention.js";
-import { PostgresJournalReader } from "../../src/journal/postgres-journal-reader.js";
+import { postgresJournalReader } from "../../src/journal/postgres-journal-reader.js";
 import { migrateDatabase, openPostgresJournal, postgresOptions } from "../../src/journal/postgres-journal-store.js";
 import { openKeptDatabase } from "../../src/journal/sqlite-keep-alive.js";
 import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
@@ -94,7 +94,7 @@ async function postgresStore(): Promise<RetentionStore> {
     sessions.push(session);
     await session.connect();
     await migrateDatabase(session);
-    return openPostgresJournal(session, OWNER, { reads: new PostgresJournalReader(reads) });
+    return openPostgresJournal(session, OWNER, { reads: postgresJournalReader(reads) });
   };
   const store: RetentionStore = {
     journal: await leader(),

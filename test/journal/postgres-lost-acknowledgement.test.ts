@@ -5,7 +5,7 @@
  */
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PostgresJournalReader } from "../../src/journal/postgres-journal-reader.js";
+import { postgresJournalReader } from "../../src/journal/postgres-journal-reader.js";
 import { migrateDatabase, openPostgresJournal, postgresOptions } from "../../src/journal/postgres-journal-store.js";
 import { JournalUnavailableError } from "../../src/journal/transfer-journal.js";
 import { type TestPostgres, connectTestClient, startTestPostgres, testPool } from "../helpers/postgres.js";
@@ -36,7 +36,7 @@ describe("a shipment to PostgreSQL whose outcome is not heard", () => {
     await migrateDatabase(session);
     // Looked up directly: the new connection is not the one that failed.
     const reads = testPool(url);
-    const journal = await openPostgresJournal(session, OWNER, { reads: new PostgresJournalReader(reads), connectAgain: () => new pg.Client(postgresOptions(url)) });
+    const journal = await openPostgresJournal(session, OWNER, { reads: postgresJournalReader(reads), connectAgain: () => new pg.Client(postgresOptions(url)) });
     return { session, journal, reads };
   }
 

@@ -9,7 +9,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { steadyWallClockNow } from "../../src/clock.js";
 import { archiveOldTransfers } from "../../src/journal/retention/journal-retention.js";
-import { PostgresJournalReader } from "../../src/journal/postgres-journal-reader.js";
+import { postgresJournalReader } from "../../src/journal/postgres-journal-reader.js";
 import { migrateDatabase, openPostgresJournal, postgresOptions } from "../../src/journal/postgres-journal-store.js";
 import type { ArchivedTransfer, TransferJournal } from "../../src/journal/transfer-journal.js";
 import { type TestPostgres, startTestPostgres, testPool } from "../helpers/postgres.js";
@@ -40,7 +40,7 @@ async function database() {
       sessions.push(session);
       await session.connect();
       await migrateDatabase(session);
-      const journal = await openPostgresJournal(session, OWNER, { reads: new PostgresJournalReader(pool), notify });
+      const journal = await openPostgresJournal(session, OWNER, { reads: postgresJournalReader(pool), notify });
       journals.push(journal);
       return journal;
     },

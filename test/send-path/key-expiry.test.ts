@@ -1,7 +1,8 @@
 /** A backlog of idempotency keys is forgotten batch by batch, each committed before the next. */
 import { afterEach, describe, expect, it } from "vitest";
 import { steadyWallClockNow } from "../../src/clock.js";
-import { KEYS_EXPIRED_PER_CALL, openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
+import { KEYS_EXPIRED_PER_CALL } from "../../src/journal/retention/sqlite-retention-records.js";
+import { openSqliteJournal } from "../../src/journal/sqlite-transfer-journal.js";
 import type { TransferJournal } from "../../src/journal/transfer-journal.js";
 import { KEY_EXPIRY_BATCHES_PER_ROUND, expireKeyBacklog } from "../../src/send-path/key-expiry.js";
 
