@@ -15,13 +15,13 @@ export interface ViewNetwork {
 /** The journal as one lane of one network sees it, before any concern's records are added. */
 export class SqliteJournalView {
   constructor(
-    readonly store: SqliteJournalStore,
+    protected readonly store: SqliteJournalStore,
     readonly lane: string,
-    readonly network: ViewNetwork,
+    protected readonly network: ViewNetwork,
   ) {}
 
   /** The statement parameters that name this view's lane on its network. */
-  get laneOnNetwork(): { lane: string; chain: string } {
+  protected get laneOnNetwork(): { lane: string; chain: string } {
     return { lane: this.lane, chain: this.network.chain };
   }
 
