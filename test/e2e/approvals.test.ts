@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Value } from "@sinclair/typebox/value";
 import { type Contract, Wallet, parseUnits } from "ethers";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { ApiKeyRing } from "../../src/auth/api-keys.js";
 import { deployPayoutContract } from "../../src/dev/demo-chain.js";
 import { eventSchema } from "../../src/webhooks/webhook-openapi.js";
@@ -19,6 +19,7 @@ import { type WebhookReceiver, startWebhookReceiver } from "../helpers/webhook-r
 import { NODE_KINDS, type TestChain, freshAddress, setEthBalance, startTestChainOn, tokenBalanceOf, waitForReceipt } from "../helpers/test-chain.js";
 import { deployTestToken } from "../helpers/test-tokens.js";
 import { waitUntil } from "../helpers/wait-until.js";
+import { describe, it } from "../helpers/suites-side-by-side.js";
 
 const SECOND_ADMIN_KEY = "second-admin-key-7d41c9e2";
 const TRANSFER_KEY = "transfer-key-0e93b6a157";

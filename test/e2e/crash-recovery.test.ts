@@ -7,10 +7,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseUnits } from "ethers";
 import { request } from "undici";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
 import { AUTHORIZATION } from "../helpers/service.js";
 import { NODE_KINDS, type TestChain, freshAddress, startTestChain, startTestChainOn, tokenBalanceOf, waitForReceipt } from "../helpers/test-chain.js";
+import { describe, it } from "../helpers/suites-side-by-side.js";
 
 const CRASHES = NODE_KINDS.flatMap((kind) => ["after-sign", "after-broadcast"].map((faultPoint) => [faultPoint, kind] as const));
 

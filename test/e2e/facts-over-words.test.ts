@@ -5,9 +5,10 @@
  * node's answers as an implementation we do not know might.
  */
 import { Transaction, toQuantity } from "ethers";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { AUTHORIZATION, type ProxiedService, type TestService, postJson, startServiceBehindProxy } from "../helpers/service.js";
 import { NODE_KINDS, type TestChain, freshAddress, mineBlocks, startTestChainOn, tokenBalanceOf, waitForReceipt } from "../helpers/test-chain.js";
+import { describe, it } from "../helpers/suites-side-by-side.js";
 
 async function waitUntil(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -7,10 +7,11 @@
 import { randomBytes } from "node:crypto";
 import { toBeHex } from "ethers";
 import { Webhook } from "standardwebhooks";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { AUTHORIZATION, type ProxiedService, type TestService, postJson, startService, startServiceBehindProxy } from "../helpers/service.js";
 import { type TestChain, freshAddress, mineBlocks, startTestChain, tokenBalanceOf } from "../helpers/test-chain.js";
 import { type WebhookReceiver, startWebhookReceiver } from "../helpers/webhook-receiver.js";
+import { describe, it } from "../helpers/suites-side-by-side.js";
 
 const SECRET = `whsec_${randomBytes(32).toString("base64")}`;
 

@@ -9,12 +9,13 @@ import { join } from "node:path";
 import { ethers as ethers5 } from "ethers5";
 import { parseUnits } from "ethers";
 import { request } from "undici";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { openAwsKmsSigner } from "../../src/signers/aws-kms-signer.js";
 import { type TestKms, motoMissing, startTestKms } from "../helpers/moto-kms.js";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
 import { AUTHORIZATION } from "../helpers/service.js";
 import { NODE_KINDS, type TestChain, freshAddress, setEthBalance, startTestChainOn, tokenBalanceOf, waitForReceipt } from "../helpers/test-chain.js";
+import { describe, it } from "../helpers/suites-side-by-side.js";
 
 const missing = motoMissing();
 

@@ -13,7 +13,7 @@ import { Value } from "@sinclair/typebox/value";
 import { type Contract, Wallet, parseUnits } from "ethers";
 import { Webhook } from "standardwebhooks";
 import { request } from "undici";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { deployPayoutContract } from "../../src/dev/demo-chain.js";
 import { type PayoutItemEventName, type TransferEventName, eventSchema } from "../../src/webhooks/webhook-openapi.js";
 import { type WebhookReceiver, startWebhookReceiver } from "../helpers/webhook-receiver.js";
@@ -22,6 +22,7 @@ import { AUTHORIZATION, type TestService, postJson, startService } from "../help
 import { NODE_KINDS, type TestChain, freshAddress, mineBlocks, setEthBalance, startTestChain, startTestChainOn, waitForReceipt } from "../helpers/test-chain.js";
 import { deployTestToken } from "../helpers/test-tokens.js";
 import { waitUntil } from "../helpers/wait-until.js";
+import { describe, it } from "../helpers/suites-side-by-side.js";
 
 interface PayoutAnswer {
   id: number;

@@ -17,7 +17,7 @@ import { Contract, parseEther, parseUnits } from "ethers";
 import demoToken from "../../contracts/artifacts/DemoToken.json" with { type: "json" };
 import { deployDemoToken } from "../../src/dev/demo-chain.js";
 import { request } from "undici";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { type RpcProxy, startRpcProxy } from "../helpers/rpc-proxy.js";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
 import { CHROMIUM_PATH, chromiumMissing } from "../helpers/chromium.js";
@@ -25,6 +25,7 @@ import { AUTHORIZATION, TEST_API_KEY } from "../helpers/service.js";
 import { type TestChain, freshAddress, setEthBalance, startTestChain, startTestChainOn, tokenBalanceOf, waitForReceipt } from "../helpers/test-chain.js";
 import { waitUntil } from "../helpers/wait-until.js";
 import { type WebhookReceiver, startWebhookReceiver } from "../helpers/webhook-receiver.js";
+import { describe, it } from "../helpers/suites-side-by-side.js";
 
 const SECRET = `whsec_${randomBytes(32).toString("base64")}`;
 const run = promisify(execFile);

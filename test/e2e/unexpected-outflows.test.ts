@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Value } from "@sinclair/typebox/value";
 import { Contract, Wallet, parseEther, parseUnits } from "ethers";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { ApiKeyRing } from "../../src/auth/api-keys.js";
 import { deployDemoToken } from "../../src/dev/demo-chain.js";
 import { eventSchema } from "../../src/webhooks/webhook-openapi.js";
@@ -21,6 +21,7 @@ import { type WebhookReceiver, startWebhookReceiver } from "../helpers/webhook-r
 import { NODE_KINDS, type PoolWallet, type TestChain, addPoolWallets, freshAddress, mineBlocks, setEthBalance, startTestChainOn, tokenBalanceOf, waitForReceipt } from "../helpers/test-chain.js";
 import { retryWhilePoolBusy } from "../helpers/pool-client.js";
 import { waitUntil } from "../helpers/wait-until.js";
+import { describe, it } from "../helpers/suites-side-by-side.js";
 
 interface ReportedOutflow {
   wallet: string;

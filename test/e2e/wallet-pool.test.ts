@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type TransactionResponse, Wallet, parseEther } from "ethers";
 import { request } from "undici";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, expect } from "vitest";
 import { retryWhilePoolBusy } from "../helpers/pool-client.js";
 import { waitUntil } from "../helpers/wait-until.js";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
@@ -16,6 +16,7 @@ import { AUTHORIZATION, type TestService, postJson, startService } from "../help
 import { NODE_KINDS, type PoolWallet, type TestChain, addPoolWallets, freshAddress, setEthBalance, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
 import type { NetworkServices } from "../../src/network/network-services.js";
 import { deployPayoutContract } from "../../src/dev/demo-chain.js";
+import { describe, it } from "../helpers/suites-side-by-side.js";
 
 interface Answer {
   statusCode: number;
