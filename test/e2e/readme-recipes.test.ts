@@ -190,7 +190,9 @@ function bannerAsPrinted(service: DevService): string[] {
   return withoutRunValues(output.slice(start, end).replaceAll(`${dirname(service.journalPath)}/`, "data/"));
 }
 
-describe("README examples", () => {
+// Each case starts a dev service of its own (its own dev chain, port and journal folder): they run side by
+// side, as the dev runs of several readers on one machine would.
+describe.concurrent("README examples", () => {
   it("the webhook examples are events as their OpenAPI schemas define them, but for what they elide", () => {
     const fences = readmeFences();
     const request = fences.findIndex((fence) => fence.language === "http" && fence.text.includes("webhook-signature"));

@@ -5,7 +5,7 @@
  * none of it: every transfer is answered 200 and paid exactly once, lookups never trail the chain, and no
  * money decision reads the endpoint that lags.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { type TestContext, describe, expect, it } from "vitest";
 import { type BehindNode, watchBehindNode } from "../helpers/behind-node.js";
 import { type LaggingFleet, watchLaggingFleet } from "../helpers/lagging-fleet.js";
 import { AUTHORIZATION, type MultiProxiedService, postJson, startServiceBehindProxies } from "../helpers/service.js";
@@ -51,29 +51,23 @@ async function getJson(proxied: MultiProxiedService, url: string): Promise<{ sta
   return { statusCode: response.statusCode, body: JSON.parse(response.body) };
 }
 
-async function startChainMiningEverySecond(kind: NodeKind): Promise<TestChain> {
+/** A chain of `kind` mining a block a second, stopped when the case that started it ends. */
+async function startChainMiningEverySecond(kind: NodeKind, onTestFinished: TestContext["onTestFinished"]): Promise<TestChain> {
   const chain = await startTestChainOn(kind);
+  onTestFinished(() => chain.stop());
   await chain.provider.send("evm_setAutomine", [false]);
   // Anvil counts the interval in seconds, Hardhat Network in milliseconds.
   await chain.provider.send("evm_setIntervalMining", [kind === "anvil" ? 1 : 1_000]);
   return chain;
 }
 
-let chain: TestChain | undefined;
-let proxied: MultiProxiedService | undefined;
-const watchers: { stop(): void }[] = [];
-afterEach(async () => {
-  for (const watcher of watchers.splice(0)) watcher.stop();
-  await proxied?.close();
-  await chain?.stop();
-  proxied = undefined;
-  chain = undefined;
-});
-
-describe.each(NODE_KINDS)("three endpoints for one chain (%s)", (kind) => {
-  it("one killed in the middle of a 200-transfer burst at concurrency 50: every transfer answered 200 and paid exactly once", async () => {
-    chain = await startChainMiningEverySecond(kind);
-    proxied = await startServiceBehindProxies(chain.target, 3, { REBROADCAST_AFTER_MS: "2000", MAX_IN_FLIGHT_PER_LANE: "256" });
+// Each case starts its own chain, proxies and service (stopped as it ends): the cases run side by side,
+// as the suites do, up to vitest's maxConcurrency at a time; most of their time goes on waiting for blocks.
+describe.concurrent.each(NODE_KINDS)("three endpoints for one chain (%s)", (kind) => {
+  it("one killed in the middle of a 200-transfer burst at concurrency 50: every transfer answered 200 and paid exactly once", async ({ onTestFinished }) => {
+    const chain = await startChainMiningEverySecond(kind, onTestFinished);
+    const proxied = await startServiceBehindProxies(chain.target, 3, { REBROADCAST_AFTER_MS: "2000", MAX_IN_FLIGHT_PER_LANE: "256" });
+    onTestFinished(() => proxied.close());
     const spentBefore = await tokenBalanceOf(chain, chain.demo.walletAddress);
     const nonceBefore = await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest");
     const doomed = proxied.proxies[0];
@@ -92,10 +86,11 @@ describe.each(NODE_KINDS)("three endpoints for one chain (%s)", (kind) => {
   }, 240_000);
 });
 
-describe("endpoints that fail, lag or trail (anvil, a block a second)", () => {
-  it("one answering HTTP 500 and one 429: transfers answered 200 and paid once through the third; both back in rotation once well", async () => {
-    chain = await startChainMiningEverySecond("anvil");
-    proxied = await startServiceBehindProxies(chain.target, 3, { REBROADCAST_AFTER_MS: "2000" });
+describe.concurrent("endpoints that fail, lag or trail (anvil, a block a second)", () => {
+  it("one answering HTTP 500 and one 429: transfers answered 200 and paid once through the third; both back in rotation once well", async ({ onTestFinished }) => {
+    const chain = await startChainMiningEverySecond("anvil", onTestFinished);
+    const proxied = await startServiceBehindProxies(chain.target, 3, { REBROADCAST_AFTER_MS: "2000" });
+    onTestFinished(() => proxied.close());
     const [failing, limited] = proxied.proxies;
     failing.fault = { kind: "http-500" };
     limited.fault = { kind: "script", answer: () => ({ error: { code: -32005, message: "Your app has exceeded its compute units per second capacity" } }) };
@@ -111,15 +106,16 @@ describe("endpoints that fail, lag or trail (anvil, a block a second)", () => {
     failing.fault = undefined;
     limited.fault = undefined;
     await waitUntil(
-      async () => (await getJson(proxied as MultiProxiedService, "/wallet")).body.rpcEndpoints.every((endpoint: { state: string }) => endpoint.state === "in"),
+      async () => (await getJson(proxied, "/wallet")).body.rpcEndpoints.every((endpoint: { state: string }) => endpoint.state === "in"),
       PROBE_AFTER_MS + 15_000,
       "both endpoints back in rotation",
     );
   }, 120_000);
 
-  it("one refusing every broadcast as 'insufficient funds', the other taking it and answering 'nonce too low': no 417, every transfer paid once", async () => {
-    chain = await startChainMiningEverySecond("anvil");
-    proxied = await startServiceBehindProxies(chain.target, 2, { REBROADCAST_AFTER_MS: "2000" });
+  it("one refusing every broadcast as 'insufficient funds', the other taking it and answering 'nonce too low': no 417, every transfer paid once", async ({ onTestFinished }) => {
+    const chain = await startChainMiningEverySecond("anvil", onTestFinished);
+    const proxied = await startServiceBehindProxies(chain.target, 2, { REBROADCAST_AFTER_MS: "2000" });
+    onTestFinished(() => proxied.close());
     const [stale, gateway] = proxied.proxies;
     // An endpoint whose backend has a stale balance, listed first (a tie would go to it), and a gateway that
     // passed the transaction on and answers as the backend it retried on, which had mined it.
@@ -134,9 +130,10 @@ describe("endpoints that fail, lag or trail (anvil, a block a second)", () => {
     await expectPaidExactlyOnce(chain, proxied, asked, spentBefore, nonceBefore);
   }, 120_000);
 
-  it("one endpoint that takes each transaction and answers 'transaction underpriced' (ganache's words for bytes it holds): no 417, every transfer paid once", async () => {
-    chain = await startChainMiningEverySecond("anvil");
-    proxied = await startServiceBehindProxies(chain.target, 1, { REBROADCAST_AFTER_MS: "2000" });
+  it("one endpoint that takes each transaction and answers 'transaction underpriced' (ganache's words for bytes it holds): no 417, every transfer paid once", async ({ onTestFinished }) => {
+    const chain = await startChainMiningEverySecond("anvil", onTestFinished);
+    const proxied = await startServiceBehindProxies(chain.target, 1, { REBROADCAST_AFTER_MS: "2000" });
+    onTestFinished(() => proxied.close());
     const [node] = proxied.proxies;
     node.fault = { kind: "script", answer: (call) => (call.method === "eth_sendRawTransaction" ? { errorAfterForward: { code: -32003, message: "transaction underpriced" } } : undefined) };
     const spentBefore = await tokenBalanceOf(chain, chain.demo.walletAddress);
@@ -147,16 +144,17 @@ describe("endpoints that fail, lag or trail (anvil, a block a second)", () => {
     await expectPaidExactlyOnce(chain, proxied, asked, spentBefore, nonceBefore);
   }, 120_000);
 
-  it("one 10 blocks behind: no lookup answers fewer confirmations than the chain shows minus one, and no money decision reads it", async () => {
-    chain = await startChainMiningEverySecond("anvil");
+  it("one 10 blocks behind: no lookup answers fewer confirmations than the chain shows minus one, and no money decision reads it", async ({ onTestFinished }) => {
+    const chain = await startChainMiningEverySecond("anvil", onTestFinished);
     await chain.provider.send("anvil_mine", ["0x14"]);
     const behind: BehindNode = watchBehindNode(chain.rpcUrl, 10);
-    watchers.push(behind);
+    onTestFinished(() => behind.stop());
     await behind.ready;
     // The lagging endpoint first: the preferred one, were it not behind.
-    proxied = await startServiceBehindProxies(chain.target, 3, { REBROADCAST_AFTER_MS: "2000" }, ([first]) => {
+    const proxied = await startServiceBehindProxies(chain.target, 3, { REBROADCAST_AFTER_MS: "2000" }, ([first]) => {
       first.fault = { kind: "script", answer: (call) => behind.answer(call) };
     });
+    onTestFinished(() => proxied.close());
     const [lagging] = proxied.proxies;
     // Asked for its head at startup, it was left out there and then.
     expect(lagging.calls).toEqual(new Map([["eth_chainId", 1], ["eth_blockNumber", 1]]));
@@ -190,12 +188,13 @@ describe("endpoints that fail, lag or trail (anvil, a block a second)", () => {
   }, 120_000);
 });
 
-describe("an endpoint whose receipts, lookups and logs lag 8 s, first of three (hardhat, a block a second)", () => {
-  it("16 concurrent transfers: every one answered 200 and paid exactly once", async () => {
-    chain = await startChainMiningEverySecond("hardhat");
+describe.concurrent("an endpoint whose receipts, lookups and logs lag 8 s, first of three (hardhat, a block a second)", () => {
+  it("16 concurrent transfers: every one answered 200 and paid exactly once", async ({ onTestFinished }) => {
+    const chain = await startChainMiningEverySecond("hardhat", onTestFinished);
     const fleet: LaggingFleet = watchLaggingFleet(chain.rpcUrl);
-    watchers.push(fleet);
-    proxied = await startServiceBehindProxies(chain.target, 3, { REBROADCAST_AFTER_MS: "500", CHAIN_REFRESH_INTERVAL_MS: "200" });
+    onTestFinished(() => fleet.stop());
+    const proxied = await startServiceBehindProxies(chain.target, 3, { REBROADCAST_AFTER_MS: "500", CHAIN_REFRESH_INTERVAL_MS: "200" });
+    onTestFinished(() => proxied.close());
     proxied.proxies[0].fault = { kind: "script", answer: (call) => fleet.answer(call, 8_000) };
     const spentBefore = await tokenBalanceOf(chain, chain.demo.walletAddress);
     const nonceBefore = await chain.provider.getTransactionCount(chain.demo.walletAddress, "latest");
