@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseUnits, toQuantity } from "ethers";
 import { request } from "undici";
-import { afterEach, describe, expect, it } from "vitest";
+import { type TestContext, describe, expect, it } from "vitest";
 import { ROLLUP, type RollupEndpoint, rollupEndpoint, startRollupChain } from "../helpers/rollup-endpoint.js";
 import { type RpcProxy, startRpcProxy } from "../helpers/rpc-proxy.js";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
@@ -19,46 +19,43 @@ import { AUTHORIZATION } from "../helpers/service.js";
 import { type TestChain, freshAddress, tokenBalanceOf } from "../helpers/test-chain.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
-let chain: TestChain | undefined;
-let proxy: RpcProxy | undefined;
-let rollup: RollupEndpoint | undefined;
-let journalDir: string | undefined;
-const servers: ServerProcess[] = [];
-afterEach(async () => {
-  for (const server of servers.splice(0)) {
-    server.child.kill("SIGKILL");
-    await server.exited;
-  }
-  rollup?.stop();
-  await proxy?.close();
-  await chain?.stop();
-  if (journalDir) rmSync(journalDir, { recursive: true, force: true });
-  chain = proxy = rollup = journalDir = undefined;
-});
-
-async function startRollup(): Promise<{ chain: TestChain; proxy: RpcProxy; rollup: RollupEndpoint }> {
-  chain = await startRollupChain();
-  proxy = await startRpcProxy(chain.rpcUrl);
-  const endpoint = rollupEndpoint(chain.rpcUrl);
-  rollup = endpoint;
-  proxy.fault = { kind: "script", answer: (call) => endpoint.answer(call) };
-  journalDir = mkdtempSync(join(tmpdir(), "rollup-"));
-  return { chain, proxy, rollup };
+interface RollupRun {
+  chain: TestChain;
+  proxy: RpcProxy;
+  rollup: RollupEndpoint;
+  /** Starts the service (as a process) against the rollup's endpoint, on the run's journal. */
+  start(env?: Record<string, string>): Promise<ServerProcess>;
 }
 
-async function start(env: Record<string, string> = {}): Promise<ServerProcess> {
-  const server = await startServerProcess({
-    RPC_URL: (proxy as RpcProxy).url,
-    PRIVATE_KEY: (chain as TestChain).demo.privateKey,
-    TOKEN_ADDRESS: (chain as TestChain).demo.tokenAddress,
-    JOURNAL_PATH: join(journalDir as string, "transfers.sqlite"),
-    CHAIN_REFRESH_INTERVAL_MS: "250",
-    REBROADCAST_AFTER_MS: "500",
-    RATE_LIMIT_MAX: "100000",
-    ...env,
-  });
-  servers.push(server);
-  return server;
+/** A rollup chain behind its endpoint, a journal folder, and the services started on them: all stopped when the case ends. */
+async function startRollup(onTestFinished: TestContext["onTestFinished"]): Promise<RollupRun> {
+  const chain = await startRollupChain();
+  onTestFinished(() => chain.stop());
+  const proxy = await startRpcProxy(chain.rpcUrl);
+  onTestFinished(() => proxy.close());
+  const rollup = rollupEndpoint(chain.rpcUrl);
+  onTestFinished(() => rollup.stop());
+  proxy.fault = { kind: "script", answer: (call) => rollup.answer(call) };
+  const journalDir = mkdtempSync(join(tmpdir(), "rollup-"));
+  onTestFinished(() => rmSync(journalDir, { recursive: true, force: true }));
+  const start = async (env: Record<string, string> = {}) => {
+    const server = await startServerProcess({
+      RPC_URL: proxy.url,
+      PRIVATE_KEY: chain.demo.privateKey,
+      TOKEN_ADDRESS: chain.demo.tokenAddress,
+      JOURNAL_PATH: join(journalDir, "transfers.sqlite"),
+      CHAIN_REFRESH_INTERVAL_MS: "250",
+      REBROADCAST_AFTER_MS: "500",
+      RATE_LIMIT_MAX: "100000",
+      ...env,
+    });
+    onTestFinished(async () => {
+      server.child.kill("SIGKILL");
+      await server.exited;
+    });
+    return server;
+  };
+  return { chain, proxy, rollup, start };
 }
 
 async function post(server: ServerProcess, body: object, key?: string): Promise<{ status: number; body: any }> {
@@ -75,9 +72,10 @@ async function statusOf(server: ServerProcess, hash: string): Promise<{ state: s
   return (await response.body.json()) as { state: string; finalized?: boolean; blockNumber?: number | null };
 }
 
-describe("a rollup: 250 ms blocks, 128 blocks of state, a finalized tag 300 blocks behind whose first reads fail once", () => {
-  it("no transfer is reported final before the node's finalized tag passes its block; then each is", async () => {
-    const { chain } = await startRollup();
+// The two cases start a rollup each: they run side by side.
+describe.concurrent("a rollup: 250 ms blocks, 128 blocks of state, a finalized tag 300 blocks behind whose first reads fail once", () => {
+  it("no transfer is reported final before the node's finalized tag passes its block; then each is", async ({ onTestFinished }) => {
+    const { chain, rollup, start } = await startRollup(onTestFinished);
     const server = await start();
     const hashes: string[] = [];
     for (let index = 0; index < 4; index++) {
@@ -106,14 +104,14 @@ describe("a rollup: 250 ms blocks, 128 blocks of state, a finalized tag 300 bloc
     }
     expect(minedMore).toBe(true);
     // The tag was read, and its first read refused with a rate limit: no reason to take depth for finality.
-    expect(rollup?.met.finalizedRefused).toBeGreaterThan(0);
+    expect(rollup.met.finalizedRefused).toBeGreaterThan(0);
     // The tag passes them: 300 blocks at once, as hours of a rollup would.
     await chain.provider.send("anvil_mine", [toQuantity(ROLLUP.finalizedLagBlocks + 10)]);
     await waitUntil(async () => (await Promise.all(hashes.map((hash) => statusOf(server, hash)))).every((status) => status.finalized === true), 20_000, "every transfer final");
   }, 90_000);
 
-  it("a transfer journaled and never broadcast (kill -9), its nonce then used by another sender, after an outage of 300 blocks: found in the block bodies, signed again once final, every 200 paid once", async () => {
-    const { chain, proxy } = await startRollup();
+  it("a transfer journaled and never broadcast (kill -9), its nonce then used by another sender, after an outage of 300 blocks: found in the block bodies, signed again once final, every 200 paid once", async ({ onTestFinished }) => {
+    const { chain, proxy, start } = await startRollup(onTestFinished);
     const walletTokens = await tokenBalanceOf(chain, chain.demo.walletAddress);
     const first = await start();
     const paid = freshAddress();
