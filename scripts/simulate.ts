@@ -12,6 +12,7 @@
  */
 import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
+import { buildService } from "../test/helpers/service-build.js";
 import { DEFAULT_SIMULATION, simulateSeed } from "../test/simulation/simulator.js";
 
 const { values } = parseArgs({
@@ -36,6 +37,8 @@ const node = values.node;
 const seeds = values.seed !== undefined ? [Number(values.seed)] : Array.from({ length: Number(values.seeds) }, (_, index) => Number(values.from) + index);
 const parallel = Number(values.parallel);
 if (!Number.isInteger(parallel) || parallel < 1 || parallel > 16) throw new Error("--parallel is a number of seeds run at once, 1 to 16");
+// Each seed starts the compiled service (as npm start does): built first, only what changed since the last build.
+await buildService();
 const started = Date.now();
 // A seed's first line comes once its chain, proxies and service are up and its transfers done (half a minute).
 console.log(`simulating ${seeds.length} seed(s) (${seeds[0]}${seeds.length > 1 ? ` to ${seeds.at(-1)}` : ""}) on ${node}, profile ${profile}, ${networks} network(s), ${Math.min(parallel, seeds.length)} at a time: each seed prints a line when it ends`);

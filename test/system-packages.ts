@@ -7,10 +7,10 @@
  * everything.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, readdirSync } from "node:fs";
-import { join, relative } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
 import { chromiumMissing } from "./helpers/chromium.js";
 import { motoMissing } from "./helpers/moto-kms.js";
+import { selectedTestFiles } from "./helpers/selected-test-files.js";
 import { softHsmMissing } from "./helpers/softhsm.js";
 
 interface SystemPackage {
@@ -28,8 +28,6 @@ const PACKAGES: SystemPackage[] = [
   { missing: softHsmMissing, debian: "softhsm2", install: "apt-get install softhsm2", helper: "softhsm" },
   { missing: motoMissing, install: "pip install 'moto[server]'", helper: "moto-kms" },
 ];
-
-const TEST_ROOT = import.meta.dirname;
 
 export default function setup(): void {
   const needed = neededBySelectedTests();
@@ -54,35 +52,12 @@ export default function setup(): void {
   console.log(report);
 }
 
-/**
- * The packages the files of this run need, with those files. The run's files are those the command line
- * names (vitest's filters: parts of a path), or every test file when it names none (or only words that are
- * in no test file's path, such as an option's value).
- */
+/** The packages the files of this run need, with those files. */
 function neededBySelectedTests(): { wanted: SystemPackage; files: string[] }[] {
-  const all = testFiles(TEST_ROOT).map((path) => relative(process.cwd(), path));
-  const filters = commandLineFilters().filter((arg) => all.some((file) => file.includes(arg)));
-  const selected = filters.length === 0 ? all : all.filter((file) => filters.some((filter) => file.includes(filter)));
+  const selected = selectedTestFiles();
   return PACKAGES.flatMap((wanted) => {
     const imports = new RegExp(`helpers/${wanted.helper}\\.js"`);
     const files = selected.filter((file) => imports.test(readFileSync(file, "utf8")));
     return files.length > 0 ? [{ wanted, files }] : [];
-  });
-}
-
-// Options whose value is the next argument: `--exclude test/x.test.ts` names a file it leaves out, not one it runs.
-const OPTIONS_WITH_VALUES = new Set(["--exclude", "-t", "--testNamePattern", "--reporter", "--project", "-c", "--config", "--shard", "--maxWorkers", "--outputFile", "-r", "--root", "--dir"]);
-
-// The command line's file filters: its words that are neither options nor their values.
-function commandLineFilters(): string[] {
-  const args = process.argv.slice(2);
-  return args.filter((arg, index) => !arg.startsWith("-") && arg !== "run" && !OPTIONS_WITH_VALUES.has(args[index - 1] ?? ""));
-}
-
-function testFiles(directory: string): string[] {
-  return readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(directory, entry.name);
-    if (entry.isDirectory()) return entry.name === "node_modules" ? [] : testFiles(path);
-    return entry.name.endsWith(".test.ts") ? [path] : [];
   });
 }

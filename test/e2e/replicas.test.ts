@@ -62,15 +62,18 @@ async function startReplicas(
     REBROADCAST_AFTER_MS: "500",
     ...extraEnv,
   };
-  const started: ServerProcess[] = [];
-  for (let index = 0; index < count; index++) {
-    const replica = await startServerProcess({ ...env, REPLICA_ID: `replica-${index}`, ...(index === 0 ? extraEnvOfFirst : {}) });
-    replicas.push(replica);
-    started.push(replica);
-    // The first one leads: the others find the lock taken.
-    if (index === 0) await replica.waitForOutput("this replica leads");
-  }
-  return { env, started };
+  // The first one leads: the others, started together once it does, find the lock taken.
+  const leader = await startServerProcess({ ...env, REPLICA_ID: "replica-0", ...extraEnvOfFirst });
+  replicas.push(leader);
+  await leader.waitForOutput("this replica leads");
+  const followers = await Promise.all(
+    Array.from({ length: count - 1 }, async (_, index) => {
+      const follower = await startServerProcess({ ...env, REPLICA_ID: `replica-${index + 1}` });
+      replicas.push(follower);
+      return follower;
+    }),
+  );
+  return { env, started: [leader, ...followers] };
 }
 
 function send(replica: ServerProcess, path: string, body: unknown, key?: string): Promise<Answer | undefined> {

@@ -1,5 +1,6 @@
 /** The real entry point (src/server.ts) as a child process, for tests that kill or signal it. */
 import { type ChildProcess, spawn } from "node:child_process";
+import { SERVER_ENTRY } from "./service-build.js";
 import { TEST_API_KEYS } from "./service.js";
 
 export interface ServerProcess {
@@ -13,9 +14,13 @@ export interface ServerProcess {
   exited: Promise<number | null>;
 }
 
-/** Starts `node --import tsx src/server.ts` (API_KEYS: TEST_API_KEYS unless given) and waits until it listens. */
+/**
+ * Starts the compiled entry point as `npm start` does (`node dist/src/server.js`, built by the run's global
+ * setup: service-build.ts), with API_KEYS TEST_API_KEYS unless given, and waits until it listens. Source
+ * maps on: a stack trace names the TypeScript line.
+ */
 export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/server.ts"], {
+  const child = spawn(process.execPath, ["--enable-source-maps", SERVER_ENTRY], {
     env: { ...process.env, HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "info", API_KEYS: TEST_API_KEYS, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
