@@ -162,7 +162,9 @@ const RARE_RECIPIENT = `0x${(17).toString(16).padStart(40, "0")}`;
 const LANE = `0x${(2).toString(16).padStart(40, "0")}`;
 const at = (index: number) => START + index * 60_000;
 
-describe.each(["SQLite", "PostgreSQL"])("history reads on %s", (database) => {
+// Every case of these two suites only reads the rows above: the suites run side by side, and so do their
+// cases (PostgreSQL's mostly wait on its round trips). "times rise with ids" writes, after them.
+describe.concurrent.each(["SQLite", "PostgreSQL"])("history reads on %s", (database) => {
   let read: TransferJournal;
   let closeDatabase: (() => Promise<void>) | undefined;
   beforeAll(async () => {
