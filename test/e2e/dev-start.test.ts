@@ -9,18 +9,26 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { Wallet, encryptKeystoreJsonSync } from "ethers";
-import { describe, expect, it } from "vitest";
+import { type TestContext, describe, expect, it } from "vitest";
 import { startServerProcess } from "../helpers/server-process.js";
 import { commandOf, descendantsOf, isAlive, stopProcessTree } from "../helpers/process-tree.js";
 
 const run = promisify(execFile);
-// Dev runs keep their journals beside JOURNAL_PATH: here, not in the checkout's data/.
-const DEV_JOURNAL = { JOURNAL_PATH: join(mkdtempSync(join(tmpdir(), "dev-start-")), "transfers.sqlite") };
+/** JOURNAL_PATH in a folder of the case's own, removed when it ends: dev runs keep their journals beside it, not in the checkout's data/. */
+function devJournal(onTestFinished: TestContext["onTestFinished"]): { JOURNAL_PATH: string } {
+  const folder = mkdtempSync(join(tmpdir(), "dev-start-"));
+  onTestFinished(() => rmSync(folder, { recursive: true, force: true }));
+  return { JOURNAL_PATH: join(folder, "transfers.sqlite") };
+}
 
-describe("the server entry point without RPC_URL", () => {
-  it("starts a dev chain, prints a working curl command, and exits cleanly on SIGTERM", async () => {
+// Every case starts processes of its own (ports chosen by the system, journals in folders of their own): the
+// cases run side by side. The two npm start cases build first; the run's global setup built already, so
+// their builds change nothing.
+
+describe.concurrent("the server entry point without RPC_URL", () => {
+  it("starts a dev chain, prints a working curl command, and exits cleanly on SIGTERM", async ({ onTestFinished }) => {
     const child = spawn(process.execPath, ["--import", "tsx", "src/server.ts"], {
-      env: { ...process.env, RPC_URL: "", DEMO_SETUP: "", API_KEYS: "", AUTH_DISABLED: "", ...DEV_JOURNAL, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" },
+      env: { ...process.env, RPC_URL: "", DEMO_SETUP: "", API_KEYS: "", AUTH_DISABLED: "", ...devJournal(onTestFinished), PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";
@@ -53,10 +61,10 @@ describe("the server entry point without RPC_URL", () => {
     }
   });
 
-  it.each([
+  it.for([
     ["a keystore (KEYSTORE_PATH)", "KEYSTORE_PATH", 1],
     ["a pool of two keys (PRIVATE_KEY=a,b)", "PRIVATE_KEY", 2],
-  ] as const)("signs with %s when one is configured, funded on the dev chain, and says so", async (_label, variable, lanes) => {
+  ] as const)("signs with %s when one is configured, funded on the dev chain, and says so", { timeout: 90_000 }, async ([, variable, lanes], { onTestFinished }) => {
     const directory = mkdtempSync(join(tmpdir(), "dev-signer-"));
     const wallets = Array.from({ length: lanes }, () => new Wallet(Wallet.createRandom().privateKey));
     const env: Record<string, string> =
@@ -68,7 +76,7 @@ describe("the server entry point without RPC_URL", () => {
       writeFileSync(env.KEYSTORE_PASSWORD_FILE, "dev password\n");
     }
     // No RPC_URL: the local dev chain; no API_KEYS: a key generated for the run, in the printed command.
-    const server = await startServerProcess({ RPC_URL: "", DEMO_SETUP: "", API_KEYS: "", AUTH_DISABLED: "", ...DEV_JOURNAL, ...env });
+    const server = await startServerProcess({ RPC_URL: "", DEMO_SETUP: "", API_KEYS: "", AUTH_DISABLED: "", ...devJournal(onTestFinished), ...env });
     try {
       // The end of the printed curl command.
       await server.waitForOutput(`"amount":"1.5"}'`);
@@ -83,7 +91,7 @@ describe("the server entry point without RPC_URL", () => {
       await stopProcessTree(server.child.pid as number);
       rmSync(directory, { recursive: true, force: true });
     }
-  }, 90_000);
+  });
 
   it("refuses to start with a bad variable, naming it", async () => {
     const result = await run(process.execPath, ["--import", "tsx", "src/server.ts"], {
@@ -113,10 +121,10 @@ describe("the server entry point without RPC_URL", () => {
   });
 });
 
-describe("npm start, as systemd, pm2 or CI run it (no terminal)", () => {
-  it.each(["SIGINT", "SIGTERM"] as const)("leaves no process behind within 5 s of %s to npm's own PID", async (signal) => {
+describe.concurrent("npm start, as systemd, pm2 or CI run it (no terminal)", () => {
+  it.for(["SIGINT", "SIGTERM"] as const)("leaves no process behind within 5 s of %s to npm's own PID", { timeout: 120_000 }, async (signal, { onTestFinished }) => {
     const npm = spawn("npm", ["start"], {
-      env: { ...process.env, RPC_URL: "", DEMO_SETUP: "", API_KEYS: "", AUTH_DISABLED: "", ...DEV_JOURNAL, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" },
+      env: { ...process.env, RPC_URL: "", DEMO_SETUP: "", API_KEYS: "", AUTH_DISABLED: "", ...devJournal(onTestFinished), PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";
@@ -136,7 +144,7 @@ describe("npm start, as systemd, pm2 or CI run it (no terminal)", () => {
     } finally {
       await stopProcessTree(npm.pid as number, 0);
     }
-  }, 120_000);
+  });
 });
 
 async function waitFor<T>(probe: () => T | undefined, timeoutMs: number, describe: () => string): Promise<T> {
