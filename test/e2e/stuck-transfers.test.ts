@@ -210,8 +210,10 @@ describe("the fee cap holds for stuck transfers", () => {
     expect(sent.statusCode).toBe(200);
     const first = sent.body.result.hash as string;
     const cap = 4n * GWEI;
-    // 10 gwei base fee: above the 4 gwei cap.
-    for (let block = 0; block < 6; block++) await mineAt(chain, 10n * GWEI);
+    // 10 gwei base fee: above the 4 gwei cap. Blocks until the latest attempt offers the cap (each re-pricing
+    // waits for blocks the service has read: on a busy machine it may read two at once, and re-price once).
+    const latestOffer = async () => BigInt((await status(service, first)).json().attempts.at(-1).maxFeePerGas);
+    for (let block = 0; block < 20 && (await latestOffer()) < cap; block++) await mineAt(chain, 10n * GWEI);
     expect(await tokenBalanceOf(chain, recipient)).toBe(0n);
     const document = (await status(service, first)).json();
     const latest = document.attempts.at(-1);
