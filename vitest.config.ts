@@ -11,8 +11,9 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Each file starts its own anvil; two cores run two files at a time comfortably.
     maxWorkers: 2,
-    // Only the seeded fault simulation has concurrent cases: three seeds at a time, as npm run simulate runs
-    // them on this machine (each mostly waits for blocks).
+    // Concurrent cases and suites run three at a time: the simulation's seeds, as npm run simulate runs them
+    // on this machine, and the end-to-end suites side by side (test/helpers/suites-side-by-side.ts); each
+    // mostly waits for blocks.
     maxConcurrency: 3,
     sequence: { sequencer: SlowFilesFirst },
   },

@@ -26,7 +26,7 @@ function devJournal(onTestFinished: TestContext["onTestFinished"]): { JOURNAL_PA
 // their builds change nothing.
 
 describe.concurrent("the server entry point without RPC_URL", () => {
-  it("starts a dev chain, prints a working curl command, and exits cleanly on SIGTERM", async ({ onTestFinished }) => {
+  it("starts a dev chain, prints a working curl command, and exits cleanly on SIGTERM", async ({ expect, onTestFinished }) => {
     const child = spawn(process.execPath, ["--import", "tsx", "src/server.ts"], {
       env: { ...process.env, RPC_URL: "", DEMO_SETUP: "", API_KEYS: "", AUTH_DISABLED: "", ...devJournal(onTestFinished), PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" },
       stdio: ["ignore", "pipe", "pipe"],

@@ -199,7 +199,7 @@ describe.each(NODE_KINDS)("payouts on %s", (kind) => {
     );
   });
 
-  it("refuses to start when PAYOUT_CONTRACT holds other code, or none: the wallet would approve it to spend its tokens", async () => {
+  it("refuses to start when PAYOUT_CONTRACT holds other code, or none: the wallet would approve it to spend its tokens", async ({ expect }) => {
     const tokenAddress = await token.getAddress();
     await expect(startService({ ...chain.target, tokenAddress }, { PAYOUT_CONTRACT: tokenAddress })).rejects.toThrow(/PAYOUT_CONTRACT: the contract at .* is not this version's PayoutBatch/);
     await expect(startService({ ...chain.target, tokenAddress }, { PAYOUT_CONTRACT: freshAddress() })).rejects.toThrow(/PAYOUT_CONTRACT: no contract at/);

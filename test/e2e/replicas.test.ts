@@ -1,5 +1,5 @@
 /**
- * Several replicas of the service (real processes, src/server.ts) on one real PostgreSQL and one wallet
+ * Several replicas of the service (real processes, the compiled entry point) on one real PostgreSQL and one wallet
  * on anvil: transfers spread across them, a leader killed (-9) in the middle, a key sent to two at once.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -66,13 +66,12 @@ async function startReplicas(
   const leader = await startServerProcess({ ...env, REPLICA_ID: "replica-0", ...extraEnvOfFirst });
   replicas.push(leader);
   await leader.waitForOutput("this replica leads");
-  const followers = await Promise.all(
-    Array.from({ length: count - 1 }, async (_, index) => {
-      const follower = await startServerProcess({ ...env, REPLICA_ID: `replica-${index + 1}` });
-      replicas.push(follower);
-      return follower;
-    }),
-  );
+  // Every start settled before a failure is thrown: afterEach then stops each follower that did start.
+  const starts = await Promise.allSettled(Array.from({ length: count - 1 }, (_, index) => startServerProcess({ ...env, REPLICA_ID: `replica-${index + 1}` })));
+  const followers = starts.flatMap((start) => (start.status === "fulfilled" ? [start.value] : []));
+  replicas.push(...followers);
+  const failed = starts.find((start) => start.status === "rejected");
+  if (failed) throw failed.reason;
   return { env, started: [leader, ...followers] };
 }
 

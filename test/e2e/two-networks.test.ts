@@ -279,7 +279,8 @@ describe.each(["anvil", "hardhat"] as const)("one deployment on two networks, th
     expect(await alpha.provider.getBalance(recipient)).toBe(0n);
   });
 
-  it.skipIf(noBrowser)("has a console whose network switcher shows each network's wallet, in every token, and its own transfers", async () => {
+  // expect.poll with the case's own expect: the other network kind's suite runs beside this one.
+  it.skipIf(noBrowser)("has a console whose network switcher shows each network's wallet, in every token, and its own transfers", async ({ expect }) => {
     const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: ["--no-sandbox", "--disable-gpu"] });
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });

@@ -1,4 +1,4 @@
-/** The real entry point (src/server.ts) as a child process, for tests that kill or signal it. */
+/** The real entry point (compiled: dist/src/server.js) as a child process, for tests that kill or signal it. */
 import { type ChildProcess, spawn } from "node:child_process";
 import { SERVER_ENTRY } from "./service-build.js";
 import { TEST_API_KEYS } from "./service.js";

@@ -16,12 +16,21 @@ const TSC = join(REPOSITORY, "node_modules", "typescript", "bin", "tsc");
 /** The compiled entry point, relative to the repository (startServerProcess's working folder). */
 export const SERVER_ENTRY = "dist/src/server.js";
 
-/** Compiles both projects (side by side: their outputs do not overlap); fails with tsc's own report. */
+// tsc's exit status when it found type errors and still wrote every output (noEmitOnError is off).
+const WROTE_DESPITE_TYPE_ERRORS = 2;
+
+/**
+ * Compiles both projects (side by side: their outputs do not overlap). Type errors are reported and the
+ * tests run on what tsc wrote, as they ran through tsx before (npm run typecheck is what fails on them);
+ * any other failure stops the run with tsc's own report.
+ */
 export async function buildService(): Promise<void> {
   await Promise.all(
     ["tsconfig.build.json", "tsconfig.console.json"].map((project) =>
-      promisify(execFile)(process.execPath, [TSC, "-p", project], { cwd: REPOSITORY }).catch((error: { stdout?: string; stderr?: string }) => {
-        throw new Error(`the build the tests run (tsc -p ${project}) failed:\n${error.stdout ?? ""}${error.stderr ?? ""}`);
+      promisify(execFile)(process.execPath, [TSC, "-p", project], { cwd: REPOSITORY }).catch((error: { code?: number; stdout?: string; stderr?: string }) => {
+        const report = `${error.stdout ?? ""}${error.stderr ?? ""}`;
+        if (error.code !== WROTE_DESPITE_TYPE_ERRORS) throw new Error(`the build the tests run (tsc -p ${project}) failed:\n${report}`);
+        console.warn(`tsc -p ${project} found type errors (the tests run on its output):\n${report}`);
       }),
     ),
   );
