@@ -56,7 +56,7 @@ async function statusOnceMined(service: TestService, hash: string) {
   return document;
 }
 
-describe("re-pricing stuck transfers on anvil", () => {
+describe.alone("re-pricing stuck transfers on anvil", () => {
   let chain: TestChain;
   let proxied: ProxiedService;
   let service: TestService;

@@ -7,13 +7,12 @@ import { Wallet, parseUnits, toBeHex } from "ethers";
 import { Value } from "@sinclair/typebox/value";
 import { Webhook } from "standardwebhooks";
 import { request } from "undici";
-import { afterAll, beforeAll, expect } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ServerProcess, startServerProcess } from "../helpers/server-process.js";
 import { AUTHORIZATION, type ProxiedService, type TestService, postJson, startService, startServiceBehindProxy } from "../helpers/service.js";
 import { type TestChain, freshAddress, mineBlocks, setEthBalance, startTestChain } from "../helpers/test-chain.js";
 import { type EventName, WEBHOOKS_OPENAPI, eventSchema } from "../../src/webhooks/webhook-openapi.js";
 import { type ReceivedWebhook, type WebhookReceiver, startWebhookReceiver } from "../helpers/webhook-receiver.js";
-import { describe, it } from "../helpers/suites-side-by-side.js";
 
 const SECRET = `whsec_${randomBytes(32).toString("base64")}`;
 const RECEIVER_TOKEN = "receiver-token-4a1e9c";

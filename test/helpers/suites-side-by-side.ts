@@ -12,9 +12,12 @@ import { describe as vitestDescribe, it as vitestIt } from "vitest";
 const sideBySide = vitestDescribe.concurrent;
 const inOrder = vitestIt.sequential;
 
-// skipIf and runIf as vitest's own: a suite or case left out is left out the same way.
+// skipIf and runIf as vitest's own: a suite or case left out is left out the same way. `alone`: a suite
+// that counts the node calls of a round of blocks runs by itself (vitest runs it before or after the
+// suites side by side): beside them, its service may read two blocks at once and make one round of them.
 export const describe = Object.assign(sideBySide, {
   skipIf: (condition: unknown) => (condition ? vitestDescribe.skip : sideBySide),
+  alone: vitestDescribe,
 });
 export const it = Object.assign(inOrder, {
   skipIf: (condition: unknown) => (condition ? vitestIt.skip : inOrder),
