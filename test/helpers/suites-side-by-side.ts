@@ -4,8 +4,8 @@
  * side by side, up to vitest's maxConcurrency at a time, while each suite's cases run in order, one at a
  * time, as they are written (a case may build on the one before it, and the hooks still run per suite).
  * Only for such files: a file whose suites share a chain, a service or module state keeps vitest's own.
- * Assertions that count or snapshot must use the case's own `expect` (from its context), as in any
- * concurrent case; plain `expect(...)` assertions fail their own case.
+ * As in any concurrent case, `expect.poll`, `.rejects`/`.resolves`, snapshots and counted assertions must
+ * use the case's own `expect` (from its context); plain `expect(...)` assertions fail their own case.
  */
 import { describe as vitestDescribe, it as vitestIt } from "vitest";
 
