@@ -7,11 +7,20 @@
  * hundred.
  */
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 
 const REPOSITORY = join(import.meta.dirname, "..", "..");
 const TSC = join(REPOSITORY, "node_modules", "typescript", "bin", "tsc");
+
+/** The tsc projects `npm run build` compiles, read from package.json's script: one list, not a copy of it. */
+function buildProjects(): string[] {
+  const { scripts } = JSON.parse(readFileSync(join(REPOSITORY, "package.json"), "utf8")) as { scripts: { build: string } };
+  const projects = [...scripts.build.matchAll(/tsc -p (\S+)/g)].map((match) => match[1]);
+  if (projects.length === 0) throw new Error(`package.json's build script names no tsc project: ${scripts.build}`);
+  return projects;
+}
 
 /** The compiled entry point, relative to the repository (startServerProcess's working folder). */
 export const SERVER_ENTRY = "dist/src/server.js";
@@ -20,13 +29,13 @@ export const SERVER_ENTRY = "dist/src/server.js";
 const WROTE_DESPITE_TYPE_ERRORS = 2;
 
 /**
- * Compiles both projects (side by side: their outputs do not overlap). Type errors are reported and the
+ * Compiles npm run build's projects (side by side: their outputs do not overlap). Type errors are reported and the
  * tests run on what tsc wrote, as they ran through tsx before (npm run typecheck is what fails on them);
  * any other failure stops the run with tsc's own report.
  */
 export async function buildService(): Promise<void> {
   await Promise.all(
-    ["tsconfig.build.json", "tsconfig.console.json"].map((project) =>
+    buildProjects().map((project) =>
       promisify(execFile)(process.execPath, [TSC, "-p", project], { cwd: REPOSITORY }).catch((error: { code?: number; stdout?: string; stderr?: string }) => {
         const report = `${error.stdout ?? ""}${error.stderr ?? ""}`;
         if (error.code !== WROTE_DESPITE_TYPE_ERRORS) throw new Error(`the build the tests run (tsc -p ${project}) failed:\n${report}`);
