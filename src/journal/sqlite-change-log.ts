@@ -6,8 +6,7 @@
  * broadcast before its record is in the shared database.
  */
 import type Database from "better-sqlite3";
-import type { AuditRow } from "./audit/audit-chain.js";
-import type { ArchivedTransfer } from "./transfer-journal.js";
+import type { DatabaseRetention } from "./retention/postgres-retention.js";
 
 /** The tables a journal keeps, with their primary keys. journal_owner is checked by each store itself. */
 export const JOURNAL_TABLES = { transfers: "id", attempts: "id", webhook_events: "seq", webhook_deliveries: "id", payout_items: "id", signing_pauses: "id", wallet_outflows: "id", outflow_watch_starts: "chain_id", audit_log: "seq", address_book: "id" } as const;
@@ -44,16 +43,8 @@ export interface JournalReplica {
    * older transfer's attempt there.
    */
   holds(hash: string, transferId: number): Promise<boolean | undefined>;
-  /** Keeps archived transfers in the shared database (before the journal deletes them); a repeat changes nothing. */
-  archive(records: readonly ArchivedTransfer[]): Promise<void>;
-  /**
-   * Retention of what the working copy does not hold: archives, in the shared database itself, the transfers
-   * made before `before` that are settled for good, except those `held` says the working copy holds (the
-   * copy archives its own). Returns how many.
-   */
-  archiveSettled(before: number, held: (ids: readonly number[]) => ReadonlySet<number>): Promise<number>;
-  /** Moves the audit entries entered before `before`, oldest first and never the last, into audit_archive (see TransferJournal.archiveAuditElsewhere). */
-  archiveAudit(before: number): Promise<{ count: number; last: AuditRow } | undefined>;
+  /** Retention in the shared database: its archive tables, and what the working copy does not hold. */
+  readonly retention: DatabaseRetention;
 }
 
 const TABLE_NAMES = Object.keys(JOURNAL_TABLES) as JournalTable[];

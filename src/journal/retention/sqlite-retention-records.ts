@@ -40,13 +40,13 @@ export function withSqliteRetentionRecords<Base extends ViewClass<SqliteJournalV
 
     get databaseArchive(): ((records: readonly ArchivedTransfer[]) => Promise<void>) | undefined {
       const { replica } = this.store;
-      return replica && ((records) => replica.archive(records));
+      return replica && ((records) => replica.retention.archive(records));
     }
 
     async archiveSettledElsewhere(before: number): Promise<number> {
       const { replica, statements } = this.store;
       if (!replica) return 0;
-      return replica.archiveSettled(before, (ids) => new Set(statements.heldOf.all(JSON.stringify(ids)) as number[]));
+      return replica.retention.archiveSettled(before, (ids) => new Set(statements.heldOf.all(JSON.stringify(ids)) as number[]));
     }
 
     archivableAudit(before: number, limit: number): AuditRow[] {
@@ -69,7 +69,7 @@ export function withSqliteRetentionRecords<Base extends ViewClass<SqliteJournalV
     }
 
     async archiveAuditElsewhere(before: number): Promise<{ count: number; last: AuditRow } | undefined> {
-      return this.store.replica?.archiveAudit(before);
+      return this.store.replica?.retention.archiveAudit(before);
     }
 
     forgetArchived(entryIds: readonly number[]): void {
