@@ -136,6 +136,22 @@ export interface Delivery {
   createdAt: string;
 }
 
+/** An entry of GET /audit. */
+export interface AuditEntry {
+  seq: number;
+  at: string;
+  kind: string;
+  transferId: number | null;
+  actor: string | null;
+  detail: Record<string, unknown>;
+}
+
+/** A page of GET /audit?order=newest. */
+export interface AuditPage {
+  entries: AuditEntry[];
+  nextBefore: string | null;
+}
+
 /** One hour of GET /transfers/activity. */
 export interface ActivityHour {
   start: string;

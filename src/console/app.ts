@@ -12,6 +12,7 @@ import { ConsoleSession } from "./session.js";
 import type { ViewContext } from "./view-context.js";
 import { ActivityView } from "./views/activity.js";
 import { addToAddressBook, showAddressBook } from "./views/address-book.js";
+import { AuditView, downloadAudit } from "./views/audit.js";
 import { showApprovals } from "./views/approvals.js";
 import { closeTransfer, showTransfer } from "./views/transfer.js";
 import { TransfersView } from "./views/transfers.js";
@@ -25,6 +26,7 @@ class ConsolePage {
   readonly #activity = new ActivityView();
   readonly #transfers = new TransfersView();
   readonly #webhooks = new WebhooksView();
+  readonly #audit = new AuditView();
   readonly #context: ViewContext = {
     session: this.#session,
     refresh: () => this.#refresh(),
@@ -54,6 +56,9 @@ class ConsolePage {
       event.preventDefault();
       void addToAddressBook(this.#context);
     });
+    byId("audit-older").addEventListener("click", () => void this.#audit.older(this.#context));
+    byId("audit-newer").addEventListener("click", () => void this.#audit.newer(this.#context));
+    byId("audit-download").addEventListener("click", () => void downloadAudit(this.#context));
     byId<HTMLSelectElement>("network").addEventListener("change", (event) => {
       this.#session.network = (event.target as HTMLSelectElement).value;
       void this.#refresh();
@@ -88,8 +93,9 @@ class ConsolePage {
 
   #signOut(): void {
     window.clearInterval(this.#timer);
-    // The next key may not see every client's counts: the charts are asked for again at its sign-in.
+    // The next key may not see every client's counts, nor the audit log: both are asked for again at its sign-in.
     this.#activity.reset();
+    this.#audit.reset();
     this.#session.forget();
     byId<HTMLInputElement>("api-key").value = "";
     byId("app").hidden = true;
@@ -133,6 +139,7 @@ class ConsolePage {
         this.#transfers.showInFlight(context),
         this.#transfers.showRecent(context),
         this.#webhooks.show(context),
+        this.#audit.show(context),
       ]);
       byId("updated").textContent = `Updated ${new Date().toLocaleTimeString()}`;
     } catch (error) {

@@ -41,6 +41,17 @@ export class ConsoleSession {
     return bodyOf(await this.call<T>("GET", path));
   }
 
+  /** A file the service answers (a CSV export), with the name the service gives it; an ApiError for a refusal. */
+  async file(path: string, accept: string): Promise<{ name: string; blob: Blob }> {
+    const response = await fetch(path, { headers: { authorization: `Bearer ${this.key ?? ""}`, accept } });
+    if (!response.ok) {
+      const body = (await response.json().catch(() => ({}))) as { code?: string; message?: string };
+      throw new ApiError(response.status, body.code ?? "ERROR", body.message ?? `HTTP ${response.status}`);
+    }
+    const name = /filename="([^"]+)"/.exec(response.headers.get("content-disposition") ?? "")?.[1] ?? "download";
+    return { name, blob: await response.blob() };
+  }
+
   /** The list filter of the chosen network (none with one network). */
   onNetwork(): string {
     return this.network === undefined ? "" : `&network=${encodeURIComponent(this.network)}`;

@@ -81,6 +81,15 @@ export const CONSOLE_HTML = `<!doctype html>
       <h2 id="deliveries-title">Webhook deliveries, failed and pending</h2>
       <div id="deliveries" class="scroll"></div>
     </section>
+    <section aria-labelledby="audit-title">
+      <h2 id="audit-title">Audit log, newest first</h2>
+      <div id="audit-controls" hidden>
+        <button id="audit-newer" type="button" disabled>Newer</button>
+        <button id="audit-older" type="button" disabled>Older</button>
+        <button id="audit-download" type="button">Download CSV</button>
+      </div>
+      <div id="audit" class="scroll"></div>
+    </section>
   </div>
   <dialog id="confirm" aria-labelledby="confirm-text">
     <form method="dialog">
@@ -121,6 +130,8 @@ th { overflow-wrap: normal; white-space: nowrap; }
 code { font-family: ui-monospace, monospace; font-size: 0.9em; word-break: break-all; }
 .scroll { overflow-x: auto; }
 .actions { display: flex; gap: 6px; flex-wrap: wrap; }
+#audit summary { font-family: ui-monospace, monospace; font-size: 0.9em; cursor: pointer; word-break: break-all; }
+#audit-controls:not([hidden]) { display: flex; gap: 6px; flex-wrap: wrap; margin-bottom: 8px; }
 ul.recipients { margin: 0; padding-left: 1.1em; }
 #address-book-form:not([hidden]) { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin-top: 8px; }
 #sign-in-error, #outcome { font-weight: 600; }

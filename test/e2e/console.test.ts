@@ -2,12 +2,13 @@
  * The operator's console in a real browser (Debian's chromium, headless, driven by playwright-core),
  * against the service on a dev chain that mines only when told: it signs in with the keyboard, lists the
  * transfers, finds one by hash, cancels a stuck one and sees it end cancelled, finds a payout batch by an
- * item's id and shows each item's state, shows a spend nobody asked for and the signing pause it caused, and
- * resumes signing. Screenshots at 1280 px (with a transfer in flight, after, and paused) and 390 px are
+ * item's id and shows each item's state, shows a spend nobody asked for and the signing pause it caused,
+ * resumes signing, and pages through the audit log and saves it as CSV. Screenshots at 1280 px (with a transfer in flight, after, and paused) and 390 px are
  * saved to test-artifacts/.
  */
 import { execFile } from "node:child_process";
 import { mkdirSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { Wallet } from "ethers";
@@ -181,7 +182,14 @@ describe.skipIf(missing)(missing ? `the console in Chromium: NOT RUN, ${missing}
     const tokens = page.locator("#wallet table tbody td").nth(2);
     await expect.poll(() => tokens.textContent()).toMatch(/^[\d.]+ DEMO$/);
     await expect.poll(() => page.locator("#recent tbody").textContent()).toContain(" DEMO");
-    expect(await page.locator("#app").textContent()).not.toContain(chain.demo.tokenAddress);
+    // Every view but the audit log's details, which quote each fact as the log holds it (the contract's address).
+    const named = await page.locator("#app").evaluate((app) => {
+      const copy = app.cloneNode(true) as HTMLElement;
+      copy.querySelectorAll("#audit td:last-child").forEach((detail) => detail.remove());
+      return copy.textContent;
+    });
+    expect(named).not.toContain(chain.demo.tokenAddress);
+    expect(named).toContain("Audit log");
   });
 
   it("keeps every column heading on one line at 1280 px", async () => {
@@ -205,6 +213,8 @@ describe.skipIf(missing)(missing ? `the console in Chromium: NOT RUN, ${missing}
     await reader.keyboard.press("Enter");
     await expect.poll(() => reader.locator("#recent tbody tr").count()).toBe(4);
     expect(await reader.locator("#wallet").textContent()).toContain("admin keys only");
+    await expect.poll(() => reader.locator("#audit").textContent()).toContain("admin keys only");
+    expect(await reader.locator("#audit-controls").isVisible()).toBe(false);
     expect(await reader.getByRole("button", { name: /^(Cancel|Re-price|Retry) / }).count()).toBe(0);
     await reader.close();
   });
@@ -346,9 +356,54 @@ describe.skipIf(missing)(missing ? `the console in Chromium: NOT RUN, ${missing}
     await dialog.getByRole("button", { name: "Yes" }).click();
     await expect.poll(() => page.locator("#outcome").textContent()).toBe(`POST /transfers/${asked.body.id}/reject: 200, state rejected`);
   });
+  it("shows an admin the audit log newest first, live, pages to older entries and back, and saves the CSV GET /audit exports", async () => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    type Page = { entries: { seq: number; kind: string; actor: string | null }[]; nextBefore: string | null };
+    const logPage = async (before?: number) =>
+      (await service.app.inject({ method: "GET", url: `/audit?order=newest&limit=20${before === undefined ? "" : `&before=${before}`}`, headers: AUTHORIZATION })).json() as Page;
+    const shownSeqs = () => page.locator("#audit tbody tr").evaluateAll((rows) => rows.map((row) => Number((row as HTMLElement).dataset.seq)));
+    const seqsOf = (answer: Page) => answer.entries.map((entry) => entry.seq);
+    // The cases before made more than two pages of entries.
+    expect((await logPage()).nextBefore).not.toBeNull();
+    // The newest page is read again at every poll: it shows what the log holds now.
+    await expect.poll(async () => (await shownSeqs()).join() === seqsOf(await logPage()).join(), { timeout: 15_000 }).toBe(true);
+    const newest = await shownSeqs();
+    expect(newest).toHaveLength(20);
+    expect(newest).toEqual([...newest].sort((a, b) => b - a));
+    const first = (await logPage()).entries.find((entry) => entry.seq === newest[0]);
+    const firstCells = await page.locator(`#audit tr[data-seq="${newest[0]}"] td`).allTextContents();
+    expect(firstCells[2]).toBe(first?.kind);
+    expect(firstCells[4]).toBe(first?.actor ?? "the service");
+    const newer = page.getByRole("button", { name: "Newer" });
+    expect(await newer.isDisabled()).toBe(true);
+    // A transfer made now enters the log: its entries come to the top without a reload.
+    const sent = await postJson(service.app, "/transfer", { toAddress: freshAddress(), amount: "1" }, { "idempotency-key": "console-audit" });
+    expect(sent.statusCode, sent.raw).toBe(200);
+    await expect.poll(async () => (await shownSeqs())[0], { timeout: 15_000 }).toBeGreaterThan(newest[0]);
+    await page.locator("#audit").screenshot({ path: join(ARTIFACTS, "console-audit-1280.png") });
+
+    const live = await shownSeqs();
+    await page.getByRole("button", { name: "Older" }).click();
+    const older = seqsOf(await logPage(live[live.length - 1]));
+    await expect.poll(shownSeqs).toEqual(older);
+    expect(older).toHaveLength(20);
+    expect(Math.max(...older)).toBeLessThan(Math.min(...live));
+    await newer.click();
+    await expect.poll(async () => (await shownSeqs()).join() === seqsOf(await logPage()).join()).toBe(true);
+
+    const exported = (await service.app.inject({ method: "GET", url: "/audit", headers: { ...AUTHORIZATION, accept: "text/csv" } })).body;
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download CSV" }).click()]);
+    expect(download.suggestedFilename()).toMatch(/^audit-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.csv$/);
+    const saved = await readFile(await download.path(), "utf8");
+    // Oldest first, as the export is: entries made since it was read can only follow.
+    expect(saved.startsWith(exported)).toBe(true);
+    expect(exported.split("\r\n")[0]).toBe("seq,at,kind,transferId,actor,detail,prevHash,hash");
+    await expect.poll(() => page.locator("#outcome").textContent()).toBe(`Saved the audit log as ${download.suggestedFilename()}.`);
+  });
+
   it("serves each view's module without a key under the page's security policy, and nothing else under /console/", async () => {
     // The page is made of ES modules, one per view: each is served as the entry is.
-    for (const module of ["app.js", "session.js", "views/transfers.js", "views/wallet.js"]) {
+    for (const module of ["app.js", "session.js", "views/transfers.js", "views/wallet.js", "views/audit.js"]) {
       const served = await fetch(`${base}/console/${module}`);
       expect(served.status, module).toBe(200);
       expect(served.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
