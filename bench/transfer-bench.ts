@@ -1,7 +1,10 @@
 /**
- * POST /transfer throughput against a local anvil (automine), next to a baseline measured in the same run
+ * POST /transfer throughput against a local anvil (automine), next to baselines measured in the same run
  * at the same concurrency: a bare loop that signs the same token transfers with ethers and sends them with
- * eth_sendRawTransaction straight to the node. Each measurement gets a fresh chain.
+ * eth_sendRawTransaction straight to the node, and the same loop with every guarantee the service keeps
+ * (bench/same-guarantees.ts: the estimate, the signed bytes durable with their audit entry, then the
+ * broadcast), each ratio also printed as one `RESULT same-guarantees c=<N> ratio=<X>` line. Each
+ * measurement gets a fresh chain.
  *
  * The machine's speed drifts, so baseline and service alternate over ROUNDS rounds and the median is shown,
  * with how busy the service's event loop was (it runs on this thread; the load comes from a worker's), and
@@ -18,6 +21,8 @@
  *                                      SKIP_RPC_COST=true the calls counted through a proxy)
  */
 import { existsSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { JsonRpcProvider, Transaction, Wallet, toBigInt } from "ethers";
 import { Pool } from "undici";
@@ -28,6 +33,7 @@ import { type DemoChain, setUpDemoChain } from "../src/dev/demo-chain.js";
 import { type TestPostgres, startTestPostgres } from "../test/helpers/postgres.js";
 import { type RunResult, countRpcCalls, formatRate, loadFromWorker, medianRound, runAtConcurrency, startBenchReplica, startBenchService } from "./measure.js";
 import { processCpuMicros } from "./process-cpu.js";
+import { type DurableRecord, postgresRecord, sqliteRecord } from "./same-guarantees.js";
 import { measureRpcCost } from "./rpc-cost.js";
 
 const CONCURRENCIES = (process.env.CONCURRENCIES ?? "1,10,50").split(",").map(Number);
@@ -72,13 +78,29 @@ function formatCpu(cpu: CpuUse): string {
   return `CPU a transfer ${cpu.processMs.toFixed(2)} ms in this process${cpu.nodeMs === undefined ? "" : `, ${cpu.nodeMs.toFixed(2)} ms in the node`}`;
 }
 
+/** What a baseline does for each transfer besides signing and sending it. */
+interface BaselineSteps {
+  /** eth_estimateGas at latest first, as the service's pre-flight does. */
+  estimate?: boolean;
+  /** The signed bytes kept durably before the broadcast (bench/same-guarantees.ts), in a new record each round. */
+  record?: () => Promise<DurableRecord>;
+}
+
+/** One JSON-RPC call on the baseline's own connections; its result, or undefined for an error answer. */
+async function rpcResult(pool: Pool, id: number, method: string, params: unknown[]): Promise<string | undefined> {
+  const response = await pool.request({ path: "/", method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id, method, params }) });
+  const reply = (await response.body.json()) as { result?: unknown };
+  return typeof reply.result === "string" ? reply.result : undefined;
+}
+
 /**
  * The least work the job can take: sign, then eth_sendRawTransaction, nonces counted in-process. With
  * `estimate`, each transfer is first estimated by the node (eth_estimateGas at latest), as the service's
  * pre-flight does so that a transfer the token would refuse is answered 417 and never sent: what that
- * one call costs the node, apart from everything else the service does.
+ * one call costs the node, apart from everything else the service does. With `record` as well, the same
+ * guarantees as the service: the signed bytes durable, with their audit entry, before the broadcast.
  */
-async function measureBaseline(count: number, concurrency: number, estimate = false): Promise<MeasuredBaseline> {
+async function measureBaseline(count: number, concurrency: number, steps: BaselineSteps = {}): Promise<MeasuredBaseline> {
   return withFreshChain(async (rpcUrl, demo, nodeCpuMicros) => {
     const provider = new JsonRpcProvider(rpcUrl, undefined, { staticNetwork: true, batchMaxCount: 1 });
     const wallet = new Wallet(demo.privateKey);
@@ -87,18 +109,11 @@ async function measureBaseline(count: number, concurrency: number, estimate = fa
     let nonce = Number(await provider.send("eth_getTransactionCount", [wallet.address, "pending"]));
     provider.destroy();
     const pool = new Pool(rpcUrl, { connections: concurrency });
+    const record = await steps.record?.();
     try {
       const { value, cpu } = await measuringCpu(count + WARMUP, nodeCpuMicros, () => runAtConcurrency(count, concurrency, async (index) => {
         const to = recipients[index % recipients.length];
-        if (estimate) {
-          const estimated = await pool.request({
-            path: "/",
-            method: "POST",
-            headers: { "content-type": "application/json" },
-            body: JSON.stringify({ jsonrpc: "2.0", id: index, method: "eth_estimateGas", params: [{ from: wallet.address, to: demo.tokenAddress, data: encodeTransfer(to, 1n) }, "latest"] }),
-          });
-          if (typeof ((await estimated.body.json()) as { result?: string }).result !== "string") return false;
-        }
+        if (steps.estimate && (await rpcResult(pool, index, "eth_estimateGas", [{ from: wallet.address, to: demo.tokenAddress, data: encodeTransfer(to, 1n) }, "latest"])) === undefined) return false;
         const transaction = Transaction.from({
           type: 2,
           chainId: 31337n,
@@ -110,18 +125,14 @@ async function measureBaseline(count: number, concurrency: number, estimate = fa
           maxPriorityFeePerGas: 1_000_000_000n,
         });
         transaction.signature = wallet.signingKey.sign(transaction.unsignedHash);
-        const response = await pool.request({
-          path: "/",
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ jsonrpc: "2.0", id: index, method: "eth_sendRawTransaction", params: [transaction.serialized] }),
-        });
-        const reply = (await response.body.json()) as { result?: string };
-        return typeof reply.result === "string";
+        const rawTransaction = transaction.serialized;
+        await record?.write({ nonce: transaction.nonce, hash: transaction.hash as string, rawTransaction });
+        return (await rpcResult(pool, index, "eth_sendRawTransaction", [rawTransaction])) !== undefined;
       }, WARMUP));
       return { ...value, cpu };
     } finally {
       await pool.close();
+      await record?.close();
     }
   });
 }
@@ -180,21 +191,24 @@ async function measureService(count: number, concurrency: number): Promise<{ res
 // start, so that every baseline measurement is the same (and the faster) one.
 useNativeKeccak();
 
-console.log(`POST /transfer vs bare sign + eth_sendRawTransaction, anvil automine, ${TRANSFERS} transfers (200 at concurrency 1) after ${WARMUP} unmeasured`);
+console.log(`POST /transfer vs bare sign + eth_sendRawTransaction, and vs the same guarantees (estimate, signed bytes durable, then the broadcast), anvil automine, ${TRANSFERS} transfers (200 at concurrency 1) after ${WARMUP} unmeasured`);
 console.log(`${ROUNDS} alternating rounds per concurrency, each on a fresh chain; the median round (by ratio) is shown\n`);
+/** The same guarantees on SQLite: a record file of its own in the temporary folder the service's journal uses. */
+const sqliteSameGuarantees = () => Promise.resolve(sqliteRecord(join(tmpdir(), `same-guarantees-${process.pid}-${Date.now()}.sqlite`)));
 for (const concurrency of CONCURRENCIES) {
   const count = concurrency === 1 ? Math.min(200, TRANSFERS) : TRANSFERS;
   // At the highest concurrency, each round also runs the bare loop with the node's estimate per transfer.
   const estimating = concurrency === CONCURRENCIES.at(-1);
-  const rounds: { baseline: MeasuredBaseline; service: Awaited<ReturnType<typeof measureService>>; ratio: number; withEstimate?: MeasuredBaseline }[] = [];
+  const rounds: { baseline: MeasuredBaseline; service: Awaited<ReturnType<typeof measureService>>; same: MeasuredBaseline; ratio: number; withEstimate?: MeasuredBaseline }[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const baseline = await measureBaseline(count, concurrency);
     const service = await measureService(count, concurrency);
-    const withEstimate = estimating ? await measureBaseline(count, concurrency, true) : undefined;
-    rounds.push({ baseline, service, ratio: service.result.perSecond / baseline.perSecond, withEstimate });
+    const same = await measureBaseline(count, concurrency, { estimate: true, record: sqliteSameGuarantees });
+    const withEstimate = estimating ? await measureBaseline(count, concurrency, { estimate: true }) : undefined;
+    rounds.push({ baseline, service, same, ratio: service.result.perSecond / baseline.perSecond, withEstimate });
   }
   const { baseline, service } = medianRound(rounds, (round) => round.ratio);
-  const failures = rounds.reduce((sum, round) => sum + round.baseline.failures + round.service.result.failures, 0);
+  const failures = rounds.reduce((sum, round) => sum + round.baseline.failures + round.service.result.failures + round.same.failures, 0);
   console.log(`concurrency ${concurrency}`);
   console.log(`  baseline  ${formatRate(baseline)}`);
   console.log(`            ${formatCpu(baseline.cpu)}`);
@@ -203,6 +217,12 @@ for (const concurrency of CONCURRENCIES) {
   console.log(`  ratio     ${(service.result.perSecond / baseline.perSecond).toFixed(2)} of the baseline's rate (rounds: ${rounds.map((round) => round.ratio.toFixed(2)).join(", ")}); failures in all rounds: ${failures}`);
   console.log(`            the service's event loop busy ${Math.round(service.loop.busy * 100)} % of the round, ${service.loop.msPerTransfer.toFixed(2)} ms a transfer (warm-up included)`);
   if (service.loop.writeCallsPerTransfer !== undefined) console.log(`            ${service.loop.writeCallsPerTransfer.toFixed(1)} write calls a transfer in the process (journal, answers, load)`);
+  const sameRatio = (round: (typeof rounds)[number]) => round.service.result.perSecond / round.same.perSecond;
+  const sameMedian = medianRound(rounds, sameRatio);
+  console.log(`  same guarantees, median round by its ratio: ${formatRate(sameMedian.same)}`);
+  console.log(`            ${formatCpu(sameMedian.same.cpu)}; estimate, sign, the signed bytes and an audit entry committed to SQLite (WAL, FULL, a commit per turn), then the broadcast`);
+  console.log(`            the service ${sameRatio(sameMedian).toFixed(2)} of it (rounds: ${rounds.map((round) => sameRatio(round).toFixed(2)).join(", ")}; target ${concurrency >= 50 ? "0.8" : "0.7"})`);
+  console.log(`RESULT same-guarantees c=${concurrency} ratio=${sameRatio(sameMedian).toFixed(2)}`);
   if (estimating) {
     const estimateRatio = (round: (typeof rounds)[number]) => (round.withEstimate as MeasuredBaseline).perSecond / round.baseline.perSecond;
     const median = medianRound(rounds, estimateRatio);
@@ -262,21 +282,27 @@ if (process.env.SKIP_POSTGRES !== "true") {
   const postgres = await startTestPostgres();
   try {
     const concurrency = 50;
-    const rounds: { baseline: RunResult; one: RunResult; two: RunResult }[] = [];
+    const rounds: { baseline: RunResult; one: RunResult; two: RunResult; same: RunResult }[] = [];
+    const postgresSameGuarantees = async () => postgresRecord(await postgres.createDatabase());
     for (let round = 0; round < ROUNDS; round++) {
       rounds.push({
         baseline: await measureBaseline(TRANSFERS, concurrency),
         one: await measureReplicas(TRANSFERS, concurrency, 1, postgres),
         two: await measureReplicas(TRANSFERS, concurrency, 2, postgres),
+        same: await measureBaseline(TRANSFERS, concurrency, { estimate: true, record: postgresSameGuarantees }),
       });
     }
     const ratioOf = (result: RunResult, baseline: RunResult) => result.perSecond / baseline.perSecond;
     const { baseline, one, two } = medianRound(rounds, (round) => ratioOf(round.one, round.baseline));
-    const failures = rounds.reduce((sum, round) => sum + round.baseline.failures + round.one.failures + round.two.failures, 0);
+    const failures = rounds.reduce((sum, round) => sum + round.baseline.failures + round.one.failures + round.two.failures + round.same.failures, 0);
     console.log(`PostgreSQL journal (DATABASE_URL, embedded PostgreSQL on this machine), concurrency ${concurrency}, ${TRANSFERS} transfers; median round by the one-replica ratio`);
     console.log(`  baseline      ${formatRate(baseline)}`);
     console.log(`  one replica   ${formatRate(one)}  ratio ${ratioOf(one, baseline).toFixed(2)} (rounds: ${rounds.map((round) => ratioOf(round.one, round.baseline).toFixed(2)).join(", ")})`);
     console.log(`  two replicas  ${formatRate(two)}  ratio ${ratioOf(two, baseline).toFixed(2)} (rounds: ${rounds.map((round) => ratioOf(round.two, round.baseline).toFixed(2)).join(", ")}), load split evenly, the follower forwarding`);
+    const sameMedian = medianRound(rounds, (round) => ratioOf(round.one, round.same));
+    console.log(`  same guarantees on PostgreSQL (estimate, sign, the signed bytes and an audit entry in one statement per group, then the broadcast), median round by its ratio:`);
+    console.log(`                ${formatRate(sameMedian.same)}  one replica ${ratioOf(sameMedian.one, sameMedian.same).toFixed(2)} of it (rounds: ${rounds.map((round) => ratioOf(round.one, round.same).toFixed(2)).join(", ")}; target 0.7)`);
+    console.log(`RESULT same-guarantees-postgres c=${concurrency} ratio=${ratioOf(sameMedian.one, sameMedian.same).toFixed(2)}`);
     console.log(`  failures in all rounds: ${failures}\n`);
   } finally {
     await postgres.stop();
@@ -289,7 +315,7 @@ if (process.env.SKIP_RPC_COST !== "true") {
   console.log("RPC cost, every call the process sent, counted by a proxy in front of the node");
   console.log(`  idle      ${cost.idleCallsPerSecond.toFixed(3)} calls/s over ${cost.idleSeconds} s (target at most 0.25)  ${JSON.stringify(cost.idleByMethod)}`);
   console.log(
-    `  sending   ${cost.callsPerTransferWhileSending.toFixed(3)} calls per transfer over ${cost.transfers} transfers at concurrency 10 (target at most 2.0), ` +
+    `  sending   ${cost.callsPerTransferWhileSending.toFixed(3)} calls per transfer over ${cost.transfers} transfers at concurrency 10 (target at most 2.1), ` +
       `${cost.callsPerTransferUntilSettled.toFixed(3)} until all were mined and settled`,
   );
   console.log(`            ${JSON.stringify(cost.sendingByMethod)}`);
