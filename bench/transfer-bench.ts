@@ -16,8 +16,11 @@
  *
  * Then the same on PostgreSQL (DATABASE_URL): one replica, and two side by side, at concurrency 50.
  *
+ * Then the same-guarantees baseline and the service at a provider's distance (DISTANCE_MS a node call).
+ *
  *   npm run bench:transfer            (TRANSFERS=1000 at concurrency 10 and 50, ROUNDS=3, RPC_IDLE_SECONDS=30,
- *                                      CONCURRENCIES=1,10,50; SKIP_POSTGRES=true leaves the PostgreSQL runs out,
+ *                                      CONCURRENCIES=1,10,50, DISTANCE_MS=50; SKIP_POSTGRES=true leaves the
+ *                                      PostgreSQL runs out, SKIP_DISTANCE=true the runs at a distance,
  *                                      SKIP_RPC_COST=true the calls counted through a proxy)
  */
 import { existsSync, readFileSync } from "node:fs";
@@ -34,6 +37,7 @@ import { type TestPostgres, startTestPostgres } from "../test/helpers/postgres.j
 import { type RunResult, countRpcCalls, formatRate, loadFromWorker, medianRound, runAtConcurrency, startBenchReplica, startBenchService } from "./measure.js";
 import { processCpuMicros } from "./process-cpu.js";
 import { type DurableRecord, postgresRecord, sqliteRecord } from "./same-guarantees.js";
+import { startDistanceProxy } from "./distance-proxy.js";
 import { measureRpcCost } from "./rpc-cost.js";
 
 const CONCURRENCIES = (process.env.CONCURRENCIES ?? "1,10,50").split(",").map(Number);
@@ -42,11 +46,22 @@ const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const WARMUP = 100;
 const recipients = Array.from({ length: 64 }, () => Wallet.createRandom().address);
 
-async function withFreshChain<T>(run: (rpcUrl: string, demo: DemoChain, nodeCpuMicros: () => number | undefined) => Promise<T>): Promise<T> {
+/** Where a measurement runs: how far the node is (ms added to each call, 0: next door), and how many unmeasured transfers come first. */
+interface Place {
+  distanceMs: number;
+  warmup: number;
+}
+
+const NEXT_DOOR: Place = { distanceMs: 0, warmup: WARMUP };
+
+/** A fresh node; at a distance, `run` is given the distance proxy's URL (the demo contracts are set up next door). */
+async function withFreshChain<T>(run: (rpcUrl: string, demo: DemoChain, nodeCpuMicros: () => number | undefined) => Promise<T>, distanceMs = 0): Promise<T> {
   const node = await startAnvil();
+  const proxy = distanceMs > 0 ? await startDistanceProxy(node.rpcUrl, distanceMs) : undefined;
   try {
-    return await run(node.rpcUrl, await setUpDemoChain(node.rpcUrl), () => processCpuMicros(node.pid));
+    return await run(proxy?.url ?? node.rpcUrl, await setUpDemoChain(node.rpcUrl), () => processCpuMicros(node.pid));
   } finally {
+    await proxy?.close();
     await node.stop();
   }
 }
@@ -100,7 +115,7 @@ async function rpcResult(pool: Pool, id: number, method: string, params: unknown
  * one call costs the node, apart from everything else the service does. With `record` as well, the same
  * guarantees as the service: the signed bytes durable, with their audit entry, before the broadcast.
  */
-async function measureBaseline(count: number, concurrency: number, steps: BaselineSteps = {}): Promise<MeasuredBaseline> {
+async function measureBaseline(count: number, concurrency: number, steps: BaselineSteps = {}, place = NEXT_DOOR): Promise<MeasuredBaseline> {
   return withFreshChain(async (rpcUrl, demo, nodeCpuMicros) => {
     const provider = new JsonRpcProvider(rpcUrl, undefined, { staticNetwork: true, batchMaxCount: 1 });
     const wallet = new Wallet(demo.privateKey);
@@ -111,7 +126,7 @@ async function measureBaseline(count: number, concurrency: number, steps: Baseli
     const pool = new Pool(rpcUrl, { connections: concurrency });
     const record = await steps.record?.();
     try {
-      const { value, cpu } = await measuringCpu(count + WARMUP, nodeCpuMicros, () => runAtConcurrency(count, concurrency, async (index) => {
+      const { value, cpu } = await measuringCpu(count + place.warmup, nodeCpuMicros, () => runAtConcurrency(count, concurrency, async (index) => {
         const to = recipients[index % recipients.length];
         if (steps.estimate && (await rpcResult(pool, index, "eth_estimateGas", [{ from: wallet.address, to: demo.tokenAddress, data: encodeTransfer(to, 1n) }, "latest"])) === undefined) return false;
         const transaction = Transaction.from({
@@ -128,13 +143,13 @@ async function measureBaseline(count: number, concurrency: number, steps: Baseli
         const rawTransaction = transaction.serialized;
         await record?.write({ nonce: transaction.nonce, hash: transaction.hash as string, rawTransaction });
         return (await rpcResult(pool, index, "eth_sendRawTransaction", [rawTransaction])) !== undefined;
-      }, WARMUP));
+      }, place.warmup));
       return { ...value, cpu };
     } finally {
       await pool.close();
       await record?.close();
     }
-  });
+  }, place.distanceMs);
 }
 
 /**
@@ -158,7 +173,7 @@ function writeCalls(): number | undefined {
  * The service as deployed (journal on disk, FULL sync), driven over HTTP by a load generator in a worker
  * thread, as clients are other processes; the baseline is its own client.
  */
-async function measureService(count: number, concurrency: number): Promise<{ result: RunResult; rpcPerTransfer: number; byMethod: Record<string, number>; loop: LoopUse; cpu: CpuUse }> {
+async function measureService(count: number, concurrency: number, place = NEXT_DOOR): Promise<{ result: RunResult; rpcPerTransfer: number; byMethod: Record<string, number>; loop: LoopUse; cpu: CpuUse }> {
   return withFreshChain(async (rpcUrl, demo, nodeCpuMicros) => {
     const { baseUrl, chain, close } = await startBenchService(rpcUrl, demo, { JOURNAL_SYNCHRONOUS: process.env.JOURNAL_SYNCHRONOUS ?? "FULL" });
     const rpc = await countRpcCalls(chain.provider);
@@ -166,25 +181,25 @@ async function measureService(count: number, concurrency: number): Promise<{ res
       // The service runs on this thread (the load on a worker's): how busy its event loop was meanwhile.
       const loopBefore = performance.eventLoopUtilization();
       const writesBefore = writeCalls();
-      const { value: result, cpu } = await measuringCpu(count + WARMUP, nodeCpuMicros, () =>
+      const { value: result, cpu } = await measuringCpu(count + place.warmup, nodeCpuMicros, () =>
         loadFromWorker({
           url: baseUrl,
           path: "/transfer",
           body: { toAddress: recipients[0], amount: "0.000001" },
           connections: concurrency,
           count,
-          warmupCount: WARMUP,
+          warmupCount: place.warmup,
           expectBodyIncludes: '"hash"',
         }),
       );
       const loop = performance.eventLoopUtilization(loopBefore);
       const writesAfter = writeCalls();
-      const writeCallsPerTransfer = writesBefore === undefined || writesAfter === undefined ? undefined : (writesAfter - writesBefore) / (count + WARMUP);
-      return { result, rpcPerTransfer: rpc.total() / (count + WARMUP), byMethod: rpc.byMethod(), loop: { busy: loop.utilization, msPerTransfer: loop.active / (count + WARMUP), writeCallsPerTransfer }, cpu };
+      const writeCallsPerTransfer = writesBefore === undefined || writesAfter === undefined ? undefined : (writesAfter - writesBefore) / (count + place.warmup);
+      return { result, rpcPerTransfer: rpc.total() / (count + place.warmup), byMethod: rpc.byMethod(), loop: { busy: loop.utilization, msPerTransfer: loop.active / (count + place.warmup), writeCallsPerTransfer }, cpu };
     } finally {
       await close();
     }
-  });
+  }, place.distanceMs);
 }
 
 // ethers hashes with the native keccak once the service has connected; the baseline gets it from the
@@ -234,6 +249,43 @@ for (const concurrency of CONCURRENCIES) {
   const hotPath = ((service.byMethod.eth_estimateGas ?? 0) + (service.byMethod.eth_sendRawTransaction ?? 0)) / (count + WARMUP);
   console.log(`  RPC calls ${service.rpcPerTransfer.toFixed(3)} per transfer (warm-up included) in all: ${hotPath.toFixed(3)} on the hot path, the rest background snapshots`);
   console.log(`            ${JSON.stringify(service.byMethod)}\n`);
+}
+
+/**
+ * At a provider's distance (DISTANCE_MS, 50 by default: each node call held half of it each way by a proxy):
+ * the latency a client feels, the service against the same-guarantees baseline at the same distance, at
+ * concurrency 1 and 50, in alternating rounds. Targets (#58): p50 at 1 within 10 ms of the baseline's, p99
+ * at 50 within 1.5 times the baseline's.
+ */
+if (process.env.SKIP_DISTANCE !== "true") {
+  const distanceMs = Number(process.env.DISTANCE_MS ?? 50);
+  // Fewer transfers: at 1, each takes two calls' distance at least.
+  const place: Place = { distanceMs, warmup: 20 };
+  console.log(`At ${distanceMs} ms a node call (a proxy holds each call ${distanceMs / 2} ms each way), the same-guarantees baseline at the same distance, ${ROUNDS} alternating rounds`);
+  for (const concurrency of [1, 50]) {
+    const count = concurrency === 1 ? 60 : 500;
+    const rounds: { same: MeasuredBaseline; service: RunResult }[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const same = await measureBaseline(count, concurrency, { estimate: true, record: sqliteSameGuarantees }, place);
+      const service = (await measureService(count, concurrency, place)).result;
+      rounds.push({ same, service });
+    }
+    const failures = rounds.reduce((sum, round) => sum + round.same.failures + round.service.failures, 0);
+    if (concurrency === 1) {
+      const gap = (round: (typeof rounds)[number]) => round.service.p50Ms - round.same.p50Ms;
+      const median = medianRound(rounds, gap);
+      console.log(`concurrency 1, ${count} transfers: baseline ${formatRate(median.same)}; service ${formatRate(median.service)}`);
+      console.log(`  p50 ${gap(median).toFixed(1)} ms above the baseline's (rounds: ${rounds.map((round) => gap(round).toFixed(1)).join(", ")}; target at most 10: ${gap(median) <= 10 ? "met" : "MISSED"}); failures: ${failures}`);
+      console.log(`RESULT distance c=1 p50-above-baseline-ms=${gap(median).toFixed(1)}`);
+    } else {
+      const ratio = (round: (typeof rounds)[number]) => round.service.p99Ms / round.same.p99Ms;
+      const median = medianRound(rounds, ratio);
+      console.log(`concurrency 50, ${count} transfers: baseline ${formatRate(median.same)}; service ${formatRate(median.service)}`);
+      console.log(`  p99 ${ratio(median).toFixed(2)} times the baseline's (rounds: ${rounds.map((round) => ratio(round).toFixed(2)).join(", ")}; target at most 1.5: ${ratio(median) <= 1.5 ? "met" : "MISSED"}); failures: ${failures}`);
+      console.log(`RESULT distance c=50 p99-ratio=${ratio(median).toFixed(2)}`);
+    }
+  }
+  console.log("");
 }
 
 /**
