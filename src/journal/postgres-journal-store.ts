@@ -120,7 +120,7 @@ export class PostgresJournalStore implements JournalReplica {
     return run;
   }
 
-  readonly retention = new PostgresRetention((text, values) => this.#onSession(() => this.session.query(text, values)));
+  readonly retention = new PostgresRetention((text, values) => this.#onSession(() => this.session.query(text, values())));
 
   async holds(hash: string, transferId: number): Promise<boolean | undefined> {
     if (!this.connectAgain) return undefined;

@@ -6,7 +6,7 @@
  * broadcast before its record is in the shared database.
  */
 import type Database from "better-sqlite3";
-import type { DatabaseRetention } from "./retention/postgres-retention.js";
+import type { DatabaseRetention } from "./retention/retention-records.js";
 
 /** The tables a journal keeps, with their primary keys. journal_owner is checked by each store itself. */
 export const JOURNAL_TABLES = { transfers: "id", attempts: "id", webhook_events: "seq", webhook_deliveries: "id", payout_items: "id", signing_pauses: "id", wallet_outflows: "id", outflow_watch_starts: "chain_id", audit_log: "seq", address_book: "id" } as const;

@@ -7,6 +7,7 @@
 import type pg from "pg";
 import { AUDIT_ARCHIVE_BATCH, type AuditRow } from "../audit/audit-chain.js";
 import type { ArchivedTransfer } from "../journal-records.js";
+import type { DatabaseRetention } from "./retention-records.js";
 import { SETTLED_FOR_GOOD } from "../journal-rows.js";
 
 /**
@@ -15,30 +16,20 @@ import { SETTLED_FOR_GOOD } from "../journal-rows.js";
  */
 const ARCHIVE_BATCH = 200;
 
-/** Retention's part of a shared database, as the working copy's retention records call it. */
-export interface DatabaseRetention {
-  /** Keeps archived transfers in the shared database (before the journal deletes them); a repeat changes nothing. */
-  archive(records: readonly ArchivedTransfer[]): Promise<void>;
-  /**
-   * Retention of what the working copy does not hold: archives, in the shared database itself, the transfers
-   * made before `before` that are settled for good, except those `held` says the working copy holds (the
-   * copy archives its own). Returns how many.
-   */
-  archiveSettled(before: number, held: (ids: readonly number[]) => ReadonlySet<number>): Promise<number>;
-  /** Moves the audit entries entered before `before`, oldest first and never the last, into audit_archive (see TransferJournal.archiveAuditElsewhere). */
-  archiveAudit(before: number): Promise<{ count: number; last: AuditRow } | undefined>;
-}
-
-/** One statement on the leader's session, after the statements before it. */
-export type SessionQuery = <R extends pg.QueryResultRow>(text: string, values: unknown[]) => Promise<pg.QueryResult<R>>;
+/**
+ * One statement on the leader's session, after the statements before it; its values are taken when it runs
+ * (a time among them is the time it ran, not the time it was queued).
+ */
+export type SessionQuery = <R extends pg.QueryResultRow>(text: string, values: () => unknown[]) => Promise<pg.QueryResult<R>>;
 
 export class PostgresRetention implements DatabaseRetention {
   constructor(private readonly query: SessionQuery) {}
 
   async archive(records: readonly ArchivedTransfer[]): Promise<void> {
+    const now = Date.now();
     await this.query(
       "INSERT INTO transfers_archive (id, archived_at, record) SELECT id, $2, record FROM unnest($1::bigint[], $3::jsonb[]) AS archived (id, record) ON CONFLICT (id) DO NOTHING",
-      [records.map((record) => record.transfer.id), Date.now(), records.map((record) => JSON.stringify(record))],
+      () => [records.map((record) => record.transfer.id), now, records.map((record) => JSON.stringify(record))],
     );
   }
 
@@ -51,7 +42,7 @@ export class PostgresRetention implements DatabaseRetention {
         await this.query<{ id: number; created_at: number }>(
           `SELECT t.id, t.created_at FROM transfers t WHERE t.created_at < $1 AND (t.created_at, t.id) > ($2, $3) AND ${SETTLED_FOR_GOOD}
            ORDER BY t.created_at, t.id LIMIT ${ARCHIVE_BATCH}`,
-          [before, after.createdAt, after.id],
+          () => [before, after.createdAt, after.id],
         )
       ).rows;
       if (candidates.length === 0) return archived;
@@ -85,7 +76,7 @@ export class PostgresRetention implements DatabaseRetention {
        attempts AS (DELETE FROM attempts WHERE transfer_id IN (SELECT id FROM archived)),
        transfers AS (DELETE FROM transfers WHERE id IN (SELECT id FROM archived) RETURNING id)
        SELECT COUNT(*)::int AS moved FROM transfers`,
-      [ids, Date.now()],
+      () => [ids, Date.now()],
     );
     return rows[0].moved;
   }
@@ -94,7 +85,7 @@ export class PostgresRetention implements DatabaseRetention {
     let moved: { count: number; last: AuditRow } | undefined;
     for (;;) {
       // One more than a batch: the last row read is never moved (the log's last entry, or beyond the batch).
-      const { rows } = await this.query<AuditRow>("SELECT * FROM audit_log ORDER BY seq LIMIT $1", [AUDIT_ARCHIVE_BATCH + 1]);
+      const { rows } = await this.query<AuditRow>("SELECT * FROM audit_log ORDER BY seq LIMIT $1", () => [AUDIT_ARCHIVE_BATCH + 1]);
       let end = 0;
       while (end < rows.length - 1 && rows[end].at < before && rows[end].hash !== null) end++;
       if (end === 0) return moved;
@@ -105,7 +96,7 @@ export class PostgresRetention implements DatabaseRetention {
         `WITH moved AS (DELETE FROM audit_log WHERE seq <= $1 RETURNING *)
          INSERT INTO audit_archive (seq, at, kind, transfer_id, actor, detail, prev_hash, hash)
          SELECT seq, at, kind, transfer_id, actor, detail, prev_hash, hash FROM moved`,
-        [last.seq],
+        () => [last.seq],
       );
       moved = { count: (moved?.count ?? 0) + end, last };
       if (end < AUDIT_ARCHIVE_BATCH) return moved;

@@ -58,3 +58,17 @@ export interface RetentionRecords {
    */
   expireKeys(maxAgeMs: number, now?: number): number;
 }
+
+/** Retention's part of a shared database, as the working copy's retention records call it. */
+export interface DatabaseRetention {
+  /** Keeps archived transfers in the shared database (before the journal deletes them); a repeat changes nothing. */
+  archive(records: readonly ArchivedTransfer[]): Promise<void>;
+  /**
+   * Retention of what the working copy does not hold: archives, in the shared database itself, the transfers
+   * made before `before` that are settled for good, except those `held` says the working copy holds (the
+   * copy archives its own). Returns how many.
+   */
+  archiveSettled(before: number, held: (ids: readonly number[]) => ReadonlySet<number>): Promise<number>;
+  /** Moves the audit entries entered before `before`, oldest first and never the last, into audit_archive (see TransferJournal.archiveAuditElsewhere). */
+  archiveAudit(before: number): Promise<{ count: number; last: AuditRow } | undefined>;
+}
