@@ -57,15 +57,27 @@ export function sqliteRecord(path: string): DurableRecord {
               db.exec("COMMIT");
               resolve();
             } catch (error) {
+              // Nothing of the turn was kept: the next write begins afresh, chained on the last entry kept.
+              if (db.inTransaction) db.exec("ROLLBACK");
+              lastHash = (db.prepare("SELECT hash FROM audit ORDER BY seq DESC LIMIT 1").pluck().get() as string | undefined) ?? GENESIS;
               reject(error);
             }
           }),
         );
       }
-      insertTransfer.run(transfer.nonce, transfer.hash, transfer.rawTransaction);
-      const entry = auditEntry(lastHash, transfer);
-      insertAudit.run(entry.detail, entry.hash);
-      lastHash = entry.hash;
+      // Both rows or neither: a savepoint undoes this write alone, and the rest of the turn's group commits.
+      db.exec("SAVEPOINT one");
+      try {
+        insertTransfer.run(transfer.nonce, transfer.hash, transfer.rawTransaction);
+        const entry = auditEntry(lastHash, transfer);
+        insertAudit.run(entry.detail, entry.hash);
+        db.exec("RELEASE one");
+        lastHash = entry.hash;
+      } catch (error) {
+        db.exec("ROLLBACK TO one");
+        db.exec("RELEASE one");
+        return Promise.reject(error);
+      }
       return pending;
     },
     async close() {

@@ -234,10 +234,11 @@ for (const concurrency of CONCURRENCIES) {
   if (service.loop.writeCallsPerTransfer !== undefined) console.log(`            ${service.loop.writeCallsPerTransfer.toFixed(1)} write calls a transfer in the process (journal, answers, load)`);
   const sameRatio = (round: (typeof rounds)[number]) => round.service.result.perSecond / round.same.perSecond;
   const sameMedian = medianRound(rounds, sameRatio);
-  console.log(`  same guarantees, median round by its ratio: ${formatRate(sameMedian.same)}`);
+  const sameFailures = rounds.reduce((sum, round) => sum + round.same.failures + round.service.result.failures, 0);
+  console.log(`  same guarantees, median round by its ratio: ${formatRate(sameMedian.same)}; the service in that round ${formatRate(sameMedian.service.result)}`);
   console.log(`            ${formatCpu(sameMedian.same.cpu)}; estimate, sign, the signed bytes and an audit entry committed to SQLite (WAL, FULL, a commit per turn), then the broadcast`);
-  console.log(`            the service ${sameRatio(sameMedian).toFixed(2)} of it (rounds: ${rounds.map((round) => sameRatio(round).toFixed(2)).join(", ")}; target ${concurrency >= 50 ? "0.8" : "0.7"})`);
-  console.log(`RESULT same-guarantees c=${concurrency} ratio=${sameRatio(sameMedian).toFixed(2)}`);
+  console.log(`            the service ${sameRatio(sameMedian).toFixed(2)} of it (rounds: ${rounds.map((round) => sameRatio(round).toFixed(2)).join(", ")}; target ${concurrency >= 50 ? "0.8" : "0.7"}); the baseline ${(sameMedian.same.perSecond / sameMedian.baseline.perSecond).toFixed(2)} of that round's bare loop`);
+  console.log(`RESULT same-guarantees c=${concurrency} ratio=${sameRatio(sameMedian).toFixed(2)} failures=${sameFailures}`);
   if (estimating) {
     const estimateRatio = (round: (typeof rounds)[number]) => (round.withEstimate as MeasuredBaseline).perSecond / round.baseline.perSecond;
     const median = medianRound(rounds, estimateRatio);
@@ -276,13 +277,13 @@ if (process.env.SKIP_DISTANCE !== "true") {
       const median = medianRound(rounds, gap);
       console.log(`concurrency 1, ${count} transfers: baseline ${formatRate(median.same)}; service ${formatRate(median.service)}`);
       console.log(`  p50 ${gap(median).toFixed(1)} ms above the baseline's (rounds: ${rounds.map((round) => gap(round).toFixed(1)).join(", ")}; target at most 10: ${gap(median) <= 10 ? "met" : "MISSED"}); failures: ${failures}`);
-      console.log(`RESULT distance c=1 p50-above-baseline-ms=${gap(median).toFixed(1)}`);
+      console.log(`RESULT distance c=1 p50-above-baseline-ms=${gap(median).toFixed(1)} failures=${failures}`);
     } else {
       const ratio = (round: (typeof rounds)[number]) => round.service.p99Ms / round.same.p99Ms;
       const median = medianRound(rounds, ratio);
       console.log(`concurrency 50, ${count} transfers: baseline ${formatRate(median.same)}; service ${formatRate(median.service)}`);
       console.log(`  p99 ${ratio(median).toFixed(2)} times the baseline's (rounds: ${rounds.map((round) => ratio(round).toFixed(2)).join(", ")}; target at most 1.5: ${ratio(median) <= 1.5 ? "met" : "MISSED"}); failures: ${failures}`);
-      console.log(`RESULT distance c=50 p99-ratio=${ratio(median).toFixed(2)}`);
+      console.log(`RESULT distance c=50 p99-ratio=${ratio(median).toFixed(2)} failures=${failures}`);
     }
   }
   console.log("");
@@ -353,8 +354,8 @@ if (process.env.SKIP_POSTGRES !== "true") {
     console.log(`  two replicas  ${formatRate(two)}  ratio ${ratioOf(two, baseline).toFixed(2)} (rounds: ${rounds.map((round) => ratioOf(round.two, round.baseline).toFixed(2)).join(", ")}), load split evenly, the follower forwarding`);
     const sameMedian = medianRound(rounds, (round) => ratioOf(round.one, round.same));
     console.log(`  same guarantees on PostgreSQL (estimate, sign, the signed bytes and an audit entry in one statement per group, then the broadcast), median round by its ratio:`);
-    console.log(`                ${formatRate(sameMedian.same)}  one replica ${ratioOf(sameMedian.one, sameMedian.same).toFixed(2)} of it (rounds: ${rounds.map((round) => ratioOf(round.one, round.same).toFixed(2)).join(", ")}; target 0.7)`);
-    console.log(`RESULT same-guarantees-postgres c=${concurrency} ratio=${ratioOf(sameMedian.one, sameMedian.same).toFixed(2)}`);
+    console.log(`                ${formatRate(sameMedian.same)}  one replica in that round ${formatRate(sameMedian.one)}, ${ratioOf(sameMedian.one, sameMedian.same).toFixed(2)} of it (rounds: ${rounds.map((round) => ratioOf(round.one, round.same).toFixed(2)).join(", ")}; target 0.7)`);
+    console.log(`RESULT same-guarantees-postgres c=${concurrency} ratio=${ratioOf(sameMedian.one, sameMedian.same).toFixed(2)} failures=${rounds.reduce((sum, round) => sum + round.one.failures + round.same.failures, 0)}`);
     console.log(`  failures in all rounds: ${failures}\n`);
   } finally {
     await postgres.stop();
