@@ -11,8 +11,8 @@
  */
 import { createHash } from "node:crypto";
 import { rmSync } from "node:fs";
-import Database from "better-sqlite3";
 import pg from "pg";
+import { openKeptDatabase } from "../src/journal/sqlite-keep-alive.js";
 
 /** The signed bytes of one transfer, as kept before its broadcast. */
 export interface SignedTransfer {
@@ -37,9 +37,10 @@ function auditEntry(previousHash: string, transfer: SignedTransfer): { detail: s
 
 /** A journal file of its own (WAL, synchronous FULL), removed at close. */
 export function sqliteRecord(path: string): DurableRecord {
-  const db = new Database(path);
-  db.pragma("journal_mode = WAL");
-  db.pragma("synchronous = FULL");
+  // As the service opens its journal (see sqlite-keep-alive.ts), with the pragmas it sets.
+  const db = openKeptDatabase(path);
+  db.exec("PRAGMA journal_mode = WAL");
+  db.exec("PRAGMA synchronous = FULL");
   db.exec("CREATE TABLE transfers (nonce INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE, raw TEXT NOT NULL)");
   db.exec("CREATE TABLE audit (seq INTEGER PRIMARY KEY, detail TEXT NOT NULL, hash TEXT NOT NULL)");
   const insertTransfer = db.prepare("INSERT INTO transfers (nonce, hash, raw) VALUES (?, ?, ?)");
