@@ -30,7 +30,7 @@ export class ConsoleSession {
   network: string | undefined;
 
   async call<T>(method: string, path: string, payload?: object): Promise<Answer<T>> {
-    const headers: Record<string, string> = { authorization: `Bearer ${this.key ?? ""}`, accept: "application/json", ...(payload && { "content-type": "application/json" }) };
+    const headers = { ...this.#headers("application/json"), ...(payload && { "content-type": "application/json" }) };
     const response = await fetch(path, { method, headers, ...(payload && { body: JSON.stringify(payload) }) });
     const body = (await response.json().catch(() => ({}))) as Answer<T>["body"];
     return { status: response.status, body };
@@ -43,13 +43,18 @@ export class ConsoleSession {
 
   /** A file the service answers (a CSV export), with the name the service gives it; an ApiError for a refusal. */
   async file(path: string, accept: string): Promise<{ name: string; blob: Blob }> {
-    const response = await fetch(path, { headers: { authorization: `Bearer ${this.key ?? ""}`, accept } });
+    const response = await fetch(path, { headers: this.#headers(accept) });
     if (!response.ok) {
       const body = (await response.json().catch(() => ({}))) as { code?: string; message?: string };
       throw new ApiError(response.status, body.code ?? "ERROR", body.message ?? `HTTP ${response.status}`);
     }
     const name = /filename="([^"]+)"/.exec(response.headers.get("content-disposition") ?? "")?.[1] ?? "download";
     return { name, blob: await response.blob() };
+  }
+
+  // The operator's key on every call, and what the answer is to be.
+  #headers(accept: string): Record<string, string> {
+    return { authorization: `Bearer ${this.key ?? ""}`, accept };
   }
 
   /** The list filter of the chosen network (none with one network). */

@@ -77,6 +77,8 @@ export interface RpcProxy {
   /** The methods of each HTTP request received, in order (a batch's calls in one entry). */
   requestMethods: string[][];
   fault: ProxyFault | undefined;
+  /** How far the node is: every request is held half of this (ms) on its way there and half on its way back, faults or not. */
+  distanceMs: number;
   /**
    * Refuses batches as endpoints whose plan does not take them do: with one JSON-RPC error for the whole
    * batch ("one-error"), or with HTTP 400 ("http-400").
@@ -97,6 +99,7 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
     requests: 0,
     requestMethods: [],
     fault: undefined,
+    distanceMs: 0,
     refuseBatches: false,
     goDown: () => closeServer(server, hanging),
     comeBack: () => new Promise<void>((resolve) => server.listen(Number(new URL(proxy.url).port), "127.0.0.1", resolve)),
@@ -155,10 +158,13 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const payload = JSON.parse(Buffer.concat(chunks).toString()) as Payload | Payload[];
+    const halfway = () => (proxy.distanceMs > 0 ? new Promise((resolve) => setTimeout(resolve, proxy.distanceMs / 2)) : undefined);
+    await halfway();
     proxy.requests++;
     proxy.requestMethods.push((Array.isArray(payload) ? payload : [payload]).map((call) => call.method));
     if (Array.isArray(payload) && proxy.refuseBatches) {
       const refusal = JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "batch requests are not supported on this plan" } });
+      await halfway();
       res.writeHead(proxy.refuseBatches === "http-400" ? 400 : 200, { "content-type": "application/json" }).end(refusal);
       return;
     }
@@ -182,6 +188,7 @@ export async function startRpcProxy(targetUrl: string): Promise<RpcProxy> {
     // A call whose fault is the whole request's (no answer, an HTTP error) makes it so for a batch, as one
     // broken backend behind an endpoint would.
     const whole = outcomes.find((outcome) => "request" in outcome);
+    await halfway();
     if (whole && "request" in whole) {
       if (whole.request === "http") res.writeHead(whole.status, { "content-type": "application/json", ...whole.headers }).end(whole.body);
       else hanging.add(res);
