@@ -185,6 +185,7 @@ describe.concurrent.each(["SQLite", "PostgreSQL"])("history reads on %s", (datab
     ["a rare state", { states: ["cancelled"] }],
     ["several states", { states: ["claimed", "signed", "accepted"] }],
     ["no state", { states: [] }],
+    ["a state named twice", { states: ["cancelled", "claimed", "cancelled"] }],
     ["a recipient", { recipient: RECIPIENT }],
     ["an API key", { apiKeyId: "key_a" }],
     ["a lane with states", { lane: LANE, states: ["nonce-used", "replaced"] }],

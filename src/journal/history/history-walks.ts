@@ -5,7 +5,8 @@
  *
  * Each journal state is read on its own, newest first, along an index that starts with the filter's
  * driving column (recipient, API key or lane), then the state, then the id: every such walk is in id order
- * and stops at the page's size. The walks are merged by id. Times become ids: the journal keeps its
+ * and stops at the page's size. The walks are merged by id. A read that names neither a driving column nor
+ * a state walks the ids themselves, once. Times become ids: the journal keeps its
  * timestamps rising with its ids (see HISTORY_TIMES_RISE), so `since` and `until` are found once in the
  * time index and bound the walks. A second equality filter (a recipient and an API key) is checked on each
  * row walked; such a walk stops after SCAN_BUDGET rows, and the page then says where the next read goes on
@@ -40,12 +41,16 @@ export interface IdBounds {
   below: number;
 }
 
-/** The walks one read makes: one per state, along the driver's index, each at most `scan` rows. */
+/**
+ * The walks one read makes, each at most `scan` rows: one per state along the driver's index; or, when
+ * neither a driver nor a state is asked for, one walk of every state along the ids.
+ */
 export interface WalkPlan {
   driver: Driver | undefined;
   /** Filters checked on each row walked (not served by the index). */
   checked: readonly Driver[];
-  states: readonly JournalState[];
+  /** The states walked one by one, each once; undefined: one walk along the ids, whatever the state. */
+  states: readonly JournalState[] | undefined;
   scan: number;
   /** The filter's values by field (recipient, apiKeyId, lane, token, chainId), for the statement's parameters. */
   values: Partial<Record<Driver["field"], string>>;
@@ -70,8 +75,9 @@ export interface IdPage {
 export function planWalks(filter: HistoryFilter, limit: number): WalkPlan {
   const driver = DRIVERS.find((candidate) => filter[candidate.field] !== undefined);
   const checked = DRIVERS.filter((candidate) => candidate !== driver && filter[candidate.field] !== undefined);
-  const states = filter.states ?? ALL_STATES;
-  const scan = checked.length > 0 ? Math.max(limit + 1, Math.ceil(SCAN_BUDGET / states.length)) : limit + 1;
+  // A state named twice is walked once: its rows are on the page once, and the statement stays as small.
+  const states = filter.states ? [...new Set(filter.states)] : driver ? ALL_STATES : undefined;
+  const scan = checked.length > 0 ? Math.max(limit + 1, Math.ceil(SCAN_BUDGET / (states ?? ALL_STATES).length)) : limit + 1;
   const values: WalkPlan["values"] = {};
   for (const { field } of DRIVERS) if (filter[field] !== undefined) values[field] = filter[field];
   return { driver, checked, states, scan, values };

@@ -31,12 +31,13 @@ export function postgresHistoryReads(pool: pg.Pool): Pick<JournalElsewhere, "his
       const parameter = (value: unknown) => `$${values.push(value)}`;
       const driven = plan.driver ? `${plan.driver.column} = ${parameter(plan.values[plan.driver.field])} AND ` : "";
       const hit = plan.checked.length === 0 ? "1" : `(${plan.checked.map((filter: Driver) => `${filter.column} = ${parameter(plan.values[filter.field])}`).join(" AND ")})::int`;
-      const walks = plan.states.map(
+      const walked = plan.states ?? [undefined];
+      const walks = walked.map(
         (state, branch) =>
-          `(SELECT ${branch} AS walk, id, ${hit} AS hit FROM transfers WHERE ${driven}state = ${parameter(state)} AND id < $1 AND id >= $2 ORDER BY id DESC LIMIT $3)`,
+          `(SELECT ${branch} AS walk, id, ${hit} AS hit FROM transfers WHERE ${driven}${state === undefined ? "" : `state = ${parameter(state)} AND `}id < $1 AND id >= $2 ORDER BY id DESC LIMIT $3)`,
       );
       const { rows } = await pool.query<{ walk: number; id: number; hit: number }>(walks.join(" UNION ALL "), values);
-      const byWalk = plan.states.map(() => [] as [number, number][]);
+      const byWalk = walked.map(() => [] as [number, number][]);
       for (const row of rows) byWalk[row.walk].push([row.id, row.hit]);
       const page = mergeWalks(
         byWalk.map((walk) => walkOf(walk.sort((a, b) => b[0] - a[0]), plan.scan)),

@@ -49,10 +49,13 @@ export class SqliteHistoryReader {
   readonly #rowsOf: Database.Statement;
   readonly #byKeys: Database.Statement;
   readonly #byPayoutItem: Database.Statement;
+  readonly #everyStateWalk: Database.Statement;
 
   constructor(db: Database.Database) {
     this.#db = db;
     this.#firstIdAtOrAfter = db.prepare("SELECT id FROM transfers INDEXED BY transfers_created WHERE created_at >= ? ORDER BY created_at, id LIMIT 1").pluck();
+    // Along the ids (the table's rowid), newest first.
+    this.#everyStateWalk = db.prepare("SELECT id, 1 FROM transfers NOT INDEXED WHERE id < @below AND id >= @low ORDER BY id DESC LIMIT @scan").raw();
     this.#rowsOf = db.prepare("SELECT * FROM transfers WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id DESC");
     this.#byKeys = db.prepare("SELECT * FROM transfers WHERE idempotency_key IN (SELECT value FROM json_each(?)) ORDER BY id DESC");
     // Along payout_items' unique (api_key, item_id) index: one probe per API key.
@@ -77,10 +80,11 @@ export class SqliteHistoryReader {
       return pageOfKeyed(this.#byPayoutItem.all(JSON.stringify(apiKeyIds), itemId) as EntryRow[], filter, bounds, limit);
     }
     const plan = planWalks(filter, limit);
-    const statement = this.#walk(plan.driver, plan.checked);
     const values = { ...plan.values, below: bounds.below, low: bounds.low, scan: plan.scan };
+    const walk = this.#walk(plan.driver, plan.checked);
+    const walks = plan.states ? plan.states.map((state) => walk.all({ ...values, state })) : [this.#everyStateWalk.all(values)];
     const page: IdPage = mergeWalks(
-      plan.states.map((state) => walkOf(statement.all({ ...values, state }) as [number, number][], plan.scan)),
+      walks.map((rows) => walkOf(rows as [number, number][], plan.scan)),
       limit,
     );
     return { rows: page.ids.length === 0 ? [] : (this.#rowsOf.all(JSON.stringify(page.ids)) as EntryRow[]), nextBefore: page.nextBefore };
