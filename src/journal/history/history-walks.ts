@@ -6,7 +6,8 @@
  * Each journal state is read on its own, newest first, along an index that starts with the filter's
  * driving column (recipient, API key or lane), then the state, then the id: every such walk is in id order
  * and stops at the page's size. The walks are merged by id. A read that names neither a driving column nor
- * a state walks the ids themselves, once. Times become ids: the journal keeps its
+ * a state walks the ids themselves, once: the same rows, since every row's state is one of ALL_STATES
+ * (JournalState; the file's 'settled' of old is renamed at open). Times become ids: the journal keeps its
  * timestamps rising with its ids (see HISTORY_TIMES_RISE), so `since` and `until` are found once in the
  * time index and bound the walks. A second equality filter (a recipient and an API key) is checked on each
  * row walked; such a walk stops after SCAN_BUDGET rows, and the page then says where the next read goes on
@@ -77,7 +78,8 @@ export function planWalks(filter: HistoryFilter, limit: number): WalkPlan {
   const checked = DRIVERS.filter((candidate) => candidate !== driver && filter[candidate.field] !== undefined);
   // A state named twice is walked once: its rows are on the page once, and the statement stays as small.
   const states = filter.states ? [...new Set(filter.states)] : driver ? ALL_STATES : undefined;
-  const scan = checked.length > 0 ? Math.max(limit + 1, Math.ceil(SCAN_BUDGET / (states ?? ALL_STATES).length)) : limit + 1;
+  // Rows are checked one by one only on walks along a driver's index, one per state.
+  const scan = states && checked.length > 0 ? Math.max(limit + 1, Math.ceil(SCAN_BUDGET / states.length)) : limit + 1;
   const values: WalkPlan["values"] = {};
   for (const { field } of DRIVERS) if (filter[field] !== undefined) values[field] = filter[field];
   return { driver, checked, states, scan, values };

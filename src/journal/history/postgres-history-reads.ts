@@ -10,8 +10,10 @@ import { type Driver, idBoundsOf, mergeWalks, pageOfKeyed, planWalks, walkOf } f
 export function postgresHistoryReads(pool: pg.Pool): Pick<JournalElsewhere, "history"> {
   return {
     /**
-     * A page of the history, as the SQLite journal reads it (history-walks.ts): each state's walk is one
-     * branch of one statement, each along its index, so the page costs one round trip whatever the filter.
+     * A page of the history, as the SQLite journal reads it (history-walks.ts): each walk (a state's along
+     * its index, or the one along the ids) is one branch of one statement, so the walks cost one round trip
+     * whatever the filter; the page's rows, then their attempts, one each (in that order: an attempt is
+     * shipped with its row's new state, so attempts read after the rows include every attempt those rows have).
      */
     async history(filter: HistoryFilter, beforeId: number | undefined, limit: number): Promise<HistoryPage> {
       const bounds = idBoundsOf(filter, beforeId, { since: await firstIdAtOrAfter(pool, filter.since), until: await firstIdAtOrAfter(pool, filter.until) });

@@ -36,27 +36,8 @@ export function postgresTransferReads(pool: pg.Pool): Pick<JournalElsewhere, "fi
 
 /** Each transfer of `rows` with its attempts, in one read. */
 export async function entriesWithAttempts(pool: pg.Pool, rows: readonly EntryRow[]): Promise<JournalEntry[]> {
-  return withAttempts(rows, await attemptsOf(pool, rows.map((row) => row.id)));
-}
-
-/**
- * The transfers `ids` names, newest first, each with its attempts: the two reads go on two of the pool's
- * sessions at once, so a page of the history waits one round trip for them, not two.
- */
-export async function entriesByIds(pool: pg.Pool, ids: readonly number[]): Promise<JournalEntry[]> {
-  const [entries, attempts] = await Promise.all([pool.query<EntryRow>(`SELECT t.* FROM ${BY_IDS} JOIN transfers t ON t.id = held.id`, [ids]), attemptsOf(pool, ids)]);
-  return withAttempts(
-    entries.rows.sort((a, b) => b.id - a.id),
-    attempts,
-  );
-}
-
-async function attemptsOf(pool: pg.Pool, ids: readonly number[]): Promise<AttemptRow[]> {
-  return (await pool.query<AttemptRow & { id: number }>(`SELECT a.* FROM ${BY_IDS} JOIN attempts a ON a.transfer_id = held.id`, [ids])).rows.sort((a, b) => a.id - b.id);
-}
-
-function withAttempts(rows: readonly EntryRow[], attempts: readonly AttemptRow[]): JournalEntry[] {
-  const byEntry = new Map<number, AttemptRow[]>(rows.map((row) => [row.id, []]));
-  for (const attempt of attempts) byEntry.get(attempt.transfer_id)?.push(attempt);
-  return rows.map((row) => toEntry(row, (byEntry.get(row.id) as AttemptRow[]).map(toAttempt)));
-}
+    const attempts = await pool.query<AttemptRow & { id: number }>(`SELECT a.* FROM ${BY_IDS} JOIN attempts a ON a.transfer_id = held.id`, [rows.map((row) => row.id)]);
+    const byEntry = new Map<number, AttemptRow[]>(rows.map((row) => [row.id, []]));
+    for (const attempt of attempts.rows.sort((a, b) => a.id - b.id)) byEntry.get(attempt.transfer_id)?.push(attempt);
+    return rows.map((row) => toEntry(row, (byEntry.get(row.id) as AttemptRow[]).map(toAttempt)));
+  }
