@@ -45,6 +45,7 @@ export function sqliteRecord(path: string): DurableRecord {
   db.exec("CREATE TABLE audit (seq INTEGER PRIMARY KEY, detail TEXT NOT NULL, hash TEXT NOT NULL)");
   const insertTransfer = db.prepare("INSERT INTO transfers (nonce, hash, raw) VALUES (?, ?, ?)");
   const insertAudit = db.prepare("INSERT INTO audit (detail, hash) VALUES (?, ?)");
+  const lastKeptHash = db.prepare("SELECT hash FROM audit ORDER BY seq DESC LIMIT 1").pluck();
   let lastHash = GENESIS;
   let pending: Promise<void> | undefined;
   return {
@@ -60,7 +61,7 @@ export function sqliteRecord(path: string): DurableRecord {
             } catch (error) {
               // Nothing of the turn was kept: the next write begins afresh, chained on the last entry kept.
               if (db.inTransaction) db.exec("ROLLBACK");
-              lastHash = (db.prepare("SELECT hash FROM audit ORDER BY seq DESC LIMIT 1").pluck().get() as string | undefined) ?? GENESIS;
+              lastHash = (lastKeptHash.get() as string | undefined) ?? GENESIS;
               reject(error);
             }
           }),

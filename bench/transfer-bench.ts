@@ -54,6 +54,9 @@ interface Place {
 
 const NEXT_DOOR: Place = { distanceMs: 0, warmup: WARMUP };
 
+/** The transfers that failed in all of these runs. */
+const failuresIn = (runs: readonly RunResult[]) => runs.reduce((sum, run) => sum + run.failures, 0);
+
 /** A fresh node; at a distance, `run` is given the distance proxy's URL (the demo contracts are set up next door). */
 async function withFreshChain<T>(run: (rpcUrl: string, demo: DemoChain, nodeCpuMicros: () => number | undefined) => Promise<T>, distanceMs = 0): Promise<T> {
   const node = await startAnvil();
@@ -224,7 +227,7 @@ for (const concurrency of CONCURRENCIES) {
     rounds.push({ baseline, service, same, ratio: service.result.perSecond / baseline.perSecond, withEstimate });
   }
   const { baseline, service } = medianRound(rounds, (round) => round.ratio);
-  const failures = rounds.reduce((sum, round) => sum + round.baseline.failures + round.service.result.failures + round.same.failures, 0);
+  const failures = failuresIn(rounds.flatMap((round) => [round.baseline, round.service.result, round.same]));
   console.log(`concurrency ${concurrency}`);
   console.log(`  baseline  ${formatRate(baseline)}`);
   console.log(`            ${formatCpu(baseline.cpu)}`);
@@ -235,7 +238,7 @@ for (const concurrency of CONCURRENCIES) {
   if (service.loop.writeCallsPerTransfer !== undefined) console.log(`            ${service.loop.writeCallsPerTransfer.toFixed(1)} write calls a transfer in the process (journal, answers, load)`);
   const sameRatio = (round: (typeof rounds)[number]) => round.service.result.perSecond / round.same.perSecond;
   const sameMedian = medianRound(rounds, sameRatio);
-  const sameFailures = rounds.reduce((sum, round) => sum + round.same.failures + round.service.result.failures, 0);
+  const sameFailures = failuresIn(rounds.flatMap((round) => [round.same, round.service.result]));
   console.log(`  same guarantees, median round by its ratio: ${formatRate(sameMedian.same)}; the service in that round ${formatRate(sameMedian.service.result)}`);
   console.log(`            ${formatCpu(sameMedian.same.cpu)}; estimate, sign, the signed bytes and an audit entry committed to SQLite (WAL, FULL, a commit per turn), then the broadcast`);
   console.log(`            the service ${sameRatio(sameMedian).toFixed(2)} of it (rounds: ${rounds.map((round) => sameRatio(round).toFixed(2)).join(", ")}; target ${concurrency >= 50 ? "0.8" : "0.7"}); the baseline ${(sameMedian.same.perSecond / sameMedian.baseline.perSecond).toFixed(2)} of that round's bare loop`);
@@ -253,18 +256,16 @@ for (const concurrency of CONCURRENCIES) {
   console.log(`            ${JSON.stringify(service.byMethod)}\n`);
 }
 
-/**
- * At a provider's distance (DISTANCE_MS, 50 by default: each node call held half of it each way by a proxy):
- * the latency a client feels, the service against the same-guarantees baseline at the same distance, at
- * concurrency 1 and 50, in alternating rounds. Targets (#58): p50 at 1 within 10 ms of the baseline's, p99
- * at 50 within 1.5 times the baseline's.
- */
 /** One round at a distance: the same-guarantees baseline, then the service. */
 interface DistanceRound {
   same: RunResult;
   service: RunResult;
 }
 
+// At a provider's distance (DISTANCE_MS, 50 by default: each node call held half of it each way by a proxy):
+// the latency a client feels, the service against the same-guarantees baseline at the same distance, at
+// concurrency 1 and 50, in alternating rounds. Targets (#58): p50 at 1 within 10 ms of the baseline's, p99
+// at 50 within 1.5 times the baseline's.
 if (process.env.SKIP_DISTANCE !== "true") {
   const distanceMs = Number(process.env.DISTANCE_MS ?? 50);
   // Fewer transfers: at 1, each takes two calls' distance at least.
@@ -282,7 +283,7 @@ if (process.env.SKIP_DISTANCE !== "true") {
       const service = (await measureService(count, concurrency, place)).result;
       rounds.push({ same, service });
     }
-    const failures = rounds.reduce((sum, round) => sum + round.same.failures + round.service.failures, 0);
+    const failures = failuresIn(rounds.flatMap((round) => [round.same, round.service]));
     const median = medianRound(rounds, of);
     console.log(`concurrency ${concurrency}, ${count} transfers: baseline ${formatRate(median.same)}; service ${formatRate(median.service)}`);
     console.log(`  ${of(median).toFixed(2)} ${says} (rounds: ${rounds.map((round) => of(round).toFixed(2)).join(", ")}; target at most ${limit}: ${of(median) <= limit ? "met" : "MISSED"}); failures: ${failures}`);
@@ -321,7 +322,7 @@ async function measureReplicas(count: number, concurrency: number, replicaCount:
       const seconds = Math.max(...shares.map((share) => share.seconds));
       return {
         count,
-        failures: shares.reduce((sum, share) => sum + share.failures, 0),
+        failures: failuresIn(shares),
         seconds,
         perSecond: count / seconds,
         p50Ms: Math.max(...shares.map((share) => share.p50Ms)),
@@ -349,7 +350,7 @@ if (process.env.SKIP_POSTGRES !== "true") {
     }
     const ratioOf = (result: RunResult, baseline: RunResult) => result.perSecond / baseline.perSecond;
     const { baseline, one, two } = medianRound(rounds, (round) => ratioOf(round.one, round.baseline));
-    const failures = rounds.reduce((sum, round) => sum + round.baseline.failures + round.one.failures + round.two.failures + round.same.failures, 0);
+    const failures = failuresIn(rounds.flatMap((round) => [round.baseline, round.one, round.two, round.same]));
     console.log(`PostgreSQL journal (DATABASE_URL, embedded PostgreSQL on this machine), concurrency ${concurrency}, ${TRANSFERS} transfers; median round by the one-replica ratio`);
     console.log(`  baseline      ${formatRate(baseline)}`);
     console.log(`  one replica   ${formatRate(one)}  ratio ${ratioOf(one, baseline).toFixed(2)} (rounds: ${rounds.map((round) => ratioOf(round.one, round.baseline).toFixed(2)).join(", ")})`);
@@ -357,7 +358,7 @@ if (process.env.SKIP_POSTGRES !== "true") {
     const sameMedian = medianRound(rounds, (round) => ratioOf(round.one, round.same));
     console.log(`  same guarantees on PostgreSQL (estimate, sign, the signed bytes and an audit entry in one statement per group, then the broadcast), median round by its ratio:`);
     console.log(`                ${formatRate(sameMedian.same)}  one replica in that round ${formatRate(sameMedian.one)}, ${ratioOf(sameMedian.one, sameMedian.same).toFixed(2)} of it (rounds: ${rounds.map((round) => ratioOf(round.one, round.same).toFixed(2)).join(", ")}; target 0.7)`);
-    console.log(`RESULT same-guarantees-postgres c=${concurrency} ratio=${ratioOf(sameMedian.one, sameMedian.same).toFixed(2)} failures=${rounds.reduce((sum, round) => sum + round.one.failures + round.same.failures, 0)}`);
+    console.log(`RESULT same-guarantees-postgres c=${concurrency} ratio=${ratioOf(sameMedian.one, sameMedian.same).toFixed(2)} failures=${failuresIn(rounds.flatMap((round) => [round.one, round.same]))}`);
     console.log(`  failures in all rounds: ${failures}\n`);
   } finally {
     await postgres.stop();

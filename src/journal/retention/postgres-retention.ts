@@ -26,6 +26,7 @@ export class PostgresRetention implements DatabaseRetention {
   constructor(private readonly query: SessionQuery) {}
 
   async archive(records: readonly ArchivedTransfer[]): Promise<void> {
+    // Archived when the working copy's retention asked, as before the move here.
     const now = Date.now();
     await this.query(
       "INSERT INTO transfers_archive (id, archived_at, record) SELECT id, $2, record FROM unnest($1::bigint[], $3::jsonb[]) AS archived (id, record) ON CONFLICT (id) DO NOTHING",
