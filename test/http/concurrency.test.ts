@@ -73,14 +73,17 @@ describe.each([
   });
 });
 
-// The operator races the service for nonces too; like any wallet, it retries when its nonce was taken.
+// The operator races the service for nonces too; like any wallet, it retries when its nonce was taken:
+// already mined ("nonce too low"), or sent by the service between the operator's count and its send, which
+// the node refuses as an underpriced replacement of the service's transaction. Either refusal sent nothing.
 async function sendAsOperator(testChain: TestChain): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
       await (await testChain.hotWallet.sendTransaction({ to: freshAddress(), value: 1n })).wait();
       return;
     } catch (error) {
-      if (attempt >= 10 || !isError(error, "NONCE_EXPIRED")) throw error;
+      const nonceTaken = isError(error, "NONCE_EXPIRED") || isError(error, "REPLACEMENT_UNDERPRICED");
+      if (attempt >= 10 || !nonceTaken) throw error;
     }
   }
 }
