@@ -163,4 +163,47 @@ describe("SnapshotPoller", () => {
     await vi.advanceTimersByTimeAsync(150);
     expect(blocks).toBe(2);
   });
+
+  it("a quiet look past half its age limit is answered at once and reads in the background; past the limit it waits for the read", async () => {
+    vi.useFakeTimers();
+    let snapshots = 0;
+    let release: () => void = () => {};
+    poller = new SnapshotPoller({
+      initial: snapshotAt(1),
+      readBlock: async () => ({ block: { number: 1, hash: "0x1", parentHash: "0x0", baseFeePerGas: 1n }, readAt: performance.now() }),
+      readSnapshot: () => {
+        snapshots++;
+        return new Promise((resolve) => (release = () => resolve(snapshotAt(2))));
+      },
+      onSnapshot: () => {},
+      onBlock: () => {},
+      onError: () => {},
+      isBusy: () => false,
+      busyIntervalMs: 100,
+      idleIntervalMs: 60_000,
+    });
+    poller.start();
+    const answered = (look: Promise<void>) => Promise.race([look.then(() => true), vi.advanceTimersByTimeAsync(1).then(() => false)]);
+    await vi.advanceTimersByTimeAsync(400);
+    // Younger than half the limit: nothing read.
+    expect(await answered(poller.ensureFreshQuietly(1_000))).toBe(true);
+    expect(snapshots).toBe(0);
+    await vi.advanceTimersByTimeAsync(200);
+    // Older than half: answered from what it has while a read starts; the looks meanwhile share that read.
+    expect(await answered(poller.ensureFreshQuietly(1_000))).toBe(true);
+    expect(await answered(poller.ensureFreshQuietly(1_000))).toBe(true);
+    expect(snapshots).toBe(1);
+    release();
+    await vi.advanceTimersByTimeAsync(0);
+    // Renewed: young again.
+    expect(await answered(poller.ensureFreshQuietly(1_000))).toBe(true);
+    expect(snapshots).toBe(1);
+    // Older than the limit: the look waits for the read.
+    await vi.advanceTimersByTimeAsync(1_100);
+    const late = poller.ensureFreshQuietly(1_000);
+    expect(await answered(late)).toBe(false);
+    expect(snapshots).toBe(2);
+    release();
+    await late;
+  });
 });
