@@ -65,7 +65,9 @@ export class SnapshotPoller {
   async ensureFreshQuietly(maxAgeMs: number): Promise<void> {
     const age = monotonicNow() - this.#latest.readAt;
     if (age > maxAgeMs) await this.#refresh();
-    else if (age > maxAgeMs / 2 && !this.#stopped) void this.#refresh();
+    // Nobody awaits it: a failure it meets (the node's is told to onError; the journal's, writing what the
+    // snapshot shows) is the next read's to meet again, not an unhandled rejection that ends the process.
+    else if (age > maxAgeMs / 2 && !this.#stopped) this.#refresh().catch(() => undefined);
   }
 
   /** Makes sure the fees come from a block read at most `maxAgeMs` ago, reading the latest one if not. */
@@ -121,7 +123,12 @@ export class SnapshotPoller {
       const previous = this.#lastBlock;
       // A block read by another lane since this poller's last tick serves.
       const block = await this.#readBlock(this.#timerIsIdle ? this.#options.idleIntervalMs : this.#options.busyIntervalMs);
-      if ((block.number > this.#latest.blockNumber && this.#options.isBusy()) || (previous && sameChain(previous, block) === false)) await this.#refresh(block);
+      if (previous && sameChain(previous, block) === false) {
+        // A read under way (a quiet look's, in the background) may have begun on the chain before: the
+        // reorganisation's own read starts after it, or mined transfers would not be seen pending again.
+        await this.#refreshing;
+        await this.#refresh(block);
+      } else if (block.number > this.#latest.blockNumber && this.#options.isBusy()) await this.#refresh(block);
     } catch (error) {
       this.#options.onError(error);
     }

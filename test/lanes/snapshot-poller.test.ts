@@ -206,4 +206,67 @@ describe("SnapshotPoller", () => {
     release();
     await late;
   });
+
+  it("a reorganisation seen while a quiet look's read is under way is read again once that read ends: the read under way may be of the chain before", async () => {
+    vi.useFakeTimers();
+    const state: { head: number; fork: string } = { head: 5, fork: "" };
+    const asked: (string | undefined)[] = [];
+    const releases: (() => void)[] = [];
+    poller = new SnapshotPoller({
+      initial: snapshotAt(5),
+      readBlock: async () => ({ block: { number: state.head, hash: `0x${state.head}${state.fork}`, parentHash: `0x${state.head - 1}`, baseFeePerGas: 1n }, readAt: performance.now() }),
+      readSnapshot: (block) => {
+        asked.push(block?.hash);
+        return new Promise((resolve) => releases.push(() => resolve(snapshotAt(block?.number ?? state.head))));
+      },
+      onSnapshot: () => {},
+      onBlock: () => {},
+      onError: () => {},
+      isBusy: () => false,
+      busyIntervalMs: 100,
+      idleIntervalMs: 1_000,
+    });
+    poller.start();
+    // The first tick reads block 5 of the first chain; nothing to read besides.
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(asked).toEqual([]);
+    // A quiet look starts a read in the background; then the chain switches to another block 5.
+    await poller.ensureFreshQuietly(1_600);
+    expect(asked).toEqual([undefined]);
+    state.fork = "b";
+    await vi.advanceTimersByTimeAsync(1_000);
+    // The tick saw the switch and waits for the read under way rather than take it for the new chain's.
+    expect(asked).toEqual([undefined]);
+    releases[0]();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(asked).toEqual([undefined, "0x5b"]);
+    releases[1]();
+  });
+
+  it("a background read whose snapshot cannot be taken (the journal failed writing it) ends quietly: the next look meets the failure", async () => {
+    vi.useFakeTimers();
+    const failure = new Error("the journal takes no writes");
+    poller = new SnapshotPoller({
+      initial: snapshotAt(1),
+      readBlock: async () => ({ block: { number: 1, hash: "0x1", parentHash: "0x0", baseFeePerGas: 1n }, readAt: performance.now() }),
+      readSnapshot: async () => snapshotAt(2),
+      onSnapshot: () => {
+        throw failure;
+      },
+      onBlock: () => {},
+      onError: () => {},
+      isBusy: () => false,
+      busyIntervalMs: 100,
+      idleIntervalMs: 60_000,
+    });
+    poller.start();
+    await vi.advanceTimersByTimeAsync(600);
+    // Answered at once; the read it starts fails in the background without an unhandled rejection (which
+    // would end the process, and fails this test).
+    await poller.ensureFreshQuietly(1_000);
+    await vi.advanceTimersByTimeAsync(10);
+    // A look that must wait for a read is told.
+    await vi.advanceTimersByTimeAsync(1_000);
+    await expect(poller.ensureFreshQuietly(1_000)).rejects.toBe(failure);
+  });
 });
