@@ -218,8 +218,16 @@ describe.each(NODE_KINDS)("payouts on %s", (kind) => {
     await waitUntil(async () => (await Promise.all(batch.map((item) => balanceOf(item.toAddress)))).every((balance) => balance === parseUnits("3", 6)), 30_000, "the batch mined again");
     const after = await settled(sent.body.id);
     expect(after.items.every((item) => item.state === "paid")).toBe(true);
-    // Paid once: a second batch would have doubled the balances.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // Paid once: a second batch would have doubled the balances. Checked once the service has followed
+    // the chain until the batch mined again is final (anvil: 64 blocks below the block at which the
+    // service saw it settled again), not after a fixed time: from then on nothing can make it send the
+    // items again. Blocks are mined until then: the service sees the batch settled again when it next reads.
+    let status: PayoutAnswer["status"];
+    await waitUntil(async () => {
+      if ((status = (await payoutOf(sent.body.id)).status)?.finalized === true) return true;
+      await mineBlocks(chain, 10);
+      return false;
+    }, 60_000, () => `the batch final: ${JSON.stringify(status)}`);
     for (const item of batch) expect(await balanceOf(item.toAddress)).toBe(parseUnits("3", 6));
   });
 });

@@ -14,6 +14,7 @@ import { describe, it } from "../helpers/suites-side-by-side.js";
 import { type ProxyFault, pendingTransactionJson } from "../helpers/rpc-proxy.js";
 import { AUTHORIZATION, TEST_API_KEY, type ProxiedService, type TestService, postJson, startService, startServiceBehindProxy } from "../helpers/service.js";
 import { devMethodPrefix } from "../../src/dev/demo-chain.js";
+import { waitUntil } from "../helpers/wait-until.js";
 import { NODE_KINDS, type TestChain, freshAddress, startTestChain, startTestChainOn, tokenBalanceOf } from "../helpers/test-chain.js";
 
 const GWEI = 1_000_000_000n;
@@ -462,9 +463,8 @@ describe("a reorganisation that takes a mined transfer off the chain", () => {
     const hash = sent.body.result.hash as string;
     await mineAt(chain, GWEI);
     expect((await status(service, hash)).json()).toMatchObject({ state: "confirmed" });
-    // Let the service settle it and go idle.
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    expect((await service.app.inject({ method: "GET", url: "/wallet", headers: AUTHORIZATION })).json()).toMatchObject({ oldestUnconfirmed: null });
+    // The service settles it and goes idle.
+    await waitUntil(async () => (await service.app.inject({ method: "GET", url: "/wallet", headers: AUTHORIZATION })).json().oldestUnconfirmed === null, 10_000, "the transfer settled in the journal");
 
     // The block that held it is replaced by an empty one: the transfer is in no block and no pool.
     await chain.provider.send("anvil_reorg", [1, []]);
@@ -625,7 +625,12 @@ describe.each(NODE_KINDS)("a node (%s) that holds the wallet's next transaction 
     expect(first).toBe(fault.heldHash);
     const attempts = async () => (await status(service, first)).json().attempts as { hash: string; fate: string; maxFeePerGas: string; maxPriorityFeePerGas: string }[];
     // A chain that makes no blocks is not one that leaves the transaction out: its fees are not raised.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // Checked once the service has demonstrably looked, not after a fixed time (side by side, three
+    // services share the loop): it sent what it holds again three times and read the head five times.
+    const calls = (method: string) => proxy.calls.get(method) ?? 0;
+    const [resentBefore, readsBefore] = [calls("eth_sendRawTransaction"), calls("eth_getBlockByNumber")];
+    await waitUntil(() => calls("eth_sendRawTransaction") >= resentBefore + 3 && calls("eth_getBlockByNumber") >= readsBefore + 5, 20_000, "the held bytes sent again and the head read, with no new block");
+    expect(await chain.provider.getBlockNumber()).toBe(fromBlock);
     expect(await attempts()).toHaveLength(1);
     // Blocks without it, at the base fee it was priced for (the market never says it is underpriced), but
     // well before REPRICE_UNMINED_AFTER_MS: not yet.

@@ -34,10 +34,21 @@ interface ReportedOutflow {
   otherToken: boolean;
 }
 
+/**
+ * Waits until the outflow watch has checked the chain's head as it is now (its progress, kept in the journal
+ * at the end of each check): "not reported" is checked then, not after a fixed time, since side by side a
+ * check may come late.
+ */
+async function watchCheckedToHead(chain: TestChain, service: TestService): Promise<void> {
+  const head = await chain.provider.getBlockNumber();
+  await waitUntil(() => (service.services.journal.outflowWatchProgress()?.logsReadTo ?? -1) >= head, 10_000, `the outflow watch checked through block ${head}`);
+}
+
 describe.each(NODE_KINDS)("unexpected outflows on %s", (kind) => {
   let chain: TestChain;
   let service: TestService;
   const outflows = async () => (await service.app.inject({ method: "GET", url: "/wallet?snapshot=true", headers: AUTHORIZATION })).json().unexpectedOutflows as ReportedOutflow[];
+  const checkedToHead = () => watchCheckedToHead(chain, service);
 
   beforeAll(async () => {
     chain = await startTestChainOn(kind);
@@ -85,8 +96,7 @@ describe.each(NODE_KINDS)("unexpected outflows on %s", (kind) => {
       await waitForReceipt(chain, sent.body.result.hash, 10_000);
     }
     for (const recipient of recipients) expect(await tokenBalanceOf(chain, recipient)).toBe(parseUnits("2", 18));
-    // A check after the last block has run (every 100 ms).
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await checkedToHead();
     expect(await outflows()).toHaveLength(before);
   });
 
@@ -113,8 +123,8 @@ describe.each(NODE_KINDS)("unexpected outflows on %s", (kind) => {
     );
     await waitForReceipt(chain, drained.hash, 10_000);
     await waitUntil(async () => (await outflows()).length >= before + 3, 10_000, "three more reports");
-    // A check after the last block has run (every 100 ms): the poisoning would be there by now.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The poisoning would be there once the watch has checked its block.
+    await checkedToHead();
     expect(await outflows()).toHaveLength(before + 3);
     const reported = (await outflows()).slice(0, 3);
     expect(reported).toEqual(
@@ -173,8 +183,8 @@ describe("an unexpected outflow whose block a reorganisation replaces (anvil)", 
     expect(again.logs[0].index).not.toBe(firstReceipt.logs[0].index);
     expect(await tokenBalanceOf(chain, spender.address)).toBe(parseUnits("3", 18));
 
-    // Checks of the new block have run (every 100 ms): the same outflow, not another.
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Once the watch has checked the new block: the same outflow, not another.
+    await watchCheckedToHead(chain, service);
     expect(await outflows()).toHaveLength(2);
     const metrics = (await service.app.inject({ method: "GET", url: "/metrics", headers: AUTHORIZATION })).body;
     expect(metrics).toContain(`wallet_unexpected_outflows{network="31337",wallet="${chain.demo.walletAddress}"} 2`);
