@@ -251,8 +251,9 @@ describe.skipIf(missing)(missing ? `the console in Chromium: NOT RUN, ${missing}
     await page.getByLabel("Hash, recipient, Idempotency-Key or payout item id").fill("console-invoice-2");
     await page.keyboard.press("Enter");
     const row = page.locator(`#recent tr[data-hash="${batch.transaction.hash}"]`);
+    // The list before the search holds the batch's row too: the search's answer is the list of one row.
+    await expect.poll(() => page.locator("#recent tbody tr").count()).toBe(1);
     await expect.poll(() => row.textContent()).toContain(`3.75 DEMO to 2 recipients (payout ${batch.id})`);
-    expect(await page.locator("#recent tbody tr").count()).toBe(1);
     await row.getByRole("button", { name: `Open transfer ${batch.transaction.hash}` }).click();
     const detail = page.locator("#detail");
     await detail.waitFor({ state: "visible" });
