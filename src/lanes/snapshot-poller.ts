@@ -32,6 +32,7 @@ export class SnapshotPoller {
   #timerIsIdle = false;
   #stopped = true;
   #refreshing: Promise<void> | undefined;
+  #refreshStartedAt = 0;
   #ticking: Promise<void> | undefined;
   #wokenWhileTicking = false;
   #blockReadAt: number;
@@ -64,7 +65,7 @@ export class SnapshotPoller {
    */
   async ensureFreshQuietly(maxAgeMs: number): Promise<void> {
     const age = monotonicNow() - this.#latest.readAt;
-    if (age > maxAgeMs) await this.#refresh();
+    if (age > maxAgeMs) await this.#refreshStartedWithin(maxAgeMs);
     // Nobody awaits it: a failure it meets (the node's is told to onError; the journal's, writing what the
     // snapshot shows) is the next read's to meet again, not an unhandled rejection that ends the process.
     else if (age > maxAgeMs / 2 && !this.#stopped) this.#refresh().catch(() => undefined);
@@ -123,12 +124,9 @@ export class SnapshotPoller {
       const previous = this.#lastBlock;
       // A block read by another lane since this poller's last tick serves.
       const block = await this.#readBlock(this.#timerIsIdle ? this.#options.idleIntervalMs : this.#options.busyIntervalMs);
-      if (previous && sameChain(previous, block) === false) {
-        // A read under way (a quiet look's, in the background) may have begun on the chain before: the
-        // reorganisation's own read starts after it, or mined transfers would not be seen pending again.
-        await this.#refreshing;
-        await this.#refresh(block);
-      } else if (block.number > this.#latest.blockNumber && this.#options.isBusy()) await this.#refresh(block);
+      // After a reorganisation, a read under way may be of the chain before: its own read starts now.
+      if (previous && sameChain(previous, block) === false) await this.#refreshStartedWithin(0, block);
+      else if (block.number > this.#latest.blockNumber && this.#options.isBusy()) await this.#refresh(block);
     } catch (error) {
       this.#options.onError(error);
     }
@@ -150,8 +148,18 @@ export class SnapshotPoller {
     return this.#readingBlock;
   }
 
+  /**
+   * A read that started at most `maxAgeMs` ago: one under way since longer (a background read begun before
+   * a reorganisation, when 0 asks for one from now) is waited for, and then a read starts.
+   */
+  async #refreshStartedWithin(maxAgeMs: number, block?: FeeBlock): Promise<void> {
+    if (this.#refreshing && monotonicNow() - this.#refreshStartedAt > maxAgeMs) await this.#refreshing.catch(() => undefined);
+    await this.#refresh(block);
+  }
+
   // Concurrent refreshes share one read.
   #refresh(block?: FeeBlock): Promise<void> {
+    if (!this.#refreshing) this.#refreshStartedAt = monotonicNow();
     this.#refreshing ??= this.#options
       .readSnapshot(block)
       .then((snapshot) => {

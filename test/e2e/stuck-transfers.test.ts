@@ -629,7 +629,7 @@ describe.each(NODE_KINDS)("a node (%s) that holds the wallet's next transaction 
     // services share the loop): it sent what it holds again three times and read the head five times.
     const calls = (method: string) => proxy.calls.get(method) ?? 0;
     const [resentBefore, readsBefore] = [calls("eth_sendRawTransaction"), calls("eth_getBlockByNumber")];
-    await waitUntil(() => calls("eth_sendRawTransaction") >= resentBefore + 3 && calls("eth_getBlockByNumber") >= readsBefore + 5, 20_000, "the held bytes sent again and the head read, with no new block");
+    await waitUntil(() => calls("eth_sendRawTransaction") >= resentBefore + 3 && calls("eth_getBlockByNumber") >= readsBefore + 5, 20_000, "what it holds sent again and the head read, with no new block");
     expect(await chain.provider.getBlockNumber()).toBe(fromBlock);
     expect(await attempts()).toHaveLength(1);
     // Blocks without it, at the base fee it was priced for (the market never says it is underpriced), but

@@ -1,6 +1,6 @@
 /** The snapshot poller spends node calls only when something needs them (fakes at the node boundary). */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { SnapshotPoller } from "../../src/lanes/snapshot-poller.js";
+import { SnapshotPoller, type SnapshotPollerOptions } from "../../src/lanes/snapshot-poller.js";
 import type { FeeBlock, WalletSnapshot } from "../../src/send-path/wallet-snapshot.js";
 
 const snapshotAt = (blockNumber: number, readAt = performance.now()): WalletSnapshot => ({
@@ -46,6 +46,23 @@ describe("SnapshotPoller", () => {
     });
     poller.start();
     return calls;
+  }
+
+  // An idle poller on block 1 (nothing busy, the idle interval far off), with what a case changes.
+  function startIdlePoller(options: Pick<SnapshotPollerOptions, "readSnapshot"> & Partial<SnapshotPollerOptions>): SnapshotPoller {
+    poller = new SnapshotPoller({
+      initial: snapshotAt(1),
+      readBlock: async () => ({ block: { number: 1, hash: "0x1", parentHash: "0x0", baseFeePerGas: 1n }, readAt: performance.now() }),
+      onSnapshot: () => {},
+      onBlock: () => {},
+      onError: () => {},
+      isBusy: () => false,
+      busyIntervalMs: 100,
+      idleIntervalMs: 60_000,
+      ...options,
+    });
+    poller.start();
+    return poller;
   }
 
   it("idle, it reads only the latest block, every idle interval, even when blocks arrive", async () => {
@@ -168,39 +185,30 @@ describe("SnapshotPoller", () => {
     vi.useFakeTimers();
     let snapshots = 0;
     let release: () => void = () => {};
-    poller = new SnapshotPoller({
-      initial: snapshotAt(1),
-      readBlock: async () => ({ block: { number: 1, hash: "0x1", parentHash: "0x0", baseFeePerGas: 1n }, readAt: performance.now() }),
+    const quiet = startIdlePoller({
       readSnapshot: () => {
         snapshots++;
         return new Promise((resolve) => (release = () => resolve(snapshotAt(2))));
       },
-      onSnapshot: () => {},
-      onBlock: () => {},
-      onError: () => {},
-      isBusy: () => false,
-      busyIntervalMs: 100,
-      idleIntervalMs: 60_000,
     });
-    poller.start();
     const answered = (look: Promise<void>) => Promise.race([look.then(() => true), vi.advanceTimersByTimeAsync(1).then(() => false)]);
     await vi.advanceTimersByTimeAsync(400);
     // Younger than half the limit: nothing read.
-    expect(await answered(poller.ensureFreshQuietly(1_000))).toBe(true);
+    expect(await answered(quiet.ensureFreshQuietly(1_000))).toBe(true);
     expect(snapshots).toBe(0);
     await vi.advanceTimersByTimeAsync(200);
     // Older than half: answered from what it has while a read starts; the looks meanwhile share that read.
-    expect(await answered(poller.ensureFreshQuietly(1_000))).toBe(true);
-    expect(await answered(poller.ensureFreshQuietly(1_000))).toBe(true);
+    expect(await answered(quiet.ensureFreshQuietly(1_000))).toBe(true);
+    expect(await answered(quiet.ensureFreshQuietly(1_000))).toBe(true);
     expect(snapshots).toBe(1);
     release();
     await vi.advanceTimersByTimeAsync(0);
     // Renewed: young again.
-    expect(await answered(poller.ensureFreshQuietly(1_000))).toBe(true);
+    expect(await answered(quiet.ensureFreshQuietly(1_000))).toBe(true);
     expect(snapshots).toBe(1);
     // Older than the limit: the look waits for the read.
     await vi.advanceTimersByTimeAsync(1_100);
-    const late = poller.ensureFreshQuietly(1_000);
+    const late = quiet.ensureFreshQuietly(1_000);
     expect(await answered(late)).toBe(false);
     expect(snapshots).toBe(2);
     release();
@@ -212,26 +220,20 @@ describe("SnapshotPoller", () => {
     const state: { head: number; fork: string } = { head: 5, fork: "" };
     const asked: (string | undefined)[] = [];
     const releases: (() => void)[] = [];
-    poller = new SnapshotPoller({
+    const quiet = startIdlePoller({
       initial: snapshotAt(5),
       readBlock: async () => ({ block: { number: state.head, hash: `0x${state.head}${state.fork}`, parentHash: `0x${state.head - 1}`, baseFeePerGas: 1n }, readAt: performance.now() }),
       readSnapshot: (block) => {
         asked.push(block?.hash);
         return new Promise((resolve) => releases.push(() => resolve(snapshotAt(block?.number ?? state.head))));
       },
-      onSnapshot: () => {},
-      onBlock: () => {},
-      onError: () => {},
-      isBusy: () => false,
-      busyIntervalMs: 100,
       idleIntervalMs: 1_000,
     });
-    poller.start();
     // The first tick reads block 5 of the first chain; nothing to read besides.
     await vi.advanceTimersByTimeAsync(1_000);
     expect(asked).toEqual([]);
     // A quiet look starts a read in the background; then the chain switches to another block 5.
-    await poller.ensureFreshQuietly(1_600);
+    await quiet.ensureFreshQuietly(1_600);
     expect(asked).toEqual([undefined]);
     state.fork = "b";
     await vi.advanceTimersByTimeAsync(1_000);
@@ -246,27 +248,44 @@ describe("SnapshotPoller", () => {
   it("a background read whose snapshot cannot be taken (the journal failed writing it) ends quietly: the next look meets the failure", async () => {
     vi.useFakeTimers();
     const failure = new Error("the journal takes no writes");
-    poller = new SnapshotPoller({
-      initial: snapshotAt(1),
-      readBlock: async () => ({ block: { number: 1, hash: "0x1", parentHash: "0x0", baseFeePerGas: 1n }, readAt: performance.now() }),
+    const quiet = startIdlePoller({
       readSnapshot: async () => snapshotAt(2),
       onSnapshot: () => {
         throw failure;
       },
-      onBlock: () => {},
-      onError: () => {},
-      isBusy: () => false,
-      busyIntervalMs: 100,
-      idleIntervalMs: 60_000,
     });
-    poller.start();
     await vi.advanceTimersByTimeAsync(600);
     // Answered at once; the read it starts fails in the background without an unhandled rejection (which
     // would end the process, and fails this test).
-    await poller.ensureFreshQuietly(1_000);
+    await quiet.ensureFreshQuietly(1_000);
     await vi.advanceTimersByTimeAsync(10);
     // A look that must wait for a read is told.
     await vi.advanceTimersByTimeAsync(1_000);
-    await expect(poller.ensureFreshQuietly(1_000)).rejects.toBe(failure);
+    await expect(quiet.ensureFreshQuietly(1_000)).rejects.toBe(failure);
+  });
+
+  it("a look that asks for a read from now (0 ms) does not take one under way since earlier: it waits for it, then reads", async () => {
+    vi.useFakeTimers();
+    let snapshots = 0;
+    const releases: (() => void)[] = [];
+    const quiet = startIdlePoller({
+      readSnapshot: () => {
+        snapshots++;
+        return new Promise((resolve) => releases.push(() => resolve(snapshotAt(1 + snapshots))));
+      },
+    });
+    await vi.advanceTimersByTimeAsync(600);
+    await quiet.ensureFreshQuietly(1_000);
+    expect(snapshots).toBe(1);
+    await vi.advanceTimersByTimeAsync(50);
+    // As after a reorganisation (start-lane's onReorg): the read under way began before it.
+    const fromNow = quiet.ensureFresh(0);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(snapshots).toBe(1);
+    releases[0]();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(snapshots).toBe(2);
+    releases[1]();
+    await fromNow;
   });
 });
