@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { Wallet, encryptKeystoreJsonSync } from "ethers";
 import { type TestContext, describe, expect, it } from "vitest";
-import { startServerProcess } from "../helpers/server-process.js";
+import { SERVER_ENTRY, startServerProcess } from "../helpers/server-process.js";
 import { commandOf, descendantsOf, isAlive, stopProcessTree } from "../helpers/process-tree.js";
 
 const run = promisify(execFile);
@@ -27,7 +27,7 @@ function devJournal(onTestFinished: TestContext["onTestFinished"]): { JOURNAL_PA
 
 describe.concurrent("the server entry point without RPC_URL", () => {
   it("starts a dev chain, prints a working curl command, and exits cleanly on SIGTERM", async ({ expect, onTestFinished }) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/server.ts"], {
+    const child = spawn(process.execPath, [SERVER_ENTRY], {
       env: { ...process.env, RPC_URL: "", DEMO_SETUP: "", API_KEYS: "", AUTH_DISABLED: "", ...devJournal(onTestFinished), PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" },
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -94,7 +94,7 @@ describe.concurrent("the server entry point without RPC_URL", () => {
   });
 
   it("refuses to start with a bad variable, naming it", async () => {
-    const result = await run(process.execPath, ["--import", "tsx", "src/server.ts"], {
+    const result = await run(process.execPath, [SERVER_ENTRY], {
       env: { ...process.env, RPC_URL: "http://127.0.0.1:1", PRIVATE_KEY: "0xnotakey", TOKEN_ADDRESS: "" },
     }).catch((error: { code: number; stderr: string }) => error);
     expect("code" in result && result.code).toBe(1);
@@ -104,7 +104,7 @@ describe.concurrent("the server entry point without RPC_URL", () => {
   });
 
   it("refuses to start when the node is unreachable, without printing the URL's secrets", async () => {
-    const result = await run(process.execPath, ["--import", "tsx", "src/server.ts"], {
+    const result = await run(process.execPath, [SERVER_ENTRY], {
       env: {
         ...process.env,
         RPC_URL: "http://user:hunter2@127.0.0.1:1/v3/secret-key",

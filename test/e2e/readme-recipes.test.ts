@@ -15,6 +15,7 @@ import { JsonRpcProvider } from "ethers";
 import { describe, expect, it } from "vitest";
 import { type PayoutItemEventName, type TransferEventName, WEBHOOKS_OPENAPI, eventSchema } from "../../src/webhooks/webhook-openapi.js";
 import { documentation } from "../helpers/documentation.js";
+import { SERVER_ENTRY } from "../helpers/server-process.js";
 import { waitForReceipt } from "../helpers/test-chain.js";
 
 const run = promisify(execFile);
@@ -36,7 +37,7 @@ async function startDevService(env: Record<string, string> = {}): Promise<DevSer
   // A dev run keeps its journal beside JOURNAL_PATH: not in the checkout's data/.
   const folder = mkdtempSync(join(tmpdir(), "dev-run-"));
   const journalPath = join(folder, "transfers.sqlite");
-  const child = spawn(process.execPath, ["--import", "tsx", "src/server.ts"], {
+  const child = spawn(process.execPath, [SERVER_ENTRY], {
     env: { ...process.env, RPC_URL: "", DEMO_SETUP: "", API_KEYS: "", AUTH_DISABLED: "", PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", JOURNAL_PATH: journalPath, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -3,6 +3,9 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { SERVER_ENTRY } from "./service-build.js";
 import { TEST_API_KEYS } from "./service.js";
 
+/** The compiled entry point, for a test that starts it its own way; importing it from here makes the run build it. */
+export { SERVER_ENTRY };
+
 export interface ServerProcess {
   child: ChildProcess;
   baseUrl: string;
