@@ -11,8 +11,9 @@ const CASES = {
   maxConcurrency: 3,
 };
 
-// Files that start chains, services or browsers, or that mock a module (vi.mock holds only for a file
-// that loads the module afresh): each in a process of its own.
+// Each in a process of its own: the end-to-end files and the simulation, which would gain little from a
+// shared one (their imports take a second, their cases tens) and leave the most in it (child processes,
+// listeners), and a file that mocks a module (vi.mock holds only for a file that loads the module afresh).
 const ISOLATED = ["test/e2e/**/*.test.ts", "test/simulation/**/*.test.ts", "test/journal/journal-commit-failure.test.ts"];
 
 export default defineConfig({
