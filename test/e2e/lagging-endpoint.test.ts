@@ -5,6 +5,7 @@
  * answered 200 is paid exactly once, and the wallet spends exactly what was asked. On both node
  * implementations, each interval-mining.
  */
+import { JsonRpcProvider } from "ethers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { watchLaggingFleet, type LaggingFleet } from "../helpers/lagging-fleet.js";
 import { type ProxiedService, postJson, startServiceBehindProxy } from "../helpers/service.js";
@@ -43,15 +44,24 @@ describe.each(NODE_KINDS)("through an endpoint whose receipts, lookups and logs 
     const replies = await Promise.all(asked.map(({ toAddress, units }) => postJson(service.app, "/transfer", { toAddress, amount: String(units / 10n ** 18n) })));
     for (const reply of replies) expect(reply.statusCode, reply.raw).toBe(200);
 
-    // Every transfer verified mined by the service: past the receipts' lag, which is when a service that
-    // takes a missing receipt for proof has signed its transfers again already.
+    // Every transfer verified mined by the service (it does not wait for the receipts: here within 2 s).
     await waitUntil(() => service.services.journal.unsettled().length === 0 && service.services.journal.usedUnverified().length === 0, 60_000, "every transfer verified mined").catch((error: Error) => {
       const journal = service.services.journal;
       const open = [...journal.unsettled(), ...journal.usedUnverified()].map((entry) => `${entry.nonce} ${entry.state}`);
       const notable = service.logs.filter((line) => !/request completed|transfer sent/.test(line)).slice(-20);
       throw new Error(`${error.message}; open: ${open.join(", ")}; the service's last notable log lines:\n${notable.join("")}`);
     });
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    // Past the lag itself: until the endpoint shows every receipt, a service that takes a missing receipt
+    // for proof may still sign a transfer again. Then nothing of the wallet's may be left in the node's pool:
+    // a second payment would be a transaction of the wallet, mined or waiting, and the counts below show both.
+    const throughTheFleet = new JsonRpcProvider(proxied.proxy.url, undefined, { staticNetwork: true });
+    try {
+      const hashes = replies.map((reply) => reply.body.result.hash as string);
+      await waitUntil(async () => (await Promise.all(hashes.map((hash) => throughTheFleet.getTransactionReceipt(hash)))).every((receipt) => receipt !== null), LAG_MS + 20_000, "every receipt shown by the lagging endpoint");
+    } finally {
+      throughTheFleet.destroy();
+    }
+    await waitUntil(async () => (await chain.provider.getTransactionCount(wallet, "pending")) === (await chain.provider.getTransactionCount(wallet, "latest")), 10_000, "nothing of the wallet's waiting in the node's pool");
     const paid = await Promise.all(asked.map(({ toAddress }) => tokenBalanceOf(chain, toAddress)));
     expect(paid).toEqual(asked.map(({ units }) => units));
     expect(spentBefore - (await tokenBalanceOf(chain, wallet))).toBe(asked.reduce((sum, { units }) => sum + units, 0n));
