@@ -315,11 +315,8 @@ describe.each(["anvil", "hardhat"] as const)("one deployment on two networks, th
     const onBeta = await post("/transfer", { toAddress: betaRecipient, amount: "1", network: "beta" });
     expect(onBeta.statusCode).toBe(200);
     await waitUntil(() => typesOf(onBeta.body.result.hash).includes("transfer.confirmed"), 20_000, "beta's transfer confirmed");
-    // Past the service's next read of the head, which holds the block that mined it: two block reads reached
-    // beta's node after the webhook came, so the service has had the answer to the first.
-    const headReads = () => betaNode.calls.get("eth_getBlockByNumber") ?? 0;
-    const readsBefore = headReads();
-    await waitUntil(() => headReads() >= readsBefore + 2, 10_000, "the service's next read of beta's head");
+    // Past the service's next read of the block that mined it.
+    await new Promise((resolve) => setTimeout(resolve, 500));
     await beta.provider.send("anvil_reorg", [1, []]);
     const onAlpha = await post("/transfer", { toAddress: freshAddress(), amount: "1" });
     expect(onAlpha.statusCode).toBe(200);
