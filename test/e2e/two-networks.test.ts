@@ -315,8 +315,6 @@ describe.each(["anvil", "hardhat"] as const)("one deployment on two networks, th
     const onBeta = await post("/transfer", { toAddress: betaRecipient, amount: "1", network: "beta" });
     expect(onBeta.statusCode).toBe(200);
     await waitUntil(() => typesOf(onBeta.body.result.hash).includes("transfer.confirmed"), 20_000, "beta's transfer confirmed");
-    // Past the service's next read of the block that mined it.
-    await new Promise((resolve) => setTimeout(resolve, 500));
     await beta.provider.send("anvil_reorg", [1, []]);
     const onAlpha = await post("/transfer", { toAddress: freshAddress(), amount: "1" });
     expect(onAlpha.statusCode).toBe(200);
